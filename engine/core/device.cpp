@@ -1,0 +1,40 @@
+// engine/core/device.cpp — parsing and printing devices.
+#include "glassbox/core/device.h"
+
+#include <cstdlib>
+
+#include "glassbox/core/error.h"
+
+namespace gb {
+
+Device::Device(const std::string& spec) {
+  std::string kind = spec, idx;
+  auto colon = spec.find(':');
+  if (colon != std::string::npos) {
+    kind = spec.substr(0, colon);
+    idx = spec.substr(colon + 1);
+  }
+  if (kind == "cpu") type = DeviceType::CPU;
+  else if (kind == "cuda") type = DeviceType::CUDA;
+  else if (kind == "meta") type = DeviceType::Meta;
+  else
+    throw Error(detail::str_cat("Expected one of cpu, cuda, meta device type at start of device string: ", spec));
+  if (!idx.empty()) {
+    char* end = nullptr;
+    long v = std::strtol(idx.c_str(), &end, 10);
+    GB_CHECK(end && *end == 0 && v >= 0 && v < 128, "Invalid device string: '", spec,
+             "' (the index after ':' must be a non-negative integer, as in cuda:0)");
+    GB_CHECK(type == DeviceType::CUDA, "Invalid device string: '", spec, "': only cuda devices take an index");
+    index = int8_t(v);
+  }
+}
+
+std::string Device::str() const {
+  std::string s = type == DeviceType::CPU ? "cpu" : type == DeviceType::CUDA ? "cuda" : "meta";
+  if (index >= 0) s += ":" + std::to_string(index);
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+}  // namespace gb

@@ -1,0 +1,300 @@
+// engine/core/factory.cpp — tensor factories: constant fills, ranges, eye, random draws, from_blob, from values.
+#include "glassbox/ops/factory.h"
+
+#include <cmath>
+
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/core/generator.h"
+#include "glassbox/core/parallel.h"
+
+namespace gb {
+namespace {
+
+Tensor finish(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+Tensor make(IntArrayRef size, const TensorOptions& o) {
+  GB_CHECK(!o.device().is_cuda() || get_allocator(kCUDA) != nullptr,
+           "cannot create a tensor on ", o.device().str(), ": this build has no CUDA device available; use gb::kCPU");
+  return detail::make_empty(size, o.dtype(), o.device());
+}
+
+void fill_raw(const Tensor& t, const Scalar& v) {
+  if (t.numel() == 0 || t.is_meta()) return;
+  detail::dispatch_all(t.scalar_type(), "fill_", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T value = v.to<std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>>();
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    if (t.is_contiguous()) {
+      parallel_for(0, t.numel(), 65536, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) p[i] = value;
+      });
+    } else {
+      detail::check_cpu(t, "fill_");
+      // strided: walk the index space
+      std::vector<int64_t> idx(size_t(t.dim()), 0);
+      for (int64_t n = 0; n < t.numel(); ++n) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < t.dim(); ++d) off += idx[d] * t.stride(d);
+        p[off] = value;
+        for (int64_t d = t.dim() - 1; d >= 0; --d) {
+          if (++idx[d] < t.size(d)) break;
+          idx[d] = 0;
+        }
+      }
+    }
+  });
+}
+
+TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& o) {
+  TensorOptions base = t.options();
+  if (!o) return base;
+  TensorOptions r = o->has_dtype() ? base.dtype(o->dtype()) : base;
+  if (o->device() != Device(kCPU)) r = r.device(o->device());
+  return r.requires_grad(o->requires_grad());
+}
+
+Generator g_default_generator;
+
+}  // namespace
+
+namespace detail {
+void fill_tensor(const Tensor& t, const Scalar& v) { fill_raw(t, v); }
+}  // namespace detail
+
+Tensor empty(IntArrayRef size, const TensorOptions& o) { return finish(make(size, o), o); }
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
+  GB_CHECK(size.size() == stride.size(), "empty_strided: got ", size.size(), " sizes but ", stride.size(),
+           " strides; pass one stride per dim");
+  int64_t extent = 1;
+  for (size_t i = 0; i < size.size(); ++i) {
+    GB_CHECK(size[i] >= 0 && stride[i] >= 0, "empty_strided: sizes and strides must be non-negative, got ", size,
+             " and ", stride);
+    if (size[i] == 0) extent = 0;
+  }
+  if (extent) {
+    extent = 1;
+    for (size_t i = 0; i < size.size(); ++i) extent += (size[i] - 1) * stride[i];
+  }
+  Tensor base = detail::make_empty({extent}, o.dtype(), o.device());
+  Tensor t = detail::make_view(base, size.vec(), stride.vec(), 0);
+  t.unsafe_impl()->is_view = false;
+  return finish(t, o);
+}
+
+Tensor zeros(IntArrayRef size, const TensorOptions& o) {
+  Tensor t = make(size, o);
+  fill_raw(t, 0);
+  return finish(t, o);
+}
+Tensor ones(IntArrayRef size, const TensorOptions& o) { return full(size, 1, o); }
+Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& o) {
+  TensorOptions opts = o;
+  if (!o.has_dtype()) opts = o.dtype(value.is_boolean() ? kBool : value.is_integral() ? kInt64 : get_default_dtype());
+  Tensor t = make(size, opts);
+  fill_raw(t, value);
+  return finish(t, opts);
+}
+Tensor scalar_tensor(const Scalar& value, const TensorOptions& o) {
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
+  Tensor t = make({}, opts);
+  fill_raw(t, value);
+  return finish(t, opts);
+}
+Tensor empty_like(const Tensor& t, std::optional<TensorOptions> o) { return empty(t.sizes(), like_options(t, o)); }
+Tensor zeros_like(const Tensor& t, std::optional<TensorOptions> o) { return zeros(t.sizes(), like_options(t, o)); }
+Tensor ones_like(const Tensor& t, std::optional<TensorOptions> o) { return full(t.sizes(), 1, like_options(t, o)); }
+Tensor full_like(const Tensor& t, const Scalar& v, std::optional<TensorOptions> o) {
+  return full(t.sizes(), v, like_options(t, o));
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o) { return arange(start, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  GB_CHECK(st != 0, "arange: step must be nonzero");
+  GB_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s, " -> ", e);
+  GB_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with step sign (start ",
+           s, ", end ", e, ", step ", st, ")");
+  bool all_int = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(all_int ? kInt64 : get_default_dtype());
+  int64_t n = all_int ? int64_t(std::ceil(double(end.to_long() - start.to_long()) / double(step.to_long())))
+                      : int64_t(std::ceil((e - s) / st));
+  Tensor t = make({std::max<int64_t>(n, 0)}, opts);
+  detail::dispatch_numeric(t.scalar_type(), "arange", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_integral_v<T>) p[i] = T(start.to_long() + i * step.to_long());
+      else p[i] = T(s + double(i) * st);
+    }
+  });
+  return finish(t, opts);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+  GB_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
+  Tensor t = make({steps}, opts);
+  double s = start.to_double(), e = end.to_double();
+  double step = steps > 1 ? (e - s) / double(steps - 1) : 0.0;
+  detail::dispatch_numeric(t.scalar_type(), "linspace", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    // Like PyTorch: the first half counts up from start, the second half down from end (symmetric rounding).
+    int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; ++i) {
+      double v = i < half ? s + step * double(i) : e - step * double(steps - 1 - i);
+      if constexpr (std::is_integral_v<T>) p[i] = T(int64_t(v));
+      else p[i] = T(v);
+    }
+  });
+  return finish(t, opts);
+}
+
+Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
+Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
+  GB_CHECK(n >= 0 && m >= 0, "eye: n and m must be non-negative, got ", n, " and ", m);
+  Tensor t = make({n, m}, o);
+  fill_raw(t, 0);
+  detail::dispatch_all(t.scalar_type(), "eye", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
+  });
+  return finish(t, o);
+}
+
+// ---- random ----
+
+void manual_seed(uint64_t seed) { g_default_generator.manual_seed(seed); }
+Generator& default_generator() { return g_default_generator; }
+
+Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, g_default_generator, o); }
+Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
+  Tensor t = make(size, o);
+  detail::dispatch_floating(t.scalar_type(), "randn", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = T(opmath_t<T>(gen.normal()));
+  });
+  return finish(t, o);
+}
+Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, g_default_generator, o); }
+Tensor rand(IntArrayRef size, Generator& gen, const TensorOptions& o) {
+  Tensor t = make(size, o);
+  detail::dispatch_floating(t.scalar_type(), "rand", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, double>) p[i] = gen.uniform_double();
+      else p[i] = T(gen.uniform_float());
+    }
+  });
+  return finish(t, o);
+}
+Tensor randn_like(const Tensor& t, std::optional<TensorOptions> o) { return randn(t.sizes(), like_options(t, o)); }
+Tensor rand_like(const Tensor& t, std::optional<TensorOptions> o) { return rand(t.sizes(), like_options(t, o)); }
+
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) { return randint(0, high, size, o); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o) {
+  GB_CHECK(high > low, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  Tensor t = make(size, opts);
+  uint64_t range = uint64_t(high - low);
+  detail::dispatch_numeric(t.scalar_type(), "randint", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(t.data_ptr());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = T(double(low + int64_t(g_default_generator.next_u64() % range)));
+  });
+  return finish(t, opts);
+}
+
+Tensor randperm(int64_t n, const TensorOptions& o) { return randperm(n, g_default_generator, o); }
+Tensor randperm(int64_t n, Generator& gen, const TensorOptions& o) {
+  GB_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[gen.next_u64() % uint64_t(i + 1)]);
+  Tensor t = tensor(ArrayRef<int64_t>(perm), TensorOptions().dtype(kInt64));
+  return finish(opts.dtype() == kInt64 ? t : t.to(opts.dtype()), opts);
+}
+
+// ---- from memory and values ----
+
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& o) {
+  return from_blob(data, sizes, detail::contiguous_strides(sizes), o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
+  GB_CHECK(sizes.size() == strides.size(), "from_blob: got ", sizes.size(), " sizes but ", strides.size(), " strides");
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  auto storage = std::make_shared<StorageImpl>(DataPtr{data, {}}, extent * element_size(o.dtype()), o.device());
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->sizes = sizes.vec();
+  impl->strides = strides.vec();
+  impl->dtype = o.dtype();
+  impl->device = o.device();
+  impl->refresh();
+  return finish(Tensor(std::move(impl)), o);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, const TensorOptions& o) {
+  Tensor t = from_blob(data, sizes, o);
+  t.storage()->data_ptr.deleter = std::move(deleter);
+  return t;
+}
+
+namespace {
+template <typename T>
+Tensor from_values(const T* values, int64_t n, std::vector<int64_t> sizes, ScalarType natural, const TensorOptions& o) {
+  Tensor t = detail::make_empty(sizes, scalar_type_of<T>::value, Device(kCPU));
+  std::copy(values, values + n, reinterpret_cast<T*>(t.data_ptr()));
+  ScalarType want = o.has_dtype() ? o.dtype() : natural;
+  if (want != t.scalar_type()) t = t.to(want);
+  return finish(t, o);
+}
+}  // namespace
+
+Tensor tensor(ArrayRef<double> v, const TensorOptions& o) {
+  return from_values(v.data(), int64_t(v.size()), {int64_t(v.size())}, get_default_dtype(), o);
+}
+Tensor tensor(ArrayRef<float> v, const TensorOptions& o) {
+  return from_values(v.data(), int64_t(v.size()), {int64_t(v.size())}, kFloat, o);
+}
+Tensor tensor(ArrayRef<int64_t> v, const TensorOptions& o) {
+  return from_values(v.data(), int64_t(v.size()), {int64_t(v.size())}, kInt64, o);
+}
+Tensor tensor(ArrayRef<int> v, const TensorOptions& o) {
+  std::vector<int64_t> w(v.begin(), v.end());
+  return from_values(w.data(), int64_t(w.size()), {int64_t(w.size())}, kInt64, o);
+}
+Tensor tensor(const std::vector<bool>& v, const TensorOptions& o) {
+  std::vector<char> c(v.begin(), v.end());
+  Tensor t = detail::make_empty({int64_t(v.size())}, kBool);
+  std::copy(c.begin(), c.end(), reinterpret_cast<char*>(t.data_ptr()));
+  if (o.has_dtype() && o.dtype() != kBool) t = t.to(o.dtype());
+  return finish(t, o);
+}
+Tensor tensor(std::initializer_list<double> v, const TensorOptions& o) { return tensor(ArrayRef<double>(v), o); }
+Tensor tensor(std::initializer_list<float> v, const TensorOptions& o) { return tensor(ArrayRef<float>(v), o); }
+Tensor tensor(std::initializer_list<int64_t> v, const TensorOptions& o) { return tensor(ArrayRef<int64_t>(v), o); }
+Tensor tensor(std::initializer_list<int> v, const TensorOptions& o) { return tensor(ArrayRef<int>(v), o); }
+Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o) {
+  std::vector<double> flat;
+  int64_t cols = rows.size() ? int64_t(rows.begin()->size()) : 0;
+  for (const auto& r : rows) {
+    GB_CHECK(int64_t(r.size()) == cols, "tensor: expected sequence of length ", cols, " at dim 1 (got ", r.size(), ")");
+    flat.insert(flat.end(), r.begin(), r.end());
+  }
+  return from_values(flat.data(), int64_t(flat.size()), {int64_t(rows.size()), cols}, get_default_dtype(), o);
+}
+Tensor tensor(double value, const TensorOptions& o) { return from_values(&value, 1, {}, get_default_dtype(), o); }
+Tensor tensor(int64_t value, const TensorOptions& o) { return from_values(&value, 1, {}, kInt64, o); }
+
+}  // namespace gb

@@ -1,0 +1,33 @@
+// glassbox/core/parallel.h — the engine's threads: one pool shared by every CPU kernel, and OpenBLAS's count.
+//
+// glassbox owns the threads: set_num_threads(n) sizes our pool and tells OpenBLAS to use the same n, so a GEMM
+// and an elementwise kernel never run 2n threads on n cores. The default is the number of hardware threads
+// (GLASSBOX_NUM_THREADS or OMP_NUM_THREADS override it at start-up).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace gb {
+
+void set_num_threads(int n);
+int get_num_threads();
+
+namespace detail {
+void parallel_run(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
+bool in_parallel_region();
+}  // namespace detail
+
+// Calls f(chunk_begin, chunk_end) over [begin, end) split across the pool; inline when the range is under
+// `grain` items, when one thread is configured, or when already inside a parallel region.
+template <typename F>
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
+  if (end <= begin) return;
+  if (end - begin <= grain || get_num_threads() == 1 || detail::in_parallel_region()) {
+    f(begin, end);
+    return;
+  }
+  detail::parallel_run(begin, end, grain, std::function<void(int64_t, int64_t)>(f));
+}
+
+}  // namespace gb

@@ -1,0 +1,51 @@
+// glassbox/core/scalar.h — a Python-like number (bool, integer or floating) passed to ops: x.add(2), x.clamp(0.5).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "glassbox/core/dtype.h"
+
+namespace gb {
+
+class Scalar {
+ public:
+  enum class Kind : int8_t { Bool, Int, Double };
+
+  Scalar() : Scalar(int64_t(0)) {}
+  Scalar(bool v) : kind_(Kind::Bool), i_(v) {}  // NOLINT
+  template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Scalar(T v) : kind_(Kind::Int), i_(int64_t(v)) {}  // NOLINT
+  template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  Scalar(T v) : kind_(Kind::Double), d_(double(v)) {}  // NOLINT
+  Scalar(Half v) : kind_(Kind::Double), d_(float(v)) {}  // NOLINT
+  Scalar(BFloat16 v) : kind_(Kind::Double), d_(float(v)) {}  // NOLINT
+
+  Kind kind() const { return kind_; }
+  bool is_floating_point() const { return kind_ == Kind::Double; }
+  bool is_integral(bool include_bool = false) const {
+    return kind_ == Kind::Int || (include_bool && kind_ == Kind::Bool);
+  }
+  bool is_boolean() const { return kind_ == Kind::Bool; }
+
+  double to_double() const { return kind_ == Kind::Double ? d_ : double(i_); }
+  int64_t to_long() const { return kind_ == Kind::Double ? int64_t(d_) : i_; }
+  bool to_bool() const { return kind_ == Kind::Double ? d_ != 0 : i_ != 0; }
+  template <typename T>
+  T to() const {
+    if constexpr (std::is_same_v<T, bool>) return to_bool();
+    else if constexpr (std::is_integral_v<T>) return T(to_long());
+    else return T(to_double());
+  }
+  // The dtype a tensor made from this number would have: kBool, kInt64 or the default float (kFloat).
+  ScalarType type() const { return kind_ == Kind::Bool ? kBool : kind_ == Kind::Int ? kInt64 : kFloat; }
+
+ private:
+  Kind kind_;
+  union {
+    int64_t i_;
+    double d_;
+  };
+};
+
+}  // namespace gb

@@ -1,0 +1,375 @@
+// glassbox/core/tensor.h — gb::Tensor, the handle every op takes and returns (libtorch's torch::Tensor).
+//
+// A Tensor is a shared handle to a TensorImpl: sizes, strides and an offset into a shared Storage (views share
+// it), a dtype, a device, and autograd metadata (requires_grad, grad, grad_fn, hooks). Copying a Tensor copies
+// the handle, never the data; `clone()` copies data. Methods mirror libtorch name for name:
+//
+//   auto x = gb::randn({N, D}, gb::requires_grad());
+//   auto y = x.mul(2).sum({1}, /*keepdim=*/true);    // y is (N,1), y.grad_fn()->name() == "SumBackward1"
+//   y.sum().backward();                              // x.grad() is (N,D), all 2
+//
+// Ops that produce new tensors live in glassbox/ops/*.h as free functions; the methods here forward to them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "glassbox/core/array_ref.h"
+#include "glassbox/core/device.h"
+#include "glassbox/core/dtype.h"
+#include "glassbox/core/error.h"
+#include "glassbox/core/scalar.h"
+#include "glassbox/core/storage.h"
+#include "glassbox/core/tensor_options.h"
+
+namespace gb {
+
+class Tensor;
+struct TensorImpl;
+using TensorList = ArrayRef<Tensor>;
+using variable_list = std::vector<Tensor>;
+
+namespace autograd {
+struct Node;
+}
+
+namespace indexing {
+struct Slice;
+class TensorIndex;
+}  // namespace indexing
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- identity and layout ----
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  long use_count() const { return impl_.use_count(); }
+
+  IntArrayRef sizes() const;
+  IntArrayRef strides() const;
+  int64_t size(int64_t dim) const;  // negative dims count from the end
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const;
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const;
+  int64_t storage_offset() const;
+  bool is_contiguous() const;
+  ScalarType scalar_type() const;
+  ScalarType dtype() const { return scalar_type(); }
+  Device device() const;
+  TensorOptions options() const;
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_meta() const { return device().is_meta(); }
+  bool is_floating_point() const { return gb::is_floating_point(scalar_type()); }
+  int64_t element_size() const { return gb::element_size(scalar_type()); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  const std::shared_ptr<StorageImpl>& storage() const;
+  bool is_view() const;  // shares storage with the tensor it was viewed from
+
+  void* data_ptr() const;  // the first element (storage + offset)
+  template <typename T>
+  T* data_ptr() const;  // checks that T matches dtype()
+  template <typename T>
+  T item() const;  // the value of a one-element tensor, converted to T
+  Scalar item() const;
+  std::string toString() const;  // "CPUFloatType" (libtorch)
+
+  // ---- autograd ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool r = true);  // leaves only, like PyTorch
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  const Tensor& grad() const;  // undefined until a backward accumulates into this leaf
+  Tensor& mutable_grad();
+  void set_grad(const Tensor& g);
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  bool is_leaf() const;
+  uint32_t output_nr() const;
+  uint32_t _version() const;
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, const variable_list& inputs = {}) const;
+  Tensor detach() const;   // same storage and version counter, no history
+  Tensor& detach_();
+  void retain_grad() const;  // keep .grad() on a non-leaf
+  bool retains_grad() const;
+  // Hooks run on this tensor's gradient during backward; one returning a Tensor replaces the gradient.
+  unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  template <typename F, std::enable_if_t<std::is_void_v<std::invoke_result_t<F, const Tensor&>>, int> = 0>
+  unsigned register_hook(F hook) const {
+    return register_hook(std::function<Tensor(const Tensor&)>([hook](const Tensor& g) {
+      hook(g);
+      return Tensor();
+    }));
+  }
+  void remove_hook(unsigned handle) const;
+  // Leaves: runs after the gradient has been accumulated into .grad().
+  unsigned register_post_accumulate_grad_hook(std::function<void(Tensor&)> hook) const;
+  const std::string& name() const;  // an optional label shown in traces and errors
+  Tensor& set_name(const std::string& n);
+
+  // ---- conversion and copies ----
+  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d) const;
+  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor toType(ScalarType t) const { return to(t); }
+  Tensor clone() const;
+  Tensor contiguous() const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& fill_(const Scalar& v);
+  Tensor& zero_();
+
+  // ---- views (share storage) ----
+  Tensor view(IntArrayRef shape) const;
+  Tensor view_as(const Tensor& o) const { return view(o.sizes()); }
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor t() const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;  // x.index({Slice(1, 3), 0})
+  Tensor operator[](int64_t i) const { return select(0, i); }
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+
+  // ---- pointwise ----
+  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor mul(const Scalar& o) const;
+  Tensor div(const Tensor& o) const;
+  Tensor div(const Scalar& o) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor log1p() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor square() const;
+  Tensor reciprocal() const;
+  Tensor sign() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
+  Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }
+  Tensor eq(const Tensor& o) const;
+  Tensor eq(const Scalar& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor ne(const Scalar& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor lt(const Scalar& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor le(const Scalar& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor gt(const Scalar& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor ge(const Scalar& o) const;
+  Tensor logical_not() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? self : other
+
+  // in place (bump the version counter; autograd-aware)
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& o);
+  Tensor& mul_(const Scalar& o);
+  Tensor& div_(const Tensor& o);
+  Tensor& div_(const Scalar& o);
+  Tensor& pow_(const Scalar& exponent);
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& tanh_();
+  Tensor& sigmoid_();
+  Tensor& relu_();
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& bernoulli_(double p = 0.5);
+
+  // ---- reductions (dims may be negative; keepdim keeps them as size 1) ----
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
+  Tensor max(const Tensor& other) const;                                    // elementwise maximum
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor min(const Tensor& other) const;
+  Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor any() const;
+
+  // ---- linear algebra, softmax, indexing ----
+  Tensor matmul(const Tensor& o) const;
+  Tensor mm(const Tensor& o) const;
+  Tensor bmm(const Tensor& o) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+
+  // ---- operators (elementwise, broadcasting) ----
+  Tensor operator-() const { return neg(); }
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+
+// Prints like PyTorch's repr: tensor([[ 1.0000, -2.0000]], dtype=float64, requires_grad=True).
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The implementation record behind a Tensor. Engine code reads it directly; user code goes through Tensor.
+
+struct AutogradMeta {
+  bool requires_grad = false;  // set on leaves; a non-leaf requires grad because it has a grad_fn
+  bool retains_grad = false;
+  uint32_t output_nr = 0;
+  Tensor grad;
+  std::shared_ptr<autograd::Node> grad_fn;
+  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: the AccumulateGrad node, made on first use
+  std::vector<std::pair<unsigned, std::function<Tensor(const Tensor&)>>> leaf_hooks;
+  std::vector<std::pair<unsigned, std::function<void(Tensor&)>>> post_accumulate_hooks;
+  std::string name;
+};
+
+struct TensorImpl {
+  std::shared_ptr<StorageImpl> storage;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // in elements
+  int64_t offset = 0;            // in elements
+  int64_t numel = 1;
+  ScalarType dtype = kFloat;
+  Device device{DeviceType::CPU};
+  bool contiguous = true;
+  bool is_view = false;
+  std::unique_ptr<AutogradMeta> autograd;
+
+  // Recomputes numel and the contiguity flag after sizes/strides change.
+  void refresh();
+  AutogradMeta& meta() {
+    if (!autograd) autograd = std::make_unique<AutogradMeta>();
+    return *autograd;
+  }
+  char* data() const { return static_cast<char*>(storage->data()) + offset * element_size(dtype); }
+};
+
+inline IntArrayRef Tensor::sizes() const { return impl_->sizes; }
+inline IntArrayRef Tensor::strides() const { return impl_->strides; }
+inline int64_t Tensor::dim() const { return int64_t(impl_->sizes.size()); }
+inline int64_t Tensor::numel() const { return impl_->numel; }
+inline int64_t Tensor::storage_offset() const { return impl_->offset; }
+inline bool Tensor::is_contiguous() const { return impl_->contiguous; }
+inline ScalarType Tensor::scalar_type() const { return impl_->dtype; }
+inline Device Tensor::device() const { return impl_->device; }
+inline const std::shared_ptr<StorageImpl>& Tensor::storage() const { return impl_->storage; }
+inline void* Tensor::data_ptr() const { return impl_->data(); }
+inline bool Tensor::is_view() const { return impl_->is_view; }
+
+namespace detail {
+[[noreturn]] void throw_data_ptr_mismatch(ScalarType want, ScalarType have);
+}
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  if (scalar_type_of<T>::value != scalar_type()) detail::throw_data_ptr_mismatch(scalar_type_of<T>::value, scalar_type());
+  return reinterpret_cast<T*>(impl_->data());
+}
+
+template <typename T>
+T Tensor::item() const {
+  return item().to<T>();
+}
+
+}  // namespace gb

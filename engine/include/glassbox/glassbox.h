@@ -1,0 +1,28 @@
+// glassbox/glassbox.h — the one header users include. Everything is in namespace gb, named as in libtorch:
+// port libtorch code by replacing `torch::` with `gb::` and <torch/torch.h> with <glassbox/glassbox.h>.
+#pragma once
+
+#include "glassbox/autograd/autograd.h"
+#include "glassbox/autograd/function.h"
+#include "glassbox/autograd/grad_mode.h"
+#include "glassbox/autograd/gradcheck.h"
+#include "glassbox/autograd/node.h"
+#include "glassbox/core/device.h"
+#include "glassbox/core/dtype.h"
+#include "glassbox/core/error.h"
+#include "glassbox/core/generator.h"
+#include "glassbox/core/parallel.h"
+#include "glassbox/core/scalar.h"
+#include "glassbox/core/tensor.h"
+#include "glassbox/core/tensor_options.h"
+#include "glassbox/nn/functional.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/linalg.h"
+#include "glassbox/ops/nn.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "glassbox/ops/shape.h"
+
+namespace gb {
+const char* version();  // "0.1.0"
+}

@@ -1,0 +1,205 @@
+// glassbox/nn/functional.h — gb::nn::functional: the stateless layer functions with libtorch's option structs.
+//
+//   namespace F = gb::nn::functional;
+//   auto y = F::conv2d(x, w, F::Conv2dFuncOptions().stride(2).padding(1));
+//   auto loss = F::cross_entropy(logits, target, F::CrossEntropyFuncOptions().label_smoothing(0.1));
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "glassbox/core/tensor.h"
+#include "glassbox/nn/options.h"
+#include "glassbox/ops/linalg.h"
+#include "glassbox/ops/nn.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/shape.h"
+
+namespace gb::nn::functional {
+
+inline Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}) {
+  return gb::linear(x, weight, bias);
+}
+
+struct ReLUFuncOptions {
+  ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  GB_ARG(bool, inplace);
+};
+inline Tensor relu(Tensor x, const ReLUFuncOptions& o = {}) { return o.inplace() ? x.relu_() : gb::relu(x); }
+
+struct LeakyReLUFuncOptions {
+  GB_ARG(double, negative_slope) = 0.01;
+  GB_ARG(bool, inplace) = false;
+};
+inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o = {}) {
+  GB_CHECK(!o.inplace(), "leaky_relu: inplace=true is not supported; use the out-of-place form");
+  return gb::leaky_relu(x, o.negative_slope());
+}
+
+struct GELUFuncOptions {
+  GB_ARG(std::string, approximate) = "none";
+};
+inline Tensor gelu(const Tensor& x, const GELUFuncOptions& o = {}) { return gb::gelu(x, o.approximate()); }
+inline Tensor silu(const Tensor& x) { return gb::silu(x); }
+inline Tensor sigmoid(const Tensor& x) { return gb::sigmoid(x); }
+inline Tensor tanh(const Tensor& x) { return gb::tanh(x); }
+
+struct SoftplusFuncOptions {
+  GB_ARG(double, beta) = 1.0;
+  GB_ARG(double, threshold) = 20.0;
+};
+inline Tensor softplus(const Tensor& x, const SoftplusFuncOptions& o = {}) {
+  return gb::softplus(x, o.beta(), o.threshold());
+}
+
+struct SoftmaxFuncOptions {
+  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  GB_ARG(int64_t, dim);
+  GB_ARG(std::optional<ScalarType>, dtype) = std::nullopt;
+};
+inline Tensor softmax(const Tensor& x, const SoftmaxFuncOptions& o) { return gb::softmax(x, o.dim(), o.dtype()); }
+using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
+inline Tensor log_softmax(const Tensor& x, const LogSoftmaxFuncOptions& o) {
+  return gb::log_softmax(x, o.dim(), o.dtype());
+}
+
+struct Conv2dFuncOptions {
+  GB_ARG(Tensor, bias);
+  GB_ARG(ExpandingArray<2>, stride) = 1;
+  GB_ARG(ExpandingArray<2>, padding) = 0;
+  GB_ARG(ExpandingArray<2>, dilation) = 1;
+  GB_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& o = {}) {
+  return gb::conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+}
+
+struct MaxPool2dFuncOptions {
+  MaxPool2dFuncOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  GB_ARG(ExpandingArray<2>, kernel_size);
+  GB_ARG(ExpandingArray<2>, stride);
+  GB_ARG(ExpandingArray<2>, padding) = 0;
+  GB_ARG(ExpandingArray<2>, dilation) = 1;
+  GB_ARG(bool, ceil_mode) = false;
+};
+inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
+  return gb::max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+
+struct AvgPool2dFuncOptions {
+  AvgPool2dFuncOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  GB_ARG(ExpandingArray<2>, kernel_size);
+  GB_ARG(ExpandingArray<2>, stride);
+  GB_ARG(ExpandingArray<2>, padding) = 0;
+  GB_ARG(bool, ceil_mode) = false;
+  GB_ARG(bool, count_include_pad) = true;
+  GB_ARG(std::optional<int64_t>, divisor_override) = std::nullopt;
+};
+inline Tensor avg_pool2d(const Tensor& x, const AvgPool2dFuncOptions& o) {
+  return gb::avg_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad(),
+                        o.divisor_override());
+}
+
+struct AdaptiveAvgPool2dFuncOptions {
+  AdaptiveAvgPool2dFuncOptions(ExpandingArray<2> output_size) : output_size_(output_size) {}  // NOLINT
+  GB_ARG(ExpandingArray<2>, output_size);
+};
+inline Tensor adaptive_avg_pool2d(const Tensor& x, const AdaptiveAvgPool2dFuncOptions& o) {
+  return gb::adaptive_avg_pool2d(x, o.output_size());
+}
+
+struct BatchNormFuncOptions {
+  GB_ARG(Tensor, weight);
+  GB_ARG(Tensor, bias);
+  GB_ARG(bool, training) = false;
+  GB_ARG(double, momentum) = 0.1;
+  GB_ARG(double, eps) = 1e-5;
+};
+inline Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                         const BatchNormFuncOptions& o = {}) {
+  return gb::batch_norm(x, o.weight(), o.bias(), running_mean, running_var, o.training(), o.momentum(), o.eps());
+}
+
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  GB_ARG(std::vector<int64_t>, normalized_shape);
+  GB_ARG(Tensor, weight);
+  GB_ARG(Tensor, bias);
+  GB_ARG(double, eps) = 1e-5;
+};
+inline Tensor layer_norm(const Tensor& x, const LayerNormFuncOptions& o) {
+  return gb::layer_norm(x, o.normalized_shape(), o.weight(), o.bias(), o.eps());
+}
+
+struct GroupNormFuncOptions {
+  GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT
+  GB_ARG(int64_t, num_groups);
+  GB_ARG(Tensor, weight);
+  GB_ARG(Tensor, bias);
+  GB_ARG(double, eps) = 1e-5;
+};
+inline Tensor group_norm(const Tensor& x, const GroupNormFuncOptions& o) {
+  return gb::group_norm(x, o.num_groups(), o.weight(), o.bias(), o.eps());
+}
+
+struct DropoutFuncOptions {
+  GB_ARG(double, p) = 0.5;
+  GB_ARG(bool, training) = true;
+  GB_ARG(bool, inplace) = false;
+};
+inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
+  if (o.inplace()) return gb::dropout_(x, o.p(), o.training());
+  return gb::dropout(x, o.p(), o.training());
+}
+
+struct EmbeddingFuncOptions {
+  GB_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+inline Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& o = {}) {
+  return gb::embedding(weight, input, o.padding_idx().value_or(-1));
+}
+inline Tensor one_hot(const Tensor& indices, int64_t num_classes = -1) { return gb::one_hot(indices, num_classes); }
+
+struct CrossEntropyFuncOptions {
+  GB_ARG(Tensor, weight);
+  GB_ARG(int64_t, ignore_index) = -100;
+  GB_ARG(Reduction, reduction) = kMean;
+  GB_ARG(double, label_smoothing) = 0.0;
+};
+inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyFuncOptions& o = {}) {
+  return gb::cross_entropy(logits, target, o.weight(), o.reduction(), o.ignore_index(), o.label_smoothing());
+}
+
+struct NLLLossFuncOptions {
+  GB_ARG(Tensor, weight);
+  GB_ARG(int64_t, ignore_index) = -100;
+  GB_ARG(Reduction, reduction) = kMean;
+};
+inline Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NLLLossFuncOptions& o = {}) {
+  return gb::nll_loss(log_probs, target, o.weight(), o.reduction(), o.ignore_index());
+}
+
+struct MSELossFuncOptions {
+  MSELossFuncOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
+  GB_ARG(Reduction, reduction);
+};
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o = {}) {
+  return gb::mse_loss(input, target, o.reduction());
+}
+using L1LossFuncOptions = MSELossFuncOptions;
+inline Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& o = {}) {
+  return gb::l1_loss(input, target, o.reduction());
+}
+
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+  GB_ARG(Tensor, weight);
+  GB_ARG(Reduction, reduction) = kMean;
+  GB_ARG(Tensor, pos_weight);
+};
+inline Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
+                                               const BinaryCrossEntropyWithLogitsFuncOptions& o = {}) {
+  return gb::binary_cross_entropy_with_logits(logits, target, o.weight(), o.pos_weight(), o.reduction());
+}
+
+}  // namespace gb::nn::functional

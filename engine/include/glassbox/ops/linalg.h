@@ -1,0 +1,21 @@
+// glassbox/ops/linalg.h — matrix products through OpenBLAS (sgemm/dgemm; 16-bit floats go through float).
+//
+//   mm:     (N,K) @ (K,M) -> (N,M)
+//   bmm:    (B,N,K) @ (B,K,M) -> (B,N,M)
+//   matmul: NumPy semantics — 1-D vectors are promoted and the added dim removed; batch dims broadcast.
+//   linear: x (*,in) @ weight(out,in)^T + bias(out) -> (*,out), as torch::nn::functional::linear.
+#pragma once
+
+#include "glassbox/core/tensor.h"
+
+namespace gb {
+
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
+Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+
+}  // namespace gb

@@ -1,0 +1,65 @@
+// glassbox/ops/nn.h — the neural-network ops as positional free functions (torch::conv2d, torch::layer_norm, ...).
+//
+// Most code calls them through gb::nn::functional (glassbox/nn/functional.h) with libtorch's option structs.
+// Shapes: N batch, C channels, H/W spatial, L sequence, D features.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "glassbox/core/tensor.h"
+
+namespace gb {
+
+enum class Reduction { None, Mean, Sum };
+constexpr Reduction kNone = Reduction::None;
+constexpr Reduction kMean = Reduction::Mean;
+constexpr Reduction kSum = Reduction::Sum;
+
+// Softmax along dim, computed stably (max subtracted); 16-bit inputs are computed in float.
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+
+// x (N,C,H,W), weight (O,C/groups,kH,kW), bias (O) -> (N,O,H',W'); im2col + GEMM per group.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// x (N,C,H,W) or (C,H,W). Gradient flows to the max of each window (the first on ties).
+Tensor max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size);
+
+// x (N,C,*). Training: normalizes with batch statistics and updates running_mean/var in place (unbiased var)
+// when given; eval: uses them.
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps);
+// Normalizes over the last len(normalized_shape) dims.
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+// x (N,C,*), C divisible by num_groups.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+// Zeroes each element with probability p and scales the rest by 1/(1-p) when train; identity otherwise.
+Tensor dropout(const Tensor& x, double p, bool train);
+Tensor& dropout_(Tensor& x, double p, bool train);
+
+// logits (N,C) or (N,C,d1,...) or (C); target int64 class indices (N) / (N,d1,...) or class probabilities
+// (same shape as logits). weight (C) rescales classes. Targets equal to ignore_index add nothing.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
+                     Reduction reduction = kMean, int64_t ignore_index = -100, double label_smoothing = 0.0);
+// log_probs (N,C) or (N,C,d1,...), target int64 (N) / (N,d1,...).
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {}, Reduction reduction = kMean,
+                int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {}, Reduction reduction = kMean);
+
+}  // namespace gb

@@ -1,0 +1,80 @@
+// glassbox/ops/shape.h — views (sharing storage), joins, splits and index ops.
+//
+// Views never copy: view/reshape(when possible)/transpose/permute/t/narrow/select/slice/expand/squeeze/
+// unsqueeze/flatten return tensors over the same storage; writing through one is seen by all.
+// cat/stack copy; split/chunk/unbind return views. Index ops check every index and throw gb::IndexError naming
+// the op, the index, and the size of the indexed dim.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "glassbox/core/tensor.h"
+
+namespace gb {
+
+Tensor view(const Tensor& a, IntArrayRef shape);  // one -1 allowed; needs compatible strides
+Tensor reshape(const Tensor& a, IntArrayRef shape);  // a view when strides allow, else a copy
+Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& a, IntArrayRef dims);
+Tensor t(const Tensor& a);  // 2-D transpose (0-D and 1-D returned as is)
+Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& a, int64_t dim, int64_t index);
+Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1);
+Tensor expand(const Tensor& a, IntArrayRef sizes);  // -1 keeps a dim; new leading dims allowed
+Tensor squeeze(const Tensor& a);
+Tensor squeeze(const Tensor& a, int64_t dim);
+Tensor unsqueeze(const Tensor& a, int64_t dim);
+Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor unflatten(const Tensor& a, int64_t dim, IntArrayRef sizes);
+
+Tensor cat(TensorList tensors, int64_t dim = 0);
+Tensor stack(TensorList tensors, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& a, IntArrayRef sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& a, int64_t dim = 0);
+
+// index (int64 or int32, 1-D): out = a taken at `index` along dim.
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
+// out[i][j] = a[index[i][j]][j] for dim 0 (and likewise for other dims); index has a's number of dims.
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
+// out = a, then out[index[i][j]][j] += src[i][j] for dim 0 (and likewise).
+Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+// Rows of weight (V,D) picked by indices (any shape) -> (*indices, D). padding_idx rows get no gradient.
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
+Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+
+namespace indexing {
+// Python's a:b:c. Missing bounds are open.
+struct Slice {
+  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt, int64_t step = 1)
+      : start(start), stop(stop), step(step) {}
+  std::optional<int64_t> start, stop;
+  int64_t step;
+};
+struct NoneIndex {};
+struct EllipsisIndex {};
+constexpr NoneIndex None{};
+constexpr EllipsisIndex Ellipsis{};
+
+class TensorIndex {
+ public:
+  enum class Kind { Integer, Slice, None, Ellipsis };
+  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
+  TensorIndex(int i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
+  TensorIndex(Slice s) : kind_(Kind::Slice), slice_(s) {}  // NOLINT
+  TensorIndex(NoneIndex) : kind_(Kind::None) {}  // NOLINT
+  TensorIndex(EllipsisIndex) : kind_(Kind::Ellipsis) {}  // NOLINT
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return integer_; }
+  const Slice& slice() const { return slice_; }
+
+ private:
+  Kind kind_;
+  int64_t integer_ = 0;
+  Slice slice_;
+};
+}  // namespace indexing
+
+}  // namespace gb

@@ -1,0 +1,421 @@
+// engine/ops/binary.cpp — broadcasting arithmetic: add, sub, mul, div, pow, maximum, minimum (+ in-place forms),
+// type promotion and broadcast shapes. Each op's backward sits right under its forward.
+#include <cmath>
+
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "ops/inplace.h"
+#include "ops/loops.h"
+
+namespace gb {
+
+// ---- promotion and broadcasting ----
+
+namespace {
+int category(ScalarType t) { return t == kBool ? 0 : is_integral(t) ? 1 : 2; }
+std::optional<ScalarType> combine(std::optional<ScalarType> higher, std::optional<ScalarType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (is_floating_point(*higher)) return higher;
+  if (*higher == kBool || is_floating_point(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+void fold(std::optional<ScalarType>& acc, ScalarType t) { acc = acc ? promote_types(*acc, t) : t; }
+}  // namespace
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  std::optional<ScalarType> dim_t, zero_t;
+  fold(a.dim() > 0 ? dim_t : zero_t, a.scalar_type());
+  fold(b.dim() > 0 ? dim_t : zero_t, b.scalar_type());
+  return *combine(dim_t, zero_t);
+}
+
+ScalarType result_type(const Tensor& a, const Scalar& b) {
+  ScalarType wrapped = b.is_boolean() ? kBool : b.is_integral() ? kInt64 : get_default_dtype();
+  (void)category;
+  return *combine(a.scalar_type(), wrapped);
+}
+
+std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(detail::str_cat(op, ": The size of tensor a (", da, ") must match the size of tensor b (", db,
+                                  ") at non-singleton dimension ", i, " (shapes ", a, " and ", b,
+                                  "). Broadcasting aligns shapes from the right; reshape or unsqueeze one operand."));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+namespace {
+
+// Runs f(x, y) in opmath over broadcast a, b into a new tensor of dtype `compute` (or `out_dtype` when given).
+template <typename F>
+Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f) {
+  detail::check_cpu(a, op, "self");
+  detail::check_cpu(b, op, "other");
+  auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
+  Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
+  Tensor bb = b.scalar_type() == compute ? b : detail::shallow_alias(b).to(compute);
+  Tensor out = detail::make_empty(shape, compute, a.device());
+  detail::dispatch_numeric(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    detail::binary_loop<T, T, T>(out, aa, bb, [&](T x, T y) { return T(f(M(x), M(y))); });
+  });
+  return out;
+}
+
+// f(x, s) with a scalar s in opmath.
+template <typename F>
+Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f) {
+  detail::check_cpu(a, op, "self");
+  Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
+  Tensor out = detail::make_empty(a.sizes(), compute, a.device());
+  detail::dispatch_numeric(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    M sv = s.to<M>();
+    detail::unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x), sv)); });
+  });
+  return out;
+}
+
+// In place: self = f(self, other) with other broadcast to self's shape, computed in self's dtype.
+template <typename F>
+void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f) {
+  detail::check_cpu(self, op, "self");
+  detail::check_cpu(other, op, "other");
+  auto shape = broadcast_shapes(self.sizes(), other.sizes(), op);
+  GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
+           " doesn't match the broadcast shape ", IntArrayRef(shape));
+  ScalarType rt = result_type(self, other);
+  GB_CHECK(promote_types(rt, self.scalar_type()) == self.scalar_type() || is_floating_point(self.scalar_type()), op,
+           ": result type ", to_string(rt), " can't be cast to the desired output type ", to_string(self.scalar_type()));
+  Tensor oo = other.scalar_type() == self.scalar_type() ? other : detail::shallow_alias(other).to(self.scalar_type());
+  detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    detail::binary_loop<T, T, T>(self, self, oo, [&](T x, T y) { return T(f(M(x), M(y))); });
+  });
+}
+
+template <typename F>
+void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f) {
+  detail::check_cpu(self, op, "self");
+  GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
+           "to the desired output type ", to_string(self.scalar_type()));
+  detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    M sv = s.to<M>();
+    detail::unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x), sv)); });
+  });
+}
+
+Tensor reduce_grad(const Tensor& g, const std::vector<int64_t>& shape) { return sum_to(g, shape); }
+
+}  // namespace
+
+// ---- add / sub ----
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  ScalarType rt = result_type(a, b);
+  Tensor out;
+  if (alpha.to_double() == 1.0)
+    out = binary_kernel(a, b, "add", rt, [](auto x, auto y) { return x + y; });
+  else {
+    double al = alpha.to_double();
+    out = binary_kernel(a, b, "add", rt, [al](auto x, auto y) { return x + decltype(x)(al) * y; });
+  }
+  if (autograd::needs_grad(a, b))
+    autograd::record("AddBackward0", {a, b}, out, {},
+                     [as = a.sizes().vec(), bs = b.sizes().vec(), alpha](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       Tensor ga = c.needs(0) ? reduce_grad(g, as) : Tensor();
+                       Tensor gb = c.needs(1) ? reduce_grad(alpha.to_double() == 1.0 ? g : g * alpha, bs) : Tensor();
+                       return variable_list{ga, gb};
+                     });
+  return out;
+}
+
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  Scalar v = b.is_floating_point() || alpha.is_floating_point() ? Scalar(b.to_double() * alpha.to_double())
+                                                                : Scalar(b.to_long() * alpha.to_long());
+  Tensor out = scalar_kernel(a, v, "add", result_type(a, b), [](auto x, auto s) { return x + s; });
+  if (autograd::needs_grad(a))
+    autograd::record("AddBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad()};
+    });
+  return out;
+}
+
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  GB_CHECK(a.scalar_type() != kBool || b.scalar_type() != kBool,
+           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+           "operator instead.");
+  ScalarType rt = result_type(a, b);
+  double al = alpha.to_double();
+  Tensor out = binary_kernel(a, b, "sub", rt, [al](auto x, auto y) { return x - decltype(x)(al) * y; });
+  if (autograd::needs_grad(a, b))
+    autograd::record("SubBackward0", {a, b}, out, {},
+                     [as = a.sizes().vec(), bs = b.sizes().vec(), al](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       return variable_list{c.needs(0) ? reduce_grad(g, as) : Tensor(),
+                                            c.needs(1) ? reduce_grad(g * (-al), bs) : Tensor()};
+                     });
+  return out;
+}
+
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  Scalar neg = b.is_floating_point() || alpha.is_floating_point() ? Scalar(-b.to_double() * alpha.to_double())
+                                                                  : Scalar(-b.to_long() * alpha.to_long());
+  Tensor out = add(autograd::needs_grad(a) ? a.detach() : a, neg);
+  if (autograd::needs_grad(a))
+    autograd::record("SubBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad()};
+    });
+  return out;
+}
+
+Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  double al = alpha.to_double();
+  Tensor out = scalar_kernel(a, b, "rsub", result_type(a, b), [al](auto x, auto s) { return s - decltype(x)(al) * x; });
+  if (autograd::needs_grad(a))
+    autograd::record("RsubBackward1", {a}, out, {}, [al](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * (-al)};
+    });
+  return out;
+}
+
+// ---- mul / div ----
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = a.scalar_type() == kBool && b.scalar_type() == kBool
+                   ? binary_kernel(a.to(kInt64), b.to(kInt64), "mul", kInt64, [](auto x, auto y) { return x * y; }).to(kBool)
+                   : binary_kernel(a, b, "mul", result_type(a, b), [](auto x, auto y) { return x * y; });
+  if (autograd::needs_grad(a, b))
+    autograd::record("MulBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
+                     [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       return variable_list{c.needs(0) ? reduce_grad(g * c.saved(1), as) : Tensor(),
+                                            c.needs(1) ? reduce_grad(g * c.saved(0), bs) : Tensor()};
+                     });
+  return out;
+}
+
+Tensor mul(const Tensor& a, const Scalar& b) {
+  Tensor out = scalar_kernel(a, b, "mul", result_type(a, b), [](auto x, auto s) { return x * s; });
+  if (autograd::needs_grad(a))
+    autograd::record("MulBackward1", {a}, out, {}, [b](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * b};
+    });
+  return out;
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  ScalarType rt = result_type(a, b);
+  if (!is_floating_point(rt)) rt = get_default_dtype();  // true division
+  Tensor out = binary_kernel(a, b, "div", rt, [](auto x, auto y) { return x / y; });
+  if (autograd::needs_grad(a, b))
+    autograd::record("DivBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
+                     [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       const Tensor& x = c.saved(0);
+                       const Tensor& y = c.saved(1);
+                       return variable_list{c.needs(0) ? reduce_grad(g / y, as) : Tensor(),
+                                            c.needs(1) ? reduce_grad(-g * x / (y * y), bs) : Tensor()};
+                     });
+  return out;
+}
+
+Tensor div(const Tensor& a, const Scalar& b) {
+  ScalarType rt = result_type(a, b);
+  if (!is_floating_point(rt)) rt = get_default_dtype();
+  Tensor out = scalar_kernel(a, b, "div", rt, [](auto x, auto s) { return x / s; });
+  if (autograd::needs_grad(a))
+    autograd::record("DivBackward1", {a}, out, {}, [b](autograd::BackwardContext& c) {
+      return variable_list{c.grad() / b};
+    });
+  return out;
+}
+
+// ---- pow ----
+
+Tensor pow(const Tensor& a, const Tensor& e) {
+  Tensor out = binary_kernel(a, e, "pow", result_type(a, e), [](auto x, auto y) {
+    using M = decltype(x);
+    if constexpr (std::is_integral_v<M>) {
+      M r = 1;
+      for (M i = 0; i < y; ++i) r *= x;
+      return r;
+    } else {
+      return M(std::pow(x, y));
+    }
+  });
+  if (autograd::needs_grad(a, e))
+    autograd::record("PowBackward1", {a, e}, out, {autograd::input(a), autograd::input(e), autograd::output(out)},
+                     [as = a.sizes().vec(), es = e.sizes().vec()](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       const Tensor& x = c.saved(0);
+                       const Tensor& y = c.saved(1);
+                       Tensor ga, ge;
+                       // d/dx x^y = y x^(y-1), taken as 0 where y == 0 (as PyTorch does)
+                       if (c.needs(0)) ga = reduce_grad(where(y == 0.0, zeros_like(g), g * y * pow(x, y - 1.0)), as);
+                       // d/dy x^y = x^y log x, taken as 0 where x == 0 and y >= 0
+                       if (c.needs(1))
+                         ge = reduce_grad(
+                             where(logical_and(x == 0.0, y >= 0.0), zeros_like(g), g * c.saved(2) * log(x)), es);
+                       return variable_list{ga, ge};
+                     });
+  return out;
+}
+
+Tensor pow(const Tensor& a, const Scalar& e) {
+  ScalarType rt = result_type(a, e);
+  double ed = e.to_double();
+  Tensor out;
+  if (ed == 2.0)
+    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto) { return x * x; });
+  else if (ed == 1.0)
+    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto) { return x; });
+  else
+    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto s) {
+      using M = decltype(x);
+      if constexpr (std::is_integral_v<M>) {
+        M r = 1;
+        for (M i = 0; i < s; ++i) r *= x;
+        return r;
+      } else {
+        return M(std::pow(x, s));
+      }
+    });
+  if (autograd::needs_grad(a))
+    autograd::record("PowBackward0", {a}, out, {autograd::input(a)}, [ed](autograd::BackwardContext& c) {
+      if (ed == 0.0) return variable_list{zeros_like(c.grad())};
+      const Tensor& x = c.saved(0);
+      return variable_list{c.grad() * (ed * pow(x, ed - 1.0))};
+    });
+  return out;
+}
+
+Tensor pow(const Scalar& a, const Tensor& e) {
+  Tensor base = full({}, a, TensorOptions().dtype(result_type(e, a)));
+  return pow(base, e);
+}
+
+// ---- maximum / minimum ----
+
+namespace {
+Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
+  const char* op = is_max ? "maximum" : "minimum";
+  Tensor out = binary_kernel(a, b, op, result_type(a, b), [is_max](auto x, auto y) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      if (std::isnan(x) || std::isnan(y)) return x + y;  // NaN propagates
+    }
+    return is_max ? (x > y ? x : y) : (x < y ? x : y);
+  });
+  if (autograd::needs_grad(a, b))
+    autograd::record(is_max ? "MaximumBackward0" : "MinimumBackward0", {a, b}, out,
+                     {autograd::input(a), autograd::input(b)},
+                     [as = a.sizes().vec(), bs = b.sizes().vec(), is_max](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       const Tensor& x = c.saved(0);
+                       const Tensor& y = c.saved(1);
+                       // ties split the gradient evenly, like PyTorch
+                       Tensor half = g * 0.5;
+                       Tensor tie = x == y;
+                       Tensor a_wins = is_max ? x > y : x < y;
+                       Tensor b_wins = is_max ? y > x : y < x;
+                       Tensor zero = zeros_like(g);
+                       Tensor ga = c.needs(0) ? reduce_grad(where(tie, half, where(a_wins, g, zero)), as) : Tensor();
+                       Tensor gb = c.needs(1) ? reduce_grad(where(tie, half, where(b_wins, g, zero)), bs) : Tensor();
+                       return variable_list{ga, gb};
+                     });
+  return out;
+}
+}  // namespace
+
+Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
+
+// ---- in-place forms ----
+
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+  double al = alpha.to_double();
+  return detail::apply_inplace(
+      *this, autograd::needs_grad(o), false, "add_", [&](const Tensor& s) { return gb::add(s, o, alpha); },
+      [&](Tensor& s) { binary_inplace_raw(s, o, "add_", [al](auto x, auto y) { return x + decltype(x)(al) * y; }); });
+}
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
+  Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(o.to_double() * alpha.to_double())
+                                                                : Scalar(o.to_long() * alpha.to_long());
+  return detail::apply_inplace(
+      *this, false, false, "add_", [&](const Tensor& s) { return gb::add(s, v); },
+      [&](Tensor& s) { scalar_inplace_raw(s, v, "add_", [](auto x, auto y) { return x + y; }); });
+}
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+  double al = alpha.to_double();
+  return detail::apply_inplace(
+      *this, autograd::needs_grad(o), false, "sub_", [&](const Tensor& s) { return gb::sub(s, o, alpha); },
+      [&](Tensor& s) { binary_inplace_raw(s, o, "sub_", [al](auto x, auto y) { return x - decltype(x)(al) * y; }); });
+}
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
+  Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(-o.to_double() * alpha.to_double())
+                                                                : Scalar(-o.to_long() * alpha.to_long());
+  return add_(v);
+}
+Tensor& Tensor::mul_(const Tensor& o) {
+  return detail::apply_inplace(
+      *this, autograd::needs_grad(o), autograd::needs_grad(o), "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
+      [&](Tensor& s) { binary_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }); });
+}
+Tensor& Tensor::mul_(const Scalar& o) {
+  return detail::apply_inplace(
+      *this, false, false, "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
+      [&](Tensor& s) { scalar_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }); });
+}
+Tensor& Tensor::div_(const Tensor& o) {
+  GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
+           to_string(scalar_type()), "; true division of integers needs a floating tensor");
+  return detail::apply_inplace(
+      *this, autograd::needs_grad(o), true, "div_", [&](const Tensor& s) { return gb::div(s, o); },
+      [&](Tensor& s) { binary_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }); });
+}
+Tensor& Tensor::div_(const Scalar& o) {
+  GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
+           to_string(scalar_type()), "; true division of integers needs a floating tensor");
+  return detail::apply_inplace(
+      *this, false, false, "div_", [&](const Tensor& s) { return gb::div(s, o); },
+      [&](Tensor& s) { scalar_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }); });
+}
+Tensor& Tensor::pow_(const Scalar& e) {
+  return detail::apply_inplace(
+      *this, false, true, "pow_", [&](const Tensor& s) { return gb::pow(s, e); },
+      [&](Tensor& s) { detail::copy_into(s, gb::pow(detail::shallow_alias(s), e)); });
+}
+
+// ---- operators ----
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(full({}, a, TensorOptions().dtype(result_type(b, a))), b); }
+
+}  // namespace gb

@@ -1,0 +1,127 @@
+// engine/ops/copy.cpp — dtype conversion, copies and fills: to, clone, contiguous, copy_, fill_, zero_.
+#include <type_traits>
+
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "ops/inplace.h"
+#include "ops/loops.h"
+
+namespace gb {
+namespace detail {
+
+void fill_tensor(const Tensor& t, const Scalar& v);  // factory.cpp
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  check_cpu(dst, "copy_", "self");
+  check_cpu(src, "copy_", "src");
+  auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
+  GB_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: the source of shape ", src.sizes(),
+           " cannot be broadcast to the destination shape ", dst.sizes());
+  dispatch_all(dst.scalar_type(), "copy_", [&](auto dtag) {
+    using D = typename decltype(dtag)::type;
+    dispatch_all(src.scalar_type(), "copy_", [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      unary_loop<D, S>(dst, src, [](S x) {
+        if constexpr (std::is_same_v<D, bool>) return bool(opmath_t<S>(x) != opmath_t<S>(0));
+        else if constexpr (std::is_same_v<S, bool>) return D(float(x));
+        else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(float(x));
+        else return D(opmath_t<S>(x));
+      });
+    });
+  });
+}
+
+void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
+  check_defined(self, op, "self");
+  if (!grad_needed) return;
+  GB_CHECK(!(self.is_leaf() && self.requires_grad()),
+           "a leaf Variable that requires grad is being used in an in-place operation (", op, " on a tensor of shape ",
+           self.sizes(), "). Wrap it in gb::NoGradGuard if this is an update (like an optimizer step), or use the "
+           "out-of-place op.");
+  GB_CHECK(!(self.is_view() && self.requires_grad()), op, ": in-place operation on a view (shape ", self.sizes(),
+           ") of a tensor that requires grad is not supported by glassbox yet; use the out-of-place op and cat/"
+           "index_put the result instead, or .clone() before modifying");
+}
+
+}  // namespace detail
+
+Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
+  detail::check_defined(*this, "to");
+  if (t == scalar_type() && !copy) return *this;
+  Tensor out = detail::make_empty(sizes(), t, device());
+  detail::copy_into(out, *this);
+  if (autograd::needs_grad(*this) && is_floating_point() && gb::is_floating_point(t))
+    autograd::record("ToCopyBackward0", {*this}, out, {}, [src = scalar_type()](autograd::BackwardContext& c) {
+      return variable_list{c.grad().to(src)};
+    });
+  return out;
+}
+
+Tensor Tensor::to(Device d) const {
+  detail::check_defined(*this, "to");
+  if (d == device() || (d.type == device().type && d.index < 0)) return *this;
+  GB_CHECK(false, "to(", d.str(), "): this build has no ", d.str(), " device; tensors live on the cpu. Build with ",
+           "CUDA (and run on a machine with a GPU) to use cuda tensors");
+  return *this;
+}
+Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const { return to(d).to(t, non_blocking, copy); }
+Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
+  Tensor r = to(o.device());
+  return o.has_dtype() ? r.to(o.dtype(), non_blocking, copy) : r;
+}
+
+Tensor Tensor::clone() const {
+  detail::check_defined(*this, "clone");
+  Tensor out = detail::make_empty(sizes(), scalar_type(), device());
+  detail::copy_into(out, *this);
+  if (autograd::needs_grad(*this))
+    autograd::record("CloneBackward0", {*this}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
+  return out;
+}
+
+Tensor Tensor::contiguous() const {
+  detail::check_defined(*this, "contiguous");
+  return is_contiguous() ? *this : clone();
+}
+
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  detail::check_defined(src, "copy_", "src");
+  if (src.is_same(*this)) return *this;
+  return detail::apply_inplace(
+      *this, autograd::needs_grad(src), false, "copy_",
+      [&](const Tensor& self) {
+        Tensor out = detail::make_empty(self.sizes(), self.scalar_type(), self.device());
+        detail::copy_into(out, src);
+        if (autograd::needs_grad(self, src))
+          autograd::record("CopyBackwards", {self, src}, out, {},
+                           [ss = src.sizes().vec(), st = src.scalar_type()](autograd::BackwardContext& c) {
+                             Tensor gs = c.needs(1) ? sum_to(c.grad(), ss).to(st) : Tensor();
+                             return variable_list{Tensor(), gs};
+                           });
+        return out;
+      },
+      [&](Tensor& self) { detail::copy_into(self, src); });
+}
+
+Tensor& Tensor::fill_(const Scalar& v) {
+  return detail::apply_inplace(
+      *this, false, false, "fill_",
+      [&](const Tensor& self) {
+        Tensor out = full(self.sizes(), v, self.options());
+        if (autograd::needs_grad(self))
+          autograd::record("FillBackward0", {self}, out, {},
+                           [](autograd::BackwardContext& c) { return variable_list{zeros_like(c.grad())}; });
+        return out;
+      },
+      [&](Tensor& self) { detail::fill_tensor(self, v); });
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+}  // namespace gb

@@ -1,0 +1,168 @@
+// engine/ops/sum.cpp — sum and mean over dims (the reductions autograd itself relies on), and sum_to.
+//
+// The kernel walks the input in memory order and accumulates into an output viewed with stride 0 on the
+// reduced dims, so summing rows and summing columns are both cache-friendly. Accumulation is in float for
+// 16-bit floats, double for double, int64 for integers and bools.
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/reduce.h"
+#include "glassbox/ops/shape.h"
+#include "ops/loops.h"
+#include "ops/reduce_util.h"
+
+namespace gb {
+namespace detail {
+
+std::vector<int64_t> reduced_shape(IntArrayRef sizes, const std::vector<bool>& mask, bool keepdim) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!mask[d]) out.push_back(sizes[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+Tensor unsqueeze_reduced(const Tensor& g, const std::vector<bool>& mask, bool keepdim) {
+  if (keepdim) return g;
+  Tensor r = g;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d]) r = r.unsqueeze(int64_t(d));
+  return r;
+}
+
+namespace {
+ScalarType acc_type_for(ScalarType t) {
+  if (t == kDouble) return kDouble;
+  if (is_floating_point(t)) return kFloat;
+  return kInt64;
+}
+}  // namespace
+
+Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+  check_cpu(a, "sum");
+  auto keep_shape = reduced_shape(a.sizes(), mask, true);
+  ScalarType acc_t = acc_type_for(out_dtype);
+  Tensor acc = zeros(keep_shape, TensorOptions().dtype(acc_t));
+  std::vector<int64_t> vstrides = acc.strides().vec();
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d]) vstrides[d] = 0;
+  Tensor acc_view = make_view(acc, a.sizes().vec(), vstrides, 0);
+  if (a.numel() > 0) {
+    dispatch_all(a.scalar_type(), "sum", [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      dispatch_all(acc_t, "sum", [&](auto atag) {
+        using A = typename decltype(atag)::type;
+        if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double> || std::is_same_v<A, int64_t>) {
+          StridedLoop loop(acc_view, {&a});
+          auto body = [](char** p, const int64_t* s, int64_t n) {
+            if (s[0] == 0) {
+              A lanes[8] = {};
+              int64_t i = 0;
+              if (s[1] == int64_t(sizeof(I))) {
+                const I* x = reinterpret_cast<const I*>(p[1]);
+                for (; i + 8 <= n; i += 8)
+                  for (int k = 0; k < 8; ++k) lanes[k] += A(opmath_t<I>(x[i + k]));
+              }
+              A total = 0;
+              for (; i < n; ++i) total += A(opmath_t<I>(*reinterpret_cast<const I*>(p[1] + i * s[1])));
+              for (int k = 0; k < 8; ++k) total += lanes[k];
+              *reinterpret_cast<A*>(p[0]) += total;
+            } else {
+              for (int64_t i = 0; i < n; ++i)
+                *reinterpret_cast<A*>(p[0] + i * s[0]) += A(opmath_t<I>(*reinterpret_cast<const I*>(p[1] + i * s[1])));
+            }
+          };
+          // Rows of the output are independent when the outermost dim is kept: split the work across them.
+          if (!mask.empty() && !mask[0] && a.size(0) > 1 && a.numel() > kElementwiseGrain) {
+            int64_t rows = a.size(0);
+            parallel_for(0, rows, 1, [&](int64_t b, int64_t e) {
+              auto rows_of = [&](const Tensor& t) {
+                auto sz = t.sizes().vec();
+                sz[0] = e - b;
+                return make_view(t, sz, t.strides().vec(), t.storage_offset() + b * t.stride(0));
+              };
+              Tensor in_rows = rows_of(a);
+              Tensor out_rows = rows_of(acc_view);
+              StridedLoop l(out_rows, {&in_rows});
+              l.run(0, l.numel(), body);
+            });
+          } else {
+            loop.run(0, loop.numel(), body);
+          }
+        }
+      });
+    });
+  }
+  Tensor out = acc_t == out_dtype ? acc : acc.to(out_dtype);
+  if (!keepdim) out = out.reshape(reduced_shape(a.sizes(), mask, false));
+  return out;
+}
+
+}  // namespace detail
+
+namespace {
+ScalarType sum_dtype(const Tensor& a, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
+}
+}  // namespace
+
+Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  detail::check_defined(a, "sum");
+  auto mask = detail::dim_mask(dims, a.dim(), "sum");
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = detail::sum_kernel(a, mask, keepdim, sum_dtype(a, dtype));
+  }
+  if (autograd::needs_grad(a))
+    autograd::record(dims.empty() ? "SumBackward0" : "SumBackward1", {a}, out, {},
+                     [s = a.sizes().vec(), mask, keepdim](autograd::BackwardContext& c) {
+                       return variable_list{detail::unsqueeze_reduced(c.grad(), mask, keepdim).expand(s)};
+                     });
+  return out;
+}
+
+Tensor sum(const Tensor& a, std::optional<ScalarType> dtype) { return sum(a, IntArrayRef{}, false, dtype); }
+
+Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  detail::check_defined(a, "mean");
+  ScalarType t = dtype.value_or(a.scalar_type());
+  GB_CHECK_TYPE(is_floating_point(t), "mean(): could not infer output dtype. Input dtype must be either a floating point ",
+                "or complex dtype. Got: ", to_string(t), ". Convert first (x.to(gb::kFloat)) or pass dtype.");
+  auto mask = detail::dim_mask(dims, a.dim(), "mean");
+  int64_t count = 1;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (mask[d]) count *= a.size(d);
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = detail::sum_kernel(a, mask, keepdim, t);
+    if (count != 1) out = out.div_(double(count));
+  }
+  if (autograd::needs_grad(a))
+    autograd::record(dims.empty() ? "MeanBackward0" : "MeanBackward1", {a}, out, {},
+                     [s = a.sizes().vec(), mask, keepdim, count](autograd::BackwardContext& c) {
+                       return variable_list{detail::unsqueeze_reduced(c.grad() / double(count), mask, keepdim).expand(s)};
+                     });
+  return out;
+}
+
+Tensor mean(const Tensor& a, std::optional<ScalarType> dtype) { return mean(a, IntArrayRef{}, false, dtype); }
+
+Tensor sum_to(const Tensor& g, IntArrayRef shape) {
+  if (g.sizes() == shape) return g;
+  int64_t lead = g.dim() - int64_t(shape.size());
+  GB_ASSERT(lead >= 0, "sum_to: cannot reduce ", g.sizes(), " to ", shape);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && g.size(lead + int64_t(i)) != 1) dims.push_back(lead + int64_t(i));
+  Tensor r = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
+  if (lead > 0 || r.sizes() != shape) r = r.reshape(shape);
+  return r;
+}
+
+}  // namespace gb

@@ -1,0 +1,52 @@
+// tests/support/check.h — helpers for asserting on tensors in doctest cases.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <glassbox/glassbox.h>
+
+namespace gbtest {
+
+// The elements of t (any dtype, any strides) as doubles, in row-major order.
+inline std::vector<double> values(const gb::Tensor& t) {
+  gb::Tensor c = t.detach().to(gb::kDouble).contiguous();
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+// Fails the current test, naming the first differing element, unless a and b have the same shape and
+// |a - b| <= atol + rtol * |b| everywhere (NaNs must match).
+inline void check_close(const gb::Tensor& a, const gb::Tensor& b, double rtol = 1e-5, double atol = 1e-6) {
+  REQUIRE(a.defined());
+  REQUIRE(b.defined());
+  REQUIRE_MESSAGE(a.sizes() == b.sizes(), "shape " << a.sizes() << " vs " << b.sizes());
+  auto x = values(a), y = values(b);
+  for (size_t i = 0; i < x.size(); ++i) {
+    bool ok = (std::isnan(x[i]) && std::isnan(y[i])) || std::fabs(x[i] - y[i]) <= atol + rtol * std::fabs(y[i]) ||
+              (std::isinf(x[i]) && x[i] == y[i]);
+    if (!ok) {
+      FAIL_CHECK("element " << i << ": " << x[i] << " vs " << y[i] << " (rtol " << rtol << ", atol " << atol << ")");
+      return;
+    }
+  }
+}
+
+inline void check_values(const gb::Tensor& a, const std::vector<double>& expected, double tol = 1e-6) {
+  auto x = values(a);
+  REQUIRE(x.size() == expected.size());
+  for (size_t i = 0; i < x.size(); ++i) CHECK_MESSAGE(std::fabs(x[i] - expected[i]) <= tol, "element " << i << ": " << x[i] << " vs " << expected[i]);
+}
+
+inline gb::TensorOptions f64_grad() { return gb::TensorOptions().dtype(gb::kFloat64).requires_grad(true); }
+
+// Runs gradcheck on a one-output function of the inputs.
+template <typename F>
+bool gradcheck1(F f, const gb::variable_list& inputs) {
+  return gb::autograd::gradcheck([&](const gb::variable_list& in) { return gb::variable_list{f(in)}; }, inputs);
+}
+
+}  // namespace gbtest
