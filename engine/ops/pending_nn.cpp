@@ -1,0 +1,20 @@
+// TEMPORARY (removed by the nn ops work): throwing placeholders so the library links while the ops are written.
+#include "glassbox/ops/nn.h"
+#define GB_PENDING(name) throw gb::Error(#name ": not implemented yet")
+namespace gb {
+Tensor conv2d(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t) { GB_PENDING(conv2d); }
+Tensor max_pool2d(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool) { GB_PENDING(max_pool2d); }
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool) { GB_PENDING(max_pool2d_with_indices); }
+Tensor avg_pool2d(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, std::optional<int64_t>) { GB_PENDING(avg_pool2d); }
+Tensor adaptive_avg_pool2d(const Tensor&, IntArrayRef) { GB_PENDING(adaptive_avg_pool2d); }
+Tensor batch_norm(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, double, double) { GB_PENDING(batch_norm); }
+Tensor layer_norm(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double) { GB_PENDING(layer_norm); }
+Tensor group_norm(const Tensor&, int64_t, const Tensor&, const Tensor&, double) { GB_PENDING(group_norm); }
+Tensor dropout(const Tensor&, double, bool) { GB_PENDING(dropout); }
+Tensor& dropout_(Tensor&, double, bool) { GB_PENDING(dropout_); }
+Tensor cross_entropy(const Tensor&, const Tensor&, const Tensor&, Reduction, int64_t, double) { GB_PENDING(cross_entropy); }
+Tensor nll_loss(const Tensor&, const Tensor&, const Tensor&, Reduction, int64_t) { GB_PENDING(nll_loss); }
+Tensor mse_loss(const Tensor&, const Tensor&, Reduction) { GB_PENDING(mse_loss); }
+Tensor l1_loss(const Tensor&, const Tensor&, Reduction) { GB_PENDING(l1_loss); }
+Tensor binary_cross_entropy_with_logits(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Reduction) { GB_PENDING(binary_cross_entropy_with_logits); }
+}  // namespace gb
