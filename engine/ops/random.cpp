@@ -1,0 +1,47 @@
+// engine/ops/random.cpp — in-place random fills: uniform_, normal_, bernoulli_ (from the default generator).
+//
+// Draws are serial, so a seed gives the same numbers whatever the thread count. Like PyTorch, these are
+// in-place writes that autograd treats as a fresh value (no gradient flows to what was there before).
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/core/generator.h"
+#include "glassbox/ops/factory.h"
+#include "ops/inplace.h"
+
+namespace gb {
+namespace {
+
+template <typename Draw>
+Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
+  detail::check_cpu(self, op, "self");
+  detail::check_inplace(self, GradMode::is_enabled() && self.requires_grad(), op);
+  Tensor target = self.is_contiguous() ? self : detail::make_empty(self.sizes(), self.scalar_type());
+  detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = reinterpret_cast<T*>(target.data_ptr());
+    Generator& g = default_generator();
+    for (int64_t i = 0; i < target.numel(); ++i) p[i] = T(opmath_t<T>(draw(g)));
+  });
+  if (!target.is_same(self)) detail::copy_into(self, target);
+  detail::bump_version(self);
+  return self;
+}
+
+}  // namespace
+
+Tensor& Tensor::uniform_(double from, double to) {
+  GB_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  return fill_random(*this, "uniform_", [&](Generator& g) { return from + (to - from) * g.uniform_double(); });
+}
+
+Tensor& Tensor::normal_(double mean, double std) {
+  GB_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  return fill_random(*this, "normal_", [&](Generator& g) { return mean + std * g.normal(); });
+}
+
+Tensor& Tensor::bernoulli_(double p) {
+  GB_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  return fill_random(*this, "bernoulli_", [&](Generator& g) { return g.uniform_double() < p ? 1.0 : 0.0; });
+}
+
+}  // namespace gb
