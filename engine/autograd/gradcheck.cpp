@@ -76,7 +76,6 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
         double orig = *p;
         std::vector<double> plus, minus;
         {
-          NoGradGuard ng;
           *p = orig + o.eps;
           plus = flat_values(fn(inputs)[k]);
           *p = orig - o.eps;

@@ -91,7 +91,7 @@ Tensor zeros(IntArrayRef size, const TensorOptions& o) {
   fill_raw(t, 0);
   return finish(t, o);
 }
-Tensor ones(IntArrayRef size, const TensorOptions& o) { return full(size, 1, o); }
+Tensor ones(IntArrayRef size, const TensorOptions& o) { return full(size, 1, o.has_dtype() ? o : o.dtype(get_default_dtype())); }
 Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& o) {
   TensorOptions opts = o;
   if (!o.has_dtype()) opts = o.dtype(value.is_boolean() ? kBool : value.is_integral() ? kInt64 : get_default_dtype());

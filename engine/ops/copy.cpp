@@ -102,7 +102,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
           autograd::record("CopyBackwards", {self, src}, out, {},
                            [ss = src.sizes().vec(), st = src.scalar_type()](autograd::BackwardContext& c) {
                              Tensor gs = c.needs(1) ? sum_to(c.grad(), ss).to(st) : Tensor();
-                             return variable_list{Tensor(), gs};
+                             return variable_list{c.needs(0) ? zeros_like(c.grad()) : Tensor(), gs};
                            });
         return out;
       },

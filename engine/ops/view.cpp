@@ -37,6 +37,7 @@ std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel, const char* op
 std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape) {
   std::vector<int64_t> newstride(newshape.size());
   int64_t numel = detail::numel_of(oldshape);
+  if (oldshape.empty()) return std::vector<int64_t>(newshape.size(), 1);
   if (numel == 0 && oldshape == newshape) return oldstride.vec();
   if (numel == 0) return detail::contiguous_strides(newshape);
   int64_t view_d = int64_t(newshape.size()) - 1;

@@ -1,0 +1,39 @@
+// tests/engine/ops/copy_test.cpp — clone, contiguous, copy_ (broadcast, dtype conversion, autograd), fill_, zero_.
+#include "support/check.h"
+
+using gbtest::check_values;
+
+TEST_CASE("clone and contiguous copy; copy_ broadcasts and converts") {
+  auto x = gb::arange(6).view({2, 3}).to(gb::kFloat);
+  auto c = x.clone();
+  CHECK(c.storage() != x.storage());
+  auto t = x.t();
+  auto tc = t.contiguous();
+  CHECK(tc.is_contiguous());
+  check_values(tc, {0, 3, 1, 4, 2, 5});
+  CHECK(x.contiguous().is_same(x));
+  auto d = gb::zeros({2, 3}, gb::kFloat64);
+  d.copy_(gb::tensor({1, 2, 3}));
+  check_values(d, {1, 2, 3, 1, 2, 3});
+  CHECK(d._version() == 1);
+  CHECK_THROWS_WITH_AS(d.copy_(gb::ones({4})), doctest::Contains("copy_"), gb::Error);
+  d.fill_(7);
+  check_values(d, {7, 7, 7, 7, 7, 7});
+  d.zero_();
+  check_values(d, {0, 0, 0, 0, 0, 0});
+  auto strided = gb::zeros({3, 3}).t();
+  strided.fill_(2);
+  check_values(strided.sum(), {18});
+}
+
+TEST_CASE("copy_ into a non-leaf routes gradients to the source") {
+  auto src = gb::tensor({1.0, 2.0}, gbtest::f64_grad());
+  auto base = gb::tensor({5.0, 5.0}, gbtest::f64_grad());
+  auto y = base * 1.0;
+  y.copy_(src * 3);
+  y.sum().backward();
+  check_values(src.grad(), {3, 3});
+  check_values(base.grad(), {0, 0});  // overwritten: no gradient to what was there
+  auto x = gb::randn({3}, gbtest::f64_grad());
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return v[0].clone() * 2; }, {x}));
+}

@@ -1,0 +1,38 @@
+// tests/engine/ops/sum_test.cpp — sum and mean over dims (keepdim, negative dims, dtypes) and sum_to.
+#include "support/check.h"
+
+using gbtest::check_values;
+
+TEST_CASE("sum and mean over any dims") {
+  auto x = gb::arange(24).view({2, 3, 4}).to(gb::kFloat);
+  check_values(x.sum(), {276});
+  check_values(x.sum({0}), {12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34});
+  check_values(x.sum({-1}), {6, 22, 38, 54, 70, 86});
+  check_values(x.sum({0, 2}), {60, 92, 124});
+  CHECK(x.sum({1}, true).sizes() == gb::IntArrayRef({2, 1, 4}));
+  check_values(x.mean({1}), {4, 5, 6, 7, 16, 17, 18, 19});
+  CHECK(gb::arange(4).sum().scalar_type() == gb::kInt64);
+  CHECK(gb::ones({3}, gb::kBool).sum().item<int64_t>() == 3);
+  CHECK(gb::ones({1000}, gb::kHalf).sum().item<float>() == 1000.0f);  // accumulated in float
+  CHECK_THROWS_WITH_AS(gb::arange(4).mean(), doctest::Contains("mean(): could not infer output dtype"), gb::TypeError);
+  CHECK_THROWS_WITH_AS(x.sum({3}), doctest::Contains("Dimension out of range"), gb::IndexError);
+  CHECK_THROWS_WITH_AS(x.sum({1, -2}), doctest::Contains("appears multiple times"), gb::Error);
+  auto big = gb::ones({300, 400});
+  check_values(big.sum({0}).narrow(0, 0, 2), {300, 300});
+  check_values(big.sum({1}).narrow(0, 0, 2), {400, 400});
+  check_values(big.t().sum({1}).narrow(0, 0, 2), {300, 300});  // non-contiguous
+}
+
+TEST_CASE("gradients of sum, mean and sum_to") {
+  auto x = gb::randn({3, 4, 2}, gbtest::f64_grad());
+  auto ck = [&](auto f) { return gbtest::gradcheck1([&](const gb::variable_list& v) { return f(v[0]); }, {x}); };
+  CHECK(ck([](const gb::Tensor& a) { return a.sum(); }));
+  CHECK(ck([](const gb::Tensor& a) { return a.sum({1}); }));
+  CHECK(ck([](const gb::Tensor& a) { return a.sum({0, 2}, true); }));
+  CHECK(ck([](const gb::Tensor& a) { return a.mean({-1}); }));
+  CHECK(ck([](const gb::Tensor& a) { return a.transpose(0, 2).mean(); }));
+  CHECK(ck([](const gb::Tensor& a) { return gb::sum_to(a, {4, 1}); }));
+  auto g = gb::sum_to(gb::ones({2, 3, 4}), {3, 1});
+  CHECK(g.sizes() == gb::IntArrayRef({3, 1}));
+  check_values(g, {8, 8, 8});
+}
