@@ -1,0 +1,37 @@
+# glassbox — the two commands of the README's Quick start, and a few more.
+#   make demo    install what is missing, build (Release), run the flagship sample
+#   make test    install, build, run every test through CTest
+#   make bench   build and run the benchmarks (make bench BENCH=bench_matmul runs one)
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?=
+
+.PHONY: all deps configure build demo test bench clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh
+
+configure: deps
+	@if [ ! -f $(BUILD)/build.ninja ]; then \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
+	    || { cat $(BUILD).configure.log; exit 1; }; \
+	fi
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/samples/train_mlp
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+bench: build
+	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \
+	  for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && "$$b"; done; fi
+
+clean:
+	rm -rf $(BUILD) $(BUILD).configure.log

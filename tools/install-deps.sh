@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tools/install-deps.sh — installs what glassbox needs to build and test, from Debian's packages.
+# Idempotent and silent when everything is already there; `make demo` and `make test` call it first.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config  # the build
+  libopenblas-dev                          # GEMM for the CPU ops
+  doctest-dev                              # the test framework
+  libtorch-dev                             # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "glassbox: this script installs Debian packages with apt-get, which this system does not have." >&2
+  echo "Install the equivalents of: ${missing[*]} with your package manager, then run make again." >&2
+  exit 1
+fi
+SUDO=()
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=(sudo); else
+    echo "glassbox: missing packages (${missing[*]}) and not running as root." >&2
+    echo "Run as root, or: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+echo "glassbox: installing ${missing[*]} (once)..."
+"${SUDO[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "glassbox: dependencies installed."
