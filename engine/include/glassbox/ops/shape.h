@@ -46,17 +46,28 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 
 namespace indexing {
-// Python's a:b:c. Missing bounds are open.
-struct Slice {
-  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt, int64_t step = 1)
-      : start(start), stop(stop), step(step) {}
-  std::optional<int64_t> start, stop;
-  int64_t step;
-};
 struct NoneIndex {};
 struct EllipsisIndex {};
 constexpr NoneIndex None{};
 constexpr EllipsisIndex Ellipsis{};
+
+// A slice bound: an integer, or None (open), as in Slice(None, -1).
+struct SliceBound {
+  SliceBound(int64_t v) : value(v) {}  // NOLINT
+  SliceBound(int v) : value(v) {}  // NOLINT
+  SliceBound(NoneIndex) {}  // NOLINT
+  SliceBound(std::nullopt_t) {}  // NOLINT
+  SliceBound(std::optional<int64_t> v) : value(v) {}  // NOLINT
+  std::optional<int64_t> value;
+};
+
+// Python's a:b:c. Missing bounds are open.
+struct Slice {
+  Slice(SliceBound start = None, SliceBound stop = None, int64_t step = 1)
+      : start(start.value), stop(stop.value), step(step) {}
+  std::optional<int64_t> start, stop;
+  int64_t step;
+};
 
 class TensorIndex {
  public:

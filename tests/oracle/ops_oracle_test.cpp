@@ -1,0 +1,336 @@
+// tests/oracle/ops_oracle_test.cpp — every op against libtorch (PyTorch 1.13's C++ API), forward and backward.
+//
+// One table: each case names an op, its inputs (shapes and kinds), and the same computation written twice — with
+// gb:: and with torch::. The harness draws random inputs, runs both, compares the outputs, then backpropagates the
+// same random weighting of the output through both and compares every input's gradient. Adding an op adds a case.
+// Cases run in float64 (tight tolerances) and float32 (tolerances that fit the dtype).
+#include <glassbox/glassbox.h>
+#include <torch/torch.h>
+
+#include <functional>
+
+#include "support/check.h"
+
+namespace F = gb::nn::functional;
+namespace TF = torch::nn::functional;
+
+namespace {
+
+torch::Dtype torch_dtype(gb::ScalarType t) {
+  switch (t) {
+    case gb::kFloat: return torch::kFloat;
+    case gb::kDouble: return torch::kDouble;
+    case gb::kHalf: return torch::kHalf;
+    case gb::kBFloat16: return torch::kBFloat16;
+    case gb::kInt64: return torch::kLong;
+    case gb::kInt32: return torch::kInt;
+    case gb::kBool: return torch::kBool;
+  }
+  return torch::kFloat;
+}
+
+torch::Tensor to_torch(const gb::Tensor& t) {
+  gb::Tensor c = t.detach().contiguous();
+  return torch::from_blob(c.data_ptr(), c.sizes().vec(), torch_dtype(c.scalar_type())).clone();
+}
+
+gb::Tensor to_gb_double(const torch::Tensor& t) {
+  torch::Tensor c = t.detach().to(torch::kDouble).contiguous();
+  std::vector<int64_t> sizes(c.sizes().begin(), c.sizes().end());
+  return gb::from_blob(c.data_ptr(), sizes, gb::kFloat64).clone();
+}
+
+enum class Kind { Normal, Positive, Index, Bool, UnitInterval };
+
+struct Input {
+  std::vector<int64_t> shape;
+  Kind kind = Kind::Normal;
+  int64_t hi = 0;     // Index: values in [0, hi)
+  bool grad = true;   // floating inputs: differentiate with respect to it
+};
+
+struct Case {
+  std::string name;
+  std::vector<Input> inputs;
+  std::function<gb::Tensor(const std::vector<gb::Tensor>&)> ours;
+  std::function<torch::Tensor(const std::vector<torch::Tensor>&)> theirs;
+  bool backward = true;
+};
+
+Input in(std::vector<int64_t> shape, Kind kind = Kind::Normal) { return Input{std::move(shape), kind, 0, true}; }
+Input idx(std::vector<int64_t> shape, int64_t hi) { return Input{std::move(shape), Kind::Index, hi, false}; }
+Input nograd(std::vector<int64_t> shape, Kind kind = Kind::Normal) { return Input{std::move(shape), kind, 0, false}; }
+
+void compare(const gb::Tensor& ours, const torch::Tensor& theirs, double rtol, double atol, const std::string& what) {
+  INFO(what);
+  REQUIRE(ours.defined());
+  REQUIRE(theirs.defined());
+  std::vector<int64_t> ts(theirs.sizes().begin(), theirs.sizes().end());
+  REQUIRE_MESSAGE(ours.sizes() == gb::IntArrayRef(ts), "shape " << ours.sizes() << " vs " << gb::IntArrayRef(ts));
+  gbtest::check_close(ours, to_gb_double(theirs), rtol, atol);
+}
+
+void run(const Case& c, gb::ScalarType dt, double rtol, double atol) {
+  INFO("case " << c.name << " in " << gb::python_name(dt));
+  gb::manual_seed(std::hash<std::string>{}(c.name) % 100000);
+  std::vector<gb::Tensor> gins;
+  std::vector<torch::Tensor> tins;
+  for (const auto& i : c.inputs) {
+    gb::Tensor g;
+    switch (i.kind) {
+      case Kind::Normal: g = gb::randn(i.shape, gb::kFloat64).to(dt); break;
+      case Kind::Positive: g = (gb::rand(i.shape, gb::kFloat64) + 0.5).to(dt); break;
+      case Kind::UnitInterval: g = (gb::rand(i.shape, gb::kFloat64) * 0.8 + 0.1).to(dt); break;
+      case Kind::Index: g = gb::randint(0, i.hi, i.shape); break;
+      case Kind::Bool: g = gb::rand(i.shape) > 0.5; break;
+    }
+    torch::Tensor t = to_torch(g);
+    if (i.grad && g.is_floating_point()) {
+      g.requires_grad_();
+      t.requires_grad_();
+    }
+    gins.push_back(g);
+    tins.push_back(t);
+  }
+  gb::Tensor go = c.ours(gins);
+  torch::Tensor to = c.theirs(tins);
+  compare(go, to, rtol, atol, "forward of " + c.name);
+  if (!c.backward || !go.is_floating_point() || !go.requires_grad()) return;
+  gb::Tensor w = gb::randn(go.sizes(), gb::kFloat64).to(go.scalar_type());
+  (go * w).sum().backward();
+  (to * to_torch(w)).sum().backward();
+  for (size_t k = 0; k < gins.size(); ++k) {
+    if (!gins[k].requires_grad()) continue;
+    bool ours_has = gins[k].grad().defined(), theirs_has = tins[k].grad().defined();
+    if (!theirs_has) {
+      if (ours_has) gbtest::check_close(gins[k].grad(), gb::zeros_like(gins[k].grad()), rtol, atol);
+      continue;
+    }
+    REQUIRE_MESSAGE(ours_has, "no gradient for input " << k << " of " << c.name);
+    compare(gins[k].grad(), tins[k].grad(), rtol, atol, "gradient of input " + std::to_string(k) + " of " + c.name);
+  }
+}
+
+using G = const std::vector<gb::Tensor>&;
+using T = const std::vector<torch::Tensor>&;
+
+std::vector<Case> pointwise_cases() {
+  return {
+      {"add", {in({3, 4}), in({4})}, [](G v) { return v[0] + v[1]; }, [](T v) { return v[0] + v[1]; }},
+      {"add_alpha", {in({2, 3}), in({2, 1})}, [](G v) { return gb::add(v[0], v[1], 2.5); },
+       [](T v) { return torch::add(v[0], v[1], 2.5); }},
+      {"sub", {in({3, 1}), in({1, 4})}, [](G v) { return v[0] - v[1]; }, [](T v) { return v[0] - v[1]; }},
+      {"rsub_scalar", {in({5})}, [](G v) { return 2.0 - v[0]; }, [](T v) { return 2.0 - v[0]; }},
+      {"mul", {in({2, 3, 4}), in({3, 1})}, [](G v) { return v[0] * v[1]; }, [](T v) { return v[0] * v[1]; }},
+      {"div", {in({3, 4}), in({4}, Kind::Positive)}, [](G v) { return v[0] / v[1]; }, [](T v) { return v[0] / v[1]; }},
+      {"pow_scalar", {in({6})}, [](G v) { return v[0].pow(3); }, [](T v) { return v[0].pow(3); }},
+      {"pow_tensor", {in({4}, Kind::Positive), in({4})}, [](G v) { return v[0].pow(v[1]); },
+       [](T v) { return v[0].pow(v[1]); }},
+      {"neg", {in({4})}, [](G v) { return -v[0]; }, [](T v) { return -v[0]; }},
+      {"abs", {in({7})}, [](G v) { return v[0].abs(); }, [](T v) { return v[0].abs(); }},
+      {"exp", {in({7})}, [](G v) { return v[0].exp(); }, [](T v) { return v[0].exp(); }},
+      {"log", {in({7}, Kind::Positive)}, [](G v) { return v[0].log(); }, [](T v) { return v[0].log(); }},
+      {"log1p", {in({7}, Kind::Positive)}, [](G v) { return v[0].log1p(); }, [](T v) { return v[0].log1p(); }},
+      {"sqrt", {in({7}, Kind::Positive)}, [](G v) { return v[0].sqrt(); }, [](T v) { return v[0].sqrt(); }},
+      {"rsqrt", {in({7}, Kind::Positive)}, [](G v) { return v[0].rsqrt(); }, [](T v) { return v[0].rsqrt(); }},
+      {"sin", {in({7})}, [](G v) { return v[0].sin(); }, [](T v) { return v[0].sin(); }},
+      {"cos", {in({7})}, [](G v) { return v[0].cos(); }, [](T v) { return v[0].cos(); }},
+      {"tanh", {in({7})}, [](G v) { return v[0].tanh(); }, [](T v) { return v[0].tanh(); }},
+      {"sigmoid", {in({7})}, [](G v) { return v[0].sigmoid(); }, [](T v) { return v[0].sigmoid(); }},
+      {"relu", {in({3, 5})}, [](G v) { return v[0].relu(); }, [](T v) { return v[0].relu(); }},
+      {"leaky_relu", {in({9})}, [](G v) { return gb::leaky_relu(v[0], 0.2); },
+       [](T v) { return torch::leaky_relu(v[0], 0.2); }},
+      {"gelu", {in({9})}, [](G v) { return gb::gelu(v[0]); }, [](T v) { return torch::gelu(v[0]); }},
+      {"gelu_tanh", {in({9})}, [](G v) { return gb::gelu(v[0], "tanh"); }, [](T v) { return torch::gelu(v[0], "tanh"); }},
+      {"silu", {in({9})}, [](G v) { return gb::silu(v[0]); }, [](T v) { return torch::silu(v[0]); }},
+      {"softplus", {in({9})}, [](G v) { return gb::softplus(v[0], 2, 1); },
+       [](T v) { return torch::softplus(v[0], 2, 1); }},
+      {"clamp", {in({9})}, [](G v) { return v[0].clamp(-0.5, 0.7); }, [](T v) { return v[0].clamp(-0.5, 0.7); }},
+      {"where", {nograd({3, 4}, Kind::Bool), in({3, 4}), in({4})}, [](G v) { return gb::where(v[0], v[1], v[2]); },
+       [](T v) { return torch::where(v[0], v[1], v[2]); }},
+      {"maximum", {in({3, 4}), in({4})}, [](G v) { return gb::maximum(v[0], v[1]); },
+       [](T v) { return torch::maximum(v[0], v[1]); }},
+      {"minimum", {in({3, 4}), in({3, 1})}, [](G v) { return gb::minimum(v[0], v[1]); },
+       [](T v) { return torch::minimum(v[0], v[1]); }},
+      {"lt", {in({3, 4}), in({4})}, [](G v) { return v[0] < v[1]; }, [](T v) { return v[0] < v[1]; }},
+      {"ge_scalar", {in({5})}, [](G v) { return v[0] >= 0.1; }, [](T v) { return v[0] >= 0.1; }},
+      {"eq", {in({5}), in({5})}, [](G v) { return v[0] == v[0].t(); }, [](T v) { return v[0] == v[0].t(); }},
+      {"noncontiguous_mul", {in({4, 3}), in({3, 4})}, [](G v) { return v[0].t() * v[1]; },
+       [](T v) { return v[0].t() * v[1]; }},
+  };
+}
+
+std::vector<Case> reduction_cases() {
+  return {
+      {"sum_all", {in({3, 4})}, [](G v) { return v[0].sum(); }, [](T v) { return v[0].sum(); }},
+      {"sum_dims", {in({2, 3, 4})}, [](G v) { return v[0].sum({0, 2}, true); },
+       [](T v) { return v[0].sum(std::vector<int64_t>{0, 2}, true); }},
+      {"mean_dim", {in({2, 3, 4})}, [](G v) { return v[0].mean({-1}); }, [](T v) { return v[0].mean({-1}); }},
+      {"max_all", {in({3, 4})}, [](G v) { return v[0].max(); }, [](T v) { return v[0].max(); }},
+      {"max_dim_values", {in({3, 4})}, [](G v) { return std::get<0>(v[0].max(1)); },
+       [](T v) { return std::get<0>(v[0].max(1)); }},
+      {"max_dim_indices", {in({3, 4})}, [](G v) { return std::get<1>(v[0].max(0, true)); },
+       [](T v) { return std::get<1>(v[0].max(0, true)); }, false},
+      {"min_dim_values", {in({3, 4})}, [](G v) { return std::get<0>(v[0].min(-1, true)); },
+       [](T v) { return std::get<0>(v[0].min(-1, true)); }},
+      {"amax", {in({2, 3, 4})}, [](G v) { return v[0].amax({0, 2}); }, [](T v) { return v[0].amax({0, 2}); }},
+      {"amin", {in({2, 3, 4})}, [](G v) { return v[0].amin({1}, true); }, [](T v) { return v[0].amin({1}, true); }},
+      {"argmax", {in({3, 5})}, [](G v) { return v[0].argmax(1); }, [](T v) { return v[0].argmax(1); }, false},
+      {"var", {in({3, 5})}, [](G v) { return v[0].var({1}); }, [](T v) { return v[0].var({1}); }},
+      {"var_biased_all", {in({3, 5})}, [](G v) { return v[0].var(false); }, [](T v) { return v[0].var(false); }},
+      {"std", {in({4, 3})}, [](G v) { return v[0].std({0}, true, true); }, [](T v) { return v[0].std({0}, true, true); }},
+      {"norm2", {in({3, 4})}, [](G v) { return v[0].norm(2, {1}); }, [](T v) { return v[0].norm(2, {1}); }},
+      {"norm1", {in({3, 4})}, [](G v) { return v[0].norm(1); }, [](T v) { return v[0].norm(1); }},
+      {"norm3", {in({3, 4})}, [](G v) { return v[0].norm(3, {0}, true); }, [](T v) { return v[0].norm(3, {0}, true); }},
+      {"logsumexp", {in({3, 4})}, [](G v) { return gb::logsumexp(v[0], {1}); },
+       [](T v) { return torch::logsumexp(v[0], {1}); }},
+      {"softmax", {in({3, 5})}, [](G v) { return v[0].softmax(1); }, [](T v) { return v[0].softmax(1); }},
+      {"softmax_dim0", {in({3, 5})}, [](G v) { return v[0].softmax(0); }, [](T v) { return v[0].softmax(0); }},
+      {"log_softmax", {in({2, 3, 4})}, [](G v) { return v[0].log_softmax(-1); }, [](T v) { return v[0].log_softmax(-1); }},
+  };
+}
+
+std::vector<Case> linalg_shape_cases() {
+  return {
+      {"mm", {in({3, 4}), in({4, 5})}, [](G v) { return gb::mm(v[0], v[1]); }, [](T v) { return torch::mm(v[0], v[1]); }},
+      {"matmul_batched_broadcast", {in({2, 1, 3, 4}), in({3, 4, 2})}, [](G v) { return gb::matmul(v[0], v[1]); },
+       [](T v) { return torch::matmul(v[0], v[1]); }},
+      {"matmul_vec_mat", {in({4}), in({4, 3})}, [](G v) { return gb::matmul(v[0], v[1]); },
+       [](T v) { return torch::matmul(v[0], v[1]); }},
+      {"matmul_mat_vec", {in({3, 4}), in({4})}, [](G v) { return gb::matmul(v[0], v[1]); },
+       [](T v) { return torch::matmul(v[0], v[1]); }},
+      {"matmul_transposed", {in({4, 3}), in({5, 4})}, [](G v) { return gb::matmul(v[0].t(), v[1].t()); },
+       [](T v) { return torch::matmul(v[0].t(), v[1].t()); }},
+      {"bmm", {in({2, 3, 4}), in({2, 4, 5})}, [](G v) { return gb::bmm(v[0], v[1]); },
+       [](T v) { return torch::bmm(v[0], v[1]); }},
+      {"linear", {in({2, 3, 4}), in({5, 4}), in({5})}, [](G v) { return gb::linear(v[0], v[1], v[2]); },
+       [](T v) { return torch::linear(v[0], v[1], v[2]); }},
+      {"cat", {in({2, 3}), in({2, 1})}, [](G v) { return gb::cat({v[0], v[1]}, 1); },
+       [](T v) { return torch::cat({v[0], v[1]}, 1); }},
+      {"stack", {in({2, 3}), in({2, 3})}, [](G v) { return gb::stack({v[0], v[1]}, 1); },
+       [](T v) { return torch::stack({v[0], v[1]}, 1); }},
+      {"split", {in({5, 4})}, [](G v) { return v[0].split(2, 0)[1] * 2 + v[0].split(2, 0)[2].sum(); },
+       [](T v) { return v[0].split(2, 0)[1] * 2 + v[0].split(2, 0)[2].sum(); }},
+      {"chunk", {in({4, 6})}, [](G v) { return v[0].chunk(3, 1)[2]; }, [](T v) { return v[0].chunk(3, 1)[2]; }},
+      {"index_select", {in({5, 3}), idx({7}, 5)}, [](G v) { return v[0].index_select(0, v[1]); },
+       [](T v) { return v[0].index_select(0, v[1]); }},
+      {"gather", {in({4, 5}), idx({4, 3}, 5)}, [](G v) { return v[0].gather(1, v[1]); },
+       [](T v) { return v[0].gather(1, v[1]); }},
+      {"scatter_add", {in({3, 5}), idx({2, 5}, 3), in({2, 5})}, [](G v) { return v[0].scatter_add(0, v[1], v[2]); },
+       [](T v) { return v[0].scatter_add(0, v[1], v[2]); }},
+      {"embedding", {in({6, 3}), idx({2, 4}, 6)}, [](G v) { return gb::embedding(v[0], v[1]); },
+       [](T v) { return torch::embedding(v[0], v[1]); }},
+      {"permute_reshape", {in({2, 3, 4})}, [](G v) { return v[0].permute({2, 0, 1}).reshape({4, 6}); },
+       [](T v) { return v[0].permute({2, 0, 1}).reshape({4, 6}); }},
+      {"index_slices", {in({4, 5})},
+       [](G v) { return v[0].index({gb::indexing::Slice(1, 4, 2), gb::indexing::Slice(gb::indexing::None, -1)}); },
+       [](T v) { return v[0].index({torch::indexing::Slice(1, 4, 2), torch::indexing::Slice(torch::indexing::None, -1)}); }},
+  };
+}
+
+std::vector<Case> nn_cases() {
+  return {
+      {"conv2d", {in({2, 3, 7, 6}), in({4, 3, 3, 3}), in({4})}, [](G v) { return gb::conv2d(v[0], v[1], v[2]); },
+       [](T v) { return torch::conv2d(v[0], v[1], v[2]); }},
+      {"conv2d_stride_pad_dil", {in({1, 2, 9, 8}), in({3, 2, 3, 2})},
+       [](G v) { return F::conv2d(v[0], v[1], F::Conv2dFuncOptions().stride({2, 1}).padding({1, 2}).dilation({2, 1})); },
+       [](T v) { return TF::conv2d(v[0], v[1], TF::Conv2dFuncOptions().stride({2, 1}).padding({1, 2}).dilation({2, 1})); }},
+      {"conv2d_groups", {in({2, 4, 5, 5}), in({6, 2, 3, 3}), in({6})},
+       [](G v) { return gb::conv2d(v[0], v[1], v[2], 1, 1, 1, 2); },
+       [](T v) { return torch::conv2d(v[0], v[1], v[2], 1, 1, 1, 2); }},
+      {"max_pool2d", {in({2, 3, 7, 6})}, [](G v) { return gb::max_pool2d(v[0], {3, 2}, {2, 2}, {1, 0}); },
+       [](T v) { return torch::max_pool2d(v[0], {3, 2}, {2, 2}, {1, 0}); }},
+      {"max_pool2d_ceil", {in({1, 2, 7, 7})}, [](G v) { return gb::max_pool2d(v[0], 2, {}, 0, 1, true); },
+       [](T v) { return torch::max_pool2d(v[0], 2, {}, 0, 1, true); }},
+      {"avg_pool2d", {in({2, 3, 7, 6})}, [](G v) { return gb::avg_pool2d(v[0], 3, 2, 1); },
+       [](T v) { return torch::avg_pool2d(v[0], 3, 2, 1); }},
+      {"avg_pool2d_no_pad_count", {in({1, 2, 6, 6})}, [](G v) { return gb::avg_pool2d(v[0], 3, 2, 1, true, false); },
+       [](T v) { return torch::avg_pool2d(v[0], 3, 2, 1, true, false); }},
+      {"adaptive_avg_pool2d", {in({2, 3, 7, 5})}, [](G v) { return gb::adaptive_avg_pool2d(v[0], {3, 2}); },
+       [](T v) { return torch::adaptive_avg_pool2d(v[0], {3, 2}); }},
+      {"batch_norm_train", {in({4, 3, 2, 2}), in({3}), in({3})},
+       [](G v) { return gb::batch_norm(v[0], v[1], v[2], gb::zeros({3}, v[0].dtype()), gb::ones({3}, v[0].dtype()), true, 0.1, 1e-5); },
+       [](T v) { return torch::batch_norm(v[0], v[1], v[2], torch::zeros({3}, v[0].dtype()), torch::ones({3}, v[0].dtype()), true, 0.1, 1e-5, false); }},
+      {"batch_norm_eval", {in({4, 3}), in({3}), in({3}), nograd({3}), nograd({3}, Kind::Positive)},
+       [](G v) { return gb::batch_norm(v[0], v[1], v[2], v[3], v[4], false, 0.1, 1e-5); },
+       [](T v) { return torch::batch_norm(v[0], v[1], v[2], v[3], v[4], false, 0.1, 1e-5, false); }},
+      {"layer_norm", {in({2, 3, 4}), in({3, 4}), in({3, 4})}, [](G v) { return gb::layer_norm(v[0], {3, 4}, v[1], v[2]); },
+       [](T v) { return torch::layer_norm(v[0], {3, 4}, v[1], v[2]); }},
+      {"group_norm", {in({2, 6, 3}), in({6}), in({6})}, [](G v) { return gb::group_norm(v[0], 3, v[1], v[2]); },
+       [](T v) { return torch::group_norm(v[0], 3, v[1], v[2]); }},
+      {"dropout_eval", {in({3, 4})}, [](G v) { return gb::dropout(v[0], 0.5, false); },
+       [](T v) { return torch::dropout(v[0], 0.5, false); }},
+      {"cross_entropy", {in({5, 4}), idx({5}, 4)}, [](G v) { return F::cross_entropy(v[0], v[1]); },
+       [](T v) { return TF::cross_entropy(v[0], v[1]); }},
+      {"cross_entropy_smooth_weight_ignore", {in({6, 4}), idx({6}, 4), nograd({4}, Kind::Positive)},
+       [](G v) {
+         auto t = v[1].clone();
+         { gb::NoGradGuard ng; t.narrow(0, 0, 1).fill_(1); t.narrow(0, 5, 1).fill_(1); }
+         return F::cross_entropy(v[0], t, F::CrossEntropyFuncOptions().weight(v[2]).ignore_index(1).label_smoothing(0.2));
+       },
+       [](T v) {
+         auto t = v[1].clone();
+         t.narrow(0, 0, 1).fill_(1);
+         t.narrow(0, 5, 1).fill_(1);
+         return TF::cross_entropy(v[0], t, TF::CrossEntropyFuncOptions().weight(v[2]).ignore_index(1).label_smoothing(0.2));
+       }},
+      {"cross_entropy_sum_spatial", {in({2, 3, 4, 2}), idx({2, 4, 2}, 3)},
+       [](G v) { return F::cross_entropy(v[0], v[1], F::CrossEntropyFuncOptions().reduction(gb::kSum)); },
+       [](T v) { return TF::cross_entropy(v[0], v[1], TF::CrossEntropyFuncOptions().reduction(torch::kSum)); }},
+      {"cross_entropy_none", {in({4, 3}), idx({4}, 3)},
+       [](G v) { return F::cross_entropy(v[0], v[1], F::CrossEntropyFuncOptions().reduction(gb::kNone).label_smoothing(0.1)); },
+       [](T v) { return TF::cross_entropy(v[0], v[1], TF::CrossEntropyFuncOptions().reduction(torch::kNone).label_smoothing(0.1)); }},
+      {"cross_entropy_probs", {in({4, 3}), nograd({4, 3}, Kind::UnitInterval)},
+       [](G v) { return F::cross_entropy(v[0], v[1] / v[1].sum({1}, true)); },
+       [](T v) { return TF::cross_entropy(v[0], v[1] / v[1].sum({1}, true)); }},
+      {"nll_loss", {in({5, 4}), idx({5}, 4)}, [](G v) { return F::nll_loss(v[0].log_softmax(1), v[1]); },
+       [](T v) { return TF::nll_loss(v[0].log_softmax(1), v[1]); }},
+      {"mse_loss", {in({3, 4}), in({3, 4})}, [](G v) { return F::mse_loss(v[0], v[1]); },
+       [](T v) { return TF::mse_loss(v[0], v[1]); }},
+      {"l1_loss_sum", {in({3, 4}), in({3, 4})}, [](G v) { return F::l1_loss(v[0], v[1], gb::kSum); },
+       [](T v) { return TF::l1_loss(v[0], v[1], TF::L1LossFuncOptions(torch::kSum)); }},
+      {"bce_with_logits", {in({3, 4}), nograd({3, 4}, Kind::UnitInterval), nograd({4}, Kind::Positive)},
+       [](G v) { return F::binary_cross_entropy_with_logits(v[0], v[1], F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(v[2])); },
+       [](T v) { return TF::binary_cross_entropy_with_logits(v[0], v[1], TF::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(v[2])); }},
+  };
+}
+
+void run_all(const std::vector<Case>& cases) {
+  for (const auto& c : cases) {
+    SUBCASE(c.name.c_str()) {
+      run(c, gb::kFloat64, 1e-7, 1e-9);
+      run(c, gb::kFloat, 2e-4, 2e-5);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("pointwise ops match libtorch") { run_all(pointwise_cases()); }
+TEST_CASE("reductions and softmax match libtorch") { run_all(reduction_cases()); }
+TEST_CASE("linear algebra, joins and index ops match libtorch") { run_all(linalg_shape_cases()); }
+TEST_CASE("nn ops and losses match libtorch") { run_all(nn_cases()); }
+
+TEST_CASE("batch_norm updates running statistics like libtorch") {
+  gb::manual_seed(3);
+  auto x = gb::randn({8, 3, 2}, gb::kFloat64);
+  auto rm = gb::zeros({3}, gb::kFloat64), rv = gb::ones({3}, gb::kFloat64);
+  auto trm = torch::zeros({3}, torch::kDouble), trv = torch::ones({3}, torch::kDouble);
+  gb::batch_norm(x, {}, {}, rm, rv, true, 0.3, 1e-5);
+  torch::batch_norm(to_torch(x), {}, {}, trm, trv, true, 0.3, 1e-5, false);
+  compare(rm, trm, 1e-10, 1e-12, "running_mean");
+  compare(rv, trv, 1e-10, 1e-12, "running_var");
+}
+
+TEST_CASE("half and bfloat16 forward results are close to libtorch's") {
+  gb::manual_seed(4);
+  for (auto dt : {gb::kHalf, gb::kBFloat16}) {
+    auto a = gb::randn({4, 8}).to(dt), b = gb::randn({8, 3}).to(dt);
+    auto ta = to_torch(a), tb = to_torch(b);
+    double tol = dt == gb::kHalf ? 1e-2 : 5e-2;
+    compare(gb::matmul(a, b), torch::matmul(ta.to(torch::kFloat), tb.to(torch::kFloat)), tol, tol, "matmul");
+    compare((a * b.t().narrow(0, 0, 4) + a).exp(), (ta * tb.t().narrow(0, 0, 4) + ta).exp(), tol, tol, "pointwise");
+    compare(a.softmax(1), ta.to(torch::kFloat).softmax(1), tol, tol, "softmax");
+    compare(a.sum({1}), ta.to(torch::kFloat).sum({1}), tol, tol, "sum");
+  }
+}
