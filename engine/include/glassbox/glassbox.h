@@ -7,6 +7,7 @@
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/gradcheck.h"
 #include "glassbox/autograd/node.h"
+#include "glassbox/core/cuda.h"
 #include "glassbox/core/device.h"
 #include "glassbox/core/dtype.h"
 #include "glassbox/core/error.h"
