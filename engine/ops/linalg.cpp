@@ -39,7 +39,10 @@ const char* cpp_name(ScalarType t) {
 // "2x3" (PyTorch's way of writing a matrix shape in mm errors).
 std::string x_shape(IntArrayRef s) {
   std::string r;
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) r += 'x';
+    r += std::to_string(s[i]);
+  }
   return r;
 }
 
