@@ -1,0 +1,394 @@
+// engine/ops/linalg.cpp — matrix products: mm, bmm, matmul, addmm, linear, dot, outer, with their backward.
+//
+// Every product ends in one GEMM routine (gemm_batched): float and double go to OpenBLAS sgemm/dgemm, the 16-bit
+// floats through float, integers through a plain loop. An operand that is row-major or column-major in memory
+// (a contiguous matrix or a .t() view of one) is passed as is with the matching transpose flag; only other
+// layouts are copied. Backward formulas are written with mm/bmm themselves, so double backward works.
+#include <cblas.h>
+
+#include <climits>
+
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/core/parallel.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/linalg.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "glassbox/ops/shape.h"
+#include "ops/inplace.h"
+
+namespace gb {
+namespace {
+
+// The C++ spelling PyTorch prints for a dtype in its matmul messages ("float != double").
+const char* cpp_name(ScalarType t) {
+  switch (t) {
+    case kBool: return "bool";
+    case kInt32: return "int";
+    case kInt64: return "long int";
+    case kHalf: return "c10::Half";
+    case kBFloat16: return "c10::BFloat16";
+    case kFloat: return "float";
+    case kDouble: return "double";
+  }
+  return "unknown";
+}
+
+// "2x3" (PyTorch's way of writing a matrix shape in mm errors).
+std::string x_shape(IntArrayRef s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) r += 'x';
+    r += std::to_string(s[i]);
+  }
+  return r;
+}
+
+void check_mat_dtypes(const Tensor& a, const Tensor& b, const char* op) {
+  GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), op, ": expected m1 and m2 to have the same dtype, but got: ",
+                cpp_name(a.scalar_type()), " != ", cpp_name(b.scalar_type()),
+                ". Convert one operand first, e.g. b.to(a.scalar_type())");
+  GB_CHECK_TYPE(a.scalar_type() != kBool, op, ": matrix products of bool tensors are not supported; convert to an "
+                "integer or floating dtype first");
+}
+
+// ---- GEMM: out(B,N,M) = beta * out + alpha * a(B,N,K) @ b(B,K,M); out is contiguous ----
+
+// How one (R,C) matrix operand reaches BLAS: as is (row-major), transposed (column-major), or not at all.
+struct BlasLayout {
+  bool ok = false;
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 0;
+};
+
+BlasLayout blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  // strides of size-1 dims carry no information; pick ones that satisfy BLAS's ld >= max(1, cols)
+  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(cols, 1)))
+    return {true, CblasNoTrans, rows == 1 ? std::max<int64_t>(cols, 1) : s0};
+  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(rows, 1)))
+    return {true, CblasTrans, cols == 1 ? std::max<int64_t>(rows, 1) : s1};
+  return {};
+}
+
+bool fits_blas_int(int64_t v) { return v <= INT_MAX; }
+
+template <typename T>
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int64_t k, T alpha, const T* a,
+               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, int(n), int(m), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, int(n), int(m), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+// Copies x when its matrices are neither row- nor column-major.
+Tensor blas_ready(const Tensor& x, BlasLayout& lay) {
+  lay = blas_layout(x.size(1), x.size(2), x.stride(1), x.stride(2));
+  if (lay.ok && fits_blas_int(lay.ld)) return x;
+  Tensor c = detail::shallow_alias(x).contiguous();
+  lay = blas_layout(x.size(1), x.size(2), c.stride(1), c.stride(2));
+  return c;
+}
+
+template <typename T>
+void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double alpha, double beta) {
+  BlasLayout la, lb;
+  Tensor a = blas_ready(a_in, la);
+  Tensor b = blas_ready(b_in, lb);
+  int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
+  GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k,
+           "x", m, " exceed what BLAS can index (2^31 - 1)");
+  (void)get_num_threads();  // makes sure OpenBLAS has been given glassbox's thread count
+  const T* ap = a.data_ptr<T>();
+  const T* bp = b.data_ptr<T>();
+  T* cp = out.data_ptr<T>();
+  for (int64_t i = 0; i < nb; ++i)
+    blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.stride(0), la.ld, bp + i * b.stride(0), lb.ld,
+                 T(beta), cp + i * n * m, std::max<int64_t>(m, 1));
+}
+
+template <typename T>
+void gemm_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
+  const T* ap = a.data_ptr<T>();
+  const T* bp = b.data_ptr<T>();
+  T* cp = out.data_ptr<T>();
+  auto as = a.strides(), bs = b.strides();
+  T al = T(alpha), be = T(beta);
+  parallel_for(0, nb * n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * k)), [&](int64_t r0, int64_t r1) {
+    std::vector<T> acc(m);
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t bi = r / n, i = r % n;
+      std::fill(acc.begin(), acc.end(), T(0));
+      for (int64_t p = 0; p < k; ++p) {
+        T av = ap[bi * as[0] + i * as[1] + p * as[2]];
+        const T* brow = bp + bi * bs[0] + p * bs[1];
+        for (int64_t j = 0; j < m; ++j) acc[j] += av * brow[j * bs[2]];
+      }
+      T* crow = cp + r * m;
+      for (int64_t j = 0; j < m; ++j) crow[j] = (be == T(0) ? T(0) : be * crow[j]) + al * acc[j];
+    }
+  });
+}
+
+// out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides. beta == 0 ignores out's contents.
+void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  if (out.numel() == 0) return;
+  if (a.size(2) == 0) {  // empty sum: BLAS may not touch C, so scale it here
+    NoGradGuard ng;
+    if (beta == 0.0) detail::shallow_alias(out).zero_();
+    else if (beta != 1.0) detail::shallow_alias(out).mul_(beta);
+    return;
+  }
+  switch (out.scalar_type()) {
+    case kFloat: return gemm_blas<float>(out, a, b, alpha, beta);
+    case kDouble: return gemm_blas<double>(out, a, b, alpha, beta);
+    case kHalf:
+    case kBFloat16: {  // through float: convert the operands once, multiply, round the result once
+      Tensor a32 = detail::shallow_alias(a).to(kFloat);
+      Tensor b32 = detail::shallow_alias(b).to(kFloat);
+      Tensor o32 = beta == 0.0 ? detail::make_empty(out.sizes(), kFloat) : detail::shallow_alias(out).to(kFloat);
+      gemm_blas<float>(o32, a32, b32, alpha, beta);
+      detail::copy_into(out, o32);
+      return;
+    }
+    case kInt64: return gemm_loop<int64_t>(out, a, b, alpha, beta);
+    case kInt32: return gemm_loop<int32_t>(out, a, b, alpha, beta);
+    case kBool: break;
+  }
+  detail::throw_unsupported_dtype("matmul", out.scalar_type(), "a floating or integer dtype");
+}
+
+// A (1,R,C) view of a matrix, for gemm_batched.
+Tensor as_batch(const Tensor& x) {
+  return detail::make_view(x, {1, x.size(0), x.size(1)}, {0, x.stride(0), x.stride(1)}, x.storage_offset());
+}
+
+void check_matrix(const Tensor& t, const char* op, const char* arg) {
+  detail::check_cpu(t, op, arg);
+  GB_CHECK(t.dim() == 2, op, ": ", arg, " must be a matrix, got a ", t.dim(), "-D tensor of shape ", t.sizes());
+}
+
+void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
+  GB_CHECK(a.size(1) == b.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (", x_shape(a.sizes()), " and ",
+           x_shape(b.sizes()), "): mat1's columns (", a.size(1), ") must equal mat2's rows (", b.size(0), ")");
+}
+
+}  // namespace
+
+// ---- mm ----
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_matrix(a, "mm", "self");
+  check_matrix(b, "mm", "mat2");
+  check_mat_dtypes(a, b, "mm");
+  check_mm_shapes(a, b, "mm");
+  Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.scalar_type());
+  gemm_batched(as_batch(out), as_batch(a), as_batch(b), 1.0, 0.0);
+  if (autograd::needs_grad(a, b))
+    autograd::record("MmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
+                     [](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       return variable_list{c.needs(0) ? g.mm(c.saved(1).t()) : Tensor(),
+                                            c.needs(1) ? c.saved(0).t().mm(g) : Tensor()};
+                     });
+  return out;
+}
+
+// ---- addmm: beta * self + alpha * (a @ b), one GEMM over an output pre-filled with self ----
+
+Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  detail::check_cpu(self, "addmm", "self");
+  check_matrix(a, "addmm", "mat1");
+  check_matrix(b, "addmm", "mat2");
+  check_mat_dtypes(a, b, "addmm");
+  GB_CHECK_TYPE(self.scalar_type() == a.scalar_type(), "addmm: expected self and mat1 to have the same dtype, but got: ",
+                cpp_name(self.scalar_type()), " != ", cpp_name(a.scalar_type()));
+  check_mm_shapes(a, b, "addmm");
+  std::vector<int64_t> shape{a.size(0), b.size(1)};
+  bool fits = self.dim() <= 2;
+  for (int64_t d = 0; fits && d < self.dim(); ++d) {
+    int64_t want = shape[2 - self.dim() + d];
+    fits = self.size(d) == want || self.size(d) == 1;
+  }
+  GB_CHECK(fits, "addmm: self of shape ", self.sizes(), " cannot be broadcast to the product's shape ",
+           IntArrayRef(shape), " (mat1 ", a.sizes(), " @ mat2 ", b.sizes(), ")");
+  double be = beta.to_double(), al = alpha.to_double();
+  Tensor out = detail::make_empty(shape, a.scalar_type());
+  if (be != 0.0) detail::copy_into(out, self);
+  gemm_batched(as_batch(out), as_batch(a), as_batch(b), al, be);
+  if (autograd::needs_grad(self, a, b))
+    autograd::record("AddmmBackward0", {self, a, b}, out, {autograd::input(a), autograd::input(b)},
+                     [ss = self.sizes().vec(), be, al](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       Tensor gs, ga, gb;
+                       if (c.needs(0)) gs = sum_to(be == 1.0 ? g : g * be, ss);
+                       if (c.needs(1)) ga = al == 1.0 ? g.mm(c.saved(1).t()) : g.mm(c.saved(1).t()) * al;
+                       if (c.needs(2)) gb = al == 1.0 ? c.saved(0).t().mm(g) : c.saved(0).t().mm(g) * al;
+                       return variable_list{gs, ga, gb};
+                     });
+  return out;
+}
+
+// ---- bmm ----
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  detail::check_cpu(a, "bmm", "self");
+  detail::check_cpu(b, "bmm", "mat2");
+  GB_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape ", a.sizes());
+  GB_CHECK(b.dim() == 3, "bmm: batch2 must be a 3D tensor, got shape ", b.sizes());
+  check_mat_dtypes(a, b, "bmm");
+  GB_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1),
+           "bmm: Expected size for first two dimensions of batch2 tensor to be: [", a.size(0), ", ", a.size(2),
+           "] but got: [", b.size(0), ", ", b.size(1), "] (shapes ", a.sizes(), " and ", b.sizes(), ")");
+  Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.scalar_type());
+  gemm_batched(out, a, b, 1.0, 0.0);
+  if (autograd::needs_grad(a, b))
+    autograd::record("BmmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
+                     [](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       return variable_list{c.needs(0) ? g.bmm(c.saved(1).transpose(1, 2)) : Tensor(),
+                                            c.needs(1) ? c.saved(0).transpose(1, 2).bmm(g) : Tensor()};
+                     });
+  return out;
+}
+
+// ---- matmul (NumPy semantics) ----
+
+namespace {
+
+// PyTorch's should_fold: (…,N,K) @ (K,M) runs as one (…N,K) @ (K,M) GEMM when the batch dims flatten without a
+// copy (or when the big operand requires grad, so its weight gradient is one GEMM too instead of a batch + sum).
+bool should_fold(const Tensor& a, const Tensor& b) {
+  bool a_larger = a.dim() >= b.dim();
+  const Tensor& big = a_larger ? a : b;
+  int64_t dim_big = big.dim(), dim_small = a_larger ? b.dim() : a.dim();
+  if (!(dim_big >= 3 && dim_small <= 2)) return false;
+  if (big.requires_grad() && GradMode::is_enabled()) return true;
+  if (a.dim() == 2) return false;  // folding b would need a transposed copy of the result
+  if (big.numel() == 0) return true;
+  // the batch dims of big (all but the last two, then the second-to-last) must merge into one stride
+  Tensor t1 = a_larger ? a : b.transpose(-1, -2);
+  for (int64_t i = 0; i < dim_big - 2; ++i)
+    if (t1.stride(i) != t1.stride(i + 1) * t1.size(i + 1)) return false;
+  return true;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  detail::check_cpu(a, "matmul", "self");
+  detail::check_cpu(b, "matmul", "other");
+  const int64_t da = a.dim(), db = b.dim();
+  GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ",
+           db, "D");
+  check_mat_dtypes(a, b, "matmul");
+  const int64_t ka = a.size(-1), kb = db == 1 ? b.size(0) : b.size(-2);
+  GB_CHECK(ka == kb, "matmul: mat1 and mat2 shapes cannot be multiplied (", x_shape(a.sizes()), " and ",
+           x_shape(b.sizes()), "): the last dim of the first (", ka, ") must equal the ",
+           db == 1 ? "size of the 1-D second (" : "second-to-last dim of the second (", kb, ")");
+
+  if (da == 1 && db == 1) return dot(a, b);
+  if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
+  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
+  if (da == 2 && db == 2) return mm(a, b);
+
+  if (should_fold(a, b)) {
+    bool transpose = db > da;  // fold b instead: (a @ b)^T = b^T @ a^T
+    Tensor t1 = transpose ? b.transpose(-1, -2) : a;
+    Tensor t2 = !transpose ? b : da == 2 ? a.t() : a;
+    std::vector<int64_t> out_shape(t1.sizes().begin(), t1.sizes().end() - 1);
+    int64_t rows = detail::numel_of(out_shape);
+    Tensor folded = t1.reshape({rows, t1.size(-1)});
+    if (t2.dim() == 1) return mm(folded, t2.unsqueeze(1)).view(out_shape);
+    out_shape.push_back(t2.size(1));
+    Tensor r = mm(folded, t2).view(out_shape);
+    return transpose ? r.transpose(-1, -2) : r;
+  }
+
+  // general case: broadcast the batch dims, run one bmm over (B,N,K) @ (B,K,M)
+  Tensor a3 = da == 1 ? a.unsqueeze(0) : a;
+  Tensor b3 = db == 1 ? b.unsqueeze(1) : b;
+  std::vector<int64_t> ba(a3.sizes().begin(), a3.sizes().end() - 2), bb(b3.sizes().begin(), b3.sizes().end() - 2);
+  std::vector<int64_t> batch = broadcast_shapes(ba, bb, "matmul");
+  int64_t nbatch = detail::numel_of(batch), n = a3.size(-2), k = a3.size(-1), m = b3.size(-1);
+  auto with = [&](int64_t r, int64_t c) {
+    std::vector<int64_t> s = batch;
+    s.push_back(r);
+    s.push_back(c);
+    return s;
+  };
+  Tensor ea = a3.sizes() == IntArrayRef(with(n, k)) ? a3 : a3.expand(with(n, k));
+  Tensor eb = b3.sizes() == IntArrayRef(with(k, m)) ? b3 : b3.expand(with(k, m));
+  Tensor out = bmm(ea.reshape({nbatch, n, k}), eb.reshape({nbatch, k, m}));
+  std::vector<int64_t> out_shape = batch;
+  if (da > 1) out_shape.push_back(n);
+  if (db > 1) out_shape.push_back(m);
+  return out.view(out_shape);
+}
+
+// ---- linear ----
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  detail::check_cpu(input, "linear", "input");
+  check_matrix(weight, "linear", "weight");
+  GB_CHECK(input.dim() >= 1, "linear: input must have at least 1 dim (its last dim is in_features), got shape ",
+           input.sizes());
+  GB_CHECK(input.size(-1) == weight.size(1), "linear: mat1 and mat2 shapes cannot be multiplied (",
+           x_shape(input.dim() == 1 ? std::vector<int64_t>{1, input.size(0)}
+                                    : std::vector<int64_t>{input.numel() / std::max<int64_t>(input.size(-1), 1),
+                                                           input.size(-1)}),
+           " and ", x_shape(std::vector<int64_t>{weight.size(1), weight.size(0)}), "): input ", input.sizes(),
+           " has in_features ", input.size(-1), " but weight ", weight.sizes(), " expects ", weight.size(1));
+  if (bias.defined()) {
+    detail::check_cpu(bias, "linear", "bias");
+    GB_CHECK(bias.dim() <= 1 && (bias.dim() == 0 || bias.size(0) == weight.size(0) || bias.size(0) == 1),
+             "linear: bias of shape ", bias.sizes(), " does not match out_features ", weight.size(0), " of weight ",
+             weight.sizes());
+  }
+  // fold the leading dims into rows: one GEMM whatever the input's rank
+  std::vector<int64_t> out_shape(input.sizes().begin(), input.sizes().end() - 1);
+  out_shape.push_back(weight.size(0));
+  Tensor x2 = input.dim() == 2 ? input : input.reshape({-1, input.size(-1)});
+  Tensor y = bias.defined() ? addmm(bias, x2, weight.t()) : mm(x2, weight.t());
+  return input.dim() == 2 ? y : y.view(out_shape);
+}
+
+// ---- dot / outer ----
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  detail::check_cpu(a, "dot", "self");
+  detail::check_cpu(b, "dot", "tensor");
+  GB_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
+           "D tensors (shapes ", a.sizes(), " and ", b.sizes(), ")");
+  GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
+                to_string(a.scalar_type()), " and ", to_string(b.scalar_type()));
+  GB_CHECK(a.numel() == b.numel(), "dot: inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
+           b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
+           " elements respectively");
+  // (1,K) @ (K,1): a strided vector is a valid BLAS operand either way, so nothing is copied
+  Tensor out = detail::make_empty({}, a.scalar_type());
+  Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
+  Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
+  gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
+  if (autograd::needs_grad(a, b))
+    autograd::record("DotBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
+                     [](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       return variable_list{c.needs(0) ? g * c.saved(1) : Tensor(),
+                                            c.needs(1) ? g * c.saved(0) : Tensor()};
+                     });
+  return out;
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  detail::check_cpu(a, "outer", "self");
+  detail::check_cpu(b, "outer", "vec2");
+  GB_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D (shape ", a.sizes(), ")");
+  GB_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D (shape ", b.sizes(), ")");
+  return a.unsqueeze(1) * b;
+}
+
+}  // namespace gb
