@@ -2,7 +2,6 @@
 #include "glassbox/ops/nn.h"
 #define GB_PENDING(name) throw gb::Error(#name ": not implemented yet")
 namespace gb {
-Tensor conv2d(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t) { GB_PENDING(conv2d); }
 Tensor max_pool2d(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool) { GB_PENDING(max_pool2d); }
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool) { GB_PENDING(max_pool2d_with_indices); }
 Tensor avg_pool2d(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, std::optional<int64_t>) { GB_PENDING(avg_pool2d); }

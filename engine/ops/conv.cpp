@@ -1,0 +1,284 @@
+// engine/ops/conv.cpp — conv2d: im2col + one OpenBLAS GEMM per group, parallel over the batch, and its backward
+// (ConvolutionBackward0: grad_input through col2im, grad_weight and grad_bias).
+//
+// Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. The backward is not itself
+// differentiable: asking for create_graph through conv2d throws.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "autograd/record.h"
+#include "core/make.h"
+#include "glassbox/core/parallel.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/nn.h"
+#include "glassbox/ops/shape.h"
+#include "ops/nn_util.h"
+
+namespace gb {
+namespace {
+
+struct ConvGeom {
+  int64_t N, C, H, W;    // input
+  int64_t O, kH, kW;     // weight (O, C/groups, kH, kW)
+  int64_t Ho, Wo;        // output
+  int64_t sH, sW, pH, pW, dH, dW, groups;
+  int64_t Cg() const { return C / groups; }
+  int64_t Og() const { return O / groups; }
+  int64_t K() const { return Cg() * kH * kW; }  // rows of one group's column matrix
+  int64_t P() const { return Ho * Wo; }        // columns: output positions
+  bool is_pointwise() const { return kH == 1 && kW == 1 && sH == 1 && sW == 1 && pH == 0 && pW == 0; }
+};
+
+inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+              alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+}
+inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                 const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
+              alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
+}
+
+// x (C,H,W) of one sample -> col (C*kH*kW, Ho*Wo); zero where the window reads padding.
+template <typename T>
+void im2col(const ConvGeom& g, const T* x, T* col) {
+  const int64_t P = g.P();
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t ki = 0; ki < g.kH; ++ki)
+      for (int64_t kj = 0; kj < g.kW; ++kj) {
+        T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
+        const int64_t woff = kj * g.dW - g.pW;
+        // ow range whose iw = ow*sW + woff lies in [0, W)
+        int64_t ow_lo = woff >= 0 ? 0 : (-woff + g.sW - 1) / g.sW;
+        int64_t ow_hi = g.W - woff <= 0 ? 0 : std::min(g.Wo, (g.W - woff + g.sW - 1) / g.sW);
+        if (ow_hi < ow_lo) ow_hi = ow_lo;
+        for (int64_t oh = 0; oh < g.Ho; ++oh) {
+          T* r = row + oh * g.Wo;
+          const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
+          if (ih < 0 || ih >= g.H) {
+            std::memset(r, 0, sizeof(T) * g.Wo);
+            continue;
+          }
+          const T* xr = x + (c * g.H + ih) * g.W + woff;
+          for (int64_t ow = 0; ow < ow_lo; ++ow) r[ow] = T(0);
+          if (g.sW == 1)
+            std::memcpy(r + ow_lo, xr + ow_lo, sizeof(T) * (ow_hi - ow_lo));
+          else
+            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = xr[ow * g.sW];
+          for (int64_t ow = ow_hi; ow < g.Wo; ++ow) r[ow] = T(0);
+        }
+      }
+}
+
+// The adjoint of im2col: gx (C,H,W) += col scattered back to the positions each column entry was read from.
+template <typename T>
+void col2im(const ConvGeom& g, const T* col, T* gx) {
+  const int64_t P = g.P();
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t ki = 0; ki < g.kH; ++ki)
+      for (int64_t kj = 0; kj < g.kW; ++kj) {
+        const T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
+        const int64_t woff = kj * g.dW - g.pW;
+        int64_t ow_lo = woff >= 0 ? 0 : (-woff + g.sW - 1) / g.sW;
+        int64_t ow_hi = g.W - woff <= 0 ? 0 : std::min(g.Wo, (g.W - woff + g.sW - 1) / g.sW);
+        for (int64_t oh = 0; oh < g.Ho; ++oh) {
+          const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
+          if (ih < 0 || ih >= g.H) continue;
+          const T* r = row + oh * g.Wo;
+          T* xr = gx + (c * g.H + ih) * g.W + woff;
+          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) xr[ow * g.sW] += r[ow];
+        }
+      }
+}
+
+// Splits the batch across the pool when there is more than one sample; a single sample leaves the threads to BLAS.
+template <typename F>
+void for_each_sample(int64_t N, const F& f) {
+  if (N == 1) {
+    f(0, 1);
+    return;
+  }
+  parallel_for(0, N, 1, f);
+}
+
+template <typename T>
+void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+  const int64_t K = g.K(), P = g.P(), Og = g.Og();
+  for_each_sample(g.N, [&](int64_t n0, int64_t n1) {
+    std::vector<T> col(g.is_pointwise() ? 0 : size_t(K * g.groups * P));
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* xn = x + n * g.C * g.H * g.W;
+      T* yn = y + n * g.O * P;
+      const T* cols = xn;
+      if (!g.is_pointwise()) {
+        im2col(g, xn, col.data());
+        cols = col.data();
+      }
+      if (b)
+        for (int64_t o = 0; o < g.O; ++o) std::fill(yn + o * P, yn + (o + 1) * P, b[o]);
+      for (int64_t gr = 0; gr < g.groups; ++gr)
+        gemm(false, false, Og, P, K, T(1), w + gr * Og * K, K, cols + gr * K * P, P, b ? T(1) : T(0),
+             yn + gr * Og * P, P);
+    }
+  });
+}
+
+// gy (N,O,Ho,Wo) -> gx (N,C,H,W) and/or gw (O,C/groups,kH,kW) (either may be null).
+template <typename T>
+void conv_backward(const ConvGeom& g, const T* x, const T* w, const T* gy, T* gx, T* gw) {
+  const int64_t K = g.K(), P = g.P(), Og = g.Og();
+  const int64_t wnumel = g.O * K;
+  std::mutex merge;
+  if (gw) std::fill(gw, gw + wnumel, T(0));
+  for_each_sample(g.N, [&](int64_t n0, int64_t n1) {
+    std::vector<T> col(size_t(K * g.groups * P));
+    std::vector<T> gw_local(gw ? size_t(wnumel) : 0);
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* gyn = gy + n * g.O * P;
+      if (gw) {
+        const T* xn = x + n * g.C * g.H * g.W;
+        const T* cols = xn;
+        if (!g.is_pointwise()) {
+          im2col(g, xn, col.data());
+          cols = col.data();
+        }
+        for (int64_t gr = 0; gr < g.groups; ++gr)
+          gemm(false, true, Og, K, P, T(1), gyn + gr * Og * P, P, cols + gr * K * P, P, T(1),
+               gw_local.data() + gr * Og * K, K);
+      }
+      if (gx) {
+        T* gxn = gx + n * g.C * g.H * g.W;
+        if (g.is_pointwise()) {  // the column matrix is the input itself: write straight into gx
+          for (int64_t gr = 0; gr < g.groups; ++gr)
+            gemm(true, false, K, P, Og, T(1), w + gr * Og * K, K, gyn + gr * Og * P, P, T(0), gxn + gr * K * P, P);
+        } else {
+          for (int64_t gr = 0; gr < g.groups; ++gr)
+            gemm(true, false, K, P, Og, T(1), w + gr * Og * K, K, gyn + gr * Og * P, P, T(0),
+                 col.data() + gr * K * P, P);
+          std::fill(gxn, gxn + g.C * g.H * g.W, T(0));
+          col2im(g, col.data(), gxn);
+        }
+      }
+    }
+    if (gw) {
+      std::lock_guard<std::mutex> lk(merge);
+      for (int64_t i = 0; i < wnumel; ++i) gw[i] += gw_local[i];
+    }
+  });
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  detail::check_defined(x_in, "conv2d");
+  detail::check_defined(weight, "conv2d", "weight");
+  detail::check_cpu(x_in, "conv2d");
+  detail::check_cpu(weight, "conv2d", "weight");
+  GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4, "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ",
+           x_in.sizes());
+  GB_CHECK(weight.dim() == 4, "conv2d: expected weight of 4 dims (out_channels, in_channels/groups, kH, kW), but got weight of size ",
+           weight.sizes());
+  if (x_in.dim() == 3) return conv2d(x_in.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0);
+  const Tensor& x = x_in;
+  GB_CHECK(x.scalar_type() == weight.scalar_type(), "conv2d: Input type (", detail::torch_type_name(x.scalar_type()),
+           ") and weight type (", detail::torch_type_name(weight.scalar_type()), ") should be the same");
+  GB_CHECK(is_floating_point(x.scalar_type()), "conv2d: expected a floating-point input, but got ",
+           to_string(x.scalar_type()));
+  auto s = detail::pair_arg(stride, "conv2d", "stride");
+  auto p = detail::pair_arg(padding, "conv2d", "padding");
+  auto d = detail::pair_arg(dilation, "conv2d", "dilation");
+  GB_CHECK(s[0] > 0 && s[1] > 0, "conv2d: non-positive stride is not supported (got stride ", IntArrayRef(s), ")");
+  GB_CHECK(p[0] >= 0 && p[1] >= 0, "conv2d: negative padding is not supported (got padding ", IntArrayRef(p), ")");
+  GB_CHECK(d[0] > 0 && d[1] > 0, "conv2d: dilation should be greater than zero (got dilation ", IntArrayRef(d), ")");
+  GB_CHECK(groups > 0, "conv2d: non-positive groups is not supported (got groups=", groups, ")");
+
+  ConvGeom g{};
+  g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
+  g.O = weight.size(0), g.kH = weight.size(2), g.kW = weight.size(3);
+  g.sH = s[0], g.sW = s[1], g.pH = p[0], g.pW = p[1], g.dH = d[0], g.dW = d[1], g.groups = groups;
+  GB_CHECK(g.O % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ", groups,
+           " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+  GB_CHECK(g.C == weight.size(1) * groups, "Given groups=", groups, ", weight of size ", weight.sizes(),
+           ", expected input", x.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", g.C,
+           " channels instead");
+  if (bias.defined()) {
+    detail::check_cpu(bias, "conv2d", "bias");
+    GB_CHECK(bias.dim() == 1 && bias.size(0) == g.O, "Given weight of size ", weight.sizes(),
+             ", expected bias to be 1-dimensional with ", g.O, " elements, but got bias of size ", bias.sizes(),
+             " instead");
+    GB_CHECK(bias.scalar_type() == x.scalar_type(), "conv2d: Input type (", detail::torch_type_name(x.scalar_type()),
+             ") and bias type (", detail::torch_type_name(bias.scalar_type()), ") should be the same");
+  }
+  const int64_t eff_kH = g.dH * (g.kH - 1) + 1, eff_kW = g.dW * (g.kW - 1) + 1;
+  GB_CHECK(g.H + 2 * g.pH >= eff_kH && g.W + 2 * g.pW >= eff_kW, "conv2d: Calculated padded input size per channel: (",
+           g.H + 2 * g.pH, " x ", g.W + 2 * g.pW, "). Kernel size: (", eff_kH, " x ", eff_kW,
+           "). Kernel size can't be greater than actual input size (input ", x.sizes(), ", weight ", weight.sizes(), ")");
+  g.Ho = (g.H + 2 * g.pH - eff_kH) / g.sH + 1;
+  g.Wo = (g.W + 2 * g.pW - eff_kW) / g.sW + 1;
+
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  Tensor wc = detail::raw_contiguous(weight, ct);
+  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+  Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, x.device());
+  if (out.numel() > 0) {
+    if (ct == kDouble)
+      conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(), bc.defined() ? bc.data_ptr<double>() : nullptr,
+                           out.data_ptr<double>());
+    else
+      conv_forward<float>(g, xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
+                          out.data_ptr<float>());
+  }
+  if (ct != x.scalar_type()) out = out.to(x.scalar_type());
+
+  if (autograd::needs_grad(x, weight, bias)) {
+    const Tensor& b = bias;
+    autograd::record("ConvolutionBackward0", autograd::collect_edges({x, weight, b}), {&out},
+                     {autograd::input(x), autograd::input(weight)},
+                     [g, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
+                       const Tensor& gy = c.grad();
+                       const Tensor& xs = c.saved(0);
+                       const Tensor& ws = c.saved(1);
+                       GB_CHECK(!(GradMode::is_enabled() &&
+                                  (gy.requires_grad() || xs.requires_grad() || ws.requires_grad())),
+                                "conv2d: double backward through conv2d is not supported yet (create_graph=true reached "
+                                "ConvolutionBackward0 for input ", xs.sizes(), ", weight ", ws.sizes(),
+                                "). Compute the gradient without create_graph, or detach the conv2d part of the graph.");
+                       const ScalarType ct = detail::compute_type(xt);
+                       Tensor gyc = detail::raw_contiguous(gy, ct);
+                       Tensor gx, gw, gb;
+                       bool need_x = c.needs(0), need_w = c.needs(1);
+                       if (need_x || need_w) {
+                         Tensor xc = need_w ? detail::raw_contiguous(xs, ct) : Tensor();
+                         Tensor wc = detail::raw_contiguous(ws, ct);
+                         if (need_x) gx = detail::make_empty({g.N, g.C, g.H, g.W}, ct, gy.device());
+                         if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
+                         if (ct == kDouble)
+                           conv_backward<double>(g, need_w ? xc.data_ptr<double>() : nullptr, wc.data_ptr<double>(),
+                                                 gyc.data_ptr<double>(), need_x ? gx.data_ptr<double>() : nullptr,
+                                                 need_w ? gw.data_ptr<double>() : nullptr);
+                         else
+                           conv_backward<float>(g, need_w ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
+                                                gyc.data_ptr<float>(), need_x ? gx.data_ptr<float>() : nullptr,
+                                                need_w ? gw.data_ptr<float>() : nullptr);
+                         if (need_x && ct != xt) gx = gx.to(xt);
+                         if (need_w && ct != xt) gw = gw.to(xt);
+                       }
+                       if (has_bias && c.needs(2)) {
+                         NoGradGuard ng;
+                         gb = gyc.sum({0, 2, 3});
+                         if (ct != xt) gb = gb.to(xt);
+                       }
+                       return variable_list{gx, gw, gb};
+                     });
+  }
+  return out;
+}
+
+}  // namespace gb
