@@ -2,10 +2,6 @@
 #include "glassbox/ops/nn.h"
 #define GB_PENDING(name) throw gb::Error(#name ": not implemented yet")
 namespace gb {
-Tensor max_pool2d(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool) { GB_PENDING(max_pool2d); }
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool) { GB_PENDING(max_pool2d_with_indices); }
-Tensor avg_pool2d(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool, std::optional<int64_t>) { GB_PENDING(avg_pool2d); }
-Tensor adaptive_avg_pool2d(const Tensor&, IntArrayRef) { GB_PENDING(adaptive_avg_pool2d); }
 Tensor batch_norm(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, double, double) { GB_PENDING(batch_norm); }
 Tensor layer_norm(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double) { GB_PENDING(layer_norm); }
 Tensor group_norm(const Tensor&, int64_t, const Tensor&, const Tensor&, double) { GB_PENDING(group_norm); }

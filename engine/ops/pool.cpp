@@ -1,0 +1,360 @@
+// engine/ops/pool.cpp — max_pool2d (+ indices), avg_pool2d and adaptive_avg_pool2d over (N,C,H,W) or (C,H,W).
+//
+// Every pooling op here is, for fixed windows (or fixed argmax indices), a linear map from input planes to output
+// planes. Each is written as a pair of raw kernels, the map and its adjoint, and each records the other as its
+// backward, so gradients of any order come for free. Kernels run over contiguous planes in float (f32, f16,
+// bf16) or double (f64), parallel over the N*C planes.
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "autograd/record.h"
+#include "core/make.h"
+#include "glassbox/core/parallel.h"
+#include "glassbox/ops/nn.h"
+#include "ops/nn_util.h"
+
+namespace gb {
+namespace {
+
+constexpr int64_t kPlaneGrain = 4;
+
+// PyTorch's pooling_output_shape.
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+void check_pool_input(const Tensor& x, const char* op) {
+  detail::check_defined(x, op);
+  detail::check_cpu(x, op);
+  bool ok = (x.dim() == 3 && x.size(0) != 0 && x.size(1) != 0 && x.size(2) != 0) ||
+            (x.dim() == 4 && x.size(1) != 0 && x.size(2) != 0 && x.size(3) != 0);
+  GB_CHECK(ok, op, ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:",
+           x.sizes());
+  GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
+}
+
+// The shape of x with its last two dims replaced.
+std::vector<int64_t> with_plane(const Tensor& x, int64_t h, int64_t w) {
+  auto s = x.sizes().vec();
+  s[s.size() - 2] = h;
+  s[s.size() - 1] = w;
+  return s;
+}
+
+// Runs f(T* ...) on T = float or double, the type the kernels compute in for dtype t.
+template <typename F>
+void with_compute_type(ScalarType t, const F& f) {
+  if (detail::compute_type(t) == kDouble) f(double{});
+  else f(float{});
+}
+
+// ---- max pooling: gather at argmax indices and its adjoint, scatter-add ----
+
+struct PlaneDims {
+  int64_t H, W, Ho, Wo;
+};
+
+Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d);
+
+// out[p][o] = src[p][idx[p][o]]: (..., H, W) -> (..., Ho, Wo)
+Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
+  ScalarType dt = src.scalar_type();
+  Tensor out;
+  with_compute_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    Tensor s = detail::raw_contiguous(src, detail::compute_type(dt));
+    Tensor o = detail::make_empty(with_plane(src, d.Ho, d.Wo), detail::compute_type(dt), src.device());
+    const T* sp = s.template data_ptr<T>();
+    const int64_t* ip = idx.data_ptr<int64_t>();
+    T* op = o.template data_ptr<T>();
+    const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
+    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
+    });
+    out = o.scalar_type() == dt ? o : o.to(dt);
+  });
+  if (autograd::needs_grad(src))
+    autograd::record("MaxPool2DWithIndicesBackward0", {src}, out, {}, [idx, d](autograd::BackwardContext& c) {
+      return variable_list{max_unpool_add(c.grad(), idx, d)};
+    });
+  return out;
+}
+
+// out[p][idx[p][o]] += g[p][o]: (..., Ho, Wo) -> (..., H, W); the gradient of max pooling.
+Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
+  ScalarType dt = g.scalar_type();
+  Tensor out;
+  with_compute_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    Tensor gc = detail::raw_contiguous(g, detail::compute_type(dt));
+    Tensor o = detail::make_empty(with_plane(g, d.H, d.W), detail::compute_type(dt), g.device());
+    const T* gp = gc.template data_ptr<T>();
+    const int64_t* ip = idx.data_ptr<int64_t>();
+    T* op = o.template data_ptr<T>();
+    const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
+    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        T* dst = op + p * in_plane;
+        std::fill(dst, dst + in_plane, T(0));
+        for (int64_t i = 0; i < out_plane; ++i) dst[ip[p * out_plane + i]] += gp[p * out_plane + i];
+      }
+    });
+    out = o.scalar_type() == dt ? o : o.to(dt);
+  });
+  if (autograd::needs_grad(g))
+    autograd::record("MaxPool2DWithIndicesBackwardBackward0", {g}, out, {}, [idx, d](autograd::BackwardContext& c) {
+      return variable_list{max_gather(c.grad(), idx, d)};
+    });
+  return out;
+}
+
+// ---- average pooling: window means and their adjoint ----
+
+// For each output position, the input window [hs,he) x [ws,we) and the divisor of its sum.
+struct Windows {
+  PlaneDims d;
+  std::vector<int64_t> hs, he, ws, we;  // per output row / column, clipped to the input
+  std::vector<double> div;              // per output position (Ho*Wo)
+  const char* name;                     // the backward node of the forward map
+  const char* adjoint_name;             // the node of the adjoint's backward
+};
+
+Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>& w);
+
+// out[p][oh][ow] = sum(window) / div: (..., H, W) -> (..., Ho, Wo)
+Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
+  const PlaneDims d = w->d;
+  ScalarType dt = x.scalar_type();
+  Tensor out;
+  with_compute_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    Tensor xc = detail::raw_contiguous(x, detail::compute_type(dt));
+    Tensor o = detail::make_empty(with_plane(x, d.Ho, d.Wo), detail::compute_type(dt), x.device());
+    const T* xp = xc.template data_ptr<T>();
+    T* op = o.template data_ptr<T>();
+    const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
+    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* src = xp + p * in_plane;
+        T* dst = op + p * out_plane;
+        for (int64_t oh = 0; oh < d.Ho; ++oh)
+          for (int64_t ow = 0; ow < d.Wo; ++ow) {
+            T acc = 0;
+            for (int64_t ih = w->hs[oh]; ih < w->he[oh]; ++ih)
+              for (int64_t iw = w->ws[ow]; iw < w->we[ow]; ++iw) acc += src[ih * d.W + iw];
+            dst[oh * d.Wo + ow] = T(acc / w->div[oh * d.Wo + ow]);
+          }
+      }
+    });
+    out = o.scalar_type() == dt ? o : o.to(dt);
+  });
+  if (autograd::needs_grad(x))
+    autograd::record(w->name, {x}, out, {}, [w](autograd::BackwardContext& c) {
+      return variable_list{window_mean_adjoint(c.grad(), w)};
+    });
+  return out;
+}
+
+// gx[p][window] += g[p][oh][ow] / div: (..., Ho, Wo) -> (..., H, W)
+Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>& w) {
+  const PlaneDims d = w->d;
+  ScalarType dt = g.scalar_type();
+  Tensor out;
+  with_compute_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    Tensor gc = detail::raw_contiguous(g, detail::compute_type(dt));
+    Tensor o = detail::make_empty(with_plane(g, d.H, d.W), detail::compute_type(dt), g.device());
+    const T* gp = gc.template data_ptr<T>();
+    T* op = o.template data_ptr<T>();
+    const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
+    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* src = gp + p * out_plane;
+        T* dst = op + p * in_plane;
+        std::fill(dst, dst + in_plane, T(0));
+        for (int64_t oh = 0; oh < d.Ho; ++oh)
+          for (int64_t ow = 0; ow < d.Wo; ++ow) {
+            const T v = T(src[oh * d.Wo + ow] / w->div[oh * d.Wo + ow]);
+            for (int64_t ih = w->hs[oh]; ih < w->he[oh]; ++ih)
+              for (int64_t iw = w->ws[ow]; iw < w->we[ow]; ++iw) dst[ih * d.W + iw] += v;
+          }
+      }
+    });
+    out = o.scalar_type() == dt ? o : o.to(dt);
+  });
+  if (autograd::needs_grad(g))
+    autograd::record(w->adjoint_name, {g}, out, {}, [w](autograd::BackwardContext& c) {
+      return variable_list{window_mean(c.grad(), w)};
+    });
+  return out;
+}
+
+struct PoolArgs {
+  std::array<int64_t, 2> k, s, p, d;
+};
+
+PoolArgs pool_args(const char* op, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation) {
+  PoolArgs a;
+  a.k = detail::pair_arg(kernel_size, op, "kernel_size");
+  a.s = detail::pair_arg(stride, op, "stride", a.k);
+  a.p = detail::pair_arg(padding, op, "padding");
+  a.d = detail::pair_arg(dilation, op, "dilation");
+  GB_CHECK(a.k[0] > 0 && a.k[1] > 0, op, ": kernel size should be greater than zero, but got kH: ", a.k[0],
+           " kW: ", a.k[1]);
+  GB_CHECK(a.s[0] > 0 && a.s[1] > 0, op, ": stride should be greater than zero, but got dH: ", a.s[0], " dW: ", a.s[1]);
+  GB_CHECK(a.d[0] > 0 && a.d[1] > 0, op, ": dilation should be greater than zero, but got dilationH: ", a.d[0],
+           " dilationW: ", a.d[1]);
+  GB_CHECK(a.p[0] >= 0 && a.p[1] >= 0 && a.p[0] <= a.k[0] / 2 && a.p[1] <= a.k[1] / 2, op,
+           ": pad should be smaller than or equal to half of kernel size, but got padW = ", a.p[1], ", padH = ", a.p[0],
+           ", kW = ", a.k[1], ", kH = ", a.k[0]);
+  return a;
+}
+
+void check_output_size(const Tensor& x, int64_t Ho, int64_t Wo, const char* op) {
+  const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
+  GB_CHECK(Ho >= 1 && Wo >= 1, op, ": Given input size: (", C, "x", H, "x", W, "). Calculated output size: (", C, "x",
+           Ho, "x", Wo, "). Output size is too small");
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  const char* op = "max_pool2d";
+  check_pool_input(x, op);
+  PoolArgs a = pool_args(op, kernel_size, stride, padding, dilation);
+  const int64_t H = x.size(-2), W = x.size(-1);
+  const int64_t Ho = pooled_size(H, a.k[0], a.p[0], a.s[0], a.d[0], ceil_mode);
+  const int64_t Wo = pooled_size(W, a.k[1], a.p[1], a.s[1], a.d[1], ceil_mode);
+  check_output_size(x, Ho, Wo, op);
+  PlaneDims d{H, W, Ho, Wo};
+  ScalarType dt = x.scalar_type();
+  Tensor out, idx = detail::make_empty(with_plane(x, Ho, Wo), kInt64, x.device());
+  with_compute_type(dt, [&](auto zero) {
+    using T = decltype(zero);
+    Tensor xc = detail::raw_contiguous(x, detail::compute_type(dt));
+    Tensor o = detail::make_empty(with_plane(x, Ho, Wo), detail::compute_type(dt), x.device());
+    const T* xp = xc.template data_ptr<T>();
+    T* op_ = o.template data_ptr<T>();
+    int64_t* ip = idx.data_ptr<int64_t>();
+    const int64_t in_plane = H * W, out_plane = Ho * Wo, planes = o.numel() / out_plane;
+    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* src = xp + p * in_plane;
+        for (int64_t oh = 0; oh < Ho; ++oh) {
+          int64_t hs = oh * a.s[0] - a.p[0];
+          const int64_t he = std::min(hs + (a.k[0] - 1) * a.d[0] + 1, H);
+          while (hs < 0) hs += a.d[0];
+          for (int64_t ow = 0; ow < Wo; ++ow) {
+            int64_t ws = ow * a.s[1] - a.p[1];
+            const int64_t we = std::min(ws + (a.k[1] - 1) * a.d[1] + 1, W);
+            while (ws < 0) ws += a.d[1];
+            int64_t best = hs * W + ws;
+            T best_v = -std::numeric_limits<T>::infinity();
+            for (int64_t ih = hs; ih < he; ih += a.d[0])
+              for (int64_t iw = ws; iw < we; iw += a.d[1]) {
+                const T v = src[ih * W + iw];
+                if (v > best_v || std::isnan(v)) {  // strict: the first max wins ties; NaN propagates
+                  best_v = v;
+                  best = ih * W + iw;
+                }
+              }
+            op_[p * out_plane + oh * Wo + ow] = best_v;
+            ip[p * out_plane + oh * Wo + ow] = best;
+          }
+        }
+      }
+    });
+    out = o.scalar_type() == dt ? o : o.to(dt);
+  });
+  if (autograd::needs_grad(x))
+    autograd::record("MaxPool2DWithIndicesBackward0", {x}, out, {}, [idx, d](autograd::BackwardContext& c) {
+      return variable_list{max_unpool_add(c.grad(), idx, d)};
+    });
+  return {out, idx};
+}
+
+Tensor max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(max_pool2d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool2d";
+  check_pool_input(x, op);
+  PoolArgs a = pool_args(op, kernel_size, stride, padding, 1);
+  GB_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
+  const int64_t H = x.size(-2), W = x.size(-1);
+  const int64_t Ho = pooled_size(H, a.k[0], a.p[0], a.s[0], 1, ceil_mode);
+  const int64_t Wo = pooled_size(W, a.k[1], a.p[1], a.s[1], 1, ceil_mode);
+  check_output_size(x, Ho, Wo, op);
+  auto w = std::make_shared<Windows>();
+  w->d = {H, W, Ho, Wo};
+  w->name = "AvgPool2DBackward0";
+  w->adjoint_name = "AvgPool2DBackwardBackward0";
+  // PyTorch's windows: the padded extent (clipped at H + pad) counts toward count_include_pad's divisor
+  std::vector<int64_t> hpad(Ho), wpad(Wo);
+  for (int64_t oh = 0; oh < Ho; ++oh) {
+    int64_t hs = oh * a.s[0] - a.p[0], he = std::min(hs + a.k[0], H + a.p[0]);
+    hpad[oh] = he - hs;
+    w->hs.push_back(std::max<int64_t>(hs, 0));
+    w->he.push_back(std::min(he, H));
+  }
+  for (int64_t ow = 0; ow < Wo; ++ow) {
+    int64_t ws = ow * a.s[1] - a.p[1], we = std::min(ws + a.k[1], W + a.p[1]);
+    wpad[ow] = we - ws;
+    w->ws.push_back(std::max<int64_t>(ws, 0));
+    w->we.push_back(std::min(we, W));
+  }
+  w->div.resize(size_t(Ho * Wo));
+  for (int64_t oh = 0; oh < Ho; ++oh)
+    for (int64_t ow = 0; ow < Wo; ++ow) {
+      double div = divisor_override  ? double(*divisor_override)
+                   : count_include_pad ? double(hpad[oh] * wpad[ow])
+                                       : double((w->he[oh] - w->hs[oh]) * (w->we[ow] - w->ws[ow]));
+      w->div[oh * Wo + ow] = div > 0 ? div : 1.0;  // an empty window sums to 0
+    }
+  return window_mean(x, w);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  detail::check_defined(x, op);
+  detail::check_cpu(x, op);
+  GB_CHECK(output_size.size() == 1 || output_size.size() == 2, op, ": output_size must be 2, but got ",
+           output_size.size(), " values ", output_size);
+  bool ok = (x.dim() == 3 || x.dim() == 4) && x.size(-1) > 0 && x.size(-2) > 0 && (x.dim() == 3 || x.size(1) > 0);
+  GB_CHECK(ok, op, "(): Expected 3D or 4D tensor, but got ", x.sizes());
+  GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
+  auto os = detail::pair_arg(output_size, op, "output_size");
+  GB_CHECK(os[0] >= 0 && os[1] >= 0, op, ": elements of output_size must be greater than or equal to 0 but received {",
+           os[0], ", ", os[1], "}");
+  const int64_t H = x.size(-2), W = x.size(-1), Ho = os[0], Wo = os[1];
+  auto w = std::make_shared<Windows>();
+  w->d = {H, W, Ho, Wo};
+  w->name = "AdaptiveAvgPool2DBackward0";
+  w->adjoint_name = "AdaptiveAvgPool2DBackwardBackward0";
+  for (int64_t oh = 0; oh < Ho; ++oh) {  // start = floor(o * in / out), end = ceil((o + 1) * in / out)
+    w->hs.push_back(oh * H / Ho);
+    w->he.push_back(((oh + 1) * H + Ho - 1) / Ho);
+  }
+  for (int64_t ow = 0; ow < Wo; ++ow) {
+    w->ws.push_back(ow * W / Wo);
+    w->we.push_back(((ow + 1) * W + Wo - 1) / Wo);
+  }
+  w->div.resize(size_t(Ho * Wo));
+  for (int64_t oh = 0; oh < Ho; ++oh)
+    for (int64_t ow = 0; ow < Wo; ++ow)
+      w->div[oh * Wo + ow] = double((w->he[oh] - w->hs[oh]) * (w->we[ow] - w->ws[ow]));
+  return window_mean(x, w);
+}
+
+}  // namespace gb
