@@ -2,9 +2,6 @@
 #include "glassbox/ops/nn.h"
 #define GB_PENDING(name) throw gb::Error(#name ": not implemented yet")
 namespace gb {
-Tensor batch_norm(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, double, double) { GB_PENDING(batch_norm); }
-Tensor layer_norm(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double) { GB_PENDING(layer_norm); }
-Tensor group_norm(const Tensor&, int64_t, const Tensor&, const Tensor&, double) { GB_PENDING(group_norm); }
 Tensor dropout(const Tensor&, double, bool) { GB_PENDING(dropout); }
 Tensor& dropout_(Tensor&, double, bool) { GB_PENDING(dropout_); }
 Tensor cross_entropy(const Tensor&, const Tensor&, const Tensor&, Reduction, int64_t, double) { GB_PENDING(cross_entropy); }

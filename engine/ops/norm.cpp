@@ -1,0 +1,429 @@
+// engine/ops/norm.cpp — batch_norm, layer_norm, group_norm, each with its backward right under it.
+//
+// All three compute xhat = (x - mean) * rstd over some set of elements, then y = xhat * weight + bias. Forward
+// kernels are raw loops over contiguous data in float (f32, f16, bf16) or double (f64), statistics accumulated in
+// double, parallel over channels (batch_norm) or rows (layer_norm, group_norm). Backward formulas are written with
+// differentiable gb ops on the saved mean and rstd, so gradgradcheck holds; under create_graph the statistics are
+// recomputed from x with gb ops so their own dependence on x is differentiated too. batch_norm's first-order
+// backward (no create_graph) also has a fused raw kernel, since it sits in every CNN training step.
+#include <cmath>
+#include <vector>
+
+#include "autograd/record.h"
+#include "core/make.h"
+#include "glassbox/core/parallel.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/nn.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "ops/nn_util.h"
+
+namespace gb {
+namespace {
+
+// dL/dx of xhat = (x - mean) * rstd, statistics over dims (keepdim shapes), given gxhat = dL/dxhat.
+Tensor normalized_input_grad(const Tensor& gxhat, const Tensor& xhat, const Tensor& rstd, IntArrayRef dims) {
+  return rstd * (gxhat - gxhat.mean(dims, true) - xhat * (gxhat * xhat).mean(dims, true));
+}
+
+// Mean and rstd over dims (keepdim) for the backward: the forward's saved values, or, when the backward itself is
+// being recorded (create_graph), the same statistics recomputed from x so that their dependence on x is tracked.
+std::pair<Tensor, Tensor> backward_stats(const Tensor& x, const Tensor& saved_mean, const Tensor& saved_rstd,
+                                         IntArrayRef dims, double eps) {
+  if (!GradMode::is_enabled() || !x.requires_grad()) return {saved_mean, saved_rstd};
+  Tensor mean = x.mean(dims, true);
+  Tensor xc = x - mean;
+  return {mean, ((xc * xc).mean(dims, true) + eps).pow(-0.5)};
+}
+
+Tensor as_type(const Tensor& t, ScalarType dt) { return t.defined() && t.scalar_type() != dt ? t.to(dt) : t; }
+
+template <typename T>
+const T* ptr_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
+// Mean and biased variance of `rows` rows of `len` contiguous elements, two passes in double.
+template <typename T>
+void row_stats(const T* x, int64_t len, double& mean, double& var) {
+  double s = 0;
+  for (int64_t i = 0; i < len; ++i) s += double(x[i]);
+  mean = len ? s / double(len) : 0.0;
+  double q = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    double d = double(x[i]) - mean;
+    q += d * d;
+  }
+  var = len ? q / double(len) : 0.0;
+}
+
+void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, const Tensor& x) {
+  if (!t.defined()) return;
+  detail::check_cpu(t, op, what);
+  GB_CHECK(t.numel() == n, op, ": ", what, " should contain ", n, " elements not ", t.numel(), " (input of size ",
+           x.sizes(), ")");
+}
+
+}  // namespace
+
+// ---- batch_norm: statistics per channel over (N, *) ----
+
+namespace {
+
+template <typename T>
+void bn_channel_stats(const T* x, int64_t N, int64_t C, int64_t S, T* mean, double* var) {
+  parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double s = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = x + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) s += double(p[i]);
+      }
+      const double m = s / double(N * S);
+      double q = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* p = x + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) {
+          double d = double(p[i]) - m;
+          q += d * d;
+        }
+      }
+      mean[c] = T(m);
+      var[c] = q / double(N * S);
+    }
+  });
+}
+
+// y = x * scale[c] + shift[c] over (N, C, S)
+template <typename T>
+void channel_affine(const T* x, const T* scale, const T* shift, int64_t N, int64_t C, int64_t S, T* y) {
+  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r % C;
+      const T a = scale[c], b = shift[c];
+      const T* xp = x + r * S;
+      T* yp = y + r * S;
+      for (int64_t i = 0; i < S; ++i) yp[i] = xp[i] * a + b;
+    }
+  });
+}
+
+// Fused first-order backward. training: batch statistics (the mean's and variance's dependence on x included).
+template <typename T>
+void bn_backward_kernel(const T* x, const T* g, const T* w, const T* mean, const T* rstd, int64_t N, int64_t C,
+                        int64_t S, bool training, T* gx, T* gw, T* gb) {
+  const double M = double(N * S);
+  parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const double m = double(mean[c]), r = double(rstd[c]);
+      double sg = 0, sgx = 0;  // sum g, sum g * (x - mean)
+      for (int64_t n = 0; n < N; ++n) {
+        const T* xp = x + (n * C + c) * S;
+        const T* gp = g + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) {
+          sg += double(gp[i]);
+          sgx += double(gp[i]) * (double(xp[i]) - m);
+        }
+      }
+      if (gw) gw[c] = T(sgx * r);
+      if (gb) gb[c] = T(sg);
+      if (!gx) continue;
+      const double wc = w ? double(w[c]) : 1.0;
+      // gx = w r (g - sg/M - (x - m) r^2 sgx/M)  (training);  w r g  (running statistics)
+      const T k = T(wc * r);
+      const T mg = training ? T(sg / M) : T(0);
+      const T kx = training ? T(r * r * sgx / M) : T(0);
+      const T mm = T(m);
+      for (int64_t n = 0; n < N; ++n) {
+        const T* xp = x + (n * C + c) * S;
+        const T* gp = g + (n * C + c) * S;
+        T* op = gx + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) op[i] = k * (gp[i] - mg - (xp[i] - mm) * kx);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  detail::check_defined(x, op);
+  detail::check_cpu(x, op);
+  GB_CHECK(x.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got input of size ", x.sizes());
+  GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
+  const int64_t N = x.size(0), C = x.size(1), S = C && N ? x.numel() / (N * C) : 0;
+  check_affine(weight, C, op, "weight", x);
+  check_affine(bias, C, op, "bias", x);
+  check_affine(running_mean, C, op, "running_mean", x);
+  check_affine(running_var, C, op, "running_var", x);
+  GB_CHECK(running_mean.defined() == running_var.defined(), op,
+           ": running_mean and running_var must both be given or both be undefined");
+  const bool batch_stats = training || !running_mean.defined();
+  GB_CHECK(!training || N * S > 1, "Expected more than 1 value per channel when training, got input size ", x.sizes());
+
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  Tensor mean = detail::make_empty({C}, ct), rstd = detail::make_empty({C}, ct);
+  Tensor out = detail::make_empty(x.sizes(), ct, x.device());
+  std::vector<double> var(static_cast<size_t>(C));
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    T* mp = mean.data_ptr<T>();
+    T* rp = rstd.data_ptr<T>();
+    if (batch_stats) {
+      bn_channel_stats<T>(xc.data_ptr<T>(), N, C, S, mp, var.data());
+    } else {
+      Tensor rm = detail::raw_contiguous(running_mean, ct), rv = detail::raw_contiguous(running_var, ct);
+      for (int64_t c = 0; c < C; ++c) {
+        mp[c] = rm.data_ptr<T>()[c];
+        var[size_t(c)] = double(rv.data_ptr<T>()[c]);
+      }
+    }
+    for (int64_t c = 0; c < C; ++c) rp[c] = T(1.0 / std::sqrt(var[size_t(c)] + eps));
+    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    std::vector<T> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      scale[size_t(c)] = rp[c] * (wc.defined() ? wc.data_ptr<T>()[c] : T(1));
+      shift[size_t(c)] = (bc.defined() ? bc.data_ptr<T>()[c] : T(0)) - mp[c] * scale[size_t(c)];
+    }
+    if (out.numel() > 0) channel_affine<T>(xc.data_ptr<T>(), scale.data(), shift.data(), N, C, S, out.data_ptr<T>());
+  };
+  if (ct == kDouble) run(double{});
+  else run(float{});
+  out = as_type(out, x.scalar_type());
+
+  if (training && running_mean.defined()) {  // running statistics take the unbiased variance
+    NoGradGuard ng;
+    const double n = double(N * S);
+    std::vector<double> unbiased(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) unbiased[size_t(c)] = var[size_t(c)] * n / (n - 1);
+    Tensor uv = tensor(ArrayRef<double>(unbiased), kDouble);
+    Tensor& rm = const_cast<Tensor&>(running_mean);
+    Tensor& rv = const_cast<Tensor&>(running_var);
+    rm.mul_(1 - momentum).add_(mean.to(rm.scalar_type()), momentum);
+    rv.mul_(1 - momentum).add_(uv.to(rv.scalar_type()), momentum);
+  }
+
+  if (autograd::needs_grad(x, weight, bias)) {
+    std::vector<int64_t> bshape(size_t(x.dim()), 1);
+    bshape[1] = C;
+    std::vector<int64_t> dims{0};
+    for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+    autograd::record(
+        "NativeBatchNormBackward0", autograd::collect_edges({x, weight, bias}), {&out},
+        {autograd::input(x), autograd::input(weight), autograd::input(mean), autograd::input(rstd)},
+        [=](autograd::BackwardContext& c) {
+          const Tensor& g = c.grad();
+          const Tensor& xs = c.saved(0);
+          const Tensor& ws = c.saved(1);
+          Tensor gx, gw, gb;
+          if (!GradMode::is_enabled()) {  // first order only: the fused kernel
+            const ScalarType ct = detail::compute_type(xs.scalar_type());
+            Tensor xc = detail::raw_contiguous(xs, ct), gc = detail::raw_contiguous(g, ct);
+            Tensor wc = ws.defined() ? detail::raw_contiguous(ws, ct) : Tensor();
+            if (c.needs(0)) gx = detail::make_empty(xs.sizes(), ct);
+            if (c.needs(1)) gw = detail::make_empty({C}, ct);
+            if (c.needs(2)) gb = detail::make_empty({C}, ct);
+            auto run = [&](auto zero) {
+              using T = decltype(zero);
+              bn_backward_kernel<T>(xc.data_ptr<T>(), gc.data_ptr<T>(), ptr_or_null<T>(wc), c.saved(2).data_ptr<T>(),
+                                    c.saved(3).data_ptr<T>(), N, C, S, batch_stats, gx.defined() ? gx.data_ptr<T>() : nullptr,
+                                    gw.defined() ? gw.data_ptr<T>() : nullptr, gb.defined() ? gb.data_ptr<T>() : nullptr);
+            };
+            if (ct == kDouble) run(double{});
+            else run(float{});
+          } else {  // differentiable formulas (create_graph)
+            Tensor mean = c.saved(2).view(bshape), rstd = c.saved(3).view(bshape);
+            if (batch_stats) std::tie(mean, rstd) = backward_stats(xs, mean, rstd, dims, eps);
+            Tensor xhat = (xs - mean) * rstd;
+            Tensor gxhat = ws.defined() ? g * ws.view(bshape) : g;
+            if (c.needs(0)) gx = batch_stats ? normalized_input_grad(gxhat, xhat, rstd, dims) : gxhat * rstd;
+            if (c.needs(1)) gw = (g * xhat).sum(dims);
+            if (c.needs(2)) gb = g.sum(dims);
+          }
+          return variable_list{as_type(gx, xs.scalar_type()), ws.defined() ? as_type(gw, ws.scalar_type()) : gw,
+                               c.needs(2) ? as_type(gb, g.scalar_type()) : gb};
+        });
+  }
+  return out;
+}
+
+// ---- layer_norm: statistics per row over the trailing normalized_shape ----
+
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "layer_norm";
+  detail::check_defined(x, op);
+  detail::check_cpu(x, op);
+  GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
+  const int64_t k = int64_t(normalized_shape.size());
+  GB_CHECK(k >= 1, op, ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
+           "but got normalized_shape = ", normalized_shape);
+  bool match = x.dim() >= k;
+  for (int64_t i = 0; match && i < k; ++i) match = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
+  if (!match) {
+    std::string star = "[*";
+    for (int64_t s : normalized_shape) star += ", " + std::to_string(s);
+    throw Error(detail::str_cat("Given normalized_shape=", normalized_shape, ", expected input with shape ", star,
+                                "], but got input of size", x.sizes()));
+  }
+  for (const Tensor* t : {&weight, &bias}) {
+    if (!t->defined()) continue;
+    GB_CHECK(t->sizes() == normalized_shape, "Expected ", t == &weight ? "weight" : "bias",
+             " to be of same shape as normalized_shape, but got ", t == &weight ? "weight" : "bias", " of shape ",
+             t->sizes(), " and normalized_shape = ", normalized_shape);
+  }
+  int64_t D = 1;
+  for (int64_t s : normalized_shape) D *= s;
+  const int64_t M = D ? x.numel() / D : 0;
+  std::vector<int64_t> stat_shape = x.sizes().vec();
+  for (int64_t i = 0; i < k; ++i) stat_shape[size_t(x.dim() - 1 - i)] = 1;
+  std::vector<int64_t> dims;
+  for (int64_t i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
+
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  Tensor mean = detail::make_empty(stat_shape, ct), rstd = detail::make_empty(stat_shape, ct);
+  Tensor out = detail::make_empty(x.sizes(), ct, x.device());
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    const T* xp = xc.data_ptr<T>();
+    const T* wp = ptr_or_null<T>(wc);
+    const T* bp = ptr_or_null<T>(bc);
+    T* yp = out.data_ptr<T>();
+    T* mp = mean.data_ptr<T>();
+    T* rp = rstd.data_ptr<T>();
+    parallel_for(0, M, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        double m, v;
+        row_stats(xp + r * D, D, m, v);
+        const T mt = T(m), rt = T(1.0 / std::sqrt(v + eps));
+        mp[r] = mt;
+        rp[r] = rt;
+        const T* xr = xp + r * D;
+        T* yr = yp + r * D;
+        if (wp && bp)
+          for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i] + bp[i];
+        else if (wp)
+          for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i];
+        else
+          for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt + (bp ? bp[i] : T(0));
+      }
+    });
+  };
+  if (ct == kDouble) run(double{});
+  else run(float{});
+  out = as_type(out, x.scalar_type());
+
+  if (autograd::needs_grad(x, weight, bias)) {
+    autograd::record("NativeLayerNormBackward0", autograd::collect_edges({x, weight, bias}), {&out},
+                     {autograd::input(x), autograd::input(weight), autograd::input(mean), autograd::input(rstd)},
+                     [dims, eps, lead = x.dim() - k](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       const Tensor& xs = c.saved(0);
+                       const Tensor& ws = c.saved(1);
+                       auto [mean, rstd] = backward_stats(xs, c.saved(2), c.saved(3), dims, eps);
+                       Tensor xhat = (xs - mean) * rstd;
+                       Tensor gx, gw, gb;
+                       std::vector<int64_t> lead_dims;
+                       for (int64_t d = 0; d < lead; ++d) lead_dims.push_back(d);
+                       if (c.needs(0)) gx = normalized_input_grad(ws.defined() ? g * ws : g, xhat, rstd, dims);
+                       auto over_rows = [&](const Tensor& t) { return lead_dims.empty() ? t : t.sum(lead_dims); };
+                       if (c.needs(1)) gw = as_type(over_rows(g * xhat), ws.scalar_type());
+                       if (c.needs(2)) gb = as_type(over_rows(g), g.scalar_type());
+                       return variable_list{as_type(gx, xs.scalar_type()), gw, gb};
+                     });
+  }
+  return out;
+}
+
+// ---- group_norm: statistics per (sample, group of C/G channels) ----
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "group_norm";
+  detail::check_defined(x, op);
+  detail::check_cpu(x, op);
+  GB_CHECK(x.dim() >= 2, op, ": Expected at least 2 dimensions for input tensor but received ", x.dim());
+  GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
+  const int64_t N = x.size(0), C = x.size(1);
+  GB_CHECK(num_groups > 0 && C % num_groups == 0,
+           "Expected number of channels in input to be divisible by num_groups, but got input of shape ", x.sizes(),
+           " and num_groups=", num_groups);
+  for (const Tensor* t : {&weight, &bias}) {
+    if (!t->defined()) continue;
+    GB_CHECK(t->dim() == 1 && t->numel() == C, "Expected ", t == &weight ? "weight" : "bias",
+             " to be a vector of size equal to the number of channels in input, but got ",
+             t == &weight ? "weight" : "bias", " of shape ", t->sizes(), " and input of shape ", x.sizes());
+  }
+  const int64_t G = num_groups, S = N * C ? x.numel() / (N * C) : 0, Cg = C / G, D = Cg * S;
+
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  Tensor mean = detail::make_empty({N, G, 1}, ct), rstd = detail::make_empty({N, G, 1}, ct);
+  Tensor out = detail::make_empty(x.sizes(), ct, x.device());
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    const T* xp = xc.data_ptr<T>();
+    const T* wp = ptr_or_null<T>(wc);
+    const T* bp = ptr_or_null<T>(bc);
+    T* yp = out.data_ptr<T>();
+    T* mp = mean.data_ptr<T>();
+    T* rp = rstd.data_ptr<T>();
+    parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        double m, v;
+        row_stats(xp + r * D, D, m, v);
+        const T mt = T(m), rt = T(1.0 / std::sqrt(v + eps));
+        mp[r] = mt;
+        rp[r] = rt;
+        const int64_t g = r % G;
+        for (int64_t cc = 0; cc < Cg; ++cc) {
+          const int64_t ch = g * Cg + cc;
+          const T a = rt * (wp ? wp[ch] : T(1));
+          const T b = (bp ? bp[ch] : T(0)) - mt * a;
+          const T* xr = xp + r * D + cc * S;
+          T* yr = yp + r * D + cc * S;
+          for (int64_t i = 0; i < S; ++i) yr[i] = xr[i] * a + b;
+        }
+      }
+    });
+  };
+  if (ct == kDouble) run(double{});
+  else run(float{});
+  out = as_type(out, x.scalar_type());
+
+  if (autograd::needs_grad(x, weight, bias)) {
+    std::vector<int64_t> cshape(size_t(x.dim()), 1);  // (1, C, 1, ...)
+    cshape[1] = C;
+    std::vector<int64_t> cdims{0};
+    for (int64_t d = 2; d < x.dim(); ++d) cdims.push_back(d);
+    autograd::record("NativeGroupNormBackward0", autograd::collect_edges({x, weight, bias}), {&out},
+                     {autograd::input(x), autograd::input(weight), autograd::input(mean), autograd::input(rstd)},
+                     [=, xshape = x.sizes().vec()](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       const Tensor& xs = c.saved(0);
+                       const Tensor& ws = c.saved(1);
+                       Tensor xr = xs.reshape({N, G, -1});
+                       auto [mean, rstd] = backward_stats(xr, c.saved(2), c.saved(3), {2}, eps);
+                       Tensor xhat_r = (xr - mean) * rstd;
+                       Tensor xhat = xhat_r.reshape(xshape);
+                       Tensor gx, gw, gb;
+                       if (c.needs(0)) {
+                         Tensor gxhat = (ws.defined() ? g * ws.view(cshape) : g).reshape({N, G, -1});
+                         gx = normalized_input_grad(gxhat, xhat_r, rstd, {2}).reshape(xshape);
+                       }
+                       if (c.needs(1)) gw = as_type((g * xhat).sum(cdims), ws.scalar_type());
+                       if (c.needs(2)) gb = as_type(g.sum(cdims), g.scalar_type());
+                       return variable_list{as_type(gx, xs.scalar_type()), gw, gb};
+                     });
+  }
+  return out;
+}
+
+}  // namespace gb

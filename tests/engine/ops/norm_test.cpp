@@ -1,0 +1,156 @@
+// tests/engine/ops/norm_test.cpp — batch_norm (training/eval, running-stat updates), layer_norm, group_norm:
+// hand-computed values, gradients (gradcheck, gradgradcheck, fused vs differentiable backward), dtypes, errors.
+#include "support/check.h"
+
+using gbtest::check_close;
+using gbtest::check_values;
+
+namespace {
+bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& in) {
+  return gb::autograd::gradgradcheck([&](const gb::variable_list& v) { return gb::variable_list{f(v)}; }, in);
+}
+
+// Gradients of sum(f(inputs) * probe) w.r.t. inputs, with or without create_graph.
+gb::variable_list grads_of(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& in,
+                           bool create_graph) {
+  gb::manual_seed(99);
+  auto y = f(in);
+  auto probe = gb::randn(y.sizes(), gb::kFloat64);
+  return gb::autograd::grad({(y * probe).sum()}, in, {}, std::nullopt, create_graph);
+}
+}  // namespace
+
+TEST_CASE("batch_norm training normalizes with batch statistics and updates the running ones") {
+  auto x = gb::tensor({{1.0, 2.0}, {3.0, 6.0}});
+  auto rm = gb::zeros({2});
+  auto rv = gb::ones({2});
+  auto v0 = rm._version();
+  auto y = gb::batch_norm(x, gb::tensor({2.0, 3.0}), gb::tensor({0.5, -1.0}), rm, rv, true, 0.1, 0.0);
+  check_values(y, {-1.5, -4, 2.5, 2});
+  check_values(rm, {0.2, 0.4});
+  check_values(rv, {1.1, 1.7}, 1e-6);  // unbiased variances 2 and 8
+  CHECK(rm._version() > v0);
+  // eval: the running statistics
+  auto ye = gb::batch_norm(x, {}, {}, rm, rv, false, 0.1, 0.0);
+  check_values(ye, {0.8 / std::sqrt(1.1), 1.6 / std::sqrt(1.7), 2.8 / std::sqrt(1.1), 5.6 / std::sqrt(1.7)}, 1e-6);
+  check_values(rm, {0.2, 0.4});  // unchanged in eval
+  // eval without running statistics falls back to batch statistics
+  check_values(gb::batch_norm(x, {}, {}, {}, {}, false, 0.1, 0.0), {-1, -1, 1, 1});
+}
+
+TEST_CASE("batch_norm over (N,C,H,W) matches the definition, in every float dtype") {
+  gb::manual_seed(7);
+  auto x = gb::randn({4, 3, 5, 6}, gb::kFloat64) * 3 + 1;
+  auto w = gb::randn({3}, gb::kFloat64), b = gb::randn({3}, gb::kFloat64);
+  auto mean = x.mean({0, 2, 3}, true);
+  auto var = ((x - mean) * (x - mean)).mean({0, 2, 3}, true);
+  auto want = (x - mean) / (var + 1e-5).pow(0.5) * w.view({1, 3, 1, 1}) + b.view({1, 3, 1, 1});
+  auto rm = gb::zeros({3}, gb::kFloat64), rv = gb::ones({3}, gb::kFloat64);
+  check_close(gb::batch_norm(x, w, b, rm, rv, true, 0.5, 1e-5), want, 1e-10, 1e-10);
+  check_close(rv, 0.5 + 0.5 * var.view({3}) * (120.0 / 119.0), 1e-10, 1e-10);
+  auto y32 = gb::batch_norm(x.to(gb::kFloat), w.to(gb::kFloat), b.to(gb::kFloat), {}, {}, true, 0.1, 1e-5);
+  CHECK(y32.scalar_type() == gb::kFloat);
+  check_close(y32, want, 1e-4, 1e-4);
+  auto yh = gb::batch_norm(x.to(gb::kHalf), w.to(gb::kHalf), b.to(gb::kHalf), {}, {}, true, 0.1, 1e-5);
+  CHECK(yh.scalar_type() == gb::kHalf);
+  check_close(yh, want, 2e-2, 2e-2);
+  auto xt = x.transpose(2, 3);  // non-contiguous
+  check_close(gb::batch_norm(xt, w, b, {}, {}, true, 0.1, 1e-5), want.transpose(2, 3), 1e-10, 1e-10);
+}
+
+TEST_CASE("batch_norm gradients") {
+  gb::manual_seed(8);
+  auto x = gb::randn({3, 2, 4, 3}, gbtest::f64_grad());
+  auto w = gb::randn({2}, gbtest::f64_grad()), b = gb::randn({2}, gbtest::f64_grad());
+  auto rm = gb::randn({2}, gb::kFloat64), rv = gb::rand({2}, gb::kFloat64) + 0.5;
+  auto train = [](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], v[2], {}, {}, true, 0.1, 1e-5); };
+  auto eval = [rm, rv](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], v[2], rm, rv, false, 0.1, 1e-5); };
+  CHECK(train({x, w, b}).grad_fn()->name() == "NativeBatchNormBackward0");
+  CHECK(gbtest::gradcheck1(train, {x, w, b}));
+  CHECK(gbtest::gradcheck1(eval, {x, w, b}));
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::batch_norm(v[0], {}, {}, {}, {}, true, 0.1, 1e-5); },
+                           {x}));
+  auto x2 = gb::randn({5, 3}, gbtest::f64_grad());  // (N, C)
+  auto w3 = gb::randn({3}, gbtest::f64_grad());
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], {}, {}, {}, true, 0.1, 1e-5); },
+                           {x2, w3}));
+  CHECK(gradgradcheck1(train, {x, w, b}));
+  CHECK(gradgradcheck1(eval, {x, w, b}));
+  // the fused first-order kernel and the differentiable formulas agree
+  auto fused = grads_of(train, {x, w, b}, false), formula = grads_of(train, {x, w, b}, true);
+  for (size_t i = 0; i < 3; ++i) check_close(fused[i], formula[i], 1e-10, 1e-10);
+  auto fused_e = grads_of(eval, {x, w, b}, false), formula_e = grads_of(eval, {x, w, b}, true);
+  for (size_t i = 0; i < 3; ++i) check_close(fused_e[i], formula_e[i], 1e-10, 1e-10);
+}
+
+TEST_CASE("layer_norm: values, gradients, dtypes") {
+  auto x = gb::tensor({{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}});
+  const double r = std::sqrt(1.5);
+  check_values(gb::layer_norm(x, {3}, {}, {}, 0.0), {-r, 0, r, -r, 0, r}, 1e-6);
+  check_values(gb::layer_norm(x, {3}, gb::tensor({1.0, 2.0, 3.0}), gb::tensor({0.0, 0.0, 1.0}), 0.0),
+               {-r, 0, 3 * r + 1, -r, 0, 3 * r + 1}, 1e-5);
+  gb::manual_seed(9);
+  auto x3 = gb::randn({2, 3, 4, 5}, gbtest::f64_grad());
+  auto m = x3.mean({2, 3}, true);
+  auto var = ((x3 - m) * (x3 - m)).mean({2, 3}, true);
+  check_close(gb::layer_norm(x3, {4, 5}), (x3 - m) / (var + 1e-5).pow(0.5), 1e-10, 1e-10);
+  auto w = gb::randn({4, 5}, gbtest::f64_grad()), b = gb::randn({4, 5}, gbtest::f64_grad());
+  auto f = [](const gb::variable_list& v) { return gb::layer_norm(v[0], {4, 5}, v[1], v[2]); };
+  CHECK(f({x3, w, b}).grad_fn()->name() == "NativeLayerNormBackward0");
+  CHECK(gbtest::gradcheck1(f, {x3, w, b}));
+  CHECK(gradgradcheck1(f, {x3, w, b}));
+  auto x1 = gb::randn({6}, gbtest::f64_grad());  // no leading dims
+  auto w1 = gb::randn({6}, gbtest::f64_grad());
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::layer_norm(v[0], {6}, v[1]); }, {x1, w1}));
+  auto xh = x3.detach().to(gb::kBFloat16);
+  auto yh = gb::layer_norm(xh, {5});
+  CHECK(yh.scalar_type() == gb::kBFloat16);
+  check_close(yh, gb::layer_norm(xh.to(gb::kFloat), {5}), 2e-2, 2e-2);
+}
+
+TEST_CASE("group_norm: values, gradients") {
+  auto x = gb::tensor({1.0, 3.0, 10.0, 20.0}).view({1, 4, 1});
+  check_values(gb::group_norm(x, 2, gb::tensor({1.0, 2.0, 3.0, 4.0}), gb::tensor({0.0, 0.0, 0.0, 1.0}), 0.0),
+               {-1, 2, -3, 5}, 1e-6);
+  gb::manual_seed(10);
+  auto x4 = gb::randn({2, 6, 3, 2}, gbtest::f64_grad());
+  // one group = layer_norm over (C, H, W); C groups = instance norm
+  check_close(gb::group_norm(x4, 1), gb::layer_norm(x4, {6, 3, 2}), 1e-10, 1e-10);
+  auto w = gb::randn({6}, gbtest::f64_grad()), b = gb::randn({6}, gbtest::f64_grad());
+  auto f = [](const gb::variable_list& v) { return gb::group_norm(v[0], 3, v[1], v[2]); };
+  CHECK(f({x4, w, b}).grad_fn()->name() == "NativeGroupNormBackward0");
+  CHECK(gbtest::gradcheck1(f, {x4, w, b}));
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::group_norm(v[0], 6); }, {x4}));
+  CHECK(gradgradcheck1(f, {x4, w, b}));
+  auto y32 = gb::group_norm(x4.detach().to(gb::kFloat), 3, w.detach().to(gb::kFloat), b.detach().to(gb::kFloat));
+  check_close(y32, f({x4, w, b}), 1e-4, 1e-4);
+}
+
+TEST_CASE("normalization errors") {
+  auto x = gb::ones({2, 4, 3});
+  CHECK_THROWS_WITH_AS(gb::batch_norm(x, gb::ones({3}), {}, {}, {}, true, 0.1, 1e-5),
+                       "batch_norm: weight should contain 4 elements not 3 (input of size [2, 4, 3])", gb::Error);
+  CHECK_THROWS_WITH_AS(gb::batch_norm(x, {}, {}, gb::zeros({2}), gb::ones({2}), false, 0.1, 1e-5),
+                       doctest::Contains("running_mean should contain 4 elements not 2"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::batch_norm(gb::ones({1, 4}), {}, {}, {}, {}, true, 0.1, 1e-5),
+                       "Expected more than 1 value per channel when training, got input size [1, 4]", gb::Error);
+  CHECK_THROWS_WITH_AS(gb::batch_norm(gb::ones({4}), {}, {}, {}, {}, true, 0.1, 1e-5),
+                       doctest::Contains("expected input with at least 2 dims"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::layer_norm(gb::ones({2, 3}), {4}),
+                       "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]",
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::layer_norm(gb::ones({2, 4}), {4}, gb::ones({3})),
+                       "Expected weight to be of same shape as normalized_shape, but got weight of shape [3] and "
+                       "normalized_shape = [4]",
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::group_norm(gb::ones({2, 6, 4}), 4),
+                       "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+                       "[2, 6, 4] and num_groups=4",
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::group_norm(gb::ones({2, 6, 4}), 3, gb::ones({3})),
+                       "Expected weight to be a vector of size equal to the number of channels in input, but got "
+                       "weight of shape [3] and input of shape [2, 6, 4]",
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::layer_norm(gb::ones({2, 3}, gb::kInt64), {3}), doctest::Contains("floating-point"),
+                       gb::Error);
+}
