@@ -2,8 +2,6 @@
 #include "glassbox/ops/nn.h"
 #define GB_PENDING(name) throw gb::Error(#name ": not implemented yet")
 namespace gb {
-Tensor dropout(const Tensor&, double, bool) { GB_PENDING(dropout); }
-Tensor& dropout_(Tensor&, double, bool) { GB_PENDING(dropout_); }
 Tensor cross_entropy(const Tensor&, const Tensor&, const Tensor&, Reduction, int64_t, double) { GB_PENDING(cross_entropy); }
 Tensor nll_loss(const Tensor&, const Tensor&, const Tensor&, Reduction, int64_t) { GB_PENDING(nll_loss); }
 Tensor mse_loss(const Tensor&, const Tensor&, Reduction) { GB_PENDING(mse_loss); }

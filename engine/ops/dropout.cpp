@@ -1,0 +1,79 @@
+// engine/ops/dropout.cpp — dropout and dropout_: zero each element with probability p, scale the rest by 1/(1-p).
+//
+// The keep-mask is drawn serially from gb::default_generator() in row-major order of x's shape, so a seed gives
+// the same mask on any thread count and for any strides of x. Backward (NativeDropoutBackward0) is g * mask * scale.
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/core/generator.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/nn.h"
+#include "ops/inplace.h"
+#include "ops/loops.h"
+
+namespace gb {
+namespace {
+
+void check_p(double p, const char* op) {
+  GB_CHECK(p >= 0 && p <= 1, op, ": dropout probability has to be between 0 and 1, but got ", p);
+}
+
+double keep_scale(double p) { return p < 1 ? 1.0 / (1.0 - p) : 0.0; }
+
+// A contiguous tensor of x's shape and dtype holding 1 where an element is kept (probability 1 - p), else 0.
+Tensor draw_mask(const Tensor& x, double p) {
+  Tensor mask = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+  Generator& gen = default_generator();
+  const double q = 1.0 - p;
+  detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* m = mask.data_ptr<T>();
+    const T one(1.0f), zero(0.0f);
+    for (int64_t i = 0; i < mask.numel(); ++i) m[i] = gen.uniform_double() < q ? one : zero;
+  });
+  return mask;
+}
+
+// out = x * mask * scale, elementwise (out may be x itself).
+void apply_mask(const Tensor& out, const Tensor& x, const Tensor& mask, double scale) {
+  detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    const M s = M(scale);
+    detail::binary_loop<T, T, T>(out, x, mask, [s](T a, T m) { return T(M(a) * M(m) * s); });
+  });
+}
+
+void check_input(const Tensor& x, const char* op) {
+  detail::check_defined(x, op);
+  detail::check_cpu(x, op);
+  GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
+}
+
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, bool train) {
+  check_p(p, "dropout");
+  if (!train) return x;
+  check_input(x, "dropout");
+  const double scale = keep_scale(p);
+  Tensor mask = draw_mask(x, p);
+  Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+  apply_mask(out, x, mask, scale);
+  if (autograd::needs_grad(x))
+    autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)}, [scale](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * c.saved(0) * scale};
+    });
+  return out;
+}
+
+Tensor& dropout_(Tensor& x, double p, bool train) {
+  check_p(p, "dropout_");
+  if (!train) return x;
+  check_input(x, "dropout_");
+  return detail::apply_inplace(
+      x, false, false, "dropout_", [&](const Tensor& s) { return dropout(s, p, true); },
+      [&](Tensor& s) { apply_mask(s, s, draw_mask(s, p), keep_scale(p)); });
+}
+
+}  // namespace gb
