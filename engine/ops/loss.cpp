@@ -1,0 +1,395 @@
+// engine/ops/loss.cpp — nll_loss, cross_entropy, mse_loss, l1_loss, binary_cross_entropy_with_logits.
+//
+// nll_loss is a raw gather with weights; its backward (a scatter) and that backward's backward (nll_loss again)
+// record each other, so it is differentiable to any order. cross_entropy is composed as PyTorch composes it:
+// log_softmax + nll_loss, plus PyTorch's label-smoothing terms, or the class-probability formula. The pointwise
+// losses compute forward with raw loops and record one node with a differentiable gb-op backward.
+// Weights (class weights, pos_weight) receive gradients only in binary_cross_entropy_with_logits, as in PyTorch.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/nn.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "glassbox/ops/shape.h"
+#include "ops/loops.h"
+#include "ops/nn_util.h"
+
+namespace gb {
+namespace {
+
+Tensor reduce_loss(const Tensor& t, Reduction r) {
+  switch (r) {
+    case Reduction::None: return t;
+    case Reduction::Mean: return t.mean();
+    case Reduction::Sum: return t.sum();
+  }
+  return t;
+}
+
+// ---- nll_loss ----
+
+// Where each target points in the (B, C, S) input and with what weight; fixed by target, weight, ignore_index.
+struct NllPlan {
+  std::vector<int64_t> pos;   // offset of input[b, target, s] in a contiguous input, -1 when ignored
+  std::vector<double> w;      // weight[target] (0 when ignored)
+  std::vector<int64_t> in_shape, out_shape;  // out_shape: the target's shape (used for Reduction::None)
+  Reduction red;
+  double total_weight = 0;  // sum of w: the divisor of the mean
+};
+
+Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan);
+
+// loss_i = -w_i * x[pos_i], reduced.
+Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  const int64_t n = int64_t(plan->pos.size());
+  Tensor out = detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* xp = xc.data_ptr<T>();
+    T* op = out.data_ptr<T>();
+    double acc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = plan->pos[i] < 0 ? 0.0 : -plan->w[i] * double(xp[plan->pos[i]]);
+      if (plan->red == Reduction::None) op[i] = T(v);
+      else acc += v;
+    }
+    if (plan->red == Reduction::Sum) op[0] = T(acc);
+    if (plan->red == Reduction::Mean) op[0] = T(acc / plan->total_weight);  // all ignored: 0/0 = nan, as PyTorch
+  };
+  if (ct == kDouble) run(double{});
+  else run(float{});
+  if (ct != x.scalar_type()) out = out.to(x.scalar_type());
+  if (autograd::needs_grad(x))
+    autograd::record(plan->in_shape.size() >= 3 ? "NllLoss2DBackward0" : "NllLossBackward0", {x}, out, {},
+                     [plan](autograd::BackwardContext& c) { return variable_list{nll_scatter(c.grad(), plan)}; });
+  return out;
+}
+
+// The adjoint: gx[pos_i] = -w_i * g_i (g a scalar for Sum, g / total_weight for Mean).
+Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) {
+  const ScalarType ct = detail::compute_type(g.scalar_type());
+  Tensor gc = detail::raw_contiguous(g, ct);
+  Tensor gx = zeros(plan->in_shape, TensorOptions().dtype(ct));
+  const int64_t n = int64_t(plan->pos.size());
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* gp = gc.data_ptr<T>();
+    T* op = gx.data_ptr<T>();
+    const double scale = plan->red == Reduction::Mean ? 1.0 / plan->total_weight : 1.0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (plan->pos[i] < 0) continue;
+      const double gi = plan->red == Reduction::None ? double(gp[i]) : double(gp[0]) * scale;
+      op[plan->pos[i]] = T(-plan->w[i] * gi);
+    }
+  };
+  if (ct == kDouble) run(double{});
+  else run(float{});
+  if (ct != g.scalar_type()) gx = gx.to(g.scalar_type());
+  if (autograd::needs_grad(g))
+    autograd::record("NllLossBackwardBackward0", {g}, gx, {},
+                     [plan](autograd::BackwardContext& c) { return variable_list{nll_gather(c.grad(), plan)}; });
+  return gx;
+}
+
+// Checks input/target/weight the way PyTorch does and works out where every target points.
+std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red,
+                                  int64_t ignore_index, const char* op) {
+  detail::check_defined(input, op);
+  detail::check_defined(target, op, "target");
+  detail::check_cpu(input, op);
+  detail::check_cpu(target, op, "target");
+  GB_CHECK(input.dim() >= 1, op, ": input tensor should be 1D or more (C), (N, C) or (N, C, d1, ...), but got ",
+           input.sizes());
+  GB_CHECK(input.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(input.scalar_type()));
+  GB_CHECK_TYPE(target.scalar_type() == kInt64, op, ": expected target of scalar type Long (int64 class indices) but found ",
+                detail::torch_type_name(target.scalar_type()), ". Convert it with target.to(gb::kInt64).");
+  if (input.dim() <= 2) {
+    GB_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported (input ", input.sizes(),
+             ", target ", target.sizes(), ")");
+    const int64_t in_batch = input.dim() == 1 ? 1 : input.size(0);
+    const int64_t t_batch = target.dim() == 0 ? 1 : target.size(0);
+    GB_CHECK(in_batch == t_batch && (input.dim() == 2 || target.dim() == 0), "Expected input batch_size (", in_batch,
+             ") to match target batch_size (", t_batch, ").");
+  } else {
+    GB_CHECK(target.dim() == input.dim() - 1 && target.size(0) == input.size(0), "Expected input batch_size (",
+             input.size(0), ") to match target batch_size (", target.dim() ? target.size(0) : 1, ").");
+    std::vector<int64_t> want{input.size(0)};
+    for (int64_t d = 2; d < input.dim(); ++d) want.push_back(input.size(d));
+    GB_CHECK(target.sizes() == IntArrayRef(want), "Expected target size ", IntArrayRef(want), ", got ", target.sizes());
+  }
+  const int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
+  if (weight.defined()) {
+    detail::check_cpu(weight, op, "weight");
+    GB_CHECK(weight.numel() == C, "weight tensor should be defined either for all ", C,
+             " classes or no classes but got weight tensor of shape: ", weight.sizes());
+  }
+  auto plan = std::make_shared<NllPlan>();
+  plan->in_shape = input.sizes().vec();
+  plan->out_shape = target.sizes().vec();
+  plan->red = red;
+  const int64_t B = input.dim() == 1 ? 1 : input.size(0);
+  const int64_t S = input.dim() <= 2 ? 1 : input.numel() / std::max<int64_t>(B * C, 1);
+  Tensor tc = detail::raw_contiguous(target, kInt64);
+  const int64_t* tp = tc.data_ptr<int64_t>();
+  std::vector<double> wv;
+  if (weight.defined()) wv = [&] {
+    Tensor wc = detail::raw_contiguous(weight, kDouble);
+    return std::vector<double>(wc.data_ptr<double>(), wc.data_ptr<double>() + C);
+  }();
+  const int64_t n = B * S;
+  plan->pos.resize(size_t(n));
+  plan->w.resize(size_t(n));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t i = b * S + s, t = tp[i];
+      if (t == ignore_index) {
+        plan->pos[i] = -1;
+        plan->w[i] = 0;
+        continue;
+      }
+      GB_CHECK_INDEX(t >= 0 && t < C, "Target ", t, " is out of bounds.");
+      plan->pos[i] = (b * C + t) * S + s;
+      plan->w[i] = wv.empty() ? 1.0 : wv[size_t(t)];
+      plan->total_weight += plan->w[i];
+    }
+  return plan;
+}
+
+// A tensor of target's shape, dtype dt: 1 where target != ignore_index, else 0.
+Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
+  Tensor tc = detail::raw_contiguous(target, kInt64);
+  Tensor m = detail::make_empty(target.sizes(), kDouble);
+  const int64_t* tp = tc.data_ptr<int64_t>();
+  double* mp = m.data_ptr<double>();
+  for (int64_t i = 0; i < m.numel(); ++i) mp[i] = tp[i] == ignore_index ? 0.0 : 1.0;
+  return m.to(dt);
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
+                int64_t ignore_index) {
+  return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
+}
+
+// ---- cross_entropy ----
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
+                     int64_t ignore_index, double label_smoothing) {
+  const char* op = "cross_entropy";
+  detail::check_defined(logits, op);
+  detail::check_defined(target, op, "target");
+  GB_CHECK(logits.dim() >= 1, op, ": expected logits of shape (C), (N, C) or (N, C, d1, ...), but got ", logits.sizes());
+  GB_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "label_smoothing must be between 0.0 and 1.0. Got: ",
+           label_smoothing);
+  const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
+  const int64_t C = logits.size(class_dim);
+  // weight broadcast against logits: (C) for 1-D and 2-D logits, (1, C, 1, ...) beyond
+  Tensor w_b;
+  if (weight.defined()) {
+    GB_CHECK(weight.numel() == C, "weight tensor should be defined either for all ", C,
+             " classes or no classes but got weight tensor of shape: ", weight.sizes());
+    std::vector<int64_t> shape(size_t(std::max<int64_t>(logits.dim() - class_dim, 1)), 1);
+    shape[0] = C;
+    w_b = weight.reshape(shape);
+  }
+  Tensor lp = log_softmax(logits, class_dim);
+
+  if (logits.sizes() == target.sizes() && target.dim() > 0) {  // class probabilities
+    GB_CHECK_TYPE(target.is_floating_point(), "Expected floating point type for target with class probabilities, got ",
+                  detail::torch_type_name(target.scalar_type()));
+    GB_CHECK(ignore_index < 0, "ignore_index is not supported for floating point target");
+    Tensor t = label_smoothing > 0 ? target * (1 - label_smoothing) + label_smoothing / double(C) : target;
+    Tensor terms = w_b.defined() ? lp * t * w_b : lp * t;
+    switch (reduction) {
+      case Reduction::Mean: return terms.sum() * (-double(C) / double(logits.numel()));
+      case Reduction::Sum: return terms.sum() * -1.0;
+      case Reduction::None: return terms.sum({class_dim}) * -1.0;
+    }
+  }
+
+  Tensor nll = nll_loss(lp, target, weight, reduction, ignore_index);
+  if (label_smoothing <= 0) return nll;
+  // PyTorch's smoothing term: -sum_c log p_c (weighted), zero at ignored targets; its mean divides by the weight of
+  // the non-ignored targets when there are weights, and by the number of targets (ignored included) otherwise.
+  Tensor smooth = (w_b.defined() ? lp * w_b : lp).sum({class_dim}) * -1.0;
+  Tensor keep = keep_mask(target, ignore_index, smooth.scalar_type());
+  smooth = smooth * keep;
+  Tensor ret;
+  switch (reduction) {
+    case Reduction::Mean:
+      if (w_b.defined()) {
+        const double denom = nll_plan(lp, target, weight, Reduction::Sum, ignore_index, op)->total_weight;
+        ret = smooth.sum() / denom;
+      } else {
+        ret = smooth.mean();
+      }
+      break;
+    case Reduction::Sum: ret = smooth.sum(); break;
+    case Reduction::None: ret = smooth; break;
+  }
+  return nll * (1 - label_smoothing) + ret * (label_smoothing / double(C));
+}
+
+// ---- mse_loss, l1_loss ----
+
+namespace {
+
+void check_pointwise_loss(const Tensor& input, const Tensor& target, const char* op) {
+  detail::check_defined(input, op);
+  detail::check_defined(target, op, "target");
+  detail::check_cpu(input, op);
+  detail::check_cpu(target, op, "target");
+  GB_CHECK(input.is_floating_point() && target.is_floating_point(), op,
+           ": expected floating-point input and target, but got ", to_string(input.scalar_type()), " and ",
+           to_string(target.scalar_type()));
+}
+
+// f(input - target) elementwise over the broadcast shape, in the promoted dtype, without autograd.
+template <typename F>
+Tensor diff_map(const Tensor& input, const Tensor& target, const char* op, const F& f) {
+  ScalarType dt = result_type(input, target);
+  auto shape = broadcast_shapes(input.sizes(), target.sizes(), op);
+  Tensor a = detail::shallow_alias(input), b = detail::shallow_alias(target);
+  if (a.scalar_type() != dt) a = a.to(dt);
+  if (b.scalar_type() != dt) b = b.to(dt);
+  Tensor out = detail::make_empty(shape, dt, input.device());
+  detail::dispatch_floating(dt, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    detail::binary_loop<T, T, T>(out, a, b, [&](T x, T y) { return T(f(M(x) - M(y))); });
+  });
+  return out;
+}
+
+// The gradient of a pointwise loss, dL/d(input - target) = g * dl (dl in the broadcast shape), split into input's
+// and target's gradients.
+variable_list pointwise_loss_grads(autograd::BackwardContext& c, const Tensor& dl, Reduction red, int64_t n,
+                                   const std::vector<int64_t>& in_shape, const std::vector<int64_t>& t_shape) {
+  Tensor g = red == Reduction::Mean ? c.grad() / double(n) : c.grad();
+  Tensor gd = g * dl;
+  return {c.needs(0) ? sum_to(gd, in_shape) : Tensor(), c.needs(1) ? sum_to(gd * -1.0, t_shape) : Tensor()};
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_pointwise_loss(input, target, "mse_loss");
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = reduce_loss(diff_map(input, target, "mse_loss", [](auto d) { return d * d; }), reduction);
+  }
+  if (autograd::needs_grad(input, target)) {
+    int64_t n = detail::numel_of(broadcast_shapes(input.sizes(), target.sizes(), "mse_loss"));
+    autograd::record("MseLossBackward0", {input, target}, out, {autograd::input(input), autograd::input(target)},
+                     [reduction, n, is = input.sizes().vec(), ts = target.sizes().vec()](autograd::BackwardContext& c) {
+                       Tensor d = (c.saved(0) - c.saved(1)) * 2.0;
+                       return pointwise_loss_grads(c, d, reduction, n, is, ts);
+                     });
+  }
+  return out;
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_pointwise_loss(input, target, "l1_loss");
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = reduce_loss(diff_map(input, target, "l1_loss", [](auto d) { return d < 0 ? -d : d; }), reduction);
+  }
+  if (autograd::needs_grad(input, target)) {
+    int64_t n = detail::numel_of(broadcast_shapes(input.sizes(), target.sizes(), "l1_loss"));
+    autograd::record("L1LossBackward0", {input, target}, out, {autograd::input(input), autograd::input(target)},
+                     [reduction, n, is = input.sizes().vec(), ts = target.sizes().vec()](autograd::BackwardContext& c) {
+                       // sign(input - target): piecewise constant, so a constant here is exact at any order
+                       Tensor s = diff_map(c.saved(0), c.saved(1), "l1_loss",
+                                           [](auto d) { return decltype(d)(d > 0 ? 1 : d < 0 ? -1 : 0); });
+                       return pointwise_loss_grads(c, s, reduction, n, is, ts);
+                     });
+  }
+  return out;
+}
+
+// ---- binary_cross_entropy_with_logits ----
+
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction reduction) {
+  const char* op = "binary_cross_entropy_with_logits";
+  check_pointwise_loss(logits, target, op);
+  GB_CHECK(logits.sizes() == target.sizes(), "Target size (", target.sizes(), ") must be the same as input size (",
+           logits.sizes(), ")");
+  ScalarType dt = logits.scalar_type();
+  auto shape = logits.sizes().vec();
+  if (weight.defined()) broadcast_shapes(shape, weight.sizes(), op);  // throws when it does not broadcast
+  if (pos_weight.defined()) broadcast_shapes(shape, pos_weight.sizes(), op);
+  // loss = (1 - t) x - lw * log_sigmoid(x), lw = 1 + (pos_weight - 1) t; log_sigmoid(x) = min(x, 0) - log1p(e^-|x|)
+  Tensor out;
+  {
+    NoGradGuard ng;
+    auto full = [&](const Tensor& t) { return detail::raw_contiguous(t.expand(shape), detail::compute_type(dt)); };
+    const ScalarType ct = detail::compute_type(dt);
+    Tensor x = full(logits), t = full(target);
+    Tensor w = weight.defined() ? full(weight) : Tensor(), pw = pos_weight.defined() ? full(pos_weight) : Tensor();
+    Tensor l = detail::make_empty(shape, ct);
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      const T *xp = x.data_ptr<T>(), *tp = t.data_ptr<T>();
+      const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
+      const T* pp = pw.defined() ? pw.data_ptr<T>() : nullptr;
+      T* lp = l.data_ptr<T>();
+      for (int64_t i = 0; i < l.numel(); ++i) {
+        const T xi = xp[i], ti = tp[i];
+        const T ls = std::min(xi, T(0)) - std::log1p(std::exp(-std::fabs(xi)));
+        const T lw = pp ? T(1) + (pp[i] - T(1)) * ti : T(1);
+        T v = (T(1) - ti) * xi - lw * ls;
+        lp[i] = wp ? v * wp[i] : v;
+      }
+    };
+    if (ct == kDouble) run(double{});
+    else run(float{});
+    out = reduce_loss(l, reduction);
+    if (out.scalar_type() != dt) out = out.to(dt);
+  }
+  if (autograd::needs_grad(logits, target, weight, pos_weight)) {
+    const int64_t n = logits.numel();
+    autograd::record(
+        "BinaryCrossEntropyWithLogitsBackward0", autograd::collect_edges({logits, target, weight, pos_weight}), {&out},
+        {autograd::input(logits), autograd::input(target), autograd::input(weight), autograd::input(pos_weight)},
+        [reduction, n](autograd::BackwardContext& c) {
+          const Tensor &x = c.saved(0), &t = c.saved(1), &w = c.saved(2), &pw = c.saved(3);
+          Tensor g = reduction == Reduction::Mean ? c.grad() / double(n) : c.grad();
+          if (w.defined()) g = g * w;
+          Tensor gx, gt, gw, gpw;
+          // d/dx = (lw * sigmoid(x) - pw t) with lw = 1 + (pw - 1) t;  (sigmoid(x) - t) without pos_weight
+          if (c.needs(0)) {
+            Tensor s = sigmoid(x);
+            gx = pw.defined() ? ((pw * t + 1.0 - t) * s - pw * t) * g : (s - t) * g;
+            gx = sum_to(gx, x.sizes());
+          }
+          Tensor ls;  // log_sigmoid(x), stable
+          if (c.needs(1) || c.needs(2) || c.needs(3)) ls = minimum(x, zeros_like(x)) - log1p(exp(-abs(x)));
+          // d/dt = -x - (pw - 1) log_sigmoid(x)
+          if (c.needs(1)) gt = sum_to((pw.defined() ? -x - (pw - 1.0) * ls : -x) * g, t.sizes());
+          if (c.needs(2)) {
+            Tensor lw = pw.defined() ? (pw - 1.0) * t + 1.0 : Tensor();
+            Tensor unweighted = (1.0 - t) * x - (lw.defined() ? lw * ls : ls);
+            Tensor gg = reduction == Reduction::Mean ? c.grad() / double(n) : c.grad();
+            gw = sum_to(unweighted * gg, w.sizes());
+          }
+          if (c.needs(3)) gpw = sum_to(-t * ls * g, pw.sizes());
+          return variable_list{gx, gt, gw, gpw};
+        });
+  }
+  return out;
+}
+
+}  // namespace gb
