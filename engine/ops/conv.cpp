@@ -1,4 +1,4 @@
-// engine/ops/conv.cpp — conv2d: im2col + one OpenBLAS GEMM per group, parallel over the batch, and its backward
+// engine/ops/conv.cpp — conv2d: im2col + one OpenBLAS GEMM per group and sample, and its backward
 // (ConvolutionBackward0: grad_input through col2im, grad_weight and grad_bias).
 //
 // Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. The backward is not itself
@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "autograd/record.h"
@@ -48,7 +47,8 @@ inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha
 template <typename T>
 void im2col(const ConvGeom& g, const T* x, T* col) {
   const int64_t P = g.P();
-  for (int64_t c = 0; c < g.C; ++c)
+  parallel_for(0, g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kH * g.kW * P, 1)), [&](int64_t c0, int64_t c1) {
+  for (int64_t c = c0; c < c1; ++c)
     for (int64_t ki = 0; ki < g.kH; ++ki)
       for (int64_t kj = 0; kj < g.kW; ++kj) {
         T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
@@ -73,13 +73,15 @@ void im2col(const ConvGeom& g, const T* x, T* col) {
           for (int64_t ow = ow_hi; ow < g.Wo; ++ow) r[ow] = T(0);
         }
       }
+  });
 }
 
 // The adjoint of im2col: gx (C,H,W) += col scattered back to the positions each column entry was read from.
 template <typename T>
 void col2im(const ConvGeom& g, const T* col, T* gx) {
   const int64_t P = g.P();
-  for (int64_t c = 0; c < g.C; ++c)
+  parallel_for(0, g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kH * g.kW * P, 1)), [&](int64_t c0, int64_t c1) {
+  for (int64_t c = c0; c < c1; ++c)
     for (int64_t ki = 0; ki < g.kH; ++ki)
       for (int64_t kj = 0; kj < g.kW; ++kj) {
         const T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
@@ -94,82 +96,61 @@ void col2im(const ConvGeom& g, const T* col, T* gx) {
           for (int64_t ow = ow_lo; ow < ow_hi; ++ow) xr[ow * g.sW] += r[ow];
         }
       }
+  });
 }
 
-// Splits the batch across the pool when there is more than one sample; a single sample leaves the threads to BLAS.
-template <typename F>
-void for_each_sample(int64_t N, const F& f) {
-  if (N == 1) {
-    f(0, 1);
-    return;
-  }
-  parallel_for(0, N, 1, f);
-}
-
+// The batch is walked serially: each GEMM runs on OpenBLAS's threads and im2col/col2im on the pool, one at a
+// time. (Splitting the batch across the pool instead makes concurrent OpenBLAS calls that each want every core;
+// OpenBLAS 0.3's pthread build serializes them and spins: measured 4x slower on two cores.)
 template <typename T>
 void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
   const int64_t K = g.K(), P = g.P(), Og = g.Og();
-  for_each_sample(g.N, [&](int64_t n0, int64_t n1) {
-    std::vector<T> col(g.is_pointwise() ? 0 : size_t(K * g.groups * P));
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* xn = x + n * g.C * g.H * g.W;
-      T* yn = y + n * g.O * P;
-      const T* cols = xn;
-      if (!g.is_pointwise()) {
-        im2col(g, xn, col.data());
-        cols = col.data();
-      }
-      if (b)
-        for (int64_t o = 0; o < g.O; ++o) std::fill(yn + o * P, yn + (o + 1) * P, b[o]);
-      for (int64_t gr = 0; gr < g.groups; ++gr)
-        gemm(false, false, Og, P, K, T(1), w + gr * Og * K, K, cols + gr * K * P, P, b ? T(1) : T(0),
-             yn + gr * Og * P, P);
+  std::vector<T> col(g.is_pointwise() ? 0 : size_t(K * g.groups * P));
+  for (int64_t n = 0; n < g.N; ++n) {
+    const T* xn = x + n * g.C * g.H * g.W;
+    T* yn = y + n * g.O * P;
+    const T* cols = xn;
+    if (!g.is_pointwise()) {
+      im2col(g, xn, col.data());
+      cols = col.data();
     }
-  });
+    if (b)
+      for (int64_t o = 0; o < g.O; ++o) std::fill(yn + o * P, yn + (o + 1) * P, b[o]);
+    for (int64_t gr = 0; gr < g.groups; ++gr)
+      gemm(false, false, Og, P, K, T(1), w + gr * Og * K, K, cols + gr * K * P, P, b ? T(1) : T(0), yn + gr * Og * P,
+           P);
+  }
 }
 
 // gy (N,O,Ho,Wo) -> gx (N,C,H,W) and/or gw (O,C/groups,kH,kW) (either may be null).
 template <typename T>
 void conv_backward(const ConvGeom& g, const T* x, const T* w, const T* gy, T* gx, T* gw) {
   const int64_t K = g.K(), P = g.P(), Og = g.Og();
-  const int64_t wnumel = g.O * K;
-  std::mutex merge;
-  if (gw) std::fill(gw, gw + wnumel, T(0));
-  for_each_sample(g.N, [&](int64_t n0, int64_t n1) {
-    std::vector<T> col(size_t(K * g.groups * P));
-    std::vector<T> gw_local(gw ? size_t(wnumel) : 0);
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* gyn = gy + n * g.O * P;
-      if (gw) {
-        const T* xn = x + n * g.C * g.H * g.W;
-        const T* cols = xn;
-        if (!g.is_pointwise()) {
-          im2col(g, xn, col.data());
-          cols = col.data();
-        }
-        for (int64_t gr = 0; gr < g.groups; ++gr)
-          gemm(false, true, Og, K, P, T(1), gyn + gr * Og * P, P, cols + gr * K * P, P, T(1),
-               gw_local.data() + gr * Og * K, K);
+  if (gw) std::fill(gw, gw + g.O * K, T(0));
+  std::vector<T> col(size_t(K * g.groups * P));
+  for (int64_t n = 0; n < g.N; ++n) {
+    const T* gyn = gy + n * g.O * P;
+    if (gw) {  // gw_g += gy_g (Og, P) @ col_g^T (P, K)
+      const T* xn = x + n * g.C * g.H * g.W;
+      const T* cols = xn;
+      if (!g.is_pointwise()) {
+        im2col(g, xn, col.data());
+        cols = col.data();
       }
-      if (gx) {
-        T* gxn = gx + n * g.C * g.H * g.W;
-        if (g.is_pointwise()) {  // the column matrix is the input itself: write straight into gx
-          for (int64_t gr = 0; gr < g.groups; ++gr)
-            gemm(true, false, K, P, Og, T(1), w + gr * Og * K, K, gyn + gr * Og * P, P, T(0), gxn + gr * K * P, P);
-        } else {
-          for (int64_t gr = 0; gr < g.groups; ++gr)
-            gemm(true, false, K, P, Og, T(1), w + gr * Og * K, K, gyn + gr * Og * P, P, T(0),
-                 col.data() + gr * K * P, P);
-          std::fill(gxn, gxn + g.C * g.H * g.W, T(0));
-          col2im(g, col.data(), gxn);
-        }
+      for (int64_t gr = 0; gr < g.groups; ++gr)
+        gemm(false, true, Og, K, P, T(1), gyn + gr * Og * P, P, cols + gr * K * P, P, T(1), gw + gr * Og * K, K);
+    }
+    if (gx) {  // col_g = w_g^T (K, Og) @ gy_g (Og, P), then scattered back by col2im
+      T* gxn = gx + n * g.C * g.H * g.W;
+      T* dst = g.is_pointwise() ? gxn : col.data();  // pointwise: the column matrix is the input itself
+      for (int64_t gr = 0; gr < g.groups; ++gr)
+        gemm(true, false, K, P, Og, T(1), w + gr * Og * K, K, gyn + gr * Og * P, P, T(0), dst + gr * K * P, P);
+      if (!g.is_pointwise()) {
+        std::fill(gxn, gxn + g.C * g.H * g.W, T(0));
+        col2im(g, col.data(), gxn);
       }
     }
-    if (gw) {
-      std::lock_guard<std::mutex> lk(merge);
-      for (int64_t i = 0; i < wnumel; ++i) gw[i] += gw_local[i];
-    }
-  });
+  }
 }
 
 }  // namespace

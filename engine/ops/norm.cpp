@@ -43,18 +43,58 @@ const T* ptr_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
-// Mean and biased variance of `rows` rows of `len` contiguous elements, two passes in double.
+// Sums in double over 8 independent lanes, so the adds pipeline and vectorize instead of waiting on one another.
+template <typename T>
+double lane_sum(const T* x, int64_t n) {
+  double lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) lanes[k] += double(x[i + k]);
+  double s = 0;
+  for (; i < n; ++i) s += double(x[i]);
+  for (double l : lanes) s += l;
+  return s;
+}
+// sum (x - m)^2
+template <typename T>
+double lane_sq_dev(const T* x, int64_t n, double m) {
+  double lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) {
+      const double d = double(x[i + k]) - m;
+      lanes[k] += d * d;
+    }
+  double s = 0;
+  for (; i < n; ++i) s += (double(x[i]) - m) * (double(x[i]) - m);
+  for (double l : lanes) s += l;
+  return s;
+}
+// sum g and sum g * (x - m)
+template <typename T>
+void lane_grad_sums(const T* g, const T* x, int64_t n, double m, double& sg, double& sgx) {
+  double a[8] = {}, b[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) {
+      a[k] += double(g[i + k]);
+      b[k] += double(g[i + k]) * (double(x[i + k]) - m);
+    }
+  for (; i < n; ++i) {
+    sg += double(g[i]);
+    sgx += double(g[i]) * (double(x[i]) - m);
+  }
+  for (int k = 0; k < 8; ++k) {
+    sg += a[k];
+    sgx += b[k];
+  }
+}
+
+// Mean and biased variance of `len` contiguous elements (two passes).
 template <typename T>
 void row_stats(const T* x, int64_t len, double& mean, double& var) {
-  double s = 0;
-  for (int64_t i = 0; i < len; ++i) s += double(x[i]);
-  mean = len ? s / double(len) : 0.0;
-  double q = 0;
-  for (int64_t i = 0; i < len; ++i) {
-    double d = double(x[i]) - mean;
-    q += d * d;
-  }
-  var = len ? q / double(len) : 0.0;
+  mean = len ? lane_sum(x, len) / double(len) : 0.0;
+  var = len ? lane_sq_dev(x, len, mean) / double(len) : 0.0;
 }
 
 void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, const Tensor& x) {
@@ -75,19 +115,10 @@ void bn_channel_stats(const T* x, int64_t N, int64_t C, int64_t S, T* mean, doub
   parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       double s = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* p = x + (n * C + c) * S;
-        for (int64_t i = 0; i < S; ++i) s += double(p[i]);
-      }
+      for (int64_t n = 0; n < N; ++n) s += lane_sum(x + (n * C + c) * S, S);
       const double m = s / double(N * S);
       double q = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* p = x + (n * C + c) * S;
-        for (int64_t i = 0; i < S; ++i) {
-          double d = double(p[i]) - m;
-          q += d * d;
-        }
-      }
+      for (int64_t n = 0; n < N; ++n) q += lane_sq_dev(x + (n * C + c) * S, S, m);
       mean[c] = T(m);
       var[c] = q / double(N * S);
     }
@@ -117,14 +148,7 @@ void bn_backward_kernel(const T* x, const T* g, const T* w, const T* mean, const
     for (int64_t c = c0; c < c1; ++c) {
       const double m = double(mean[c]), r = double(rstd[c]);
       double sg = 0, sgx = 0;  // sum g, sum g * (x - mean)
-      for (int64_t n = 0; n < N; ++n) {
-        const T* xp = x + (n * C + c) * S;
-        const T* gp = g + (n * C + c) * S;
-        for (int64_t i = 0; i < S; ++i) {
-          sg += double(gp[i]);
-          sgx += double(gp[i]) * (double(xp[i]) - m);
-        }
-      }
+      for (int64_t n = 0; n < N; ++n) lane_grad_sums(g + (n * C + c) * S, x + (n * C + c) * S, S, m, sg, sgx);
       if (gw) gw[c] = T(sgx * r);
       if (gb) gb[c] = T(sg);
       if (!gx) continue;
