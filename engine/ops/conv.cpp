@@ -43,6 +43,13 @@ inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha
               alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 
+// The output columns [lo, hi) whose input column ow * sW + woff lies inside [0, W); lo <= hi <= Wo.
+inline void valid_columns(const ConvGeom& g, int64_t woff, int64_t& lo, int64_t& hi) {
+  lo = std::min(g.Wo, woff >= 0 ? 0 : (-woff + g.sW - 1) / g.sW);
+  hi = g.W - woff <= 0 ? 0 : std::min(g.Wo, (g.W - woff + g.sW - 1) / g.sW);
+  hi = std::max(hi, lo);
+}
+
 // x (C,H,W) of one sample -> col (C*kH*kW, Ho*Wo); zero where the window reads padding.
 template <typename T>
 void im2col(const ConvGeom& g, const T* x, T* col) {
@@ -54,9 +61,8 @@ void im2col(const ConvGeom& g, const T* x, T* col) {
         T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
         const int64_t woff = kj * g.dW - g.pW;
         // ow range whose iw = ow*sW + woff lies in [0, W)
-        int64_t ow_lo = woff >= 0 ? 0 : (-woff + g.sW - 1) / g.sW;
-        int64_t ow_hi = g.W - woff <= 0 ? 0 : std::min(g.Wo, (g.W - woff + g.sW - 1) / g.sW);
-        if (ow_hi < ow_lo) ow_hi = ow_lo;
+        int64_t ow_lo, ow_hi;
+        valid_columns(g, woff, ow_lo, ow_hi);
         for (int64_t oh = 0; oh < g.Ho; ++oh) {
           T* r = row + oh * g.Wo;
           const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
@@ -86,8 +92,8 @@ void col2im(const ConvGeom& g, const T* col, T* gx) {
       for (int64_t kj = 0; kj < g.kW; ++kj) {
         const T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
         const int64_t woff = kj * g.dW - g.pW;
-        int64_t ow_lo = woff >= 0 ? 0 : (-woff + g.sW - 1) / g.sW;
-        int64_t ow_hi = g.W - woff <= 0 ? 0 : std::min(g.Wo, (g.W - woff + g.sW - 1) / g.sW);
+        int64_t ow_lo, ow_hi;
+        valid_columns(g, woff, ow_lo, ow_hi);
         for (int64_t oh = 0; oh < g.Ho; ++oh) {
           const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
           if (ih < 0 || ih >= g.H) continue;

@@ -46,7 +46,7 @@ std::vector<int64_t> with_plane(const Tensor& x, int64_t h, int64_t w) {
   return s;
 }
 
-// Runs f(T* ...) on T = float or double, the type the kernels compute in for dtype t.
+// Calls f(T{}) with T = float or double: the type the kernels compute in for dtype t.
 template <typename F>
 void with_compute_type(ScalarType t, const F& f) {
   if (detail::compute_type(t) == kDouble) f(double{});

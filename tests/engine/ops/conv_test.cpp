@@ -51,6 +51,9 @@ TEST_CASE("conv2d computes hand-checked windows") {
   auto xg = gb::tensor({1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0}).view({1, 2, 2, 2});
   auto wg = gb::tensor({3.0, 5.0}).view({2, 1, 1, 1});
   check_values(gb::conv2d(xg, wg, {}, 1, 0, 1, 2), {3, 3, 3, 3, 10, 10, 10, 10});
+  // padding wider than the input: only the kernel's centre touches the single pixel
+  auto w7 = gb::arange(49, gb::kFloat).view({1, 1, 7, 7});
+  check_values(gb::conv2d(gb::full({1, 1, 1, 1}, 2.0), w7, {}, 1, 3), {48});
 }
 
 TEST_CASE("conv2d matches a direct convolution for every option") {
@@ -63,6 +66,7 @@ TEST_CASE("conv2d matches a direct convolution for every option") {
       {2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0, 1, 1, 1, true},  {3, 4, 9, 8, 6, 3, 2, 2, 1, 1, 2, 1, 1, 2, false},
       {1, 2, 8, 8, 2, 3, 3, 2, 3, 2, 1, 2, 2, 2, true},  {4, 6, 5, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 3, true},
       {2, 4, 5, 7, 8, 1, 1, 2, 2, 1, 0, 1, 1, 4, false}, {5, 1, 4, 4, 2, 4, 4, 1, 1, 0, 0, 1, 1, 1, true},
+      {2, 2, 2, 1, 3, 5, 7, 1, 2, 2, 3, 1, 1, 1, true},  // padding larger than the input
   };
   for (const auto& k : cases) {
     CAPTURE(k.N);
