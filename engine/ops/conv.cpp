@@ -21,14 +21,14 @@ namespace gb {
 namespace {
 
 struct ConvGeom {
-  int64_t N, C, H, W;    // input
-  int64_t O, kH, kW;     // weight (O, C/groups, kH, kW)
-  int64_t Ho, Wo;        // output
+  int64_t N, C, H, W;  // input
+  int64_t O, kH, kW;   // weight (O, C/groups, kH, kW)
+  int64_t Ho, Wo;      // output
   int64_t sH, sW, pH, pW, dH, dW, groups;
   int64_t Cg() const { return C / groups; }
   int64_t Og() const { return O / groups; }
   int64_t K() const { return Cg() * kH * kW; }  // rows of one group's column matrix
-  int64_t P() const { return Ho * Wo; }        // columns: output positions
+  int64_t P() const { return Ho * Wo; }         // columns: output positions
   bool is_pointwise() const { return kH == 1 && kW == 1 && sH == 1 && sW == 1 && pH == 0 && pW == 0; }
 };
 
@@ -54,55 +54,57 @@ inline void valid_columns(const ConvGeom& g, int64_t woff, int64_t& lo, int64_t&
 template <typename T>
 void im2col(const ConvGeom& g, const T* x, T* col) {
   const int64_t P = g.P();
-  parallel_for(0, g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kH * g.kW * P, 1)), [&](int64_t c0, int64_t c1) {
-  for (int64_t c = c0; c < c1; ++c)
-    for (int64_t ki = 0; ki < g.kH; ++ki)
-      for (int64_t kj = 0; kj < g.kW; ++kj) {
-        T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
-        const int64_t woff = kj * g.dW - g.pW;
-        // ow range whose iw = ow*sW + woff lies in [0, W)
-        int64_t ow_lo, ow_hi;
-        valid_columns(g, woff, ow_lo, ow_hi);
-        for (int64_t oh = 0; oh < g.Ho; ++oh) {
-          T* r = row + oh * g.Wo;
-          const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
-          if (ih < 0 || ih >= g.H) {
-            std::memset(r, 0, sizeof(T) * g.Wo);
-            continue;
-          }
-          const T* xr = x + (c * g.H + ih) * g.W + woff;
-          for (int64_t ow = 0; ow < ow_lo; ++ow) r[ow] = T(0);
-          if (g.sW == 1)
-            std::memcpy(r + ow_lo, xr + ow_lo, sizeof(T) * (ow_hi - ow_lo));
-          else
-            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = xr[ow * g.sW];
-          for (int64_t ow = ow_hi; ow < g.Wo; ++ow) r[ow] = T(0);
-        }
-      }
-  });
+  parallel_for(0, g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kH * g.kW * P, 1)),
+               [&](int64_t c0, int64_t c1) {
+                 for (int64_t c = c0; c < c1; ++c)
+                   for (int64_t ki = 0; ki < g.kH; ++ki)
+                     for (int64_t kj = 0; kj < g.kW; ++kj) {
+                       T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
+                       const int64_t woff = kj * g.dW - g.pW;
+                       // ow range whose iw = ow*sW + woff lies in [0, W)
+                       int64_t ow_lo, ow_hi;
+                       valid_columns(g, woff, ow_lo, ow_hi);
+                       for (int64_t oh = 0; oh < g.Ho; ++oh) {
+                         T* r = row + oh * g.Wo;
+                         const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
+                         if (ih < 0 || ih >= g.H) {
+                           std::memset(r, 0, sizeof(T) * g.Wo);
+                           continue;
+                         }
+                         const T* xr = x + (c * g.H + ih) * g.W + woff;
+                         for (int64_t ow = 0; ow < ow_lo; ++ow) r[ow] = T(0);
+                         if (g.sW == 1)
+                           std::memcpy(r + ow_lo, xr + ow_lo, sizeof(T) * (ow_hi - ow_lo));
+                         else
+                           for (int64_t ow = ow_lo; ow < ow_hi; ++ow) r[ow] = xr[ow * g.sW];
+                         for (int64_t ow = ow_hi; ow < g.Wo; ++ow) r[ow] = T(0);
+                       }
+                     }
+               });
 }
 
 // The adjoint of im2col: gx (C,H,W) += col scattered back to the positions each column entry was read from.
 template <typename T>
 void col2im(const ConvGeom& g, const T* col, T* gx) {
   const int64_t P = g.P();
-  parallel_for(0, g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kH * g.kW * P, 1)), [&](int64_t c0, int64_t c1) {
-  for (int64_t c = c0; c < c1; ++c)
-    for (int64_t ki = 0; ki < g.kH; ++ki)
-      for (int64_t kj = 0; kj < g.kW; ++kj) {
-        const T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
-        const int64_t woff = kj * g.dW - g.pW;
-        int64_t ow_lo, ow_hi;
-        valid_columns(g, woff, ow_lo, ow_hi);
-        for (int64_t oh = 0; oh < g.Ho; ++oh) {
-          const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
-          if (ih < 0 || ih >= g.H) continue;
-          const T* r = row + oh * g.Wo;
-          T* xr = gx + (c * g.H + ih) * g.W + woff;
-          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) xr[ow * g.sW] += r[ow];
-        }
-      }
-  });
+  parallel_for(0, g.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kH * g.kW * P, 1)),
+               [&](int64_t c0, int64_t c1) {
+                 for (int64_t c = c0; c < c1; ++c)
+                   for (int64_t ki = 0; ki < g.kH; ++ki)
+                     for (int64_t kj = 0; kj < g.kW; ++kj) {
+                       const T* row = col + ((c * g.kH + ki) * g.kW + kj) * P;
+                       const int64_t woff = kj * g.dW - g.pW;
+                       int64_t ow_lo, ow_hi;
+                       valid_columns(g, woff, ow_lo, ow_hi);
+                       for (int64_t oh = 0; oh < g.Ho; ++oh) {
+                         const int64_t ih = oh * g.sH - g.pH + ki * g.dH;
+                         if (ih < 0 || ih >= g.H) continue;
+                         const T* r = row + oh * g.Wo;
+                         T* xr = gx + (c * g.H + ih) * g.W + woff;
+                         for (int64_t ow = ow_lo; ow < ow_hi; ++ow) xr[ow * g.sW] += r[ow];
+                       }
+                     }
+               });
 }
 
 // The batch is walked serially: each GEMM runs on OpenBLAS's threads and im2col/col2im on the pool, one at a
@@ -167,9 +169,10 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   detail::check_defined(weight, "conv2d", "weight");
   detail::check_cpu(x_in, "conv2d");
   detail::check_cpu(weight, "conv2d", "weight");
-  GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4, "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ",
-           x_in.sizes());
-  GB_CHECK(weight.dim() == 4, "conv2d: expected weight of 4 dims (out_channels, in_channels/groups, kH, kW), but got weight of size ",
+  GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
+           "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ", x_in.sizes());
+  GB_CHECK(weight.dim() == 4,
+           "conv2d: expected weight of 4 dims (out_channels, in_channels/groups, kH, kW), but got weight of size ",
            weight.sizes());
   if (x_in.dim() == 3) return conv2d(x_in.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0);
   const Tensor& x = x_in;
@@ -205,7 +208,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   const int64_t eff_kH = g.dH * (g.kH - 1) + 1, eff_kW = g.dW * (g.kW - 1) + 1;
   GB_CHECK(g.H + 2 * g.pH >= eff_kH && g.W + 2 * g.pW >= eff_kW, "conv2d: Calculated padded input size per channel: (",
            g.H + 2 * g.pH, " x ", g.W + 2 * g.pW, "). Kernel size: (", eff_kH, " x ", eff_kW,
-           "). Kernel size can't be greater than actual input size (input ", x.sizes(), ", weight ", weight.sizes(), ")");
+           "). Kernel size can't be greater than actual input size (input ", x.sizes(), ", weight ", weight.sizes(),
+           ")");
   g.Ho = (g.H + 2 * g.pH - eff_kH) / g.sH + 1;
   g.Wo = (g.W + 2 * g.pW - eff_kW) / g.sW + 1;
 
@@ -216,8 +220,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, x.device());
   if (out.numel() > 0) {
     if (ct == kDouble)
-      conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(), bc.defined() ? bc.data_ptr<double>() : nullptr,
-                           out.data_ptr<double>());
+      conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(),
+                           bc.defined() ? bc.data_ptr<double>() : nullptr, out.data_ptr<double>());
     else
       conv_forward<float>(g, xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
                           out.data_ptr<float>());
@@ -226,44 +230,45 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
 
   if (autograd::needs_grad(x, weight, bias)) {
     const Tensor& b = bias;
-    autograd::record("ConvolutionBackward0", autograd::collect_edges({x, weight, b}), {&out},
-                     {autograd::input(x), autograd::input(weight)},
-                     [g, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
-                       const Tensor& gy = c.grad();
-                       const Tensor& xs = c.saved(0);
-                       const Tensor& ws = c.saved(1);
-                       GB_CHECK(!(GradMode::is_enabled() &&
-                                  (gy.requires_grad() || xs.requires_grad() || ws.requires_grad())),
-                                "conv2d: double backward through conv2d is not supported yet (create_graph=true reached "
-                                "ConvolutionBackward0 for input ", xs.sizes(), ", weight ", ws.sizes(),
-                                "). Compute the gradient without create_graph, or detach the conv2d part of the graph.");
-                       const ScalarType ct = detail::compute_type(xt);
-                       Tensor gyc = detail::raw_contiguous(gy, ct);
-                       Tensor gx, gw, gb;
-                       bool need_x = c.needs(0), need_w = c.needs(1);
-                       if (need_x || need_w) {
-                         Tensor xc = need_w ? detail::raw_contiguous(xs, ct) : Tensor();
-                         Tensor wc = detail::raw_contiguous(ws, ct);
-                         if (need_x) gx = detail::make_empty({g.N, g.C, g.H, g.W}, ct, gy.device());
-                         if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
-                         if (ct == kDouble)
-                           conv_backward<double>(g, need_w ? xc.data_ptr<double>() : nullptr, wc.data_ptr<double>(),
-                                                 gyc.data_ptr<double>(), need_x ? gx.data_ptr<double>() : nullptr,
-                                                 need_w ? gw.data_ptr<double>() : nullptr);
-                         else
-                           conv_backward<float>(g, need_w ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
-                                                gyc.data_ptr<float>(), need_x ? gx.data_ptr<float>() : nullptr,
-                                                need_w ? gw.data_ptr<float>() : nullptr);
-                         if (need_x && ct != xt) gx = gx.to(xt);
-                         if (need_w && ct != xt) gw = gw.to(xt);
-                       }
-                       if (has_bias && c.needs(2)) {
-                         NoGradGuard ng;
-                         gb = gyc.sum({0, 2, 3});
-                         if (ct != xt) gb = gb.to(xt);
-                       }
-                       return variable_list{gx, gw, gb};
-                     });
+    autograd::record(
+        "ConvolutionBackward0", autograd::collect_edges({x, weight, b}), {&out},
+        {autograd::input(x), autograd::input(weight)},
+        [g, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
+          const Tensor& gy = c.grad();
+          const Tensor& xs = c.saved(0);
+          const Tensor& ws = c.saved(1);
+          GB_CHECK(!(GradMode::is_enabled() && (gy.requires_grad() || xs.requires_grad() || ws.requires_grad())),
+                   "conv2d: double backward through conv2d is not supported yet (create_graph=true reached "
+                   "ConvolutionBackward0 for input ",
+                   xs.sizes(), ", weight ", ws.sizes(),
+                   "). Compute the gradient without create_graph, or detach the conv2d part of the graph.");
+          const ScalarType ct = detail::compute_type(xt);
+          Tensor gyc = detail::raw_contiguous(gy, ct);
+          Tensor gx, gw, gb;
+          bool need_x = c.needs(0), need_w = c.needs(1);
+          if (need_x || need_w) {
+            Tensor xc = need_w ? detail::raw_contiguous(xs, ct) : Tensor();
+            Tensor wc = detail::raw_contiguous(ws, ct);
+            if (need_x) gx = detail::make_empty({g.N, g.C, g.H, g.W}, ct, gy.device());
+            if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
+            if (ct == kDouble)
+              conv_backward<double>(g, need_w ? xc.data_ptr<double>() : nullptr, wc.data_ptr<double>(),
+                                    gyc.data_ptr<double>(), need_x ? gx.data_ptr<double>() : nullptr,
+                                    need_w ? gw.data_ptr<double>() : nullptr);
+            else
+              conv_backward<float>(g, need_w ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
+                                   gyc.data_ptr<float>(), need_x ? gx.data_ptr<float>() : nullptr,
+                                   need_w ? gw.data_ptr<float>() : nullptr);
+            if (need_x && ct != xt) gx = gx.to(xt);
+            if (need_w && ct != xt) gw = gw.to(xt);
+          }
+          if (has_bias && c.needs(2)) {
+            NoGradGuard ng;
+            gb = gyc.sum({0, 2, 3});
+            if (ct != xt) gb = gb.to(xt);
+          }
+          return variable_list{gx, gw, gb};
+        });
   }
   return out;
 }

@@ -61,9 +61,8 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
   apply_mask(out, x, mask, scale);
   if (autograd::needs_grad(x))
-    autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)}, [scale](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * c.saved(0) * scale};
-    });
+    autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)},
+                     [scale](autograd::BackwardContext& c) { return variable_list{c.grad() * c.saved(0) * scale}; });
   return out;
 }
 

@@ -25,9 +25,12 @@ namespace {
 
 Tensor reduce_loss(const Tensor& t, Reduction r) {
   switch (r) {
-    case Reduction::None: return t;
-    case Reduction::Mean: return t.mean();
-    case Reduction::Sum: return t.sum();
+    case Reduction::None:
+      return t;
+    case Reduction::Mean:
+      return t.mean();
+    case Reduction::Sum:
+      return t.sum();
   }
   return t;
 }
@@ -36,8 +39,8 @@ Tensor reduce_loss(const Tensor& t, Reduction r) {
 
 // Where each target points in the (B, C, S) input and with what weight; fixed by target, weight, ignore_index.
 struct NllPlan {
-  std::vector<int64_t> pos;   // offset of input[b, target, s] in a contiguous input, -1 when ignored
-  std::vector<double> w;      // weight[target] (0 when ignored)
+  std::vector<int64_t> pos;                  // offset of input[b, target, s] in a contiguous input, -1 when ignored
+  std::vector<double> w;                     // weight[target] (0 when ignored)
   std::vector<int64_t> in_shape, out_shape;  // out_shape: the target's shape (used for Reduction::None)
   Reduction red;
   double total_weight = 0;  // sum of w: the divisor of the mean
@@ -58,14 +61,18 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
     double acc = 0;
     for (int64_t i = 0; i < n; ++i) {
       const double v = plan->pos[i] < 0 ? 0.0 : -plan->w[i] * double(xp[plan->pos[i]]);
-      if (plan->red == Reduction::None) op[i] = T(v);
-      else acc += v;
+      if (plan->red == Reduction::None)
+        op[i] = T(v);
+      else
+        acc += v;
     }
     if (plan->red == Reduction::Sum) op[0] = T(acc);
     if (plan->red == Reduction::Mean) op[0] = T(acc / plan->total_weight);  // all ignored: 0/0 = nan, as PyTorch
   };
-  if (ct == kDouble) run(double{});
-  else run(float{});
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
   if (autograd::needs_grad(x))
     autograd::record(plan->in_shape.size() >= 3 ? "NllLoss2DBackward0" : "NllLossBackward0", {x}, out, {},
@@ -90,8 +97,10 @@ Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) 
       op[plan->pos[i]] = T(-plan->w[i] * gi);
     }
   };
-  if (ct == kDouble) run(double{});
-  else run(float{});
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
   if (ct != g.scalar_type()) gx = gx.to(g.scalar_type());
   if (autograd::needs_grad(g))
     autograd::record("NllLossBackwardBackward0", {g}, gx, {},
@@ -108,8 +117,10 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   detail::check_cpu(target, op, "target");
   GB_CHECK(input.dim() >= 1, op, ": input tensor should be 1D or more (C), (N, C) or (N, C, d1, ...), but got ",
            input.sizes());
-  GB_CHECK(input.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(input.scalar_type()));
-  GB_CHECK_TYPE(target.scalar_type() == kInt64, op, ": expected target of scalar type Long (int64 class indices) but found ",
+  GB_CHECK(input.is_floating_point(), op, ": expected a floating-point input, but got ",
+           to_string(input.scalar_type()));
+  GB_CHECK_TYPE(target.scalar_type() == kInt64, op,
+                ": expected target of scalar type Long (int64 class indices) but found ",
                 detail::torch_type_name(target.scalar_type()), ". Convert it with target.to(gb::kInt64).");
   if (input.dim() <= 2) {
     GB_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported (input ", input.sizes(),
@@ -140,10 +151,11 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   Tensor tc = detail::raw_contiguous(target, kInt64);
   const int64_t* tp = tc.data_ptr<int64_t>();
   std::vector<double> wv;
-  if (weight.defined()) wv = [&] {
-    Tensor wc = detail::raw_contiguous(weight, kDouble);
-    return std::vector<double>(wc.data_ptr<double>(), wc.data_ptr<double>() + C);
-  }();
+  if (weight.defined())
+    wv = [&] {
+      Tensor wc = detail::raw_contiguous(weight, kDouble);
+      return std::vector<double>(wc.data_ptr<double>(), wc.data_ptr<double>() + C);
+    }();
   const int64_t n = B * S;
   plan->pos.resize(size_t(n));
   plan->w.resize(size_t(n));
@@ -187,9 +199,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   const char* op = "cross_entropy";
   detail::check_defined(logits, op);
   detail::check_defined(target, op, "target");
-  GB_CHECK(logits.dim() >= 1, op, ": expected logits of shape (C), (N, C) or (N, C, d1, ...), but got ", logits.sizes());
-  GB_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, "label_smoothing must be between 0.0 and 1.0. Got: ",
-           label_smoothing);
+  GB_CHECK(logits.dim() >= 1, op, ": expected logits of shape (C), (N, C) or (N, C, d1, ...), but got ",
+           logits.sizes());
+  GB_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+           "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
   const int64_t C = logits.size(class_dim);
   // weight broadcast against logits: (C) for 1-D and 2-D logits, (1, C, 1, ...) beyond
@@ -210,9 +223,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     Tensor t = label_smoothing > 0 ? target * (1 - label_smoothing) + label_smoothing / double(C) : target;
     Tensor terms = w_b.defined() ? lp * t * w_b : lp * t;
     switch (reduction) {
-      case Reduction::Mean: return terms.sum() * (-double(C) / double(logits.numel()));
-      case Reduction::Sum: return terms.sum() * -1.0;
-      case Reduction::None: return terms.sum({class_dim}) * -1.0;
+      case Reduction::Mean:
+        return terms.sum() * (-double(C) / double(logits.numel()));
+      case Reduction::Sum:
+        return terms.sum() * -1.0;
+      case Reduction::None:
+        return terms.sum({class_dim}) * -1.0;
     }
   }
 
@@ -233,8 +249,12 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
         ret = smooth.mean();
       }
       break;
-    case Reduction::Sum: ret = smooth.sum(); break;
-    case Reduction::None: ret = smooth; break;
+    case Reduction::Sum:
+      ret = smooth.sum();
+      break;
+    case Reduction::None:
+      ret = smooth;
+      break;
   }
   return nll * (1 - label_smoothing) + ret * (label_smoothing / double(C));
 }
@@ -311,8 +331,9 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
     autograd::record("L1LossBackward0", {input, target}, out, {autograd::input(input), autograd::input(target)},
                      [reduction, n, is = input.sizes().vec(), ts = target.sizes().vec()](autograd::BackwardContext& c) {
                        // sign(input - target): piecewise constant, so a constant here is exact at any order
-                       Tensor s = diff_map(c.saved(0), c.saved(1), "l1_loss",
-                                           [](auto d) { return decltype(d)(d > 0 ? 1 : d < 0 ? -1 : 0); });
+                       Tensor s = diff_map(c.saved(0), c.saved(1), "l1_loss", [](auto d) {
+                         return decltype(d)(d > 0 ? 1 : d < 0 ? -1 : 0);
+                       });
                        return pointwise_loss_grads(c, s, reduction, n, is, ts);
                      });
   }
@@ -354,8 +375,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
         lp[i] = wp ? v * wp[i] : v;
       }
     };
-    if (ct == kDouble) run(double{});
-    else run(float{});
+    if (ct == kDouble)
+      run(double{});
+    else
+      run(float{});
     out = reduce_loss(l, reduction);
     if (out.scalar_type() != dt) out = out.to(dt);
   }

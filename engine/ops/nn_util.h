@@ -14,8 +14,8 @@ namespace gb::detail {
 inline std::array<int64_t, 2> pair_arg(IntArrayRef v, const char* op, const char* what,
                                        std::optional<std::array<int64_t, 2>> fallback = std::nullopt) {
   if (v.empty() && fallback) return *fallback;
-  GB_CHECK(v.size() == 1 || v.size() == 2, op, ": ", what, " must either be a single int, or a tuple of two ints, but got ",
-           v.size(), " values ", v);
+  GB_CHECK(v.size() == 1 || v.size() == 2, op, ": ", what,
+           " must either be a single int, or a tuple of two ints, but got ", v.size(), " values ", v);
   return {v[0], v.size() == 2 ? v[1] : v[0]};
 }
 
@@ -32,13 +32,20 @@ inline Tensor raw_contiguous(const Tensor& t, ScalarType ct) {
 // PyTorch's name for a dtype in messages: Float, Double, Half, BFloat16, Long, Int, Bool.
 inline const char* torch_type_name(ScalarType t) {
   switch (t) {
-    case kFloat: return "Float";
-    case kDouble: return "Double";
-    case kHalf: return "Half";
-    case kBFloat16: return "BFloat16";
-    case kInt64: return "Long";
-    case kInt32: return "Int";
-    case kBool: return "Bool";
+    case kFloat:
+      return "Float";
+    case kDouble:
+      return "Double";
+    case kHalf:
+      return "Half";
+    case kBFloat16:
+      return "BFloat16";
+    case kInt64:
+      return "Long";
+    case kInt32:
+      return "Int";
+    case kBool:
+      return "Bool";
   }
   return "?";
 }

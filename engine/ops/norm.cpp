@@ -215,8 +215,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
     }
     if (out.numel() > 0) channel_affine<T>(xc.data_ptr<T>(), scale.data(), shift.data(), N, C, S, out.data_ptr<T>());
   };
-  if (ct == kDouble) run(double{});
-  else run(float{});
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
   out = as_type(out, x.scalar_type());
 
   if (training && running_mean.defined()) {  // running statistics take the unbiased variance
@@ -253,12 +255,15 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
             if (c.needs(2)) gb = detail::make_empty({C}, ct);
             auto run = [&](auto zero) {
               using T = decltype(zero);
-              bn_backward_kernel<T>(xc.data_ptr<T>(), gc.data_ptr<T>(), ptr_or_null<T>(wc), c.saved(2).data_ptr<T>(),
-                                    c.saved(3).data_ptr<T>(), N, C, S, batch_stats, gx.defined() ? gx.data_ptr<T>() : nullptr,
-                                    gw.defined() ? gw.data_ptr<T>() : nullptr, gb.defined() ? gb.data_ptr<T>() : nullptr);
+              bn_backward_kernel<T>(
+                  xc.data_ptr<T>(), gc.data_ptr<T>(), ptr_or_null<T>(wc), c.saved(2).data_ptr<T>(),
+                  c.saved(3).data_ptr<T>(), N, C, S, batch_stats, gx.defined() ? gx.data_ptr<T>() : nullptr,
+                  gw.defined() ? gw.data_ptr<T>() : nullptr, gb.defined() ? gb.data_ptr<T>() : nullptr);
             };
-            if (ct == kDouble) run(double{});
-            else run(float{});
+            if (ct == kDouble)
+              run(double{});
+            else
+              run(float{});
           } else {  // differentiable formulas (create_graph)
             Tensor mean = c.saved(2).view(bshape), rstd = c.saved(3).view(bshape);
             if (batch_stats) std::tie(mean, rstd) = backward_stats(xs, mean, rstd, dims, eps);
@@ -283,8 +288,10 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   detail::check_cpu(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t k = int64_t(normalized_shape.size());
-  GB_CHECK(k >= 1, op, ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
-           "but got normalized_shape = ", normalized_shape);
+  GB_CHECK(k >= 1, op,
+           ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
+           "but got normalized_shape = ",
+           normalized_shape);
   bool match = x.dim() >= k;
   for (int64_t i = 0; match && i < k; ++i) match = x.size(x.dim() - k + i) == normalized_shape[size_t(i)];
   if (!match) {
@@ -339,8 +346,10 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
       }
     });
   };
-  if (ct == kDouble) run(double{});
-  else run(float{});
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
   out = as_type(out, x.scalar_type());
 
   if (autograd::needs_grad(x, weight, bias)) {
@@ -418,8 +427,10 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
       }
     });
   };
-  if (ct == kDouble) run(double{});
-  else run(float{});
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
   out = as_type(out, x.scalar_type());
 
   if (autograd::needs_grad(x, weight, bias)) {

@@ -33,8 +33,8 @@ void check_pool_input(const Tensor& x, const char* op) {
   detail::check_cpu(x, op);
   bool ok = (x.dim() == 3 && x.size(0) != 0 && x.size(1) != 0 && x.size(2) != 0) ||
             (x.dim() == 4 && x.size(1) != 0 && x.size(2) != 0 && x.size(3) != 0);
-  GB_CHECK(ok, op, ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:",
-           x.sizes());
+  GB_CHECK(ok, op,
+           ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:", x.sizes());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
 }
 
@@ -49,8 +49,10 @@ std::vector<int64_t> with_plane(const Tensor& x, int64_t h, int64_t w) {
 // Calls f(T{}) with T = float or double: the type the kernels compute in for dtype t.
 template <typename F>
 void with_compute_type(ScalarType t, const F& f) {
-  if (detail::compute_type(t) == kDouble) f(double{});
-  else f(float{});
+  if (detail::compute_type(t) == kDouble)
+    f(double{});
+  else
+    f(float{});
 }
 
 // ---- max pooling: gather at argmax indices and its adjoint, scatter-add ----
@@ -108,9 +110,8 @@ Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   if (autograd::needs_grad(g))
-    autograd::record("MaxPool2DWithIndicesBackwardBackward0", {g}, out, {}, [idx, d](autograd::BackwardContext& c) {
-      return variable_list{max_gather(c.grad(), idx, d)};
-    });
+    autograd::record("MaxPool2DWithIndicesBackwardBackward0", {g}, out, {},
+                     [idx, d](autograd::BackwardContext& c) { return variable_list{max_gather(c.grad(), idx, d)}; });
   return out;
 }
 
@@ -155,9 +156,8 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   if (autograd::needs_grad(x))
-    autograd::record(w->name, {x}, out, {}, [w](autograd::BackwardContext& c) {
-      return variable_list{window_mean_adjoint(c.grad(), w)};
-    });
+    autograd::record(w->name, {x}, out, {},
+                     [w](autograd::BackwardContext& c) { return variable_list{window_mean_adjoint(c.grad(), w)}; });
   return out;
 }
 
@@ -189,9 +189,8 @@ Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   if (autograd::needs_grad(g))
-    autograd::record(w->adjoint_name, {g}, out, {}, [w](autograd::BackwardContext& c) {
-      return variable_list{window_mean(c.grad(), w)};
-    });
+    autograd::record(w->adjoint_name, {g}, out, {},
+                     [w](autograd::BackwardContext& c) { return variable_list{window_mean(c.grad(), w)}; });
   return out;
 }
 
@@ -317,7 +316,7 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
   w->div.resize(size_t(Ho * Wo));
   for (int64_t oh = 0; oh < Ho; ++oh)
     for (int64_t ow = 0; ow < Wo; ++ow) {
-      double div = divisor_override  ? double(*divisor_override)
+      double div = divisor_override    ? double(*divisor_override)
                    : count_include_pad ? double(hpad[oh] * wpad[ow])
                                        : double((w->he[oh] - w->hs[oh]) * (w->we[ow] - w->ws[ow]));
       w->div[oh * Wo + ow] = div > 0 ? div : 1.0;  // an empty window sums to 0

@@ -8,8 +8,8 @@ using gbtest::check_values;
 namespace {
 
 // Direct convolution straight from the definition, in double: the oracle for the im2col + GEMM kernel.
-gb::Tensor naive_conv(const gb::Tensor& x, const gb::Tensor& w, const gb::Tensor& b, int64_t sh, int64_t sw,
-                      int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t groups) {
+gb::Tensor naive_conv(const gb::Tensor& x, const gb::Tensor& w, const gb::Tensor& b, int64_t sh, int64_t sw, int64_t ph,
+                      int64_t pw, int64_t dh, int64_t dw, int64_t groups) {
   auto X = gbtest::values(x), Wv = gbtest::values(w);
   int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
   int64_t O = w.size(0), Cg = w.size(1), kH = w.size(2), kW = w.size(3), Og = O / groups;
@@ -27,8 +27,8 @@ gb::Tensor naive_conv(const gb::Tensor& x, const gb::Tensor& w, const gb::Tensor
               for (int64_t j = 0; j < kW; ++j) {
                 int64_t ih = oh * sh - ph + i * dh, iw = ow * sw - pw + j * dw;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += X[size_t(((n * C + gr * Cg + c) * H + ih) * W + iw)] *
-                       Wv[size_t(((o * Cg + c) * kH + i) * kW + j)];
+                acc +=
+                    X[size_t(((n * C + gr * Cg + c) * H + ih) * W + iw)] * Wv[size_t(((o * Cg + c) * kH + i) * kW + j)];
               }
           out[size_t(((n * O + o) * Ho + oh) * Wo + ow)] = acc;
         }
@@ -77,8 +77,8 @@ TEST_CASE("conv2d matches a direct convolution for every option") {
     auto want = naive_conv(x, w, b, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, k.groups);
     auto got = gb::conv2d(x, w, b, {k.sh, k.sw}, {k.ph, k.pw}, {k.dh, k.dw}, k.groups);
     check_close(got, want, 1e-10, 1e-10);
-    auto got32 = gb::conv2d(x.to(gb::kFloat), w.to(gb::kFloat), k.bias ? b.to(gb::kFloat) : gb::Tensor(),
-                            {k.sh, k.sw}, {k.ph, k.pw}, {k.dh, k.dw}, k.groups);
+    auto got32 = gb::conv2d(x.to(gb::kFloat), w.to(gb::kFloat), k.bias ? b.to(gb::kFloat) : gb::Tensor(), {k.sh, k.sw},
+                            {k.ph, k.pw}, {k.dh, k.dw}, k.groups);
     CHECK(got32.scalar_type() == gb::kFloat);
     check_close(got32, want, 1e-4, 1e-4);
   }
@@ -116,13 +116,16 @@ TEST_CASE("conv2d gradients: hand-checked and against finite differences") {
   auto xi = gb::randn({2, 4, 6, 5}, gbtest::f64_grad());
   auto wi = gb::randn({6, 2, 3, 2}, gbtest::f64_grad());  // groups 2
   auto bi = gb::randn({6}, gbtest::f64_grad());
-  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::conv2d(v[0], v[1], v[2], 1, 0, 1, 2); }, {xi, wi, bi}));
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::conv2d(v[0], v[1], v[2], 1, 0, 1, 2); },
+                           {xi, wi, bi}));
   CHECK(gbtest::gradcheck1(
-      [](const gb::variable_list& v) { return gb::conv2d(v[0], v[1], v[2], {2, 1}, {1, 2}, {2, 1}, 2); },
+      [](const gb::variable_list& v) {
+        return gb::conv2d(v[0], v[1], v[2], {2, 1}, {1, 2}, {2, 1}, 2);
+      },
       {xi, wi, bi}));
   auto w1 = gb::randn({4, 1, 1, 1}, gbtest::f64_grad());  // depthwise 1x1: the pointwise path
-  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::conv2d(v[0], v[1], {}, 1, 0, 1, 4); },
-                           {xi, w1}));
+  CHECK(
+      gbtest::gradcheck1([](const gb::variable_list& v) { return gb::conv2d(v[0], v[1], {}, 1, 0, 1, 4); }, {xi, w1}));
   auto wu = gb::randn({3, 4, 2, 2}, gbtest::f64_grad());
   auto xu = gb::randn({4, 5, 5}, gbtest::f64_grad());  // unbatched, stride 2 with padding
   CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::conv2d(v[0], v[1], {}, 2, 1); }, {xu, wu}));
@@ -163,7 +166,8 @@ TEST_CASE("conv2d errors use PyTorch's wording") {
                        gb::Error);
   CHECK_THROWS_WITH_AS(gb::conv2d(x, gb::ones({8, 4, 3, 3}, gb::kFloat64)),
                        "conv2d: Input type (Float) and weight type (Double) should be the same", gb::Error);
-  CHECK_THROWS_WITH_AS(gb::conv2d(x, gb::ones({8, 4, 3, 3}), {}, 0), doctest::Contains("non-positive stride"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::conv2d(x, gb::ones({8, 4, 3, 3}), {}, 0), doctest::Contains("non-positive stride"),
+                       gb::Error);
   CHECK_THROWS_WITH_AS(gb::conv2d(x, gb::ones({8, 4, 3, 3}), {}, 1, -1), doctest::Contains("negative padding"),
                        gb::Error);
   CHECK_THROWS_WITH_AS(gb::conv2d(x, gb::ones({8, 4, 3, 3}), {}, 1, 0, 0),

@@ -6,7 +6,9 @@ using gbtest::check_close;
 using gbtest::check_values;
 
 namespace {
-bool same(const gb::Tensor& a, const gb::Tensor& b) { return a.sizes() == b.sizes() && gbtest::values(a) == gbtest::values(b); }
+bool same(const gb::Tensor& a, const gb::Tensor& b) {
+  return a.sizes() == b.sizes() && gbtest::values(a) == gbtest::values(b);
+}
 }  // namespace
 
 TEST_CASE("dropout zeroes about p of the elements and scales the rest by 1/(1-p)") {
@@ -17,8 +19,10 @@ TEST_CASE("dropout zeroes about p of the elements and scales the rest by 1/(1-p)
   int64_t zeros = 0;
   bool scaled = true;
   for (double e : v) {
-    if (e == 0) ++zeros;
-    else scaled = scaled && std::fabs(e - 1 / 0.7) < 1e-6;
+    if (e == 0)
+      ++zeros;
+    else
+      scaled = scaled && std::fabs(e - 1 / 0.7) < 1e-6;
   }
   CHECK(scaled);
   CHECK(double(zeros) / double(v.size()) == doctest::Approx(0.3).epsilon(0.02));

@@ -57,7 +57,8 @@ TEST_CASE("nll_loss gradients") {
   auto x4 = gb::randn({2, 3, 2, 2}, gbtest::f64_grad());
   auto t4 = gb::randint(3, {2, 2, 2});
   CHECK(gb::nll_loss(x4, t4).grad_fn()->name() == "NllLoss2DBackward0");
-  CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::nll_loss(v[0], t4, wr.narrow(0, 0, 3)); }, {x4}));
+  CHECK(
+      gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::nll_loss(v[0], t4, wr.narrow(0, 0, 3)); }, {x4}));
 }
 
 TEST_CASE("nll_loss errors") {
@@ -93,7 +94,8 @@ TEST_CASE("cross_entropy with class indices: weight, ignore_index, label_smoothi
   check_values(gb::cross_entropy(L, T, W, gb::kSum, 1, 0.3), {1.8388670782125816}, tol);
   check_values(gb::cross_entropy(L, T, W, gb::kNone, 1, 0.3), {1.1535429031015152, 0.6853241751110664, 0.0}, tol);
   // (C) logits with a 0-dim target; (N, C, d) logits agree with the (N*d, C) form
-  CHECK(gb::cross_entropy(L[1], gb::tensor(int64_t(2))).item<double>() == doctest::Approx(0.40760596444438).epsilon(1e-9));
+  CHECK(gb::cross_entropy(L[1], gb::tensor(int64_t(2))).item<double>() ==
+        doctest::Approx(0.40760596444438).epsilon(1e-9));
   gb::manual_seed(14);
   auto L3 = gb::randn({2, 4, 3}, gb::kFloat64);
   auto T3 = gb::randint(4, {2, 3});
@@ -115,8 +117,8 @@ TEST_CASE("cross_entropy with class probabilities") {
                1e-9);
   check_values(gb::cross_entropy(L, P, {}, gb::kSum), {1.0986122886681098 + 2.4076059644443806 + 1.7413112966571571},
                1e-9);
-  CHECK_THROWS_WITH_AS(gb::cross_entropy(L, P, {}, gb::kMean, 1), "ignore_index is not supported for floating point target",
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::cross_entropy(L, P, {}, gb::kMean, 1),
+                       "ignore_index is not supported for floating point target", gb::Error);
 }
 
 TEST_CASE("cross_entropy gradients") {
@@ -126,13 +128,13 @@ TEST_CASE("cross_entropy gradients") {
   auto w = gb::rand({5}, gb::kFloat64) + 0.5;
   CHECK(gb::cross_entropy(x, t).grad_fn()->name() == "NllLossBackward0");
   CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t); }, {x}));
-  CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t, w, gb::kMean, 2, 0.15); },
-                           {x}));
+  CHECK(gbtest::gradcheck1(
+      [&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t, w, gb::kMean, 2, 0.15); }, {x}));
   CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t, w, gb::kNone, 0, 0.3); },
                            {x}));
   auto p = gb::rand({4, 5}, gb::kFloat64);
-  CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], p, w, gb::kSum, -100, 0.1); },
-                           {x}));
+  CHECK(gbtest::gradcheck1(
+      [&](const gb::variable_list& v) { return gb::cross_entropy(v[0], p, w, gb::kSum, -100, 0.1); }, {x}));
   CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t, {}, gb::kMean, -100, 0.1); },
                        {x}));
   // (N, C) mean cross entropy: grad = (softmax - onehot) / N
@@ -178,10 +180,11 @@ TEST_CASE("mse_loss and l1_loss") {
     CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::l1_loss(v[0], v[1], red); }, {a, b}));
     CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::mse_loss(v[0], v[1], red); }, {a, b}));
   }
-  CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::mse_loss(v[0], v[1]); }, {a, row}));  // broadcast
+  CHECK(
+      gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::mse_loss(v[0], v[1]); }, {a, row}));  // broadcast
   CHECK(gb::mse_loss(a.detach().to(gb::kFloat), b.detach().to(gb::kFloat)).scalar_type() == gb::kFloat);
-  CHECK_THROWS_WITH_AS(gb::mse_loss(gb::ones({3}), gb::ones({4})), doctest::Contains("mse_loss: The size of tensor a (3)"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::mse_loss(gb::ones({3}), gb::ones({4})),
+                       doctest::Contains("mse_loss: The size of tensor a (3)"), gb::Error);
   CHECK_THROWS_WITH_AS(gb::l1_loss(gb::ones({3}), gb::ones({3}, gb::kInt64)),
                        doctest::Contains("expected floating-point input and target"), gb::Error);
 }
@@ -198,9 +201,9 @@ TEST_CASE("binary_cross_entropy_with_logits: pos_weight, weight, stability") {
   check_values(gb::binary_cross_entropy_with_logits(x, t, w, pw), {0.7322669615475422}, 1e-12);
   check_values(gb::binary_cross_entropy_with_logits(x, t, w, pw, gb::kSum), {3 * 0.7322669615475422}, 1e-12);
   // large logits stay finite
-  check_values(gb::binary_cross_entropy_with_logits(gb::tensor({100.0, -100.0}), gb::tensor({0.0, 1.0}), {}, {},
-                                                    gb::kNone),
-               {100, 100}, 1e-4);
+  check_values(
+      gb::binary_cross_entropy_with_logits(gb::tensor({100.0, -100.0}), gb::tensor({0.0, 1.0}), {}, {}, gb::kNone),
+      {100, 100}, 1e-4);
   // pos_weight (C) broadcasts over (N, C)
   auto x2 = gb::zeros({2, 3});
   CHECK(gb::binary_cross_entropy_with_logits(x2, gb::ones({2, 3}), {}, gb::tensor({1.0f, 2.0f, 3.0f})).item<double>() ==

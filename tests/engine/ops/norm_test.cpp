@@ -64,16 +64,18 @@ TEST_CASE("batch_norm gradients") {
   auto w = gb::randn({2}, gbtest::f64_grad()), b = gb::randn({2}, gbtest::f64_grad());
   auto rm = gb::randn({2}, gb::kFloat64), rv = gb::rand({2}, gb::kFloat64) + 0.5;
   auto train = [](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], v[2], {}, {}, true, 0.1, 1e-5); };
-  auto eval = [rm, rv](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], v[2], rm, rv, false, 0.1, 1e-5); };
+  auto eval = [rm, rv](const gb::variable_list& v) {
+    return gb::batch_norm(v[0], v[1], v[2], rm, rv, false, 0.1, 1e-5);
+  };
   CHECK(train({x, w, b}).grad_fn()->name() == "NativeBatchNormBackward0");
   CHECK(gbtest::gradcheck1(train, {x, w, b}));
   CHECK(gbtest::gradcheck1(eval, {x, w, b}));
-  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::batch_norm(v[0], {}, {}, {}, {}, true, 0.1, 1e-5); },
-                           {x}));
+  CHECK(gbtest::gradcheck1(
+      [](const gb::variable_list& v) { return gb::batch_norm(v[0], {}, {}, {}, {}, true, 0.1, 1e-5); }, {x}));
   auto x2 = gb::randn({5, 3}, gbtest::f64_grad());  // (N, C)
   auto w3 = gb::randn({3}, gbtest::f64_grad());
-  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], {}, {}, {}, true, 0.1, 1e-5); },
-                           {x2, w3}));
+  CHECK(gbtest::gradcheck1(
+      [](const gb::variable_list& v) { return gb::batch_norm(v[0], v[1], {}, {}, {}, true, 0.1, 1e-5); }, {x2, w3}));
   CHECK(gradgradcheck1(train, {x, w, b}));
   CHECK(gradgradcheck1(eval, {x, w, b}));
   // the fused first-order kernel and the differentiable formulas agree
