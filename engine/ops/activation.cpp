@@ -1,0 +1,184 @@
+// engine/ops/activation.cpp — activation functions: relu (+ relu_), leaky_relu, gelu (exact and tanh), silu, softplus.
+// Each op's backward sits right under its forward. GELU's derivative needs erf, which is no gb op, so its backward
+// is a fused kernel (gelu_backward) that records its own backward, as PyTorch's GeluBackwardBackward0 does.
+#include <cmath>
+#include <string>
+
+#include "autograd/record.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "ops/inplace.h"
+#include "ops/unary_kernel.h"
+
+namespace gb {
+
+namespace {
+
+void check_floating(const Tensor& a, const char* op) {
+  detail::check_defined(a, op);
+  GB_CHECK(a.is_floating_point(), op, ": expected a floating tensor but got ", to_string(a.scalar_type()),
+           " (shape ", a.sizes(), "); convert it first, e.g. x.to(gb::kFloat)");
+}
+
+constexpr auto relu_fn = [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; };  // NaN stays NaN
+
+}  // namespace
+
+// ---- relu ----
+
+Tensor relu(const Tensor& a) {
+  GB_CHECK(a.scalar_type() != kBool, "relu: bool tensors are not supported (shape ", a.sizes(),
+           "); convert with .to(gb::kFloat) first");
+  Tensor out = detail::unary_numeric_kernel(a, "relu", relu_fn);
+  // PyTorch's threshold_backward on the result: no gradient where y <= 0, so relu'(0) = 0
+  if (autograd::needs_grad(a))
+    autograd::record("ReluBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      return variable_list{where(le(c.saved(0), 0), 0, c.grad())};
+    });
+  return out;
+}
+
+Tensor& Tensor::relu_() {
+  GB_CHECK(scalar_type() != kBool, "relu_: bool tensors are not supported (shape ", sizes(), ")");
+  return detail::apply_inplace(
+      *this, false, false, "relu_", [](const Tensor& s) { return gb::relu(s); },
+      [](Tensor& s) { detail::unary_numeric_inplace_raw(s, "relu_", relu_fn); });
+}
+
+// ---- leaky_relu ----
+
+Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope) {
+  check_floating(a, "leaky_relu");
+  double slope = negative_slope.to_double();
+  Tensor out = detail::unary_float_kernel(a, "leaky_relu", [slope](auto x) {
+    using M = decltype(x);
+    return x > M(0) ? x : x * M(slope);
+  });
+  if (autograd::needs_grad(a))
+    autograd::record("LeakyReluBackward0", {a}, out, {autograd::input(a)}, [slope](autograd::BackwardContext& c) {
+      const Tensor& g = c.grad();
+      return variable_list{where(gt(c.saved(0), 0), g, g * slope)};
+    });
+  return out;
+}
+
+// ---- gelu ----
+
+namespace {
+
+constexpr double kSqrt1_2 = 0.70710678118654752440;     // 1/sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/sqrt(2 pi)
+constexpr double kBeta = 0.79788456080286535588;        // sqrt(2/pi)
+constexpr double kKappa = 0.044715;
+
+bool gelu_is_tanh(const std::string& approximate) {
+  GB_CHECK(approximate == "none" || approximate == "tanh", "gelu: approximate must be \"none\" (the exact erf form) ",
+           "or \"tanh\", but got \"", approximate, "\"");
+  return approximate == "tanh";
+}
+
+// g * gelu'(x), fused; differentiable in g and x (GeluBackwardBackward0) so double backward works.
+Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
+  Tensor gg = g.scalar_type() == x.scalar_type() ? g : detail::shallow_alias(g).to(x.scalar_type());
+  Tensor out = detail::make_empty(broadcast_shapes(g.sizes(), x.sizes(), "gelu_backward"), x.scalar_type(), x.device());
+  detail::dispatch_floating(x.scalar_type(), "gelu_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    if (is_tanh)
+      detail::binary_loop<T, T, T>(out, gg, x, [](T gv, T xv) {
+        M v = M(xv);
+        M u = M(kBeta) * (M(1) + M(3 * kKappa) * v * v);  // d inner / dx
+        M t = std::tanh(M(kBeta) * (v + M(kKappa) * v * v * v));
+        return T(M(gv) * (M(0.5) * (M(1) + t) + M(0.5) * v * (M(1) - t * t) * u));
+      });
+    else
+      detail::binary_loop<T, T, T>(out, gg, x, [](T gv, T xv) {
+        M v = M(xv);
+        M cdf = M(0.5) * (M(1) + std::erf(v * M(kSqrt1_2)));
+        M pdf = M(kInvSqrt2Pi) * std::exp(M(-0.5) * v * v);
+        return T(M(gv) * (cdf + v * pdf));
+      });
+  });
+  if (autograd::needs_grad(g, x))
+    autograd::record("GeluBackwardBackward0", {g, x}, out, {autograd::input(g), autograd::input(x)},
+                     [is_tanh, gs = g.sizes().vec(), xs = x.sizes().vec()](autograd::BackwardContext& c) {
+                       const Tensor& ggrad = c.grad();
+                       const Tensor& gv = c.saved(0);
+                       const Tensor& xv = c.saved(1);
+                       Tensor d_g, d_x;
+                       if (c.needs(0)) d_g = sum_to(gelu_backward(ggrad, xv, is_tanh), gs);
+                       if (c.needs(1)) {
+                         Tensor second;  // gelu''(x)
+                         if (is_tanh) {
+                           Tensor t = tanh((xv + xv * xv * xv * kKappa) * kBeta);
+                           Tensor u = (xv * xv * (3 * kKappa) + 1) * kBeta;
+                           second = (1 - t * t) * (u + xv * 0.5 * (xv * (6 * kBeta * kKappa) - t * u * u * 2));
+                         } else {
+                           second = exp(xv * xv * -0.5) * kInvSqrt2Pi * (2 - xv * xv);
+                         }
+                         d_x = sum_to(ggrad * gv * second, xs);
+                       }
+                       return variable_list{d_g, d_x};
+                     });
+  return out;
+}
+
+}  // namespace
+
+Tensor gelu(const Tensor& a, const std::string& approximate) {
+  bool is_tanh = gelu_is_tanh(approximate);
+  check_floating(a, "gelu");
+  Tensor out = is_tanh ? detail::unary_float_kernel(a, "gelu",
+                                                    [](auto x) {
+                                                      using M = decltype(x);
+                                                      M inner = M(kBeta) * (x + M(kKappa) * x * x * x);
+                                                      return M(0.5) * x * (M(1) + std::tanh(inner));
+                                                    })
+                       : detail::unary_float_kernel(a, "gelu", [](auto x) {
+                           using M = decltype(x);
+                           return M(0.5) * x * (M(1) + std::erf(x * M(kSqrt1_2)));
+                         });
+  if (autograd::needs_grad(a))
+    autograd::record("GeluBackward0", {a}, out, {autograd::input(a)}, [is_tanh](autograd::BackwardContext& c) {
+      return variable_list{gelu_backward(c.grad(), c.saved(0), is_tanh)};
+    });
+  return out;
+}
+
+// ---- silu ----
+
+Tensor silu(const Tensor& a) {
+  check_floating(a, "silu");
+  Tensor out = detail::unary_float_kernel(a, "silu", [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); });
+  // d/dx x s(x) = s (1 + x (1 - s))
+  if (autograd::needs_grad(a))
+    autograd::record("SiluBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      const Tensor& x = c.saved(0);
+      Tensor s = sigmoid(x);
+      return variable_list{c.grad() * (s * (x * (1 - s) + 1))};
+    });
+  return out;
+}
+
+// ---- softplus ----
+
+Tensor softplus(const Tensor& a, const Scalar& beta, const Scalar& threshold) {
+  check_floating(a, "softplus");
+  double b = beta.to_double(), th = threshold.to_double();
+  Tensor out = detail::unary_float_kernel(a, "softplus", [b, th](auto x) {
+    using M = decltype(x);
+    M bx = x * M(b);
+    return bx > M(th) ? x : std::log1p(std::exp(bx)) / M(b);
+  });
+  // linear (gradient 1) where beta x > threshold, sigmoid(beta x) elsewhere
+  if (autograd::needs_grad(a))
+    autograd::record("SoftplusBackward0", {a}, out, {autograd::input(a)}, [b, th](autograd::BackwardContext& c) {
+      const Tensor& g = c.grad();
+      Tensor bx = c.saved(0) * b;
+      return variable_list{where(gt(bx, th), g, g * sigmoid(bx))};
+    });
+  return out;
+}
+
+}  // namespace gb

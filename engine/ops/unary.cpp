@@ -1,0 +1,200 @@
+// engine/ops/unary.cpp — elementwise math of one tensor: neg, abs, sign, square, reciprocal, exp, log, log1p, sqrt,
+// rsqrt, sin, cos, tanh, sigmoid (+ in-place forms). Each op's backward sits right under its forward, in
+// differentiable gb ops; ops whose derivative is cheapest from their result save the output instead of the input.
+// Activations (relu, gelu, ...) live in activation.cpp; comparisons and selection in compare.cpp.
+#include <cmath>
+#include <cstdlib>
+
+#include "autograd/record.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
+#include "ops/inplace.h"
+#include "ops/unary_kernel.h"
+
+namespace gb {
+
+namespace {
+// The element functions, shared by each op and its in-place form. x is in opmath (float, double or an integer).
+constexpr auto neg_fn = [](auto x) { return -x; };
+constexpr auto exp_fn = [](auto x) { return std::exp(x); };
+constexpr auto log_fn = [](auto x) { return std::log(x); };
+constexpr auto sqrt_fn = [](auto x) { return std::sqrt(x); };
+constexpr auto tanh_fn = [](auto x) { return std::tanh(x); };
+constexpr auto sigmoid_fn = [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); };
+}  // namespace
+
+// ---- sign-like ops (integers too) ----
+
+Tensor neg(const Tensor& a) {
+  GB_CHECK(a.scalar_type() != kBool,
+           "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
+           "`~` or `logical_not()` operator instead.");
+  Tensor out = detail::unary_numeric_kernel(a, "neg", neg_fn);
+  if (autograd::needs_grad(a))
+    autograd::record("NegBackward0", {a}, out, {}, [](autograd::BackwardContext& c) {
+      return variable_list{neg(c.grad())};
+    });
+  return out;
+}
+
+Tensor abs(const Tensor& a) {
+  Tensor out = detail::unary_numeric_kernel(a, "abs", [](auto x) { return std::abs(x); });
+  // d|x|/dx = sign(x), so abs'(0) = 0 like PyTorch
+  if (autograd::needs_grad(a))
+    autograd::record("AbsBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * sign(c.saved(0))};
+    });
+  return out;
+}
+
+Tensor sign(const Tensor& a) {
+  if (a.scalar_type() == kBool) return a.clone();  // sign of a bool is itself
+  // (0 < x) - (x < 0): NaN gives 0, as PyTorch's CPU kernel does
+  Tensor out = detail::unary_numeric_kernel(a, "sign", [](auto x) {
+    using M = decltype(x);
+    return M(int(M(0) < x) - int(x < M(0)));
+  });
+  if (autograd::needs_grad(a))
+    autograd::record("SignBackward0", {a}, out, {}, [](autograd::BackwardContext& c) {
+      return variable_list{zeros_like(c.grad())};
+    });
+  return out;
+}
+
+// PyTorch's square is pow(x, 2): same promotion (bool -> int64) and the same node, PowBackward0.
+Tensor square(const Tensor& a) { return pow(a, 2); }
+
+// ---- floating ops (integer inputs give the default float dtype) ----
+
+Tensor reciprocal(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "reciprocal", [](auto x) { return decltype(x)(1) / x; });
+  if (autograd::needs_grad(a))
+    autograd::record("ReciprocalBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      const Tensor& y = c.saved(0);
+      return variable_list{-c.grad() * (y * y)};
+    });
+  return out;
+}
+
+Tensor exp(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "exp", exp_fn);
+  if (autograd::needs_grad(a))
+    autograd::record("ExpBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * c.saved(0)};
+    });
+  return out;
+}
+
+Tensor log(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "log", log_fn);
+  if (autograd::needs_grad(a))
+    autograd::record("LogBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() / c.saved(0)};
+    });
+  return out;
+}
+
+Tensor log1p(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "log1p", [](auto x) { return std::log1p(x); });
+  if (autograd::needs_grad(a))
+    autograd::record("Log1PBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() / (c.saved(0) + 1)};
+    });
+  return out;
+}
+
+Tensor sqrt(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "sqrt", sqrt_fn);
+  if (autograd::needs_grad(a))
+    autograd::record("SqrtBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() / (c.saved(0) * 2)};
+    });
+  return out;
+}
+
+Tensor rsqrt(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "rsqrt", [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
+  if (autograd::needs_grad(a))
+    autograd::record("RsqrtBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      const Tensor& y = c.saved(0);
+      return variable_list{c.grad() * (y * y * y * -0.5)};
+    });
+  return out;
+}
+
+Tensor sin(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "sin", [](auto x) { return std::sin(x); });
+  if (autograd::needs_grad(a))
+    autograd::record("SinBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * cos(c.saved(0))};
+    });
+  return out;
+}
+
+Tensor cos(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "cos", [](auto x) { return std::cos(x); });
+  if (autograd::needs_grad(a))
+    autograd::record("CosBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      return variable_list{c.grad() * -sin(c.saved(0))};
+    });
+  return out;
+}
+
+Tensor tanh(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "tanh", tanh_fn);
+  if (autograd::needs_grad(a))
+    autograd::record("TanhBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      const Tensor& y = c.saved(0);
+      return variable_list{c.grad() * (1 - y * y)};
+    });
+  return out;
+}
+
+Tensor sigmoid(const Tensor& a) {
+  Tensor out = detail::unary_float_kernel(a, "sigmoid", sigmoid_fn);
+  if (autograd::needs_grad(a))
+    autograd::record("SigmoidBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
+      const Tensor& y = c.saved(0);
+      return variable_list{c.grad() * (y * (1 - y))};
+    });
+  return out;
+}
+
+// ---- in-place forms: saves_self is true only where the out-of-place op saves its input ----
+
+Tensor& Tensor::neg_() {
+  GB_CHECK(scalar_type() != kBool,
+           "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
+           "`~` or `logical_not()` operator instead.");
+  return detail::apply_inplace(
+      *this, false, false, "neg_", [](const Tensor& s) { return gb::neg(s); },
+      [](Tensor& s) { detail::unary_numeric_inplace_raw(s, "neg_", neg_fn); });
+}
+Tensor& Tensor::exp_() {
+  return detail::apply_inplace(
+      *this, false, false, "exp_", [](const Tensor& s) { return gb::exp(s); },
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "exp_", exp_fn); });
+}
+Tensor& Tensor::log_() {
+  return detail::apply_inplace(
+      *this, false, true, "log_", [](const Tensor& s) { return gb::log(s); },
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "log_", log_fn); });
+}
+Tensor& Tensor::sqrt_() {
+  return detail::apply_inplace(
+      *this, false, false, "sqrt_", [](const Tensor& s) { return gb::sqrt(s); },
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "sqrt_", sqrt_fn); });
+}
+Tensor& Tensor::tanh_() {
+  return detail::apply_inplace(
+      *this, false, false, "tanh_", [](const Tensor& s) { return gb::tanh(s); },
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "tanh_", tanh_fn); });
+}
+Tensor& Tensor::sigmoid_() {
+  return detail::apply_inplace(
+      *this, false, false, "sigmoid_", [](const Tensor& s) { return gb::sigmoid(s); },
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "sigmoid_", sigmoid_fn); });
+}
+
+}  // namespace gb

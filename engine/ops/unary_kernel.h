@@ -1,0 +1,70 @@
+// engine/ops/unary_kernel.h — the kernels unary.cpp and activation.cpp share (internal): a floating op f(x) into a new
+// tensor or in place, a numeric (integer-capable) op, and their dtype rules. f is a generic lambda called in opmath
+// (float for the 16-bit floats), so the contiguous case is a plain pointer loop in loops.h.
+#pragma once
+
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/core/tensor_options.h"
+#include "ops/loops.h"
+
+namespace gb::detail {
+
+// The dtype a floating op returns: the input's when floating, else the default float dtype (exp(int) is float).
+inline ScalarType float_result_type(const Tensor& a) {
+  return is_floating_point(a.scalar_type()) ? a.scalar_type() : get_default_dtype();
+}
+
+// out = f(a) for floating ops; integer and bool inputs are converted to the default float dtype first.
+template <typename F>
+Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
+  check_cpu(a, op, "self");
+  ScalarType rt = float_result_type(a);
+  Tensor aa = a.scalar_type() == rt ? a : shallow_alias(a).to(rt);
+  Tensor out = make_empty(a.sizes(), rt, a.device());
+  dispatch_floating(rt, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x))); });
+  });
+  return out;
+}
+
+// out = f(a) in a's own dtype, for ops defined on integers too (neg, abs, relu, ...); bool is refused.
+template <typename F>
+Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
+  check_cpu(a, op, "self");
+  Tensor out = make_empty(a.sizes(), a.scalar_type(), a.device());
+  dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
+  });
+  return out;
+}
+
+// self = f(self) without autograd (the `raw` half of apply_inplace). Floating ops cannot write an integer self.
+template <typename F>
+void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
+  check_cpu(self, op, "self");
+  GB_CHECK(is_floating_point(self.scalar_type()), op, ": result type Float can't be cast to the desired output type ",
+           to_string(self.scalar_type()), " (a tensor of shape ", self.sizes(), "); use the out-of-place op, or ",
+           ".to(gb::kFloat) first");
+  dispatch_floating(self.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
+  });
+}
+
+template <typename F>
+void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f) {
+  check_cpu(self, op, "self");
+  dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
+  });
+}
+
+}  // namespace gb::detail
