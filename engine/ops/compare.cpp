@@ -2,6 +2,8 @@
 // selection (where, masked_fill, clamp) and the fused updates optimizers use (lerp, addcmul, addcdiv), with in-place
 // forms. Comparisons return bool tensors and record no gradient; the rest keep each backward under its forward.
 #include <cmath>
+#include <bit>
+#include <type_traits>
 
 #include "autograd/record.h"
 #include "core/dispatch.h"
@@ -205,6 +207,18 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
 
 namespace {
 
+// c ? a : b as a bit-mask blend. A random mask makes a branch mispredict half the time; this form vectorizes. The
+// condition is read as the byte it is stored as (0 or 1), which the vectorizer handles and `bool` it does not.
+template <typename T>
+inline T blend(uint8_t c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
+                               std::conditional_t<sizeof(T) == 2, uint16_t,
+                                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  static_assert(sizeof(U) == sizeof(T));
+  const U m = U(0) - U(c);
+  return std::bit_cast<T>(U((std::bit_cast<U>(a) & m) | (std::bit_cast<U>(b) & U(~m))));
+}
+
 // out = cond ? a : b, with plain loops for the contiguous case and a broadcast scalar on either side.
 template <typename T>
 void where_loop(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -212,22 +226,22 @@ void where_loop(const Tensor& out, const Tensor& cond, const Tensor& a, const Te
   loop.run_parallel([](char** p, const int64_t* s, int64_t n) {
     constexpr int64_t z = sizeof(T);
     T* o = reinterpret_cast<T*>(p[0]);
-    const bool* c = reinterpret_cast<const bool*>(p[1]);
+    const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);
     const T* x = reinterpret_cast<const T*>(p[2]);
     const T* y = reinterpret_cast<const T*>(p[3]);
     if (s[0] == z && s[1] == 1 && s[2] == z && s[3] == z) {
-      for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+      for (int64_t i = 0; i < n; ++i) o[i] = blend(c[i], x[i], y[i]);
     } else if (s[0] == z && s[1] == 1 && s[2] == z && s[3] == 0) {
       const T yv = *y;
-      for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : yv;
+      for (int64_t i = 0; i < n; ++i) o[i] = blend(c[i], x[i], yv);
     } else if (s[0] == z && s[1] == 1 && s[2] == 0 && s[3] == z) {
       const T xv = *x;
-      for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? xv : y[i];
+      for (int64_t i = 0; i < n; ++i) o[i] = blend(c[i], xv, y[i]);
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
-                                                     ? *reinterpret_cast<const T*>(p[2] + i * s[2])
-                                                     : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = blend(*reinterpret_cast<const uint8_t*>(p[1] + i * s[1]),
+                                                       *reinterpret_cast<const T*>(p[2] + i * s[2]),
+                                                       *reinterpret_cast<const T*>(p[3] + i * s[3]));
     }
   });
 }
@@ -293,7 +307,8 @@ void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, 
   detail::dispatch_all(out.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = T(scalar_as<T>(value));
-    detail::binary_loop<T, T, bool>(out, a, mask, [v](T x, bool m) { return m ? v : x; });
+    // the bool mask read as its bytes, for the vectorizable blend
+    detail::binary_loop<T, T, uint8_t>(out, a, mask, [v](T x, uint8_t m) { return blend(m, v, x); });
   });
 }
 
