@@ -17,8 +17,8 @@ namespace {
 
 void check_floating(const Tensor& a, const char* op) {
   detail::check_defined(a, op);
-  GB_CHECK(a.is_floating_point(), op, ": expected a floating tensor but got ", to_string(a.scalar_type()),
-           " (shape ", a.sizes(), "); convert it first, e.g. x.to(gb::kFloat)");
+  GB_CHECK(a.is_floating_point(), op, ": expected a floating tensor but got ", to_string(a.scalar_type()), " (shape ",
+           a.sizes(), "); convert it first, e.g. x.to(gb::kFloat)");
 }
 
 constexpr auto relu_fn = [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; };  // NaN stays NaN
@@ -33,9 +33,8 @@ Tensor relu(const Tensor& a) {
   Tensor out = detail::unary_numeric_kernel(a, "relu", relu_fn);
   // PyTorch's threshold_backward on the result: no gradient where y <= 0, so relu'(0) = 0
   if (autograd::needs_grad(a))
-    autograd::record("ReluBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
-      return variable_list{where(le(c.saved(0), 0), 0, c.grad())};
-    });
+    autograd::record("ReluBackward0", {a}, out, {autograd::output(out)},
+                     [](autograd::BackwardContext& c) { return variable_list{where(le(c.saved(0), 0), 0, c.grad())}; });
   return out;
 }
 

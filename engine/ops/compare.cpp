@@ -1,8 +1,8 @@
 // engine/ops/compare.cpp — comparisons and predicates (eq ... ge, logical_*, isnan/isinf/isfinite, equal, allclose),
 // selection (where, masked_fill, clamp) and the fused updates optimizers use (lerp, addcmul, addcdiv), with in-place
 // forms. Comparisons return bool tensors and record no gradient; the rest keep each backward under its forward.
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <type_traits>
 
 #include "autograd/record.h"
@@ -57,8 +57,10 @@ std::vector<int64_t> broadcast3(const Tensor& a, const Tensor& b, const Tensor& 
 // A number as the C++ type T, rounded as PyTorch rounds a scalar operand to the computation dtype.
 template <typename T>
 opmath_t<T> scalar_as(const Scalar& s) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return float(T(float(s.to_double())));
-  else return s.to<T>();
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+    return float(T(float(s.to_double())));
+  else
+    return s.to<T>();
 }
 
 }  // namespace
@@ -100,9 +102,13 @@ Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp)
 
 }  // namespace
 
-#define GB_COMPARE_OP(name, expr)                                                                              \
-  Tensor name(const Tensor& a, const Tensor& b) { return compare(a, b, #name, [](auto x, auto y) { return expr; }); } \
-  Tensor name(const Tensor& a, const Scalar& b) { return compare(a, b, #name, [](auto x, auto y) { return expr; }); }
+#define GB_COMPARE_OP(name, expr)                                     \
+  Tensor name(const Tensor& a, const Tensor& b) {                     \
+    return compare(a, b, #name, [](auto x, auto y) { return expr; }); \
+  }                                                                   \
+  Tensor name(const Tensor& a, const Scalar& b) {                     \
+    return compare(a, b, #name, [](auto x, auto y) { return expr; }); \
+  }
 GB_COMPARE_OP(eq, x == y)
 GB_COMPARE_OP(ne, x != y)
 GB_COMPARE_OP(lt, x < y)
@@ -156,8 +162,12 @@ Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, con
 }
 }  // namespace
 
-Tensor isnan(const Tensor& a) { return float_predicate(a, "isnan", false, [](auto x) { return std::isnan(x); }); }
-Tensor isinf(const Tensor& a) { return float_predicate(a, "isinf", false, [](auto x) { return std::isinf(x); }); }
+Tensor isnan(const Tensor& a) {
+  return float_predicate(a, "isnan", false, [](auto x) { return std::isnan(x); });
+}
+Tensor isinf(const Tensor& a) {
+  return float_predicate(a, "isinf", false, [](auto x) { return std::isinf(x); });
+}
 Tensor isfinite(const Tensor& a) {
   return float_predicate(a, "isfinite", true, [](auto x) { return std::isfinite(x); });
 }
@@ -211,9 +221,9 @@ namespace {
 // condition is read as the byte it is stored as (0 or 1), which the vectorizer handles and `bool` it does not.
 template <typename T>
 inline T blend(uint8_t c, T a, T b) {
-  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
-                               std::conditional_t<sizeof(T) == 2, uint16_t,
-                                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  using U = std::conditional_t<
+      sizeof(T) == 1, uint8_t,
+      std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
   static_assert(sizeof(U) == sizeof(T));
   const U m = U(0) - U(c);
   return std::bit_cast<T>(U((std::bit_cast<U>(a) & m) | (std::bit_cast<U>(b) & U(~m))));
@@ -239,9 +249,9 @@ void where_loop(const Tensor& out, const Tensor& cond, const Tensor& a, const Te
       for (int64_t i = 0; i < n; ++i) o[i] = blend(c[i], xv, y[i]);
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = blend(*reinterpret_cast<const uint8_t*>(p[1] + i * s[1]),
-                                                       *reinterpret_cast<const T*>(p[2] + i * s[2]),
-                                                       *reinterpret_cast<const T*>(p[3] + i * s[3]));
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            blend(*reinterpret_cast<const uint8_t*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]),
+                  *reinterpret_cast<const T*>(p[3] + i * s[3]));
     }
   });
 }
@@ -268,7 +278,8 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   ScalarType rt = result_type(a, b);
   Tensor aa = convert(a, rt), bb = convert(b, rt);
   Tensor out = detail::make_empty(shape, rt, a.device());
-  detail::dispatch_all(rt, "where", [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
+  detail::dispatch_all(rt, "where",
+                       [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
   if (autograd::needs_grad(a, b))
     autograd::record("WhereBackward0", {a, b}, out, {autograd::input(condition)},
                      [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
@@ -318,7 +329,8 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
   detail::check_cpu(a, "masked_fill", "self");
   detail::check_cpu(mask, "masked_fill", "mask");
-  Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill"), a.scalar_type(), a.device());
+  Tensor out =
+      detail::make_empty(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill"), a.scalar_type(), a.device());
   masked_fill_kernel(out, a, mask, value, "masked_fill");
   if (autograd::needs_grad(a))
     autograd::record("MaskedFillBackward0", {a}, out, {autograd::input(mask)},
@@ -400,39 +412,40 @@ Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optio
     auto lower = [](M x, M l) { return l != l ? l : std::max(x, l); };
     auto upper = [](M x, M h) { return h != h ? h : std::min(x, h); };
     if (lo.defined() && hi.defined())
-      detail::ternary_loop<T, T, T, T>(out, aa, convert(lo, rt), convert(hi, rt), [&](T x, T l, T h) {
-        return T(upper(lower(M(x), M(l)), M(h)));
-      });
+      detail::ternary_loop<T, T, T, T>(out, aa, convert(lo, rt), convert(hi, rt),
+                                       [&](T x, T l, T h) { return T(upper(lower(M(x), M(l)), M(h))); });
     else if (lo.defined())
       detail::binary_loop<T, T, T>(out, aa, convert(lo, rt), [&](T x, T l) { return T(lower(M(x), M(l))); });
     else
       detail::binary_loop<T, T, T>(out, aa, convert(hi, rt), [&](T x, T h) { return T(upper(M(x), M(h))); });
   });
   if (autograd::needs_grad(a, lo, hi))
-    autograd::record(
-        "ClampBackward0", {a, lo, hi}, out, {autograd::input(a), autograd::input(lo), autograd::input(hi)},
-        [as = a.sizes().vec(), ls = lo.defined() ? lo.sizes().vec() : std::vector<int64_t>(),
-         hs = hi.defined() ? hi.sizes().vec() : std::vector<int64_t>()](autograd::BackwardContext& c) {
-          const Tensor& g = c.grad();
-          const Tensor& x = c.saved(0);
-          const Tensor& l = c.saved(1);
-          const Tensor& h = c.saved(2);
-          Tensor gx, gl, gh;
-          if (c.needs(0)) {
-            Tensor inside = l.defined() && h.defined() ? logical_and(ge(x, l), le(x, h)) : l.defined() ? ge(x, l) : le(x, h);
-            gx = sum_to(where(inside, g, 0), as);
-          }
-          // PyTorch's clamp_backward_min_max: min gets the gradient where it clamped, max where it clamped or won
-          if (l.defined() && h.defined()) {
-            if (c.needs(1)) gl = sum_to(where(logical_and(lt(x, l), lt(l, h)), g, 0), ls);
-            if (c.needs(2)) gh = sum_to(where(logical_or(gt(x, h), lt(h, l)), g, 0), hs);
-          } else if (l.defined() && c.needs(1)) {
-            gl = sum_to(where(lt(x, l), g, 0), ls);
-          } else if (h.defined() && c.needs(2)) {
-            gh = sum_to(where(gt(x, h), g, 0), hs);
-          }
-          return variable_list{gx, gl, gh};
-        });
+    autograd::record("ClampBackward0", {a, lo, hi}, out, {autograd::input(a), autograd::input(lo), autograd::input(hi)},
+                     [as = a.sizes().vec(), ls = lo.defined() ? lo.sizes().vec() : std::vector<int64_t>(),
+                      hs = hi.defined() ? hi.sizes().vec() : std::vector<int64_t>()](autograd::BackwardContext& c) {
+                       const Tensor& g = c.grad();
+                       const Tensor& x = c.saved(0);
+                       const Tensor& l = c.saved(1);
+                       const Tensor& h = c.saved(2);
+                       Tensor gx, gl, gh;
+                       if (c.needs(0)) {
+                         Tensor inside = l.defined() && h.defined() ? logical_and(ge(x, l), le(x, h))
+                                         : l.defined()              ? ge(x, l)
+                                                                    : le(x, h);
+                         gx = sum_to(where(inside, g, 0), as);
+                       }
+                       // PyTorch's clamp_backward_min_max: min gets the gradient where it clamped, max where it clamped
+                       // or won
+                       if (l.defined() && h.defined()) {
+                         if (c.needs(1)) gl = sum_to(where(logical_and(lt(x, l), lt(l, h)), g, 0), ls);
+                         if (c.needs(2)) gh = sum_to(where(logical_or(gt(x, h), lt(h, l)), g, 0), hs);
+                       } else if (l.defined() && c.needs(1)) {
+                         gl = sum_to(where(lt(x, l), g, 0), ls);
+                       } else if (h.defined() && c.needs(2)) {
+                         gh = sum_to(where(gt(x, h), g, 0), hs);
+                       }
+                       return variable_list{gx, gl, gh};
+                     });
   return out;
 }
 
@@ -472,8 +485,7 @@ void lerp_kernel(const Tensor& out, const Tensor& start, const Tensor& end, doub
     if (std::abs(w) < M(0.5))
       detail::binary_loop<T, T, T>(out, start, end, [w](T s, T e) { return T(M(s) + w * (M(e) - M(s))); });
     else
-      detail::binary_loop<T, T, T>(out, start, end,
-                                   [w](T s, T e) { return T(M(e) - (M(e) - M(s)) * (M(1) - w)); });
+      detail::binary_loop<T, T, T>(out, start, end, [w](T s, T e) { return T(M(e) - (M(e) - M(s)) * (M(1) - w)); });
   });
 }
 
@@ -482,8 +494,8 @@ void lerp_kernel(const Tensor& out, const Tensor& start, const Tensor& end, doub
 Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
   check_lerp(start, end, "lerp");
   double w = weight.to_double();
-  Tensor out = detail::make_empty(broadcast_shapes(start.sizes(), end.sizes(), "lerp"), start.scalar_type(),
-                                  start.device());
+  Tensor out =
+      detail::make_empty(broadcast_shapes(start.sizes(), end.sizes(), "lerp"), start.scalar_type(), start.device());
   lerp_kernel(out, start, end, w);
   if (autograd::needs_grad(start, end))
     autograd::record("LerpBackward0", {start, end}, out, {},
@@ -518,8 +530,8 @@ ScalarType addc_type(const Tensor& self, const Tensor& t1, const Tensor& t2, con
            ": integer division with addcdiv is not supported (tensor1 is ", to_string(t1.scalar_type()),
            ", tensor2 is ", to_string(t2.scalar_type()), "); convert them to a floating dtype first");
   ScalarType rt = Promotion().add(self).add(t1).add(t2).result();
-  GB_CHECK(is_floating_point(rt) || !value.is_floating_point(), op, ": for integral input tensors (",
-           to_string(rt), "), argument value must not be a floating point number");
+  GB_CHECK(is_floating_point(rt) || !value.is_floating_point(), op, ": for integral input tensors (", to_string(rt),
+           "), argument value must not be a floating point number");
   return rt;
 }
 
@@ -574,8 +586,7 @@ Tensor& addc_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& va
   GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
            " doesn't match the broadcast shape ", IntArrayRef(shape));
   return detail::apply_inplace(
-      self, autograd::needs_grad(t1, t2), false, op,
-      [&](const Tensor& s) { return addc(s, t1, t2, value, is_div); },
+      self, autograd::needs_grad(t1, t2), false, op, [&](const Tensor& s) { return addc(s, t1, t2, value, is_div); },
       [&](Tensor& s) { addc_kernel(s, s, t1, t2, value, is_div, op); });
 }
 

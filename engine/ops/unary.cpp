@@ -31,9 +31,8 @@ Tensor neg(const Tensor& a) {
            "`~` or `logical_not()` operator instead.");
   Tensor out = detail::unary_numeric_kernel(a, "neg", neg_fn);
   if (autograd::needs_grad(a))
-    autograd::record("NegBackward0", {a}, out, {}, [](autograd::BackwardContext& c) {
-      return variable_list{neg(c.grad())};
-    });
+    autograd::record("NegBackward0", {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{neg(c.grad())}; });
   return out;
 }
 
@@ -41,9 +40,8 @@ Tensor abs(const Tensor& a) {
   Tensor out = detail::unary_numeric_kernel(a, "abs", [](auto x) { return std::abs(x); });
   // d|x|/dx = sign(x), so abs'(0) = 0 like PyTorch
   if (autograd::needs_grad(a))
-    autograd::record("AbsBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * sign(c.saved(0))};
-    });
+    autograd::record("AbsBackward0", {a}, out, {autograd::input(a)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() * sign(c.saved(0))}; });
   return out;
 }
 
@@ -55,9 +53,8 @@ Tensor sign(const Tensor& a) {
     return M(int(M(0) < x) - int(x < M(0)));
   });
   if (autograd::needs_grad(a))
-    autograd::record("SignBackward0", {a}, out, {}, [](autograd::BackwardContext& c) {
-      return variable_list{zeros_like(c.grad())};
-    });
+    autograd::record("SignBackward0", {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{zeros_like(c.grad())}; });
   return out;
 }
 
@@ -79,36 +76,32 @@ Tensor reciprocal(const Tensor& a) {
 Tensor exp(const Tensor& a) {
   Tensor out = detail::unary_float_kernel(a, "exp", exp_fn);
   if (autograd::needs_grad(a))
-    autograd::record("ExpBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * c.saved(0)};
-    });
+    autograd::record("ExpBackward0", {a}, out, {autograd::output(out)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() * c.saved(0)}; });
   return out;
 }
 
 Tensor log(const Tensor& a) {
   Tensor out = detail::unary_float_kernel(a, "log", log_fn);
   if (autograd::needs_grad(a))
-    autograd::record("LogBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() / c.saved(0)};
-    });
+    autograd::record("LogBackward0", {a}, out, {autograd::input(a)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() / c.saved(0)}; });
   return out;
 }
 
 Tensor log1p(const Tensor& a) {
   Tensor out = detail::unary_float_kernel(a, "log1p", [](auto x) { return std::log1p(x); });
   if (autograd::needs_grad(a))
-    autograd::record("Log1PBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() / (c.saved(0) + 1)};
-    });
+    autograd::record("Log1PBackward0", {a}, out, {autograd::input(a)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() / (c.saved(0) + 1)}; });
   return out;
 }
 
 Tensor sqrt(const Tensor& a) {
   Tensor out = detail::unary_float_kernel(a, "sqrt", sqrt_fn);
   if (autograd::needs_grad(a))
-    autograd::record("SqrtBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() / (c.saved(0) * 2)};
-    });
+    autograd::record("SqrtBackward0", {a}, out, {autograd::output(out)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() / (c.saved(0) * 2)}; });
   return out;
 }
 
@@ -126,18 +119,16 @@ Tensor rsqrt(const Tensor& a) {
 Tensor sin(const Tensor& a) {
   Tensor out = detail::unary_float_kernel(a, "sin", [](auto x) { return std::sin(x); });
   if (autograd::needs_grad(a))
-    autograd::record("SinBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * cos(c.saved(0))};
-    });
+    autograd::record("SinBackward0", {a}, out, {autograd::input(a)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() * cos(c.saved(0))}; });
   return out;
 }
 
 Tensor cos(const Tensor& a) {
   Tensor out = detail::unary_float_kernel(a, "cos", [](auto x) { return std::cos(x); });
   if (autograd::needs_grad(a))
-    autograd::record("CosBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * -sin(c.saved(0))};
-    });
+    autograd::record("CosBackward0", {a}, out, {autograd::input(a)},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad() * -sin(c.saved(0))}; });
   return out;
 }
 

@@ -19,9 +19,7 @@ void expect(const gb::Tensor& t, std::vector<double> expected, double rtol = 1e-
 
 // Reference formulas, written out independently of the kernels.
 double gelu_ref(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
-double gelu_tanh_ref(double x) {
-  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_tanh_ref(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu_ref(double x) { return x / (1 + std::exp(-x)); }
 std::vector<double> map(const std::vector<double>& xs, double (*f)(double)) {
   std::vector<double> out;
@@ -206,5 +204,6 @@ TEST_CASE("errors name the op and what to do") {
   CHECK_THROWS_WITH_AS(gb::silu(i), doctest::Contains("x.to(gb::kFloat)"), gb::Error);
   CHECK_THROWS_WITH_AS(gb::leaky_relu(i), doctest::Contains("leaky_relu: expected a floating tensor"), gb::Error);
   CHECK_THROWS_WITH_AS(gb::softplus(i), doctest::Contains("softplus: expected a floating tensor"), gb::Error);
-  CHECK_THROWS_WITH_AS(gb::relu(gb::tensor(std::vector<bool>{true})), doctest::Contains("relu: bool tensors"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::relu(gb::tensor(std::vector<bool>{true})), doctest::Contains("relu: bool tensors"),
+                       gb::Error);
 }

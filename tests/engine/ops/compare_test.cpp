@@ -38,11 +38,12 @@ TEST_CASE("comparisons broadcast, return bool and record no gradient") {
   CHECK_FALSE((x > 0).requires_grad());
   CHECK_FALSE(x.grad_fn());
   CHECK_THROWS_WITH_AS(gb::lt(gb::ones({2, 3}), gb::ones({4})),
-                       doctest::Contains("lt: The size of tensor a (3) must match the size of tensor b (4)"), gb::Error);
+                       doctest::Contains("lt: The size of tensor a (3) must match the size of tensor b (4)"),
+                       gb::Error);
 }
 
 TEST_CASE("comparisons promote the compared values like PyTorch") {
-  auto i = gb::arange(5);  // int64
+  auto i = gb::arange(5);                  // int64
   check_values(i < 2.5, {1, 1, 1, 0, 0});  // compared as floats, not truncated to 2
   check_values(i == 2.0, {0, 0, 1, 0, 0});
   check_values(i >= 3, {0, 0, 0, 1, 1});
@@ -110,9 +111,9 @@ TEST_CASE("equal and allclose") {
   CHECK_FALSE(gb::equal(a, a.view({4})));  // same elements, different sizes
   CHECK_FALSE(gb::equal(gb::tensor({kNaN}), gb::tensor({kNaN})));
   CHECK(gb::equal(gb::arange(3), gb::arange(3)));
-  CHECK_THROWS_WITH_AS(gb::equal(a, a.to(gb::kFloat64)),
-                       doctest::Contains("equal: expected both tensors to have the same dtype, but got Float and Double"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      gb::equal(a, a.to(gb::kFloat64)),
+      doctest::Contains("equal: expected both tensors to have the same dtype, but got Float and Double"), gb::Error);
 
   auto x = gb::tensor({1.0, 100.0, kInf}, gb::kFloat64);
   CHECK(gb::allclose(x, gb::tensor({1.0 + 1e-9, 100.0 + 5e-4, kInf}, gb::kFloat64)));  // rtol 1e-5 of 100 is 1e-3
@@ -179,7 +180,8 @@ TEST_CASE("where: gradient flows only to the selected side") {
   CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::where(cond, v[0], 2.0); }, {x}));
   CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::where(cond.t(), -1, v[0]); }, {xt}));
   CHECK(gb::autograd::gradgradcheck(
-      [&](const gb::variable_list& v) { return gb::variable_list{gb::where(cond, v[0] * v[0], v[1] * v[0])}; }, {x, y}));
+      [&](const gb::variable_list& v) { return gb::variable_list{gb::where(cond, v[0] * v[0], v[1] * v[0])}; },
+      {x, y}));
 }
 
 TEST_CASE("masked_fill: values, broadcasting, gradient and the in-place form") {
@@ -213,9 +215,9 @@ TEST_CASE("masked_fill: values, broadcasting, gradient and the in-place form") {
   y.masked_fill_(mask, 0);
   CHECK(y._version() == v0 + 1);
   check_values(y, {0, 2, 0, 0, 5, 0});
-  CHECK_THROWS_WITH_AS(gb::zeros({3}).masked_fill_(bools({true, false, true, false, true, false}).view({2, 3}), 1),
-                       doctest::Contains("masked_fill_: the mask of shape [2, 3] must broadcast to the tensor's shape [3]"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      gb::zeros({3}).masked_fill_(bools({true, false, true, false, true, false}).view({2, 3}), 1),
+      doctest::Contains("masked_fill_: the mask of shape [2, 3] must broadcast to the tensor's shape [3]"), gb::Error);
   auto leaf = gb::randn({3}, gbtest::f64_grad());
   CHECK_THROWS_WITH_AS(leaf.masked_fill_(mask, 0), doctest::Contains("a leaf Variable that requires grad"), gb::Error);
   auto nl = leaf * 2;
@@ -321,7 +323,8 @@ TEST_CASE("clamp_ in place") {
   auto i = gb::arange(-2, 3);
   i.clamp_(0);
   check_values(i, {0, 0, 0, 1, 2});
-  CHECK_THROWS_WITH_AS(i.clamp_(0.5), doctest::Contains("clamp_: result type Float can't be cast to the desired output type Long"),
+  CHECK_THROWS_WITH_AS(i.clamp_(0.5),
+                       doctest::Contains("clamp_: result type Float can't be cast to the desired output type Long"),
                        gb::Error);
   auto leaf = gb::tensor({-2.0, 0.5}, gbtest::f64_grad());
   CHECK_THROWS_WITH_AS(leaf.clamp_(0, 1), doctest::Contains("a leaf Variable that requires grad"), gb::Error);
@@ -350,8 +353,8 @@ TEST_CASE("lerp: values, exact ends, broadcasting, gradients and lerp_") {
   check_values(gb::lerp(s.to(gb::kHalf), e.to(gb::kHalf), 0.5), {5, 15});
   CHECK_THROWS_WITH_AS(gb::lerp(s, e.to(gb::kFloat64), 0.5),
                        doctest::Contains("lerp: expected dtype Float for `end` but got dtype Double"), gb::Error);
-  CHECK_THROWS_WITH_AS(gb::lerp(gb::arange(2), gb::arange(2), 0.5), doctest::Contains("lerp: expected a floating tensor"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::lerp(gb::arange(2), gb::arange(2), 0.5),
+                       doctest::Contains("lerp: expected a floating tensor"), gb::Error);
 
   auto a = gb::randn({3, 4}, gbtest::f64_grad());
   auto b = gb::randn({4}, gbtest::f64_grad());
@@ -367,8 +370,8 @@ TEST_CASE("lerp: values, exact ends, broadcasting, gradients and lerp_") {
   m.lerp_(gb::tensor({2.0, 0.0}), 0.5);  // the optimizer idiom: running averages
   CHECK(m._version() == v0 + 1);
   check_values(m, {1, 2});
-  CHECK_THROWS_WITH_AS(gb::zeros({2}).lerp_(gb::zeros({3, 2}), 0.5), doctest::Contains("doesn't match the broadcast shape"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::zeros({2}).lerp_(gb::zeros({3, 2}), 0.5),
+                       doctest::Contains("doesn't match the broadcast shape"), gb::Error);
   auto end = gb::tensor({2.0, 6.0}, gbtest::f64_grad());
   auto acc = gb::zeros({2}, gb::kFloat64);
   acc.lerp_(end, 0.25);  // acc does not require grad but end does: acc joins the graph
@@ -422,7 +425,8 @@ TEST_CASE("addcmul and addcdiv: values, promotion, gradients, in-place forms") {
   check_values(p, {14.5, 66.5});
   CHECK(p._version() == v0 + 2);
   auto ints = gb::arange(2);
-  CHECK_THROWS_WITH_AS(ints.addcmul_(t1, t2), doctest::Contains("addcmul_: result type Float can't be cast"), gb::Error);
+  CHECK_THROWS_WITH_AS(ints.addcmul_(t1, t2), doctest::Contains("addcmul_: result type Float can't be cast"),
+                       gb::Error);
   CHECK_THROWS_WITH_AS(p.addcmul_(gb::ones({3}), gb::ones({3})), doctest::Contains("addcmul_: The size of tensor"),
                        gb::Error);
   auto leaf = gb::tensor({1.0, 2.0}, gbtest::f64_grad());

@@ -61,7 +61,7 @@ TEST_CASE("float64 keeps full precision") {
 
 TEST_CASE("integer inputs: sign-like ops keep the dtype, float ops give the default float dtype") {
   auto i = gb::tensor({-3, 0, 2}).to(gb::kInt32);
-  auto l = gb::arange(-2, 3);       // int64: -2 -1 0 1 2
+  auto l = gb::arange(-2, 3);  // int64: -2 -1 0 1 2
   CHECK(i.scalar_type() == gb::kInt32);
   CHECK(gb::neg(i).scalar_type() == gb::kInt32);
   check_values(gb::neg(i), {3, 0, -2});
@@ -96,8 +96,8 @@ TEST_CASE("float16 and bfloat16 compute in float and round once") {
     CHECK(y.scalar_type() == dt);
     expect(y, {std::exp(-2.0), std::exp(-0.5), 1, std::exp(1.0), std::exp(3.0)}, tol, 0);
     expect(gb::tanh(x), {std::tanh(-2.0), std::tanh(-0.5), 0, std::tanh(1.0), std::tanh(3.0)}, tol, 0);
-    expect(gb::sigmoid(x), {1 / (1 + std::exp(2.0)), 1 / (1 + std::exp(0.5)), 0.5, 1 / (1 + std::exp(-1.0)),
-                            1 / (1 + std::exp(-3.0))},
+    expect(gb::sigmoid(x),
+           {1 / (1 + std::exp(2.0)), 1 / (1 + std::exp(0.5)), 0.5, 1 / (1 + std::exp(-1.0)), 1 / (1 + std::exp(-3.0))},
            tol, 0);
     expect(gb::abs(x), {2, 0.5, 0, 1, 3});
     expect(gb::neg(x), {2, 0.5, 0, -1, -3});
@@ -121,7 +121,8 @@ TEST_CASE("non-contiguous, broadcast and large inputs go through the strided and
   auto big = gb::arange(200000, gb::kFloat64) / 100000.0;  // [0, 2)
   auto t = gb::tanh(big);
   auto v = gbtest::values(t);
-  for (int64_t i = 0; i < 200000; i += 12345) CHECK(v[size_t(i)] == doctest::Approx(std::tanh(i / 100000.0)).epsilon(1e-15));
+  for (int64_t i = 0; i < 200000; i += 12345)
+    CHECK(v[size_t(i)] == doctest::Approx(std::tanh(i / 100000.0)).epsilon(1e-15));
   CHECK(v.back() == doctest::Approx(std::tanh(199999 / 100000.0)).epsilon(1e-15));
 }
 
@@ -236,12 +237,13 @@ TEST_CASE("in-place forms: values, version bump, autograd and the leaf error") {
   auto ints = gb::arange(3);
   ints.neg_();
   check_values(ints, {0, -1, -2});
-  CHECK_THROWS_WITH_AS(ints.exp_(), doctest::Contains("exp_: result type Float can't be cast to the desired output type Long"),
+  CHECK_THROWS_WITH_AS(ints.exp_(),
+                       doctest::Contains("exp_: result type Float can't be cast to the desired output type Long"),
                        gb::Error);
 
   auto leaf = gb::tensor({1.0, 2.0}, gbtest::f64_grad());
-  CHECK_THROWS_WITH_AS(leaf.exp_(), doctest::Contains("a leaf Variable that requires grad is being used in an in-place"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(leaf.exp_(),
+                       doctest::Contains("a leaf Variable that requires grad is being used in an in-place"), gb::Error);
   {
     gb::NoGradGuard ng;
     leaf.exp_();  // an update under no_grad is fine
