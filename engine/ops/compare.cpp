@@ -183,12 +183,10 @@ bool all_true(const Tensor& b) {  // b: a fresh contiguous bool tensor
 }
 }  // namespace
 
+// Like libtorch's CPU equal: same sizes and equal elements after promotion (a float 1 equals a double 1).
 bool equal(const Tensor& a, const Tensor& b) {
-  detail::check_defined(a, "equal", "self");
-  detail::check_defined(b, "equal", "other");
-  GB_CHECK(a.scalar_type() == b.scalar_type(), "equal: expected both tensors to have the same dtype, but got ",
-           to_string(a.scalar_type()), " and ", to_string(b.scalar_type()), " (shapes ", a.sizes(), " and ", b.sizes(),
-           "); convert one with .to(other.scalar_type())");
+  detail::check_cpu(a, "equal", "self");
+  detail::check_cpu(b, "equal", "other");
   if (a.sizes() != b.sizes()) return false;
   return all_true(eq(a, b));
 }
