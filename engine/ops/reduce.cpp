@@ -1,0 +1,744 @@
+// engine/ops/reduce.cpp — the reductions besides sum/mean (sum.cpp): max/min (all and over a dim), amax/amin,
+// argmax/argmin, var/std/var_mean, norm, logsumexp, all/any, prod. Each op's backward sits under its forward.
+//
+// One driver runs every kernel here. The input is seen as `outputs` independent results, each reducing `count`
+// elements visited in logical (row-major) order, so "the first index on ties" holds whatever the strides. Three
+// loops cover the layouts: rows (each output's elements are one contiguous run: a tight loop), columns (the
+// innermost kept dim is contiguous: a block of outputs is updated together while walking the input in memory
+// order), and a general strided walk. Outputs are split across threads; a single output over a long run is split
+// into chunks whose partial results are combined in order. A reducer says what to compute:
+//   Acc init(); step(Acc&, x, k) for the k-th reduced element; combine(Acc&, later Acc); write(i, Acc) for output i.
+#include <cmath>
+#include <limits>
+
+#include "autograd/record.h"
+#include "core/dispatch.h"
+#include "core/make.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
+#include "ops/loops.h"
+#include "ops/reduce_util.h"
+
+namespace gb {
+namespace {
+
+// ---- the driver ----
+
+struct Layout {
+  std::vector<int64_t> kept_sizes, kept_strides;  // merged, in logical order; outputs are row-major over these
+  std::vector<int64_t> red_sizes, red_strides;    // merged, in logical order; never empty
+  int64_t outputs = 1, count = 1;
+};
+
+Layout make_layout(const Tensor& a, const std::vector<bool>& mask) {
+  Layout l;
+  // Adjacent dims (in the order visited) merge when the outer one steps exactly over the inner one.
+  auto push = [](std::vector<int64_t>& sz, std::vector<int64_t>& st, int64_t size, int64_t stride) {
+    if (size == 1) return;
+    if (!sz.empty() && size != 0 && sz.back() != 0 && st.back() == stride * size) {
+      sz.back() *= size;
+      st.back() = stride;
+      return;
+    }
+    sz.push_back(size);
+    st.push_back(stride);
+  };
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (mask[d]) {
+      push(l.red_sizes, l.red_strides, a.size(d), a.stride(d));
+      l.count *= a.size(d);
+    } else {
+      push(l.kept_sizes, l.kept_strides, a.size(d), a.stride(d));
+      l.outputs *= a.size(d);
+    }
+  }
+  if (l.red_sizes.empty()) {
+    l.red_sizes = {1};
+    l.red_strides = {1};
+  }
+  return l;
+}
+
+int64_t kept_offset(const Layout& l, int64_t i) {
+  int64_t off = 0;
+  for (int64_t d = int64_t(l.kept_sizes.size()) - 1; d >= 0 && i > 0; --d) {
+    off += (i % l.kept_sizes[d]) * l.kept_strides[d];
+    i /= l.kept_sizes[d];
+  }
+  return off;
+}
+
+// f(offset, k) for every reduced element of one output, k counting in logical order.
+template <typename F>
+void for_each_reduced(const Layout& l, const F& f) {
+  if (l.count == 0) return;
+  const int64_t nr = int64_t(l.red_sizes.size());
+  const int64_t n = l.red_sizes[nr - 1], s = l.red_strides[nr - 1];
+  std::vector<int64_t> idx(size_t(nr), 0);
+  int64_t off = 0, k = 0;
+  for (;;) {
+    for (int64_t t = 0; t < n; ++t) f(off + t * s, k++);
+    int64_t d = nr - 2;
+    for (; d >= 0; --d) {
+      off += l.red_strides[d];
+      if (++idx[d] < l.red_sizes[d]) break;
+      off -= idx[d] * l.red_strides[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename R>
+void run_reduce(const Tensor& a, const Layout& l, const R& r) {
+  using T = typename R::In;
+  using M = opmath_t<T>;
+  using Acc = typename R::Acc;
+  if (l.outputs == 0) return;
+  const T* base = static_cast<const T*>(a.data_ptr());
+  const int64_t K = l.count;
+  const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(K, 1));
+
+  if (l.red_sizes.size() == 1 && (l.red_strides[0] == 1 || K <= 1)) {
+    if (l.outputs == 1 && K > 2 * detail::kElementwiseGrain && get_num_threads() > 1) {
+      // One long contiguous run: partial results per chunk, combined in order.
+      const int64_t chunks = std::min<int64_t>(K / detail::kElementwiseGrain, 4 * int64_t(get_num_threads()));
+      struct Slot {
+        Acc acc;
+      };
+      std::vector<Slot> part(size_t(chunks), Slot{r.init()});  // not vector<bool>: chunks write in parallel
+      parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          const int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
+          Acc acc = r.init();
+          for (int64_t k = k0; k < k1; ++k) r.step(acc, M(base[k]), k);
+          part[size_t(c)].acc = acc;
+        }
+      });
+      Acc acc = part[0].acc;
+      for (int64_t c = 1; c < chunks; ++c) r.combine(acc, part[size_t(c)].acc);
+      r.write(0, acc);
+      return;
+    }
+    // Rows: each output reduces one contiguous run of K elements.
+    parallel_for(0, l.outputs, grain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const T* p = base + kept_offset(l, i);
+        Acc acc = r.init();
+        for (int64_t k = 0; k < K; ++k) r.step(acc, M(p[k]), k);
+        r.write(i, acc);
+      }
+    });
+    return;
+  }
+
+  if (!l.kept_sizes.empty() && l.kept_strides.back() == 1) {
+    // Columns: the innermost kept dim is contiguous, so a block of B neighbouring outputs is updated together.
+    constexpr int64_t B = 64;
+    const int64_t J = l.kept_sizes.back();
+    const int64_t blocks = (J + B - 1) / B;
+    const int64_t outer = l.outputs / J;
+    parallel_for(0, outer * blocks, std::max<int64_t>(1, grain / B), [&](int64_t b, int64_t e) {
+      Acc acc[B];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t j0 = (t % blocks) * B, n = std::min(B, J - j0);
+        const int64_t i0 = (t / blocks) * J + j0;
+        const T* p = base + kept_offset(l, i0);
+        for (int64_t j = 0; j < n; ++j) acc[j] = r.init();
+        for_each_reduced(l, [&](int64_t off, int64_t k) {
+          const T* q = p + off;
+          for (int64_t j = 0; j < n; ++j) r.step(acc[j], M(q[j]), k);
+        });
+        for (int64_t j = 0; j < n; ++j) r.write(i0 + j, acc[j]);
+      }
+    });
+    return;
+  }
+
+  // Anything else: a strided walk per output.
+  parallel_for(0, l.outputs, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const T* p = base + kept_offset(l, i);
+      Acc acc = r.init();
+      for_each_reduced(l, [&](int64_t off, int64_t k) { r.step(acc, M(p[off]), k); });
+      r.write(i, acc);
+    }
+  });
+}
+
+template <typename M>
+constexpr bool is_float_v = std::is_floating_point_v<M>;
+
+// ---- reducers ----
+
+// The extreme value and the (first) index where it occurs; NaN wins, its first occurrence.
+template <typename T, bool kMax>
+struct ArgExtreme {
+  using In = T;
+  using M = opmath_t<T>;
+  struct Acc {
+    M v{};
+    int64_t i = -1;
+  };
+  T* values;
+  int64_t* indices;
+  static bool better(M x, M v) {
+    if constexpr (is_float_v<M>) {
+      if (x != x) return v == v;
+    }
+    return kMax ? x > v : x < v;
+  }
+  Acc init() const { return {}; }
+  void step(Acc& a, M x, int64_t k) const {
+    if (a.i < 0 || better(x, a.v)) {
+      a.v = x;
+      a.i = k;
+    }
+  }
+  void combine(Acc& a, const Acc& b) const {
+    if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;
+  }
+  void write(int64_t i, const Acc& a) const {
+    if (values) values[i] = T(a.v);
+    if (indices) indices[i] = a.i;
+  }
+};
+
+// The extreme value only; NaN propagates.
+template <typename T, bool kMax>
+struct Extreme {
+  using In = T;
+  using M = opmath_t<T>;
+  using Acc = M;
+  T* out;
+  Acc init() const {
+    if constexpr (is_float_v<M>)
+      return kMax ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::infinity();
+    else
+      return kMax ? std::numeric_limits<M>::lowest() : std::numeric_limits<M>::max();
+  }
+  void step(Acc& a, M x, int64_t) const {
+    if constexpr (is_float_v<M>)
+      a = (x != x || (kMax ? x > a : x < a)) ? x : a;
+    else
+      a = (kMax ? x > a : x < a) ? x : a;
+  }
+  void combine(Acc& a, const Acc& b) const { step(a, b, 0); }
+  void write(int64_t i, Acc a) const { out[i] = T(a); }
+};
+
+template <typename T, bool kAll>
+struct Logical {
+  using In = T;
+  using M = opmath_t<T>;
+  using Acc = bool;
+  bool* out;
+  Acc init() const { return kAll; }
+  void step(Acc& a, M x, int64_t) const {
+    if constexpr (kAll)
+      a = a && (x != M(0));
+    else
+      a = a || (x != M(0));
+  }
+  void combine(Acc& a, const Acc& b) const { a = kAll ? (a && b) : (a || b); }
+  void write(int64_t i, Acc a) const { out[i] = a; }
+};
+
+template <typename T>
+using wide_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                  std::conditional_t<is_float_v<opmath_t<T>>, float, int64_t>>;
+
+template <typename T>
+struct Prod {
+  using In = T;
+  using M = opmath_t<T>;
+  using Acc = wide_t<T>;
+  using Out = std::conditional_t<is_float_v<M>, T, int64_t>;
+  Out* out;
+  Acc init() const { return Acc(1); }
+  void step(Acc& a, M x, int64_t) const { a *= Acc(x); }
+  void combine(Acc& a, const Acc& b) const { a *= b; }
+  void write(int64_t i, Acc a) const { out[i] = Out(a); }
+};
+
+// Welford's running mean and sum of squared deviations (in double), merged with Chan's formula.
+template <typename T>
+struct Moments {
+  using In = T;
+  using M = opmath_t<T>;
+  struct Acc {
+    double n = 0, mean = 0, m2 = 0;
+  };
+  T* var;
+  T* mean;
+  double divisor;
+  bool take_sqrt;
+  Acc init() const { return {}; }
+  void step(Acc& a, M x, int64_t) const {
+    a.n += 1;
+    double d = double(x) - a.mean;
+    a.mean += d / a.n;
+    a.m2 += d * (double(x) - a.mean);
+  }
+  void combine(Acc& a, const Acc& b) const {
+    if (b.n == 0) return;
+    double n = a.n + b.n, d = b.mean - a.mean;
+    a.m2 += b.m2 + d * d * a.n * b.n / n;
+    a.mean += d * b.n / n;
+    a.n = n;
+  }
+  void write(int64_t i, const Acc& a) const {
+    double v = a.m2 / divisor;
+    if (var) var[i] = T(take_sqrt ? std::sqrt(v) : v);
+    if (mean) mean[i] = T(a.n > 0 ? a.mean : std::numeric_limits<double>::quiet_NaN());
+  }
+};
+
+enum class NormKind { zero, one, two, inf, neg_inf, p };
+
+template <typename T, NormKind kKind>
+struct Norm {
+  using In = T;
+  using M = opmath_t<T>;
+  using Acc = wide_t<T>;
+  T* out;
+  Acc p;
+  Acc init() const { return kKind == NormKind::neg_inf ? std::numeric_limits<Acc>::infinity() : Acc(0); }
+  void step(Acc& a, M x, int64_t) const {
+    Acc ax = std::abs(Acc(x));
+    if constexpr (kKind == NormKind::zero) a += Acc(x != M(0));
+    else if constexpr (kKind == NormKind::one) a += ax;
+    else if constexpr (kKind == NormKind::two) a += ax * ax;
+    else if constexpr (kKind == NormKind::inf) a = (ax > a || ax != ax) ? ax : a;
+    else if constexpr (kKind == NormKind::neg_inf) a = (ax < a || ax != ax) ? ax : a;
+    else a += std::pow(ax, p);
+  }
+  void combine(Acc& a, const Acc& b) const {
+    if constexpr (kKind == NormKind::inf || kKind == NormKind::neg_inf) step(a, M(b), 0);
+    else a += b;
+  }
+  void write(int64_t i, Acc a) const {
+    if constexpr (kKind == NormKind::two) out[i] = T(std::sqrt(a));
+    else if constexpr (kKind == NormKind::p) out[i] = T(std::pow(a, Acc(1) / p));
+    else out[i] = T(a);
+  }
+};
+
+// log(sum(exp(x))) online: the running max m and sum s of exp(x - m), rescaled when m grows.
+template <typename T>
+struct LogSumExp {
+  using In = T;
+  using M = opmath_t<T>;
+  struct Acc {
+    M m = -std::numeric_limits<M>::infinity();
+    M s = 0;
+  };
+  T* out;
+  Acc init() const { return {}; }
+  void step(Acc& a, M x, int64_t) const {
+    if (x > a.m) {
+      a.s = a.s * std::exp(a.m - x) + M(1);
+      a.m = x;
+    } else if (x == a.m) {  // also +inf twice, where x - m would be NaN
+      a.s += M(1);
+    } else if (x != x) {
+      a.m = x;
+      a.s = x;
+    } else {
+      a.s += std::exp(x - a.m);  // exp(-inf) = 0 covers x = -inf
+    }
+  }
+  void combine(Acc& a, const Acc& b) const {
+    if (b.m == a.m) a.s += b.s;
+    else if (a.m > b.m) a.s += b.s * std::exp(b.m - a.m);
+    else if (b.m > a.m) a = Acc{b.m, b.s + a.s * std::exp(a.m - b.m)};
+    else a = Acc{std::numeric_limits<M>::quiet_NaN(), std::numeric_limits<M>::quiet_NaN()};
+  }
+  void write(int64_t i, const Acc& a) const { out[i] = T(a.m + std::log(a.s)); }
+};
+
+// ---- shared pieces ----
+
+std::vector<bool> all_dims(int64_t ndim) { return std::vector<bool>(size_t(ndim), true); }
+
+std::vector<int64_t> masked_dims(const std::vector<bool>& mask) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < mask.size(); ++d)
+    if (mask[d]) dims.push_back(int64_t(d));
+  return dims;
+}
+
+int64_t reduced_count(const Tensor& a, const std::vector<bool>& mask) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (mask[d]) n *= a.size(d);
+  return n;
+}
+
+// max/min/amax/argmax have no identity: an empty reduction is an error, in PyTorch's words.
+void check_nonempty(const Tensor& a, const std::vector<bool>& mask, bool dims_given, const char* op) {
+  if (!dims_given || a.dim() == 0) {
+    GB_CHECK_INDEX(a.numel() > 0, op, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the ",
+                   "reduction dim with the 'dim' argument (input shape ", a.sizes(), ").");
+    return;
+  }
+  for (int64_t d = 0; d < a.dim(); ++d)
+    GB_CHECK_INDEX(!mask[d] || a.size(d) > 0, op, "(): Expected reduction dim ", d,
+                   " to have non-zero size (input shape ", a.sizes(), "); reduce over a non-empty dim instead.");
+}
+
+void check_floating(const Tensor& a, const char* op) {
+  GB_CHECK_TYPE(is_floating_point(a.scalar_type()), op, ": std and var only support floating point and complex dtypes",
+                " (got ", to_string(a.scalar_type()), "); convert first, e.g. x.to(gb::kFloat)");
+}
+
+// The values and/or indices of the max (or min) over the masked dims.
+void arg_extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool is_max, const Tensor& values,
+                        const Tensor& indices, const char* op) {
+  Layout l = make_layout(a, mask);
+  int64_t* ip = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
+  detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* vp = values.defined() ? values.data_ptr<T>() : nullptr;
+    if (is_max) run_reduce(a, l, ArgExtreme<T, true>{vp, ip});
+    else run_reduce(a, l, ArgExtreme<T, false>{vp, ip});
+  });
+}
+
+Tensor extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, bool is_max, const char* op) {
+  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
+  Layout l = make_layout(a, mask);
+  detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (is_max) run_reduce(a, l, Extreme<T, true>{out.data_ptr<T>()});
+    else run_reduce(a, l, Extreme<T, false>{out.data_ptr<T>()});
+  });
+  return out;
+}
+
+// A tensor of `sizes` that is 1 where idx (the keepdim-shaped indices along dim) points and 0 elsewhere.
+Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType dtype) {
+  Tensor out = zeros(sizes, TensorOptions().dtype(dtype));
+  Tensor ic = idx.contiguous();
+  const int64_t* ip = ic.data_ptr<int64_t>();
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
+    if (d < dim) outer *= sizes[d];
+    else if (d == dim) n = sizes[d];
+    else inner *= sizes[d];
+  }
+  detail::dispatch_floating(dtype, "max_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* op = out.data_ptr<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) op[(o * n + ip[o * inner + j]) * inner + j] = T(1.0f);
+  });
+  return out;
+}
+
+// ---- max / min over all elements ----
+
+Tensor extreme_all(const Tensor& a, bool is_max) {
+  const char* op = is_max ? "max" : "min";
+  detail::check_cpu(a, op);
+  auto mask = all_dims(a.dim());
+  check_nonempty(a, mask, false, op);
+  Tensor out = extreme_kernel(a, mask, false, is_max, op);
+  // The gradient is split evenly among the elements equal to the result (PyTorch's evenly_distribute_backward).
+  if (autograd::needs_grad(a))
+    autograd::record(is_max ? "MaxBackward1" : "MinBackward1", {a}, out,
+                     {autograd::input(a), autograd::output(out)}, [](autograd::BackwardContext& c) {
+                       const Tensor& x = c.saved(0);
+                       const Tensor& r = c.saved(1);
+                       Tensor hit = (r.isnan().item<bool>() ? isnan(x) : eq(x, r)).to(c.grad().scalar_type());
+                       return variable_list{hit * (c.grad() / hit.sum())};
+                     });
+  return out;
+}
+
+// ---- max / min over one dim: (values, indices) ----
+
+std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_max) {
+  const char* op = is_max ? "max" : "min";
+  detail::check_cpu(a, op);
+  int64_t d = detail::wrap_dim(dim, a.dim(), op);
+  auto mask = detail::dim_mask({d}, a.dim(), op);
+  check_nonempty(a, mask, true, op);
+  auto shape = detail::reduced_shape(a.sizes(), mask, keepdim);
+  Tensor values = detail::make_empty(shape, a.scalar_type(), a.device());
+  Tensor indices = detail::make_empty(shape, kInt64, a.device());
+  arg_extreme_kernel(a, mask, is_max, values, indices, op);
+  // The gradient flows to the index picked.
+  if (autograd::needs_grad(a))
+    autograd::record(is_max ? "MaxBackward0" : "MinBackward0", autograd::collect_edges({a}), {&values},
+                     {autograd::output(indices)},
+                     [s = a.sizes().vec(), d, mask, keepdim](autograd::BackwardContext& c) {
+                       Tensor idx = detail::unsqueeze_reduced(c.saved(0), mask, keepdim);
+                       Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
+                       return variable_list{g * index_mask(s, d, idx, g.scalar_type())};
+                     });
+  return {values, indices};
+}
+
+// ---- amax / amin ----
+
+Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
+  const char* op = is_max ? "amax" : "amin";
+  detail::check_cpu(a, op);
+  auto mask = detail::dim_mask(dims, a.dim(), op);
+  check_nonempty(a, mask, !dims.empty(), op);
+  Tensor out = extreme_kernel(a, mask, keepdim, is_max, op);
+  // The gradient is split evenly among ties.
+  if (autograd::needs_grad(a))
+    autograd::record(is_max ? "AmaxBackward0" : "AminBackward0", {a}, out,
+                     {autograd::input(a), autograd::output(out)}, [mask, keepdim](autograd::BackwardContext& c) {
+                       const Tensor& x = c.saved(0);
+                       Tensor r = detail::unsqueeze_reduced(c.saved(1), mask, keepdim);
+                       Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
+                       Tensor hit = eq(x, r).to(g.scalar_type());
+                       return variable_list{(g / hit.sum(masked_dims(mask), true)) * hit};
+                     });
+  return out;
+}
+
+// ---- argmax / argmin ----
+
+Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  const char* op = is_max ? "argmax" : "argmin";
+  detail::check_cpu(a, op);
+  std::vector<bool> mask;
+  if (dim) mask = detail::dim_mask({detail::wrap_dim(*dim, a.dim(), op)}, a.dim(), op);
+  else mask = all_dims(a.dim());
+  check_nonempty(a, mask, dim.has_value(), op);
+  Tensor indices = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), kInt64, a.device());
+  arg_extreme_kernel(a, mask, is_max, Tensor(), indices, op);
+  return indices;
+}
+
+// ---- var / std / var_mean ----
+
+struct VarSetup {
+  std::vector<bool> mask;
+  int64_t n;
+  double divisor;  // max(0, n - correction), like PyTorch: 0 gives inf or NaN
+};
+
+VarSetup var_setup(const Tensor& a, IntArrayRef dims, int64_t correction, const char* op) {
+  detail::check_cpu(a, op);
+  check_floating(a, op);
+  VarSetup s;
+  s.mask = detail::dim_mask(dims, a.dim(), op);
+  s.n = reduced_count(a, s.mask);
+  s.divisor = double(std::max<int64_t>(0, s.n - correction));
+  return s;
+}
+
+void moments_kernel(const Tensor& a, const VarSetup& s, bool take_sqrt, const Tensor& var, const Tensor& mean,
+                    const char* op) {
+  Layout l = make_layout(a, s.mask);
+  detail::dispatch_floating(a.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run_reduce(a, l,
+               Moments<T>{var.defined() ? var.data_ptr<T>() : nullptr, mean.defined() ? mean.data_ptr<T>() : nullptr,
+                          s.divisor, take_sqrt});
+  });
+}
+
+// d var / dx = 2 (x - mean) / (n - correction), with g already unsqueezed to broadcast against x.
+Tensor var_backward(const Tensor& g, const Tensor& x, const std::vector<bool>& mask, double divisor) {
+  return g * (x - x.mean(masked_dims(mask), true)) * (2.0 / divisor);
+}
+
+}  // namespace
+
+Tensor max(const Tensor& a) { return extreme_all(a, true); }
+Tensor min(const Tensor& a) { return extreme_all(a, false); }
+std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim) { return extreme_dim(a, dim, keepdim, true); }
+std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) { return extreme_dim(a, dim, keepdim, false); }
+Tensor amax(const Tensor& a, IntArrayRef dims, bool keepdim) { return amax_impl(a, dims, keepdim, true); }
+Tensor amin(const Tensor& a, IntArrayRef dims, bool keepdim) { return amax_impl(a, dims, keepdim, false); }
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return arg_impl(a, dim, keepdim, true); }
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return arg_impl(a, dim, keepdim, false); }
+
+Tensor var(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  VarSetup s = var_setup(a, dims, correction, "var");
+  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), s.mask, keepdim), a.scalar_type(), a.device());
+  moments_kernel(a, s, false, out, Tensor(), "var");
+  if (autograd::needs_grad(a))
+    autograd::record("VarBackward0", {a}, out, {autograd::input(a)},
+                     [mask = s.mask, div = s.divisor, keepdim](autograd::BackwardContext& c) {
+                       Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
+                       return variable_list{var_backward(g, c.saved(0), mask, div)};
+                     });
+  return out;
+}
+
+Tensor std(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  VarSetup s = var_setup(a, dims, correction, "std");
+  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), s.mask, keepdim), a.scalar_type(), a.device());
+  moments_kernel(a, s, true, out, Tensor(), "std");
+  // d std = d var / (2 std), taken as 0 where std is 0 (PyTorch's std_backward).
+  if (autograd::needs_grad(a))
+    autograd::record("StdBackward0", {a}, out, {autograd::input(a), autograd::output(out)},
+                     [mask = s.mask, div = s.divisor, keepdim](autograd::BackwardContext& c) {
+                       const Tensor& r = c.saved(1);
+                       Tensor gv = masked_fill(c.grad() / (r * 2.0), r == 0.0, 0.0);
+                       return variable_list{var_backward(detail::unsqueeze_reduced(gv, mask, keepdim), c.saved(0), mask, div)};
+                     });
+  return out;
+}
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  VarSetup s = var_setup(a, dims, correction, "var_mean");
+  auto shape = detail::reduced_shape(a.sizes(), s.mask, keepdim);
+  Tensor v = detail::make_empty(shape, a.scalar_type(), a.device());
+  Tensor m = detail::make_empty(shape, a.scalar_type(), a.device());
+  moments_kernel(a, s, false, v, m, "var_mean");
+  if (autograd::needs_grad(a))
+    autograd::record("VarMeanBackward0", autograd::collect_edges({a}), {&v, &m}, {autograd::input(a)},
+                     [mask = s.mask, div = s.divisor, n = s.n, keepdim,
+                      sizes = a.sizes().vec()](autograd::BackwardContext& c) {
+                       Tensor gi;
+                       if (c.grad(0).defined())
+                         gi = var_backward(detail::unsqueeze_reduced(c.grad(0), mask, keepdim), c.saved(0), mask, div);
+                       if (c.grad(1).defined()) {
+                         Tensor gm = detail::unsqueeze_reduced(c.grad(1) / double(n), mask, keepdim).expand(sizes);
+                         gi = gi.defined() ? gi + gm : gm;
+                       }
+                       return variable_list{gi};
+                     });
+  return {v, m};
+}
+
+// ---- norm ----
+
+Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  detail::check_cpu(a, "norm");
+  GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
+                "as input. Got ", to_string(a.scalar_type()), "; convert first, e.g. x.to(gb::kFloat)");
+  const double pv = p.to_double();
+  GB_CHECK(!(pv < 0) || std::isinf(pv), "norm: p = ", pv, " is not supported; use p > 0, 0, inf or -inf");
+  GB_CHECK(!std::isnan(pv), "norm: p must be a number, got NaN");
+  auto mask = detail::dim_mask(dims, a.dim(), "norm");
+  GB_CHECK_INDEX(!std::isinf(pv) || reduced_count(a, mask) > 0, "linalg.vector_norm cannot compute the ", pv,
+                 " norm on an empty tensor because the operation does not have an identity (input shape ", a.sizes(),
+                 ")");
+  NormKind kind = pv == 0 ? NormKind::zero
+                  : pv == 1 ? NormKind::one
+                  : pv == 2 ? NormKind::two
+                  : std::isinf(pv) ? (pv > 0 ? NormKind::inf : NormKind::neg_inf)
+                                   : NormKind::p;
+  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
+  Layout l = make_layout(a, mask);
+  detail::dispatch_floating(a.scalar_type(), "norm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = wide_t<T>;
+    T* o = out.data_ptr<T>();
+    switch (kind) {
+      case NormKind::zero: run_reduce(a, l, Norm<T, NormKind::zero>{o, A(pv)}); break;
+      case NormKind::one: run_reduce(a, l, Norm<T, NormKind::one>{o, A(pv)}); break;
+      case NormKind::two: run_reduce(a, l, Norm<T, NormKind::two>{o, A(pv)}); break;
+      case NormKind::inf: run_reduce(a, l, Norm<T, NormKind::inf>{o, A(pv)}); break;
+      case NormKind::neg_inf: run_reduce(a, l, Norm<T, NormKind::neg_inf>{o, A(pv)}); break;
+      case NormKind::p: run_reduce(a, l, Norm<T, NormKind::p>{o, A(pv)}); break;
+    }
+  });
+  // PyTorch's norm_backward; where the norm is 0 the gradient is taken as 0.
+  if (autograd::needs_grad(a))
+    autograd::record(dims.empty() ? "NormBackward0" : "NormBackward1", {a}, out,
+                     {autograd::input(a), autograd::output(out)},
+                     [pv, mask, keepdim](autograd::BackwardContext& c) {
+                       const Tensor& x = c.saved(0);
+                       Tensor r = detail::unsqueeze_reduced(c.saved(1), mask, keepdim);
+                       Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
+                       Tensor gi;
+                       if (pv == 0) {
+                         gi = zeros_like(x);
+                       } else if (pv == 1) {
+                         gi = sign(x) * g;
+                       } else if (pv == 2) {
+                         gi = x * masked_fill(g / r, r == 0.0, 0.0);
+                       } else if (std::isinf(pv)) {
+                         Tensor hit = eq(abs(x), r).to(g.scalar_type());
+                         gi = sign(x) * (g / hit.sum(masked_dims(mask), true)) * hit;
+                       } else {
+                         Tensor scale = masked_fill(g / r.pow(pv - 1), r == 0.0, 0.0);
+                         gi = pv < 2 ? sign(x) * abs(x).pow(pv - 1) * scale : x * abs(x).pow(pv - 2) * scale;
+                       }
+                       return variable_list{gi};
+                     });
+  return out;
+}
+
+// ---- logsumexp ----
+
+Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
+  detail::check_cpu(a, "logsumexp");
+  auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
+  // Integers and bools are computed in the default float dtype, like PyTorch.
+  Tensor x = is_floating_point(a.scalar_type()) ? a : a.to(get_default_dtype());
+  Tensor out = detail::make_empty(detail::reduced_shape(x.sizes(), mask, keepdim), x.scalar_type(), x.device());
+  Layout l = make_layout(x, mask);
+  detail::dispatch_floating(x.scalar_type(), "logsumexp", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run_reduce(x, l, LogSumExp<T>{out.data_ptr<T>()});
+  });
+  if (autograd::needs_grad(x))
+    autograd::record("LogsumexpBackward0", {x}, out, {autograd::input(x), autograd::output(out)},
+                     [mask, keepdim](autograd::BackwardContext& c) {
+                       Tensor r = detail::unsqueeze_reduced(c.saved(1), mask, keepdim);
+                       Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
+                       return variable_list{g * exp(c.saved(0) - r)};
+                     });
+  return out;
+}
+
+// ---- all / any / prod ----
+
+namespace {
+template <bool kAll>
+Tensor logical_reduce(const Tensor& a, const char* op) {
+  detail::check_cpu(a, op);
+  auto mask = all_dims(a.dim());
+  Tensor out = detail::make_empty({}, kBool, a.device());
+  Layout l = make_layout(a, mask);
+  detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run_reduce(a, l, Logical<T, kAll>{out.data_ptr<bool>()});
+  });
+  return out;
+}
+}  // namespace
+
+Tensor all(const Tensor& a) { return logical_reduce<true>(a, "all"); }
+Tensor any(const Tensor& a) { return logical_reduce<false>(a, "any"); }
+
+Tensor prod(const Tensor& a) {
+  detail::check_cpu(a, "prod");
+  auto mask = all_dims(a.dim());
+  ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
+  Tensor out = detail::make_empty({}, ot, a.device());
+  Layout l = make_layout(a, mask);
+  detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
+  });
+  // d prod / dx_i = the product of the others: result / x_i without zeros; with one zero only that element gets
+  // a gradient (the product of the rest, computed differentiably); with two or more every first derivative is 0.
+  if (autograd::needs_grad(a))
+    autograd::record("ProdBackward0", {a}, out, {autograd::input(a), autograd::output(out)},
+                     [](autograd::BackwardContext& c) {
+                       const Tensor& x = c.saved(0);
+                       const Tensor& g = c.grad();
+                       Tensor zero = x == 0.0;
+                       int64_t zeros_n = zero.sum().item<int64_t>();
+                       if (zeros_n == 0) return variable_list{g * (c.saved(1) / x)};
+                       if (zeros_n > 1) return variable_list{zeros_like(x)};
+                       Tensor others = prod(where(zero, 1.0, x));
+                       return variable_list{g * where(zero, others, 0.0)};
+                     });
+  return out;
+}
+
+}  // namespace gb
