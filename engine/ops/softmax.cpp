@@ -30,8 +30,8 @@ void softmax_row(const T* x, T* y, int64_t C) {
   M sum = 0;
   if constexpr (kLog) {
     for (int64_t c = 0; c < C; ++c) sum += std::exp(M(x[c]) - mx);
-    const M lse = mx + std::log(sum);
-    for (int64_t c = 0; c < C; ++c) y[c] = T(M(x[c]) - lse);
+    const M log_sum = std::log(sum);  // (x - max) - log_sum keeps precision that x - (max + log_sum) loses
+    for (int64_t c = 0; c < C; ++c) y[c] = T((M(x[c]) - mx) - log_sum);
   } else if constexpr (std::is_same_v<T, M>) {
     for (int64_t c = 0; c < C; ++c) {
       M e = std::exp(x[c] - mx);
@@ -68,9 +68,9 @@ void softmax_columns(const T* x, T* y, int64_t C, int64_t inner, int64_t n) {
     for (int64_t j = 0; j < n; ++j) sum[j] += std::exp(M(xc[j]) - mx[j]);
   }
   if constexpr (kLog) {
-    for (int64_t j = 0; j < n; ++j) sum[j] = mx[j] + std::log(sum[j]);  // now the log-sum-exp
+    for (int64_t j = 0; j < n; ++j) sum[j] = std::log(sum[j]);
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t j = 0; j < n; ++j) y[c * inner + j] = T(M(x[c * inner + j]) - sum[j]);
+      for (int64_t j = 0; j < n; ++j) y[c * inner + j] = T((M(x[c * inner + j]) - mx[j]) - sum[j]);
   } else {
     for (int64_t j = 0; j < n; ++j) sum[j] = M(1) / sum[j];
     for (int64_t c = 0; c < C; ++c)
