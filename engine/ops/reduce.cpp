@@ -8,6 +8,10 @@
 // order), and a general strided walk. Outputs are split across threads; a single output over a long run is split
 // into chunks whose partial results are combined in order. A reducer says what to compute:
 //   Acc init(); step(Acc&, x, k) for the k-th reduced element; combine(Acc&, later Acc); write(i, Acc) for output i.
+// The exp loops vectorize only when GCC may if-convert float compares (clang does so by default).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <cmath>
 #include <limits>
 
@@ -17,6 +21,7 @@
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
+#include "ops/vec_math.h"
 #include "ops/loops.h"
 #include "ops/reduce_util.h"
 
@@ -90,6 +95,33 @@ void for_each_reduced(const Layout& l, const F& f) {
   }
 }
 
+// One contiguous run p[0..n) whose first element is the k0-th: the reducer's vectorizable run() when it has one.
+template <typename R>
+typename R::Acc reduce_run(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
+  if constexpr (requires { r.run(p, n); }) {
+    return r.run(p, n);
+  } else {
+    using M = opmath_t<typename R::In>;
+    typename R::Acc acc = r.init();
+    for (int64_t k = 0; k < n; ++k) r.step(acc, M(p[k]), k0 + k);
+    return acc;
+  }
+}
+
+// Folds p[0..n) through step in 8 independent lanes, then combines them: lets the compiler vectorize.
+template <typename R, typename A>
+A lanes_run(const R& r, const typename R::In* p, int64_t n, A init) {
+  using M = opmath_t<typename R::In>;
+  A lane[8];
+  for (auto& a : lane) a = init;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) r.step(lane[k], M(p[i + k]), 0);
+  for (; i < n; ++i) r.step(lane[0], M(p[i]), 0);
+  for (int k = 1; k < 8; ++k) r.combine(lane[0], lane[k]);
+  return lane[0];
+}
+
 template <typename R>
 void run_reduce(const Tensor& a, const Layout& l, const R& r) {
   using T = typename R::In;
@@ -111,9 +143,7 @@ void run_reduce(const Tensor& a, const Layout& l, const R& r) {
       parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
         for (int64_t c = b; c < e; ++c) {
           const int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
-          Acc acc = r.init();
-          for (int64_t k = k0; k < k1; ++k) r.step(acc, M(base[k]), k);
-          part[size_t(c)].acc = acc;
+          part[size_t(c)].acc = reduce_run(r, base + k0, k1 - k0, k0);
         }
       });
       Acc acc = part[0].acc;
@@ -124,10 +154,7 @@ void run_reduce(const Tensor& a, const Layout& l, const R& r) {
     // Rows: each output reduces one contiguous run of K elements.
     parallel_for(0, l.outputs, grain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const T* p = base + kept_offset(l, i);
-        Acc acc = r.init();
-        for (int64_t k = 0; k < K; ++k) r.step(acc, M(p[k]), k);
-        r.write(i, acc);
+        r.write(i, reduce_run(r, base + kept_offset(l, i), K, 0));
       }
     });
     return;
@@ -220,11 +247,15 @@ struct Extreme {
   }
   void step(Acc& a, M x, int64_t) const {
     if constexpr (is_float_v<M>)
-      a = (x != x || (kMax ? x > a : x < a)) ? x : a;
+      a = ((x != x) | (kMax ? x > a : x < a)) ? x : a;  // `|`, not `||`: no branch, so it vectorizes
     else
       a = (kMax ? x > a : x < a) ? x : a;
   }
   void combine(Acc& a, const Acc& b) const { step(a, b, 0); }
+  Acc run(const T* p, int64_t n) const {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return detail::extreme_vec<T, kMax>(p, n);
+    else return lanes_run(*this, p, n, init());
+  }
   void write(int64_t i, Acc a) const { out[i] = T(a); }
 };
 
@@ -242,6 +273,11 @@ struct Logical {
       a = a || (x != M(0));
   }
   void combine(Acc& a, const Acc& b) const { a = kAll ? (a && b) : (a || b); }
+  Acc run(const T* p, int64_t n) const {
+    for (int64_t i = 0; i < n; ++i)
+      if ((M(p[i]) != M(0)) != kAll) return !kAll;  // the first zero decides all, the first non-zero any
+    return kAll;
+  }
   void write(int64_t i, Acc a) const { out[i] = a; }
 };
 
@@ -259,6 +295,7 @@ struct Prod {
   Acc init() const { return Acc(1); }
   void step(Acc& a, M x, int64_t) const { a *= Acc(x); }
   void combine(Acc& a, const Acc& b) const { a *= b; }
+  Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
   void write(int64_t i, Acc a) const { out[i] = Out(a); }
 };
 
@@ -310,14 +347,15 @@ struct Norm {
     if constexpr (kKind == NormKind::zero) a += Acc(x != M(0));
     else if constexpr (kKind == NormKind::one) a += ax;
     else if constexpr (kKind == NormKind::two) a += ax * ax;
-    else if constexpr (kKind == NormKind::inf) a = (ax > a || ax != ax) ? ax : a;
-    else if constexpr (kKind == NormKind::neg_inf) a = (ax < a || ax != ax) ? ax : a;
+    else if constexpr (kKind == NormKind::inf) a = ((ax > a) | (ax != ax)) ? ax : a;
+    else if constexpr (kKind == NormKind::neg_inf) a = ((ax < a) | (ax != ax)) ? ax : a;
     else a += std::pow(ax, p);
   }
   void combine(Acc& a, const Acc& b) const {
     if constexpr (kKind == NormKind::inf || kKind == NormKind::neg_inf) step(a, M(b), 0);
     else a += b;
   }
+  Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
   void write(int64_t i, Acc a) const {
     if constexpr (kKind == NormKind::two) out[i] = T(std::sqrt(a));
     else if constexpr (kKind == NormKind::p) out[i] = T(std::pow(a, Acc(1) / p));
@@ -354,6 +392,22 @@ struct LogSumExp {
     else if (a.m > b.m) a.s += b.s * std::exp(b.m - a.m);
     else if (b.m > a.m) a = Acc{b.m, b.s + a.s * std::exp(a.m - b.m)};
     else a = Acc{std::numeric_limits<M>::quiet_NaN(), std::numeric_limits<M>::quiet_NaN()};
+  }
+  Acc run(const T* p, int64_t n) const {
+    M m = Extreme<T, true>{nullptr}.run(p, n);
+    if (!std::isfinite(m)) {  // NaN, +inf or all -inf: the careful online loop
+      Acc a;
+      for (int64_t i = 0; i < n; ++i) step(a, M(p[i]), i);
+      return a;
+    }
+    M lane[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) lane[k] += detail::exp_vec(M(p[i + k]) - m);
+    for (; i < n; ++i) lane[0] += detail::exp_vec(M(p[i]) - m);
+    M s = 0;
+    for (M v : lane) s += v;
+    return {m, s};
   }
   void write(int64_t i, const Acc& a) const { out[i] = T(a.m + std::log(a.s)); }
 };

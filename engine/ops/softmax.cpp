@@ -4,6 +4,10 @@
 // inner == 1, the common case of the last dim, each row of C elements is three tight passes (max, sum of
 // exp(x - max), write), rows split across threads. Otherwise a block of neighbouring columns is processed
 // together so every pass walks memory in order. 16-bit floats are computed in float.
+// The exp loops vectorize only when GCC may if-convert float compares (clang does so by default).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <cmath>
 #include <limits>
 
@@ -13,37 +17,67 @@
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
+#include "ops/vec_math.h"
 #include "ops/loops.h"
 
 namespace gb {
 namespace {
 
+// Row helpers over C contiguous elements, written so the compiler vectorizes them (sums in 8 lanes).
+template <typename T>
+opmath_t<T> row_max(const T* x, int64_t C) {
+  using M = opmath_t<T>;
+  if constexpr (std::is_same_v<T, M>) {
+    return detail::extreme_vec<M, true>(x, C);  // a NaN max makes the whole row NaN below, as in PyTorch
+  } else {
+    M mx = -std::numeric_limits<M>::infinity();
+    for (int64_t c = 0; c < C; ++c) mx = M(x[c]) > mx ? M(x[c]) : mx;
+    return mx;
+  }
+}
+
+// sum of exp(x - mx).
+template <typename T>
+opmath_t<T> row_sum_exp(const T* x, int64_t C, opmath_t<T> mx) {
+  using M = opmath_t<T>;
+  M lane[8] = {};
+  int64_t c = 0;
+  for (; c + 8 <= C; c += 8)
+    for (int k = 0; k < 8; ++k) lane[k] += detail::exp_vec(M(x[c + k]) - mx);
+  for (; c < C; ++c) lane[0] += detail::exp_vec(M(x[c]) - mx);
+  M sum = 0;
+  for (M v : lane) sum += v;
+  return sum;
+}
+
+template <typename M>
+M row_sum(const M* y, int64_t C) {
+  M lane[8] = {};
+  int64_t c = 0;
+  for (; c + 8 <= C; c += 8)
+    for (int k = 0; k < 8; ++k) lane[k] += y[c + k];
+  for (; c < C; ++c) lane[0] += y[c];
+  M sum = 0;
+  for (M v : lane) sum += v;
+  return sum;
+}
+
 // One row: y = softmax(x) or log_softmax(x) over C contiguous elements.
 template <typename T, bool kLog>
 void softmax_row(const T* x, T* y, int64_t C) {
   using M = opmath_t<T>;
-  M mx = -std::numeric_limits<M>::infinity();
-  for (int64_t c = 0; c < C; ++c) {
-    M v = M(x[c]);
-    mx = v > mx ? v : mx;
-  }
-  M sum = 0;
+  const M mx = row_max(x, C);
   if constexpr (kLog) {
-    for (int64_t c = 0; c < C; ++c) sum += std::exp(M(x[c]) - mx);
-    const M log_sum = std::log(sum);  // (x - max) - log_sum keeps precision that x - (max + log_sum) loses
+    const M log_sum = std::log(row_sum_exp(x, C, mx));
+    // (x - max) - log_sum keeps the precision that x - (max + log_sum) loses
     for (int64_t c = 0; c < C; ++c) y[c] = T((M(x[c]) - mx) - log_sum);
   } else if constexpr (std::is_same_v<T, M>) {
-    for (int64_t c = 0; c < C; ++c) {
-      M e = std::exp(x[c] - mx);
-      y[c] = e;
-      sum += e;
-    }
-    const M scale = M(1) / sum;
+    for (int64_t c = 0; c < C; ++c) y[c] = detail::exp_vec(x[c] - mx);
+    const M scale = M(1) / row_sum(y, C);
     for (int64_t c = 0; c < C; ++c) y[c] *= scale;
   } else {  // 16-bit: keep exp in float rather than round it to T twice
-    for (int64_t c = 0; c < C; ++c) sum += std::exp(M(x[c]) - mx);
-    const M scale = M(1) / sum;
-    for (int64_t c = 0; c < C; ++c) y[c] = T(std::exp(M(x[c]) - mx) * scale);
+    const M scale = M(1) / row_sum_exp(x, C, mx);
+    for (int64_t c = 0; c < C; ++c) y[c] = T(detail::exp_vec(M(x[c]) - mx) * scale);
   }
 }
 
@@ -65,7 +99,7 @@ void softmax_columns(const T* x, T* y, int64_t C, int64_t inner, int64_t n) {
   }
   for (int64_t c = 0; c < C; ++c) {
     const T* xc = x + c * inner;
-    for (int64_t j = 0; j < n; ++j) sum[j] += std::exp(M(xc[j]) - mx[j]);
+    for (int64_t j = 0; j < n; ++j) sum[j] += detail::exp_vec(M(xc[j]) - mx[j]);
   }
   if constexpr (kLog) {
     for (int64_t j = 0; j < n; ++j) sum[j] = std::log(sum[j]);
@@ -74,7 +108,7 @@ void softmax_columns(const T* x, T* y, int64_t C, int64_t inner, int64_t n) {
   } else {
     for (int64_t j = 0; j < n; ++j) sum[j] = M(1) / sum[j];
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t j = 0; j < n; ++j) y[c * inner + j] = T(std::exp(M(x[c * inner + j]) - mx[j]) * sum[j]);
+      for (int64_t j = 0; j < n; ++j) y[c * inner + j] = T(detail::exp_vec(M(x[c * inner + j]) - mx[j]) * sum[j]);
   }
 }
 

@@ -58,6 +58,25 @@ TEST_CASE("max and min propagate NaN like PyTorch") {
   // NaN after the max and before it
   CHECK(gb::tensor({kNaN, 7.0}).argmax().item<int64_t>() == 0);
   CHECK(gb::tensor({7.0, kNaN}).argmax().item<int64_t>() == 1);
+  // long runs take the vectorized loops: a NaN inside a vector lane and in the scalar tail
+  for (auto dt : {gb::kFloat, gb::kFloat64, gb::kHalf}) {
+    CAPTURE(dt);
+    auto r = gb::arange(37).to(dt);
+    check_values(r.max(), {36});
+    check_values(r.neg().min(), {-36});
+    check_values(r.amax({0}), {36});
+    check_values(r.view({1, 37}).amin({1}), {0});
+    check_values(r.neg().view({1, 37}).amin({1}), {-36});
+    auto n1 = r.clone();
+    n1.narrow(0, 13, 1).fill_(kNaN);
+    CHECK(std::isnan(n1.max().item<double>()));
+    CHECK(std::isnan(n1.min().item<double>()));
+    auto n2 = r.clone();
+    n2.narrow(0, 36, 1).fill_(kNaN);
+    CHECK(std::isnan(n2.amax().item<double>()));
+    CHECK(std::isnan(n2.amin().item<double>()));
+    CHECK(n2.argmax().item<int64_t>() == 36);
+  }
 }
 
 TEST_CASE("max and min over a dim return values and first indices") {
