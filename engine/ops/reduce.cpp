@@ -21,9 +21,9 @@
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
-#include "ops/vec_math.h"
 #include "ops/loops.h"
 #include "ops/reduce_util.h"
+#include "ops/vec_math.h"
 
 namespace gb {
 namespace {
@@ -253,8 +253,10 @@ struct Extreme {
   }
   void combine(Acc& a, const Acc& b) const { step(a, b, 0); }
   Acc run(const T* p, int64_t n) const {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return detail::extreme_vec<T, kMax>(p, n);
-    else return lanes_run(*this, p, n, init());
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      return detail::extreme_vec<T, kMax>(p, n);
+    else
+      return lanes_run(*this, p, n, init());
   }
   void write(int64_t i, Acc a) const { out[i] = T(a); }
 };
@@ -282,8 +284,8 @@ struct Logical {
 };
 
 template <typename T>
-using wide_t = std::conditional_t<std::is_same_v<T, double>, double,
-                                  std::conditional_t<is_float_v<opmath_t<T>>, float, int64_t>>;
+using wide_t =
+    std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<is_float_v<opmath_t<T>>, float, int64_t>>;
 
 template <typename T>
 struct Prod {
@@ -344,22 +346,33 @@ struct Norm {
   Acc init() const { return kKind == NormKind::neg_inf ? std::numeric_limits<Acc>::infinity() : Acc(0); }
   void step(Acc& a, M x, int64_t) const {
     Acc ax = std::abs(Acc(x));
-    if constexpr (kKind == NormKind::zero) a += Acc(x != M(0));
-    else if constexpr (kKind == NormKind::one) a += ax;
-    else if constexpr (kKind == NormKind::two) a += ax * ax;
-    else if constexpr (kKind == NormKind::inf) a = ((ax > a) | (ax != ax)) ? ax : a;
-    else if constexpr (kKind == NormKind::neg_inf) a = ((ax < a) | (ax != ax)) ? ax : a;
-    else a += std::pow(ax, p);
+    if constexpr (kKind == NormKind::zero)
+      a += Acc(x != M(0));
+    else if constexpr (kKind == NormKind::one)
+      a += ax;
+    else if constexpr (kKind == NormKind::two)
+      a += ax * ax;
+    else if constexpr (kKind == NormKind::inf)
+      a = ((ax > a) | (ax != ax)) ? ax : a;
+    else if constexpr (kKind == NormKind::neg_inf)
+      a = ((ax < a) | (ax != ax)) ? ax : a;
+    else
+      a += std::pow(ax, p);
   }
   void combine(Acc& a, const Acc& b) const {
-    if constexpr (kKind == NormKind::inf || kKind == NormKind::neg_inf) step(a, M(b), 0);
-    else a += b;
+    if constexpr (kKind == NormKind::inf || kKind == NormKind::neg_inf)
+      step(a, M(b), 0);
+    else
+      a += b;
   }
   Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
   void write(int64_t i, Acc a) const {
-    if constexpr (kKind == NormKind::two) out[i] = T(std::sqrt(a));
-    else if constexpr (kKind == NormKind::p) out[i] = T(std::pow(a, Acc(1) / p));
-    else out[i] = T(a);
+    if constexpr (kKind == NormKind::two)
+      out[i] = T(std::sqrt(a));
+    else if constexpr (kKind == NormKind::p)
+      out[i] = T(std::pow(a, Acc(1) / p));
+    else
+      out[i] = T(a);
   }
 };
 
@@ -388,10 +401,14 @@ struct LogSumExp {
     }
   }
   void combine(Acc& a, const Acc& b) const {
-    if (b.m == a.m) a.s += b.s;
-    else if (a.m > b.m) a.s += b.s * std::exp(b.m - a.m);
-    else if (b.m > a.m) a = Acc{b.m, b.s + a.s * std::exp(a.m - b.m)};
-    else a = Acc{std::numeric_limits<M>::quiet_NaN(), std::numeric_limits<M>::quiet_NaN()};
+    if (b.m == a.m)
+      a.s += b.s;
+    else if (a.m > b.m)
+      a.s += b.s * std::exp(b.m - a.m);
+    else if (b.m > a.m)
+      a = Acc{b.m, b.s + a.s * std::exp(a.m - b.m)};
+    else
+      a = Acc{std::numeric_limits<M>::quiet_NaN(), std::numeric_limits<M>::quiet_NaN()};
   }
   Acc run(const T* p, int64_t n) const {
     M m = Extreme<T, true>{nullptr}.run(p, n);
@@ -455,8 +472,10 @@ void arg_extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool is_
   detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* vp = values.defined() ? values.data_ptr<T>() : nullptr;
-    if (is_max) run_reduce(a, l, ArgExtreme<T, true>{vp, ip});
-    else run_reduce(a, l, ArgExtreme<T, false>{vp, ip});
+    if (is_max)
+      run_reduce(a, l, ArgExtreme<T, true>{vp, ip});
+    else
+      run_reduce(a, l, ArgExtreme<T, false>{vp, ip});
   });
 }
 
@@ -465,8 +484,10 @@ Tensor extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepd
   Layout l = make_layout(a, mask);
   detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (is_max) run_reduce(a, l, Extreme<T, true>{out.data_ptr<T>()});
-    else run_reduce(a, l, Extreme<T, false>{out.data_ptr<T>()});
+    if (is_max)
+      run_reduce(a, l, Extreme<T, true>{out.data_ptr<T>()});
+    else
+      run_reduce(a, l, Extreme<T, false>{out.data_ptr<T>()});
   });
   return out;
 }
@@ -478,9 +499,12 @@ Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType 
   const int64_t* ip = ic.data_ptr<int64_t>();
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
-    if (d < dim) outer *= sizes[d];
-    else if (d == dim) n = sizes[d];
-    else inner *= sizes[d];
+    if (d < dim)
+      outer *= sizes[d];
+    else if (d == dim)
+      n = sizes[d];
+    else
+      inner *= sizes[d];
   }
   detail::dispatch_floating(dtype, "max_backward", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -501,8 +525,8 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
   Tensor out = extreme_kernel(a, mask, false, is_max, op);
   // The gradient is split evenly among the elements equal to the result (PyTorch's evenly_distribute_backward).
   if (autograd::needs_grad(a))
-    autograd::record(is_max ? "MaxBackward1" : "MinBackward1", {a}, out,
-                     {autograd::input(a), autograd::output(out)}, [](autograd::BackwardContext& c) {
+    autograd::record(is_max ? "MaxBackward1" : "MinBackward1", {a}, out, {autograd::input(a), autograd::output(out)},
+                     [](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& r = c.saved(1);
                        Tensor hit = (r.isnan().item<bool>() ? isnan(x) : eq(x, r)).to(c.grad().scalar_type());
@@ -545,8 +569,8 @@ Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
   Tensor out = extreme_kernel(a, mask, keepdim, is_max, op);
   // The gradient is split evenly among ties.
   if (autograd::needs_grad(a))
-    autograd::record(is_max ? "AmaxBackward0" : "AminBackward0", {a}, out,
-                     {autograd::input(a), autograd::output(out)}, [mask, keepdim](autograd::BackwardContext& c) {
+    autograd::record(is_max ? "AmaxBackward0" : "AminBackward0", {a}, out, {autograd::input(a), autograd::output(out)},
+                     [mask, keepdim](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        Tensor r = detail::unsqueeze_reduced(c.saved(1), mask, keepdim);
                        Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
@@ -562,8 +586,10 @@ Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool 
   const char* op = is_max ? "argmax" : "argmin";
   detail::check_cpu(a, op);
   std::vector<bool> mask;
-  if (dim) mask = detail::dim_mask({detail::wrap_dim(*dim, a.dim(), op)}, a.dim(), op);
-  else mask = all_dims(a.dim());
+  if (dim)
+    mask = detail::dim_mask({detail::wrap_dim(*dim, a.dim(), op)}, a.dim(), op);
+  else
+    mask = all_dims(a.dim());
   check_nonempty(a, mask, dim.has_value(), op);
   Tensor indices = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), kInt64, a.device());
   arg_extreme_kernel(a, mask, is_max, Tensor(), indices, op);
@@ -608,8 +634,12 @@ Tensor var_backward(const Tensor& g, const Tensor& x, const std::vector<bool>& m
 
 Tensor max(const Tensor& a) { return extreme_all(a, true); }
 Tensor min(const Tensor& a) { return extreme_all(a, false); }
-std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim) { return extreme_dim(a, dim, keepdim, true); }
-std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) { return extreme_dim(a, dim, keepdim, false); }
+std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim) {
+  return extreme_dim(a, dim, keepdim, true);
+}
+std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) {
+  return extreme_dim(a, dim, keepdim, false);
+}
 Tensor amax(const Tensor& a, IntArrayRef dims, bool keepdim) { return amax_impl(a, dims, keepdim, true); }
 Tensor amin(const Tensor& a, IntArrayRef dims, bool keepdim) { return amax_impl(a, dims, keepdim, false); }
 Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return arg_impl(a, dim, keepdim, true); }
@@ -634,12 +664,13 @@ Tensor std(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) 
   moments_kernel(a, s, true, out, Tensor(), "std");
   // d std = d var / (2 std), taken as 0 where std is 0 (PyTorch's std_backward).
   if (autograd::needs_grad(a))
-    autograd::record("StdBackward0", {a}, out, {autograd::input(a), autograd::output(out)},
-                     [mask = s.mask, div = s.divisor, keepdim](autograd::BackwardContext& c) {
-                       const Tensor& r = c.saved(1);
-                       Tensor gv = masked_fill(c.grad() / (r * 2.0), r == 0.0, 0.0);
-                       return variable_list{var_backward(detail::unsqueeze_reduced(gv, mask, keepdim), c.saved(0), mask, div)};
-                     });
+    autograd::record(
+        "StdBackward0", {a}, out, {autograd::input(a), autograd::output(out)},
+        [mask = s.mask, div = s.divisor, keepdim](autograd::BackwardContext& c) {
+          const Tensor& r = c.saved(1);
+          Tensor gv = masked_fill(c.grad() / (r * 2.0), r == 0.0, 0.0);
+          return variable_list{var_backward(detail::unsqueeze_reduced(gv, mask, keepdim), c.saved(0), mask, div)};
+        });
   return out;
 }
 
@@ -650,18 +681,18 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
   Tensor m = detail::make_empty(shape, a.scalar_type(), a.device());
   moments_kernel(a, s, false, v, m, "var_mean");
   if (autograd::needs_grad(a))
-    autograd::record("VarMeanBackward0", autograd::collect_edges({a}), {&v, &m}, {autograd::input(a)},
-                     [mask = s.mask, div = s.divisor, n = s.n, keepdim,
-                      sizes = a.sizes().vec()](autograd::BackwardContext& c) {
-                       Tensor gi;
-                       if (c.grad(0).defined())
-                         gi = var_backward(detail::unsqueeze_reduced(c.grad(0), mask, keepdim), c.saved(0), mask, div);
-                       if (c.grad(1).defined()) {
-                         Tensor gm = detail::unsqueeze_reduced(c.grad(1) / double(n), mask, keepdim).expand(sizes);
-                         gi = gi.defined() ? gi + gm : gm;
-                       }
-                       return variable_list{gi};
-                     });
+    autograd::record(
+        "VarMeanBackward0", autograd::collect_edges({a}), {&v, &m}, {autograd::input(a)},
+        [mask = s.mask, div = s.divisor, n = s.n, keepdim, sizes = a.sizes().vec()](autograd::BackwardContext& c) {
+          Tensor gi;
+          if (c.grad(0).defined())
+            gi = var_backward(detail::unsqueeze_reduced(c.grad(0), mask, keepdim), c.saved(0), mask, div);
+          if (c.grad(1).defined()) {
+            Tensor gm = detail::unsqueeze_reduced(c.grad(1) / double(n), mask, keepdim).expand(sizes);
+            gi = gi.defined() ? gi + gm : gm;
+          }
+          return variable_list{gi};
+        });
   return {v, m};
 }
 
@@ -678,9 +709,9 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
   GB_CHECK_INDEX(!std::isinf(pv) || reduced_count(a, mask) > 0, "linalg.vector_norm cannot compute the ", pv,
                  " norm on an empty tensor because the operation does not have an identity (input shape ", a.sizes(),
                  ")");
-  NormKind kind = pv == 0 ? NormKind::zero
-                  : pv == 1 ? NormKind::one
-                  : pv == 2 ? NormKind::two
+  NormKind kind = pv == 0          ? NormKind::zero
+                  : pv == 1        ? NormKind::one
+                  : pv == 2        ? NormKind::two
                   : std::isinf(pv) ? (pv > 0 ? NormKind::inf : NormKind::neg_inf)
                                    : NormKind::p;
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
@@ -690,19 +721,30 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
     using A = wide_t<T>;
     T* o = out.data_ptr<T>();
     switch (kind) {
-      case NormKind::zero: run_reduce(a, l, Norm<T, NormKind::zero>{o, A(pv)}); break;
-      case NormKind::one: run_reduce(a, l, Norm<T, NormKind::one>{o, A(pv)}); break;
-      case NormKind::two: run_reduce(a, l, Norm<T, NormKind::two>{o, A(pv)}); break;
-      case NormKind::inf: run_reduce(a, l, Norm<T, NormKind::inf>{o, A(pv)}); break;
-      case NormKind::neg_inf: run_reduce(a, l, Norm<T, NormKind::neg_inf>{o, A(pv)}); break;
-      case NormKind::p: run_reduce(a, l, Norm<T, NormKind::p>{o, A(pv)}); break;
+      case NormKind::zero:
+        run_reduce(a, l, Norm<T, NormKind::zero>{o, A(pv)});
+        break;
+      case NormKind::one:
+        run_reduce(a, l, Norm<T, NormKind::one>{o, A(pv)});
+        break;
+      case NormKind::two:
+        run_reduce(a, l, Norm<T, NormKind::two>{o, A(pv)});
+        break;
+      case NormKind::inf:
+        run_reduce(a, l, Norm<T, NormKind::inf>{o, A(pv)});
+        break;
+      case NormKind::neg_inf:
+        run_reduce(a, l, Norm<T, NormKind::neg_inf>{o, A(pv)});
+        break;
+      case NormKind::p:
+        run_reduce(a, l, Norm<T, NormKind::p>{o, A(pv)});
+        break;
     }
   });
   // PyTorch's norm_backward; where the norm is 0 the gradient is taken as 0.
   if (autograd::needs_grad(a))
     autograd::record(dims.empty() ? "NormBackward0" : "NormBackward1", {a}, out,
-                     {autograd::input(a), autograd::output(out)},
-                     [pv, mask, keepdim](autograd::BackwardContext& c) {
+                     {autograd::input(a), autograd::output(out)}, [pv, mask, keepdim](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        Tensor r = detail::unsqueeze_reduced(c.saved(1), mask, keepdim);
                        Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);

@@ -17,8 +17,8 @@
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
-#include "ops/vec_math.h"
 #include "ops/loops.h"
+#include "ops/vec_math.h"
 
 namespace gb {
 namespace {
@@ -119,9 +119,12 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
   if (x.numel() == 0) return out;
   int64_t outer = 1, C = 1, inner = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
-    if (d < dim) outer *= x.size(d);
-    else if (d == dim) C = x.size(d);
-    else inner *= x.size(d);
+    if (d < dim)
+      outer *= x.size(d);
+    else if (d == dim)
+      C = x.size(d);
+    else
+      inner *= x.size(d);
   }
   detail::dispatch_floating(x.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -176,7 +179,9 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtyp
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) { return softmax_impl<false>(x, dim, dtype); }
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_impl<false>(x, dim, dtype);
+}
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   return softmax_impl<true>(x, dim, dtype);
 }

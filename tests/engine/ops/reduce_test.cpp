@@ -246,24 +246,27 @@ TEST_CASE("all, any and prod") {
 
 TEST_CASE("reductions name the op, the dims and the shapes in their errors") {
   auto x = sample();
-  CHECK_THROWS_WITH_AS(x.max(2), doctest::Contains("Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+  CHECK_THROWS_WITH_AS(x.max(2),
+                       doctest::Contains("Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
                        gb::IndexError);
   CHECK_THROWS_WITH_AS(x.argmin(-3), doctest::Contains("argmin: Dimension out of range"), gb::IndexError);
   CHECK_THROWS_WITH_AS(gb::var(x, {5}), doctest::Contains("var: Dimension out of range"), gb::IndexError);
   CHECK_THROWS_WITH_AS(gb::zeros({0}).max(),
                        doctest::Contains("max(): Expected reduction dim to be specified for input.numel() == 0"),
                        gb::IndexError);
-  CHECK_THROWS_WITH_AS(gb::zeros({2, 0}).min(1), doctest::Contains("min(): Expected reduction dim 1 to have non-zero size"),
-                       gb::IndexError);
-  CHECK_THROWS_WITH_AS(gb::zeros({2, 0}).amax({-1}), doctest::Contains("amax(): Expected reduction dim 1 to have non-zero size"),
-                       gb::IndexError);
-  CHECK_THROWS_WITH_AS(gb::zeros({0, 2}).argmax(), doctest::Contains("argmax(): Expected reduction dim to be specified"),
-                       gb::IndexError);
-  CHECK_THROWS_WITH_AS(gb::arange(4).var(), doctest::Contains("std and var only support floating point"), gb::TypeError);
-  CHECK_THROWS_WITH_AS(gb::arange(4).std(), doctest::Contains("got Long"), gb::TypeError);
-  CHECK_THROWS_WITH_AS(gb::arange(4).norm(),
-                       doctest::Contains("linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
+  CHECK_THROWS_WITH_AS(gb::zeros({2, 0}).min(1),
+                       doctest::Contains("min(): Expected reduction dim 1 to have non-zero size"), gb::IndexError);
+  CHECK_THROWS_WITH_AS(gb::zeros({2, 0}).amax({-1}),
+                       doctest::Contains("amax(): Expected reduction dim 1 to have non-zero size"), gb::IndexError);
+  CHECK_THROWS_WITH_AS(gb::zeros({0, 2}).argmax(),
+                       doctest::Contains("argmax(): Expected reduction dim to be specified"), gb::IndexError);
+  CHECK_THROWS_WITH_AS(gb::arange(4).var(), doctest::Contains("std and var only support floating point"),
                        gb::TypeError);
+  CHECK_THROWS_WITH_AS(gb::arange(4).std(), doctest::Contains("got Long"), gb::TypeError);
+  CHECK_THROWS_WITH_AS(
+      gb::arange(4).norm(),
+      doctest::Contains("linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
+      gb::TypeError);
   CHECK_THROWS_WITH_AS(gb::zeros({0}).norm(kInf), doctest::Contains("does not have an identity"), gb::IndexError);
   CHECK_THROWS_WITH_AS(x.norm(-1), doctest::Contains("norm: p = -1 is not supported"), gb::Error);
   CHECK_THROWS_WITH_AS(gb::amax(gb::Tensor(), {}), doctest::Contains("amax: argument 'input' is an undefined tensor"),
@@ -376,12 +379,19 @@ TEST_CASE("reduction gradients match finite differences") {
       {"min", [](const gb::Tensor& a) { return a.min(); }},
       {"max(dim)", [](const gb::Tensor& a) { return std::get<0>(a.max(1)); }},
       {"min(dim, keepdim)", [](const gb::Tensor& a) { return std::get<0>(a.min(-1, true)); }},
-      {"amax", [](const gb::Tensor& a) { return a.amax({0, 2}); }},
+      {"amax",
+       [](const gb::Tensor& a) {
+         return a.amax({0, 2});
+       }},
       {"amin", [](const gb::Tensor& a) { return a.amin({1}, true); }},
       {"var", [](const gb::Tensor& a) { return gb::var(a, {1}); }},
       {"var all", [](const gb::Tensor& a) { return gb::var(a, {}, 0); }},
-      {"std", [](const gb::Tensor& a) { return a.std({0, 2}, true, true); }},
-      {"var_mean", [](const gb::Tensor& a) {
+      {"std",
+       [](const gb::Tensor& a) {
+         return a.std({0, 2}, true, true);
+       }},
+      {"var_mean",
+       [](const gb::Tensor& a) {
          auto [v, m] = gb::var_mean(a, {2}, 1);
          return v + m * 3.0;
        }},

@@ -88,12 +88,13 @@ TEST_CASE("softmax of 0-dim, empty and 16-bit inputs, and the dtype argument") {
 }
 
 TEST_CASE("softmax errors name the op, the dtype and the dims") {
-  CHECK_THROWS_WITH_AS(gb::softmax(gb::arange(3), 0), doctest::Contains("softmax: expected a floating point input, got Long"),
-                       gb::TypeError);
+  CHECK_THROWS_WITH_AS(gb::softmax(gb::arange(3), 0),
+                       doctest::Contains("softmax: expected a floating point input, got Long"), gb::TypeError);
   CHECK_THROWS_WITH_AS(gb::log_softmax(gb::arange(3), 0), doctest::Contains("pass dtype=gb::kFloat"), gb::TypeError);
-  CHECK_THROWS_WITH_AS(gb::softmax(gb::ones({2, 3}), 2),
-                       doctest::Contains("softmax: Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
-                       gb::IndexError);
+  CHECK_THROWS_WITH_AS(
+      gb::softmax(gb::ones({2, 3}), 2),
+      doctest::Contains("softmax: Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+      gb::IndexError);
   CHECK_THROWS_WITH_AS(gb::log_softmax(gb::ones({2}), -2), doctest::Contains("log_softmax: Dimension out of range"),
                        gb::IndexError);
 }
@@ -103,12 +104,12 @@ TEST_CASE("large inputs: rows, columns and strided views agree with a naive loop
   auto x = gb::randn({300, 129}, gb::kFloat64) * 4.0;
   auto ref = naive_softmax_rows(x, false);
   auto ref_log = naive_softmax_rows(x, true);
-  check_values(x.softmax(1), ref, 1e-12);                         // rows, split across threads
+  check_values(x.softmax(1), ref, 1e-12);  // rows, split across threads
   check_values(x.log_softmax(-1), ref_log, 1e-12);
-  auto xt = x.t().contiguous();                                   // (129, 300): the same data, softmax over dim 0
-  check_values(xt.softmax(0).t().contiguous(), ref, 1e-12);       // columns
+  auto xt = x.t().contiguous();                              // (129, 300): the same data, softmax over dim 0
+  check_values(xt.softmax(0).t().contiguous(), ref, 1e-12);  // columns
   check_values(xt.log_softmax(0).t().contiguous(), ref_log, 1e-12);
-  check_values(xt.t().softmax(1), ref, 1e-12);                    // a non-contiguous view
+  check_values(xt.t().softmax(1), ref, 1e-12);  // a non-contiguous view
   auto f = x.to(gb::kFloat);
   check_values(f.softmax(1), ref, 1e-6);
   check_values(f.t().contiguous().log_softmax(0).t().contiguous(), ref_log, 1e-5);
@@ -147,7 +148,8 @@ TEST_CASE("softmax and log_softmax gradients match finite differences, twice") {
         return gbtest::gradcheck1([&](const gb::variable_list& v) { return g(v[0]); }, {in});
       };
       auto two = [&](const gb::Tensor& in, auto g) {
-        return gb::autograd::gradgradcheck([&](const gb::variable_list& v) { return gb::variable_list{g(v[0])}; }, {in});
+        return gb::autograd::gradgradcheck([&](const gb::variable_list& v) { return gb::variable_list{g(v[0])}; },
+                                           {in});
       };
       CHECK(one(x, f));
       CHECK(one(nc, [&](const gb::Tensor& a) { return f(a.permute({2, 1, 0})); }));
