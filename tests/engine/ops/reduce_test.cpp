@@ -166,6 +166,10 @@ TEST_CASE("var, std and var_mean with a correction") {
   check_values(gb::var(x, {}, 2), {2.5});
   auto m = gb::tensor({{1.0, 2.0}, {3.0, 5.0}});
   check_values(gb::var(m, {1}), {0.5, 2});
+  check_values(m.var({1}), {0.5, 2});  // a dim, as in libtorch, not var(unbiased=true)
+  check_values(m.var(1), {0.5, 2});
+  check_values(m.std(0), {std::sqrt(2.0), std::sqrt(4.5)});
+  check_values(m.var(false), {8.75 / 4});
   check_values(gb::var(m, {0}), {2, 4.5});
   check_values(m.var({-1}, true, true), {0.5, 2});
   CHECK(m.var({-1}, true, true).sizes() == gb::IntArrayRef({2, 1}));

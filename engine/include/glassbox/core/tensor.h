@@ -251,6 +251,16 @@ class Tensor {
   Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
   Tensor std(bool unbiased = true) const;
   Tensor std(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  // As in libtorch (gh-40287): int -> bool beats int -> IntArrayRef, so without these x.var(1) and x.var({1})
+  // would silently mean var(unbiased=true) over all elements instead of over dim 1.
+  Tensor var(int dim) const {
+    int64_t d = dim;
+    return var(IntArrayRef(d));
+  }
+  Tensor std(int dim) const {
+    int64_t d = dim;
+    return std(IntArrayRef(d));
+  }
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
   Tensor all() const;
