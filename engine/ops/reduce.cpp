@@ -7,7 +7,8 @@
 // innermost kept dim is contiguous: a block of outputs is updated together while walking the input in memory
 // order), and a general strided walk. Outputs are split across threads; a single output over a long run is split
 // into chunks whose partial results are combined in order. A reducer says what to compute:
-//   Acc init(); step(Acc&, x, k) for the k-th reduced element; combine(Acc&, later Acc); write(i, Acc) for output i.
+//   Acc init(); step(Acc&, x, k) for the k-th reduced element; combine(Acc&, later Acc); write(i, Acc) for output i;
+//   and optionally Acc run(p, n), a vectorized fold of a contiguous run (for those that need no index k).
 // The exp loops vectorize only when GCC may if-convert float compares (clang does so by default).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
