@@ -15,8 +15,39 @@ namespace detail {
 
 void fill_tensor(const Tensor& t, const Scalar& v);  // factory.cpp
 
+namespace {
+
+// dst (R,C) contiguous <- src (R,C) with a non-unit column stride (e.g. a .t() view), same dtype: copied in 64x64
+// tiles so both sides stay in cache (the plain strided loop walks src a whole row apart per element).
+template <typename U>
+void tiled_copy(U* d, const U* s, int64_t R, int64_t C, int64_t sr, int64_t sc) {
+  constexpr int64_t kTile = 64;
+  parallel_for(0, (R + kTile - 1) / kTile, 4, [&](int64_t t0, int64_t t1) {
+    for (int64_t i0 = t0 * kTile; i0 < std::min(R, t1 * kTile); i0 += kTile)
+      for (int64_t j0 = 0; j0 < C; j0 += kTile)
+        for (int64_t i = i0; i < std::min(R, i0 + kTile); ++i)
+          for (int64_t j = j0; j < std::min(C, j0 + kTile); ++j) d[i * C + j] = s[i * sr + j * sc];
+  });
+}
+
+bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
+  if (dst.scalar_type() != src.scalar_type() || !dst.is_contiguous() || src.dim() != 2 || dst.sizes() != src.sizes())
+    return false;
+  int64_t R = src.size(0), C = src.size(1), sr = src.stride(0), sc = src.stride(1);
+  if (sc == 1 || sc == 0 || sr == 0 || R < 32 || C < 32) return false;
+  switch (src.element_size()) {
+    case 8: tiled_copy(static_cast<uint64_t*>(dst.data_ptr()), static_cast<const uint64_t*>(src.data_ptr()), R, C, sr, sc); return true;
+    case 4: tiled_copy(static_cast<uint32_t*>(dst.data_ptr()), static_cast<const uint32_t*>(src.data_ptr()), R, C, sr, sc); return true;
+    case 2: tiled_copy(static_cast<uint16_t*>(dst.data_ptr()), static_cast<const uint16_t*>(src.data_ptr()), R, C, sr, sc); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
+  if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
   check_cpu(dst, "copy_", "self");
   check_cpu(src, "copy_", "src");
   auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");

@@ -351,9 +351,29 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   // fold the leading dims into rows: one GEMM whatever the input's rank
   std::vector<int64_t> out_shape(input.sizes().begin(), input.sizes().end() - 1);
   out_shape.push_back(weight.size(0));
-  Tensor x2 = input.dim() == 2 ? input : input.reshape({-1, input.size(-1)});
-  Tensor y = bias.defined() ? addmm(bias, x2, weight.t()) : mm(x2, weight.t());
-  return input.dim() == 2 ? y : y.view(out_shape);
+  Tensor y;
+  {
+    NoGradGuard ng;  // one node for the whole layer, recorded below
+    Tensor x2 = input.dim() == 2 ? input : input.reshape({-1, input.size(-1)});
+    y = bias.defined() ? addmm(bias, x2, weight.t()) : mm(x2, weight.t());
+    if (input.dim() != 2) y = y.view(out_shape);
+  }
+  // LinearBackward0: every gradient comes out of one GEMM already in its parameter's layout (grad_weight is
+  // g^T @ x, contiguous (out,in)), so nothing is transposed or copied on the way to .grad.
+  if (autograd::needs_grad(input, weight, bias))
+    autograd::record("LinearBackward0", {input, weight, bias}, y, {autograd::input(input), autograd::input(weight)},
+                     [in_shape = input.sizes().vec(), bs = bias.defined() ? bias.sizes().vec() : std::vector<int64_t>{}](
+                         autograd::BackwardContext& c) {
+                       const Tensor& x = c.saved(0);
+                       const Tensor& w = c.saved(1);
+                       Tensor g2 = c.grad().reshape({-1, w.size(0)});  // (rows, out)
+                       Tensor gx, gw, gbias;
+                       if (c.needs(0)) gx = g2.mm(w).reshape(in_shape);
+                       if (c.needs(1)) gw = g2.t().mm(x.reshape({-1, w.size(1)}));
+                       if (c.needs(2)) gbias = sum_to(g2.sum({0}), bs);
+                       return variable_list{gx, gw, gbias};
+                     });
+  return y;
 }
 
 // ---- dot / outer ----

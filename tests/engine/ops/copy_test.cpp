@@ -37,3 +37,20 @@ TEST_CASE("copy_ into a non-leaf routes gradients to the source") {
   auto x = gb::randn({3}, gbtest::f64_grad());
   CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return v[0].clone() * 2; }, {x}));
 }
+
+TEST_CASE("transposed copies (the tiled path) are exact in every element size") {
+  for (auto dt : {gb::kFloat, gb::kFloat64, gb::kHalf, gb::kInt32}) {
+    auto x = gb::arange(100 * 70).view({100, 70}).to(dt);
+    auto t = x.t().contiguous();
+    REQUIRE(t.sizes() == gb::IntArrayRef({70, 100}));
+    auto tv = gbtest::values(t), xv = gbtest::values(x);
+    bool ok = true;
+    for (int64_t i = 0; i < 70; ++i)
+      for (int64_t j = 0; j < 100; ++j) ok &= tv[i * 100 + j] == xv[j * 70 + i];
+    CHECK(ok);
+  }
+  auto strided = gb::arange(64 * 80).view({64, 80}).to(gb::kFloat).slice(1, 0, 80, 2);  // column stride 2
+  auto c = strided.contiguous();
+  CHECK(gbtest::values(c)[1] == 2);
+  CHECK(gbtest::values(c)[40] == 80);
+}
