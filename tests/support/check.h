@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ inline void check_values(const gb::Tensor& a, const std::vector<double>& expecte
   auto x = values(a);
   REQUIRE(x.size() == expected.size());
   for (size_t i = 0; i < x.size(); ++i) CHECK_MESSAGE(std::fabs(x[i] - expected[i]) <= tol, "element " << i << ": " << x[i] << " vs " << expected[i]);
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Compares t elementwise with expected, laid out in t's shape (NaN matches NaN, inf matches the same inf).
+inline void expect(const gb::Tensor& t, std::vector<double> expected, double rtol = 1e-6, double atol = 1e-6) {
+  check_close(t, gb::tensor(gb::ArrayRef<double>(expected), gb::kFloat64).view(t.sizes()), rtol, atol);
 }
 
 inline gb::TensorOptions f64_grad() { return gb::TensorOptions().dtype(gb::kFloat64).requires_grad(true); }

@@ -8,14 +8,11 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::expect;
+using gbtest::kInf;
+using gbtest::kNaN;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-void expect(const gb::Tensor& t, std::vector<double> expected, double rtol = 1e-6, double atol = 1e-6) {
-  check_close(t, gb::tensor(gb::ArrayRef<double>(expected), gb::kFloat64).view(t.sizes()), rtol, atol);
-}
 
 // Reference formulas, written out independently of the kernels.
 double gelu_ref(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }

@@ -8,15 +8,11 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::expect;
+using gbtest::kInf;
+using gbtest::kNaN;
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Compares t elementwise with expected (NaN matches NaN, inf matches the same inf).
-void expect(const gb::Tensor& t, std::vector<double> expected, double rtol = 1e-6, double atol = 1e-6) {
-  check_close(t, gb::tensor(gb::ArrayRef<double>(expected), gb::kFloat64).view(t.sizes()), rtol, atol);
-}
 
 gb::Tensor special() { return gb::tensor({-kInf, -2.0, -0.5, 0.0, 1.0, 4.0, kInf, kNaN}); }
 }  // namespace
