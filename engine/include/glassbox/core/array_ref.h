@@ -22,8 +22,15 @@ class ArrayRef {
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <size_t N>
   ArrayRef(const std::array<T, N>& a) : data_(a.data()), size_(N) {}  // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // by design: valid for the full expression, like c10
+#endif
   ArrayRef(const std::initializer_list<T>& l)  // NOLINT
       : data_(l.begin() == l.end() ? nullptr : l.begin()), size_(l.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   const T* data() const { return data_; }
   size_t size() const { return size_; }
