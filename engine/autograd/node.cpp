@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "autograd/record.h"
+#include "autograd/views.h"
 #include "core/make.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/pointwise.h"
@@ -143,6 +144,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
 
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined()) return Edge{};
+  refresh_view(t);
   const auto& m = t.unsafe_impl()->autograd;
   if (!m) return Edge{};
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr, t.scalar_type()};

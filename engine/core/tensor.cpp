@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "autograd/record.h"
+#include "autograd/views.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "glassbox/autograd/autograd.h"
@@ -37,6 +38,7 @@ Scalar Tensor::item() const {
 // ---- autograd accessors ----
 
 bool Tensor::requires_grad() const {
+  autograd::refresh_view(*this);
   const auto& m = impl_->autograd;
   return m && (m->requires_grad || m->grad_fn);
 }
@@ -74,12 +76,17 @@ void Tensor::set_grad(const Tensor& g) {
 
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
+  autograd::refresh_view(*this);
   const auto& m = impl_->autograd;
   return m ? m->grad_fn : none;
 }
 
 bool Tensor::is_leaf() const { return !grad_fn(); }
-uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
+uint32_t Tensor::output_nr() const {
+  autograd::refresh_view(*this);
+  return impl_->autograd ? impl_->autograd->output_nr : 0;
+}
+Tensor Tensor::_base() const { return impl_->view_base ? Tensor(impl_->view_base) : Tensor(); }
 uint32_t Tensor::_version() const { return impl_->storage ? impl_->storage->version : 0; }
 
 void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
@@ -96,6 +103,7 @@ Tensor Tensor::detach() const {
 }
 
 Tensor& Tensor::detach_() {
+  impl_->view_base.reset();  // no longer an autograd view of anything
   if (impl_->autograd) {
     impl_->autograd->grad_fn.reset();
     impl_->autograd->requires_grad = false;

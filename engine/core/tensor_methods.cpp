@@ -17,6 +17,9 @@ Tensor Tensor::permute(IntArrayRef dims) const { return gb::permute(*this, dims)
 Tensor Tensor::t() const { return gb::t(*this); }
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const { return gb::narrow(*this, dim, start, length); }
 Tensor Tensor::select(int64_t dim, int64_t index) const { return gb::select(*this, dim, index); }
+Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) const {
+  return gb::as_strided(*this, size, stride, storage_offset);
+}
 Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
   return gb::slice(*this, dim, start, end, step);
 }

@@ -74,9 +74,7 @@ void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
            "a leaf Variable that requires grad is being used in an in-place operation (", op, " on a tensor of shape ",
            self.sizes(), "). Wrap it in gb::NoGradGuard if this is an update (like an optimizer step), or use the "
            "out-of-place op.");
-  GB_CHECK(!(self.is_view() && self.requires_grad()), op, ": in-place operation on a view (shape ", self.sizes(),
-           ") of a tensor that requires grad is not supported by glassbox yet; use the out-of-place op and cat/"
-           "index_put the result instead, or .clone() before modifying");
+  autograd::check_inplace_view(self, grad_needed);
 }
 
 }  // namespace detail

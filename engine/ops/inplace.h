@@ -5,9 +5,12 @@
 // carries self's history (sharing storage when f does not save self, a copy when it does), the result is
 // written into self, and self's grad_fn becomes f's node. Any other node that saved self sees the version bump
 // and raises PyTorch's "modified by an inplace operation" error instead of using the overwritten values.
+// When self is a view (made by a view op), the history that changes is its base's: the base's grad_fn becomes
+// CopySlices(f's node) and self's grad_fn a view of that (autograd/views.h, PyTorch's rebase_history).
 #pragma once
 
 #include "autograd/record.h"
+#include "autograd/views.h"
 #include "core/make.h"
 
 namespace gb::detail {
@@ -15,7 +18,8 @@ namespace gb::detail {
 // Raw copy of src (broadcast to dst's shape, converted to dst's dtype) into dst; no autograd, no version bump.
 void copy_into(const Tensor& dst, const Tensor& src);
 
-// Throws PyTorch's leaf error / our view error when an in-place op on self would break autograd.
+// Throws PyTorch's errors when an in-place op on self would break autograd: a leaf that requires grad, a view of
+// one, a view made in no-grad mode.
 void check_inplace(const Tensor& self, bool grad_needed, const char* op);
 
 // out_of_place(stand_in) computes the op's result with autograd; raw(self) computes it in place without.
@@ -45,6 +49,10 @@ Tensor& apply_inplace(Tensor& self, bool others_require_grad, bool saves_self, c
     copy_into(self, result);
   }
   bump_version(self);
+  if (self.unsafe_impl()->view_base) {
+    autograd::rebase_view_history(self, result.grad_fn(), autograd::gradient_edge(stand_in), result);
+    return self;
+  }
   auto& m = self.unsafe_impl()->meta();
   m.grad_fn = result.grad_fn();
   m.output_nr = result.output_nr();

@@ -14,7 +14,8 @@ namespace {
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
   detail::check_cpu(self, op, "self");
-  detail::check_inplace(self, GradMode::is_enabled() && self.requires_grad(), op);
+  bool grad_needed = GradMode::is_enabled() && self.requires_grad();
+  detail::check_inplace(self, grad_needed, op);
   Tensor target = self.is_contiguous() ? self : detail::make_empty(self.sizes(), self.scalar_type());
   detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -24,6 +25,8 @@ Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
   });
   if (!target.is_same(self)) detail::copy_into(self, target);
   detail::bump_version(self);
+  // A fresh value: on a view, the base's history gets a CopySlices that sends no gradient to the old values.
+  if (grad_needed && self.unsafe_impl()->view_base) autograd::rebase_view_history(self, nullptr, {}, Tensor());
   return self;
 }
 

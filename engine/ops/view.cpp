@@ -1,8 +1,10 @@
 // engine/ops/view.cpp — views that share storage (view, reshape, transpose, permute, t, narrow, select, slice,
-// expand, squeeze, unsqueeze, flatten, unflatten, index) with their backward formulas.
+// expand, squeeze, unsqueeze, flatten, unflatten, index, as_strided) with their backward formulas. Each view
+// records its root base (autograd::track_view) so that in-place ops on it can rewrite the base's history.
 #include <numeric>
 
 #include "autograd/record.h"
+#include "autograd/views.h"
 #include "core/make.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
@@ -87,7 +89,39 @@ Tensor embed_grad(const Tensor& g, const std::vector<int64_t>& input_sizes, cons
   return out;
 }
 
+// A view of a made by a view op: autograd tracks its base (in-place ops on it rewrite the base's history).
+Tensor make_view_of(const Tensor& a, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+  Tensor out = detail::make_view(a, std::move(sizes), std::move(strides), offset);
+  autograd::track_view(out, a);
+  return out;
+}
+
 }  // namespace
+
+Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  detail::check_defined(a, "as_strided");
+  GB_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape: as_strided got sizes ", size,
+           " and strides ", stride);
+  int64_t offset = storage_offset.value_or(a.storage_offset());
+  int64_t last = offset;
+  bool empty = false;
+  for (size_t d = 0; d < size.size(); ++d) {
+    GB_CHECK(size[d] >= 0 && stride[d] >= 0, "as_strided: negative sizes or strides are not supported (sizes ",
+             size, ", strides ", stride, ")");
+    if (size[d] == 0) empty = true;
+    last += (size[d] - 1) * stride[d];
+  }
+  int64_t have = a.storage()->nbytes / a.element_size();
+  GB_CHECK(offset >= 0 && (empty || last < have), "setStorage: sizes ", size, ", strides ", stride,
+           ", storage offset ", offset, ", and itemsize ", a.element_size(), " requiring a storage size of ",
+           (last + 1) * a.element_size(), " are out of bounds for storage of size ", a.storage()->nbytes);
+  Tensor out = make_view_of(a, size.vec(), stride.vec(), offset);
+  if (autograd::needs_grad(a))
+    autograd::record("AsStridedBackward0", {a}, out, {}, [geo = autograd::geometry_of(a, out)](autograd::BackwardContext& c) {
+      return variable_list{autograd::strided_embed(c.grad(), geo)};
+    });
+  return out;
+}
 
 Tensor view(const Tensor& a, IntArrayRef shape) {
   detail::check_defined(a, "view");
@@ -96,7 +130,7 @@ Tensor view(const Tensor& a, IntArrayRef shape) {
   GB_CHECK(strides.has_value(), "view size is not compatible with input tensor's size and stride (at least one dimension "
            "spans across two contiguous subspaces): input ", a.sizes(), " with strides ", a.strides(), " viewed as ",
            IntArrayRef(sizes), ". Use .reshape(...) instead.");
-  Tensor out = detail::make_view(a, sizes, *strides, a.storage_offset());
+  Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
   return record_reshape_back(out, a, "ViewBackward0");
 }
 
@@ -104,7 +138,7 @@ Tensor reshape(const Tensor& a, IntArrayRef shape) {
   detail::check_defined(a, "reshape");
   auto sizes = infer_size(shape, a.numel(), "reshape");
   if (auto strides = compute_stride(a.sizes(), a.strides(), sizes)) {
-    Tensor out = detail::make_view(a, sizes, *strides, a.storage_offset());
+    Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
     return record_reshape_back(out, a, "ViewBackward0");
   }
   return view(a.clone(), sizes);
@@ -115,12 +149,12 @@ Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
   int64_t n = a.dim();
   d0 = detail::wrap_dim(d0, n, "transpose");
   d1 = detail::wrap_dim(d1, n, "transpose");
-  if (n == 0) return detail::make_view(a, {}, {}, a.storage_offset());
+  if (n == 0) return make_view_of(a, {}, {}, a.storage_offset());
   auto sizes = a.sizes().vec();
   auto strides = a.strides().vec();
   std::swap(sizes[d0], sizes[d1]);
   std::swap(strides[d0], strides[d1]);
-  Tensor out = detail::make_view(a, sizes, strides, a.storage_offset());
+  Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
   if (autograd::needs_grad(a))
     autograd::record("TransposeBackward0", {a}, out, {}, [d0, d1](autograd::BackwardContext& c) {
       return variable_list{c.grad().transpose(d0, d1)};
@@ -144,7 +178,7 @@ Tensor permute(const Tensor& a, IntArrayRef dims) {
     strides[i] = a.stride(d);
     inverse[d] = i;
   }
-  Tensor out = detail::make_view(a, sizes, strides, a.storage_offset());
+  Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
   if (autograd::needs_grad(a))
     autograd::record("PermuteBackward0", {a}, out, {}, [inverse](autograd::BackwardContext& c) {
       return variable_list{c.grad().permute(inverse)};
@@ -156,7 +190,7 @@ Tensor t(const Tensor& a) {
   detail::check_defined(a, "t");
   GB_CHECK(a.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", a.dim(), "D (shape ", a.sizes(),
            "); use transpose(dim0, dim1) or permute for more dims");
-  if (a.dim() < 2) return detail::make_view(a, a.sizes().vec(), a.strides().vec(), a.storage_offset());
+  if (a.dim() < 2) return make_view_of(a, a.sizes().vec(), a.strides().vec(), a.storage_offset());
   return transpose(a, 0, 1);
 }
 
@@ -177,7 +211,7 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std
   int64_t offset = a.storage_offset() + start * strides[dim];
   sizes[dim] = len;
   strides[dim] *= step;
-  Tensor out = detail::make_view(a, sizes, strides, offset);
+  Tensor out = make_view_of(a, sizes, strides, offset);
   if (autograd::needs_grad(a))
     autograd::record("SliceBackward0", {a}, out, {},
                      [s = a.sizes().vec(), dim, start, end, step](autograd::BackwardContext& c) {
@@ -213,7 +247,7 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
   int64_t offset = a.storage_offset() + index * strides[dim];
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  Tensor out = detail::make_view(a, sizes, strides, offset);
+  Tensor out = make_view_of(a, sizes, strides, offset);
   if (autograd::needs_grad(a))
     autograd::record("SelectBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, index](autograd::BackwardContext& c) {
       return variable_list{embed_grad(c.grad(), s, "SelectBackwardBackward0",
@@ -246,7 +280,7 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
       strides[i] = 0;
     }
   }
-  Tensor out = detail::make_view(a, sizes, strides, a.storage_offset());
+  Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
   if (autograd::needs_grad(a))
     autograd::record("ExpandBackward0", {a}, out, {}, [s = a.sizes().vec()](autograd::BackwardContext& c) {
       return variable_list{sum_to(c.grad(), s)};
@@ -262,7 +296,7 @@ Tensor squeeze(const Tensor& a) {
       sizes.push_back(a.size(d));
       strides.push_back(a.stride(d));
     }
-  return record_reshape_back(detail::make_view(a, sizes, strides, a.storage_offset()), a, "SqueezeBackward0");
+  return record_reshape_back(make_view_of(a, sizes, strides, a.storage_offset()), a, "SqueezeBackward0");
 }
 
 Tensor squeeze(const Tensor& a, int64_t dim) {
@@ -274,7 +308,7 @@ Tensor squeeze(const Tensor& a, int64_t dim) {
     sizes.erase(sizes.begin() + dim);
     strides.erase(strides.begin() + dim);
   }
-  return record_reshape_back(detail::make_view(a, sizes, strides, a.storage_offset()), a, "SqueezeBackward1");
+  return record_reshape_back(make_view_of(a, sizes, strides, a.storage_offset()), a, "SqueezeBackward1");
 }
 
 Tensor unsqueeze(const Tensor& a, int64_t dim) {
@@ -285,7 +319,7 @@ Tensor unsqueeze(const Tensor& a, int64_t dim) {
   int64_t st = dim < a.dim() ? sizes[dim] * strides[dim] : 1;
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, st);
-  return record_reshape_back(detail::make_view(a, sizes, strides, a.storage_offset()), a, "UnsqueezeBackward0");
+  return record_reshape_back(make_view_of(a, sizes, strides, a.storage_offset()), a, "UnsqueezeBackward0");
 }
 
 Tensor flatten(const Tensor& a, int64_t start_dim, int64_t end_dim) {

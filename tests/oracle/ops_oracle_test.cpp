@@ -295,6 +295,24 @@ std::vector<Case> nn_cases() {
          t.narrow(0, 5, 1).fill_(1);
          return TF::cross_entropy(v[0], t, TF::CrossEntropyFuncOptions().weight(v[2]).ignore_index(1).label_smoothing(0.2));
        }},
+      // In-place ops on views of a non-leaf (CopySlices), including an older view read after the base changed.
+      {"inplace_on_views", {in({2, 3, 4}), in({3})},
+       [](G v) {
+         auto y = v[0][0] * 1;
+         auto old = y.narrow(1, 1, 2);
+         y.select(1, 2).mul_(v[1]);
+         y.t().narrow(0, 0, 2).copy_(v[0][1].t().narrow(0, 1, 2).sin());
+         y.index({gb::indexing::Slice(), 3}).relu_();
+         return y * old.sum();
+       },
+       [](T v) {
+         auto y = v[0][0] * 1;
+         auto old = y.narrow(1, 1, 2);
+         y.select(1, 2).mul_(v[1]);
+         y.t().narrow(0, 0, 2).copy_(v[0][1].t().narrow(0, 1, 2).sin());
+         y.index({torch::indexing::Slice(), 3}).relu_();
+         return y * old.sum();
+       }},
       {"cross_entropy_sum_spatial", {in({2, 3, 4, 2}), idx({2, 4, 2}, 3)},
        [](G v) { return F::cross_entropy(v[0], v[1], F::CrossEntropyFuncOptions().reduction(gb::kSum)); },
        [](T v) { return TF::cross_entropy(v[0], v[1], TF::CrossEntropyFuncOptions().reduction(torch::kSum)); }},

@@ -78,6 +78,7 @@ class Tensor {
   int64_t nbytes() const { return numel() * element_size(); }
   const std::shared_ptr<StorageImpl>& storage() const;
   bool is_view() const;  // shares storage with the tensor it was viewed from
+  Tensor _base() const;  // a view made by a view op: the root tensor it views (PyTorch's ._base); else undefined
 
   void* data_ptr() const;  // the first element (storage + offset)
   template <typename T>
@@ -151,6 +152,7 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;  // x.index({Slice(1, 3), 0})
   Tensor operator[](int64_t i) const { return select(0, i); }
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
@@ -345,6 +347,14 @@ struct TensorImpl {
   bool contiguous = true;
   bool is_view = false;
   std::unique_ptr<AutogradMeta> autograd;
+  // Views made by view ops (select, narrow, view, transpose, ...; not detach): the ROOT tensor they view (a view
+  // of a view points at the root), so that an in-place op on the view can rewrite the base's history
+  // (CopySlices, engine/autograd/view_inplace.cpp). view_base_fn is the base's grad_fn this view's own grad_fn was
+  // built against: when the base's history moves on (an in-place op on it or on another view), the view's
+  // grad_fn is regenerated as an AsStridedBackward0 of the base's new history the next time it is read.
+  std::shared_ptr<TensorImpl> view_base;
+  std::weak_ptr<autograd::Node> view_base_fn;
+  bool view_made_in_no_grad = false;  // PyTorch forbids tracked in-place ops on such views
 
   // Recomputes numel and the contiguity flag after sizes/strides change.
   void refresh();

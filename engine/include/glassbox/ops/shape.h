@@ -27,6 +27,9 @@ Tensor squeeze(const Tensor& a, int64_t dim);
 Tensor unsqueeze(const Tensor& a, int64_t dim);
 Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor unflatten(const Tensor& a, int64_t dim, IntArrayRef sizes);
+// A view with explicit sizes, strides and storage offset (default: a's). Its gradient assumes the view does not
+// overlap itself except along stride-0 (expanded) dims and lies inside a's memory, as the views above do.
+Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt);
 
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
