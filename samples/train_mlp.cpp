@@ -26,7 +26,7 @@ struct Options {
   int steps = 300;
   int batch = 128;
   int hidden = 64;
-  double lr = 0.2;
+  double lr = 0.1;
   double momentum = 0.9;
   uint64_t seed = 0;
   double min_accuracy = -1;
