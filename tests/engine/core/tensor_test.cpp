@@ -55,14 +55,6 @@ TEST_CASE("to() keeps gradients flowing and returns them in the source dtype") {
   gbtest::check_values(x.grad(), {2, 2, 2});
 }
 
-TEST_CASE("devices parse and unknown devices are explained") {
-  CHECK(gb::Device("cuda:1").index == 1);
-  CHECK(gb::Device("meta").is_meta());
-  CHECK(gb::Device("cuda:1").str() == "cuda:1");
-  CHECK_THROWS_WITH_AS(gb::Device("tpu"), doctest::Contains("Expected one of cpu, cuda, meta"), gb::Error);
-  CHECK_THROWS_WITH_AS(gb::ones({2}).to(gb::Device("cuda")), doctest::Contains("this build has no cuda device"), gb::Error);
-}
-
 TEST_CASE("names label tensors") {
   auto x = gb::ones({1});
   x.set_name("weights");

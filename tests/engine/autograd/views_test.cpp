@@ -1,5 +1,5 @@
-// tests/engine/autograd/view_inplace_test.cpp — in-place ops on views under autograd (PyTorch's CopySlices):
-// gradients by hand and by gradcheck, node names, regenerated grad_fns of older views, and the errors kept.
+// tests/engine/autograd/views_test.cpp — in-place ops on views under autograd (CopySlices, AsStridedBackward0, lazy
+// regeneration of older views), tested against hand-computed gradients and gradcheck.
 #include "support/check.h"
 
 using gb::indexing::Slice;

@@ -1,0 +1,35 @@
+// tests/engine/core/dtype_test.cpp — dtype names, sizes, categories, the promotion lattice and the default dtype.
+#include "support/check.h"
+
+TEST_CASE("names, sizes and categories") {
+  CHECK(std::string(gb::to_string(gb::kFloat)) == "Float");
+  CHECK(std::string(gb::python_name(gb::kBFloat16)) == "bfloat16");
+  CHECK(std::string(gb::tensor_type_name(gb::kInt64)) == "LongTensor");
+  CHECK(gb::element_size(gb::kHalf) == 2);
+  CHECK(gb::element_size(gb::kDouble) == 8);
+  CHECK(gb::element_size(gb::kBool) == 1);
+  CHECK(gb::is_floating_point(gb::kBFloat16));
+  CHECK_FALSE(gb::is_floating_point(gb::kInt32));
+  CHECK(gb::is_integral(gb::kBool, /*include_bool=*/true));
+  CHECK_FALSE(gb::is_integral(gb::kBool));
+  CHECK(gb::kFloat32 == gb::kFloat);
+  CHECK(gb::kLong == gb::kInt64);
+}
+
+TEST_CASE("the default dtype is used by float factories and can be changed to another float") {
+  CHECK(gb::get_default_dtype() == gb::kFloat);
+  gb::set_default_dtype(gb::kFloat64);
+  CHECK(gb::ones({1}).scalar_type() == gb::kFloat64);
+  CHECK(gb::tensor({1.5}).scalar_type() == gb::kFloat64);
+  CHECK((gb::arange(3) / 2).scalar_type() == gb::kFloat64);
+  gb::set_default_dtype(gb::kFloat);
+  CHECK_THROWS_WITH_AS(gb::set_default_dtype(gb::kInt64), doctest::Contains("only floating-point types"), gb::TypeError);
+}
+
+TEST_CASE("promotion lattice") {
+  CHECK(gb::promote_types(gb::kHalf, gb::kBFloat16) == gb::kFloat);
+  CHECK(gb::promote_types(gb::kInt32, gb::kInt64) == gb::kInt64);
+  CHECK(gb::promote_types(gb::kInt64, gb::kHalf) == gb::kHalf);
+  CHECK(gb::promote_types(gb::kBool, gb::kInt32) == gb::kInt32);
+  CHECK(gb::promote_types(gb::kFloat, gb::kDouble) == gb::kDouble);
+}
