@@ -148,8 +148,14 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
       if (!run) continue;
     }
 
-    ++stats.nodes_executed;
-    variable_list outputs = node->apply(std::move(grads));
+    // A node that no gradient reached (every input undefined) is not run, but still releases its children.
+    variable_list outputs;
+    bool any_grad = false;
+    for (const auto& g : grads) any_grad = any_grad || g.defined();
+    if (any_grad) {
+      ++stats.nodes_executed;
+      outputs = node->apply(std::move(grads));
+    }
     if (!keep_graph) {
       int64_t r0 = now_ns();
       node->release_variables();
@@ -170,30 +176,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
         accumulate(buf[e.input_nr], std::move(g));
       }
       if (!owners.count(next)) owners[next] = e.function;
-      if (--deps[next] == 0) {
-        if (buffers.count(next)) ready.push(next);
-        else {
-          owners.erase(next);  // nothing arrived: the subgraph below gets no gradient
-          // Still release its dependency counts below so that shared descendants can become ready.
-          std::vector<Node*> drop{next};
-          while (!drop.empty()) {
-            Node* d = drop.back();
-            drop.pop_back();
-            for (const auto& de : d->next_edges()) {
-              if (!de.function) continue;
-              Node* dn = de.function.get();
-              if (!owners.count(dn)) owners[dn] = de.function;
-              if (--deps[dn] == 0) {
-                if (buffers.count(dn)) ready.push(dn);
-                else {
-                  owners.erase(dn);
-                  drop.push_back(dn);
-                }
-              }
-            }
-          }
-        }
-      }
+      if (--deps[next] == 0) ready.push(next);
     }
   }
   int64_t t2 = now_ns();

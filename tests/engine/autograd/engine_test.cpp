@@ -199,3 +199,18 @@ TEST_CASE("backward runs nodes in decreasing sequence order") {
   CHECK(order == std::vector<std::string>{"c", "b", "a"});
   check_values(x.grad(), {24});
 }
+
+namespace {
+struct BlockGradient : gb::autograd::Function<BlockGradient> {  // identity forward, no gradient backward
+  static gb::Tensor forward(gb::autograd::AutogradContext*, gb::Tensor y) { return y * 1; }
+  static gb::variable_list backward(gb::autograd::AutogradContext*, gb::variable_list) { return {gb::Tensor()}; }
+};
+}  // namespace
+
+TEST_CASE("a branch that no gradient reaches does not run, and does not block shared descendants") {
+  auto x = gb::tensor({1.0, 2.0}, gb::requires_grad());
+  auto blocked = x * 3;  // its node gets no gradient at all
+  auto out = BlockGradient::apply(blocked) + x * 2;
+  out.sum().backward();
+  check_values(x.grad(), {2, 2});
+}
