@@ -16,7 +16,6 @@ namespace gb {
 // ---- promotion and broadcasting ----
 
 namespace {
-int category(ScalarType t) { return t == kBool ? 0 : is_integral(t) ? 1 : 2; }
 std::optional<ScalarType> combine(std::optional<ScalarType> higher, std::optional<ScalarType> lower) {
   if (!higher) return lower;
   if (!lower) return higher;
@@ -36,7 +35,6 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
 
 ScalarType result_type(const Tensor& a, const Scalar& b) {
   ScalarType wrapped = b.is_boolean() ? kBool : b.is_integral() ? kInt64 : get_default_dtype();
-  (void)category;
   return *combine(a.scalar_type(), wrapped);
 }
 
@@ -176,9 +174,9 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  Scalar neg = b.is_floating_point() || alpha.is_floating_point() ? Scalar(-b.to_double() * alpha.to_double())
-                                                                  : Scalar(-b.to_long() * alpha.to_long());
-  Tensor out = add(autograd::needs_grad(a) ? a.detach() : a, neg);
+  Scalar v = b.is_floating_point() || alpha.is_floating_point() ? Scalar(b.to_double() * alpha.to_double())
+                                                                : Scalar(b.to_long() * alpha.to_long());
+  Tensor out = scalar_kernel(a, v, "sub", result_type(a, b), [](auto x, auto s) { return x - s; });
   if (autograd::needs_grad(a))
     autograd::record("SubBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
       return variable_list{c.grad()};
