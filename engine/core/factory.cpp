@@ -18,7 +18,7 @@ Tensor finish(Tensor t, const TensorOptions& o) {
 
 Tensor make(IntArrayRef size, const TensorOptions& o) {
   GB_CHECK(!o.device().is_cuda() || get_allocator(kCUDA) != nullptr,
-           "cannot create a tensor on ", o.device().str(), ": this build has no CUDA device available; use gb::kCPU");
+           "cannot create a tensor on ", o.device().str(), ": this build has no CUDA device available for tensors (only the cpu has kernels in this version); use gb::kCPU");
   return detail::make_empty(size, o.dtype(), o.device());
 }
 

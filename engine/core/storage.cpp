@@ -33,7 +33,7 @@ void set_allocator(DeviceType type, Allocator* allocator) { g_allocators[int(typ
 std::shared_ptr<StorageImpl> new_storage(int64_t nbytes, Device device) {
   Allocator* a = get_allocator(device.type);
   GB_CHECK(a != nullptr, "no allocator for device ", device.str(),
-           ": this build has no kernels for it; use device cpu (or build with CUDA for cuda tensors)");
+           ": this build has no allocator (and no kernels) for it yet; use device cpu");
   return std::make_shared<StorageImpl>(a->allocate(nbytes), nbytes, device);
 }
 

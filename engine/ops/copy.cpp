@@ -94,8 +94,9 @@ Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
 Tensor Tensor::to(Device d) const {
   detail::check_defined(*this, "to");
   if (d == device() || (d.type == device().type && d.index < 0)) return *this;
-  GB_CHECK(false, "to(", d.str(), "): this build has no ", d.str(), " device; tensors live on the cpu. Build with ",
-           "CUDA (and run on a machine with a GPU) to use cuda tensors");
+  GB_CHECK(false, "to(", d.str(), "): this build has no ", d.str(), " device for tensors yet: only the cpu has ",
+           "kernels in this version of glassbox (gb::cuda::is_available() reports the GPU itself); keep tensors on ",
+           "the cpu");
   return *this;
 }
 Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const { return to(d).to(t, non_blocking, copy); }
