@@ -7,6 +7,7 @@ PACKAGES=(
   cmake ninja-build g++ ccache pkg-config  # the build
   libopenblas-dev                          # GEMM for the CPU ops
   doctest-dev                              # the test framework
+  libsqlite3-dev                           # the trace file (traces/)
   libtorch-dev                             # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
 )
 

@@ -1,0 +1,33 @@
+// tests/traces/schema_test.cpp — traces/schema.cpp: the tables a new trace holds, its version, the enum names.
+#include "traces/schema.h"
+
+#include <doctest/doctest.h>
+
+#include "traces/temp_dir.h"
+#include "traces/writer.h"
+
+using namespace gb::trace;
+
+TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  Writer(path).close();
+  CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
+  CHECK(required_tables().size() == 16);
+  for (std::string_view t : required_tables())
+    CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
+                                    std::string(t) + "'") == 1, t);
+  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 16);
+}
+
+TEST_CASE("enum names are the documented ones") {
+  CHECK(name(SpanKind::op) == "op");
+  CHECK(name(SpanKind::cuda_api) == "cuda_api");
+  CHECK(name(static_cast<SpanKind>(99)) == "unknown");
+  CHECK(name(ThreadRole::dataloader_worker) == "dataloader_worker");
+  CHECK(name(MemAction::empty_cache) == "empty_cache");
+  CHECK(name(MemCategory::optimizer_state) == "optimizer_state");
+  CHECK(name(DType::bfloat16) == "bfloat16");
+  CHECK(name(AnomalyKind::memory_growth) == "memory_growth");
+  CHECK(name(Severity::error) == "error");
+}

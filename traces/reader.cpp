@@ -1,0 +1,237 @@
+// traces/reader.cpp — opening checks (header bytes, version, tables, columns) and the typed queries.
+#include "traces/reader.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "traces/codec.h"
+#include "traces/schema.h"
+#include "traces/sqlite.h"
+
+namespace gb::trace {
+
+using detail::Stmt;
+
+namespace {
+
+using AllRecords = std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
+                              GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*,
+                              GradStatRecord*, AnomalyRecord*, CounterRecord*, KernelRecord*>;
+
+std::uint32_t be(const unsigned char* p, int n) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// The 100-byte SQLite header (sqlite.org/fileformat.html §1.3): magic, page size, and the page count that is
+// valid when the change counter equals version-valid-for.
+void check_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error("glassbox: trace '" + path + "' does not exist; check the path");
+  if (!fs::is_regular_file(path, ec)) throw Error("glassbox: trace '" + path + "' is not a regular file");
+  auto size = fs::file_size(path, ec);
+  unsigned char h[100] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(reinterpret_cast<char*>(h), sizeof h);
+  if (std::memcmp(h, "SQLite format 3", 16) != 0) {
+    if (size == 0) throw Error("glassbox: trace '" + path + "' is empty; the program that wrote it did not start tracing");
+    throw Error("glassbox: '" + path + "' is not a glassbox trace (not a SQLite database: its first bytes are not "
+                "'SQLite format 3'); glassbox traces are the .db files GLASSBOX_TRACE writes");
+  }
+  if (size < 100) throw Error("glassbox: trace '" + path + "' is truncated (" + std::to_string(size) + " bytes)");
+  std::uint64_t page = be(h + 16, 2) == 1 ? 65536 : be(h + 16, 2);
+  std::uint64_t pages = be(h + 28, 4);
+  if (pages != 0 && be(h + 24, 4) == be(h + 92, 4) && size < page * pages)
+    throw Error("glassbox: trace '" + path + "' is truncated: " + std::to_string(size) + " bytes of the " +
+                std::to_string(page * pages) + " its header announces; copy the file again");
+}
+
+}  // namespace
+
+Reader::Reader(const std::string& path) : path_(path) {
+  check_file(path);
+  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error("glassbox: cannot open trace '" + path + "' (sqlite3_open_v2: " + why + ")");
+  }
+  try {
+    validate();
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Reader::~Reader() { sqlite3_close(db_); }
+
+void Reader::validate() {
+  {
+    Stmt v(db_, path_, "PRAGMA user_version", __FILE__, __LINE__);
+    v.step(__FILE__, __LINE__);
+    version_ = sqlite3_column_int(v.get(), 0);
+  }
+  if (version_ == 0)
+    throw Error("glassbox: '" + path_ + "' is a SQLite database but not a glassbox trace (user_version 0)");
+  if (version_ > kSchemaVersion)
+    throw Error("glassbox: '" + path_ + "': trace schema version " + std::to_string(version_) +
+                " is newer than this glassbox reads (" + std::to_string(kSchemaVersion) + "); upgrade glassbox");
+  if (version_ < 0)
+    throw Error("glassbox: '" + path_ + "' has an invalid trace schema version " + std::to_string(version_));
+
+  std::set<std::string, std::less<>> tables;
+  Stmt t(db_, path_, "SELECT name FROM sqlite_master WHERE type = 'table'", __FILE__, __LINE__);
+  while (t.step(__FILE__, __LINE__)) tables.emplace(reinterpret_cast<const char*>(sqlite3_column_text(t.get(), 0)));
+  for (std::string_view name : required_tables())
+    if (!tables.contains(name))
+      throw Error("glassbox: trace '" + path_ + "' has no table '" + std::string(name) + "' (schema version " +
+                  std::to_string(version_) + " requires it); the file is damaged or was not written by glassbox");
+  // Every column the reader uses must exist: preparing each table's SELECT checks them all.
+  auto check_columns = [&]<class R>(R*) {
+    std::string sql = detail::select_sql<R>() + " LIMIT 0";
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+      std::string why = sqlite3_errmsg(db_);
+      throw Error("glassbox: trace '" + path_ + "': table '" + detail::Codec<R>::table + "' does not have the " +
+                  "columns of schema version " + std::to_string(version_) + " (" + why + "); the file is damaged");
+    }
+    sqlite3_finalize(s);
+  };
+  std::apply([&](auto... p) { (check_columns(p), ...); }, AllRecords{});
+}
+
+std::optional<std::string> Reader::meta(std::string_view key) const {
+  Stmt s(db_, path_, "SELECT value FROM meta WHERE key = ?", __FILE__, __LINE__);
+  s.bind(1, key, __FILE__, __LINE__);
+  if (!s.step(__FILE__, __LINE__)) return std::nullopt;
+  std::string v;
+  detail::read_value(s.get(), 0, v);
+  return v;
+}
+
+std::optional<std::string> Reader::string(Id id) const {
+  Stmt s(db_, path_, "SELECT text FROM strings WHERE id = ?", __FILE__, __LINE__);
+  s.bind(1, id, __FILE__, __LINE__);
+  if (!s.step(__FILE__, __LINE__)) return std::nullopt;
+  std::string v;
+  detail::read_value(s.get(), 0, v);
+  return v;
+}
+
+template <class R>
+std::vector<R> Reader::all() const {
+  Stmt s(db_, path_, detail::select_sql<R>() + " ORDER BY rowid", __FILE__, __LINE__);
+  std::vector<R> rows;
+  while (s.step(__FILE__, __LINE__)) rows.push_back(detail::read_row<R>(s.get()));
+  return rows;
+}
+
+std::vector<SpanItem> Reader::spans(Id thread_id, std::int64_t t0_ns, std::int64_t t1_ns,
+                                    std::int64_t fold_below_ns) const {
+  Stmt s(db_, path_,
+         detail::select_sql<SpanRecord>() +
+             " WHERE thread_id = ? AND end_ns >= ? AND start_ns <= ? ORDER BY start_ns, id",
+         __FILE__, __LINE__);
+  s.bind(1, thread_id, __FILE__, __LINE__);
+  s.bind(2, t0_ns, __FILE__, __LINE__);
+  s.bind(3, t1_ns, __FILE__, __LINE__);
+  std::vector<SpanItem> items;
+  bool in_run = false;  // the last item is a run of short spans that may grow
+  while (s.step(__FILE__, __LINE__)) {
+    SpanRecord r = detail::read_row<SpanRecord>(s.get());
+    bool is_short = r.end_ns - r.start_ns < fold_below_ns;
+    if (is_short && in_run) {
+      SpanItem& run = items.back();
+      run.count += 1;
+      run.end_ns = std::max(run.end_ns, r.end_ns);
+      continue;
+    }
+    items.push_back(SpanItem{r.start_ns, r.end_ns, 1, r});
+    in_run = is_short;
+  }
+  return items;
+}
+
+std::vector<MemoryPoint> Reader::memory_timeline(int device, std::int64_t t0_ns, std::int64_t t1_ns) const {
+  Stmt s(db_, path_,
+         "SELECT t_ns, allocated, reserved FROM memory_events WHERE device = ? AND t_ns >= ? AND t_ns <= ? "
+         "ORDER BY t_ns, id",
+         __FILE__, __LINE__);
+  s.bind(1, static_cast<std::int64_t>(device), __FILE__, __LINE__);
+  s.bind(2, t0_ns, __FILE__, __LINE__);
+  s.bind(3, t1_ns, __FILE__, __LINE__);
+  std::vector<MemoryPoint> points;
+  while (s.step(__FILE__, __LINE__))
+    points.push_back({sqlite3_column_int64(s.get(), 0), sqlite3_column_int64(s.get(), 1),
+                      sqlite3_column_int64(s.get(), 2)});
+  return points;
+}
+
+std::vector<GradStatRecord> Reader::grad_stats(OptId step, OptId param_id) const {
+  Stmt s(db_, path_,
+         detail::select_sql<GradStatRecord>() +
+             " WHERE (?1 IS NULL OR step = ?1) AND (?2 IS NULL OR param_id = ?2) ORDER BY step, param_id",
+         __FILE__, __LINE__);
+  detail::bind_value(s, 1, step);
+  detail::bind_value(s, 2, param_id);
+  std::vector<GradStatRecord> rows;
+  while (s.step(__FILE__, __LINE__)) rows.push_back(detail::read_row<GradStatRecord>(s.get()));
+  return rows;
+}
+
+std::vector<AnomalyRecord> Reader::anomalies() const {
+  Stmt s(db_, path_, detail::select_sql<AnomalyRecord>() + " ORDER BY t_ns, id", __FILE__, __LINE__);
+  std::vector<AnomalyRecord> rows;
+  while (s.step(__FILE__, __LINE__)) rows.push_back(detail::read_row<AnomalyRecord>(s.get()));
+  return rows;
+}
+
+std::vector<OpRow> Reader::op_table(SpanKind kind) const {
+  Stmt s(db_, path_, R"sql(
+    WITH children AS (
+      SELECT parent_id AS id, SUM(end_ns - start_ns) AS child_ns FROM spans
+      WHERE parent_id IS NOT NULL GROUP BY parent_id)
+    SELECT s.name_id, COALESCE(t.text, ''), COUNT(*), SUM(s.end_ns - s.start_ns - COALESCE(c.child_ns, 0)),
+           SUM(s.end_ns - s.start_ns)
+    FROM spans s LEFT JOIN children c ON c.id = s.id LEFT JOIN strings t ON t.id = s.name_id
+    WHERE s.kind = ?
+    GROUP BY s.name_id ORDER BY 5 DESC, 2)sql",
+         __FILE__, __LINE__);
+  s.bind(1, static_cast<std::int64_t>(kind), __FILE__, __LINE__);
+  std::vector<OpRow> rows;
+  while (s.step(__FILE__, __LINE__)) {
+    OpRow r;
+    detail::read_value(s.get(), 0, r.name_id);
+    detail::read_value(s.get(), 1, r.name);
+    detail::read_value(s.get(), 2, r.calls);
+    detail::read_value(s.get(), 3, r.self_ns);
+    detail::read_value(s.get(), 4, r.total_ns);
+    r.avg_ns = r.calls ? static_cast<double>(r.total_ns) / static_cast<double>(r.calls) : 0.0;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+template std::vector<ThreadRecord> Reader::all() const;
+template std::vector<SpanRecord> Reader::all() const;
+template std::vector<OpDetailsRecord> Reader::all() const;
+template std::vector<ModuleRecord> Reader::all() const;
+template std::vector<ParamRecord> Reader::all() const;
+template std::vector<StepRecord> Reader::all() const;
+template std::vector<GraphNodeRecord> Reader::all() const;
+template std::vector<GraphEdgeRecord> Reader::all() const;
+template std::vector<MemoryEventRecord> Reader::all() const;
+template std::vector<OomReportRecord> Reader::all() const;
+template std::vector<GradStatRecord> Reader::all() const;
+template std::vector<AnomalyRecord> Reader::all() const;
+template std::vector<CounterRecord> Reader::all() const;
+template std::vector<KernelRecord> Reader::all() const;
+
+}  // namespace gb::trace

@@ -1,0 +1,191 @@
+// traces/records.h — one plain struct per table of the trace file, and the enums stored as small integers.
+//
+// These are the rows the Writer takes and the Reader gives back; traces/SCHEMA.md documents each column, unit and
+// enum value. Times are int64 nanoseconds since the trace start. Ids are chosen by the writer's caller (the
+// collector numbers spans before they end, so a child can name its parent). std::nullopt is stored as SQL NULL.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gb::trace {
+
+using Id = std::int64_t;
+using OptId = std::optional<std::int64_t>;
+
+// spans.kind
+enum class SpanKind : int {
+  op = 0, backward_node = 1, backward_phase = 2, module = 3, optimizer = 4, dataloader = 5, step = 6, user = 7,
+  cuda_kernel = 8, cuda_memcpy = 9, cuda_memset = 10, cuda_api = 11,
+};
+// threads.role
+enum class ThreadRole : int { main = 0, dataloader_worker = 1, pin_memory = 2, collector = 3, cuda_stream = 4, other = 5 };
+// memory_events.action
+enum class MemAction : int { alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5 };
+// memory_events.category
+enum class MemCategory : int {
+  unknown = 0, parameter = 1, gradient = 2, activation = 3, optimizer_state = 4, temporary = 5, input = 6,
+};
+// params.dtype — the engine's ScalarType order (glassbox/core/dtype.h).
+enum class DType : int { bool_ = 0, int32 = 1, int64 = 2, float16 = 3, bfloat16 = 4, float32 = 5, float64 = 6 };
+// anomalies.kind
+enum class AnomalyKind : int {
+  nonfinite_forward = 0, nonfinite_backward = 1, exploding_norm = 2, vanishing_norm = 3, loss_spike = 4,
+  amp_skipped_step = 5, memory_growth = 6,
+};
+// anomalies.severity
+enum class Severity : int { info = 0, warning = 1, error = 2 };
+
+// Devices are integers everywhere: -1 is the CPU, n >= 0 is cuda:n.
+constexpr int kCpu = -1;
+
+struct ThreadRecord {
+  Id id = 0;
+  std::int64_t os_tid = 0;
+  std::string name;
+  ThreadRole role = ThreadRole::main;
+  bool operator==(const ThreadRecord&) const = default;
+};
+
+struct SpanRecord {
+  Id id = 0;
+  SpanKind kind = SpanKind::op;
+  Id name_id = 0;    // strings.id
+  Id thread_id = 0;  // threads.id
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  OptId step;        // steps.step, when inside a training step
+  OptId parent_id;   // spans.id of the enclosing span on the same thread
+  OptId seq;         // autograd sequence number (links forward op and backward node)
+  OptId module_id;   // modules.id
+  bool operator==(const SpanRecord&) const = default;
+};
+
+struct OpDetailsRecord {
+  Id span_id = 0;
+  OptId input_shapes;  // strings.id of e.g. "[[64, 784], [784, 128]]"
+  OptId dtypes;        // strings.id of e.g. "float32,float32"
+  int device = kCpu;
+  std::optional<std::int64_t> flops;
+  std::optional<std::int64_t> bytes;
+  bool operator==(const OpDetailsRecord&) const = default;
+};
+
+struct ModuleRecord {
+  Id id = 0;
+  std::string path;  // "encoder.layers.0.fc1"; "" for the root module
+  std::string type;  // "Linear"
+  OptId parent_id;
+  bool operator==(const ModuleRecord&) const = default;
+};
+
+struct ParamRecord {
+  Id id = 0;
+  Id module_id = 0;
+  std::string name;   // "weight"
+  std::string shape;  // "[128, 784]"
+  std::int64_t numel = 0;
+  DType dtype = DType::float32;
+  bool operator==(const ParamRecord&) const = default;
+};
+
+struct StepRecord {
+  std::int64_t step = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::optional<double> loss;
+  std::optional<double> lr;
+  std::optional<double> grad_scale;
+  bool skipped = false;
+  bool operator==(const StepRecord&) const = default;
+};
+
+struct GraphNodeRecord {
+  Id id = 0;
+  std::int64_t step = 0;
+  std::int64_t seq = 0;
+  Id name_id = 0;
+  OptId forward_span_id;
+  OptId module_id;
+  std::int64_t saved_bytes = 0;
+  bool operator==(const GraphNodeRecord&) const = default;
+};
+
+struct GraphEdgeRecord {
+  std::int64_t step = 0;
+  Id src_node_id = 0;
+  Id dst_node_id = 0;
+  std::int64_t input_nr = 0;
+  bool operator==(const GraphEdgeRecord&) const = default;
+};
+
+struct MemoryEventRecord {
+  Id id = 0;
+  std::int64_t t_ns = 0;
+  MemAction action = MemAction::alloc;
+  int device = kCpu;
+  std::int64_t addr = 0;
+  std::int64_t size = 0;       // bytes
+  std::int64_t requested = 0;  // bytes the caller asked for (size is after rounding)
+  OptId segment_id;
+  std::int64_t stream = 0;
+  MemCategory category = MemCategory::unknown;
+  OptId span_id;
+  OptId module_id;
+  std::int64_t allocated = 0;  // running total after this event, bytes
+  std::int64_t reserved = 0;   // running total after this event, bytes
+  bool operator==(const MemoryEventRecord&) const = default;
+};
+
+struct OomReportRecord {
+  Id id = 0;
+  std::int64_t t_ns = 0;
+  std::int64_t requested = 0, capacity = 0, free = 0, allocated = 0, reserved = 0, largest_free_block = 0;  // bytes
+  std::string report;
+  bool operator==(const OomReportRecord&) const = default;
+};
+
+struct GradStatRecord {
+  std::int64_t step = 0;
+  Id param_id = 0;
+  double norm = 0, max_abs = 0;
+  std::int64_t nan_count = 0, inf_count = 0;
+  double zero_frac = 0;
+  double param_norm = 0;
+  std::optional<double> update_norm;
+  bool operator==(const GradStatRecord&) const = default;
+};
+
+struct AnomalyRecord {
+  Id id = 0;
+  std::int64_t t_ns = 0;
+  OptId step;
+  AnomalyKind kind = AnomalyKind::nonfinite_forward;
+  Severity severity = Severity::warning;
+  OptId span_id, node_id, module_id, param_id;
+  std::optional<double> value;
+  std::string message;
+  bool operator==(const AnomalyRecord&) const = default;
+};
+
+struct CounterRecord {
+  std::int64_t t_ns = 0;
+  Id name_id = 0;
+  double value = 0;
+  bool operator==(const CounterRecord&) const = default;
+};
+
+struct KernelRecord {
+  Id span_id = 0;
+  int device = 0;
+  std::int64_t stream = 0;
+  std::int64_t correlation_id = 0;
+  std::string grid;   // "x,y,z"
+  std::string block;  // "x,y,z"
+  std::int64_t registers = 0;   // per thread
+  std::int64_t shared_mem = 0;  // bytes per block
+  bool operator==(const KernelRecord&) const = default;
+};
+
+}  // namespace gb::trace

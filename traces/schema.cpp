@@ -1,0 +1,112 @@
+// traces/schema.cpp — the CREATE statements and enum names. Keep in step with traces/records.h,
+// traces/codec.h (column order) and traces/SCHEMA.md.
+#include "traces/schema.h"
+
+#include <array>
+
+namespace gb::trace {
+
+const char* create_tables_sql() {
+  return R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE threads (id INTEGER PRIMARY KEY, os_tid INTEGER NOT NULL, name TEXT NOT NULL, role INTEGER NOT NULL);
+CREATE TABLE spans (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, name_id INTEGER NOT NULL,
+  thread_id INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, step INTEGER, parent_id INTEGER,
+  seq INTEGER, module_id INTEGER);
+CREATE TABLE op_details (span_id INTEGER PRIMARY KEY, input_shapes INTEGER, dtypes INTEGER,
+  device INTEGER NOT NULL, flops INTEGER, bytes INTEGER);
+CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT NOT NULL, type TEXT NOT NULL, parent_id INTEGER);
+CREATE TABLE params (id INTEGER PRIMARY KEY, module_id INTEGER NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
+  numel INTEGER NOT NULL, dtype INTEGER NOT NULL);
+CREATE TABLE steps (step INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, loss REAL,
+  lr REAL, grad_scale REAL, skipped INTEGER NOT NULL);
+CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, step INTEGER NOT NULL, seq INTEGER NOT NULL,
+  name_id INTEGER NOT NULL, forward_span_id INTEGER, module_id INTEGER, saved_bytes INTEGER NOT NULL);
+CREATE TABLE graph_edges (step INTEGER NOT NULL, src_node_id INTEGER NOT NULL, dst_node_id INTEGER NOT NULL,
+  input_nr INTEGER NOT NULL);
+CREATE TABLE memory_events (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, action INTEGER NOT NULL,
+  device INTEGER NOT NULL, addr INTEGER NOT NULL, size INTEGER NOT NULL, requested INTEGER NOT NULL,
+  segment_id INTEGER, stream INTEGER NOT NULL, category INTEGER NOT NULL, span_id INTEGER, module_id INTEGER,
+  allocated INTEGER NOT NULL, reserved INTEGER NOT NULL);
+CREATE TABLE oom_reports (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, requested INTEGER NOT NULL,
+  capacity INTEGER NOT NULL, free INTEGER NOT NULL, allocated INTEGER NOT NULL, reserved INTEGER NOT NULL,
+  largest_free_block INTEGER NOT NULL, report TEXT NOT NULL);
+CREATE TABLE grad_stats (step INTEGER NOT NULL, param_id INTEGER NOT NULL, norm REAL NOT NULL,
+  max_abs REAL NOT NULL, nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL, zero_frac REAL NOT NULL,
+  param_norm REAL NOT NULL, update_norm REAL);
+CREATE TABLE anomalies (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, step INTEGER, kind INTEGER NOT NULL,
+  severity INTEGER NOT NULL, span_id INTEGER, node_id INTEGER, module_id INTEGER, param_id INTEGER, value REAL,
+  message TEXT NOT NULL);
+CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL NOT NULL);
+CREATE TABLE kernels (span_id INTEGER PRIMARY KEY, device INTEGER NOT NULL, stream INTEGER NOT NULL,
+  correlation_id INTEGER NOT NULL, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
+  shared_mem INTEGER NOT NULL);
+)sql";
+}
+
+const char* create_indexes_sql() {
+  return R"sql(
+CREATE INDEX IF NOT EXISTS spans_thread_start ON spans (thread_id, start_ns);
+CREATE INDEX IF NOT EXISTS spans_parent ON spans (parent_id);
+CREATE INDEX IF NOT EXISTS memory_events_device_t ON memory_events (device, t_ns);
+CREATE INDEX IF NOT EXISTS grad_stats_step_param ON grad_stats (step, param_id);
+CREATE INDEX IF NOT EXISTS anomalies_t ON anomalies (t_ns);
+CREATE INDEX IF NOT EXISTS counters_name_t ON counters (name_id, t_ns);
+CREATE INDEX IF NOT EXISTS graph_nodes_step ON graph_nodes (step);
+CREATE INDEX IF NOT EXISTS graph_edges_step ON graph_edges (step);
+)sql";
+}
+
+std::span<const std::string_view> required_tables() {
+  static constexpr std::array<std::string_view, 16> tables = {
+      "meta",          "strings",     "threads",    "spans",     "op_details", "modules",  "params",  "steps",
+      "graph_nodes",   "graph_edges", "memory_events", "oom_reports", "grad_stats", "anomalies", "counters", "kernels"};
+  return tables;
+}
+
+namespace {
+template <std::size_t N>
+std::string_view pick(const std::array<std::string_view, N>& names, int v) {
+  return v >= 0 && static_cast<std::size_t>(v) < N ? names[static_cast<std::size_t>(v)] : std::string_view("unknown");
+}
+}  // namespace
+
+std::string_view name(SpanKind k) {
+  static constexpr std::array<std::string_view, 12> n = {
+      "op",   "backward_node", "backward_phase", "module",      "optimizer",   "dataloader",
+      "step", "user",          "cuda_kernel",    "cuda_memcpy", "cuda_memset", "cuda_api"};
+  return pick(n, static_cast<int>(k));
+}
+std::string_view name(ThreadRole r) {
+  static constexpr std::array<std::string_view, 6> n = {"main",      "dataloader_worker", "pin_memory",
+                                                        "collector", "cuda_stream",       "other"};
+  return pick(n, static_cast<int>(r));
+}
+std::string_view name(MemAction a) {
+  static constexpr std::array<std::string_view, 6> n = {"alloc", "free", "segment_alloc", "segment_free", "oom",
+                                                        "empty_cache"};
+  return pick(n, static_cast<int>(a));
+}
+std::string_view name(MemCategory c) {
+  static constexpr std::array<std::string_view, 7> n = {"unknown",         "parameter", "gradient", "activation",
+                                                        "optimizer_state", "temporary", "input"};
+  return pick(n, static_cast<int>(c));
+}
+std::string_view name(DType d) {
+  static constexpr std::array<std::string_view, 7> n = {"bool",     "int32",   "int64",  "float16",
+                                                        "bfloat16", "float32", "float64"};
+  return pick(n, static_cast<int>(d));
+}
+std::string_view name(AnomalyKind k) {
+  static constexpr std::array<std::string_view, 7> n = {"nonfinite_forward", "nonfinite_backward", "exploding_norm",
+                                                        "vanishing_norm",    "loss_spike",         "amp_skipped_step",
+                                                        "memory_growth"};
+  return pick(n, static_cast<int>(k));
+}
+std::string_view name(Severity s) {
+  static constexpr std::array<std::string_view, 3> n = {"info", "warning", "error"};
+  return pick(n, static_cast<int>(s));
+}
+
+}  // namespace gb::trace

@@ -1,0 +1,63 @@
+// traces/sqlite.cpp — checked sqlite3 calls: every failure names the trace, the call and its site.
+#include "traces/sqlite.h"
+
+namespace gb::trace::detail {
+
+void sqlite_fail(sqlite3* db, int rc, const std::string& path, const char* call, const char* file, int line) {
+  std::string msg = "glassbox trace '" + path + "': " + call + " failed at " + file + ":" + std::to_string(line) +
+                    ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + " (" + sqlite3_errstr(rc) + ")";
+  int primary = rc & 0xff;
+  if (primary == SQLITE_FULL) msg += "; the disk is full: free space or write the trace elsewhere";
+  if (primary == SQLITE_READONLY || primary == SQLITE_PERM || primary == SQLITE_CANTOPEN)
+    msg += "; check that the folder exists and is writable";
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) msg += "; the file is damaged or not a glassbox trace";
+  throw Error(msg);
+}
+
+void exec(sqlite3* db, const std::string& path, const char* sql, const char* file, int line) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (err) sqlite3_free(err);  // sqlite3_errmsg(db) still holds the message
+  if (rc != SQLITE_OK) sqlite_fail(db, rc, path, "sqlite3_exec", file, line);
+}
+
+Stmt::Stmt(sqlite3* db, const std::string& path, std::string_view sql, const char* file, int line)
+    : db_(db), path_(path) {
+  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s_, nullptr);
+  if (rc != SQLITE_OK) sqlite_fail(db, rc, path, "sqlite3_prepare_v3", file, line);
+}
+
+Stmt& Stmt::operator=(Stmt&& o) noexcept {
+  if (this != &o) {
+    sqlite3_finalize(s_);
+    db_ = o.db_;
+    s_ = o.s_;
+    path_ = std::move(o.path_);
+    o.s_ = nullptr;
+  }
+  return *this;
+}
+
+bool Stmt::step(const char* file, int line) {
+  int rc = sqlite3_step(s_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  sqlite3_reset(s_);
+  sqlite_fail(db_, rc, path_, "sqlite3_step", file, line);
+}
+
+void Stmt::bind(int i, std::int64_t v, const char* file, int line) {
+  sqlite_checked(db_, sqlite3_bind_int64(s_, i, v), path_, "sqlite3_bind_int64", file, line);
+}
+void Stmt::bind(int i, double v, const char* file, int line) {
+  sqlite_checked(db_, sqlite3_bind_double(s_, i, v), path_, "sqlite3_bind_double", file, line);
+}
+void Stmt::bind(int i, std::string_view v, const char* file, int line) {
+  sqlite_checked(db_, sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT), path_,
+                 "sqlite3_bind_text", file, line);
+}
+void Stmt::bind_null(int i, const char* file, int line) {
+  sqlite_checked(db_, sqlite3_bind_null(s_, i), path_, "sqlite3_bind_null", file, line);
+}
+
+}  // namespace gb::trace::detail

@@ -1,0 +1,234 @@
+// traces/writer.cpp — the Writer: WAL, prepared statements per table, time-bounded transactions.
+#include "traces/writer.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unordered_map>
+
+#include "traces/codec.h"
+#include "traces/schema.h"
+#include "traces/sqlite.h"
+
+#ifndef GLASSBOX_VERSION
+#define GLASSBOX_VERSION "unknown"
+#endif
+
+namespace gb::trace {
+
+using detail::Stmt;
+
+namespace {
+
+// Each record type's slot in Statements::insert.
+template <class R> constexpr int slot = -1;
+template <> constexpr int slot<ThreadRecord> = 0;
+template <> constexpr int slot<SpanRecord> = 1;
+template <> constexpr int slot<OpDetailsRecord> = 2;
+template <> constexpr int slot<ModuleRecord> = 3;
+template <> constexpr int slot<ParamRecord> = 4;
+template <> constexpr int slot<StepRecord> = 5;
+template <> constexpr int slot<GraphNodeRecord> = 6;
+template <> constexpr int slot<GraphEdgeRecord> = 7;
+template <> constexpr int slot<MemoryEventRecord> = 8;
+template <> constexpr int slot<OomReportRecord> = 9;
+template <> constexpr int slot<GradStatRecord> = 10;
+template <> constexpr int slot<AnomalyRecord> = 11;
+template <> constexpr int slot<CounterRecord> = 12;
+template <> constexpr int slot<KernelRecord> = 13;
+constexpr int kSlots = 14;
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!all.empty() && all.back() == '\0') all.pop_back();
+  for (char& c : all) if (c == '\0') c = ' ';
+  return all;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
+}
+
+}  // namespace
+
+struct Writer::Statements {
+  std::array<Stmt, kSlots> insert;
+  Stmt begin, commit, meta, string;
+  std::unordered_map<std::string, Id, StringHash, std::equal_to<>> strings;
+  Id next_string_id = 1;
+};
+
+Writer::Writer(const std::string& path, WriterOptions options) : path_(path), options_(options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw Error("glassbox: cannot write trace '" + path + "': it is a directory; give a file path such as run.db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix, ec);  // a trace always starts fresh
+
+  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error("glassbox: cannot create trace '" + path + "' (sqlite3_open_v2: " + why +
+                "); check that the folder exists and is writable, or choose another path");
+  }
+  try {
+    sqlite3_extended_result_codes(db_, 1);
+    {
+      Stmt wal(db_, path_, "PRAGMA journal_mode=WAL", __FILE__, __LINE__);
+      std::string mode = wal.step(__FILE__, __LINE__)
+                             ? reinterpret_cast<const char*>(sqlite3_column_text(wal.get(), 0)) : "";
+      if (mode != "wal")
+        throw Error("glassbox: trace '" + path + "': SQLite refused WAL journal mode (got '" + mode +
+                    "'); write the trace to a local disk, not a network file system");
+    }
+    GB_SQL_EXEC(db_, path_, "PRAGMA synchronous=NORMAL");
+    GB_SQL_EXEC(db_, path_, "BEGIN");
+    GB_SQL_EXEC(db_, path_, create_tables_sql());
+    GB_SQL_EXEC(db_, path_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+    GB_SQL_EXEC(db_, path_, "COMMIT");
+
+    stmts_ = std::make_unique<Statements>();
+    auto prepare = [&]<class R>(R*) {
+      stmts_->insert[slot<R>] = Stmt(db_, path_, detail::insert_sql<R>(), __FILE__, __LINE__);
+    };
+    std::apply([&](auto... p) { (prepare(p), ...); },
+               std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
+                          GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*, GradStatRecord*,
+                          AnomalyRecord*, CounterRecord*, KernelRecord*>{});
+    stmts_->begin = Stmt(db_, path_, "BEGIN", __FILE__, __LINE__);
+    stmts_->commit = Stmt(db_, path_, "COMMIT", __FILE__, __LINE__);
+    stmts_->meta = Stmt(db_, path_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", __FILE__, __LINE__);
+    stmts_->string = Stmt(db_, path_, "INSERT INTO strings (id, text) VALUES (?, ?)", __FILE__, __LINE__);
+
+    auto unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+    set_meta("schema_version", std::to_string(kSchemaVersion));
+    set_meta("glassbox_version", GLASSBOX_VERSION);
+    set_meta("started_at", utc_now_iso());
+    set_meta("started_at_unix_ns", std::to_string(unix_ns));
+    set_meta("host", host_name());
+    set_meta("command", command_line());
+    flush();
+  } catch (...) {
+    stmts_.reset();
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Writer::~Writer() {
+  try {
+    close();
+  } catch (...) {  // a destructor must not throw; close() explicitly to see the error
+  }
+}
+
+void Writer::before_write() {
+  if (!db_) throw Error("glassbox: trace '" + path_ + "' is closed; no more rows can be added");
+  auto now = std::chrono::steady_clock::now();
+  if (in_txn_ && now - txn_start_ < options_.commit_interval) return;
+  if (in_txn_) commit();
+  stmts_->begin.step(__FILE__, __LINE__);
+  stmts_->begin.reset();
+  in_txn_ = true;
+  txn_start_ = now;
+}
+
+void Writer::commit() {
+  stmts_->commit.step(__FILE__, __LINE__);
+  stmts_->commit.reset();
+  in_txn_ = false;
+}
+
+Id Writer::intern(std::string_view text) {
+  before_write();  // throws when closed
+  if (auto it = stmts_->strings.find(text); it != stmts_->strings.end()) return it->second;
+  Id id = stmts_->next_string_id;
+  Stmt& s = stmts_->string;
+  s.bind(1, id, __FILE__, __LINE__);
+  s.bind(2, text, __FILE__, __LINE__);
+  s.step(__FILE__, __LINE__);
+  s.reset();
+  stmts_->strings.emplace(std::string(text), id);
+  ++stmts_->next_string_id;
+  return id;
+}
+
+void Writer::set_meta(std::string_view key, std::string_view value) {
+  before_write();
+  Stmt& s = stmts_->meta;
+  s.bind(1, key, __FILE__, __LINE__);
+  s.bind(2, value, __FILE__, __LINE__);
+  s.step(__FILE__, __LINE__);
+  s.reset();
+}
+
+template <class R>
+void Writer::add(const R& record) {
+  before_write();
+  Stmt& s = stmts_->insert[slot<R>];
+  detail::bind_row(s, record);
+  s.step(__FILE__, __LINE__);
+  s.reset();
+}
+
+void Writer::flush() {
+  if (db_ && in_txn_) commit();
+}
+
+void Writer::close() {
+  if (!db_) return;
+  set_meta("closed_cleanly", "1");
+  flush();
+  GB_SQL_EXEC(db_, path_, "BEGIN");
+  GB_SQL_EXEC(db_, path_, create_indexes_sql());
+  GB_SQL_EXEC(db_, path_, "COMMIT");
+  stmts_.reset();
+  // Best effort: a live reader (a viewer following the run) keeps the file in WAL mode, which is still valid.
+  sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+  int rc = sqlite3_close(db_);
+  db_ = nullptr;
+  if (rc != SQLITE_OK)
+    throw Error("glassbox trace '" + path_ + "': sqlite3_close failed: " + sqlite3_errstr(rc));
+}
+
+template void Writer::add(const ThreadRecord&);
+template void Writer::add(const SpanRecord&);
+template void Writer::add(const OpDetailsRecord&);
+template void Writer::add(const ModuleRecord&);
+template void Writer::add(const ParamRecord&);
+template void Writer::add(const StepRecord&);
+template void Writer::add(const GraphNodeRecord&);
+template void Writer::add(const GraphEdgeRecord&);
+template void Writer::add(const MemoryEventRecord&);
+template void Writer::add(const OomReportRecord&);
+template void Writer::add(const GradStatRecord&);
+template void Writer::add(const AnomalyRecord&);
+template void Writer::add(const CounterRecord&);
+template void Writer::add(const KernelRecord&);
+
+}  // namespace gb::trace

@@ -1,0 +1,73 @@
+// traces/writer.h — writes one glassbox trace file (SQLite, schema traces/SCHEMA.md).
+//
+// Contract:
+//   - Writer(path) replaces any file at path (and its -wal/-shm), creates the schema, sets
+//     `PRAGMA user_version` = kSchemaVersion, WAL journal mode, synchronous=NORMAL, and writes the meta rows
+//     schema_version, glassbox_version, started_at (UTC, ISO 8601), started_at_unix_ns, host, command.
+//     It throws gb::trace::Error naming the path and what to do when the file cannot be created.
+//   - add(record) appends one row (records.h). Rows go into an open transaction; that transaction is committed at
+//     the first add()/intern() that finds it older than commit_interval (100 ms by default), or by flush(). So a
+//     process killed with SIGKILL loses at most the rows of the last ~100 ms, and the file opens cleanly.
+//   - intern(text) returns the strings.id of text, storing each distinct text once.
+//   - close() commits, builds the Reader's indexes (never on the hot path), writes meta closed_cleanly = 1,
+//     checkpoints the WAL and switches the file back to a single rollback-journal file when no other connection is
+//     reading it. The destructor calls close() and swallows errors; call close() yourself to see them.
+//   - Not thread-safe: one thread (the collector) owns a Writer.
+//
+//   gb::trace::Writer w("run.db");
+//   gb::trace::Id mm = w.intern("matmul");
+//   w.add(gb::trace::ThreadRecord{1, gettid(), "main", gb::trace::ThreadRole::main});
+//   w.add(gb::trace::SpanRecord{.id = 1, .kind = SpanKind::op, .name_id = mm, .thread_id = 1, .start_ns = 0, .end_ns = 900});
+//   w.close();
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "traces/records.h"
+
+struct sqlite3;
+
+namespace gb::trace {
+
+struct WriterOptions {
+  std::chrono::nanoseconds commit_interval = std::chrono::milliseconds(100);
+};
+
+class Writer {
+ public:
+  explicit Writer(const std::string& path, WriterOptions options = {});
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  Id intern(std::string_view text);                        // strings.id; each text stored once
+  void set_meta(std::string_view key, std::string_view value);  // insert or replace one meta row
+
+  // One row into the record's table. R is any record of traces/records.h.
+  template <class R>
+  void add(const R& record);
+
+  void flush();  // commit the open transaction now
+  void close();  // flush, build indexes, finish the file; idempotent
+  bool is_open() const { return db_ != nullptr; }
+
+ private:
+  struct Statements;
+  void before_write();  // opens a transaction, or commits one that is older than commit_interval
+  void commit();
+
+  std::string path_;
+  WriterOptions options_;
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<Statements> stmts_;
+  bool in_txn_ = false;
+  std::chrono::steady_clock::time_point txn_start_;
+};
+
+}  // namespace gb::trace
