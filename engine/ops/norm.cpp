@@ -104,6 +104,39 @@ void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, 
            x.sizes(), ")");
 }
 
+// The forward kernel shared by layer_norm and group_norm: x (in the compute type, contiguous) seen as `rows` rows of
+// D elements; each row's mean and rstd = 1/sqrt(var + eps) go to mean[r] and rstd[r], and affine(r, xr, yr, m, rs,
+// w, b) writes the row's output (w, b: the weight and bias data, or null). Rows run in parallel.
+template <typename Affine>
+void normalize_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D, double eps,
+                    const Tensor& mean, const Tensor& rstd, const Tensor& out, const Affine& affine) {
+  const ScalarType ct = xc.scalar_type();
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    const T* xp = xc.data_ptr<T>();
+    const T* wp = ptr_or_null<T>(wc);
+    const T* bp = ptr_or_null<T>(bc);
+    T* yp = out.data_ptr<T>();
+    T* mp = mean.data_ptr<T>();
+    T* rp = rstd.data_ptr<T>();
+    parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        double m, v;
+        row_stats(xp + r * D, D, m, v);
+        mp[r] = T(m);
+        rp[r] = T(1.0 / std::sqrt(v + eps));
+        affine(r, xp + r * D, yp + r * D, mp[r], rp[r], wp, bp);
+      }
+    });
+  };
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
+}
+
 }  // namespace
 
 // ---- batch_norm: statistics per channel over (N, *) ----
@@ -318,38 +351,17 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor mean = detail::make_empty(stat_shape, ct), rstd = detail::make_empty(stat_shape, ct);
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
-    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-    const T* xp = xc.data_ptr<T>();
-    const T* wp = ptr_or_null<T>(wc);
-    const T* bp = ptr_or_null<T>(bc);
-    T* yp = out.data_ptr<T>();
-    T* mp = mean.data_ptr<T>();
-    T* rp = rstd.data_ptr<T>();
-    parallel_for(0, M, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        double m, v;
-        row_stats(xp + r * D, D, m, v);
-        const T mt = T(m), rt = T(1.0 / std::sqrt(v + eps));
-        mp[r] = mt;
-        rp[r] = rt;
-        const T* xr = xp + r * D;
-        T* yr = yp + r * D;
-        if (wp && bp)
-          for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i] + bp[i];
-        else if (wp)
-          for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i];
-        else
-          for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt + (bp ? bp[i] : T(0));
-      }
-    });
-  };
-  if (ct == kDouble)
-    run(double{});
-  else
-    run(float{});
+  // weight and bias run along the row
+  normalize_rows(xc, weight, bias, M, D, eps, mean, rstd, out,
+                 [D](int64_t, const auto* xr, auto* yr, auto mt, auto rt, const auto* wp, const auto* bp) {
+                   using T = std::decay_t<decltype(mt)>;
+                   if (wp && bp)
+                     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i] + bp[i];
+                   else if (wp)
+                     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i];
+                   else
+                     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt + (bp ? bp[i] : T(0));
+                 });
   out = as_type(out, x.scalar_type());
 
   if (autograd::needs_grad(x, weight, bias)) {
@@ -398,39 +410,18 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor mean = detail::make_empty({N, G, 1}, ct), rstd = detail::make_empty({N, G, 1}, ct);
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
-    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-    const T* xp = xc.data_ptr<T>();
-    const T* wp = ptr_or_null<T>(wc);
-    const T* bp = ptr_or_null<T>(bc);
-    T* yp = out.data_ptr<T>();
-    T* mp = mean.data_ptr<T>();
-    T* rp = rstd.data_ptr<T>();
-    parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        double m, v;
-        row_stats(xp + r * D, D, m, v);
-        const T mt = T(m), rt = T(1.0 / std::sqrt(v + eps));
-        mp[r] = mt;
-        rp[r] = rt;
-        const int64_t g = r % G;
-        for (int64_t cc = 0; cc < Cg; ++cc) {
-          const int64_t ch = g * Cg + cc;
-          const T a = rt * (wp ? wp[ch] : T(1));
-          const T b = (bp ? bp[ch] : T(0)) - mt * a;
-          const T* xr = xp + r * D + cc * S;
-          T* yr = yp + r * D + cc * S;
-          for (int64_t i = 0; i < S; ++i) yr[i] = xr[i] * a + b;
-        }
-      }
-    });
-  };
-  if (ct == kDouble)
-    run(double{});
-  else
-    run(float{});
+  // a row is one group of one sample: Cg channels of S elements, each channel with its own weight and bias
+  normalize_rows(xc, weight, bias, N * G, D, eps, mean, rstd, out,
+                 [G, Cg, S](int64_t r, const auto* xr, auto* yr, auto mt, auto rt, const auto* wp, const auto* bp) {
+                   using T = std::decay_t<decltype(mt)>;
+                   const int64_t g = r % G;
+                   for (int64_t cc = 0; cc < Cg; ++cc) {
+                     const int64_t ch = g * Cg + cc;
+                     const T a = rt * (wp ? wp[ch] : T(1));
+                     const T b = (bp ? bp[ch] : T(0)) - mt * a;
+                     for (int64_t i = 0; i < S; ++i) yr[cc * S + i] = xr[cc * S + i] * a + b;
+                   }
+                 });
   out = as_type(out, x.scalar_type());
 
   if (autograd::needs_grad(x, weight, bias)) {
