@@ -107,22 +107,25 @@ void Reader::validate() {
   std::apply([&](auto... p) { (check_columns(p), ...); }, AllRecords{});
 }
 
-std::optional<std::string> Reader::meta(std::string_view key) const {
-  Stmt s(db_, path_, "SELECT value FROM meta WHERE key = ?", __FILE__, __LINE__);
+namespace {
+// The one text column of the first row of `sql` with its single parameter bound, or nothing when no row matches.
+template <typename Key>
+std::optional<std::string> first_text(sqlite3* db, const std::string& path, const char* sql, const Key& key) {
+  Stmt s(db, path, sql, __FILE__, __LINE__);
   s.bind(1, key, __FILE__, __LINE__);
   if (!s.step(__FILE__, __LINE__)) return std::nullopt;
   std::string v;
   detail::read_value(s.get(), 0, v);
   return v;
 }
+}  // namespace
+
+std::optional<std::string> Reader::meta(std::string_view key) const {
+  return first_text(db_, path_, "SELECT value FROM meta WHERE key = ?", key);
+}
 
 std::optional<std::string> Reader::string(Id id) const {
-  Stmt s(db_, path_, "SELECT text FROM strings WHERE id = ?", __FILE__, __LINE__);
-  s.bind(1, id, __FILE__, __LINE__);
-  if (!s.step(__FILE__, __LINE__)) return std::nullopt;
-  std::string v;
-  detail::read_value(s.get(), 0, v);
-  return v;
+  return first_text(db_, path_, "SELECT text FROM strings WHERE id = ?", id);
 }
 
 template <class R>
