@@ -34,6 +34,8 @@ GB_CODEC(ThreadRecord, "threads", F("id", &R::id), F("os_tid", &R::os_tid), F("n
 GB_CODEC(SpanRecord, "spans", F("id", &R::id), F("kind", &R::kind), F("name_id", &R::name_id),
          F("thread_id", &R::thread_id), F("start_ns", &R::start_ns), F("end_ns", &R::end_ns), F("step", &R::step),
          F("parent_id", &R::parent_id), F("seq", &R::seq), F("module_id", &R::module_id));
+GB_CODEC(InstantRecord, "instants", F("id", &R::id), F("t_ns", &R::t_ns), F("name_id", &R::name_id),
+         F("thread_id", &R::thread_id), F("span_id", &R::span_id), F("step", &R::step));
 GB_CODEC(OpDetailsRecord, "op_details", F("span_id", &R::span_id), F("input_shapes", &R::input_shapes),
          F("dtypes", &R::dtypes), F("device", &R::device), F("flops", &R::flops), F("bytes", &R::bytes));
 GB_CODEC(ModuleRecord, "modules", F("id", &R::id), F("path", &R::path), F("type", &R::type),
@@ -64,9 +66,31 @@ GB_CODEC(AnomalyRecord, "anomalies", F("id", &R::id), F("t_ns", &R::t_ns), F("st
          F("message", &R::message));
 GB_CODEC(CounterRecord, "counters", F("t_ns", &R::t_ns), F("name_id", &R::name_id), F("value", &R::value));
 GB_CODEC(KernelRecord, "kernels", F("span_id", &R::span_id), F("device", &R::device), F("stream", &R::stream),
-         F("correlation_id", &R::correlation_id), F("grid", &R::grid), F("block", &R::block),
+         F("correlation_id", &R::correlation_id), F("launch_span_id", &R::launch_span_id), F("grid", &R::grid), F("block", &R::block),
          F("registers", &R::registers), F("shared_mem", &R::shared_mem));
+
+// How a span is stored (schema.cpp): thread_id, end_ns and parent_id are generated from id, start_ns + dur_ns and
+// id - parent_delta, which keeps a span row near 30 bytes. The Writer stores a SpanRecord through this.
+struct StoredSpan {
+  Id id = 0;
+  SpanKind kind = SpanKind::op;
+  Id name_id = 0;
+  std::int64_t start_ns = 0, dur_ns = 0;
+  OptId step, parent_delta, seq, module_id;
+};
+GB_CODEC(StoredSpan, "spans", F("id", &R::id), F("kind", &R::kind), F("name_id", &R::name_id),
+         F("start_ns", &R::start_ns), F("dur_ns", &R::dur_ns), F("step", &R::step),
+         F("parent_delta", &R::parent_delta), F("seq", &R::seq), F("module_id", &R::module_id));
 #undef GB_CODEC
+
+inline StoredSpan stored(const SpanRecord& r) {
+  return {r.id, r.kind, r.name_id, r.start_ns, r.end_ns - r.start_ns, r.step,
+          r.parent_id ? OptId(r.id - *r.parent_id) : std::nullopt, r.seq, r.module_id};
+}
+
+// Threads are re-written when a thread is renamed; every other table only grows.
+template <class R> constexpr const char* insert_verb = "INSERT INTO ";
+template <> inline constexpr const char* insert_verb<ThreadRecord> = "INSERT OR REPLACE INTO ";
 
 template <class T>
 struct is_optional : std::false_type {};
@@ -115,7 +139,7 @@ template <class R>
 std::string insert_sql() {
   std::string q;
   std::apply([&](const auto&... f) { ((q += (q.empty() ? "?" : ", ?"), (void)f), ...); }, Codec<R>::fields);
-  return std::string("INSERT INTO ") + Codec<R>::table + " (" + column_list<R>() + ") VALUES (" + q + ")";
+  return std::string(insert_verb<R>) + Codec<R>::table + " (" + column_list<R>() + ") VALUES (" + q + ")";
 }
 
 template <class R>

@@ -1,6 +1,7 @@
 // traces/reader.cpp — opening checks (header bytes, version, tables, columns) and the typed queries.
 #include "traces/reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,8 @@ namespace {
 
 using AllRecords = std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
                               GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*,
-                              GradStatRecord*, AnomalyRecord*, CounterRecord*, KernelRecord*>;
+                              GradStatRecord*, AnomalyRecord*, CounterRecord*, KernelRecord*,
+                              InstantRecord*>;
 
 std::uint32_t be(const unsigned char* p, int n) {
   std::uint32_t v = 0;
@@ -136,28 +138,72 @@ std::vector<R> Reader::all() const {
   return rows;
 }
 
+// A thread's spans are the id range [span_id(thread, 0), span_id(thread + 1, 0)), in start order (records.h), so
+// the window is found by binary search over ids, and no (thread, start) index is needed. Spans that began
+// before t0 and are still open at t0 enclose the last span that began before t0: they are its ancestors.
 std::vector<SpanItem> Reader::spans(Id thread_id, std::int64_t t0_ns, std::int64_t t1_ns,
                                     std::int64_t fold_below_ns) const {
-  Stmt s(db_, path_,
-         detail::select_sql<SpanRecord>() +
-             " WHERE thread_id = ? AND end_ns >= ? AND start_ns <= ? ORDER BY start_ns, id",
-         __FILE__, __LINE__);
-  s.bind(1, thread_id, __FILE__, __LINE__);
-  s.bind(2, t0_ns, __FILE__, __LINE__);
-  s.bind(3, t1_ns, __FILE__, __LINE__);
+  const Id lo = span_id(thread_id, 0), hi = span_id(thread_id + 1, 0);
+  const std::string cols = detail::select_sql<SpanRecord>();
+  Stmt after(db_, path_, cols + " WHERE id >= ? AND id < ? ORDER BY id LIMIT 1", __FILE__, __LINE__);
+  auto first_from = [&](Id from, Id below) -> std::optional<SpanRecord> {
+    after.bind(1, from, __FILE__, __LINE__);
+    after.bind(2, below, __FILE__, __LINE__);
+    std::optional<SpanRecord> r;
+    if (after.step(__FILE__, __LINE__)) r = detail::read_row<SpanRecord>(after.get());
+    after.reset();
+    return r;
+  };
+  // a = the first id whose span starts at or after t0 (rows below a start before t0; rows from b on, after).
+  Id a = lo, b = hi;
+  if (t0_ns != kTimeMin) {
+    while (a < b) {
+      Id mid = a + (b - a) / 2;
+      std::optional<SpanRecord> r = first_from(mid, b);
+      if (!r || r->start_ns >= t0_ns) b = mid;
+      else a = r->id + 1;
+    }
+  }
+  std::vector<SpanRecord> open;  // spans that began before t0 and end at or after it, outermost first
+  if (a > lo) {
+    Stmt last(db_, path_, cols + " WHERE id < ? AND id >= ? ORDER BY id DESC LIMIT 1", __FILE__, __LINE__);
+    last.bind(1, a, __FILE__, __LINE__);
+    last.bind(2, lo, __FILE__, __LINE__);
+    std::optional<SpanRecord> cur;
+    if (last.step(__FILE__, __LINE__)) cur = detail::read_row<SpanRecord>(last.get());
+    Stmt by_id(db_, path_, cols + " WHERE id = ?", __FILE__, __LINE__);
+    while (cur) {
+      if (cur->end_ns >= t0_ns && cur->start_ns <= t1_ns) open.push_back(*cur);
+      if (!cur->parent_id) break;
+      by_id.bind(1, *cur->parent_id, __FILE__, __LINE__);
+      cur.reset();
+      if (by_id.step(__FILE__, __LINE__)) cur = detail::read_row<SpanRecord>(by_id.get());
+      by_id.reset();
+    }
+    std::reverse(open.begin(), open.end());
+  }
+
   std::vector<SpanItem> items;
   bool in_run = false;  // the last item is a run of short spans that may grow
-  while (s.step(__FILE__, __LINE__)) {
-    SpanRecord r = detail::read_row<SpanRecord>(s.get());
+  auto take = [&](const SpanRecord& r) {
     bool is_short = r.end_ns - r.start_ns < fold_below_ns;
     if (is_short && in_run) {
       SpanItem& run = items.back();
       run.count += 1;
       run.end_ns = std::max(run.end_ns, r.end_ns);
-      continue;
+      return;
     }
     items.push_back(SpanItem{r.start_ns, r.end_ns, 1, r});
     in_run = is_short;
+  };
+  for (const SpanRecord& r : open) take(r);
+  Stmt s(db_, path_, cols + " WHERE id >= ? AND id < ? ORDER BY id", __FILE__, __LINE__);
+  s.bind(1, a, __FILE__, __LINE__);
+  s.bind(2, hi, __FILE__, __LINE__);
+  while (s.step(__FILE__, __LINE__)) {
+    SpanRecord r = detail::read_row<SpanRecord>(s.get());
+    if (r.start_ns > t1_ns) break;
+    take(r);
   }
   return items;
 }
@@ -236,5 +282,6 @@ template std::vector<GradStatRecord> Reader::all() const;
 template std::vector<AnomalyRecord> Reader::all() const;
 template std::vector<CounterRecord> Reader::all() const;
 template std::vector<KernelRecord> Reader::all() const;
+template std::vector<InstantRecord> Reader::all() const;
 
 }  // namespace gb::trace

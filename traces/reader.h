@@ -72,7 +72,9 @@ class Reader {
   std::vector<R> all() const;
 
   // Spans of one thread overlapping [t0_ns, t1_ns], by start time; runs of consecutive spans shorter than
-  // fold_below_ns come back folded (fold_below_ns = 0: every span on its own).
+  // fold_below_ns come back folded (fold_below_ns = 0: every span on its own). Relies on the span-id layout of
+  // records.h (id order = start order within a thread) and on spans of a thread nesting properly, which is what
+  // the probes write; costs O(log n) lookups plus the rows returned.
   std::vector<SpanItem> spans(Id thread_id, std::int64_t t0_ns = kTimeMin, std::int64_t t1_ns = kTimeMax,
                               std::int64_t fold_below_ns = 0) const;
   // (t, allocated, reserved) after each memory event of one device (-1 = CPU), by time.

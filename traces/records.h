@@ -26,6 +26,7 @@ enum class MemAction : int { alloc = 0, free = 1, segment_alloc = 2, segment_fre
 // memory_events.category
 enum class MemCategory : int {
   unknown = 0, parameter = 1, gradient = 2, activation = 3, optimizer_state = 4, temporary = 5, input = 6,
+  autograd_detail = 7,
 };
 // params.dtype — the engine's ScalarType order (glassbox/core/dtype.h).
 enum class DType : int { bool_ = 0, int32 = 1, int64 = 2, float16 = 3, bfloat16 = 4, float32 = 5, float64 = 6 };
@@ -48,8 +49,14 @@ struct ThreadRecord {
   bool operator==(const ThreadRecord&) const = default;
 };
 
+// Span ids carry their thread: id = thread_id << 32 | n, where n counts the thread's spans in the order they
+// began (so within one thread, id order is start order; the Reader's time-window query relies on it).
+constexpr int kSpanIdThreadShift = 32;
+constexpr Id span_id(Id thread_id, std::int64_t n) { return (thread_id << kSpanIdThreadShift) | n; }
+constexpr Id span_thread(Id span) { return span >> kSpanIdThreadShift; }
+
 struct SpanRecord {
-  Id id = 0;
+  Id id = 0;         // span_id(thread_id, n)
   SpanKind kind = SpanKind::op;
   Id name_id = 0;    // strings.id
   Id thread_id = 0;  // threads.id
@@ -60,6 +67,17 @@ struct SpanRecord {
   OptId seq;         // autograd sequence number (links forward op and backward node)
   OptId module_id;   // modules.id
   bool operator==(const SpanRecord&) const = default;
+};
+
+// A point in time on one thread (GB_TRACE_INSTANT): exported as a Chrome "i" event.
+struct InstantRecord {
+  Id id = 0;
+  std::int64_t t_ns = 0;
+  Id name_id = 0;    // strings.id
+  Id thread_id = 0;  // threads.id
+  OptId span_id;     // the innermost open span of the thread, if any
+  OptId step;
+  bool operator==(const InstantRecord&) const = default;
 };
 
 struct OpDetailsRecord {
@@ -181,6 +199,7 @@ struct KernelRecord {
   int device = 0;
   std::int64_t stream = 0;
   std::int64_t correlation_id = 0;
+  OptId launch_span_id;  // the op span that launched the kernel (its "Self CUDA" time)
   std::string grid;   // "x,y,z"
   std::string block;  // "x,y,z"
   std::int64_t registers = 0;   // per thread

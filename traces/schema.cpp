@@ -12,8 +12,13 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
 CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE threads (id INTEGER PRIMARY KEY, os_tid INTEGER NOT NULL, name TEXT NOT NULL, role INTEGER NOT NULL);
 CREATE TABLE spans (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, name_id INTEGER NOT NULL,
-  thread_id INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, step INTEGER, parent_id INTEGER,
-  seq INTEGER, module_id INTEGER);
+  start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, step INTEGER, parent_delta INTEGER, seq INTEGER,
+  module_id INTEGER,
+  thread_id INTEGER GENERATED ALWAYS AS (id >> 32) VIRTUAL,
+  end_ns INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
+  parent_id INTEGER GENERATED ALWAYS AS (id - parent_delta) VIRTUAL);
+CREATE TABLE instants (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL,
+  thread_id INTEGER NOT NULL, span_id INTEGER, step INTEGER);
 CREATE TABLE op_details (span_id INTEGER PRIMARY KEY, input_shapes INTEGER, dtypes INTEGER,
   device INTEGER NOT NULL, flops INTEGER, bytes INTEGER);
 CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT NOT NULL, type TEXT NOT NULL, parent_id INTEGER);
@@ -40,15 +45,14 @@ CREATE TABLE anomalies (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, step INTE
   message TEXT NOT NULL);
 CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL NOT NULL);
 CREATE TABLE kernels (span_id INTEGER PRIMARY KEY, device INTEGER NOT NULL, stream INTEGER NOT NULL,
-  correlation_id INTEGER NOT NULL, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
+  correlation_id INTEGER NOT NULL, launch_span_id INTEGER, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
   shared_mem INTEGER NOT NULL);
 )sql";
 }
 
 const char* create_indexes_sql() {
   return R"sql(
-CREATE INDEX IF NOT EXISTS spans_thread_start ON spans (thread_id, start_ns);
-CREATE INDEX IF NOT EXISTS spans_parent ON spans (parent_id);
+CREATE INDEX IF NOT EXISTS instants_thread_t ON instants (thread_id, t_ns);
 CREATE INDEX IF NOT EXISTS memory_events_device_t ON memory_events (device, t_ns);
 CREATE INDEX IF NOT EXISTS grad_stats_step_param ON grad_stats (step, param_id);
 CREATE INDEX IF NOT EXISTS anomalies_t ON anomalies (t_ns);
@@ -59,9 +63,10 @@ CREATE INDEX IF NOT EXISTS graph_edges_step ON graph_edges (step);
 }
 
 std::span<const std::string_view> required_tables() {
-  static constexpr std::array<std::string_view, 16> tables = {
-      "meta",          "strings",     "threads",    "spans",     "op_details", "modules",  "params",  "steps",
-      "graph_nodes",   "graph_edges", "memory_events", "oom_reports", "grad_stats", "anomalies", "counters", "kernels"};
+  static constexpr std::array<std::string_view, 17> tables = {
+      "meta",        "strings",       "threads",     "spans",      "instants",  "op_details", "modules",
+      "params",      "steps",         "graph_nodes", "graph_edges", "memory_events", "oom_reports", "grad_stats",
+      "anomalies",   "counters",      "kernels"};
   return tables;
 }
 
@@ -89,8 +94,8 @@ std::string_view name(MemAction a) {
   return pick(n, static_cast<int>(a));
 }
 std::string_view name(MemCategory c) {
-  static constexpr std::array<std::string_view, 7> n = {"unknown",         "parameter", "gradient", "activation",
-                                                        "optimizer_state", "temporary", "input"};
+  static constexpr std::array<std::string_view, 8> n = {"unknown",         "parameter", "gradient", "activation",
+                                                        "optimizer_state", "temporary", "input",    "autograd_detail"};
   return pick(n, static_cast<int>(c));
 }
 std::string_view name(DType d) {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 
@@ -40,7 +41,15 @@ template <> constexpr int slot<GradStatRecord> = 10;
 template <> constexpr int slot<AnomalyRecord> = 11;
 template <> constexpr int slot<CounterRecord> = 12;
 template <> constexpr int slot<KernelRecord> = 13;
-constexpr int kSlots = 14;
+template <> constexpr int slot<InstantRecord> = 14;
+constexpr int kSlots = 15;
+
+// The row a record is stored as: itself, except spans (codec.h StoredSpan).
+template <class R> struct Stored { using type = R; static const R& row(const R& r) { return r; } };
+template <> struct Stored<SpanRecord> {
+  using type = detail::StoredSpan;
+  static detail::StoredSpan row(const SpanRecord& r) { return detail::stored(r); }
+};
 
 struct StringHash {
   using is_transparent = void;
@@ -112,12 +121,12 @@ Writer::Writer(const std::string& path, WriterOptions options) : path_(path), op
 
     stmts_ = std::make_unique<Statements>();
     auto prepare = [&]<class R>(R*) {
-      stmts_->insert[slot<R>] = Stmt(db_, path_, detail::insert_sql<R>(), __FILE__, __LINE__);
+      stmts_->insert[slot<R>] = Stmt(db_, path_, detail::insert_sql<typename Stored<R>::type>(), __FILE__, __LINE__);
     };
     std::apply([&](auto... p) { (prepare(p), ...); },
                std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
                           GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*, GradStatRecord*,
-                          AnomalyRecord*, CounterRecord*, KernelRecord*>{});
+                          AnomalyRecord*, CounterRecord*, KernelRecord*, InstantRecord*>{});
     stmts_->begin = Stmt(db_, path_, "BEGIN", __FILE__, __LINE__);
     stmts_->commit = Stmt(db_, path_, "COMMIT", __FILE__, __LINE__);
     stmts_->meta = Stmt(db_, path_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", __FILE__, __LINE__);
@@ -168,14 +177,19 @@ Id Writer::intern(std::string_view text) {
   before_write();  // throws when closed
   if (auto it = stmts_->strings.find(text); it != stmts_->strings.end()) return it->second;
   Id id = stmts_->next_string_id;
+  add_string(id, text);
+  return id;
+}
+
+void Writer::add_string(Id id, std::string_view text) {
+  before_write();
   Stmt& s = stmts_->string;
   s.bind(1, id, __FILE__, __LINE__);
   s.bind(2, text, __FILE__, __LINE__);
   s.step(__FILE__, __LINE__);
   s.reset();
   stmts_->strings.emplace(std::string(text), id);
-  ++stmts_->next_string_id;
-  return id;
+  stmts_->next_string_id = std::max(stmts_->next_string_id, id + 1);
 }
 
 void Writer::set_meta(std::string_view key, std::string_view value) {
@@ -189,11 +203,20 @@ void Writer::set_meta(std::string_view key, std::string_view value) {
 
 template <class R>
 void Writer::add(const R& record) {
+  if constexpr (std::is_same_v<R, SpanRecord>) {
+    if (span_thread(record.id) != record.thread_id)
+      throw Error("glassbox trace '" + path_ + "': span id " + std::to_string(record.id) + " is not in thread " +
+                  std::to_string(record.thread_id) + "'s id range; make span ids with gb::trace::span_id(thread, n)");
+  }
   before_write();
   Stmt& s = stmts_->insert[slot<R>];
-  detail::bind_row(s, record);
+  detail::bind_row(s, Stored<R>::row(record));
   s.step(__FILE__, __LINE__);
   s.reset();
+}
+
+void Writer::tick() {
+  if (db_ && in_txn_ && std::chrono::steady_clock::now() - txn_start_ >= options_.commit_interval) commit();
 }
 
 void Writer::flush() {
@@ -230,5 +253,6 @@ template void Writer::add(const GradStatRecord&);
 template void Writer::add(const AnomalyRecord&);
 template void Writer::add(const CounterRecord&);
 template void Writer::add(const KernelRecord&);
+template void Writer::add(const InstantRecord&);
 
 }  // namespace gb::trace

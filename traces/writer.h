@@ -8,7 +8,12 @@
 //   - add(record) appends one row (records.h). Rows go into an open transaction; that transaction is committed at
 //     the first add()/intern() that finds it older than commit_interval (100 ms by default), or by flush(). So a
 //     process killed with SIGKILL loses at most the rows of the last ~100 ms, and the file opens cleanly.
-//   - intern(text) returns the strings.id of text, storing each distinct text once.
+//   - intern(text) returns the strings.id of text, storing each distinct text once. add_string(id, text) stores
+//     a string whose id was chosen elsewhere (the probe pipeline's process-wide interner); intern() then never
+//     hands out that id.
+//   - Span ids carry their thread (records.h span_id()); add(SpanRecord) throws when id and thread_id disagree.
+//   - tick() commits the open transaction when it is older than commit_interval: the collector calls it when
+//     no rows arrive, so a quiet program's last rows are on disk within ~100 ms too.
 //   - close() commits, builds the Reader's indexes (never on the hot path), writes meta closed_cleanly = 1,
 //     checkpoints the WAL and switches the file back to a single rollback-journal file when no other connection is
 //     reading it. The destructor calls close() and swallows errors; call close() yourself to see them.
@@ -17,7 +22,7 @@
 //   gb::trace::Writer w("run.db");
 //   gb::trace::Id mm = w.intern("matmul");
 //   w.add(gb::trace::ThreadRecord{1, gettid(), "main", gb::trace::ThreadRole::main});
-//   w.add(gb::trace::SpanRecord{.id = 1, .kind = SpanKind::op, .name_id = mm, .thread_id = 1, .start_ns = 0, .end_ns = 900});
+//   w.add(gb::trace::SpanRecord{.id = gb::trace::span_id(1, 1), .kind = SpanKind::op, .name_id = mm, .thread_id = 1, .start_ns = 0, .end_ns = 900});
 //   w.close();
 #pragma once
 
@@ -47,12 +52,14 @@ class Writer {
   const std::string& path() const { return path_; }
 
   Id intern(std::string_view text);                        // strings.id; each text stored once
+  void add_string(Id id, std::string_view text);           // a strings row with a given id
   void set_meta(std::string_view key, std::string_view value);  // insert or replace one meta row
 
   // One row into the record's table. R is any record of traces/records.h.
   template <class R>
   void add(const R& record);
 
+  void tick();   // commit the open transaction if it is older than commit_interval
   void flush();  // commit the open transaction now
   void close();  // flush, build indexes, finish the file; idempotent
   bool is_open() const { return db_ != nullptr; }

@@ -30,7 +30,7 @@ std::string small_trace(const TempDir& tmp, const std::string& name) {
   Writer w(path);
   Id n = w.intern("matmul");
   for (int i = 1; i <= 200; ++i)
-    w.add(SpanRecord{.id = i, .name_id = n, .thread_id = 1, .start_ns = 10 * i, .end_ns = 10 * i + 5});
+    w.add(SpanRecord{.id = span_id(1, i), .name_id = n, .thread_id = 1, .start_ns = 10 * i, .end_ns = 10 * i + 5});
   w.close();
   return path;
 }
@@ -59,9 +59,10 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   std::vector<ThreadRecord> threads = {{1, 4242, "main", ThreadRole::main},
                                        {2, 4243, "worker 0", ThreadRole::dataloader_worker}};
   std::vector<SpanRecord> spans = {
-      {1, SpanKind::step, mm, 1, 0, 1000, 0, std::nullopt, std::nullopt, std::nullopt},
-      {2, SpanKind::op, mm, 1, 10, 900, 0, 1, 7, 3},
-      {3, SpanKind::cuda_api, mm, 2, -5, 5, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+      {span_id(1, 1), SpanKind::step, mm, 1, 0, 1000, 0, std::nullopt, std::nullopt, std::nullopt},
+      {span_id(1, 2), SpanKind::op, mm, 1, 10, 900, 0, span_id(1, 1), 7, 3},
+      {span_id(2, 1), SpanKind::cuda_api, mm, 2, -5, 5, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+  std::vector<InstantRecord> instants = {{1, 15, mm, 1, span_id(1, 2), 0}, {2, 20, dts, 2, {}, {}}};
   std::vector<OpDetailsRecord> ops = {{2, shapes, dts, kCpu, 48, 96}, {3, std::nullopt, std::nullopt, 0, {}, {}}};
   std::vector<ModuleRecord> modules = {{1, "", "MLP", std::nullopt}, {3, "fc1", "Linear", 1}};
   std::vector<ParamRecord> params = {{1, 3, "weight", "[128, 784]", 100352, DType::float32},
@@ -78,9 +79,11 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
       {1, 40, 0, AnomalyKind::nonfinite_backward, Severity::error, 2, 1, 3, 2, 1e300, "nan in mm backward"},
       {2, 50, {}, AnomalyKind::memory_growth, Severity::info, {}, {}, {}, {}, {}, ""}};
   std::vector<CounterRecord> counters = {{5, mm, 1.5}, {6, mm, -2.0}};
-  std::vector<KernelRecord> kernels = {{3, 0, 7, 1234, "128,1,1", "256,1,1", 32, 49152}};
+  std::vector<KernelRecord> kernels = {{3, 0, 7, 1234, span_id(1, 2), "128,1,1", "256,1,1", 32, 49152},
+                                       {4, 0, 7, 1235, std::nullopt, "1,1,1", "32,1,1", 8, 0}};
   for (auto& r : threads) w.add(r);
   for (auto& r : spans) w.add(r);
+  for (auto& r : instants) w.add(r);
   for (auto& r : ops) w.add(r);
   for (auto& r : modules) w.add(r);
   for (auto& r : params) w.add(r);
@@ -96,6 +99,7 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   w.close();
   check_round_trip(path, threads);
   check_round_trip(path, spans);
+  check_round_trip(path, instants);
   check_round_trip(path, ops);
   check_round_trip(path, modules);
   check_round_trip(path, params);
@@ -128,8 +132,8 @@ TEST_CASE("the op table of a known trace, number by number: self = total - direc
   Id linear = w.intern("linear"), mm = w.intern("matmul"), add = w.intern("add"), relu = w.intern("relu");
   Id fwd = w.intern("forward");
   auto span = [&](Id id, SpanKind k, Id name, std::int64_t s, std::int64_t e, OptId parent) {
-    w.add(SpanRecord{.id = id, .kind = k, .name_id = name, .thread_id = 1, .start_ns = s, .end_ns = e,
-                     .parent_id = parent});
+    w.add(SpanRecord{.id = span_id(1, id), .kind = k, .name_id = name, .thread_id = 1, .start_ns = s, .end_ns = e,
+                     .parent_id = parent ? OptId(span_id(1, *parent)) : std::nullopt});
   };
   span(1, SpanKind::module, fwd, 0, 1000, std::nullopt);  // a module span: not an op, but a parent
   span(2, SpanKind::op, linear, 0, 100, 1);               // linear 100 = matmul 60 + add 25 + 15 self
@@ -173,9 +177,10 @@ TEST_CASE("spans in a window, with runs of short spans folded into one item with
   std::string path = tmp.file("t.db");
   Writer w(path);
   Id n = w.intern("op");
-  Id id = 1;
+  Id n1 = 1, n2 = 1;
   auto span = [&](std::int64_t thread, std::int64_t s, std::int64_t e) {
-    w.add(SpanRecord{.id = id++, .name_id = n, .thread_id = thread, .start_ns = s, .end_ns = e});
+    w.add(SpanRecord{.id = span_id(thread, thread == 1 ? n1++ : n2++), .name_id = n, .thread_id = thread,
+                     .start_ns = s, .end_ns = e});
   };
   span(1, 0, 1000);                                      // long
   for (int i = 0; i < 5; ++i) span(1, 1000 + 10 * i, 1000 + 10 * i + 5);  // 5 short: 1000..1045
@@ -192,11 +197,11 @@ TEST_CASE("spans in a window, with runs of short spans folded into one item with
   auto lod = r.spans(1, kTimeMin, kTimeMax, 100);
   REQUIRE(lod.size() == 4);
   CHECK(lod[0].count == 1);
-  CHECK(lod[0].span.id == 1);
+  CHECK(lod[0].span.id == span_id(1, 1));
   CHECK(lod[1].count == 5);
   CHECK(lod[1].start_ns == 1000);
   CHECK(lod[1].end_ns == 1045);
-  CHECK(lod[1].span.id == 2);
+  CHECK(lod[1].span.id == span_id(1, 2));
   CHECK(lod[2].count == 1);
   CHECK(lod[2].span.start_ns == 2000);
   CHECK(lod[3].count == 1);
@@ -210,11 +215,43 @@ TEST_CASE("spans in a window, with runs of short spans folded into one item with
   CHECK(r.spans(3).empty());
 }
 
+TEST_CASE("a window inside nested spans returns the enclosing spans that began before it, outermost first") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  Writer w(path);
+  Id n = w.intern("op");
+  auto span = [&](std::int64_t i, std::int64_t s, std::int64_t e, std::optional<std::int64_t> parent) {
+    w.add(SpanRecord{.id = span_id(3, i), .name_id = n, .thread_id = 3, .start_ns = s, .end_ns = e,
+                     .parent_id = parent ? OptId(span_id(3, *parent)) : std::nullopt});
+  };
+  // written in end order, as the collector does: children before their parents
+  span(3, 100, 200, 2);
+  span(4, 600, 700, 2);
+  span(2, 100, 900, 1);
+  span(5, 950, 990, 1);
+  span(1, 0, 1000, std::nullopt);
+  span(6, 2000, 2100, std::nullopt);
+  w.close();
+  Reader r(path);
+  auto in = r.spans(3, 650, 660);
+  REQUIRE(in.size() == 3);
+  CHECK(in[0].span.id == span_id(3, 1));
+  CHECK(in[1].span.id == span_id(3, 2));
+  CHECK(in[2].span.id == span_id(3, 4));
+  auto later = r.spans(3, 920, 2050);  // 1 is still open, 5 and 6 start inside
+  REQUIRE(later.size() == 3);
+  CHECK(later[0].span.id == span_id(3, 1));
+  CHECK(later[1].span.id == span_id(3, 5));
+  CHECK(later[2].span.id == span_id(3, 6));
+  CHECK(r.spans(3, 1500, 1600).empty());
+  CHECK(r.spans(3, 5000).empty());
+}
+
 TEST_CASE("a trace read back while its writer is still open, and after a crash without indexes") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   Writer w(path);
-  w.add(SpanRecord{.id = 1, .name_id = w.intern("op"), .thread_id = 1, .start_ns = 0, .end_ns = 10});
+  w.add(SpanRecord{.id = span_id(1, 1), .name_id = w.intern("op"), .thread_id = 1, .start_ns = 0, .end_ns = 10});
   w.flush();
   Reader r(path);
   CHECK(r.op_table().size() == 1);

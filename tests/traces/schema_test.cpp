@@ -13,11 +13,11 @@ TEST_CASE("a new trace holds every required table and user_version = kSchemaVers
   std::string path = tmp.file("t.db");
   Writer(path).close();
   CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
-  CHECK(required_tables().size() == 16);
+  CHECK(required_tables().size() == 17);
   for (std::string_view t : required_tables())
     CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
                                     std::string(t) + "'") == 1, t);
-  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 16);
+  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 17);
 }
 
 TEST_CASE("enum names are the documented ones") {
@@ -27,6 +27,7 @@ TEST_CASE("enum names are the documented ones") {
   CHECK(name(ThreadRole::dataloader_worker) == "dataloader_worker");
   CHECK(name(MemAction::empty_cache) == "empty_cache");
   CHECK(name(MemCategory::optimizer_state) == "optimizer_state");
+  CHECK(name(MemCategory::autograd_detail) == "autograd_detail");
   CHECK(name(DType::bfloat16) == "bfloat16");
   CHECK(name(AnomalyKind::memory_growth) == "memory_growth");
   CHECK(name(Severity::error) == "error");

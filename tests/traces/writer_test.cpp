@@ -42,9 +42,9 @@ TEST_CASE("meta rows, WAL while open, indexes and a single file after close") {
   Writer w(path);
   w.set_meta("device_name", "cpu");
   w.flush();
-  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name='spans_thread_start'") == 0);
+  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name='memory_events_device_t'") == 0);
   w.close();
-  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name='spans_thread_start'") == 1);
+  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name='memory_events_device_t'") == 1);
   CHECK_FALSE(std::filesystem::exists(path + "-wal"));
   Reader r(path);
   CHECK(r.schema_version() == kSchemaVersion);
@@ -72,10 +72,10 @@ TEST_CASE("rows are committed within about 100 ms while events flow") {
   std::string path = tmp.file("t.db");
   Writer w(path);
   Id n = w.intern("op");
-  for (int i = 1; i <= 10; ++i) w.add(SpanRecord{.id = i, .name_id = n, .thread_id = 1, .start_ns = i, .end_ns = i + 1});
+  for (int i = 1; i <= 10; ++i) w.add(SpanRecord{.id = span_id(1, i), .name_id = n, .thread_id = 1, .start_ns = i, .end_ns = i + 1});
   CHECK(sql_int(path, "SELECT count(*) FROM spans") == 0);  // still in the open transaction
   std::this_thread::sleep_for(150ms);
-  w.add(SpanRecord{.id = 11, .name_id = n, .thread_id = 1, .start_ns = 11, .end_ns = 12});  // commits the first ten
+  w.add(SpanRecord{.id = span_id(1, 11), .name_id = n, .thread_id = 1, .start_ns = 11, .end_ns = 12});  // commits the first ten
   CHECK(sql_int(path, "SELECT count(*) FROM spans") == 10);
   w.flush();
   CHECK(sql_int(path, "SELECT count(*) FROM spans") == 11);
@@ -102,7 +102,7 @@ TEST_CASE("a writer killed with SIGKILL leaves a readable file with every event 
       Id n = w.intern("op");
       for (std::int64_t i = 1; i < static_cast<std::int64_t>(kMax); ++i) {
         std::int64_t t = now_ns();
-        w.add(SpanRecord{.id = i, .name_id = n, .thread_id = 1, .start_ns = t, .end_ns = t + 1});
+        w.add(SpanRecord{.id = span_id(1, i), .name_id = n, .thread_id = 1, .start_ns = t, .end_ns = t + 1});
         log[i].store(t);
         log[0].store(i);
         std::this_thread::sleep_for(50us);
@@ -127,7 +127,7 @@ TEST_CASE("a writer killed with SIGKILL leaves a readable file with every event 
   auto spans = r.all<SpanRecord>();
   REQUIRE(static_cast<std::int64_t>(spans.size()) >= old);
   for (std::int64_t i = 0; i < old; ++i) {
-    CHECK(spans[static_cast<std::size_t>(i)].id == i + 1);
+    CHECK(spans[static_cast<std::size_t>(i)].id == span_id(1, i + 1));
     CHECK(spans[static_cast<std::size_t>(i)].start_ns == log[i + 1].load());
   }
   CHECK(r.string(spans[0].name_id) == "op");
@@ -149,4 +149,30 @@ TEST_CASE("adding to a closed writer is an error, close is idempotent") {
   w.close();
   w.close();
   CHECK_THROWS_WITH_AS(w.add(CounterRecord{}), doctest::Contains("is closed"), Error);
+}
+
+TEST_CASE("a span id outside its thread's id range is refused; add_string keeps intern from reusing the id") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  Writer w(path);
+  CHECK_THROWS_WITH_AS(w.add(SpanRecord{.id = 5, .thread_id = 1}), doctest::Contains("gb::trace::span_id"), Error);
+  w.add_string(7, "seven");
+  CHECK(w.intern("seven") == 7);
+  CHECK(w.intern("eight") == 8);
+  w.close();
+  Reader r(path);
+  CHECK(r.string(7) == "seven");
+  CHECK(r.string(8) == "eight");
+}
+
+TEST_CASE("tick commits a transaction older than the commit interval, and only then") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  Writer w(path, WriterOptions{.commit_interval = std::chrono::milliseconds(50)});
+  w.add(CounterRecord{1, w.intern("c"), 1.0});
+  w.tick();  // too young: stays open
+  CHECK(sql_int(path, "SELECT count(*) FROM counters") == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  w.tick();
+  CHECK(sql_int(path, "SELECT count(*) FROM counters") == 1);
 }
