@@ -1,0 +1,313 @@
+// instrument/collector.cpp — draining the rings: events become rows, ticks become nanoseconds.
+#include "instrument/collector.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+namespace gb::trace::detail {
+
+namespace {
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+OptId opt(std::int64_t v) { return v >= 0 ? OptId(v) : std::nullopt; }
+
+std::vector<ThreadEntry*> snapshot_threads() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  std::vector<ThreadEntry*> out;
+  out.reserve(r.threads.size());
+  for (auto& t : r.threads) out.push_back(t.get());
+  return out;
+}
+
+}  // namespace
+
+Collector::Collector(std::unique_ptr<Writer> writer) : writer_(std::move(writer)) {
+  // Events an earlier session left behind are not this session's.
+  for (ThreadEntry* t : snapshot_threads()) {
+    if (t->buf.slots) t->buf.tail.store(t->buf.head.load(std::memory_order_acquire), std::memory_order_release);
+    dropped_at_start_[t] = t->buf.dropped.load(std::memory_order_relaxed);
+  }
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.6f", 1.0 / clock_.ns_per_tick());
+  writer_->set_meta("clock_ticks_per_ns", rate);
+  write_new_registry_rows();
+  writer_->flush();
+}
+
+Collector::~Collector() {
+  if (thread_.joinable()) {
+    stop_.store(true, std::memory_order_release);
+    thread_.join();
+  }
+}
+
+void Collector::start() { thread_ = std::thread([this] { run(); }); }
+
+void Collector::stop(const std::string& stopped_by) {
+  g_recording.store(false, std::memory_order_release);
+  stop_.store(true, std::memory_order_release);
+  if (thread_.joinable()) thread_.join();
+  finish(stopped_by);
+}
+
+void Collector::run() {
+  while (!stop_.load(std::memory_order_acquire)) {
+    if (int sig = signal_.load(std::memory_order_relaxed)) {
+      finish("signal " + signal_name(sig));
+      std::signal(sig, SIG_DFL);
+      std::raise(sig);
+      return;
+    }
+    std::size_t n = 0;
+    try {
+      write_new_registry_rows();
+      n = drain_all() + write_cold();
+      if (n == 0) writer_->tick();
+    } catch (const std::exception& e) {
+      fail(e);
+      return;
+    }
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Collector::fail(const std::exception& e) {
+  g_recording.store(false, std::memory_order_release);
+  failed_ = true;
+  finished_ = true;
+  std::fprintf(stderr, "glassbox: warning: tracing stopped, the program goes on: %s; the trace keeps what was "
+               "written before (%s)\n", e.what(), writer_->path().c_str());
+  try {
+    writer_->close();
+  } catch (...) {
+  }
+}
+
+void Collector::finish(const std::string& stopped_by) {
+  if (finished_) return;
+  g_recording.store(false, std::memory_order_release);
+  // Spans that began before recording stopped still end and write their event: give them a moment.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  try {
+    write_new_registry_rows();
+    drain_all();
+    write_cold();
+    std::uint64_t dropped = 0;
+    for (ThreadEntry* t : snapshot_threads()) {
+      auto it = dropped_at_start_.find(t);
+      std::uint64_t d = t->buf.dropped.load(std::memory_order_relaxed) - (it == dropped_at_start_.end() ? 0 : it->second);
+      if (d) writer_->set_meta("dropped_events.thread." + std::to_string(t->buf.thread_id), std::to_string(d));
+      dropped += d;
+    }
+    writer_->set_meta("dropped_events", std::to_string(dropped));
+    writer_->set_meta("events_written", std::to_string(events_written_));
+    writer_->set_meta("stopped_by", stopped_by);
+    writer_->close();
+    finished_ = true;
+  } catch (const std::exception& e) {
+    fail(e);
+  }
+  // Threads that exited and were drained are forgotten.
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  std::erase_if(r.threads, [](const std::unique_ptr<ThreadEntry>& t) {
+    return t->retired.load(std::memory_order_acquire) &&
+           t->buf.tail.load(std::memory_order_relaxed) == t->buf.head.load(std::memory_order_acquire);
+  });
+}
+
+void Collector::write_new_registry_rows() {
+  Registry& r = registry();
+  std::vector<std::string> strings;
+  std::vector<ModuleRecord> modules;
+  std::vector<ParamRecord> params;
+  std::vector<ThreadRecord> threads;
+  std::size_t first_string = strings_written_;
+  {
+    std::lock_guard lock(r.mu);
+    strings.assign(r.strings.begin() + static_cast<std::ptrdiff_t>(strings_written_), r.strings.end());
+    modules.assign(r.modules.begin() + static_cast<std::ptrdiff_t>(modules_written_), r.modules.end());
+    params.assign(r.params.begin() + static_cast<std::ptrdiff_t>(params_written_), r.params.end());
+    std::uint64_t v = r.threads_version.load(std::memory_order_acquire);
+    if (v != threads_version_) {
+      threads_version_ = v;
+      for (auto& t : r.threads) threads.push_back({t->buf.thread_id, t->buf.os_tid, t->name, t->role});
+    }
+  }
+  for (std::size_t i = 0; i < strings.size(); ++i) writer_->add_string(static_cast<Id>(first_string + i + 1), strings[i]);
+  strings_written_ += strings.size();
+  for (auto& m : modules) writer_->add(m);
+  modules_written_ += modules.size();
+  for (auto& p : params) writer_->add(p);
+  params_written_ += params.size();
+  for (auto& t : threads) writer_->add(t);
+}
+
+Id Collector::name_id(const SourceLocation* loc) {
+  if (auto it = names_.find(loc); it != names_.end()) return it->second;
+  Id id = intern(loc->name);
+  if (static_cast<std::size_t>(id) > strings_written_) write_new_registry_rows();
+  names_.emplace(loc, id);
+  return id;
+}
+
+std::size_t Collector::drain_all() {
+  std::size_t n = 0;
+  for (ThreadEntry* t : snapshot_threads()) {
+    n += drain(*t);
+    if (t->storage && t->retired.load(std::memory_order_acquire) &&
+        t->buf.tail.load(std::memory_order_relaxed) == t->buf.head.load(std::memory_order_acquire)) {
+      t->buf.slots = nullptr;  // the thread is gone and its ring is empty
+      t->storage.reset();
+    }
+  }
+  return n;
+}
+
+std::size_t Collector::drain(ThreadEntry& t) {
+  ThreadBuffer& b = t.buf;
+  if (!b.slots) return 0;
+  std::uint64_t tail = b.tail.load(std::memory_order_relaxed);
+  const std::uint64_t head = b.head.load(std::memory_order_acquire);
+  if (tail == head) return 0;
+  // Strings interned before these events were pushed are visible now (head was loaded with acquire).
+  if (registry().strings_count.load(std::memory_order_acquire) > strings_written_) write_new_registry_rows();
+  std::size_t n = 0;
+  while (tail < head) {
+    const Event& e = *b.at(tail);
+    switch (e.type) {
+      case EventType::span: write_span(b, e); break;
+      case EventType::record: write_record(b, e); break;
+      case EventType::instant:
+        writer_->add(InstantRecord{next_instant_++, clock_.ns(e.t0), name_id(e.loc), b.thread_id,
+                                   e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.step)});
+        break;
+      case EventType::counter:
+        writer_->add(CounterRecord{clock_.ns(e.t0), name_id(e.loc), std::bit_cast<double>(e.t1)});
+        break;
+    }
+    tail += 1 + (e.type == EventType::record ? e.slots : 0);
+    ++n;
+    if ((n & 4095) == 0) b.tail.store(tail, std::memory_order_release);  // give the producer room early
+  }
+  b.tail.store(tail, std::memory_order_release);
+  events_written_ += n;
+  return n;
+}
+
+void Collector::write_span(const ThreadBuffer& b, const Event& e) {
+  if (e.t1 < clock_.start_ticks()) return;  // ended before this session began
+  std::int64_t start = std::max<std::int64_t>(0, clock_.ns(e.t0)), end = clock_.ns(e.t1);
+  SpanRecord r{span_id(b.thread_id, e.id), e.loc->kind, name_id(e.loc), b.thread_id, start, end, opt(e.step),
+               e.parent ? OptId(span_id(b.thread_id, e.parent)) : std::nullopt, opt(e.seq), opt(e.module)};
+  if (r.kind == SpanKind::step && e.step >= 0) step_spans_[e.step] = {start, end};
+  writer_->add(r);
+}
+
+void Collector::write_record(const ThreadBuffer& b, const Event& e) {
+  alignas(Event) unsigned char bytes[sizeof(Event) * 8];
+  std::uint64_t at = static_cast<std::uint64_t>(&e - b.slots);  // the header's slot index
+  for (std::uint32_t i = 0; i < e.slots && i < 8; ++i)
+    std::memcpy(bytes + std::size_t(i) * sizeof(Event), b.at(at + 1 + i), sizeof(Event));
+  const std::int64_t t = clock_.ns(e.t0);
+  const OptId span = e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt;
+  auto read = [&]<class R>(R& r) { std::memcpy(&r, bytes, sizeof(R)); };
+  switch (e.record_type) {
+    case ring_record<MemoryEventRecord>: {
+      MemoryEventRecord r;
+      read(r);
+      if (!r.id) r.id = next_memory_++;
+      if (!r.t_ns) r.t_ns = t;
+      if (!r.span_id) r.span_id = span;
+      if (!r.module_id) r.module_id = opt(e.module);
+      writer_->add(r);
+      break;
+    }
+    case ring_record<GraphNodeRecord>: {
+      GraphNodeRecord r;
+      read(r);
+      if (!r.forward_span_id) r.forward_span_id = span;
+      if (!r.module_id) r.module_id = opt(e.module);
+      writer_->add(r);
+      break;
+    }
+    case ring_record<GraphEdgeRecord>: {
+      GraphEdgeRecord r;
+      read(r);
+      writer_->add(r);
+      break;
+    }
+    case ring_record<GradStatRecord>: {
+      GradStatRecord r;
+      read(r);
+      writer_->add(r);
+      break;
+    }
+    case ring_record<StepRecord>: {
+      StepRecord r;
+      read(r);
+      if (r.start_ns == 0 && r.end_ns == 0) {
+        if (auto it = step_spans_.find(r.step); it != step_spans_.end()) std::tie(r.start_ns, r.end_ns) = it->second;
+      }
+      writer_->add(r);
+      break;
+    }
+    case ring_record<OpDetailsRecord>: {
+      OpDetailsRecord r;
+      read(r);
+      if (!r.span_id && span) r.span_id = *span;
+      writer_->add(r);
+      break;
+    }
+    case ring_record<CounterRecord>: {
+      CounterRecord r;
+      read(r);
+      if (!r.t_ns) r.t_ns = t;
+      writer_->add(r);
+      break;
+    }
+    default: break;
+  }
+}
+
+std::size_t Collector::write_cold() {
+  std::vector<ColdItem> items;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    items.swap(r.cold);
+  }
+  for (ColdItem& item : items) {
+    const std::int64_t t = clock_.ns(item.t);
+    const OptId span = item.span_n ? OptId(span_id(item.thread_id, item.span_n)) : std::nullopt;
+    std::visit(
+        [&](auto& r) {
+          using R = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<R, AnomalyRecord>) {
+            if (!r.id) r.id = next_anomaly_++;
+            if (!r.t_ns) r.t_ns = t;
+            if (!r.step) r.step = opt(item.step);
+            if (!r.span_id) r.span_id = span;
+            if (!r.module_id) r.module_id = opt(item.module);
+          } else if constexpr (std::is_same_v<R, OomReportRecord>) {
+            if (!r.id) r.id = next_oom_++;
+            if (!r.t_ns) r.t_ns = t;
+          }
+          writer_->add(r);
+        },
+        item.record);
+  }
+  events_written_ += items.size();
+  return items.size();
+}
+
+}  // namespace gb::trace::detail

@@ -1,0 +1,290 @@
+// instrument/probe.h — the probes the engine (and any program) calls to write a glassbox trace.
+//
+// A probe records a few integers into its thread's lock-free ring (ring.h); the collector thread (collector.h)
+// turns them into rows of the trace file (traces/SCHEMA.md). Nothing is recorded unless a session is on
+// (session.h: GLASSBOX_TRACE=path.db in the environment, or a gb::trace::Session in code).
+//
+// Contract:
+//   - GB_TRACE_SPAN(kind, "name") opens a span until the end of the enclosing scope. Its name is a static
+//     SourceLocation (name, file, line): the event carries the pointer, and the name is interned once per trace.
+//     Cost with a session on: two clock reads and one 64-byte store (bench/bench_probe.cpp); off: one relaxed load
+//     and a branch. Spans of a thread nest; their ids are records.h span_id(thread, n) in the order they begin.
+//   - GB_TRACE_INSTANT("name") and GB_TRACE_COUNTER("name", value) record a point and a sampled value.
+//   - Names known only at run time: location(name, kind) interns one SourceLocation per (name, kind), kept for the
+//     life of the process; cache the pointer (one mutex and a hash lookup per call).
+//   - emit(record) queues a typed row (memory event, graph node/edge, grad stat, anomaly, module, param, ...). Rows
+//     whose t_ns / start_ns / end_ns the caller leaves at 0 get the time of the emit. Modules and params are also
+//     kept for sessions that start later. Graph node ids are the caller's; other ids left at 0 are numbered by
+//     the collector.
+//   - A full ring never blocks by default: the event is dropped and counted (meta dropped_events); a session with
+//     OnFull::block waits instead (for tests that must not lose anything).
+//   - Compiling with GLASSBOX_NO_PROBES (CMake -DGLASSBOX_PROBES=OFF) removes every probe: the macros expand to
+//     nothing and Span is empty.
+//
+//   void linear_forward(...) {
+//     GB_TRACE_SPAN(gb::trace::SpanKind::op, "linear");
+//     ...
+//   }
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "instrument/clock.h"
+#include "traces/records.h"
+
+namespace gb::trace {
+
+struct SourceLocation {
+  const char* name;
+  const char* file;
+  int line;
+  SpanKind kind;
+};
+
+// What happens to an event that finds its thread's ring full.
+enum class OnFull : int { drop = 0, block = 1 };
+
+namespace detail {
+
+// One ring slot. A span is one event; a typed record is a header event plus ceil(sizeof(R)/64) payload slots.
+enum class EventType : std::uint8_t { span = 0, instant = 1, counter = 2, record = 3 };
+struct alignas(64) Event {
+  const SourceLocation* loc;  // span, instant, counter: the name
+  std::int64_t t0;            // ticks: span start, or the time of an instant, counter or record
+  std::int64_t t1;            // ticks: span end; counter: the value's bits
+  std::int64_t seq;           // span: autograd sequence number, -1 = none
+  std::uint32_t id;           // span: n of span_id(thread, n); instant/record: the innermost open span's n
+  std::uint32_t parent;       // span: the parent's n, 0 = a root
+  std::int32_t step;          // -1 = outside any step
+  std::int32_t module;        // -1 = none
+  EventType type;
+  std::uint8_t record_type;   // record: index in RecordTypes
+  std::uint16_t slots;        // record: payload slots that follow
+};
+static_assert(sizeof(Event) == 64);
+
+// The per-thread ring (single producer: the thread; single consumer: the collector) and the thread's span stack.
+struct ThreadBuffer {
+  // producer side
+  Event* slots = nullptr;
+  std::uint64_t mask = 0;
+  std::atomic<std::uint64_t> head{0};
+  std::uint64_t cached_tail = 0;
+  std::uint32_t next_span = 0;  // n of the last span begun
+  std::uint32_t current = 0;    // n of the innermost open span, 0 = none
+  std::atomic<std::uint64_t> dropped{0};
+  // consumer side, on its own cache line
+  alignas(64) std::atomic<std::uint64_t> tail{0};
+  // identity
+  std::int64_t thread_id = 0;
+  std::int64_t os_tid = 0;
+
+  Event* reserve(std::uint32_t n) noexcept {
+    std::uint64_t h = head.load(std::memory_order_relaxed);
+    if (h + n - cached_tail > mask + 1) [[unlikely]] {
+      cached_tail = tail.load(std::memory_order_acquire);
+      if (h + n - cached_tail > mask + 1) return reserve_slow(n);
+    }
+    return &slots[h & mask];
+  }
+  Event* reserve_slow(std::uint32_t n) noexcept;  // drops (nullptr) or, in block mode, waits for room
+  Event* at(std::uint64_t i) const noexcept { return &slots[i & mask]; }
+  void commit(std::uint32_t n) noexcept { head.store(head.load(std::memory_order_relaxed) + n, std::memory_order_release); }
+};
+
+extern std::atomic<bool> g_recording;  // a session is on
+extern std::atomic<std::int32_t> g_step;
+inline thread_local ThreadBuffer* t_buffer = nullptr;
+inline thread_local std::int32_t t_module = -1;
+
+ThreadBuffer* register_thread() noexcept;  // first event of a thread (or its first since the last session)
+inline ThreadBuffer* this_thread() noexcept {
+  ThreadBuffer* b = t_buffer;
+  return b ? b : register_thread();
+}
+
+// The records that go through the rings (trivially copyable); the others take a mutex (cold path).
+template <class R> constexpr int ring_record = -1;
+template <> inline constexpr int ring_record<MemoryEventRecord> = 0;
+template <> inline constexpr int ring_record<GraphNodeRecord> = 1;
+template <> inline constexpr int ring_record<GraphEdgeRecord> = 2;
+template <> inline constexpr int ring_record<GradStatRecord> = 3;
+template <> inline constexpr int ring_record<StepRecord> = 4;
+template <> inline constexpr int ring_record<OpDetailsRecord> = 5;
+template <> inline constexpr int ring_record<CounterRecord> = 6;
+
+void push_record(int type, const void* bytes, std::size_t size) noexcept;
+void emit_cold(const ModuleRecord& r);
+void emit_cold(const ParamRecord& r);
+void emit_cold(const AnomalyRecord& r);
+void emit_cold(const OomReportRecord& r);
+void emit_cold(const KernelRecord& r);
+void push_instant(const SourceLocation* loc) noexcept;
+void push_counter(const SourceLocation* loc, double value) noexcept;
+
+}  // namespace detail
+
+// True while a session records.
+inline bool enabled() noexcept { return detail::g_recording.load(std::memory_order_relaxed); }
+
+// The process-wide strings.id of text (stable for the process; every session writes the strings it needs).
+Id intern(std::string_view text);
+// A SourceLocation for a name known at run time, one per (name, kind), never freed. Cache the pointer.
+const SourceLocation* location(std::string_view name, SpanKind kind);
+
+// This thread's trace id (threads.id), registering it if needed; its name and role in the threads table.
+Id thread_id();
+void set_thread_name(std::string_view name, ThreadRole role = ThreadRole::other);
+// The innermost open span of this thread (spans.id), or 0 when none (or tracing is off).
+Id current_span_id() noexcept;
+
+// The training step that spans and records belong to (-1: none). Global: dataloader threads see the main's step.
+inline void set_step(std::int64_t step) noexcept {
+  detail::g_step.store(static_cast<std::int32_t>(step), std::memory_order_relaxed);
+}
+inline std::int64_t current_step() noexcept { return detail::g_step.load(std::memory_order_relaxed); }
+
+#ifndef GLASSBOX_NO_PROBES
+
+class Span {
+ public:
+  explicit Span(const SourceLocation* loc, std::int64_t seq = -1) noexcept {
+    if (enabled()) [[unlikely]] begin(loc, seq);
+  }
+  ~Span() {
+    if (buf_) [[unlikely]] end();
+  }
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+  // spans.id of this span, 0 when not recorded.
+  Id id() const noexcept { return buf_ ? span_id(buf_->thread_id, n_) : 0; }
+
+ private:
+  void begin(const SourceLocation* loc, std::int64_t seq) noexcept {
+    buf_ = detail::this_thread();
+    if (!buf_) return;
+    loc_ = loc;
+    seq_ = seq;
+    t0_ = ticks();
+    n_ = ++buf_->next_span;
+    parent_ = buf_->current;
+    buf_->current = n_;
+  }
+  void end() noexcept {
+    std::int64_t t1 = ticks();
+    buf_->current = parent_;
+    detail::Event* e = buf_->reserve(1);
+    if (!e) return;
+    e->loc = loc_;
+    e->t0 = t0_;
+    e->t1 = t1;
+    e->seq = seq_;
+    e->id = n_;
+    e->parent = parent_;
+    e->step = detail::g_step.load(std::memory_order_relaxed);
+    e->module = detail::t_module;
+    e->type = detail::EventType::span;
+    buf_->commit(1);
+  }
+
+  detail::ThreadBuffer* buf_ = nullptr;
+  const SourceLocation* loc_ = nullptr;
+  std::int64_t t0_ = 0;
+  std::int64_t seq_ = -1;
+  std::uint32_t n_ = 0;
+  std::uint32_t parent_ = 0;
+};
+
+inline void instant(const SourceLocation* loc) noexcept {
+  if (enabled()) [[unlikely]] detail::push_instant(loc);
+}
+inline void counter(const SourceLocation* loc, double value) noexcept {
+  if (enabled()) [[unlikely]] detail::push_counter(loc, value);
+}
+
+// Queue one typed row of the trace (records.h). Modules and params are kept even when tracing is off.
+template <class R>
+void emit(const R& record) {
+  if constexpr (std::is_same_v<R, ModuleRecord> || std::is_same_v<R, ParamRecord>) {
+    detail::emit_cold(record);
+  } else {
+    if (!enabled()) return;
+    if constexpr (detail::ring_record<R> >= 0) {
+      static_assert(std::is_trivially_copyable_v<R>);
+      detail::push_record(detail::ring_record<R>, &record, sizeof(R));
+    } else {
+      detail::emit_cold(record);
+    }
+  }
+}
+
+// Spans and records of this thread inside the scope belong to module_id (modules.id).
+class ModuleScope {
+ public:
+  explicit ModuleScope(Id module_id) noexcept : prev_(detail::t_module) {
+    detail::t_module = static_cast<std::int32_t>(module_id);
+  }
+  ~ModuleScope() { detail::t_module = prev_; }
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  std::int32_t prev_;
+};
+
+#else  // GLASSBOX_NO_PROBES: every probe compiles to nothing
+
+class Span {
+ public:
+  explicit Span(const SourceLocation*, std::int64_t = -1) noexcept {}
+  Id id() const noexcept { return 0; }
+};
+inline void instant(const SourceLocation*) noexcept {}
+inline void counter(const SourceLocation*, double) noexcept {}
+template <class R>
+void emit(const R&) {}
+class ModuleScope {
+ public:
+  explicit ModuleScope(Id) noexcept {}
+};
+
+#endif
+
+}  // namespace gb::trace
+
+#define GB_TRACE_CAT2(a, b) a##b
+#define GB_TRACE_CAT(a, b) GB_TRACE_CAT2(a, b)
+
+#ifndef GLASSBOX_NO_PROBES
+#define GB_TRACE_LOCATION(var, kind, name) \
+  static constexpr ::gb::trace::SourceLocation var { name, __FILE__, __LINE__, kind }
+// A span of `kind` (gb::trace::SpanKind) named `name` (a string literal) until the end of the scope.
+#define GB_TRACE_SPAN(kind, name)                                                   \
+  GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name);             \
+  ::gb::trace::Span GB_TRACE_CAT(gb_trace_span_, __LINE__) { &GB_TRACE_CAT(gb_trace_loc_, __LINE__) }
+// The same, as a named variable: `GB_TRACE_SPAN_AS(span, SpanKind::op, "linear"); ... span.id()`.
+#define GB_TRACE_SPAN_AS(var, kind, name)                                           \
+  GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name);             \
+  ::gb::trace::Span var { &GB_TRACE_CAT(gb_trace_loc_, __LINE__) }
+// A span of kind user.
+#define GB_TRACE_SCOPE(name) GB_TRACE_SPAN(::gb::trace::SpanKind::user, name)
+#define GB_TRACE_INSTANT(name)                                                            \
+  do {                                                                                    \
+    GB_TRACE_LOCATION(gb_trace_loc, ::gb::trace::SpanKind::user, name);                   \
+    ::gb::trace::instant(&gb_trace_loc);                                                  \
+  } while (0)
+#define GB_TRACE_COUNTER(name, value)                                                     \
+  do {                                                                                    \
+    GB_TRACE_LOCATION(gb_trace_loc, ::gb::trace::SpanKind::user, name);                   \
+    ::gb::trace::counter(&gb_trace_loc, static_cast<double>(value));                      \
+  } while (0)
+#else
+#define GB_TRACE_SPAN(kind, name) static_assert(true)
+#define GB_TRACE_SPAN_AS(var, kind, name) ::gb::trace::Span var { nullptr }
+#define GB_TRACE_SCOPE(name) static_assert(true)
+#define GB_TRACE_INSTANT(name) static_cast<void>(0)
+#define GB_TRACE_COUNTER(name, value) static_cast<void>(0)
+#endif

@@ -1,0 +1,210 @@
+// instrument/runtime.cpp — the probes' slow paths: thread registration, full rings, typed records, interning.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstring>
+#include <thread>
+
+#include "instrument/registry.h"
+
+namespace gb::trace {
+namespace detail {
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed (see registry.h)
+  return *r;
+}
+
+Id Registry::intern_locked(std::string_view text) {
+  std::string key(text);
+  if (auto it = string_ids.find(key); it != string_ids.end()) return it->second;
+  strings.push_back(key);
+  Id id = static_cast<Id>(strings.size());
+  strings_count.store(strings.size(), std::memory_order_release);
+  string_ids.emplace(std::move(key), id);
+  return id;
+}
+
+namespace {
+
+// Marks the thread's buffer retired when the thread exits.
+struct Retire {
+  ThreadEntry* entry = nullptr;
+  ~Retire() {
+    if (!entry) return;
+    t_buffer = nullptr;
+    entry->retired.store(true, std::memory_order_release);
+  }
+};
+thread_local Retire t_retire;
+
+}  // namespace
+
+ThreadBuffer* register_thread() noexcept {
+  try {
+    Registry& r = registry();
+    auto e = std::make_unique<ThreadEntry>();
+    std::uint32_t n = std::bit_ceil(std::max<std::uint32_t>(r.ring_events.load(), 64));
+    e->storage.reset(new Event[n]);
+    e->buf.slots = e->storage.get();
+    e->buf.mask = n - 1;
+    e->buf.os_tid = static_cast<std::int64_t>(syscall(SYS_gettid));
+    bool is_main = e->buf.os_tid == static_cast<std::int64_t>(getpid());
+    e->role = is_main ? ThreadRole::main : ThreadRole::other;
+    e->name = is_main ? "main" : "thread " + std::to_string(e->buf.os_tid);
+    ThreadEntry* raw = e.get();
+    {
+      std::lock_guard lock(r.mu);
+      e->buf.thread_id = r.next_thread_id++;
+      r.threads.push_back(std::move(e));
+    }
+    r.threads_version.fetch_add(1, std::memory_order_release);
+    t_retire.entry = raw;
+    t_buffer = &raw->buf;
+    return t_buffer;
+  } catch (...) {  // out of memory: this thread records nothing
+    return nullptr;
+  }
+}
+
+Event* ThreadBuffer::reserve_slow(std::uint32_t n) noexcept {
+  if (n <= mask + 1 && registry().on_full.load(std::memory_order_relaxed) == static_cast<int>(OnFull::block)) {
+    std::uint64_t h = head.load(std::memory_order_relaxed);
+    while (g_recording.load(std::memory_order_relaxed)) {
+      std::this_thread::yield();
+      cached_tail = tail.load(std::memory_order_acquire);
+      if (h + n - cached_tail <= mask + 1) return &slots[h & mask];
+    }
+  }
+  dropped.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+namespace {
+void fill_context(Event* e, ThreadBuffer* b, EventType type) {
+  e->t0 = ticks();
+  e->id = b->current;
+  e->parent = 0;
+  e->seq = -1;
+  e->step = g_step.load(std::memory_order_relaxed);
+  e->module = t_module;
+  e->type = type;
+  e->record_type = 0;
+  e->slots = 0;
+}
+}  // namespace
+
+void push_instant(const SourceLocation* loc) noexcept {
+  ThreadBuffer* b = this_thread();
+  if (!b) return;
+  Event* e = b->reserve(1);
+  if (!e) return;
+  fill_context(e, b, EventType::instant);
+  e->loc = loc;
+  b->commit(1);
+}
+
+void push_counter(const SourceLocation* loc, double value) noexcept {
+  ThreadBuffer* b = this_thread();
+  if (!b) return;
+  Event* e = b->reserve(1);
+  if (!e) return;
+  fill_context(e, b, EventType::counter);
+  e->loc = loc;
+  e->t1 = std::bit_cast<std::int64_t>(value);
+  b->commit(1);
+}
+
+void push_record(int type, const void* bytes, std::size_t size) noexcept {
+  ThreadBuffer* b = this_thread();
+  if (!b) return;
+  auto slots = static_cast<std::uint32_t>((size + sizeof(Event) - 1) / sizeof(Event));
+  Event* e = b->reserve(1 + slots);
+  if (!e) return;
+  fill_context(e, b, EventType::record);
+  e->loc = nullptr;
+  e->record_type = static_cast<std::uint8_t>(type);
+  e->slots = static_cast<std::uint16_t>(slots);
+  std::uint64_t h = b->head.load(std::memory_order_relaxed);
+  const auto* src = static_cast<const unsigned char*>(bytes);
+  for (std::uint32_t i = 0; i < slots; ++i) {
+    std::size_t off = std::size_t(i) * sizeof(Event);
+    std::memcpy(b->at(h + 1 + i), src + off, std::min(sizeof(Event), size - off));
+  }
+  b->commit(1 + slots);
+}
+
+namespace {
+template <class R>
+void queue_cold(const R& record) {
+  if (!g_recording.load(std::memory_order_relaxed)) return;
+  ThreadBuffer* b = this_thread();
+  ColdItem item{record, ticks(), b ? b->thread_id : 0, b ? b->current : 0u,
+                g_step.load(std::memory_order_relaxed), t_module};
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.cold.push_back(std::move(item));
+}
+}  // namespace
+
+void emit_cold(const ModuleRecord& rec) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.modules.push_back(rec);
+}
+void emit_cold(const ParamRecord& rec) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.params.push_back(rec);
+}
+void emit_cold(const AnomalyRecord& r) { queue_cold(r); }
+void emit_cold(const OomReportRecord& r) { queue_cold(r); }
+void emit_cold(const KernelRecord& r) { queue_cold(r); }
+
+}  // namespace detail
+
+Id intern(std::string_view text) {
+  detail::Registry& r = detail::registry();
+  std::lock_guard lock(r.mu);
+  return r.intern_locked(text);
+}
+
+const SourceLocation* location(std::string_view name, SpanKind kind) {
+  detail::Registry& r = detail::registry();
+  std::string key = std::to_string(static_cast<int>(kind)) + '\0' + std::string(name);
+  std::lock_guard lock(r.mu);
+  auto& slot = r.locations[key];
+  if (!slot) {
+    r.location_names.push_back(std::make_unique<std::string>(name));
+    slot = std::make_unique<SourceLocation>(SourceLocation{r.location_names.back()->c_str(), "", 0, kind});
+  }
+  return slot.get();
+}
+
+Id thread_id() {
+  detail::ThreadBuffer* b = detail::this_thread();
+  return b ? b->thread_id : -1;
+}
+
+void set_thread_name(std::string_view name, ThreadRole role) {
+  detail::ThreadBuffer* b = detail::this_thread();
+  if (!b) return;
+  detail::Registry& r = detail::registry();
+  {
+    std::lock_guard lock(r.mu);
+    for (auto& e : r.threads)
+      if (&e->buf == b) {
+        e->name = std::string(name);
+        e->role = role;
+      }
+  }
+  r.threads_version.fetch_add(1, std::memory_order_release);
+}
+
+Id current_span_id() noexcept {
+  detail::ThreadBuffer* b = detail::t_buffer;
+  return b && b->current ? span_id(b->thread_id, b->current) : 0;
+}
+
+}  // namespace gb::trace

@@ -1,0 +1,159 @@
+// instrument/session.cpp — the one recording of the process: started by a Session or GLASSBOX_TRACE, finished by
+// the session's end, exit, std::terminate, SIGINT or SIGTERM.
+#include "instrument/session.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+
+#include "instrument/collector.h"
+#include "traces/error.h"
+
+namespace gb::trace {
+namespace detail {
+
+// Defined here, next to the GLASSBOX_TRACE session: every probe reads g_recording, so every program with a probe
+// links this file and its environment session.
+std::atomic<bool> g_recording{false};
+std::atomic<std::int32_t> g_step{-1};
+
+namespace {
+
+std::mutex g_session_mu;                 // guards g_collector and the handlers
+Collector* g_collector = nullptr;        // the recording, if any
+std::atomic<Collector*> g_signal_target{nullptr};
+std::string g_path;
+struct sigaction g_old_int{}, g_old_term{};
+bool g_int_installed = false, g_term_installed = false;
+std::terminate_handler g_old_terminate = nullptr;
+
+extern "C" void on_signal(int sig) {
+  // Async-signal-safe: hand the signal to the collector thread, which finishes the trace and re-raises it.
+  if (Collector* c = g_signal_target.load(std::memory_order_relaxed)) {
+    c->request_signal_stop(sig);
+  } else {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+void install_handler(int sig, struct sigaction& old, bool& installed) {
+  installed = false;
+  if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) return;
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  installed = sigaction(sig, &sa, nullptr) == 0;
+}
+
+void restore_handler(int sig, struct sigaction& old, bool& installed) {
+  if (installed) sigaction(sig, &old, nullptr);
+  installed = false;
+}
+
+[[noreturn]] void on_terminate() {
+  std::string why = "std::terminate";
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      why = std::string("uncaught exception: ") + x.what();
+    } catch (...) {
+      why = "uncaught exception";
+    }
+  }
+  stop_recording(why);
+  std::terminate_handler next = g_old_terminate;
+  if (next && next != on_terminate) next();
+  std::abort();
+}
+
+}  // namespace
+
+bool start_recording(const std::string& path, const SessionOptions& options) {
+  std::lock_guard lock(g_session_mu);
+  if (g_collector)
+    throw Error("glassbox: cannot start a trace session for '" + path + "': the trace '" + g_path +
+                "' is already recording (one session at a time; GLASSBOX_TRACE starts one for the whole run)");
+  std::unique_ptr<Writer> writer;
+  try {
+    writer = std::make_unique<Writer>(path, WriterOptions{options.commit_interval});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox: warning: tracing is off for this run: %s\n", e.what());
+    return false;
+  }
+  Registry& r = registry();
+  r.ring_events.store(options.ring_events);
+  r.on_full.store(static_cast<int>(options.on_full));
+  try {
+    writer->set_meta("ring_events", std::to_string(options.ring_events));
+    writer->set_meta("on_full", options.on_full == OnFull::block ? "block" : "drop");
+    g_collector = new Collector(std::move(writer));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox: warning: tracing is off for this run: %s\n", e.what());
+    return false;
+  }
+  g_path = path;
+  g_signal_target.store(g_collector);
+  install_handler(SIGINT, g_old_int, g_int_installed);
+  install_handler(SIGTERM, g_old_term, g_term_installed);
+  g_old_terminate = std::set_terminate(on_terminate);
+  g_recording.store(true, std::memory_order_release);
+  g_collector->start();
+  return true;
+}
+
+void stop_recording(const std::string& stopped_by) {
+  std::lock_guard lock(g_session_mu);
+  if (!g_collector) return;
+  g_signal_target.store(nullptr);
+  g_collector->stop(stopped_by);
+  delete g_collector;
+  g_collector = nullptr;
+  restore_handler(SIGINT, g_old_int, g_int_installed);
+  restore_handler(SIGTERM, g_old_term, g_term_installed);
+  if (std::get_terminate() == on_terminate) std::set_terminate(g_old_terminate);
+}
+
+std::uint64_t events_written_now() {
+  std::lock_guard lock(g_session_mu);
+  return g_collector ? g_collector->events_written() : 0;
+}
+
+namespace {
+// GLASSBOX_TRACE=path.db records the whole run. This object lives in the translation unit that every probe
+// pulls in (it defines nothing else the probes need, but the Session API and the env session must agree).
+struct EnvSession {
+  bool on = false;
+  EnvSession() {
+    const char* path = std::getenv("GLASSBOX_TRACE");
+    if (path && *path) on = start_recording(path, SessionOptions{});
+  }
+  ~EnvSession() {
+    if (on) stop_recording("exit");
+  }
+};
+EnvSession g_env_session;
+}  // namespace
+
+}  // namespace detail
+
+Session::Session(const std::string& path, SessionOptions options) : path_(path) {
+  owner_ = detail::start_recording(path, options);
+}
+
+Session::~Session() { stop(); }
+
+bool Session::active() const { return owner_ && enabled(); }
+
+void Session::stop() {
+  if (!owner_) return;
+  owner_ = false;
+  detail::stop_recording("session end");
+}
+
+std::uint64_t Session::events_written() const { return detail::events_written_now(); }
+
+}  // namespace gb::trace

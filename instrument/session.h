@@ -1,0 +1,62 @@
+// instrument/session.h — turning tracing on and off.
+//
+// Contract:
+//   - Tracing is off by default. GLASSBOX_TRACE=path.db in the environment records the whole run into path.db
+//     (no code change); in code, a gb::trace::Session records from its construction to its destruction.
+//     One session at a time: a second one (or a Session while GLASSBOX_TRACE records) throws gb::trace::Error.
+//   - If the file cannot be created (bad path, read-only folder), the Session prints one warning line to stderr and
+//     records nothing; the program goes on. A write error later (disk full) stops recording the same way and
+//     keeps what was written.
+//   - The trace is finished (rings drained, meta written, indexes built) when the session ends: its destructor,
+//     normal exit (the environment session), an exception that escapes main (std::terminate), SIGINT or SIGTERM
+//     (when the program has not installed its own handler; the signal is re-raised afterwards, so the exit status
+//     is the usual one). meta stopped_by says which. A SIGKILL loses at most the last ~100 ms.
+//   - SessionOptions::on_full = OnFull::block makes a full ring wait instead of dropping (tests that count events).
+//     ring_events sizes the rings of threads that first trace after the session starts (default 65536 events,
+//     4 MiB per thread).
+//
+//   {
+//     gb::trace::Session trace("run.db");
+//     train();
+//   }  // run.db is complete here
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "instrument/probe.h"
+
+namespace gb::trace {
+
+struct SessionOptions {
+  OnFull on_full = OnFull::drop;
+  std::uint32_t ring_events = 1u << 16;
+  std::chrono::nanoseconds commit_interval = std::chrono::milliseconds(100);
+};
+
+class Session {
+ public:
+  explicit Session(const std::string& path, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool active() const;             // false when the file could not be created, or after stop()
+  const std::string& path() const { return path_; }
+  void stop();                     // finish the trace now (the destructor does it otherwise)
+  std::uint64_t events_written() const;
+
+ private:
+  std::string path_;
+  bool owner_ = false;  // this Session started the recording
+};
+
+namespace detail {
+// Starts/stops the process's one recording; used by Session and by the GLASSBOX_TRACE environment session.
+bool start_recording(const std::string& path, const SessionOptions& options);
+void stop_recording(const std::string& stopped_by);
+}  // namespace detail
+
+}  // namespace gb::trace
