@@ -153,7 +153,11 @@ void Collector::write_new_registry_rows() {
 }
 
 Id Collector::name_id(const SourceLocation* loc) {
-  if (auto it = names_.find(loc); it != names_.end()) return it->second;
+  if (loc == last_loc_) return last_name_;  // runs of one name are common (a loop of the same op)
+  if (auto it = names_.find(loc); it != names_.end()) {
+    last_loc_ = loc;
+    return last_name_ = it->second;
+  }
   Id id = intern(loc->name);
   if (static_cast<std::size_t>(id) > strings_written_) write_new_registry_rows();
   names_.emplace(loc, id);

@@ -46,18 +46,4 @@ bool Stmt::step(const char* file, int line) {
   sqlite_fail(db_, rc, path_, "sqlite3_step", file, line);
 }
 
-void Stmt::bind(int i, std::int64_t v, const char* file, int line) {
-  sqlite_checked(db_, sqlite3_bind_int64(s_, i, v), path_, "sqlite3_bind_int64", file, line);
-}
-void Stmt::bind(int i, double v, const char* file, int line) {
-  sqlite_checked(db_, sqlite3_bind_double(s_, i, v), path_, "sqlite3_bind_double", file, line);
-}
-void Stmt::bind(int i, std::string_view v, const char* file, int line) {
-  sqlite_checked(db_, sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT), path_,
-                 "sqlite3_bind_text", file, line);
-}
-void Stmt::bind_null(int i, const char* file, int line) {
-  sqlite_checked(db_, sqlite3_bind_null(s_, i), path_, "sqlite3_bind_null", file, line);
-}
-
 }  // namespace gb::trace::detail

@@ -40,10 +40,20 @@ class Stmt {
   sqlite3_stmt* get() const { return s_; }
   bool step(const char* file, int line);  // true while a row is available
   void reset() { sqlite3_reset(s_); sqlite3_clear_bindings(s_); }
-  void bind(int i, std::int64_t v, const char* file, int line);
-  void bind(int i, double v, const char* file, int line);
-  void bind(int i, std::string_view v, const char* file, int line);
-  void bind_null(int i, const char* file, int line);
+  void reset_keep_bindings() { sqlite3_reset(s_); }  // the next use binds every parameter again
+  void bind(int i, std::int64_t v, const char* file, int line) {
+    sqlite_checked(db_, sqlite3_bind_int64(s_, i, v), path_, "sqlite3_bind_int64", file, line);
+  }
+  void bind(int i, double v, const char* file, int line) {
+    sqlite_checked(db_, sqlite3_bind_double(s_, i, v), path_, "sqlite3_bind_double", file, line);
+  }
+  void bind(int i, std::string_view v, const char* file, int line) {
+    sqlite_checked(db_, sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT), path_,
+                   "sqlite3_bind_text", file, line);
+  }
+  void bind_null(int i, const char* file, int line) {
+    sqlite_checked(db_, sqlite3_bind_null(s_, i), path_, "sqlite3_bind_null", file, line);
+  }
 
  private:
   sqlite3* db_ = nullptr;

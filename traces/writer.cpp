@@ -56,6 +56,14 @@ struct StringHash {
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// The monotonic clock at its tick resolution (a few ms): 5 ns to read where steady_clock takes 25, and precise
+// enough for a 100 ms commit interval. Read once per row.
+std::chrono::nanoseconds coarse_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 std::string utc_now_iso() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -158,7 +166,7 @@ Writer::~Writer() {
 
 void Writer::before_write() {
   if (!db_) throw Error("glassbox: trace '" + path_ + "' is closed; no more rows can be added");
-  auto now = std::chrono::steady_clock::now();
+  auto now = coarse_now();
   if (in_txn_ && now - txn_start_ < options_.commit_interval) return;
   if (in_txn_) commit();
   stmts_->begin.step(__FILE__, __LINE__);
@@ -212,11 +220,11 @@ void Writer::add(const R& record) {
   Stmt& s = stmts_->insert[slot<R>];
   detail::bind_row(s, Stored<R>::row(record));
   s.step(__FILE__, __LINE__);
-  s.reset();
+  s.reset_keep_bindings();  // bind_row sets every column
 }
 
 void Writer::tick() {
-  if (db_ && in_txn_ && std::chrono::steady_clock::now() - txn_start_ >= options_.commit_interval) commit();
+  if (db_ && in_txn_ && coarse_now() - txn_start_ >= options_.commit_interval) commit();
 }
 
 void Writer::flush() {

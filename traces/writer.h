@@ -74,7 +74,7 @@ class Writer {
   sqlite3* db_ = nullptr;
   std::unique_ptr<Statements> stmts_;
   bool in_txn_ = false;
-  std::chrono::steady_clock::time_point txn_start_;
+  std::chrono::nanoseconds txn_start_{0};  // CLOCK_MONOTONIC_COARSE
 };
 
 }  // namespace gb::trace

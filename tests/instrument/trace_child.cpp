@@ -4,7 +4,7 @@
 //   trace_child throw          a few spans, then an exception escapes main
 //   trace_child signal NAME    a few spans, then raise(SIGINT or SIGTERM) from inside an open span
 //   trace_child stream         spans forever; after each, prints "n steady_ns" (for the SIGKILL test)
-//   trace_child fsize PATH     a Session on PATH under a 64 KiB file-size limit: writing fails mid-run
+//   trace_child fsize PATH     a Session on PATH under a 2 MiB file-size limit: writing fails mid-run
 #include <sys/resource.h>
 
 #include <chrono>
@@ -66,12 +66,12 @@ int main(int argc, char** argv) {
   }
   if (mode == "fsize" && argc > 2) {
     std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing the process
-    rlimit lim{64 * 1024, 64 * 1024};
+    rlimit lim{2 << 20, 2 << 20};
     setrlimit(RLIMIT_FSIZE, &lim);
     gb::trace::Session session(argv[2]);
-    for (int i = 0; i < 200000 && gb::trace::enabled(); ++i) {
+    for (int i = 0; i < 1000000 && gb::trace::enabled(); ++i) {
       GB_TRACE_SPAN(SpanKind::op, "fill");
-      if (i % 1000 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (i % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::printf("still running, tracing %s\n", gb::trace::enabled() ? "on" : "off");

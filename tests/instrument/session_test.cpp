@@ -1,0 +1,204 @@
+// tests/instrument/session_test.cpp — instrument/session.{h,cpp}: how a recording starts and how it always ends with
+// a readable file (session end, exit, GLASSBOX_TRACE, SIGINT/SIGTERM, uncaught exception, SIGKILL, full disk).
+#include "instrument/session.h"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "traces/error.h"
+#include "traces/reader.h"
+#include "traces/temp_dir.h"
+
+using namespace gb::trace;
+
+namespace {
+
+struct Run {
+  int status = 0;
+  std::string out, err;
+  bool signaled(int sig) const { return WIFSIGNALED(status) && WTERMSIG(status) == sig; }
+  int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs trace_child with args, GLASSBOX_TRACE=trace when trace is not empty; captures stdout and stderr.
+Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const std::string& trace) {
+  std::string out = tmp.file("child.out"), err = tmp.file("child.err");
+  std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
+  std::fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    std::freopen(err.c_str(), "w", stderr);
+    if (trace.empty()) unsetenv("GLASSBOX_TRACE"); else setenv("GLASSBOX_TRACE", trace.c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>(GLASSBOX_TRACE_CHILD)};
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(GLASSBOX_TRACE_CHILD, argv.data());
+    _exit(127);
+  }
+  Run r;
+  waitpid(pid, &r.status, 0);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::int64_t count_spans(const Reader& r, const std::string& name) {
+  std::int64_t n = 0;
+  for (const auto& s : r.all<SpanRecord>()) n += r.string(s.name_id) == name;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("GLASSBOX_TRACE records a whole run with no code change, and exit finishes the file") {
+  TempDir tmp;
+  std::string path = tmp.file("run.db");
+  Run run = run_child(tmp, {"spans", "100"}, path);
+  CHECK(run.code() == 0);
+  CHECK(run.err.empty());
+  Reader r(path);
+  CHECK(count_spans(r, "outer") == 100);
+  CHECK(count_spans(r, "inner") == 100);
+  CHECK(r.all<InstantRecord>().size() == 1);
+  CHECK(r.all<CounterRecord>().at(0).value == 100.0);
+  CHECK(r.meta("closed_cleanly") == "1");
+  CHECK(r.meta("stopped_by") == "exit");
+  CHECK(r.meta("dropped_events") == "0");
+  CHECK(r.meta("events_written") == "202");
+  CHECK(r.meta("command").value_or("").find("spans 100") != std::string::npos);
+}
+
+TEST_CASE("without GLASSBOX_TRACE nothing is written") {
+  TempDir tmp;
+  Run run = run_child(tmp, {"spans", "10"}, "");
+  CHECK(run.code() == 0);
+  CHECK(std::filesystem::is_empty(tmp.dir / "") == false);  // only child.out / child.err
+  for (auto& e : std::filesystem::directory_iterator(tmp.dir)) CHECK(e.path().extension() != ".db");
+}
+
+TEST_CASE("SIGINT and SIGTERM finish the trace, then end the process with the signal") {
+  for (std::string sig : {"SIGINT", "SIGTERM"}) {
+    CAPTURE(sig);
+    TempDir tmp;
+    std::string path = tmp.file("run.db");
+    Run run = run_child(tmp, {"signal", sig}, path);
+    CHECK(run.signaled(sig == "SIGINT" ? SIGINT : SIGTERM));
+    Reader r(path);
+    CHECK(r.meta("closed_cleanly") == "1");
+    CHECK(r.meta("stopped_by") == "signal " + sig);
+    CHECK(count_spans(r, "outer") == 5);
+    CHECK(count_spans(r, "interrupted") == 0);  // still open when the signal came: never ended
+  }
+}
+
+TEST_CASE("an exception escaping main finishes the trace and names the exception") {
+  TempDir tmp;
+  std::string path = tmp.file("run.db");
+  Run run = run_child(tmp, {"throw"}, path);
+  CHECK(run.signaled(SIGABRT));
+  CHECK(run.err.find("boom from trace_child") != std::string::npos);  // the usual terminate message
+  Reader r(path);
+  CHECK(r.meta("closed_cleanly") == "1");
+  CHECK(r.meta("stopped_by") == "uncaught exception: boom from trace_child");
+  CHECK(count_spans(r, "inner") == 5);
+}
+
+TEST_CASE("a process killed with SIGKILL leaves a readable trace holding every event older than 200 ms") {
+  TempDir tmp;
+  std::string path = tmp.file("run.db"), out = tmp.file("stream.out");
+  std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
+  std::fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    setenv("GLASSBOX_TRACE", path.c_str(), 1);
+    execl(GLASSBOX_TRACE_CHILD, GLASSBOX_TRACE_CHILD, "stream", nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  auto killed_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch()).count();
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  // stream.out: "n steady_ns" after each span ended; n spans older than 200 ms must all be in the file.
+  std::ifstream lines(out);
+  long long n = 0, t = 0, old = 0;
+  while (lines >> n >> t)
+    if (t < killed_at - 200'000'000) old = n;
+  MESSAGE(old << " spans ended more than 200 ms before the kill");
+  CHECK(old > 100);
+  Reader r(path);
+  CHECK_FALSE(r.meta("closed_cleanly").has_value());
+  CHECK(count_spans(r, "tick") >= old);
+  auto spans = r.all<SpanRecord>();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(old) && i < spans.size(); ++i)
+    CHECK(spans[i].id == span_id(spans[0].thread_id, static_cast<std::int64_t>(i) + 1));
+}
+
+TEST_CASE("a trace that cannot be created: one warning, no recording, the program goes on") {
+  TempDir tmp;
+  std::string bad = tmp.file("no/such/folder/run.db");
+  std::fflush(stderr);
+  Session s(bad);
+  CHECK_FALSE(s.active());
+  CHECK_FALSE(enabled());
+  GB_TRACE_SCOPE("not recorded");  // harmless
+  Run run = run_child(tmp, {"spans", "3"}, bad);
+  CHECK(run.code() == 0);
+  CHECK(run.err.find("glassbox: warning: tracing is off for this run: glassbox: cannot create trace '" + bad) !=
+        std::string::npos);
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+}
+
+TEST_CASE("a full disk mid-run stops recording with one warning and keeps what was written") {
+  TempDir tmp;
+  std::string path = tmp.file("run.db");
+  Run run = run_child(tmp, {"fsize", path}, "");
+  CHECK(run.code() == 0);
+  CHECK(run.out.find("still running, tracing off") != std::string::npos);
+  CHECK(run.err.find("glassbox: warning: tracing stopped, the program goes on") != std::string::npos);
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  Reader r(path);  // the part written before the failure reads
+  CHECK(count_spans(r, "fill") > 0);
+}
+
+TEST_CASE("one session at a time; stop() finishes early and a new session can follow") {
+  TempDir tmp;
+  Session a(tmp.file("a.db"));
+  REQUIRE(a.active());
+  CHECK_THROWS_WITH_AS(Session(tmp.file("b.db")), doctest::Contains("is already recording"), Error);
+  { GB_TRACE_SCOPE("in a"); }
+  a.stop();
+  CHECK_FALSE(a.active());
+  CHECK_FALSE(enabled());
+  {
+    Session b(tmp.file("b.db"));
+    CHECK(b.active());
+    GB_TRACE_SCOPE("in b");
+  }
+  Reader ra(tmp.file("a.db")), rb(tmp.file("b.db"));
+  CHECK(count_spans(ra, "in a") == 1);
+  CHECK(count_spans(ra, "in b") == 0);
+  CHECK(count_spans(rb, "in b") == 1);
+  CHECK(rb.meta("stopped_by") == "session end");
+}
