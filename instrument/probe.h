@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -152,7 +153,7 @@ inline std::int64_t current_step() noexcept { return detail::g_step.load(std::me
 class Span {
  public:
   explicit Span(const SourceLocation* loc, std::int64_t seq = -1) noexcept {
-    if (enabled()) [[unlikely]] begin(loc, seq);
+    if (enabled() && loc) [[unlikely]] begin(loc, seq);
   }
   ~Span() {
     if (buf_) [[unlikely]] end();
@@ -235,6 +236,33 @@ class ModuleScope {
   std::int32_t prev_;
 };
 
+// One training step: a span of kind step named "step", the global step number set for its duration, and a steps
+// row (start, end, loss, lr, grad scale, skipped) when it ends.
+//   for (int64_t i = 0; i < steps; ++i) { gb::trace::StepScope step(i); ...; step.set_loss(loss.item<double>()); }
+class StepScope {
+ public:
+  explicit StepScope(std::int64_t step) noexcept : record_{.step = step} {
+    set_step(step);
+    static constexpr SourceLocation loc{"step", __FILE__, __LINE__, SpanKind::step};
+    span_.emplace(&loc);
+  }
+  ~StepScope() {
+    span_.reset();  // the span ends first: the collector takes the steps row's times from it
+    emit(record_);
+    set_step(-1);
+  }
+  StepScope(const StepScope&) = delete;
+  StepScope& operator=(const StepScope&) = delete;
+  void set_loss(double v) noexcept { record_.loss = v; }
+  void set_lr(double v) noexcept { record_.lr = v; }
+  void set_grad_scale(double v) noexcept { record_.grad_scale = v; }
+  void set_skipped(bool v) noexcept { record_.skipped = v; }
+
+ private:
+  StepRecord record_;
+  std::optional<Span> span_;
+};
+
 #else  // GLASSBOX_NO_PROBES: every probe compiles to nothing
 
 class Span {
@@ -249,6 +277,14 @@ void emit(const R&) {}
 class ModuleScope {
  public:
   explicit ModuleScope(Id) noexcept {}
+};
+class StepScope {
+ public:
+  explicit StepScope(std::int64_t) noexcept {}
+  void set_loss(double) noexcept {}
+  void set_lr(double) noexcept {}
+  void set_grad_scale(double) noexcept {}
+  void set_skipped(bool) noexcept {}
 };
 
 #endif

@@ -6,6 +6,10 @@
 //
 //   ./build/samples/train_mlp                        # 300 steps, prints the loss falling and the accuracy
 //   ./build/samples/train_mlp --steps 600 --lr 0.3   # options: --steps --batch --hidden --lr --seed --min-accuracy
+//   GLASSBOX_TRACE=mlp.db ./build/samples/train_mlp  # the same run, traced; then: glassbox report mlp.db
+//
+// Traced, each step is a span with the loss and learning rate in the steps table, its phases (data, forward,
+// backward, optimizer) are spans inside it, and backward shows its phases and every autograd node it ran.
 //
 // With --min-accuracy A the program exits 1 when the held-out accuracy ends below A (the test suite uses it).
 #include <glassbox/glassbox.h>
@@ -122,15 +126,25 @@ int main(int argc, char** argv) {
               opt.momentum, gb::get_num_threads());
   auto t0 = std::chrono::steady_clock::now();
   double first_loss = 0, last_loss = 0;
+  using gb::trace::SpanKind;
   for (int step = 1; step <= opt.steps; ++step) {
-    auto idx = gb::randint(0, n_train, {opt.batch});
-    auto xb = x_train.index_select(0, idx);
-    auto yb = y_train.index_select(0, idx);
-
-    auto loss = F::cross_entropy(forward(xb), yb);
+    gb::trace::StepScope traced_step(step);
+    gb::Tensor xb, yb;
+    {
+      GB_TRACE_SPAN(SpanKind::dataloader, "fetch");
+      auto idx = gb::randint(0, n_train, {opt.batch});
+      xb = x_train.index_select(0, idx);
+      yb = y_train.index_select(0, idx);
+    }
+    gb::Tensor loss;
+    {
+      GB_TRACE_SPAN(SpanKind::module, "forward");
+      loss = F::cross_entropy(forward(xb), yb);
+    }
     for (auto& p : params) p.mutable_grad() = gb::Tensor();  // zero_grad(set_to_none=true)
     loss.backward();
     {
+      GB_TRACE_SPAN(SpanKind::optimizer, "SGD.step");
       gb::NoGradGuard no_grad;  // the update is not part of the graph
       for (size_t i = 0; i < params.size(); ++i) {
         velocity[i].mul_(opt.momentum).add_(params[i].grad());  // v = momentum * v + g
@@ -138,6 +152,8 @@ int main(int argc, char** argv) {
       }
     }
     last_loss = loss.item<double>();
+    traced_step.set_loss(last_loss);
+    traced_step.set_lr(opt.lr);
     if (step == 1) first_loss = last_loss;
     if (step == 1 || step % 25 == 0 || step == opt.steps) std::printf("step %4d  loss %.4f\n", step, last_loss);
   }

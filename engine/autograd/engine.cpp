@@ -7,11 +7,13 @@
 // 3. Release: unless retain_graph, each node drops its saved tensors right after it runs (as PyTorch does, so the
 //    peak memory of backward matches); the graph's bookkeeping is dropped at the end.
 #include <chrono>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/make.h"
+#include "instrument/probe.h"
 #include "glassbox/autograd/autograd.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -48,8 +50,14 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
                            const variable_list& capture_tensors) {
   BackwardStats stats;
   int64_t t0 = now_ns();
+  GB_TRACE_SPAN(trace::SpanKind::backward_phase, "backward");
 
   // ---- discovery ----
+  std::optional<trace::Span> phase;
+  static constexpr trace::SourceLocation kDiscovery{"discovery", __FILE__, __LINE__, trace::SpanKind::backward_phase};
+  static constexpr trace::SourceLocation kExecution{"execution", __FILE__, __LINE__, trace::SpanKind::backward_phase};
+  static constexpr trace::SourceLocation kRelease{"release", __FILE__, __LINE__, trace::SpanKind::backward_phase};
+  phase.emplace(&kDiscovery);
   std::unordered_map<Node*, int> deps;
   std::unordered_map<Node*, std::shared_ptr<Node>> owners;  // keeps nodes alive while they wait in the queue
   std::vector<Node*> stack;
@@ -94,6 +102,8 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
   int64_t t1 = now_ns();
 
   // ---- execution ----
+  phase.reset();
+  phase.emplace(&kExecution);
   AutoGradMode grad_mode(create_graph);
   variable_list captured(n_captures);
   std::unordered_map<Node*, variable_list> buffers;
@@ -154,6 +164,8 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
     for (const auto& g : grads) any_grad = any_grad || g.defined();
     if (any_grad) {
       ++stats.nodes_executed;
+      trace::Span span(trace::enabled() ? trace::location(node->name(), trace::SpanKind::backward_node) : nullptr,
+                       static_cast<int64_t>(node->sequence_nr()));
       outputs = node->apply(std::move(grads));
     }
     if (!keep_graph) {
@@ -180,8 +192,11 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
     }
   }
   int64_t t2 = now_ns();
+  phase.reset();
+  phase.emplace(&kRelease);
   buffers.clear();
   owners.clear();
+  phase.reset();
   int64_t t3 = now_ns();
   stats.discovery_ns = t1 - t0;
   stats.execution_ns = (t2 - t1) - release_ns;

@@ -234,3 +234,37 @@ TEST_CASE("a thread's name and role go to the threads table; each thread gets it
   CHECK(items[0].span.kind == SpanKind::dataloader);
   CHECK(span_thread(items[0].span.id) == worker_tid);
 }
+
+TEST_CASE("StepScope writes a step span and a steps row with its times, loss and lr") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  {
+    Session s(path);
+    for (int i = 0; i < 3; ++i) {
+      StepScope step(i);
+      CHECK(current_step() == i);
+      { GB_TRACE_SPAN(SpanKind::op, "work"); }
+      step.set_loss(1.0 / (i + 1));
+      step.set_lr(0.1);
+    }
+    CHECK(current_step() == -1);
+  }
+  Reader r(path);
+  auto steps = r.all<StepRecord>();
+  REQUIRE(steps.size() == 3);
+  std::vector<SpanRecord> step_spans;
+  for (const auto& s : r.all<SpanRecord>())
+    if (s.kind == SpanKind::step) step_spans.push_back(s);
+  REQUIRE(step_spans.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(steps[i].step == i);
+    CHECK(steps[i].loss == doctest::Approx(1.0 / (i + 1)));
+    CHECK(steps[i].lr == 0.1);
+    CHECK_FALSE(steps[i].skipped);
+    CHECK(step_spans[i].step == i);
+    CHECK(steps[i].start_ns == step_spans[i].start_ns);
+    CHECK(steps[i].end_ns == step_spans[i].end_ns);
+    CHECK(steps[i].end_ns > steps[i].start_ns);
+  }
+}

@@ -23,6 +23,8 @@
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "instrument/probe.h"    // gb::trace: spans, StepScope, counters (tracing is off unless a session is on)
+#include "instrument/session.h"  // gb::trace::Session; or GLASSBOX_TRACE=run.db with no code change
 
 namespace gb {
 const char* version();  // "0.1.0"
