@@ -194,3 +194,23 @@ TEST_CASE("damaged files do not open: random bytes, truncated, a dropped table, 
     }
   }
 }
+
+TEST_CASE("a trace still being written (or whose writer was killed): WAL file, no indexes; it checks with notes") {
+  TempDir tmp;
+  std::string path = tmp.file("live.db");
+  using namespace gb::trace;
+  Writer w(path);
+  w.add(ThreadRecord{1, 1, "main", ThreadRole::main});
+  Id mm = w.intern("matmul");
+  // span (1, 1), the step, is still open: only its finished child is in the file
+  w.add(SpanRecord{.id = span_id(1, 2), .kind = SpanKind::op, .name_id = mm, .thread_id = 1, .start_ns = 10,
+                   .end_ns = 20, .parent_id = span_id(1, 1)});
+  w.flush();
+  CHECK(std::filesystem::exists(path + "-wal"));
+  CheckResult c = check_trace(TraceDb(path));
+  CHECK(c.ok());
+  CHECK(c.spans == 1);
+  REQUIRE(find(c.notes, "spans never ended") != nullptr);
+  CHECK(find(c.notes, "spans never ended")->examples == std::vector<std::int64_t>{span_id(1, 1)});
+  CHECK(find(c.notes, "not closed cleanly") != nullptr);
+}
