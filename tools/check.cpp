@@ -27,17 +27,18 @@ void rule(const TraceDb& db, std::vector<Finding>& into, std::string what, const
 void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
   Finding f{"memory_events frees with no live alloc at that (device, addr)", 0, {}};
   std::set<std::pair<std::int64_t, std::int64_t>> live;
-  db.each("SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY id",
-          {static_cast<std::int64_t>(gb::trace::MemAction::alloc), static_cast<std::int64_t>(gb::trace::MemAction::free)},
-          [&](const Row& r) {
-            std::pair<std::int64_t, std::int64_t> key{r.i64(2), r.i64(3)};
-            if (r.i64(1) == static_cast<std::int64_t>(gb::trace::MemAction::alloc)) {
-              live.insert(key);
-            } else if (live.erase(key) == 0) {
-              if (f.examples.size() < kExamples) f.examples.push_back(r.i64(0));
-              ++f.count;
-            }
-          });
+  db.each(
+      "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY id",
+      {static_cast<std::int64_t>(gb::trace::MemAction::alloc), static_cast<std::int64_t>(gb::trace::MemAction::free)},
+      [&](const Row& r) {
+        std::pair<std::int64_t, std::int64_t> key{r.i64(2), r.i64(3)};
+        if (r.i64(1) == static_cast<std::int64_t>(gb::trace::MemAction::alloc)) {
+          live.insert(key);
+        } else if (live.erase(key) == 0) {
+          if (f.examples.size() < kExamples) f.examples.push_back(r.i64(0));
+          ++f.count;
+        }
+      });
   if (f.count > 0) problems.push_back(std::move(f));
 }
 
@@ -106,13 +107,17 @@ CheckResult check_trace(const TraceDb& db) {
        "SELECT id FROM instants WHERE span_id IS NOT NULL AND (span_id >> 32) = thread_id "
        "AND span_id NOT IN (SELECT id FROM spans) ORDER BY id");
   if (db.reader().meta("closed_cleanly") != "1")
-    n.push_back({"the trace was not closed cleanly (no meta closed_cleanly): the writer was killed or crashed, and "
-                 "its last ~100 ms may be missing",
-                 0, {}});
+    n.push_back(
+        {"the trace was not closed cleanly (no meta closed_cleanly): the writer was killed or crashed, and "
+         "its last ~100 ms may be missing",
+         0,
+         {}});
   if (std::optional<std::int64_t> dropped = db.meta_int("dropped_events"); dropped && *dropped > 0)
-    n.push_back({"events were dropped because a ring was full (meta dropped_events); raise the ring size or use "
-                 "the blocking mode",
-                 *dropped, {}});
+    n.push_back(
+        {"events were dropped because a ring was full (meta dropped_events); raise the ring size or use "
+         "the blocking mode",
+         *dropped,
+         {}});
   return c;
 }
 

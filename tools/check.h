@@ -24,8 +24,8 @@
 namespace gb::tools {
 
 struct Finding {
-  std::string what;                   // "spans end before they start (dur_ns < 0)"
-  std::int64_t count = 0;             // rows affected
+  std::string what;                    // "spans end before they start (dur_ns < 0)"
+  std::int64_t count = 0;              // rows affected
   std::vector<std::int64_t> examples;  // at most 5 ids
 };
 

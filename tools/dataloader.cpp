@@ -15,12 +15,18 @@ DataLoaderSummary dataloader_summary(const TraceDb& db) {
         std::string_view name = r.text(0);
         d.spans += r.i64(1);
         std::int64_t ns = r.i64(2);
-        if (name == "wait") d.wait_ns += ns;
-        else if (name == "fetch") d.fetch_ns += ns;
-        else if (name == "collate") d.collate_ns += ns;
-        else if (name == "pin") d.pin_ns += ns;
-        else if (name == "transfer") d.transfer_ns += ns;
-        else d.other_ns += ns;
+        if (name == "wait")
+          d.wait_ns += ns;
+        else if (name == "fetch")
+          d.fetch_ns += ns;
+        else if (name == "collate")
+          d.collate_ns += ns;
+        else if (name == "pin")
+          d.pin_ns += ns;
+        else if (name == "transfer")
+          d.transfer_ns += ns;
+        else
+          d.other_ns += ns;
       });
   if (d.spans > 0) d.step_total_ns = summarize(step_durations(db).durations_ns).total;
   return d;

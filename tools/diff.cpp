@@ -69,8 +69,8 @@ void write_diff(const TraceDiff& d, std::size_t limit, std::ostream& out) {
     auto row = [&](const char* what, double a, double b) -> std::vector<std::string> {
       return {what, format_time(a), format_time(b), format_signed_time(b - a), ratio(a, b)};
     };
-    out << format_table({"", "A", "B", "delta", "B/A"},
-                        {row("mean", d.steps_a.mean, d.steps_b.mean), row("median", d.steps_a.median, d.steps_b.median)})
+    out << format_table({"", "A", "B", "delta", "B/A"}, {row("mean", d.steps_a.mean, d.steps_b.mean),
+                                                         row("median", d.steps_a.median, d.steps_b.median)})
         << "\n";
   }
 
@@ -83,18 +83,18 @@ void write_diff(const TraceDiff& d, std::size_t limit, std::ostream& out) {
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < shown; ++i) {
       const OpDelta& o = d.ops[i];
-      std::string pct = !o.a ? "only in B" : !o.b ? "only in A"
-                                                   : format_share(static_cast<double>(o.total_delta_ns()),
-                                                                  static_cast<double>(o.a->total_ns));
+      std::string pct = !o.a ? "only in B"
+                        : !o.b
+                            ? "only in A"
+                            : format_share(static_cast<double>(o.total_delta_ns()), static_cast<double>(o.a->total_ns));
       if (o.a && o.b && pct != "NaN" && o.total_delta_ns() >= 0) pct = "+" + pct;
       rows.push_back({o.name, o.a ? std::to_string(o.a->calls) : "-", o.b ? std::to_string(o.b->calls) : "-",
                       time_or_dash(o.a, &OpStats::total_ns), time_or_dash(o.b, &OpStats::total_ns),
                       time_or_dash(o.a, &OpStats::self_ns), time_or_dash(o.b, &OpStats::self_ns),
                       format_signed_time(static_cast<double>(o.total_delta_ns())), pct});
     }
-    out << format_table({"Name", "Calls A", "Calls B", "Total A", "Total B", "Self A", "Self B", "Total delta",
-                         "delta %"},
-                        rows);
+    out << format_table(
+        {"Name", "Calls A", "Calls B", "Total A", "Total B", "Self A", "Self B", "Total delta", "delta %"}, rows);
     if (shown < d.ops.size()) out << "  (" << d.ops.size() - shown << " more; --limit 0 shows all)\n";
     out << "\n";
   }

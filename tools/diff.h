@@ -36,7 +36,7 @@ struct TraceDiff {
   std::string path_a, path_b;
   Summary steps_a, steps_b;
   gb::trace::SpanKind kind = gb::trace::SpanKind::op;
-  std::vector<OpDelta> ops;  // by |CPU total delta| descending, then name
+  std::vector<OpDelta> ops;         // by |CPU total delta| descending, then name
   std::vector<MemoryDelta> memory;  // by device
 };
 

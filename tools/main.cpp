@@ -39,19 +39,24 @@ int main(int argc, char** argv) {
   std::string file, file_b, chrome_out, sort = "self_cpu", kind = "op";
   std::size_t limit = 20;
 
-  CLI::App* report = app.add_subcommand("report", "run metadata, step times, the op table, memory peaks, data-loader "
-                                                  "wait, anomalies");
+  CLI::App* report = app.add_subcommand("report",
+                                        "run metadata, step times, the op table, memory peaks, data-loader "
+                                        "wait, anomalies");
   report->add_option("FILE", file, "the trace (.db)")->required();
-  report->add_option("--sort", sort, "op table order")->check(CLI::IsMember(names(gb::tools::op_sort_names())))
+  report->add_option("--sort", sort, "op table order")
+      ->check(CLI::IsMember(names(gb::tools::op_sort_names())))
       ->capture_default_str();
   report->add_option("--limit", limit, "rows of the op and anomaly tables (0 = all)")->capture_default_str();
   report->add_option("--kind", kind, "span kind of the op table")
-      ->check(CLI::IsMember(names(gb::tools::span_kind_names())))->capture_default_str();
+      ->check(CLI::IsMember(names(gb::tools::span_kind_names())))
+      ->capture_default_str();
 
   CLI::App* exp = app.add_subcommand("export", "write the trace in another format");
   exp->add_option("FILE", file, "the trace (.db)")->required();
-  exp->add_option("--chrome", chrome_out, "Chrome Trace Event JSON for Perfetto / chrome://tracing "
-                                          "(OUT.json, or OUT.json.gz compressed)")->required();
+  exp->add_option("--chrome", chrome_out,
+                  "Chrome Trace Event JSON for Perfetto / chrome://tracing "
+                  "(OUT.json, or OUT.json.gz compressed)")
+      ->required();
 
   CLI::App* check = app.add_subcommand("check", "integrity: exit code 1 and one line per problem");
   check->add_option("FILE", file, "the trace (.db)")->required();
@@ -61,7 +66,8 @@ int main(int argc, char** argv) {
   diff->add_option("B", file_b, "the second trace, compared with A")->required();
   diff->add_option("--limit", limit, "rows of the op table (0 = all)")->capture_default_str();
   diff->add_option("--kind", kind, "span kind of the op table")
-      ->check(CLI::IsMember(names(gb::tools::span_kind_names())))->capture_default_str();
+      ->check(CLI::IsMember(names(gb::tools::span_kind_names())))
+      ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
 
@@ -75,8 +81,8 @@ int main(int argc, char** argv) {
     } else if (*exp) {
       gb::tools::TraceDb db(file);
       gb::tools::ExportCounts n = gb::tools::export_chrome(db, chrome_out);
-      out << "wrote " << chrome_out << ": " << n.spans << " spans, " << n.counters << " counter samples, "
-          << n.instants << " instants, " << n.anomalies << " anomalies, " << n.threads << " threads\n";
+      out << "wrote " << chrome_out << ": " << n.spans << " spans, " << n.counters << " counter samples, " << n.instants
+          << " instants, " << n.anomalies << " anomalies, " << n.threads << " threads\n";
     } else if (*check) {
       gb::tools::TraceDb db(file);
       gb::tools::CheckResult r = gb::tools::check_trace(db);

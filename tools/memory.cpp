@@ -16,8 +16,11 @@ std::string device_name(int device) { return device < 0 ? "cpu" : "cuda:" + std:
 MemoryPeaks memory_peaks(const TraceDb& db) {
   MemoryPeaks m;
   std::map<int, DeviceMemory> devices;
-  struct Block { MemCategory category; std::int64_t size; };
-  std::map<std::pair<int, std::int64_t>, Block> live;  // (device, addr) -> the live block
+  struct Block {
+    MemCategory category;
+    std::int64_t size;
+  };
+  std::map<std::pair<int, std::int64_t>, Block> live;                                // (device, addr) -> the live block
   std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>> by_category;  // -> (current, peak)
   auto add = [&](int device, MemCategory c, std::int64_t delta) {
     auto& [cur, peak] = by_category[{device, static_cast<int>(c)}];
@@ -58,8 +61,7 @@ MemoryPeaks memory_peaks(const TraceDb& db) {
     m.devices.push_back(d);
   }
   for (const auto& [key, v] : by_category)
-    if (v.second > 0)
-      m.categories.push_back({key.first, static_cast<MemCategory>(key.second), v.second});
+    if (v.second > 0) m.categories.push_back({key.first, static_cast<MemCategory>(key.second), v.second});
   return m;
 }
 

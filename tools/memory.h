@@ -22,7 +22,7 @@ struct DeviceMemory {
   int device = gb::trace::kCpu;
   std::int64_t peak_allocated = 0;
   std::int64_t peak_reserved = 0;
-  std::int64_t cached_at_peak = 0;        // reserved - allocated at the first event reaching peak_allocated
+  std::int64_t cached_at_peak = 0;      // reserved - allocated at the first event reaching peak_allocated
   std::optional<std::int64_t> context;  // meta context_bytes, cuda devices only
 };
 

@@ -80,12 +80,18 @@ OpTable op_table(const TraceDb& db, SpanKind kind) {
 void sort_ops(std::vector<OpStats>& rows, OpSort by) {
   auto key = [by](const OpStats& o) -> double {
     switch (by) {
-      case OpSort::self_cpu: return static_cast<double>(o.self_ns);
-      case OpSort::cpu_total: return static_cast<double>(o.total_ns);
-      case OpSort::calls: return static_cast<double>(o.calls);
-      case OpSort::avg: return o.avg_ns();
-      case OpSort::self_cuda: return static_cast<double>(o.self_cuda_ns);
-      case OpSort::name: return 0;
+      case OpSort::self_cpu:
+        return static_cast<double>(o.self_ns);
+      case OpSort::cpu_total:
+        return static_cast<double>(o.total_ns);
+      case OpSort::calls:
+        return static_cast<double>(o.calls);
+      case OpSort::avg:
+        return o.avg_ns();
+      case OpSort::self_cuda:
+        return static_cast<double>(o.self_cuda_ns);
+      case OpSort::name:
+        return 0;
     }
     return 0;
   };

@@ -31,8 +31,8 @@ OutputFile::OutputFile(const std::string& path, bool gzip) : path_(path), gzip_(
   std::string tmpl = (dir / hidden).string();
   int fd = mkstemp(tmpl.data());
   if (fd < 0)
-    throw gb::trace::Error("glassbox: cannot write '" + path + "' (" + errno_text() + " in folder '" +
-                           dir.string() + "'); check that the folder exists and is writable");
+    throw gb::trace::Error("glassbox: cannot write '" + path + "' (" + errno_text() + " in folder '" + dir.string() +
+                           "'); check that the folder exists and is writable");
   temp_ = tmpl;
   mode_t mask = umask(0);  // mkstemp makes 0600; give the file the mode a plain open() would
   umask(mask);
@@ -98,7 +98,8 @@ void OutputFile::commit() {
     rc |= std::fclose(file_);
     file_ = nullptr;
   }
-  if (rc != 0) throw gb::trace::Error("glassbox: cannot finish '" + path_ + "' (" + errno_text() + "; is the disk full?)");
+  if (rc != 0)
+    throw gb::trace::Error("glassbox: cannot finish '" + path_ + "' (" + errno_text() + "; is the disk full?)");
   if (std::rename(temp_.c_str(), path_.c_str()) != 0)
     throw gb::trace::Error("glassbox: cannot rename '" + temp_ + "' to '" + path_ + "' (" + errno_text() + ")");
   committed_ = true;

@@ -88,7 +88,8 @@ void write_memory_section(const TraceDb& db, std::ostream& out) {
     out << "  no alloc events, so no per-category peaks\n\n";
     return;
   }
-  out << "  peak allocated per category\n" << format_table({"device", "category", "peak allocated"}, rows, 4, "llr") << "\n";
+  out << "  peak allocated per category\n"
+      << format_table({"device", "category", "peak allocated"}, rows, 4, "llr") << "\n";
 }
 
 void write_dataloader_section(const TraceDb& db, std::ostream& out) {
@@ -100,16 +101,15 @@ void write_dataloader_section(const TraceDb& db, std::ostream& out) {
   out << "data-loader: " << d.spans << " stage spans; ";
   if (d.step_total_ns > 0)
     out << "waiting for data took " << format_share(static_cast<double>(d.wait_ns), d.step_total_ns)
-        << " of step time (" << format_time(static_cast<double>(d.wait_ns)) << " of "
-        << format_time(d.step_total_ns) << ")\n";
+        << " of step time (" << format_time(static_cast<double>(d.wait_ns)) << " of " << format_time(d.step_total_ns)
+        << ")\n";
   else
     out << "waiting for data took " << format_time(static_cast<double>(d.wait_ns)) << " (no step time to compare)\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"wait", format_time(static_cast<double>(d.wait_ns))},
-      {"fetch", format_time(static_cast<double>(d.fetch_ns))},
-      {"collate", format_time(static_cast<double>(d.collate_ns))},
-      {"pin", format_time(static_cast<double>(d.pin_ns))},
-      {"transfer", format_time(static_cast<double>(d.transfer_ns))}};
+  std::vector<std::vector<std::string>> rows = {{"wait", format_time(static_cast<double>(d.wait_ns))},
+                                                {"fetch", format_time(static_cast<double>(d.fetch_ns))},
+                                                {"collate", format_time(static_cast<double>(d.collate_ns))},
+                                                {"pin", format_time(static_cast<double>(d.pin_ns))},
+                                                {"transfer", format_time(static_cast<double>(d.transfer_ns))}};
   if (d.other_ns > 0) rows.push_back({"other", format_time(static_cast<double>(d.other_ns))});
   out << format_table({"stage", "total"}, rows) << "\n";
 }

@@ -42,9 +42,9 @@ std::string text(const CheckResult& c) {
 
 struct Injection {
   const char* sql;
-  const char* problem;             // a part of Finding::what
-  std::int64_t count;              // rows affected
-  std::int64_t first_example;      // the first example id
+  const char* problem;         // a part of Finding::what
+  std::int64_t count;          // rows affected
+  std::int64_t first_example;  // the first example id
 };
 
 }  // namespace
@@ -58,8 +58,9 @@ TEST_CASE("a clean trace: no problems, no notes, one ok line with the counts") {
   CHECK(c.notes.empty());
   CHECK(c.spans == 30);
   CHECK(c.memory_events == 9);
-  CHECK(text(c) == "ok: 30 spans, 9 memory events, 3 threads, 6 kernels, 1 instants, 2 graph nodes, 3 steps; "
-                   "no problems\n");
+  CHECK(text(c) ==
+        "ok: 30 spans, 9 memory events, 3 threads, 6 kernels, 1 instants, 2 graph nodes, 3 steps; "
+        "no problems\n");
 }
 
 TEST_CASE("each kind of problem, injected with raw SQL, is reported with its count and example ids") {
@@ -67,8 +68,7 @@ TEST_CASE("each kind of problem, injected with raw SQL, is reported with its cou
   const std::vector<Injection> cases = {
       {"UPDATE spans SET dur_ns = -5 WHERE kind = 0 AND name_id = (SELECT id FROM strings WHERE text = 'relu')",
        "end before they start", 3, relu0},
-      {"INSERT INTO spans (id, kind, name_id, start_ns, dur_ns) VALUES (4294967296, 0, 1, 0, 1)", "with n = 0", 1,
-       t1},
+      {"INSERT INTO spans (id, kind, name_id, start_ns, dur_ns) VALUES (4294967296, 0, 1, 0, 1)", "with n = 0", 1, t1},
       {"INSERT INTO spans (id, kind, name_id, start_ns, dur_ns) VALUES (38654705665, 0, 1, 0, 1)",
        "thread that is not in threads", 1, span_id(9, 1)},
       {"UPDATE spans SET parent_delta = id - 8589934593 WHERE id = 4294967300", "parent is on another thread", 1,
@@ -79,11 +79,9 @@ TEST_CASE("each kind of problem, injected with raw SQL, is reported with its cou
       {"INSERT INTO memory_events VALUES (10, 1000, 1, 0, 30583, 8, 8, NULL, 0, 0, NULL, NULL, 0, 0);"
        "INSERT INTO memory_events VALUES (11, 1001, 1, 0, 8192, 3000, 3000, NULL, 0, 3, NULL, NULL, 0, 0)",
        "frees with no live alloc", 2, 10},  // 0x7777 never allocated; 0x3000 freed twice
-      {"INSERT INTO op_details (span_id, device) VALUES (12345, 0)", "op_details rows whose span is missing", 1,
-       12345},
+      {"INSERT INTO op_details (span_id, device) VALUES (12345, 0)", "op_details rows whose span is missing", 1, 12345},
       {"INSERT INTO kernels VALUES (777, 0, 7, 1, NULL, '1,1,1', '1,1,1', 1, 0)", "kernels rows whose span", 1, 777},
-      {"UPDATE kernels SET launch_span_id = 55 WHERE span_id = 12884901889", "launching span", 1,
-       span_id(3, 1)},
+      {"UPDATE kernels SET launch_span_id = 55 WHERE span_id = 12884901889", "launching span", 1, span_id(3, 1)},
       {"UPDATE instants SET thread_id = 9, span_id = NULL", "instants on a thread that is not in threads", 1, 1},
       {"UPDATE instants SET span_id = 8589934593", "instants whose span is on another thread", 1, 1},
       {"UPDATE graph_nodes SET forward_span_id = 5 WHERE id = 2", "graph_nodes whose forward span", 1, 2},
@@ -125,8 +123,8 @@ TEST_CASE("examples stop at five, the count does not") {
   const Finding* f = find(c.problems, "end before they start");
   REQUIRE(f != nullptr);
   CHECK(f->count == 18);
-  CHECK(f->examples == std::vector<std::int64_t>{span_id(1, 1), span_id(1, 2), span_id(1, 3), span_id(1, 4),
-                                                 span_id(1, 5)});
+  CHECK(f->examples ==
+        std::vector<std::int64_t>{span_id(1, 1), span_id(1, 2), span_id(1, 3), span_id(1, 4), span_id(1, 5)});
   CHECK(text(c).find("(e.g. 4294967297, 4294967298, 4294967299, 4294967300, 4294967301)") != std::string::npos);
 }
 
@@ -135,8 +133,9 @@ TEST_CASE("notes keep the exit code at 0: spans that never ended, an unclean clo
   std::string path = tmp.file("t.db");
   synthetic::write(path);
   // the program was killed inside step 0: its span never ended, so its children and instant name a missing span
-  run_sql(path, "DELETE FROM spans WHERE id = 4294967297; DELETE FROM meta WHERE key = 'closed_cleanly';"
-                "UPDATE meta SET value = '12' WHERE key = 'dropped_events'");
+  run_sql(path,
+          "DELETE FROM spans WHERE id = 4294967297; DELETE FROM meta WHERE key = 'closed_cleanly';"
+          "UPDATE meta SET value = '12' WHERE key = 'dropped_events'");
   CheckResult c = check_trace(TraceDb(path));
   CHECK(c.ok());
   REQUIRE(c.notes.size() == 4);
@@ -203,8 +202,13 @@ TEST_CASE("a trace still being written (or whose writer was killed): WAL file, n
   w.add(ThreadRecord{1, 1, "main", ThreadRole::main});
   Id mm = w.intern("matmul");
   // span (1, 1), the step, is still open: only its finished child is in the file
-  w.add(SpanRecord{.id = span_id(1, 2), .kind = SpanKind::op, .name_id = mm, .thread_id = 1, .start_ns = 10,
-                   .end_ns = 20, .parent_id = span_id(1, 1)});
+  w.add(SpanRecord{.id = span_id(1, 2),
+                   .kind = SpanKind::op,
+                   .name_id = mm,
+                   .thread_id = 1,
+                   .start_ns = 10,
+                   .end_ns = 20,
+                   .parent_id = span_id(1, 1)});
   w.flush();
   CHECK(std::filesystem::exists(path + "-wal"));
   CheckResult c = check_trace(TraceDb(path));

@@ -23,8 +23,11 @@ TEST_CASE("step time, op deltas (ops in one run only marked) and memory peaks of
   TempDir tmp;
   std::string a = tmp.file("a.db"), b = tmp.file("b.db");
   synthetic::write(a);  // steps 10, 12, 14 ms; matmul 3000 ns; relu; memory x1
-  synthetic::write(b, {.step_ns = {11'000'000, 13'000'000, 16'000'000}, .matmul_ns = 4000, .with_relu = false,
-                       .with_softmax = true, .mem_scale = 2});
+  synthetic::write(b, {.step_ns = {11'000'000, 13'000'000, 16'000'000},
+                       .matmul_ns = 4000,
+                       .with_relu = false,
+                       .with_softmax = true,
+                       .mem_scale = 2});
   TraceDiff d = diff_traces(TraceDb(a), TraceDb(b));
 
   CHECK(d.steps_a.mean == doctest::Approx(12e6));
@@ -62,8 +65,11 @@ TEST_CASE("the diff text: step rows with delta and ratio, op rows with markers, 
   TempDir tmp;
   std::string a = tmp.file("a.db"), b = tmp.file("b.db");
   synthetic::write(a);
-  synthetic::write(b, {.step_ns = {11'000'000, 13'000'000, 16'000'000}, .matmul_ns = 4000, .with_relu = false,
-                       .with_softmax = true, .mem_scale = 2});
+  synthetic::write(b, {.step_ns = {11'000'000, 13'000'000, 16'000'000},
+                       .matmul_ns = 4000,
+                       .with_relu = false,
+                       .with_softmax = true,
+                       .mem_scale = 2});
   std::ostringstream out;
   write_diff(diff_traces(TraceDb(a), TraceDb(b)), 0, out);
   std::string t = out.str();

@@ -5,9 +5,9 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -87,7 +87,7 @@ TEST_CASE("one X event per span: ts and dur in microseconds, tid = thread, cat =
   CHECK(mm.at("args").at("step") == 1);
   CHECK(mm.at("args").at("module") == "fc1");
   CHECK(mm.at("args").at("parent") == ids.matmul_spans[1] - 1);  // linear began just before it
-  CHECK_FALSE(mm.at("args").contains("seq"));                   // NULL columns are left out
+  CHECK_FALSE(mm.at("args").contains("seq"));                    // NULL columns are left out
   const json& step0 = by_id.at(gb::trace::span_id(1, 1));
   CHECK(step0.at("cat") == "step");
   CHECK(step0.at("dur").get<double>() == doctest::Approx(10000.0));
@@ -164,9 +164,23 @@ TEST_CASE("names with quotes, backslashes, newlines and unicode survive the expo
     w.set_meta("command", "train \"quoted\"\n");
     w.add(ThreadRecord{1, 1, "th\"read\n", ThreadRole::main});
     w.add(ModuleRecord{1, "enc\\oder.0", "Linear", std::nullopt});
-    w.add(SpanRecord{.id = span_id(1, 1), .kind = SpanKind::user, .name_id = w.intern(name), .thread_id = 1,
-                     .start_ns = 7, .end_ns = 9, .module_id = 1});
-    w.add(AnomalyRecord{1, 8, {}, AnomalyKind::nonfinite_forward, Severity::error, {}, {}, {}, {}, -INFINITY,
+    w.add(SpanRecord{.id = span_id(1, 1),
+                     .kind = SpanKind::user,
+                     .name_id = w.intern(name),
+                     .thread_id = 1,
+                     .start_ns = 7,
+                     .end_ns = 9,
+                     .module_id = 1});
+    w.add(AnomalyRecord{1,
+                        8,
+                        {},
+                        AnomalyKind::nonfinite_forward,
+                        Severity::error,
+                        {},
+                        {},
+                        {},
+                        {},
+                        -INFINITY,
                         "nan in \"" + name + "\""});
   }
   export_chrome(TraceDb(path), out);
@@ -194,8 +208,13 @@ TEST_CASE("200k spans export in constant memory: the peak RSS grows by far less 
     w.add(ThreadRecord{1, 1, "main", ThreadRole::main});
     Id names[4] = {w.intern("matmul"), w.intern("add"), w.intern("relu"), w.intern("a_rather_long_op_name_here")};
     for (int i = 1; i <= kSpans; ++i)
-      w.add(SpanRecord{.id = span_id(1, i), .name_id = names[i % 4], .thread_id = 1, .start_ns = 1000LL * i,
-                       .end_ns = 1000LL * i + 900, .step = i / 1000, .seq = i});
+      w.add(SpanRecord{.id = span_id(1, i),
+                       .name_id = names[i % 4],
+                       .thread_id = 1,
+                       .start_ns = 1000LL * i,
+                       .end_ns = 1000LL * i + 900,
+                       .step = i / 1000,
+                       .seq = i});
   }
   // Reset the peak (VmHWM) to the current RSS, so the peak below is the export's own.
   bool reset = static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5");

@@ -35,10 +35,11 @@ TEST_CASE("valid UTF-8 passes through byte for byte; each invalid byte becomes U
   CHECK(as_json("\xC3\xA9") == "\"\xC3\xA9\"");
   CHECK(as_json("\xF0\x9F\x98\x80") == "\"\xF0\x9F\x98\x80\"");
   const std::string fffd = "\xEF\xBF\xBD";
-  CHECK(as_json("a\xFF" "b") == "\"a" + fffd + "b\"");      // never valid
-  CHECK(as_json("\xC3") == "\"" + fffd + "\"");             // truncated sequence
-  CHECK(as_json("\xC0\xAF") == "\"" + fffd + fffd + "\"");  // overlong
-  CHECK(as_json("\xED\xA0\x80") == "\"" + fffd + fffd + fffd + "\"");  // a surrogate
+  CHECK(as_json("a\xFF"
+                "b") == "\"a" + fffd + "b\"");                                    // never valid
+  CHECK(as_json("\xC3") == "\"" + fffd + "\"");                                   // truncated sequence
+  CHECK(as_json("\xC0\xAF") == "\"" + fffd + fffd + "\"");                        // overlong
+  CHECK(as_json("\xED\xA0\x80") == "\"" + fffd + fffd + fffd + "\"");             // a surrogate
   CHECK(as_json("\xF4\x90\x80\x80") == "\"" + fffd + fffd + fffd + fffd + "\"");  // above U+10FFFF
   CHECK_NOTHROW(nlohmann::json::parse(as_json("\x80\xBF\xFE\xC3(")));
 }

@@ -36,8 +36,8 @@ TEST_CASE("peaks of the synthetic trace: per device, and per category by replayi
   CHECK(peak(m, 0, MemCategory::parameter) == 1000);
   CHECK(peak(m, 0, MemCategory::activation) == 7000);  // 4000 + 3000 live together; later 6000 alone
   CHECK(peak(m, 0, MemCategory::gradient) == 500);
-  CHECK(peak(m, -1, MemCategory::input) == 256);       // same addr as a device-0 block: devices stay apart
-  CHECK(peak(m, 0, MemCategory::unknown) == -1);       // segment events are not allocations
+  CHECK(peak(m, -1, MemCategory::input) == 256);  // same addr as a device-0 block: devices stay apart
+  CHECK(peak(m, 0, MemCategory::unknown) == -1);  // segment events are not allocations
   CHECK(m.categories.size() == 4);
 }
 
@@ -51,10 +51,10 @@ TEST_CASE("a free subtracts the live block's own category and size, whatever the
       w.add(MemoryEventRecord{id, id, a, 0, addr, size, size, {}, 0, c, {}, {}, alloc, 4096});
     };
     ev(1, MemAction::alloc, 0x10, 100, MemCategory::activation, 100);
-    ev(2, MemAction::free, 0x10, 1, MemCategory::unknown, 0);          // category and size from the alloc
+    ev(2, MemAction::free, 0x10, 1, MemCategory::unknown, 0);  // category and size from the alloc
     ev(3, MemAction::alloc, 0x10, 50, MemCategory::activation, 50);
-    ev(4, MemAction::free, 0x99, 70, MemCategory::activation, 50);     // no live block: skipped
-    ev(5, MemAction::alloc, 0x20, 80, MemCategory::activation, 130);   // 50 + 80 live: a new peak of 130
+    ev(4, MemAction::free, 0x99, 70, MemCategory::activation, 50);    // no live block: skipped
+    ev(5, MemAction::alloc, 0x20, 80, MemCategory::activation, 130);  // 50 + 80 live: a new peak of 130
   }
   MemoryPeaks m = memory_peaks(TraceDb(path));
   CHECK(peak(m, 0, MemCategory::activation) == 130);

@@ -93,8 +93,10 @@ TEST_CASE("a trace that was not closed cleanly and dropped events says so") {
   synthetic::write(path);
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
-  sqlite3_exec(db, "DELETE FROM meta WHERE key = 'closed_cleanly'; UPDATE meta SET value = '42' WHERE key = "
-               "'dropped_events'", nullptr, nullptr, nullptr);
+  sqlite3_exec(db,
+               "DELETE FROM meta WHERE key = 'closed_cleanly'; UPDATE meta SET value = '42' WHERE key = "
+               "'dropped_events'",
+               nullptr, nullptr, nullptr);
   sqlite3_close(db);
   std::string r = report(path);
   CHECK(has(r, "  closed_cleanly    no: the writer did not finish"));

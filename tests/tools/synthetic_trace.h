@@ -65,8 +65,15 @@ inline Ids write(const std::string& path, const Options& o = {}) {
   auto span = [&](Id thread, SpanKind kind, const char* name, std::int64_t start, std::int64_t dur, OptId parent,
                   OptId step, OptId module = std::nullopt) {
     Id id = span_id(thread, ++next[thread]);
-    w.add(SpanRecord{.id = id, .kind = kind, .name_id = w.intern(name), .thread_id = thread, .start_ns = start,
-                     .end_ns = start + dur, .step = step, .parent_id = parent, .seq = std::nullopt,
+    w.add(SpanRecord{.id = id,
+                     .kind = kind,
+                     .name_id = w.intern(name),
+                     .thread_id = thread,
+                     .start_ns = start,
+                     .end_ns = start + dur,
+                     .step = step,
+                     .parent_id = parent,
+                     .seq = std::nullopt,
                      .module_id = module});
     ids.all_spans.push_back(id);
     return id;
@@ -109,8 +116,8 @@ inline Ids write(const std::string& path, const Options& o = {}) {
   const std::int64_t m = o.mem_scale, seg = 2 << 20;
   auto mem = [&](Id id, MemAction a, int device, std::int64_t addr, std::int64_t size, MemCategory c,
                  std::int64_t allocated, std::int64_t reserved) {
-    w.add(MemoryEventRecord{id, id * 100, a, device, addr, size, size, 1, 0, c, std::nullopt, std::nullopt,
-                            allocated, reserved});
+    w.add(MemoryEventRecord{id, id * 100, a, device, addr, size, size, 1, 0, c, std::nullopt, std::nullopt, allocated,
+                            reserved});
   };
   mem(1, MemAction::segment_alloc, 0, 0x1000, seg, MemCategory::unknown, 0, seg);
   mem(2, MemAction::alloc, 0, 0x1000, 1000 * m, MemCategory::parameter, 1000 * m, seg);
