@@ -8,6 +8,8 @@ PACKAGES=(
   libopenblas-dev                          # GEMM for the CPU ops
   doctest-dev                              # the test framework
   libsqlite3-dev                           # the trace file (traces/)
+  libcli11-dev zlib1g-dev                  # the glassbox command (tools/): arguments, .json.gz export
+  nlohmann-json3-dev                       # the tests parse the Chrome export
   libtorch-dev                             # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
 )
 

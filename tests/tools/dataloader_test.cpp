@@ -1,0 +1,38 @@
+// tests/tools/dataloader_test.cpp — tools/dataloader.cpp: stage totals and the wait share of step time.
+#include "tools/dataloader.h"
+
+#include <doctest/doctest.h>
+
+#include "synthetic_trace.h"
+#include "traces/temp_dir.h"
+
+using namespace gb::tools;
+
+TEST_CASE("wait share = wait spans / total step time; stage totals by name") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  synthetic::write(path);  // steps of 10, 12, 14 ms; 1 ms wait, 2 us fetch, 0.5 us collate per step
+  DataLoaderSummary d = dataloader_summary(TraceDb(path));
+  CHECK(d.spans == 9);
+  CHECK(d.wait_ns == 3'000'000);
+  CHECK(d.fetch_ns == 6'000);
+  CHECK(d.collate_ns == 1'500);
+  CHECK(d.pin_ns == 0);
+  CHECK(d.transfer_ns == 0);
+  CHECK(d.other_ns == 0);
+  CHECK(d.step_total_ns == doctest::Approx(36e6));
+  CHECK(d.wait_share() == doctest::Approx(3.0 / 36.0));
+}
+
+TEST_CASE("without a steps table the step spans give the step time; without dataloader spans, nothing") {
+  TempDir tmp;
+  std::string spans_only = tmp.file("a.db"), none = tmp.file("b.db");
+  synthetic::write(spans_only, {.step_ns = {4'000'000, 6'000'000}, .with_steps_table = false});
+  DataLoaderSummary d = dataloader_summary(TraceDb(spans_only));
+  CHECK(d.wait_ns == 2'000'000);
+  CHECK(d.wait_share() == doctest::Approx(0.2));
+  { gb::trace::Writer w(none); }
+  DataLoaderSummary e = dataloader_summary(TraceDb(none));
+  CHECK(e.spans == 0);
+  CHECK(e.wait_share() == 0);
+}

@@ -1,0 +1,123 @@
+// tests/tools/main_test.cpp — tools/main.cpp: the built `glassbox` binary, run as a user runs it.
+//
+// Every subcommand on a bad file exits non-zero with exactly one "glassbox: ..." line on stderr and nothing on
+// stdout; on a good trace it exits 0 (check: 1 when it finds problems); bad arguments get CLI11's message.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "synthetic_trace.h"
+#include "traces/temp_dir.h"
+
+namespace {
+
+struct Run {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+Run glassbox(const TempDir& tmp, const std::string& args) {
+  std::string out = tmp.file("stdout.txt"), err = tmp.file("stderr.txt");
+  std::string cmd = std::string(GLASSBOX_BIN) + " " + args + " >" + quote(out) + " 2>" + quote(err);
+  int status = std::system(cmd.c_str());
+  Run r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a missing, empty, random or foreign file: non-zero, one stderr line, for every subcommand") {
+  TempDir tmp;
+  std::string missing = tmp.file("missing.db"), empty = tmp.file("empty.db"), random = tmp.file("random.db");
+  std::ofstream(empty).close();
+  {
+    std::ofstream f(random, std::ios::binary);
+    for (int i = 0; i < 5000; ++i) f.put(static_cast<char>((i * 2654435761u) >> 13));
+  }
+  std::string good = tmp.file("good.db");
+  synthetic::write(good);
+  for (const std::string& bad : {missing, empty, random}) {
+    for (const std::string& args : {"report " + quote(bad), "check " + quote(bad),
+                                    "export " + quote(bad) + " --chrome " + quote(tmp.file("o.json")),
+                                    "diff " + quote(good) + " " + quote(bad)}) {
+      CAPTURE(args);
+      Run r = glassbox(tmp, args);
+      CHECK(r.rc != 0);
+      CHECK(lines(r.err) == 1);
+      CHECK(r.err.rfind("glassbox", 0) == 0);
+      CHECK(r.out.empty());
+    }
+  }
+  CHECK(glassbox(tmp, "report " + quote(missing)).err.find("does not exist") != std::string::npos);
+  CHECK(glassbox(tmp, "check " + quote(empty)).err.find("is empty") != std::string::npos);
+  CHECK(!std::filesystem::exists(tmp.file("o.json")));
+}
+
+TEST_CASE("report, check, export and diff on a good trace exit 0 and print their sections") {
+  TempDir tmp;
+  std::string a = tmp.file("a.db"), b = tmp.file("b.db");
+  synthetic::write(a, {.with_cuda = true});
+  synthetic::write(b, {.matmul_ns = 4000});
+
+  Run report = glassbox(tmp, "report " + quote(a) + " --sort cpu_total --limit 3");
+  CHECK(report.rc == 0);
+  CHECK(report.err.empty());
+  CHECK(report.out.find("Self CPU time total: 16.500us") != std::string::npos);
+  CHECK(report.out.find("Self CUDA time total: 7.500us") != std::string::npos);
+  CHECK(report.out.find("(1 more rows; --limit 0 shows all)") != std::string::npos);
+
+  Run check = glassbox(tmp, "check " + quote(a));
+  CHECK(check.rc == 0);
+  CHECK(check.out.rfind("ok: ", 0) == 0);
+
+  Run exp = glassbox(tmp, "export " + quote(a) + " --chrome " + quote(tmp.file("a.json.gz")));
+  CHECK(exp.rc == 0);
+  CHECK(std::filesystem::file_size(tmp.file("a.json.gz")) > 100);
+
+  Run diff = glassbox(tmp, "diff " + quote(a) + " " + quote(b));
+  CHECK(diff.rc == 0);
+  CHECK(diff.out.find("matmul") != std::string::npos);
+}
+
+TEST_CASE("check exits 1 on problems; bad arguments get CLI11's message and a non-zero code") {
+  TempDir tmp;
+  std::string a = tmp.file("a.db");
+  synthetic::write(a);
+  sqlite3* db = nullptr;
+  sqlite3_open(a.c_str(), &db);
+  sqlite3_exec(db, "UPDATE spans SET dur_ns = -5 WHERE kind = 0", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  Run check = glassbox(tmp, "check " + quote(a));
+  CHECK(check.rc == 1);
+  CHECK(check.out.find("problem: ") != std::string::npos);
+
+  Run bad_sort = glassbox(tmp, "report " + quote(a) + " --sort fastest");
+  CHECK(bad_sort.rc != 0);
+  CHECK(bad_sort.err.find("--sort") != std::string::npos);
+  Run no_sub = glassbox(tmp, "");
+  CHECK(no_sub.rc != 0);
+  Run no_out = glassbox(tmp, "export " + quote(a));
+  CHECK(no_out.rc != 0);
+  CHECK(no_out.err.find("--chrome") != std::string::npos);
+}

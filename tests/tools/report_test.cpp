@@ -1,0 +1,104 @@
+// tests/tools/report_test.cpp — tools/report.cpp: every section of `glassbox report`, with data and without.
+#include "tools/report.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "synthetic_trace.h"
+#include "traces/temp_dir.h"
+
+using namespace gb::tools;
+
+namespace {
+bool has(const std::string& text, const std::string& part) {
+  bool found = text.find(part) != std::string::npos;
+  if (!found) MESSAGE("missing: [" << part << "] in\n" << text);
+  return found;
+}
+std::string report(const std::string& path, ReportOptions o = {}) {
+  std::ostringstream out;
+  write_report(TraceDb(path), o, out);
+  return out.str();
+}
+}  // namespace
+
+TEST_CASE("the report of the synthetic trace: metadata, step stats, op table, memory, data-loader, anomalies") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  synthetic::write(path);
+  std::string r = report(path);
+  CHECK(has(r, "  command           ./train_mlp --steps 3\n"));
+  CHECK(has(r, "  device_name       Synthetic GPU\n"));
+  CHECK(has(r, "  closed_cleanly    yes\n"));
+  CHECK(has(r, "  dropped_events    0\n"));
+  CHECK(has(r, "  glassbox_version  "));
+  CHECK(has(r, "steps: 3 (from the steps table)\n"));
+  CHECK(has(r, "  count      mean    median       p90       min       max      std\n"));
+  CHECK(has(r, "      3  12.000ms  12.000ms  13.600ms  10.000ms  14.000ms  1.633ms\n"));
+  CHECK(has(r, "ops: spans of kind op, sorted by self_cpu\n"));
+  CHECK(has(r, "    matmul        54.55%       9.000us        54.55%       9.000us       3.000us             3  \n"));
+  CHECK(has(r, "Self CPU time total: 16.500us\n"));
+  CHECK(r.find("Self CUDA") == std::string::npos);  // no kernels, no CUDA columns
+  CHECK(has(r, "  cuda:0  300.00 MiB       2.00 MiB        7.81 KiB                  1.99 MiB\n"));
+  CHECK(has(r, "    cuda:0  activation        6.84 KiB\n"));
+  CHECK(has(r, "    cuda:0  parameter           1000 B\n"));
+  CHECK(has(r, "waiting for data took 8.33% of step time (3.000ms of 36.000ms)\n"));
+  CHECK(has(r, "  fetch     6.000us\n"));
+  CHECK(has(r, "anomalies: 1\n"));
+  CHECK(has(r, "  22.000ms     2  loss_spike  warning   loss 9.5 is 4.1x its running mean\n"));
+  // sections come in the documented order
+  CHECK(r.find("run: ") < r.find("steps: "));
+  CHECK(r.find("steps: ") < r.find("ops: "));
+  CHECK(r.find("ops: ") < r.find("memory: "));
+  CHECK(r.find("memory: ") < r.find("data-loader: "));
+  CHECK(r.find("data-loader: ") < r.find("anomalies: "));
+}
+
+TEST_CASE("--kind, --sort and --limit shape the op table; CUDA columns only with kernels") {
+  TempDir tmp;
+  std::string cuda = tmp.file("c.db");
+  synthetic::write(cuda, {.with_cuda = true});
+  std::string r = report(cuda, {.sort = OpSort::self_cuda, .limit = 2});
+  CHECK(has(r, "sorted by self_cuda"));
+  CHECK(has(r, "Self CUDA   Self CUDA %    CUDA total  CUDA time avg    # of Calls"));
+  CHECK(has(r, "Self CUDA time total: 7.500us\n"));
+  CHECK(has(r, "(2 more rows; --limit 0 shows all)"));
+  CHECK(r.find("    matmul  ") < r.find("       add  "));
+  CHECK(r.find("      relu  ") == std::string::npos);
+
+  std::string dl = report(cuda, {.kind = gb::trace::SpanKind::dataloader});
+  CHECK(has(dl, "ops: spans of kind dataloader"));
+  CHECK(has(dl, "      wait  "));
+  std::string none = report(cuda, {.kind = gb::trace::SpanKind::optimizer});
+  CHECK(has(none, "ops: no spans of kind optimizer in this trace\n"));
+}
+
+TEST_CASE("an empty trace: every section says in one line that it has no data") {
+  TempDir tmp;
+  std::string path = tmp.file("empty.db");
+  { gb::trace::Writer w(path); }
+  std::string r = report(path);
+  CHECK(has(r, "  device_name       (not recorded)\n"));
+  CHECK(has(r, "steps: no steps in this trace (no steps rows, no step spans)\n"));
+  CHECK(has(r, "ops: no spans of kind op in this trace\n"));
+  CHECK(has(r, "memory: no allocator events in this trace\n"));
+  CHECK(has(r, "data-loader: no dataloader spans in this trace\n"));
+  CHECK(has(r, "anomalies: none\n"));
+}
+
+TEST_CASE("a trace that was not closed cleanly and dropped events says so") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  synthetic::write(path);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db,
+               "DELETE FROM meta WHERE key = 'closed_cleanly'; UPDATE meta SET value = '42' WHERE key = "
+               "'dropped_events'",
+               nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  std::string r = report(path);
+  CHECK(has(r, "  closed_cleanly    no: the writer did not finish"));
+  CHECK(has(r, "  dropped_events    42 (rings were full"));
+}

@@ -1,0 +1,149 @@
+// tools/check.cpp — one SQL query per rule (the offending ids), plus one replay of the allocator events.
+#include "tools/check.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "traces/records.h"
+
+namespace gb::tools {
+
+namespace {
+
+constexpr std::size_t kExamples = 5;
+
+// Runs sql (one column: the offending id) and records a finding when it returns rows.
+void rule(const TraceDb& db, std::vector<Finding>& into, std::string what, const char* sql) {
+  Finding f{std::move(what), 0, {}};
+  db.each(sql, [&](const Row& r) {
+    if (f.examples.size() < kExamples) f.examples.push_back(r.i64(0));
+    ++f.count;
+  });
+  if (f.count > 0) into.push_back(std::move(f));
+}
+
+// Replays alloc/free per (device, addr): a free must find a live block.
+void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
+  Finding f{"memory_events frees with no live alloc at that (device, addr)", 0, {}};
+  std::set<std::pair<std::int64_t, std::int64_t>> live;
+  db.each(
+      "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY id",
+      {static_cast<std::int64_t>(gb::trace::MemAction::alloc), static_cast<std::int64_t>(gb::trace::MemAction::free)},
+      [&](const Row& r) {
+        std::pair<std::int64_t, std::int64_t> key{r.i64(2), r.i64(3)};
+        if (r.i64(1) == static_cast<std::int64_t>(gb::trace::MemAction::alloc)) {
+          live.insert(key);
+        } else if (live.erase(key) == 0) {
+          if (f.examples.size() < kExamples) f.examples.push_back(r.i64(0));
+          ++f.count;
+        }
+      });
+  if (f.count > 0) problems.push_back(std::move(f));
+}
+
+}  // namespace
+
+CheckResult check_trace(const TraceDb& db) {
+  CheckResult c;
+  c.spans = db.scalar("SELECT COUNT(*) FROM spans");
+  c.memory_events = db.scalar("SELECT COUNT(*) FROM memory_events");
+  c.threads = db.scalar("SELECT COUNT(*) FROM threads");
+  c.kernels = db.scalar("SELECT COUNT(*) FROM kernels");
+  c.instants = db.scalar("SELECT COUNT(*) FROM instants");
+  c.graph_nodes = db.scalar("SELECT COUNT(*) FROM graph_nodes");
+  c.steps = db.scalar("SELECT COUNT(*) FROM steps");
+  auto& p = c.problems;
+
+  rule(db, p, "spans end before they start (dur_ns < 0)", "SELECT id FROM spans WHERE dur_ns < 0 ORDER BY id");
+  rule(db, p, "span ids with n = 0 (ids are thread_id << 32 | n, n counts from 1)",
+       "SELECT id FROM spans WHERE (id & 4294967295) = 0 ORDER BY id");
+  rule(db, p, "spans on a thread that is not in threads (thread_id = id >> 32)",
+       "SELECT id FROM spans WHERE thread_id NOT IN (SELECT id FROM threads) ORDER BY id");
+  rule(db, p, "spans whose parent is on another thread",
+       "SELECT id FROM spans WHERE parent_id IS NOT NULL AND (parent_id >> 32) != thread_id ORDER BY id");
+  rule(db, p, "spans whose name_id is not in strings",
+       "SELECT id FROM spans WHERE name_id NOT IN (SELECT id FROM strings) ORDER BY id");
+  rule(db, p, "spans that start before the previous span of their thread (id order must be start order)", R"sql(
+    SELECT id FROM (SELECT id, thread_id, start_ns, LAG(thread_id) OVER w AS prev_thread,
+                           LAG(start_ns) OVER w AS prev_start FROM spans WINDOW w AS (ORDER BY id))
+    WHERE prev_thread = thread_id AND start_ns < prev_start ORDER BY id)sql");
+  check_frees(db, p);
+  rule(db, p, "op_details rows whose span is missing",
+       "SELECT span_id FROM op_details WHERE span_id NOT IN (SELECT id FROM spans) ORDER BY span_id");
+  rule(db, p, "kernels rows whose span is missing",
+       "SELECT span_id FROM kernels WHERE span_id NOT IN (SELECT id FROM spans) ORDER BY span_id");
+  rule(db, p, "kernels whose launching span (launch_span_id) is missing",
+       "SELECT span_id FROM kernels WHERE launch_span_id IS NOT NULL AND launch_span_id NOT IN (SELECT id FROM spans) "
+       "ORDER BY span_id");
+  rule(db, p, "instants on a thread that is not in threads",
+       "SELECT id FROM instants WHERE thread_id NOT IN (SELECT id FROM threads) ORDER BY id");
+  rule(db, p, "instants whose span is on another thread",
+       "SELECT id FROM instants WHERE span_id IS NOT NULL AND (span_id >> 32) != thread_id ORDER BY id");
+  rule(db, p, "instants whose name_id is not in strings",
+       "SELECT id FROM instants WHERE name_id NOT IN (SELECT id FROM strings) ORDER BY id");
+  rule(db, p, "counters whose name_id is not in strings (rowids)",
+       "SELECT rowid FROM counters WHERE name_id NOT IN (SELECT id FROM strings) ORDER BY rowid");
+  rule(db, p, "graph_nodes whose forward span is missing",
+       "SELECT id FROM graph_nodes WHERE forward_span_id IS NOT NULL AND forward_span_id NOT IN (SELECT id FROM spans) "
+       "ORDER BY id");
+  rule(db, p, "graph_nodes whose name_id is not in strings",
+       "SELECT id FROM graph_nodes WHERE name_id NOT IN (SELECT id FROM strings) ORDER BY id");
+  rule(db, p, "graph_edges naming a missing graph_node (rowids)",
+       "SELECT rowid FROM graph_edges WHERE src_node_id NOT IN (SELECT id FROM graph_nodes) "
+       "OR dst_node_id NOT IN (SELECT id FROM graph_nodes) ORDER BY rowid");
+  rule(db, p, "grad_stats naming a missing param (rowids)",
+       "SELECT rowid FROM grad_stats WHERE param_id NOT IN (SELECT id FROM params) ORDER BY rowid");
+  rule(db, p, "params naming a missing module",
+       "SELECT id FROM params WHERE module_id NOT IN (SELECT id FROM modules) ORDER BY id");
+
+  auto& n = c.notes;
+  rule(db, n,
+       "spans never ended: the program stopped inside them (killed, interrupted, or an exception escaped); these "
+       "missing parent ids are named by spans in the file",
+       "SELECT DISTINCT parent_id FROM spans WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM spans) "
+       "ORDER BY parent_id");
+  rule(db, n, "instants inside spans that never ended (their span is not in the file)",
+       "SELECT id FROM instants WHERE span_id IS NOT NULL AND (span_id >> 32) = thread_id "
+       "AND span_id NOT IN (SELECT id FROM spans) ORDER BY id");
+  if (db.reader().meta("closed_cleanly") != "1")
+    n.push_back(
+        {"the trace was not closed cleanly (no meta closed_cleanly): the writer was killed or crashed, and "
+         "its last ~100 ms may be missing",
+         0,
+         {}});
+  if (std::optional<std::int64_t> dropped = db.meta_int("dropped_events"); dropped && *dropped > 0)
+    n.push_back(
+        {"events were dropped because a ring was full (meta dropped_events); raise the ring size or use "
+         "the blocking mode",
+         *dropped,
+         {}});
+  return c;
+}
+
+void write_check(const CheckResult& c, const std::string& path, std::ostream& out) {
+  auto line = [&](const char* tag, const Finding& f) {
+    out << tag << ": ";
+    if (f.count > 0) out << f.count << " ";
+    out << f.what;
+    if (!f.examples.empty()) {
+      out << " (e.g. ";
+      for (std::size_t i = 0; i < f.examples.size(); ++i) out << (i ? ", " : "") << f.examples[i];
+      out << ")";
+    }
+    out << "\n";
+  };
+  for (const Finding& f : c.problems) line("problem", f);
+  for (const Finding& f : c.notes) line("note", f);
+  if (!c.ok()) {
+    out << c.problems.size() << (c.problems.size() == 1 ? " problem" : " problems") << " found in " << path << "\n";
+    return;
+  }
+  out << "ok: " << c.spans << " spans, " << c.memory_events << " memory events, " << c.threads << " threads, "
+      << c.kernels << " kernels, " << c.instants << " instants, " << c.graph_nodes << " graph nodes, " << c.steps
+      << " steps; no problems";
+  if (!c.notes.empty()) out << " (" << c.notes.size() << (c.notes.size() == 1 ? " note" : " notes") << ")";
+  out << "\n";
+}
+
+}  // namespace gb::tools

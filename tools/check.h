@@ -1,0 +1,45 @@
+// tools/check.h — `glassbox check FILE`: the integrity of a trace.
+//
+// Opening the file (TraceDb) already refuses what is not a readable trace of a known schema version. check_trace()
+// then looks for problems (the file contradicts SCHEMA.md; exit code 1):
+//   spans with dur_ns < 0; span ids whose n (id & 0xffffffff) is 0 or whose thread (id >> 32) is not in threads;
+//   parents on another thread; name ids not in strings (spans, instants, counters, graph_nodes); spans of one
+//   thread whose start order contradicts their id order; frees with no live alloc at that (device, addr);
+//   op_details, kernels (span and launcher), instants (thread) and graph_nodes naming missing spans or threads;
+//   graph_edges naming missing graph_nodes; grad_stats naming missing params; params naming missing modules.
+// and notes (worth knowing, exit code 0):
+//   spans whose parent is not in the file and instants inside such spans (the program stopped inside them: killed,
+//   interrupted, or an exception escaped); no meta closed_cleanly; meta dropped_events > 0.
+// Each finding counts its rows and keeps up to 5 example ids (span ids, memory event ids, rowids for tables
+// without an id).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/trace_db.h"
+
+namespace gb::tools {
+
+struct Finding {
+  std::string what;                    // "spans end before they start (dur_ns < 0)"
+  std::int64_t count = 0;              // rows affected
+  std::vector<std::int64_t> examples;  // at most 5 ids
+};
+
+struct CheckResult {
+  std::vector<Finding> problems;
+  std::vector<Finding> notes;
+  std::int64_t spans = 0, memory_events = 0, threads = 0, kernels = 0, instants = 0, graph_nodes = 0, steps = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+CheckResult check_trace(const TraceDb& db);
+
+// "problem: ..." and "note: ..." lines, one per finding, then "ok: N spans, ... no problems" or
+// "N problems found in FILE".
+void write_check(const CheckResult& result, const std::string& path, std::ostream& out);
+
+}  // namespace gb::tools

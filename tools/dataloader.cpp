@@ -1,0 +1,35 @@
+// tools/dataloader.cpp — DataLoader stage totals, by span name.
+#include "tools/dataloader.h"
+
+#include "tools/steps.h"
+#include "traces/records.h"
+
+namespace gb::tools {
+
+DataLoaderSummary dataloader_summary(const TraceDb& db) {
+  DataLoaderSummary d;
+  db.each(
+      "SELECT COALESCE(t.text, ''), COUNT(*), SUM(s.dur_ns) FROM spans s LEFT JOIN strings t ON t.id = s.name_id "
+      "WHERE s.kind = ?1 GROUP BY s.name_id",
+      {static_cast<std::int64_t>(gb::trace::SpanKind::dataloader)}, [&](const Row& r) {
+        std::string_view name = r.text(0);
+        d.spans += r.i64(1);
+        std::int64_t ns = r.i64(2);
+        if (name == "wait")
+          d.wait_ns += ns;
+        else if (name == "fetch")
+          d.fetch_ns += ns;
+        else if (name == "collate")
+          d.collate_ns += ns;
+        else if (name == "pin")
+          d.pin_ns += ns;
+        else if (name == "transfer")
+          d.transfer_ns += ns;
+        else
+          d.other_ns += ns;
+      });
+  if (d.spans > 0) d.step_total_ns = summarize(step_durations(db).durations_ns).total;
+  return d;
+}
+
+}  // namespace gb::tools

@@ -1,0 +1,45 @@
+// tools/memory.h — memory peaks of a run, per device and per allocation category, from memory_events.
+//
+// Per device: the peak of `allocated` and of `reserved` (the running totals the allocator wrote), the part of
+// reserved that was not allocated at the allocated peak (the cache), and the CUDA context (meta context_bytes; one
+// value per trace, shown for every cuda device). The three layers a user sees are context · reserved but
+// unallocated · allocated.
+// Per (device, category): replaying alloc and free events in id order, an alloc adds its size to its category and
+// a free subtracts the size of the live block at that (device, addr), whatever category the free row names; the
+// peak is the largest running sum. Frees with no live block are skipped (`glassbox check` reports them).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tools/trace_db.h"
+#include "traces/records.h"
+
+namespace gb::tools {
+
+struct DeviceMemory {
+  int device = gb::trace::kCpu;
+  std::int64_t peak_allocated = 0;
+  std::int64_t peak_reserved = 0;
+  std::int64_t cached_at_peak = 0;      // reserved - allocated at the first event reaching peak_allocated
+  std::optional<std::int64_t> context;  // meta context_bytes, cuda devices only
+};
+
+struct CategoryPeak {
+  int device = gb::trace::kCpu;
+  gb::trace::MemCategory category = gb::trace::MemCategory::unknown;
+  std::int64_t peak = 0;
+};
+
+struct MemoryPeaks {
+  std::int64_t events = 0;
+  std::vector<DeviceMemory> devices;     // by device
+  std::vector<CategoryPeak> categories;  // by device, then category; categories never allocated are left out
+};
+
+MemoryPeaks memory_peaks(const TraceDb& db);
+
+std::string device_name(int device);  // "cpu", "cuda:0"
+
+}  // namespace gb::tools

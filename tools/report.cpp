@@ -1,0 +1,146 @@
+// tools/report.cpp — the text of `glassbox report`; the numbers come from steps, op_table, memory and dataloader.
+#include "tools/report.h"
+
+#include <string>
+#include <vector>
+
+#include "tools/dataloader.h"
+#include "tools/format.h"
+#include "tools/memory.h"
+#include "tools/steps.h"
+#include "traces/schema.h"
+
+namespace gb::tools {
+
+namespace {
+std::string one_line(std::string s) {  // a message with newlines would break the table
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return s;
+}
+}  // namespace
+
+void write_run_section(const TraceDb& db, std::ostream& out) {
+  const gb::trace::Reader& r = db.reader();
+  out << "run: " << db.path() << " (schema version " << r.schema_version() << ")\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const char* key : {"command", "host", "started_at", "glassbox_version", "device_name"})
+    rows.push_back({key, r.meta(key).value_or("(not recorded)")});
+  rows.push_back({"closed_cleanly", r.meta("closed_cleanly") == "1"
+                                        ? "yes"
+                                        : "no: the writer did not finish (killed or crashed); the last ~100 ms may be "
+                                          "missing"});
+  std::optional<std::int64_t> dropped = db.meta_int("dropped_events");
+  rows.push_back({"dropped_events", !dropped       ? "0"
+                                    : *dropped > 0 ? std::to_string(*dropped) + " (rings were full: raise the ring "
+                                                                                "size, or use the blocking mode)"
+                                                   : std::to_string(*dropped)});
+  for (const auto& row : rows) {
+    out << "  " << row[0] << std::string(18 - row[0].size(), ' ') << row[1] << "\n";
+  }
+  out << "\n";
+}
+
+void write_steps_section(const TraceDb& db, std::ostream& out) {
+  StepTimes times = step_durations(db);
+  if (times.durations_ns.empty()) {
+    out << "steps: no steps in this trace (no steps rows, no step spans)\n\n";
+    return;
+  }
+  Summary s = summarize(times.durations_ns);
+  out << "steps: " << s.count << " (from the " << times.source << ")\n";
+  out << format_table({"count", "mean", "median", "p90", "min", "max", "std"},
+                      {{std::to_string(s.count), format_time(s.mean), format_time(s.median), format_time(s.p90),
+                        format_time(s.min), format_time(s.max), format_time(s.std)}},
+                      2, "r");
+  out << "\n";
+}
+
+void write_ops_section(const TraceDb& db, const ReportOptions& options, std::ostream& out) {
+  const std::string kind(gb::trace::name(options.kind));
+  OpTable t = op_table(db, options.kind);
+  if (t.rows.empty()) {
+    out << "ops: no spans of kind " << kind << " in this trace\n\n";
+    return;
+  }
+  sort_ops(t.rows, options.sort);
+  out << "ops: spans of kind " << kind << ", sorted by " << op_sort_names()[static_cast<std::size_t>(options.sort)]
+      << "\n";
+  out << render_op_table(t, options.limit) << "\n";
+}
+
+void write_memory_section(const TraceDb& db, std::ostream& out) {
+  MemoryPeaks m = memory_peaks(db);
+  if (m.events == 0) {
+    out << "memory: no allocator events in this trace\n\n";
+    return;
+  }
+  out << "memory: " << m.events << " allocator events; peaks per device\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const DeviceMemory& d : m.devices)
+    rows.push_back({device_name(d.device), d.context ? format_bytes(*d.context) : "-", format_bytes(d.peak_reserved),
+                    format_bytes(d.peak_allocated), format_bytes(d.cached_at_peak)});
+  out << format_table({"device", "context", "peak reserved", "peak allocated", "cached at allocated peak"}, rows);
+  rows.clear();
+  for (const CategoryPeak& c : m.categories)
+    rows.push_back({device_name(c.device), std::string(gb::trace::name(c.category)), format_bytes(c.peak)});
+  if (rows.empty()) {
+    out << "  no alloc events, so no per-category peaks\n\n";
+    return;
+  }
+  out << "  peak allocated per category\n"
+      << format_table({"device", "category", "peak allocated"}, rows, 4, "llr") << "\n";
+}
+
+void write_dataloader_section(const TraceDb& db, std::ostream& out) {
+  DataLoaderSummary d = dataloader_summary(db);
+  if (d.spans == 0) {
+    out << "data-loader: no dataloader spans in this trace\n\n";
+    return;
+  }
+  out << "data-loader: " << d.spans << " stage spans; ";
+  if (d.step_total_ns > 0)
+    out << "waiting for data took " << format_share(static_cast<double>(d.wait_ns), d.step_total_ns)
+        << " of step time (" << format_time(static_cast<double>(d.wait_ns)) << " of " << format_time(d.step_total_ns)
+        << ")\n";
+  else
+    out << "waiting for data took " << format_time(static_cast<double>(d.wait_ns)) << " (no step time to compare)\n";
+  std::vector<std::vector<std::string>> rows = {{"wait", format_time(static_cast<double>(d.wait_ns))},
+                                                {"fetch", format_time(static_cast<double>(d.fetch_ns))},
+                                                {"collate", format_time(static_cast<double>(d.collate_ns))},
+                                                {"pin", format_time(static_cast<double>(d.pin_ns))},
+                                                {"transfer", format_time(static_cast<double>(d.transfer_ns))}};
+  if (d.other_ns > 0) rows.push_back({"other", format_time(static_cast<double>(d.other_ns))});
+  out << format_table({"stage", "total"}, rows) << "\n";
+}
+
+void write_anomalies_section(const TraceDb& db, std::size_t limit, std::ostream& out) {
+  std::vector<gb::trace::AnomalyRecord> all = db.reader().anomalies();
+  if (all.empty()) {
+    out << "anomalies: none\n\n";
+    return;
+  }
+  std::size_t shown = limit == 0 ? all.size() : std::min(limit, all.size());
+  out << "anomalies: " << all.size() << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const gb::trace::AnomalyRecord& a = all[i];
+    rows.push_back({format_time(static_cast<double>(a.t_ns)), a.step ? std::to_string(*a.step) : "-",
+                    std::string(gb::trace::name(a.kind)), std::string(gb::trace::name(a.severity)),
+                    one_line(a.message)});
+  }
+  out << format_table({"time", "step", "kind", "severity", "message"}, rows, 2, "rrlll");
+  if (shown < all.size()) out << "  (" << all.size() - shown << " more; --limit 0 shows all)\n";
+  out << "\n";
+}
+
+void write_report(const TraceDb& db, const ReportOptions& options, std::ostream& out) {
+  write_run_section(db, out);
+  write_steps_section(db, out);
+  write_ops_section(db, options, out);
+  write_memory_section(db, out);
+  write_dataloader_section(db, out);
+  write_anomalies_section(db, options.limit, out);
+}
+
+}  // namespace gb::tools

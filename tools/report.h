@@ -1,0 +1,39 @@
+// tools/report.h — `glassbox report FILE`: what a run did, as text.
+//
+// Sections, in order, each ending with a blank line; a section without data says so in one line:
+//   run        meta: command, host, started_at, glassbox_version, device_name, closed_cleanly, dropped_events
+//   steps      count, mean, median, p90, min, max, std of the step durations (tools/steps.h)
+//   ops        PyTorch's key_averages table of the spans of one kind (tools/op_table.h), sorted, limited
+//   memory     peaks per device (context, reserved, allocated) and per category (tools/memory.h)
+//   data-loader  the wait share of step time and the stage totals (tools/dataloader.h)
+//   anomalies  time, step, kind, severity, message (at most `limit` rows, 0 = all)
+//
+//   TraceDb db("run.db");
+//   write_report(db, ReportOptions{.sort = OpSort::cpu_total, .limit = 10}, std::cout);
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+
+#include "tools/op_table.h"
+#include "tools/trace_db.h"
+
+namespace gb::tools {
+
+struct ReportOptions {
+  OpSort sort = OpSort::self_cpu;
+  std::size_t limit = 20;  // rows of the op and anomaly tables; 0 = all
+  gb::trace::SpanKind kind = gb::trace::SpanKind::op;
+};
+
+void write_report(const TraceDb& db, const ReportOptions& options, std::ostream& out);
+
+// The sections on their own (write_report calls them in order).
+void write_run_section(const TraceDb& db, std::ostream& out);
+void write_steps_section(const TraceDb& db, std::ostream& out);
+void write_ops_section(const TraceDb& db, const ReportOptions& options, std::ostream& out);
+void write_memory_section(const TraceDb& db, std::ostream& out);
+void write_dataloader_section(const TraceDb& db, std::ostream& out);
+void write_anomalies_section(const TraceDb& db, std::size_t limit, std::ostream& out);
+
+}  // namespace gb::tools
