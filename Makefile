@@ -1,5 +1,5 @@
 # glassbox — the two commands of the README's Quick start, and a few more.
-#   make demo    install what is missing, build (Release), run the flagship sample
+#   make demo    install what is missing, build (Release), run the flagship sample traced, report the trace
 #   make test    install, build, run every test through CTest
 #   make bench   build and run the benchmarks (make bench BENCH=bench_matmul runs one)
 BUILD ?= build
@@ -24,7 +24,11 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	./$(BUILD)/samples/train_mlp
+	GLASSBOX_TRACE=$(BUILD)/train_mlp.db ./$(BUILD)/samples/train_mlp
+	@echo; echo "== glassbox report $(BUILD)/train_mlp.db --kind backward_node =="
+	./$(BUILD)/tools/glassbox report $(BUILD)/train_mlp.db --kind backward_node --limit 10
+	@echo; echo "The trace is $(BUILD)/train_mlp.db: query it with sqlite3 (traces/SCHEMA.md), or open it in Perfetto:"
+	@echo "  ./$(BUILD)/tools/glassbox export $(BUILD)/train_mlp.db --chrome train_mlp.json"
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_FLAGS)

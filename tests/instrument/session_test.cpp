@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tools/check.h"
 #include "traces/error.h"
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
@@ -150,6 +151,9 @@ TEST_CASE("a process killed with SIGKILL leaves a readable trace holding every e
   Reader r(path);
   CHECK_FALSE(r.meta("closed_cleanly").has_value());
   CHECK(count_spans(r, "tick") >= old);
+  gb::tools::CheckResult check = gb::tools::check_trace(gb::tools::TraceDb(path));  // `glassbox check` passes
+  for (const auto& p : check.problems) FAIL_CHECK(p.what);
+  CHECK(check.ok());
   auto spans = r.all<SpanRecord>();
   for (std::size_t i = 0; i < static_cast<std::size_t>(old) && i < spans.size(); ++i)
     CHECK(spans[i].id == span_id(spans[0].thread_id, static_cast<std::int64_t>(i) + 1));
