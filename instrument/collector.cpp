@@ -217,70 +217,57 @@ void Collector::write_span(const ThreadBuffer& b, const Event& e) {
   writer_->add(r);
 }
 
+namespace {
+
+// What the probe saw when a record was emitted; fills the fields the caller left empty.
+struct Context {
+  std::int64_t t_ns;
+  OptId span, module;
+  const std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>* step_spans;
+};
+void complete(MemoryEventRecord& r, const Context& c, Id& next_id) {
+  if (!r.id) r.id = next_id++;
+  if (!r.t_ns) r.t_ns = c.t_ns;
+  if (!r.span_id) r.span_id = c.span;
+  if (!r.module_id) r.module_id = c.module;
+}
+void complete(GraphNodeRecord& r, const Context& c, Id&) {
+  if (!r.forward_span_id) r.forward_span_id = c.span;
+  if (!r.module_id) r.module_id = c.module;
+}
+void complete(GraphEdgeRecord&, const Context&, Id&) {}
+void complete(GradStatRecord&, const Context&, Id&) {}
+void complete(StepRecord& r, const Context& c, Id&) {  // times from the step's span, which ended just before
+  if (r.start_ns != 0 || r.end_ns != 0) return;
+  if (auto it = c.step_spans->find(r.step); it != c.step_spans->end()) std::tie(r.start_ns, r.end_ns) = it->second;
+}
+void complete(OpDetailsRecord& r, const Context& c, Id&) {
+  if (!r.span_id && c.span) r.span_id = *c.span;
+}
+void complete(CounterRecord& r, const Context& c, Id&) {
+  if (!r.t_ns) r.t_ns = c.t_ns;
+}
+
+using RingRecords = std::tuple<MemoryEventRecord, GraphNodeRecord, GraphEdgeRecord, GradStatRecord, StepRecord,
+                               OpDetailsRecord, CounterRecord>;
+
+}  // namespace
+
 void Collector::write_record(const ThreadBuffer& b, const Event& e) {
   alignas(Event) unsigned char bytes[sizeof(Event) * 8];
   std::uint64_t at = static_cast<std::uint64_t>(&e - b.slots);  // the header's slot index
   for (std::uint32_t i = 0; i < e.slots && i < 8; ++i)
     std::memcpy(bytes + std::size_t(i) * sizeof(Event), b.at(at + 1 + i), sizeof(Event));
-  const std::int64_t t = clock_.ns(e.t0);
-  const OptId span = e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt;
-  auto read = [&]<class R>(R& r) { std::memcpy(&r, bytes, sizeof(R)); };
-  switch (e.record_type) {
-    case ring_record<MemoryEventRecord>: {
-      MemoryEventRecord r;
-      read(r);
-      if (!r.id) r.id = next_memory_++;
-      if (!r.t_ns) r.t_ns = t;
-      if (!r.span_id) r.span_id = span;
-      if (!r.module_id) r.module_id = opt(e.module);
-      writer_->add(r);
-      break;
-    }
-    case ring_record<GraphNodeRecord>: {
-      GraphNodeRecord r;
-      read(r);
-      if (!r.forward_span_id) r.forward_span_id = span;
-      if (!r.module_id) r.module_id = opt(e.module);
-      writer_->add(r);
-      break;
-    }
-    case ring_record<GraphEdgeRecord>: {
-      GraphEdgeRecord r;
-      read(r);
-      writer_->add(r);
-      break;
-    }
-    case ring_record<GradStatRecord>: {
-      GradStatRecord r;
-      read(r);
-      writer_->add(r);
-      break;
-    }
-    case ring_record<StepRecord>: {
-      StepRecord r;
-      read(r);
-      if (r.start_ns == 0 && r.end_ns == 0) {
-        if (auto it = step_spans_.find(r.step); it != step_spans_.end()) std::tie(r.start_ns, r.end_ns) = it->second;
-      }
-      writer_->add(r);
-      break;
-    }
-    case ring_record<OpDetailsRecord>: {
-      OpDetailsRecord r;
-      read(r);
-      if (!r.span_id && span) r.span_id = *span;
-      writer_->add(r);
-      break;
-    }
-    case ring_record<CounterRecord>: {
-      CounterRecord r;
-      read(r);
-      if (!r.t_ns) r.t_ns = t;
-      writer_->add(r);
-      break;
-    }
-    default: break;
-  }
+  const Context c{clock_.ns(e.t0), e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.module),
+                  &step_spans_};
+  auto one = [&]<class R>(R*) {
+    if (e.record_type != ring_record<R>) return;
+    R r;
+    std::memcpy(&r, bytes, sizeof(R));
+    complete(r, c, next_memory_);
+    writer_->add(r);
+  };
+  std::apply([&](auto... r) { (one(&r), ...); }, RingRecords{});
 }
 
 std::size_t Collector::write_cold() {

@@ -108,6 +108,7 @@ inline ThreadBuffer* this_thread() noexcept {
 }
 
 // The records that go through the rings (trivially copyable); the others take a mutex (cold path).
+// Keep in step with RingRecords in collector.cpp.
 template <class R> constexpr int ring_record = -1;
 template <> inline constexpr int ring_record<MemoryEventRecord> = 0;
 template <> inline constexpr int ring_record<GraphNodeRecord> = 1;

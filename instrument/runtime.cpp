@@ -95,25 +95,21 @@ void fill_context(Event* e, ThreadBuffer* b, EventType type) {
 }
 }  // namespace
 
-void push_instant(const SourceLocation* loc) noexcept {
+// An instant or a counter: one event carrying the name and, for a counter, the value's bits.
+void push_point(EventType type, const SourceLocation* loc, std::int64_t bits) noexcept {
   ThreadBuffer* b = this_thread();
   if (!b) return;
   Event* e = b->reserve(1);
   if (!e) return;
-  fill_context(e, b, EventType::instant);
+  fill_context(e, b, type);
   e->loc = loc;
+  e->t1 = bits;
   b->commit(1);
 }
 
+void push_instant(const SourceLocation* loc) noexcept { push_point(EventType::instant, loc, 0); }
 void push_counter(const SourceLocation* loc, double value) noexcept {
-  ThreadBuffer* b = this_thread();
-  if (!b) return;
-  Event* e = b->reserve(1);
-  if (!e) return;
-  fill_context(e, b, EventType::counter);
-  e->loc = loc;
-  e->t1 = std::bit_cast<std::int64_t>(value);
-  b->commit(1);
+  push_point(EventType::counter, loc, std::bit_cast<std::int64_t>(value));
 }
 
 void push_record(int type, const void* bytes, std::size_t size) noexcept {
