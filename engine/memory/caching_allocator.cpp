@@ -140,7 +140,8 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
     const int64_t alloc_size = allocation_size(size);
     b = new_segment_locked(alloc_size, stream, small);
     if (!b) {
-      release_cached_locked();
+      const int64_t released = release_cached_locked();
+      emit_locked(MemoryAction::empty_cache, 0, released, 0, -1, stream, Category::unknown, 0, 0);
       ++stats.num_alloc_retries;
       b = new_segment_locked(alloc_size, stream, small);
     }

@@ -20,6 +20,21 @@ std::string device_phrase(const Device& d) {  // PyTorch says "GPU 0"
 }
 int percent(int64_t part, int64_t whole) { return whole > 0 ? int(std::lround(100.0 * double(part) / double(whole))) : 0; }
 
+// "activations are ", "optimizer state is ", ...
+const char* category_subject(Category c) {
+  switch (c) {
+    case Category::activation: return "activations are ";
+    case Category::parameter: return "parameters are ";
+    case Category::gradient: return "gradients are ";
+    case Category::optimizer_state: return "optimizer state is ";
+    case Category::temporary: return "temporaries are ";
+    case Category::input: return "inputs are ";
+    case Category::autograd_detail: return "autograd bookkeeping is ";
+    case Category::unknown: return "untagged allocations are ";
+  }
+  return "";
+}
+
 // What to do about one category that holds a large share of the allocated memory.
 std::string category_advice(Category c, int64_t bytes) {
   const std::string n = format_size(bytes);
@@ -113,20 +128,21 @@ std::string OomReport::message() const {
   for (int c : order) {
     const int64_t bytes = allocated_by_category[size_t(c)];
     if (percent(bytes, allocated) < 25) continue;
-    os << "  - " << (Category(c) == Category::activation ? "activations" : to_string(Category(c))) << " are "
-       << percent(bytes, allocated) << "% of allocated memory: " << category_advice(Category(c), bytes) << "\n";
+    os << "  - " << category_subject(Category(c)) << percent(bytes, allocated)
+       << "% of allocated memory: " << category_advice(Category(c), bytes) << "\n";
   }
-  if (unallocated > 0 && fragmentation >= 0.5) {
+  // Fragmentation is the cause when the cache holds enough free bytes in total but no block big enough.
+  const int64_t block = memory::round_size(requested);
+  if (unallocated >= block && largest_free_block < block) {
     char frag[16];
     std::snprintf(frag, sizeof frag, "%.2f", fragmentation);
-    os << "  - fragmentation " << frag << ": " << format_size(unallocated) << " is cached but the largest free block is "
-       << format_size(largest_free_block) << "; set GLASSBOX_ALLOC_CONF=max_split_size_mb:" << suggested_split_mb
-       << " so large cached blocks are not split by small requests\n";
-  }
-  if (unallocated >= alloc_size) {
-    os << "  - " << format_size(unallocated) << " is reserved but unallocated, inside segments that still hold live "
-       << "blocks (empty_cache() already returned the rest): freeing the live blocks that share those segments "
-       << "returns them\n";
+    os << "  - fragmentation " << frag << ": " << format_size(unallocated) << " is cached, enough for this request, "
+       << "but in pieces (the largest is " << format_size(largest_free_block) << ") between live blocks; freeing "
+       << "those blocks merges the pieces, and GLASSBOX_ALLOC_CONF=max_split_size_mb:" << suggested_split_mb
+       << " keeps large cached blocks whole for large requests\n";
+  } else if (unallocated > 0) {
+    os << "  - " << format_size(unallocated) << " is reserved but unallocated, in segments that still hold live "
+       << "blocks (the retry already returned every whole free segment, as empty_cache() does)\n";
   }
   os << "  - free the tensors you no longer need (drop their last reference) and retry; "
      << "gb::memory::summary(gb::Device(\"" << device.str() << "\")) prints the allocator's table and "

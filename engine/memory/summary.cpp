@@ -54,7 +54,7 @@ std::string centered(const std::string& s, size_t width = 75) {
 std::string summary(const MemoryStats& s, Device device) {
   std::vector<std::string> lines;
   const std::string eq(75, '='), dash(75, '-');
-  const char* gpu_word = device.is_cuda() ? "GPU" : "Device";
+  const std::string reserved_word = device.is_cuda() ? "GPU reserved" : "Reserved";  // PyTorch's rows say GPU
   lines.push_back(eq);
   lines.push_back(centered("glassbox memory summary, device " + device.str()));
   lines.push_back(dash);
@@ -76,11 +76,11 @@ std::string summary(const MemoryStats& s, Device device) {
       {&s.allocated_bytes, "Allocated memory", true},
       {&s.active_bytes, "Active memory", true},
       {&s.requested_bytes, "Requested memory", true},
-      {&s.reserved_bytes, std::string(gpu_word) + " reserved memory", true},
+      {&s.reserved_bytes, reserved_word + " memory", true},
       {&s.inactive_split_bytes, "Non-releasable memory", true},
       {&s.allocation, "Allocations", false},
       {&s.active, "Active allocs", false},
-      {&s.segment, std::string(gpu_word) + " reserved segments", false},
+      {&s.segment, reserved_word + " segments", false},
       {&s.inactive_split, "Non-releasable allocs", false},
   };
   for (const Metric& m : metrics) {
@@ -97,8 +97,7 @@ std::string summary(const MemoryStats& s, Device device) {
   }
   lines.push_back(dash);
   for (auto [st, name] : {std::pair{&s.oversize_allocations, "Oversize allocations"},
-                          std::pair{&s.oversize_segments, std::string(gpu_word) == "GPU" ? "Oversize GPU segments"
-                                                                                          : "Oversize segments"}}) {
+                          std::pair{&s.oversize_segments, device.is_cuda() ? "Oversize GPU segments" : "Oversize segments"}}) {
     lines.push_back(row(name, fmt_count(st->current, double(st->current)), fmt_count(st->peak, double(st->peak)),
                         fmt_count(st->allocated, double(st->allocated)), fmt_count(st->freed, double(st->freed))));
   }

@@ -15,6 +15,8 @@
 
 namespace gb::memory {
 
+// empty_cache follows the segment_free events of one release of the cache: an empty_cache() call, or the release
+// before the retry of a refused segment (then it precedes the retry's segment_alloc, or the oom).
 enum class MemoryAction : uint8_t { alloc, free, segment_alloc, segment_free, oom, empty_cache };
 const char* to_string(MemoryAction a);
 
