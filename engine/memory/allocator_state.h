@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "glassbox/memory/caching_allocator.h"
 #include "glassbox/memory/events.h"
@@ -19,6 +20,7 @@ struct CachingAllocator::Impl {
   Device device;
   mutable std::mutex mu;
   detail::Pool small_pool, large_pool;
+  std::vector<detail::Block*> spare_blocks;      // Block objects kept for reuse by splits
   std::map<int64_t, std::unique_ptr<detail::Segment>> segments;  // by id: snapshot order
   std::map<uintptr_t, detail::Segment*> by_addr;                  // for pointer lookups
   int64_t next_segment_id = 1;
@@ -33,12 +35,16 @@ struct CachingAllocator::Impl {
   detail::Block* malloc(int64_t nbytes, int64_t stream);
   void free(detail::Block* b);
 
+  detail::Block* new_block_locked();
+  void recycle_block_locked(detail::Block* b);
+  ~Impl();
   detail::Block* find_free_locked(detail::Pool& pool, int64_t size, int64_t stream);
   detail::Block* new_segment_locked(int64_t alloc_size, int64_t stream, bool small);
   void release_segment_locked(detail::Block* whole);
   int64_t release_cached_locked();  // returns bytes released
-  void pool_insert_locked(detail::Pool& pool, detail::Block* b);
-  void pool_erase_locked(detail::Pool& pool, detail::Block* b);
+  // Tree nodes move between erase and insert (node handles), so a split or merge allocates no node.
+  void pool_insert_locked(detail::Pool& pool, detail::Block* b, detail::Pool::node_type node = {});
+  detail::Pool::node_type pool_erase_locked(detail::Pool& pool, detail::Block* b);
   detail::Block* block_at_locked(uintptr_t addr) const;  // the block (free or not) containing addr
   void emit_locked(MemoryAction a, uintptr_t addr, int64_t size, int64_t requested, int64_t segment_id,
                    int64_t stream, Category c, uint32_t op, uint32_t module) const;

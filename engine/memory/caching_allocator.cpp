@@ -29,8 +29,13 @@ void for_all_and(StatArray& s, bool small, F f) {
 
 // ---- pools ----
 
-void CachingAllocator::Impl::pool_insert_locked(Pool& pool, Block* b) {
-  pool.insert(b);
+void CachingAllocator::Impl::pool_insert_locked(Pool& pool, Block* b, Pool::node_type node) {
+  if (node) {
+    node.value() = b;
+    pool.insert(std::move(node));
+  } else {
+    pool.insert(b);
+  }
   if (b->is_split()) {
     const bool small = b->segment->small;
     for_all_and(stats.inactive_split, small, [](Stat& s) { s.increase(1); });
@@ -39,13 +44,14 @@ void CachingAllocator::Impl::pool_insert_locked(Pool& pool, Block* b) {
 }
 
 // b must be unchanged since it was inserted (the pool's order and the split stats depend on it).
-void CachingAllocator::Impl::pool_erase_locked(Pool& pool, Block* b) {
-  pool.erase(b);
+Pool::node_type CachingAllocator::Impl::pool_erase_locked(Pool& pool, Block* b) {
+  Pool::node_type node = pool.extract(b);
   if (b->is_split()) {
     const bool small = b->segment->small;
     for_all_and(stats.inactive_split, small, [](Stat& s) { s.decrease(1); });
     for_all_and(stats.inactive_split_bytes, small, [&](Stat& s) { s.decrease(b->size); });
   }
+  return node;
 }
 
 Block* CachingAllocator::Impl::find_free_locked(Pool& pool, int64_t size, int64_t stream) {
@@ -64,6 +70,23 @@ Block* CachingAllocator::Impl::find_free_locked(Pool& pool, int64_t size, int64_
   return b;
 }
 
+Block* CachingAllocator::Impl::new_block_locked() {
+  if (spare_blocks.empty()) return new Block;
+  Block* b = spare_blocks.back();
+  spare_blocks.pop_back();
+  *b = Block{};
+  return b;
+}
+
+void CachingAllocator::Impl::recycle_block_locked(Block* b) {
+  if (spare_blocks.size() < 1024) spare_blocks.push_back(b);
+  else delete b;
+}
+
+CachingAllocator::Impl::~Impl() {
+  for (Block* b : spare_blocks) delete b;
+}
+
 // ---- segments ----
 
 Block* CachingAllocator::Impl::new_segment_locked(int64_t alloc_size, int64_t stream, bool small) {
@@ -78,7 +101,7 @@ Block* CachingAllocator::Impl::new_segment_locked(int64_t alloc_size, int64_t st
   seg->stream = stream;
   seg->small = small;
   seg->oversize = alloc_size >= max_split_or_inf();
-  Block* b = new Block;
+  Block* b = new_block_locked();
   b->segment = seg.get();
   b->size = alloc_size;
   seg->head = b;
@@ -104,7 +127,7 @@ void CachingAllocator::Impl::release_segment_locked(Block* whole) {
   if (s->oversize) stats.oversize_segments.decrease(1);
   by_addr.erase(base);
   segments.erase(id);
-  delete whole;
+  recycle_block_locked(whole);
   emit_locked(MemoryAction::segment_free, base, size, 0, id, stream, Category::unknown, 0, 0);
 }
 
@@ -134,8 +157,9 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
   const bool small = size <= kSmallSize;
   Pool& pool = small ? small_pool : large_pool;
   Block* b = find_free_locked(pool, size, stream);
+  Pool::node_type node;
   if (b) {
-    pool_erase_locked(pool, b);
+    node = pool_erase_locked(pool, b);
   } else {
     const int64_t alloc_size = allocation_size(size);
     b = new_segment_locked(alloc_size, stream, small);
@@ -154,7 +178,7 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
   const int64_t rest = b->size - size;
   const bool split = small ? rest >= kMinBlockSize : (size < max_split_or_inf() && rest > kSmallSize);
   if (split) {
-    Block* r = new Block;
+    Block* r = new_block_locked();
     r->segment = b->segment;
     r->offset = b->offset + size;
     r->size = rest;
@@ -163,7 +187,7 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
     if (b->next) b->next->prev = r;
     b->next = r;
     b->size = size;
-    pool_insert_locked(pool, r);
+    pool_insert_locked(pool, r, std::move(node));
   }
   b->allocated = true;
   b->requested = nbytes;
@@ -201,23 +225,25 @@ void CachingAllocator::Impl::free(Block* b) {
   b->oversize = false;
 
   Pool& pool = pool_of(b->segment);
+  Pool::node_type node;
   if (Block* p = b->prev; p && !p->allocated) {
-    pool_erase_locked(pool, p);
+    node = pool_erase_locked(pool, p);
     b->offset = p->offset;
     b->size += p->size;
     b->prev = p->prev;
     if (b->prev) b->prev->next = b;
     else b->segment->head = b;
-    delete p;
+    recycle_block_locked(p);
   }
   if (Block* n = b->next; n && !n->allocated) {
-    pool_erase_locked(pool, n);
+    Pool::node_type next_node = pool_erase_locked(pool, n);
+    if (!node) node = std::move(next_node);
     b->size += n->size;
     b->next = n->next;
     if (b->next) b->next->prev = b;
-    delete n;
+    recycle_block_locked(n);
   }
-  pool_insert_locked(pool, b);
+  pool_insert_locked(pool, b, std::move(node));
 }
 
 Block* CachingAllocator::Impl::block_at_locked(uintptr_t addr) const {
