@@ -17,6 +17,7 @@ namespace gb::memory {
 enum class BlockState : uint8_t { active_allocated, inactive };
 const char* to_string(BlockState s);
 
+// A block lives on its segment's stream (SegmentSnapshot::stream).
 struct BlockSnapshot {
   uint64_t address = 0;
   int64_t offset = 0;          // from the segment's start
