@@ -43,13 +43,19 @@ inline std::pair<double, double> compare(const std::function<void()>& ours, cons
   return {best_ours, best_peer};
 }
 
-inline void emit(const std::string& bench, const std::string& metric, double value, const std::string& unit,
-                 double peer_value, const std::string& extra = "") {
-  std::printf("{\"bench\": \"%s\", \"metric\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"peer\": \"libtorch\", "
+// The same line with another peer than libtorch (e.g. "malloc" where libtorch's numbers are not comparable).
+inline void emit_vs(const std::string& bench, const std::string& metric, double value, const std::string& unit,
+                    const std::string& peer, double peer_value, const std::string& extra = "") {
+  std::printf("{\"bench\": \"%s\", \"metric\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"peer\": \"%s\", "
               "\"peer_value\": %.6g, \"ratio\": %.4f%s%s}\n",
-              bench.c_str(), metric.c_str(), value, unit.c_str(), peer_value, value / peer_value,
+              bench.c_str(), metric.c_str(), value, unit.c_str(), peer.c_str(), peer_value, value / peer_value,
               extra.empty() ? "" : ", ", extra.c_str());
   std::fflush(stdout);
+}
+
+inline void emit(const std::string& bench, const std::string& metric, double value, const std::string& unit,
+                 double peer_value, const std::string& extra = "") {
+  emit_vs(bench, metric, value, unit, "libtorch", peer_value, extra);
 }
 
 }  // namespace bench

@@ -17,7 +17,7 @@ Tensor finish(Tensor t, const TensorOptions& o) {
 }
 
 Tensor make(IntArrayRef size, const TensorOptions& o) {
-  GB_CHECK(!o.device().is_cuda() || get_allocator(kCUDA) != nullptr,
+  GB_CHECK(!o.device().is_cuda(),
            "cannot create a tensor on ", o.device().str(), ": this build has no CUDA device available for tensors (only the cpu has kernels in this version); use gb::kCPU");
   return detail::make_empty(size, o.dtype(), o.device());
 }
@@ -125,6 +125,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   int64_t n = all_int ? int64_t(std::ceil(double(end.to_long() - start.to_long()) / double(step.to_long())))
                       : int64_t(std::ceil((e - s) / st));
   Tensor t = make({std::max<int64_t>(n, 0)}, opts);
+  if (t.is_meta()) return finish(t, opts);  // meta: shape and allocation, no values
   detail::dispatch_numeric(t.scalar_type(), "arange", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(t.data_ptr());
@@ -140,6 +141,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const Ten
   GB_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
   Tensor t = make({steps}, opts);
+  if (t.is_meta()) return finish(t, opts);  // meta: shape and allocation, no values
   double s = start.to_double(), e = end.to_double();
   double step = steps > 1 ? (e - s) / double(steps - 1) : 0.0;
   detail::dispatch_numeric(t.scalar_type(), "linspace", [&](auto tag) {
@@ -160,6 +162,7 @@ Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
 Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
   GB_CHECK(n >= 0 && m >= 0, "eye: n and m must be non-negative, got ", n, " and ", m);
   Tensor t = make({n, m}, o);
+  if (t.is_meta()) return finish(t, o);  // meta: shape and allocation, no values
   fill_raw(t, 0);
   detail::dispatch_all(t.scalar_type(), "eye", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -177,6 +180,7 @@ Generator& default_generator() { return g_default_generator; }
 Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, g_default_generator, o); }
 Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
   Tensor t = make(size, o);
+  if (t.is_meta()) return finish(t, o);
   detail::dispatch_floating(t.scalar_type(), "randn", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(t.data_ptr());
@@ -187,6 +191,7 @@ Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
 Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, g_default_generator, o); }
 Tensor rand(IntArrayRef size, Generator& gen, const TensorOptions& o) {
   Tensor t = make(size, o);
+  if (t.is_meta()) return finish(t, o);
   detail::dispatch_floating(t.scalar_type(), "rand", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(t.data_ptr());
@@ -205,6 +210,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions&
   GB_CHECK(high > low, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
   Tensor t = make(size, opts);
+  if (t.is_meta()) return finish(t, opts);  // meta: shape and allocation, no values
   uint64_t range = uint64_t(high - low);
   detail::dispatch_numeric(t.scalar_type(), "randint", [&](auto tag) {
     using T = typename decltype(tag)::type;

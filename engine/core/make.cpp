@@ -112,6 +112,9 @@ void check_defined(const Tensor& t, const char* op, const char* arg) {
 
 void check_cpu(const Tensor& t, const char* op, const char* arg) {
   check_defined(t, op, arg);
+  GB_CHECK(!t.is_meta(), op, ": expected '", arg, "' on the cpu, got a tensor on meta. Meta tensors have shapes and ",
+           "allocations but no values, and this version runs no op on them yet (only factories, views and printing); ",
+           "make the tensor on the cpu");
   GB_CHECK(t.device().is_cpu(), op, ": expected '", arg, "' on the cpu, got a tensor on ", t.device().str(),
            ". This build runs ", op, " on the cpu only; move the tensor with .to(gb::kCPU)");
 }

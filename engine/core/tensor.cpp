@@ -28,6 +28,8 @@ Scalar Tensor::item() const {
   detail::check_defined(*this, "item");
   GB_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar; item() needs exactly one ",
            "element (shape ", sizes(), "). Reduce first (e.g. .sum()) or index one element.");
+  GB_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors: a meta tensor has a shape and an allocation ",
+           "but no values (make it on the cpu to read it)");
   detail::check_cpu(*this, "item");
   return detail::dispatch_all(scalar_type(), "item", [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;

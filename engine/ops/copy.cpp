@@ -94,6 +94,10 @@ Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
 Tensor Tensor::to(Device d) const {
   detail::check_defined(*this, "to");
   if (d == device() || (d.type == device().type && d.index < 0)) return *this;
+  GB_CHECK(!is_meta(), "to(", d.str(), "): Cannot copy out of meta tensor; no data! A meta tensor has a shape and an ",
+           "allocation but no values; make the tensor on ", d.str(), " instead");
+  GB_CHECK(!d.is_meta(), "to(meta): this version has meta tensors from factories (gb::empty(sizes, ",
+           "gb::TensorOptions().device(gb::kMeta)) and friends) but copies no tensor to meta yet; make it there");
   GB_CHECK(false, "to(", d.str(), "): this build has no ", d.str(), " device for tensors yet: only the cpu has ",
            "kernels in this version of glassbox (gb::cuda::is_available() reports the GPU itself); keep tensors on ",
            "the cpu");

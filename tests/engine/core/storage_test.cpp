@@ -35,7 +35,20 @@ TEST_CASE("an allocator plugged in for a device serves every tensor made there, 
   }
   gb::set_allocator(gb::kCPU, before);
   CHECK(counting.frees == counting.allocs);
-  CHECK_THROWS_WITH_AS(gb::new_storage(8, gb::Device(gb::kMeta)), doctest::Contains("no allocator for device meta"), gb::Error);
+  CHECK(gb::get_allocator(gb::kCPU) == &gb::memory::caching_allocator(gb::kCPU));
+}
+
+TEST_CASE("by default storages come from the device's caching allocator; meta storages get addresses, no memory") {
+  const int64_t before = gb::memory::memory_stats(gb::kMeta).allocated_bytes[gb::memory::kAll].current;
+  {
+    auto s = gb::new_storage(1000, gb::Device(gb::kMeta));
+    CHECK(s->data() != nullptr);
+    CHECK(reinterpret_cast<uintptr_t>(s->data()) % 512 == 0);
+    CHECK(gb::memory::memory_stats(gb::kMeta).allocated_bytes[gb::memory::kAll].current == before + 1024);
+  }
+  CHECK(gb::memory::memory_stats(gb::kMeta).allocated_bytes[gb::memory::kAll].current == before);
+  gb::set_allocator(gb::kMeta, nullptr);  // nullptr restores the caching allocator
+  CHECK(gb::get_allocator(gb::kMeta) == &gb::memory::caching_allocator(gb::kMeta));
 }
 
 TEST_CASE("views share the version counter of their storage") {

@@ -2,7 +2,8 @@
 //
 // A Storage owns one allocation (or borrows one, for from_blob) and carries the version counter that in-place
 // ops bump and autograd checks: all views of one storage share it, as in PyTorch. The Allocator is the seam
-// where the caching allocator plugs in; the default CPU allocator hands out 64-byte aligned host memory.
+// where allocators plug in; by default every device's storages come from its caching allocator
+// (glassbox/memory/caching_allocator.h), and freeing the last reference returns the block to that cache.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,9 @@ class Allocator {
   virtual DataPtr allocate(int64_t nbytes) = 0;
 };
 
-// The allocator new storages on `type` come from. The CPU one is always present.
+// The allocator new storages on `type` come from: the device's caching allocator (cuda: cuda:0's; made on first
+// use, so asking for cuda's throws gb::Error where there is none) unless set_allocator replaced it.
+// set_allocator(type, nullptr) restores the caching allocator.
 Allocator* get_allocator(DeviceType type);
 void set_allocator(DeviceType type, Allocator* allocator);
 
@@ -46,7 +49,7 @@ struct StorageImpl {
   uint32_t version = 0;  // bumped by every in-place write through any view
 };
 
-// A new storage of nbytes from the device's allocator.
+// A new storage of nbytes from the device's allocator (0 bytes: a null data pointer, no block).
 std::shared_ptr<StorageImpl> new_storage(int64_t nbytes, Device device);
 
 }  // namespace gb

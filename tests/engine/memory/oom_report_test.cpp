@@ -1,0 +1,152 @@
+// tests/engine/memory/oom_report_test.cpp — the OOM error: PyTorch's first sentence, numbers that equal the
+// snapshot's, the layers and largest blocks, advice drawn from the numbers, and a usable allocator afterwards.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <glassbox/glassbox.h>
+
+namespace mem = gb::memory;
+
+namespace {
+constexpr int64_t MiB = 1 << 20;
+constexpr int64_t KiB = 1 << 10;
+}  // namespace
+
+TEST_CASE("an OOM explains itself with the snapshot's numbers, and the allocator stays usable") {
+  mem::AllocatorConfig conf;
+  conf.capacity = 64 * MiB;
+  mem::CachingAllocator a(mem::make_meta_raw_allocator(), conf);
+  std::vector<gb::DataPtr> acts, temps;
+  gb::DataPtr weight;
+  {
+    mem::CategoryGuard cat(mem::Category::activation);
+    mem::AllocationContext ctx("aten::relu", "encoder.block1");
+    for (int i = 0; i < 3; ++i) acts.push_back(a.allocate(10 * MiB));  // three 10 MiB segments
+  }
+  {
+    mem::CategoryGuard cat(mem::Category::parameter);
+    mem::AllocationContext ctx("aten::empty", "encoder.fc");
+    weight = a.allocate(12 * MiB);
+  }
+  {
+    mem::CategoryGuard cat(mem::Category::temporary);
+    for (int i = 0; i < 8; ++i) temps.push_back(a.allocate(256 * KiB));  // fill one 2 MiB small segment
+  }
+  for (int i = 0; i < 8; i += 2) temps[size_t(i)].deleter(temps[size_t(i)].ptr);  // four 256 KiB holes
+
+  gb::OomReport r;
+  try {
+    (void)a.allocate(40 * MiB);
+    FAIL("expected an OutOfMemoryError");
+  } catch (const gb::OutOfMemoryError& e) {
+    r = e.report();
+    const std::string m = e.what();
+    MESSAGE(m);
+    // The numbers equal the snapshot's.
+    int64_t allocated = 0, reserved = 0, largest_free = 0, free_cached = 0;
+    for (const auto& s : a.snapshot().segments) {
+      reserved += s.total_size;
+      for (const auto& b : s.blocks) {
+        if (b.state == mem::BlockState::active_allocated) allocated += b.size;
+        else largest_free = std::max(largest_free, b.size), free_cached += b.size;
+      }
+    }
+    CHECK(r.allocated == allocated);
+    CHECK(allocated == 43 * MiB);
+    CHECK(r.reserved == reserved);
+    CHECK(reserved == 44 * MiB);
+    CHECK(r.largest_free_block == largest_free);
+    CHECK(largest_free == 256 * KiB);
+    CHECK(r.fragmentation == doctest::Approx(1.0 - double(largest_free) / double(free_cached)));
+    CHECK(r.fragmentation == doctest::Approx(0.75));
+    CHECK(r.free == 20 * MiB);
+    CHECK(r.capacity == 64 * MiB);
+    CHECK(r.alloc_size == 40 * MiB);
+    CHECK(r.allocated_by_category[int(mem::Category::activation)] == 30 * MiB);
+    CHECK(r.allocated_by_category[int(mem::Category::parameter)] == 12 * MiB);
+    CHECK(r.allocated_by_category[int(mem::Category::temporary)] == 1 * MiB);
+    REQUIRE(r.largest_allocations.size() == 5);
+    CHECK(r.largest_allocations[0].size == 12 * MiB);
+    CHECK(r.largest_allocations[0].module == "encoder.fc");
+    CHECK(r.largest_allocations[1].size == 10 * MiB);
+    CHECK(r.largest_allocations[1].op == "aten::relu");
+    CHECK(r.largest_allocations[4].size == 256 * KiB);
+
+    // PyTorch's first sentence, then ours.
+    CHECK(m.rfind("Meta out of memory. Tried to allocate 40.00 MiB. Device meta has a total capacity of 64.00 MiB of "
+                  "which 20.00 MiB is free. Of the allocated memory 43.00 MiB is allocated by glassbox, and 1024.00 KiB "
+                  "is reserved by glassbox but unallocated. If reserved but unallocated memory is large try setting "
+                  "GLASSBOX_ALLOC_CONF=max_split_size_mb:",
+                  0) == 0);
+    CHECK(m.find("largest free block 256.00 KiB, fragmentation 0.75") != std::string::npos);
+    CHECK(m.find("    activation                  30.00 MiB   70%") != std::string::npos);
+    CHECK(m.find("12.00 MiB  parameter        op aten::empty, module encoder.fc") != std::string::npos);
+    CHECK(m.find("activations are 70% of allocated memory: activation checkpointing or a smaller batch would free "
+                 "up to 30.00 MiB") != std::string::npos);
+    CHECK(m.find("parameters are 28% of allocated memory: a smaller model, or bfloat16/float16 parameters (half of 12.00 MiB)") != std::string::npos);
+    // 1 MiB cached in 256 KiB holes cannot hold 40 MiB anyway: the message says where it is, not "fragmentation".
+    CHECK(m.find("fragmentation 0.75:") == std::string::npos);
+    CHECK(m.find("1024.00 KiB is reserved but unallocated, in segments that still hold live blocks") != std::string::npos);
+  }
+  auto s = a.stats();
+  CHECK(s.num_ooms == 1);
+  CHECK(s.num_alloc_retries == 1);
+
+  // Drop two activations and retry smaller: the retry frees their cached segments and succeeds.
+  acts[0].deleter(acts[0].ptr);
+  acts[1].deleter(acts[1].ptr);
+  gb::DataPtr smaller = a.allocate(24 * MiB);
+  CHECK(smaller.ptr != nullptr);
+  s = a.stats();
+  CHECK(s.num_alloc_retries == 2);
+  CHECK(s.num_ooms == 1);
+  CHECK(s.reserved_bytes[mem::kAll].current == 48 * MiB);
+  CHECK(s.allocated_bytes[mem::kAll].current == 10 * MiB + 12 * MiB + 1 * MiB + 24 * MiB);
+  smaller.deleter(smaller.ptr);
+  acts[2].deleter(acts[2].ptr);
+  weight.deleter(weight.ptr);
+  for (int i = 1; i < 8; i += 2) temps[size_t(i)].deleter(temps[size_t(i)].ptr);
+  CHECK(a.stats().allocated_bytes[mem::kAll].current == 0);
+}
+
+TEST_CASE("when enough is cached but in pieces, the OOM blames fragmentation with the numbers") {
+  mem::AllocatorConfig conf;
+  conf.capacity = 60 * MiB;
+  mem::CachingAllocator a(mem::make_meta_raw_allocator(), conf);
+  std::vector<gb::DataPtr> blocks;
+  for (int i = 0; i < 9; ++i) blocks.push_back(a.allocate(6 * MiB));  // three 20 MiB segments: 6 + 6 + 6 + 2 free
+  for (int i = 1; i < 9; i += 3) blocks[size_t(i)].deleter(blocks[size_t(i)].ptr);  // a 6 MiB hole in each
+  try {
+    (void)a.allocate(8 * MiB);
+    FAIL("expected an OutOfMemoryError");
+  } catch (const gb::OutOfMemoryError& e) {
+    CHECK(e.reserved() == 60 * MiB);
+    CHECK(e.allocated() == 36 * MiB);
+    CHECK(e.largest_free_block() == 6 * MiB);
+    CHECK(e.report().fragmentation == doctest::Approx(0.75));
+    CHECK(std::string(e.what()).find("fragmentation 0.75: 24.00 MiB is cached, enough for this request, but in pieces "
+                                     "(the largest is 6.00 MiB) between live blocks") != std::string::npos);
+  }
+  for (int i = 0; i < 9; ++i)
+    if (i % 3 != 1) blocks[size_t(i)].deleter(blocks[size_t(i)].ptr);
+}
+
+TEST_CASE("a request larger than the whole device says that no freeing helps") {
+  mem::AllocatorConfig conf;
+  conf.capacity = 8 * MiB;
+  conf.context = 2 * MiB;
+  mem::CachingAllocator a(mem::make_meta_raw_allocator(), conf);
+  try {
+    (void)a.allocate(7 * MiB);
+    FAIL("expected an OutOfMemoryError");
+  } catch (const gb::OutOfMemoryError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("Tried to allocate 20.00 MiB") != std::string::npos);  // PyTorch prints the segment size
+    CHECK(m.find("Requested 7.00 MiB (7340032 bytes)") != std::string::npos);
+    CHECK(m.find("device context                 2.00 MiB") != std::string::npos);
+    CHECK(m.find("this one request needs 20.00 MiB but the device has only 6.00 MiB after its context") != std::string::npos);
+    CHECK(e.report().largest_allocations.empty());
+  }
+}
