@@ -142,14 +142,26 @@ std::string insert_sql() {
   return std::string(insert_verb<R>) + Codec<R>::table + " (" + column_list<R>() + ") VALUES (" + q + ")";
 }
 
+// INSERT of `rows` rows in one statement: one sqlite3_step for many rows.
+template <class R>
+std::string insert_rows_sql(int rows) {
+  std::string one;
+  std::apply([&](const auto&... f) { ((one += (one.empty() ? "(?" : ", ?"), (void)f), ...); }, Codec<R>::fields);
+  one += ")";
+  std::string q = std::string(insert_verb<R>) + Codec<R>::table + " (" + column_list<R>() + ") VALUES ";
+  for (int i = 0; i < rows; ++i) q += (i ? ", " : "") + one;
+  return q;
+}
+
 template <class R>
 std::string select_sql() {
   return "SELECT " + column_list<R>() + " FROM " + Codec<R>::table;
 }
 
+// Binds r's columns to parameters first, first + 1, ... (first > 1 for the later rows of a multi-row INSERT).
 template <class R>
-void bind_row(Stmt& s, const R& r) {
-  int i = 1;
+void bind_row(Stmt& s, const R& r, int first = 1) {
+  int i = first;
   std::apply([&](const auto&... f) { (bind_value(s, i++, r.*(f.member)), ...); }, Codec<R>::fields);
 }
 

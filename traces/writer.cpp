@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 #include "traces/codec.h"
 #include "traces/schema.h"
@@ -88,8 +89,14 @@ std::string host_name() {
 
 }  // namespace
 
+// Spans are most of a trace: they are inserted kSpanBatch rows per statement (one sqlite3_step per batch).
+constexpr int kSpanBatch = 32;
+constexpr int kSpanColumns = std::tuple_size_v<decltype(detail::Codec<detail::StoredSpan>::fields)>;
+
 struct Writer::Statements {
   std::array<Stmt, kSlots> insert;
+  Stmt span_batch;
+  std::vector<detail::StoredSpan> pending_spans;
   Stmt begin, commit, meta, string;
   std::unordered_map<std::string, Id, StringHash, std::equal_to<>> strings;
   Id next_string_id = 1;
@@ -135,6 +142,9 @@ Writer::Writer(const std::string& path, WriterOptions options) : path_(path), op
                std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
                           GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*, GradStatRecord*,
                           AnomalyRecord*, CounterRecord*, KernelRecord*, InstantRecord*>{});
+    stmts_->span_batch =
+        Stmt(db_, path_, detail::insert_rows_sql<detail::StoredSpan>(kSpanBatch), __FILE__, __LINE__);
+    stmts_->pending_spans.reserve(kSpanBatch);
     stmts_->begin = Stmt(db_, path_, "BEGIN", __FILE__, __LINE__);
     stmts_->commit = Stmt(db_, path_, "COMMIT", __FILE__, __LINE__);
     stmts_->meta = Stmt(db_, path_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", __FILE__, __LINE__);
@@ -175,7 +185,26 @@ void Writer::before_write() {
   txn_start_ = now;
 }
 
+void Writer::write_pending_spans() {
+  auto& pending = stmts_->pending_spans;
+  if (pending.size() == kSpanBatch) {
+    Stmt& s = stmts_->span_batch;
+    for (int i = 0; i < kSpanBatch; ++i) detail::bind_row(s, pending[static_cast<std::size_t>(i)], 1 + i * kSpanColumns);
+    s.step(__FILE__, __LINE__);
+    s.reset_keep_bindings();
+  } else {
+    Stmt& s = stmts_->insert[slot<SpanRecord>];
+    for (const auto& row : pending) {
+      detail::bind_row(s, row);
+      s.step(__FILE__, __LINE__);
+      s.reset_keep_bindings();
+    }
+  }
+  pending.clear();
+}
+
 void Writer::commit() {
+  if (!stmts_->pending_spans.empty()) write_pending_spans();
   stmts_->commit.step(__FILE__, __LINE__);
   stmts_->commit.reset();
   in_txn_ = false;
@@ -217,6 +246,11 @@ void Writer::add(const R& record) {
                   std::to_string(record.thread_id) + "'s id range; make span ids with gb::trace::span_id(thread, n)");
   }
   before_write();
+  if constexpr (std::is_same_v<R, SpanRecord>) {
+    stmts_->pending_spans.push_back(detail::stored(record));
+    if (stmts_->pending_spans.size() == kSpanBatch) write_pending_spans();
+    return;
+  }
   Stmt& s = stmts_->insert[slot<R>];
   detail::bind_row(s, Stored<R>::row(record));
   s.step(__FILE__, __LINE__);

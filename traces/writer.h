@@ -5,7 +5,8 @@
 //     `PRAGMA user_version` = kSchemaVersion, WAL journal mode, synchronous=NORMAL, and writes the meta rows
 //     schema_version, glassbox_version, started_at (UTC, ISO 8601), started_at_unix_ns, host, command.
 //     It throws gb::trace::Error naming the path and what to do when the file cannot be created.
-//   - add(record) appends one row (records.h). Rows go into an open transaction; that transaction is committed at
+//   - add(record) appends one row (records.h); spans are buffered and inserted 32 per statement, and every
+//     buffered span is written before a commit. Rows go into an open transaction; that transaction is committed at
 //     the first add()/intern() that finds it older than commit_interval (100 ms by default), or by flush(). So a
 //     process killed with SIGKILL loses at most the rows of the last ~100 ms, and the file opens cleanly.
 //   - intern(text) returns the strings.id of text, storing each distinct text once. add_string(id, text) stores
@@ -68,6 +69,7 @@ class Writer {
   struct Statements;
   void before_write();  // opens a transaction, or commits one that is older than commit_interval
   void commit();
+  void write_pending_spans();
 
   std::string path_;
   WriterOptions options_;
