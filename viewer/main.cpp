@@ -4,7 +4,9 @@
 // (also when the trace cannot be opened: the PNG then shows the error state; exit 2 only when no PNG could be made).
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "viewer/app.h"
@@ -32,7 +34,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   gb::viewer::App app(/*remember_recent=*/png.empty());
+  const auto t0 = std::chrono::steady_clock::now();
   if (!file.empty()) app.open(file);
+  if (std::getenv("GLASSBOX_VIEWER_TIMING"))
+    std::fprintf(stderr, "glassbox-viewer: opened in %.1f ms\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (step >= 0 && app.model())
     if (auto s = app.model()->step(step)) {
       app.view().step = step;

@@ -12,7 +12,9 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb_image_write.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -131,8 +133,13 @@ int screenshot(App& app, const std::string& png, int width, int height, int fram
     destroy(w);
     return 2;
   }
+  const bool timing = std::getenv("GLASSBOX_VIEWER_TIMING") != nullptr;
   for (int i = 0; i < frames; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
     build_frame(app, width, height);
+    if (timing)
+      std::fprintf(stderr, "glassbox-viewer: frame %d built in %.2f ms (CPU, draw lists)\n", i,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     glBindFramebuffer(GL_FRAMEBUFFER, fbo);
     glViewport(0, 0, width, height);
     glClearColor(0.11f, 0.12f, 0.14f, 1);

@@ -2,7 +2,7 @@
 //
 // screenshot() renders `frames` frames of the App into an offscreen framebuffer of exactly width x height (a
 // hidden GLFW window provides the GL context: under Xvfb, Mesa's llvmpipe does), reads it with glReadPixels and
-// writes a PNG with stb_image_write. Both return a process exit code and print one line on stderr on failure.
+// writes a PNG with stb_image_write. With GLASSBOX_VIEWER_TIMING set, it prints each frame's CPU build time. Both return a process exit code and print one line on stderr on failure.
 #pragma once
 
 #include <string>
