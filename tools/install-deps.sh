@@ -11,6 +11,9 @@ PACKAGES=(
   libcli11-dev zlib1g-dev                  # the glassbox command (tools/): arguments, .json.gz export
   nlohmann-json3-dev                       # the tests parse the Chrome export
   libtorch-dev                             # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev  # the viewer (viewer/): Dear ImGui 1.86, GLFW, OpenGL 3, PNG
+  fonts-dejavu-core                        # the viewer's font (falls back to ImGui's own without it)
+  xvfb xauth libgl1-mesa-dri               # the viewer's screenshot tests: a headless X server with Mesa GL
 )
 
 missing=()

@@ -1,9 +1,15 @@
-// tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff).
+// tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, synth),
+// or runs the viewer (view).
 //
 // Exit codes: 0 done; 1 `check` found problems; 2 a file could not be read or written (one line on stderr,
 // "glassbox: ..."); CLI11's codes for bad arguments.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -13,6 +19,7 @@
 #include "tools/export_chrome.h"
 #include "tools/op_table.h"
 #include "tools/report.h"
+#include "tools/synth.h"
 #include "tools/trace_db.h"
 
 namespace {
@@ -28,6 +35,33 @@ int fail(const std::exception& e) {
 }
 
 std::vector<std::string> names(std::span<const std::string_view> v) { return {v.begin(), v.end()}; }
+
+// `glassbox view`: glassbox-viewer next to this binary (installed tree), in ../viewer (build tree), else on PATH.
+int exec_viewer(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  std::vector<std::string> candidates;
+  if (!ec) {
+    candidates.push_back((self.parent_path() / "glassbox-viewer").string());
+    candidates.push_back((self.parent_path().parent_path() / "viewer" / "glassbox-viewer").string());
+  }
+  std::string exe = "glassbox-viewer";  // execvp searches PATH
+  for (const std::string& c : candidates)
+    if (::access(c.c_str(), X_OK) == 0) {
+      exe = c;
+      break;
+    }
+  std::vector<char*> argv{exe.data()};
+  std::vector<std::string> copy = args;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execvp(exe.c_str(), argv.data());
+  std::cerr << "glassbox: cannot run the viewer: glassbox-viewer is not next to glassbox nor on PATH ("
+            << std::strerror(errno) << "); build it (ninja glassbox-viewer, needs libimgui-dev and libglfw3-dev: "
+            << "tools/install-deps.sh) or install glassbox with the viewer\n";
+  return 2;
+}
 
 }  // namespace
 
@@ -69,7 +103,26 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(names(gb::tools::span_kind_names())))
       ->capture_default_str();
 
+  gb::tools::SynthOptions so;
+  std::string synth_out;
+  CLI::App* synth = app.add_subcommand("synth", "write a realistic synthetic training trace of any size");
+  synth->add_option("OUT", synth_out, "the trace to write (.db; replaced)")->required();
+  synth->add_option("--spans", so.spans, "about this many spans (0: from --ops-per-layer)")->capture_default_str();
+  synth->add_option("--steps", so.steps, "training steps")->capture_default_str();
+  synth->add_option("--layers", so.layers, "Linear layers")->capture_default_str();
+  synth->add_option("--ops-per-layer", so.ops_per_layer, "elementwise ops after each linear")->capture_default_str();
+  synth->add_option("--workers", so.workers, "DataLoader worker threads")->capture_default_str();
+  synth->add_option("--nan-step", so.nan_step, "step of the planted NaN gradient (-1: 3/4 through, -2: none)")
+      ->capture_default_str();
+  synth->add_option("--nan-layer", so.nan_layer, "layer of the planted NaN (-1: the middle one)")->capture_default_str();
+  synth->add_option("--seed", so.seed, "random seed")->capture_default_str();
+
+  std::vector<std::string> view_args;
+  CLI::App* view = app.add_subcommand("view", "open a trace in the desktop viewer (glassbox-viewer FILE [options])");
+  view->prefix_command();  // everything after `view` goes to glassbox-viewer as is
+
   CLI11_PARSE(app, argc, argv);
+  if (*view) return exec_viewer(view->remaining());
 
   try {
     std::ostringstream out;  // printed whole at the end, so a failure prints one error line and nothing else
@@ -91,6 +144,12 @@ int main(int argc, char** argv) {
     } else if (*diff) {
       gb::tools::TraceDb a(file), b(file_b);
       gb::tools::write_diff(gb::tools::diff_traces(a, b, *gb::tools::parse_span_kind(kind)), limit, out);
+    } else if (*synth) {
+      gb::tools::SynthResult r = gb::tools::write_synthetic_trace(synth_out, so);
+      out << "wrote " << synth_out << ": " << r.spans << " spans, " << r.steps << " steps, " << r.memory_events
+          << " memory events, " << r.grad_stats << " grad stats";
+      if (r.nan_step >= 0) out << ", NaN gradient at step " << r.nan_step << " layer " << r.nan_layer;
+      out << "\n";
     }
     std::cout << out.str() << std::flush;
     return rc;

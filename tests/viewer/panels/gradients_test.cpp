@@ -1,0 +1,33 @@
+// tests/viewer/panels/gradients_test.cpp — the gradients heatmap, rendered headless: viridis cells, and the NaN
+// colour at the planted layer and step (moving the plant moves the magenta cell the same way).
+#include "viewer/screenshot.h"
+
+#include "viewer/colors.h"
+
+using namespace gb::viewer;
+
+TEST_CASE("gradients screenshot: the NaN cell sits at the planted parameter and step") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string early = tmp.file("early.db"), late = tmp.file("late.db"), none = tmp.file("none.db");
+  gb::tools::write_synthetic_trace(early, {.steps = 16, .layers = 8, .nan_step = 2, .nan_layer = 1});
+  gb::tools::write_synthetic_trace(late, {.steps = 16, .layers = 8, .nan_step = 13, .nan_layer = 6});
+  gb::tools::write_synthetic_trace(none, {.steps = 16, .layers = 8, .nan_step = -2});
+  auto a = shot::take(early, "gradients", tmp.file("a.png"));
+  auto b = shot::take(late, "gradients", tmp.file("b.png"));
+  auto c = shot::take(none, "gradients", tmp.file("c.png"));
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(c);
+  const int below_legend = 80;
+  CHECK(a->count(color::kNaN, 0, below_legend) > 200);
+  CHECK(c->count(color::kNaN, 0, below_legend) == 0);
+  const auto ba = a->bbox(color::kNaN, below_legend), bb = b->bbox(color::kNaN, below_legend);
+  // One cell: about 1/16 of the width and 1/16 of the rows.
+  CHECK(ba[2] - ba[0] < a->width / 16);
+  CHECK(bb[0] > ba[2]);  // step 13 is right of step 2
+  CHECK(bb[1] > ba[3]);  // layers.6.weight is below layers.1.weight
+  // step 13 of 16: about 13.5/16 of the way across the heatmap (labels take the left 180 px)
+  const double frac = (0.5 * (bb[0] + bb[2]) - 178) / (b->width - 16 - 178);
+  CHECK(frac == doctest::Approx(13.5 / 16).epsilon(0.03));
+}

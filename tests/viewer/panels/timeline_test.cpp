@@ -1,0 +1,37 @@
+// tests/viewer/panels/timeline_test.cpp — the timeline panel, rendered headless: span-kind colours on the tracks,
+// folded boxes at full zoom, the requested size.
+#include "viewer/screenshot.h"
+
+#include "viewer/colors.h"
+
+using namespace gb::viewer;
+
+namespace {
+// A folded run is drawn in its kind's colour at 72% (viewer/panels/timeline.cpp, plot::scale).
+color::Rgb folded(color::Rgb c) {
+  auto ch = [&](int s) { return static_cast<color::Rgb>(static_cast<int>(((c >> s) & 0xff) * 0.72f)) << s; };
+  return ch(16) | ch(8) | ch(0);
+}
+}  // namespace
+
+TEST_CASE("timeline screenshot: tracks coloured by kind, folded runs when zoomed out") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(trace, {.steps = 12, .layers = 6, .ops_per_layer = 30});
+  auto all = shot::take(trace, "timeline", tmp.file("all.png"), "1200x760");
+  REQUIRE(all);
+  CHECK(all->width == 1200);
+  CHECK(all->height == 760);
+  using gb::trace::SpanKind;
+  for (SpanKind k : {SpanKind::step, SpanKind::module, SpanKind::backward_node, SpanKind::dataloader, SpanKind::backward_phase})
+    CHECK_MESSAGE(all->count(color::span_kind(k), 0, 150) > 300, "kind " << int(k));
+  // 30 short ops per layer cannot all be 3 px wide on a 1000 px view of 12 steps: they fold (darker boxes).
+  CHECK(all->count(folded(color::span_kind(SpanKind::op)), 0, 150) > 50);
+
+  // One step: the ops open up (plain op colour, far more of it).
+  auto step = shot::take(trace, "timeline", tmp.file("step.png"), "1200x760", "--step 5");
+  REQUIRE(step);
+  CHECK(step->count(color::span_kind(SpanKind::op), 0, 150) > all->count(color::span_kind(SpanKind::op), 0, 150));
+  CHECK(step->count(color::span_kind(SpanKind::op), 0, 150) > 1000);
+}

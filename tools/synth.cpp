@@ -1,0 +1,365 @@
+// tools/synth.cpp — the synthetic trace generator (contract in synth.h). One pass in time order on the main thread,
+// so span ids (begin order per thread) and memory event ids (time order) come out as the schema requires.
+#include "tools/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "traces/writer.h"
+
+namespace gb::tools {
+namespace {
+
+using namespace gb::trace;
+
+// splitmix64: small, fast, and the same numbers on every platform.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : s_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  std::int64_t between(std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(uniform() * (hi - lo)); }
+
+ private:
+  std::uint64_t s_;
+};
+
+constexpr std::int64_t kUs = 1000;
+constexpr std::int64_t kMiB = 1 << 20;
+constexpr int kDevice = 0;
+
+struct ForwardOp {
+  Id span = 0;
+  std::int64_t seq = 0;
+  Id module = 0;
+  std::string backward_name;
+  std::int64_t layer = -1;  // >= 0: the layer's linear (its node frees the activations and makes the gradients)
+  std::int64_t saved_bytes = 0;
+};
+
+class Generator {
+ public:
+  Generator(const std::string& path, const SynthOptions& o) : w_(path), o_(o), rng_(o.seed) {}
+
+  SynthResult run() {
+    const std::int64_t L = std::max<std::int64_t>(1, o_.layers), S = std::max<std::int64_t>(1, o_.steps);
+    k_ = o_.ops_per_layer;
+    if (o_.spans > 0) k_ = std::max<std::int64_t>(0, ((o_.spans / S - 14) / L - 7) / 2);
+    res_.ops_per_layer = k_;
+    res_.steps = S;
+    res_.nan_step = o_.nan_step == -2 ? -1 : (o_.nan_step < 0 ? S * 3 / 4 : std::min(o_.nan_step, S - 1));
+    res_.nan_layer = res_.nan_step < 0 ? -1 : (o_.nan_layer < 0 ? L / 2 : std::min(o_.nan_layer, L - 1));
+    act_bytes_ = o_.batch * o_.width * 4;
+
+    w_.set_meta("command", "glassbox synth --steps " + std::to_string(S) + " --layers " + std::to_string(L));
+    w_.set_meta("device_name", "Synthetic GPU (glassbox synth)");
+    w_.set_meta("device_total_bytes", std::to_string(16LL << 30));
+    w_.set_meta("context_bytes", std::to_string(300 * kMiB));
+    w_.set_meta("dropped_events", "0");
+    w_.add(ThreadRecord{1, 1000, "main", ThreadRole::main});
+    for (std::int64_t k = 0; k < o_.workers; ++k)
+      w_.add(ThreadRecord{2 + k, 1001 + k, "DataLoader worker " + std::to_string(k), ThreadRole::dataloader_worker});
+    w_.add(ModuleRecord{1, "", "MLP", std::nullopt});
+    for (std::int64_t l = 0; l < L; ++l) {
+      w_.add(ModuleRecord{l + 2, "layers." + std::to_string(l), "Linear", 1});
+      const std::string wshape = "[" + std::to_string(o_.width) + ", " + std::to_string(o_.width) + "]";
+      w_.add(ParamRecord{2 * l + 1, l + 2, "weight", wshape, o_.width * o_.width, DType::float32});
+      w_.add(ParamRecord{2 * l + 2, l + 2, "bias", "[" + std::to_string(o_.width) + "]", o_.width, DType::float32});
+    }
+    res_.nan_param_id = res_.nan_layer >= 0 ? 2 * res_.nan_layer + 1 : 0;
+
+    // Parameters and a workspace before the first step (outside any span).
+    t_ = 50 * kUs;
+    for (std::int64_t p = 0; p < 2 * L; ++p) param_addr_.push_back(alloc(param_bytes(p), MemCategory::parameter, {}, {}));
+    alloc(32 * kMiB, MemCategory::unknown, {}, {});
+    t_ += 200 * kUs;
+
+    worker_free_.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, o_.workers)), 0);
+    for (std::int64_t s = 0; s < S; ++s) step(s, L, S);
+    res_.end_ns = t_;
+    w_.close();
+    return res_;
+  }
+
+ private:
+  std::int64_t param_bytes(std::int64_t p) const { return (p % 2 == 0 ? o_.width * o_.width : o_.width) * 4; }
+
+  // --- spans -------------------------------------------------------------------------------------------------
+  Id begin(Id thread, SpanKind kind, std::string_view name, std::int64_t t, OptId module = {}, OptId seq = {}) {
+    auto& stack = open_[thread];
+    SpanRecord r{.id = span_id(thread, ++next_n_[thread]),
+                 .kind = kind,
+                 .name_id = w_.intern(name),
+                 .thread_id = thread,
+                 .start_ns = t,
+                 .end_ns = t,
+                 .step = step_,
+                 .parent_id = stack.empty() ? OptId{} : OptId{stack.back().id},
+                 .seq = seq,
+                 .module_id = module};
+    stack.push_back(r);
+    return r.id;
+  }
+  void end(Id thread, std::int64_t t) {
+    SpanRecord r = open_[thread].back();
+    open_[thread].pop_back();
+    r.end_ns = t;
+    w_.add(r);
+    ++res_.spans;
+  }
+  // A main-thread span of `dur` ns at the cursor; the cursor moves past it plus a small gap.
+  Id leaf(SpanKind kind, std::string_view name, std::int64_t dur, OptId module = {}, OptId seq = {}) {
+    Id id = begin(1, kind, name, t_, module, seq);
+    t_ += dur;
+    end(1, t_);
+    t_ += rng_.between(300, 1500);
+    return id;
+  }
+
+  // --- memory ------------------------------------------------------------------------------------------------
+  void mem_event(MemAction a, std::int64_t addr, std::int64_t size, MemCategory c, OptId span, OptId module) {
+    w_.add(MemoryEventRecord{++mem_id_, t_, a, kDevice, addr, size, size, seg_id_, 0, c, span, module, allocated_,
+                             reserved_});
+    ++res_.memory_events;
+    res_.peak_allocated = std::max(res_.peak_allocated, allocated_);
+    res_.peak_reserved = std::max(res_.peak_reserved, reserved_);
+  }
+  std::int64_t alloc(std::int64_t size, MemCategory c, OptId span, OptId module) {
+    if (allocated_ + size > reserved_) {
+      std::int64_t seg = std::max<std::int64_t>(64 * kMiB, (size + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB));
+      reserved_ += seg;
+      ++seg_id_;
+      mem_event(MemAction::segment_alloc, next_addr_, seg, MemCategory::unknown, span, module);
+      next_addr_ += 0x1000;
+      t_ += 200;
+    }
+    const std::int64_t addr = next_addr_;
+    next_addr_ += (size + 0xfff) / 0x1000 * 0x1000 + 0x1000;
+    allocated_ += size;
+    live_[addr] = size;
+    mem_event(MemAction::alloc, addr, size, c, span, module);
+    t_ += 100;
+    return addr;
+  }
+  void release(std::int64_t addr, OptId span, OptId module) {
+    auto it = live_.find(addr);
+    if (it == live_.end()) return;
+    allocated_ -= it->second;
+    mem_event(MemAction::free, addr, it->second, MemCategory::unknown, span, module);
+    live_.erase(it);
+    t_ += 100;
+  }
+
+  // --- one training step ---------------------------------------------------------------------------------------
+  void step(std::int64_t s, std::int64_t L, std::int64_t S) {
+    step_ = s;
+    const std::int64_t step_start = t_;
+    step_starts_.push_back(step_start);
+    const Id step_span = begin(1, SpanKind::step, "step", t_);
+    (void)step_span;
+    t_ += 2 * kUs;
+
+    // zero_grad(set_to_none=True) frees last step's gradients.
+    Id zg = begin(1, SpanKind::optimizer, "zero_grad", t_);
+    t_ += 2 * kUs;
+    for (std::int64_t& a : grad_addr_) release(a, zg, {});
+    grad_addr_.clear();
+    t_ += 3 * kUs;
+    end(1, t_);
+    t_ += kUs;
+
+    // The batch: fetched and collated on worker s % workers, prefetched two steps ahead.
+    const std::int64_t est_step = L * (2 * k_ * 12 * kUs + 400 * kUs) + 200 * kUs;
+    const auto wk = static_cast<std::size_t>(s % std::max<std::int64_t>(1, o_.workers));
+    const std::int64_t request = s >= 2 ? step_starts_[static_cast<std::size_t>(s - 2)] : 0;
+    std::int64_t wt = std::max(worker_free_[wk], request);
+    const double slow = (s % 7 == 3) ? 3.0 : 1.0;
+    const auto fetch = static_cast<std::int64_t>(est_step * (0.5 + 0.4 * rng_.uniform()) * slow);
+    const Id worker = 2 + static_cast<Id>(wk);
+    if (o_.workers > 0) {
+      begin(worker, SpanKind::dataloader, "fetch", wt);
+      wt += fetch;
+      end(worker, wt);
+      wt += 20 * kUs;
+      begin(worker, SpanKind::dataloader, "collate", wt);
+      wt += static_cast<std::int64_t>(fetch * 0.15);
+      end(worker, wt);
+      worker_free_[wk] = wt + 50 * kUs;
+    }
+    const Id wait = begin(1, SpanKind::dataloader, "wait", t_);
+    t_ = std::max(t_ + 15 * kUs, wt + 10 * kUs);
+    end(1, t_);
+    t_ += kUs;
+    const std::int64_t input = alloc(act_bytes_ / 2, MemCategory::input, wait, {});
+
+    // Forward.
+    std::vector<ForwardOp> fwd;
+    std::vector<std::vector<std::int64_t>> acts(static_cast<std::size_t>(L));
+    begin(1, SpanKind::module, "MLP", t_, 1);
+    t_ += 3 * kUs;
+    static const char* kElementwise[] = {"relu", "dropout", "mul", "gelu", "add", "layer_norm"};
+    static const char* kElementwiseBackward[] = {"ReluBackward0", "NativeDropoutBackward0", "MulBackward0",
+                                                 "GeluBackward0", "AddBackward0", "NativeLayerNormBackward0"};
+    for (std::int64_t l = 0; l < L; ++l) {
+      const Id mod = l + 2;
+      begin(1, SpanKind::module, "layers." + std::to_string(l), t_, mod);
+      t_ += 2 * kUs;
+      const std::int64_t seq = ++seq_;
+      const Id linear = begin(1, SpanKind::op, "linear", t_, mod, seq);
+      t_ += kUs;
+      acts[static_cast<std::size_t>(l)].push_back(alloc(act_bytes_, MemCategory::activation, linear, mod));
+      const Id mm = begin(1, SpanKind::op, "matmul", t_, mod);
+      const std::int64_t tmp = alloc(act_bytes_ / 4, MemCategory::temporary, mm, mod);
+      t_ += rng_.between(40 * kUs, 90 * kUs);
+      release(tmp, mm, mod);
+      end(1, t_);
+      t_ += kUs;
+      leaf(SpanKind::op, "add", rng_.between(5 * kUs, 12 * kUs), mod);
+      end(1, t_);  // linear
+      t_ += kUs;
+      fwd.push_back(ForwardOp{linear, seq, mod, "AddmmBackward0", l, act_bytes_});
+      for (std::int64_t j = 0; j < k_; ++j) {
+        const int e = static_cast<int>((j + l) % 6);
+        const std::int64_t eseq = ++seq_;
+        const Id op = begin(1, SpanKind::op, kElementwise[e], t_, mod, eseq);
+        if (j == 0) acts[static_cast<std::size_t>(l)].push_back(alloc(act_bytes_, MemCategory::activation, op, mod));
+        t_ += rng_.between(3 * kUs, 15 * kUs);
+        end(1, t_);
+        t_ += rng_.between(300, 1200);
+        fwd.push_back(ForwardOp{op, eseq, mod, kElementwiseBackward[e], -1, j == 0 ? act_bytes_ : 0});
+      }
+      t_ += kUs;
+      end(1, t_);  // layers.l
+      t_ += kUs;
+    }
+    const std::int64_t lseq = ++seq_;
+    fwd.push_back(ForwardOp{leaf(SpanKind::op, "cross_entropy", rng_.between(20 * kUs, 40 * kUs), 1, lseq), lseq, 1,
+                            "NllLossBackward0", -1, 0});
+    end(1, t_);  // MLP
+    t_ += 2 * kUs;
+
+    // Backward: discovery, execution (one node per forward op, reverse order), release.
+    begin(1, SpanKind::backward_phase, "backward", t_);
+    t_ += kUs;
+    leaf(SpanKind::backward_phase, "discovery", rng_.between(10 * kUs, 30 * kUs) + L * k_ * 200);
+    begin(1, SpanKind::backward_phase, "execution", t_);
+    t_ += kUs;
+    std::vector<Id> node_ids;
+    for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
+      const Id node = begin(1, SpanKind::backward_node, it->backward_name, t_, it->module, it->seq);
+      t_ += kUs;
+      if (it->layer >= 0) {
+        const std::int64_t detail = alloc(o_.width * 64, MemCategory::autograd_detail, node, it->module);
+        t_ += rng_.between(60 * kUs, 140 * kUs);
+        for (std::int64_t a : acts[static_cast<std::size_t>(it->layer)]) release(a, node, it->module);
+        grad_addr_.push_back(alloc(param_bytes(2 * it->layer), MemCategory::gradient, node, it->module));
+        grad_addr_.push_back(alloc(param_bytes(2 * it->layer + 1), MemCategory::gradient, node, it->module));
+        release(detail, node, it->module);
+        if (s == res_.nan_step && it->layer == res_.nan_layer) {
+          res_.nan_t_ns = t_;
+          w_.add(AnomalyRecord{++anomaly_id_, t_, s, AnomalyKind::nonfinite_backward, Severity::error, node,
+                               std::nullopt, it->module, res_.nan_param_id, 12.0,
+                               "first non-finite gradient: layers." + std::to_string(it->layer) +
+                                   ".weight has NaN values after AddmmBackward0 (step " + std::to_string(s) +
+                                   "); check the inputs of layers." + std::to_string(it->layer)});
+        }
+      } else {
+        t_ += rng_.between(4 * kUs, 20 * kUs);
+      }
+      end(1, t_);
+      t_ += rng_.between(300, 1000);
+      if (s == 0) node_ids.push_back(add_graph_node(*it, node));
+    }
+    t_ += kUs;
+    end(1, t_);  // execution
+    leaf(SpanKind::backward_phase, "release", rng_.between(5 * kUs, 15 * kUs));
+    end(1, t_);  // backward
+    t_ += 2 * kUs;
+    for (std::size_t i = 1; i < node_ids.size(); ++i) w_.add(GraphEdgeRecord{0, node_ids[i - 1], node_ids[i], 0});
+
+    // Optimizer: SGD with momentum; the momentum buffers appear at the first step.
+    begin(1, SpanKind::optimizer, "SGD.step", t_);
+    t_ += 2 * kUs;
+    for (std::int64_t p = 0; p < 2 * L; ++p) {
+      const Id op = begin(1, SpanKind::op, "add_", t_, p / 2 + 2);
+      if (s == 0) alloc(param_bytes(p), MemCategory::optimizer_state, op, p / 2 + 2);
+      t_ += p % 2 == 0 ? rng_.between(15 * kUs, 30 * kUs) : rng_.between(2 * kUs, 4 * kUs);
+      end(1, t_);
+      t_ += kUs;
+    }
+    end(1, t_);
+    t_ += kUs;
+    release(input, {}, {});
+    t_ += 5 * kUs;
+    end(1, t_);  // step
+
+    // Step end: steps row, counters, gradient statistics, anomalies.
+    const double progress = static_cast<double>(s) / static_cast<double>(S);
+    const double loss = 0.15 + 2.15 * std::exp(-4.0 * progress) + 0.05 * rng_.uniform();
+    const double lr = 0.05 * 0.5 * (1.0 + std::cos(3.14159265358979 * progress));
+    w_.add(StepRecord{s, step_start, t_, loss, lr, std::nullopt, false});
+    w_.add(CounterRecord{t_, w_.intern("loss"), loss});
+    w_.add(CounterRecord{t_, w_.intern("lr"), lr});
+    for (std::int64_t p = 0; p < 2 * L; ++p) {
+      const std::int64_t l = p / 2;
+      double norm = 0.02 * std::pow(1.5, static_cast<double>(l)) * (0.3 + 0.7 * std::exp(-2.0 * progress)) *
+                    std::exp(0.3 * (rng_.uniform() - 0.5));
+      if (p % 2 == 1) norm *= 0.1;
+      std::int64_t nans = 0;
+      if (l == res_.nan_layer && p % 2 == 0 && s == res_.nan_step - 1) {
+        norm *= 80;
+        w_.add(AnomalyRecord{++anomaly_id_, t_, s, AnomalyKind::exploding_norm, Severity::warning, std::nullopt,
+                             std::nullopt, l + 2, p + 1, norm,
+                             "gradient norm of layers." + std::to_string(l) + ".weight jumped to " +
+                                 std::to_string(norm) + " (80x its running mean)"});
+      }
+      if (l == res_.nan_layer && p % 2 == 0 && s == res_.nan_step) {
+        nans = 12;  // SQLite stores NaN as NULL, and norm is NOT NULL: the norm of the finite elements stays
+
+      }
+      const double numel = static_cast<double>(param_bytes(p) / 4);
+      w_.add(GradStatRecord{s, p + 1, norm, norm / std::sqrt(numel) * 4, nans, 0,
+                            0.01 * rng_.uniform(), 10.0 + static_cast<double>(l), norm * lr});
+      ++res_.grad_stats;
+    }
+    t_ += 20 * kUs;
+  }
+
+  Id add_graph_node(const ForwardOp& f, Id node_span) {
+    (void)node_span;
+    const Id id = ++graph_id_;
+    w_.add(GraphNodeRecord{id, 0, f.seq, w_.intern(f.backward_name), f.span, f.module, f.saved_bytes});
+    return id;
+  }
+
+  Writer w_;
+  SynthOptions o_;
+  Rng rng_;
+  SynthResult res_;
+  std::int64_t k_ = 0, act_bytes_ = 0, t_ = 0, seq_ = 0;
+  OptId step_;
+  std::map<Id, std::int64_t> next_n_;
+  std::map<Id, std::vector<SpanRecord>> open_;
+  std::vector<std::int64_t> worker_free_, step_starts_, param_addr_, grad_addr_;
+  std::unordered_map<std::int64_t, std::int64_t> live_;  // addr -> size
+  std::int64_t allocated_ = 0, reserved_ = 0, next_addr_ = 0x7f0000000000, mem_id_ = 0, seg_id_ = 0;
+  Id anomaly_id_ = 0, graph_id_ = 0;
+};
+
+}  // namespace
+
+SynthResult write_synthetic_trace(const std::string& path, const SynthOptions& options) {
+  return Generator(path, options).run();
+}
+
+}  // namespace gb::tools

@@ -1,0 +1,51 @@
+// viewer/colors.h — every colour the viewer gives a meaning to, as 0xRRGGBB, without ImGui (tests decode
+// screenshots and look for these exact values).
+//
+// Memory categories use PyTorch's memory-timeline colours (torch.profiler._memory_profiler: darkgreen, goldenrod,
+// black, mediumpurple, red, mediumblue, royalblue, grey). Span kinds use a palette that stays apart from them.
+// to_imgui() turns a colour into ImGui's ABGR ImU32 (viewer/plot.h).
+#pragma once
+
+#include <cstdint>
+
+#include "traces/records.h"
+
+namespace gb::viewer::color {
+
+using Rgb = std::uint32_t;  // 0xRRGGBB
+
+// spans.kind, in SpanKind order.
+constexpr Rgb kSpanKind[] = {
+    0x4C8FD6,  // op               blue
+    0xE0803A,  // backward_node    orange
+    0xB8623A,  // backward_phase   rust
+    0x5FA55A,  // module           green
+    0x9C6ADE,  // optimizer        violet
+    0x2BB3A3,  // dataloader       teal
+    0x596270,  // step             slate
+    0xB5A642,  // user             olive
+    0x76B900,  // cuda_kernel      lime
+    0xD9A21B,  // cuda_memcpy      amber
+    0xC45C9A,  // cuda_memset      pink
+    0x8088A8,  // cuda_api         lavender grey
+};
+constexpr Rgb span_kind(gb::trace::SpanKind k) { return kSpanKind[static_cast<int>(k) % 12]; }
+
+// memory_events.category, in MemCategory order (unknown, parameter, gradient, activation, optimizer_state,
+// temporary, input, autograd_detail).
+constexpr Rgb kCategory[] = {0x808080, 0x006400, 0x0000CD, 0xFF0000, 0xDAA520, 0x9370DB, 0x000000, 0x4169E1};
+constexpr Rgb category(gb::trace::MemCategory c) { return kCategory[static_cast<int>(c) % 8]; }
+constexpr Rgb kContext = 0xB4B4B4;             // the CUDA context layer
+constexpr Rgb kReservedUnallocated = 0xE2E2E2;  // held by the caching allocator, not allocated
+constexpr Rgb kPlotBackground = 0xFAFAFA;       // memory plots are drawn on white, like PyTorch's
+
+constexpr Rgb kNaN = 0xFF00FF;  // gradient heatmap: a NaN cell (magenta, outside the viridis map)
+constexpr Rgb kInf = 0xFF7F00;  // gradient heatmap: an Inf cell
+constexpr Rgb kErrorBanner = 0x8B1E1E;  // the "cannot open this trace" banner
+constexpr Rgb kSelection = 0xFFD400;    // outline of the selected span, cursor lines
+constexpr Rgb kWait = 0xD9534F;         // data loader: wait share bars
+
+// Viridis, 0 (dark purple) .. 1 (yellow), for log-scaled heatmaps.
+Rgb viridis(double t);
+
+}  // namespace gb::viewer::color

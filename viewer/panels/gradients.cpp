@@ -1,0 +1,127 @@
+// viewer/panels/gradients.cpp — per-parameter gradient norms: a heatmap (rows = parameters in model order, columns
+// = steps, log colour scale, NaN/Inf cells marked), and the norm history of the selected parameter.
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+
+#include "viewer/panels/panels.h"
+#include "viewer/plot.h"
+
+namespace gb::viewer::panels {
+
+void gradients(TraceModel& m, ViewState& v) {
+  const GradHeatmap& h = m.grad_heatmap();
+  ImGui::Text("Gradient L2 norm per parameter and step");
+  ImGui::SameLine();
+  plot::help_marker("Rows are parameters in model order, columns are training steps; colour is the gradient's L2 "
+                    "norm on a log scale (viridis: dark = small, yellow = large). Magenta cells hold NaN, orange "
+                    "cells Inf. When there are more steps than pixels, a column shows the largest norm of its steps "
+                    "and is marked when any of them is non-finite.\nClick a cell to select its parameter and step.");
+  if (h.rows() == 0 || h.cols() == 0) {
+    plot::empty_state("This trace has no gradient statistics.",
+                      "They are written by the gradient monitor at each step end: run with GLASSBOX_TRACE=run.db "
+                      "and mark steps in the training loop (gb::trace::StepScope), or try `glassbox synth run.db`.");
+    return;
+  }
+  ImGui::SameLine(0, 24);
+  plot::color_square(color::kNaN);
+  ImGui::TextUnformatted("NaN");
+  ImGui::SameLine(0, 12);
+  plot::color_square(color::kInf);
+  ImGui::TextUnformatted("Inf");
+  ImGui::SameLine(0, 12);
+  ImGui::TextDisabled("norm %.3g .. %.3g", h.min_positive, h.max);
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float label_w = 170, plot_h = v.param ? 140.0f : 0.0f;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float heat_h = std::max(60.0f, avail.y - plot_h - 70);
+  const float row_h = std::clamp(heat_h / static_cast<float>(h.rows()), 2.0f, 22.0f);
+  const ImVec2 p0(origin.x + label_w, origin.y + 20);
+  const ImVec2 p1(origin.x + avail.x - 8, p0.y + row_h * static_cast<float>(h.rows()));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int px = std::max(1, static_cast<int>(p1.x - p0.x));
+  const int columns = std::min<int>(px, static_cast<int>(h.cols()));
+  const float cell_w = (p1.x - p0.x) / static_cast<float>(columns);
+  auto col_steps = [&](int c) {  // the step columns [a, b) of pixel column c
+    return std::pair<std::size_t, std::size_t>(h.cols() * static_cast<std::size_t>(c) / static_cast<std::size_t>(columns),
+                                               h.cols() * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(columns));
+  };
+  // Step labels.
+  for (double s : plot::nice_ticks(0, static_cast<double>(h.cols() - 1), std::max(2, px / 80))) {
+    const float x = p0.x + (static_cast<float>(s) + 0.5f) * (p1.x - p0.x) / static_cast<float>(h.cols());
+    dl->AddText(ImVec2(x - 4, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                std::to_string(h.steps[static_cast<std::size_t>(s)]).c_str());
+  }
+  for (std::size_t r = 0; r < h.rows(); ++r) {
+    const float y = p0.y + row_h * static_cast<float>(r);
+    if (row_h >= ImGui::GetFontSize() - 2 || r % static_cast<std::size_t>(std::ceil(ImGui::GetFontSize() / row_h)) == 0)
+      dl->AddText(ImVec2(origin.x + 4, y + (row_h - ImGui::GetFontSize()) / 2),
+                  ImGui::GetColorU32(v.param == h.param_ids[r] ? ImGuiCol_PlotHistogram : ImGuiCol_Text), h.labels[r].c_str());
+    for (int c = 0; c < columns; ++c) {
+      auto [a, b] = col_steps(c);
+      double best = -1;
+      std::uint8_t flag = 0;
+      for (std::size_t k = a; k < b; ++k) {
+        flag = std::max(flag, h.flag_at(r, k));
+        if (std::isfinite(h.at(r, k))) best = std::max(best, h.at(r, k));
+      }
+      color::Rgb col = flag == 1 ? color::kNaN : flag == 2 ? color::kInf : plot::heat_color(best, h.min_positive, h.max);
+      if (!flag && best < 0) continue;  // no row for this step
+      const float x = p0.x + cell_w * static_cast<float>(c);
+      dl->AddRectFilled(ImVec2(x, y), ImVec2(std::max(x + 1, x + cell_w - (cell_w > 4 ? 1 : 0)), y + row_h - (row_h > 4 ? 1 : 0)),
+                        plot::to_imgui(col));
+    }
+  }
+  // The selected step.
+  if (v.step) {
+    auto it = std::lower_bound(h.steps.begin(), h.steps.end(), *v.step);
+    if (it != h.steps.end() && *it == *v.step) {
+      const float x = p0.x + static_cast<float>(it - h.steps.begin()) * (p1.x - p0.x) / static_cast<float>(h.cols());
+      dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + std::max(cell_w, 2.0f) + 1, p1.y + 1), plot::to_imgui(color::kSelection), 0, 0, 2);
+    }
+  }
+  ImGui::SetCursorScreenPos(p0);
+  ImGui::InvisibleButton("##heat", ImVec2(p1.x - p0.x, std::max(1.0f, p1.y - p0.y)));
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    const auto r = std::min(h.rows() - 1, static_cast<std::size_t>((mp.y - p0.y) / row_h));
+    const auto k = std::min(h.cols() - 1, static_cast<std::size_t>((mp.x - p0.x) / (p1.x - p0.x) * static_cast<float>(h.cols())));
+    ImGui::BeginTooltip();
+    ImGui::Text("%s, step %" PRId64, h.labels[r].c_str(), h.steps[k]);
+    ImGui::Text("gradient norm %.4g%s", h.at(r, k), h.flag_at(r, k) == 1 ? "   contains NaN" : h.flag_at(r, k) == 2 ? "   contains Inf" : "");
+    ImGui::EndTooltip();
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) v.param = h.param_ids[r], v.step = h.steps[k];
+  }
+  // Colour bar.
+  const float cy = p1.y + 8;
+  for (int i = 0; i < 200; ++i)
+    dl->AddRectFilled(ImVec2(p0.x + i, cy), ImVec2(p0.x + i + 1, cy + 10), plot::to_imgui(color::viridis(i / 199.0)));
+  dl->AddText(ImVec2(p0.x + 206, cy - 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), "log scale");
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, cy + 18));
+
+  // The selected parameter's norm over the steps (log scale).
+  if (!v.param) {
+    ImGui::TextDisabled("Click a cell to plot that parameter's gradient norm over the steps.");
+    return;
+  }
+  auto row = std::find(h.param_ids.begin(), h.param_ids.end(), *v.param);
+  if (row == h.param_ids.end()) return;
+  const auto r = static_cast<std::size_t>(row - h.param_ids.begin());
+  std::vector<double> xs, ys;
+  for (std::size_t k = 0; k < h.cols(); ++k)
+    if (h.at(r, k) > 0 && !h.flag_at(r, k)) xs.push_back(static_cast<double>(h.steps[k])), ys.push_back(std::log10(h.at(r, k)));
+  ImGui::Text("%s: log10 gradient norm per step", h.labels[r].c_str());
+  const ImVec2 q0(origin.x + label_w, ImGui::GetCursorScreenPos().y + 4), q1(p1.x, q0.y + plot_h - 30);
+  dl->AddRectFilled(q0, q1, IM_COL32(255, 255, 255, 10));
+  const double lo = std::log10(std::max(h.min_positive, 1e-30)), hi = std::log10(std::max(h.max, 1e-30));
+  plot::line_plot(dl, q0, q1, xs, ys, static_cast<double>(h.steps.front()) - 0.5, static_cast<double>(h.steps.back()) + 0.5, lo, hi, 0x7FD3FF);
+  for (std::size_t k = 0; k < h.cols(); ++k)
+    if (h.flag_at(r, k)) {
+      const float x = q0.x + (static_cast<float>(k) + 0.5f) * (q1.x - q0.x) / static_cast<float>(h.cols());
+      dl->AddLine(ImVec2(x, q0.y), ImVec2(x, q1.y), plot::to_imgui(color::kNaN), 2);
+    }
+  ImGui::Dummy(ImVec2(1, plot_h - 26));
+}
+
+}  // namespace gb::viewer::panels

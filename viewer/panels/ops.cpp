@@ -1,0 +1,123 @@
+// viewer/panels/ops.cpp — PyTorch's key_averages table (tools/op_table.h) for one span kind: sortable by any
+// column, filtered by name.
+#include <algorithm>
+#include <cinttypes>
+
+#include "tools/format.h"
+#include "viewer/panels/panels.h"
+#include "viewer/plot.h"
+
+namespace gb::viewer::panels {
+
+namespace {
+int g_kind = 0;
+ImGuiTextFilter g_filter;
+}  // namespace
+
+void ops(TraceModel& m, ViewState&) {
+  auto kinds = gb::tools::span_kind_names();
+  ImGui::SetNextItemWidth(160);
+  if (ImGui::BeginCombo("span kind", std::string(kinds[static_cast<std::size_t>(g_kind)]).c_str())) {
+    for (std::size_t k = 0; k < kinds.size(); ++k)
+      if (ImGui::Selectable(std::string(kinds[k]).c_str(), static_cast<int>(k) == g_kind)) g_kind = static_cast<int>(k);
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  g_filter.Draw("filter by name", 220);
+  ImGui::SameLine();
+  plot::help_marker("PyTorch's key_averages(): per span name, the number of calls, CPU total (sum of durations), "
+                    "Self CPU (minus the time of direct children) and the average. Shares are of the Self CPU total. "
+                    "With CUDA kernels in the trace, Self CUDA and CUDA total come from the kernels each op launched.\n"
+                    "Click a header to sort; type in the filter to keep matching names (\"-name\" excludes).");
+  const gb::tools::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(g_kind));
+  if (t.rows.empty()) {
+    plot::empty_state(("This trace has no spans of kind " + std::string(kinds[static_cast<std::size_t>(g_kind)]) + ".").c_str(),
+                      "Op spans come from the engine's op probes; backward_node spans from traced backward passes. "
+                      "Pick another kind above, or trace a run with GLASSBOX_TRACE=run.db.");
+    return;
+  }
+  std::vector<const gb::tools::OpStats*> rows;
+  for (const auto& r : t.rows)
+    if (g_filter.PassFilter(r.name.c_str())) rows.push_back(&r);
+  ImGui::TextDisabled("%zu of %zu names   Self CPU time total: %s%s", rows.size(), t.rows.size(),
+                      gb::tools::format_time(static_cast<double>(t.self_total_ns)).c_str(),
+                      t.has_cuda ? ("   Self CUDA time total: " + gb::tools::format_time(static_cast<double>(t.cuda_total_ns))).c_str() : "");
+  const int ncols = t.has_cuda ? 10 : 7;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("##ops", ncols, flags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch, 3.0f, 0);
+  ImGui::TableSetupColumn("Self CPU %", ImGuiTableColumnFlags_PreferSortDescending, 1, 1);
+  ImGui::TableSetupColumn("Self CPU", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending, 1, 1);
+  ImGui::TableSetupColumn("CPU total %", ImGuiTableColumnFlags_PreferSortDescending, 1, 2);
+  ImGui::TableSetupColumn("CPU total", ImGuiTableColumnFlags_PreferSortDescending, 1, 2);
+  ImGui::TableSetupColumn("CPU time avg", ImGuiTableColumnFlags_PreferSortDescending, 1, 3);
+  ImGui::TableSetupColumn("# of Calls", ImGuiTableColumnFlags_PreferSortDescending, 1, 4);
+  if (t.has_cuda) {
+    ImGui::TableSetupColumn("Self CUDA", ImGuiTableColumnFlags_PreferSortDescending, 1, 5);
+    ImGui::TableSetupColumn("CUDA total", ImGuiTableColumnFlags_PreferSortDescending, 1, 6);
+    ImGui::TableSetupColumn("CUDA time avg", ImGuiTableColumnFlags_PreferSortDescending, 1, 7);
+  }
+  ImGui::TableHeadersRow();
+  if (const ImGuiTableSortSpecs* s = ImGui::TableGetSortSpecs(); s && s->SpecsCount > 0) {
+    const ImGuiTableColumnSortSpecs& c = s->Specs[0];
+    auto key = [&](const gb::tools::OpStats* r) -> double {
+      switch (c.ColumnUserID) {
+        case 1: return static_cast<double>(r->self_ns);
+        case 2: return static_cast<double>(r->total_ns);
+        case 3: return r->avg_ns();
+        case 4: return static_cast<double>(r->calls);
+        case 5: return static_cast<double>(r->self_cuda_ns);
+        case 6: return static_cast<double>(r->cuda_total_ns);
+        case 7: return r->cuda_avg_ns();
+      }
+      return 0;
+    };
+    const bool asc = c.SortDirection == ImGuiSortDirection_Ascending;
+    std::stable_sort(rows.begin(), rows.end(), [&](auto a, auto b) {
+      if (c.ColumnUserID == 0) return asc ? a->name < b->name : a->name > b->name;
+      return asc ? key(a) < key(b) : key(a) > key(b);
+    });
+  }
+  const double self_total = static_cast<double>(std::max<std::int64_t>(1, t.self_total_ns));
+  double cpu_total = 0;
+  for (const auto& r : t.rows) cpu_total += static_cast<double>(r.self_ns);
+  ImGuiListClipper clip;
+  clip.Begin(static_cast<int>(rows.size()));
+  while (clip.Step())
+    for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+      const gb::tools::OpStats& r = *rows[static_cast<std::size_t>(i)];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.name.c_str());
+      ImGui::TableNextColumn();
+      // A bar behind the share.
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float share = static_cast<float>(r.self_ns / self_total);
+      ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + share * ImGui::GetColumnWidth(), p.y + ImGui::GetTextLineHeight()),
+                                                plot::to_imgui(color::span_kind(t.kind), 0.45f));
+      ImGui::TextUnformatted(gb::tools::format_share(static_cast<double>(r.self_ns), self_total).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.self_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(gb::tools::format_share(static_cast<double>(r.total_ns), cpu_total).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.total_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(gb::tools::format_time(r.avg_ns()).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%" PRId64, r.calls);
+      if (t.has_cuda) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.self_cuda_ns)).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.cuda_total_ns)).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(gb::tools::format_time(r.cuda_avg_ns()).c_str());
+      }
+    }
+  ImGui::EndTable();
+}
+
+}  // namespace gb::viewer::panels

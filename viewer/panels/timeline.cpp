@@ -1,0 +1,220 @@
+// viewer/panels/timeline.cpp — the timeline: a step ruler, one track per thread with nested spans coloured by
+// kind (short spans folded into counted boxes), counters as small plots under the tracks, and the details of the
+// selected span. Pan: drag; zoom: wheel or W/S; A/D pan; F fits the run.
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+
+#include "tools/format.h"
+#include "viewer/panels/panels.h"
+#include "viewer/plot.h"
+
+namespace gb::viewer::panels {
+
+namespace {
+
+constexpr float kLabelW = 150, kRowH = 20, kRulerH = 40, kCounterH = 46;
+
+std::optional<SpanDetails> g_details;  // the selected span's details, fetched once per selection
+
+void details_pane(TraceModel& m, ViewState& v) {
+  if (!v.span) {
+    ImGui::TextDisabled("Click a span to see its details: duration, self time, module, shapes, the backward node "
+                        "of a forward op (and back), its allocations.");
+    return;
+  }
+  if (!g_details || g_details->span.id != *v.span) g_details = m.details(*v.span);
+  if (!g_details) return;
+  const SpanDetails& d = *g_details;
+  const auto& s = d.span;
+  ImGui::Text("%s", d.name.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("(%s on %s, id %" PRId64 ")", m.kind_name(s.kind).c_str(), d.thread.c_str(), s.id);
+  ImGui::Text("start %s   duration %s   self %s   children %" PRId64, gb::tools::format_time(s.start_ns).c_str(),
+              gb::tools::format_time(s.end_ns - s.start_ns).c_str(), gb::tools::format_time(d.self_ns).c_str(),
+              d.children);
+  ImGui::Text("step %s   module %s   seq %s", s.step ? std::to_string(*s.step).c_str() : "-",
+              d.module.empty() ? "-" : d.module.c_str(), s.seq ? std::to_string(*s.seq).c_str() : "-");
+  if (!d.shapes.empty()) ImGui::Text("input shapes %s   dtypes %s", d.shapes.c_str(), d.dtypes.c_str());
+  if (d.allocations) ImGui::Text("allocated %" PRId64 " blocks, %s", d.allocations, gb::tools::format_bytes(d.allocated_bytes).c_str());
+  if (d.linked) {
+    const char* what = s.kind == gb::trace::SpanKind::op ? "backward node" : "forward op";
+    if (ImGui::SmallButton((std::string("go to ") + what + ": " + d.linked_name).c_str())) {
+      v.span = d.linked->id;
+      v.focus(d.linked->start_ns, d.linked->end_ns, 2.0);
+    }
+  }
+  if (ImGui::SmallButton("zoom to span")) v.focus(s.start_ns, s.end_ns);
+}
+
+}  // namespace
+
+void span_tooltip(const TraceModel& m, const TimelineItem& it) {
+  ImGui::BeginTooltip();
+  const auto& s = it.span;
+  if (it.count > 1) {
+    ImGui::Text("%" PRId64 " spans folded (each shorter than 3 px)", it.count);
+    ImGui::Text("from %s to %s (%s)", gb::tools::format_time(it.start_ns).c_str(),
+                gb::tools::format_time(it.end_ns).c_str(), gb::tools::format_time(it.end_ns - it.start_ns).c_str());
+    ImGui::TextDisabled("first: %s (%s); zoom in to see them", std::string(m.string(s.name_id)).c_str(),
+                        m.kind_name(s.kind).c_str());
+  } else {
+    ImGui::Text("%s", std::string(m.string(s.name_id)).c_str());
+    ImGui::Separator();
+    ImGui::Text("duration  %s", gb::tools::format_time(s.end_ns - s.start_ns).c_str());
+    ImGui::Text("kind      %s", m.kind_name(s.kind).c_str());
+    if (s.step) ImGui::Text("step      %" PRId64, *s.step);
+    if (s.module_id) ImGui::Text("module    %s", m.module_path(s.module_id).c_str());
+    if (s.seq) ImGui::Text("seq       %" PRId64, *s.seq);
+  }
+  ImGui::EndTooltip();
+}
+
+const TimelineItem* draw_items(const std::vector<TimelineItem>& items, const TraceModel& m, const ViewState& v,
+                               float x0, float x1, float y, float row_h, bool (*keep)(const TimelineItem&)) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const double ns_per_px = static_cast<double>(v.t1 - v.t0) / (x1 - x0);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const TimelineItem* hovered = nullptr;
+  dl->PushClipRect(ImVec2(x0, y), ImVec2(x1, y + 4096), true);
+  for (const TimelineItem& it : items) {
+    if (it.end_ns < v.t0 || it.start_ns > v.t1 || (keep && !keep(it))) continue;
+    float xa = x0 + static_cast<float>((it.start_ns - v.t0) / ns_per_px);
+    float xb = x0 + static_cast<float>((it.end_ns - v.t0) / ns_per_px);
+    xa = std::max(xa, x0 - 2);
+    xb = std::min(std::max(xb, xa + 1), x1 + 2);
+    const float ya = y + it.depth * row_h, yb = ya + row_h - 1;
+    color::Rgb c = color::span_kind(it.span.kind);
+    if (it.count > 1) c = plot::scale(c, 0.72f);
+    dl->AddRectFilled(ImVec2(xa, ya), ImVec2(xb - (xb - xa > 3 ? 1 : 0), yb), plot::to_imgui(c));
+    if (v.span && *v.span == it.span.id && it.count == 1)
+      dl->AddRect(ImVec2(xa - 1, ya - 1), ImVec2(xb + 1, yb + 1), plot::to_imgui(color::kSelection), 0, 0, 2.0f);
+    if (xb - xa > 24) {
+      std::string label = it.count > 1 ? std::to_string(it.count) + " spans" : std::string(m.string(it.span.name_id));
+      const ImU32 fg = plot::is_dark(c) ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255);
+      dl->PushClipRect(ImVec2(std::max(xa, x0) + 3, ya), ImVec2(xb - 2, yb), true);
+      dl->AddText(ImVec2(std::max(xa, x0) + 4, ya + (row_h - ImGui::GetFontSize()) / 2 - 1), fg, label.c_str());
+      dl->PopClipRect();
+    }
+    if (mouse.x >= xa && mouse.x < xb && mouse.y >= ya && mouse.y < yb && mouse.x >= x0 && mouse.x <= x1)
+      hovered = &it;
+  }
+  dl->PopClipRect();
+  return hovered;
+}
+
+void timeline(TraceModel& m, ViewState& v) {
+  if (m.tracks().empty()) {
+    plot::empty_state("This trace has no spans.",
+                      "Spans are written by the probes of a traced run: run a training program with "
+                      "GLASSBOX_TRACE=run.db (or a gb::trace session in code), or make one with `glassbox synth run.db`.");
+    return;
+  }
+  // Toolbar.
+  if (ImGui::Button("Fit") || (ImGui::IsKeyPressed('F') && !ImGui::GetIO().WantTextInput)) v.focus(m.begin_ns(), m.end_ns(), 0.01);
+  ImGui::SameLine();
+  const auto& steps = m.steps();
+  if (!steps.empty()) {
+    int s = v.step ? static_cast<int>(*v.step) : static_cast<int>(steps.front().step);
+    ImGui::SetNextItemWidth(110);
+    if (ImGui::InputInt("##step", &s)) {
+      s = std::clamp(s, static_cast<int>(steps.front().step), static_cast<int>(steps.back().step));
+      v.step = s;
+      if (auto r = m.step(s)) v.focus(r->start_ns, r->end_ns, 0.02);
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Fit step") && v.step)
+      if (auto r = m.step(*v.step)) v.focus(r->start_ns, r->end_ns, 0.02);
+    ImGui::SameLine();
+  }
+  ImGui::TextDisabled("window %s .. %s (%s)", plot::time_label(static_cast<double>(v.t0)).c_str(),
+                      plot::time_label(static_cast<double>(v.t1)).c_str(), plot::time_label(static_cast<double>(v.t1 - v.t0)).c_str());
+  ImGui::SameLine();
+  plot::help_marker("One track per thread; spans nest by their parent chain and are coloured by kind.\n"
+                    "Drag to pan, wheel or W/S to zoom, A/D to pan, F to fit the run.\n"
+                    "Spans narrower than 3 pixels fold into one darker box with a count: zoom in to open them.\n"
+                    "Click a span for its details; the counters under the tracks share the time axis.");
+  // Legend of kinds.
+  for (int k : {0, 1, 2, 3, 4, 5, 6}) {
+    plot::color_square(color::kSpanKind[k]);
+    ImGui::TextUnformatted(m.kind_name(static_cast<gb::trace::SpanKind>(k)).c_str());
+    ImGui::SameLine(0, 14);
+  }
+  ImGui::NewLine();
+
+  const float details_h = 118;
+  ImGui::BeginChild("##tracks", ImVec2(0, -details_h), true, ImGuiWindowFlags_NoMove);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float x0 = origin.x + kLabelW, x1 = origin.x + ImGui::GetContentRegionAvail().x;
+  const double ns_per_px = static_cast<double>(v.t1 - v.t0) / std::max(1.0f, x1 - x0);
+  const auto fold = static_cast<std::int64_t>(3 * ns_per_px);
+
+  // Ruler: time ticks and the steps as alternating bands.
+  float y = origin.y;
+  plot::time_axis(dl, ImVec2(x0, y), ImVec2(x1, y + 18), v.t0, v.t1);
+  dl->PushClipRect(ImVec2(x0, y), ImVec2(x1, y + kRulerH), true);
+  for (const auto& s : steps) {
+    if (s.end_ns < v.t0 || s.start_ns > v.t1) continue;
+    const float xa = x0 + static_cast<float>((s.start_ns - v.t0) / ns_per_px), xb = x0 + static_cast<float>((s.end_ns - v.t0) / ns_per_px);
+    const bool sel = v.step && *v.step == s.step;
+    dl->AddRectFilled(ImVec2(xa, y + 20), ImVec2(std::max(xa + 1, xb - 1), y + kRulerH - 2),
+                      sel ? IM_COL32(120, 110, 40, 255) : (s.step % 2 ? IM_COL32(70, 74, 84, 255) : IM_COL32(56, 60, 68, 255)));
+    if (xb - xa > 50) dl->AddText(ImVec2(std::max(xa, x0) + 4, y + 22), IM_COL32(230, 230, 230, 255), ("step " + std::to_string(s.step)).c_str());
+  }
+  dl->PopClipRect();
+  dl->AddText(ImVec2(origin.x + 4, y + 22), ImGui::GetColorU32(ImGuiCol_TextDisabled), "steps");
+  y += kRulerH + 4;
+
+  const TimelineItem* hovered = nullptr;
+  for (const Track& t : m.tracks()) {
+    const auto& items = m.timeline(t.thread_id, v.t0, v.t1, fold);
+    int depth = 0;
+    for (const TimelineItem& it : items)
+      if (it.end_ns >= v.t0 && it.start_ns <= v.t1) depth = std::max(depth, it.depth);
+    const float h = (depth + 1) * kRowH;
+    dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(x1, y + h + 4), IM_COL32(255, 255, 255, 10));
+    dl->AddText(ImVec2(origin.x + 6, y + 3), ImGui::GetColorU32(ImGuiCol_Text), t.name.c_str());
+    if (const TimelineItem* hit = draw_items(items, m, v, x0, x1, y + 2, kRowH)) hovered = hit;
+    y += h + 8;
+  }
+  // Counters.
+  for (const CounterSeries& c : m.counters()) {
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + kCounterH), IM_COL32(255, 255, 255, 8));
+    double lo = 0, hi = 0;
+    bool first = true;
+    std::vector<double> xs, ys;
+    for (std::size_t i = 0; i < c.t_ns.size(); ++i) {
+      if (!std::isfinite(c.values[i])) continue;
+      lo = first ? c.values[i] : std::min(lo, c.values[i]);
+      hi = first ? c.values[i] : std::max(hi, c.values[i]);
+      first = false;
+      xs.push_back(static_cast<double>(c.t_ns[i]));
+      ys.push_back(c.values[i]);
+    }
+    plot::line_plot(dl, ImVec2(x0, y + 3), ImVec2(x1, y + kCounterH - 3), xs, ys, static_cast<double>(v.t0),
+                    static_cast<double>(v.t1), lo, hi, 0xF0C040);
+    dl->AddText(ImVec2(origin.x + 6, y + 3), ImGui::GetColorU32(ImGuiCol_Text), c.name.c_str());
+    char range[64];
+    std::snprintf(range, sizeof range, "%.4g .. %.4g", lo, hi);
+    dl->AddText(ImVec2(origin.x + 6, y + 20), ImGui::GetColorU32(ImGuiCol_TextDisabled), range);
+    y += kCounterH + 4;
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::InvisibleButton("##canvas", ImVec2(std::max(1.0f, x1 - origin.x), std::max(1.0f, y - origin.y)));
+  const bool active = ImGui::IsItemHovered();
+  plot::pan_zoom(v.t0, v.t1, x0, x1, active || ImGui::IsItemActive());
+  if (hovered && active) {
+    span_tooltip(m, *hovered);
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetIO().MouseDragMaxDistanceSqr[0] < 9) {
+      if (hovered->count > 1) v.focus(hovered->start_ns, hovered->end_ns);
+      else v.span = hovered->span.id, v.step = hovered->span.step;
+    }
+  }
+  ImGui::EndChild();
+  ImGui::BeginChild("##details", ImVec2(0, 0), true);
+  details_pane(m, v);
+  ImGui::EndChild();
+}
+
+}  // namespace gb::viewer::panels

@@ -1,0 +1,188 @@
+// viewer/plot.cpp — the plotting helpers (contract in plot.h).
+#include "viewer/plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gb::viewer::plot {
+
+ImU32 to_imgui(color::Rgb c, float alpha) {
+  return IM_COL32((c >> 16) & 0xFF, (c >> 8) & 0xFF, c & 0xFF, static_cast<int>(alpha * 255.0f + 0.5f));
+}
+
+color::Rgb scale(color::Rgb c, float f) {
+  auto ch = [&](int shift) {
+    return static_cast<color::Rgb>(std::clamp(static_cast<int>(((c >> shift) & 0xFF) * f), 0, 255)) << shift;
+  };
+  return ch(16) | ch(8) | ch(0);
+}
+
+bool is_dark(color::Rgb c) {
+  return 0.299 * ((c >> 16) & 0xFF) + 0.587 * ((c >> 8) & 0xFF) + 0.114 * (c & 0xFF) < 140;
+}
+
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
+  std::vector<double> out;
+  if (!(hi > lo) || max_ticks < 1) return out;
+  const double raw = (hi - lo) / max_ticks, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(v == 0 ? 0.0 : v);  // no "-0"
+  return out;
+}
+
+std::string time_label(double ns) {
+  char buf[32];
+  const double a = std::fabs(ns);
+  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.4g s", ns / 1e9);
+  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.4g ms", ns / 1e6);
+  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.4g us", ns / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.4g ns", ns);
+  return buf;
+}
+
+std::string bytes_label(double b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(b) >= 1024 && u < 4) b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.4g %s", b, units[u]);
+  return buf;
+}
+
+void time_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, std::int64_t t0, std::int64_t t1) {
+  const float w = p1.x - p0.x;
+  if (w <= 0 || t1 <= t0) return;
+  dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  const ImU32 fg = ImGui::GetColorU32(ImGuiCol_Text), tick = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  for (double t : nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)))) {
+    const float x = p0.x + static_cast<float>((t - t0) / static_cast<double>(t1 - t0)) * w;
+    dl->AddLine(ImVec2(x, p1.y - 6), ImVec2(x, p1.y), tick);
+    dl->AddText(ImVec2(x + 3, p0.y + 2), fg, time_label(t).c_str());
+  }
+}
+
+void value_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, double ymax, const std::function<std::string(double)>& label) {
+  if (ymax <= 0) return;
+  const float h = p1.y - p0.y;
+  const ImU32 fg = ImGui::GetColorU32(ImGuiCol_Text), grid = IM_COL32(0, 0, 0, 40);
+  for (double v : nice_ticks(0, ymax, std::max(2, static_cast<int>(h / 40)))) {
+    const float y = p1.y - static_cast<float>(v / ymax) * h;
+    dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), grid);
+    const std::string s = label(v);
+    const ImVec2 sz = ImGui::CalcTextSize(s.c_str());
+    dl->AddText(ImVec2(p0.x - sz.x - 6, y - sz.y / 2), fg, s.c_str());
+  }
+}
+
+void stacked_columns(ImDrawList* dl, ImVec2 p0, ImVec2 p1, int columns, int layers,
+                     const std::function<double(int, int)>& value, const color::Rgb* layer_colors, double ymax) {
+  if (columns <= 0 || ymax <= 0) return;
+  const float w = (p1.x - p0.x) / static_cast<float>(columns), h = p1.y - p0.y;
+  for (int c = 0; c < columns; ++c) {
+    const float xa = p0.x + w * static_cast<float>(c), xb = std::max(xa + 1.0f, p0.x + w * static_cast<float>(c + 1));
+    double base = 0;
+    for (int l = 0; l < layers; ++l) {
+      const double v = value(c, l);
+      if (v <= 0) continue;
+      const float ya = p1.y - static_cast<float>((base + v) / ymax) * h, yb = p1.y - static_cast<float>(base / ymax) * h;
+      dl->AddRectFilled(ImVec2(xa, std::max(p0.y, ya)), ImVec2(xb, yb), to_imgui(layer_colors[l]));
+      base += v;
+    }
+  }
+}
+
+void line_plot(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& x, const std::vector<double>& y,
+               double x0, double x1, double ymin, double ymax, color::Rgb c) {
+  if (x.empty() || x1 <= x0) return;
+  if (ymax <= ymin) ymax = ymin + 1;
+  std::vector<ImVec2> pts;
+  pts.reserve(x.size());
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) continue;
+    pts.emplace_back(p0.x + static_cast<float>((x[i] - x0) / (x1 - x0)) * (p1.x - p0.x),
+                     p1.y - static_cast<float>((y[i] - ymin) / (ymax - ymin)) * (p1.y - p0.y));
+  }
+  dl->PushClipRect(p0, p1, true);
+  if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.5f, to_imgui(c));
+  else dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), to_imgui(c), 0, 1.5f);
+  for (const ImVec2& p : pts)
+    if (pts.size() < 200) dl->AddCircleFilled(p, 2.0f, to_imgui(c));
+  dl->PopClipRect();
+}
+
+color::Rgb heat_color(double v, double lo, double hi) {
+  if (!(v > 0) || !(lo > 0) || !(hi > lo)) return color::viridis(0);
+  return color::viridis((std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)));
+}
+
+bool pan_zoom(std::int64_t& t0, std::int64_t& t1, float x0, float x1, bool active) {
+  if (!active || x1 <= x0) return false;
+  const ImGuiIO& io = ImGui::GetIO();
+  const double w = static_cast<double>(t1 - t0), ns_per_px = w / (x1 - x0);
+  double a = static_cast<double>(t0), b = static_cast<double>(t1);
+  bool changed = false;
+  auto zoom = [&](double factor, double at) {
+    a = at - (at - a) * factor;
+    b = at + (b - at) * factor;
+    changed = true;
+  };
+  const double mouse_t = a + (io.MousePos.x - x0) * ns_per_px;
+  if (io.MouseWheel != 0) zoom(std::pow(0.8, io.MouseWheel), mouse_t);
+  if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) && io.MouseDelta.x != 0) {
+    a -= io.MouseDelta.x * ns_per_px, b -= io.MouseDelta.x * ns_per_px;
+    changed = true;
+  }
+  if (!io.WantTextInput) {
+    const double mid = (a + b) / 2;
+    if (ImGui::IsKeyPressed('W') || ImGui::IsKeyPressed('=')) zoom(0.7, mid);
+    if (ImGui::IsKeyPressed('S') || ImGui::IsKeyPressed('-')) zoom(1 / 0.7, mid);
+    if (ImGui::IsKeyPressed('A')) a -= w * 0.15, b -= w * 0.15, changed = true;
+    if (ImGui::IsKeyPressed('D')) a += w * 0.15, b += w * 0.15, changed = true;
+  }
+  if (!changed) return false;
+  if (b - a < 100) b = a + 100;
+  t0 = static_cast<std::int64_t>(std::llround(a));
+  t1 = static_cast<std::int64_t>(std::llround(b));
+  return true;
+}
+
+void help_marker(const char* text) {
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void empty_state(const char* title, const char* why) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float wrap = std::min(avail.x - 40, 640.0f);
+  ImGui::SetCursorPos(ImVec2(ImGui::GetCursorPosX() + (avail.x - wrap) / 2, ImGui::GetCursorPosY() + avail.y * 0.3f));
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+  ImGui::TextUnformatted(title);
+  ImGui::Spacing();
+  ImGui::TextDisabled("%s", why);
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+}
+
+void color_square(color::Rgb c) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float s = ImGui::GetTextLineHeight();
+  ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + s, p.y + s), to_imgui(c));
+  ImGui::GetWindowDrawList()->AddRect(p, ImVec2(p.x + s, p.y + s), IM_COL32(120, 120, 120, 255));
+  ImGui::Dummy(ImVec2(s, s));
+  ImGui::SameLine();
+}
+
+}  // namespace gb::viewer::plot

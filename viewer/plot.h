@@ -1,0 +1,49 @@
+// viewer/plot.h — the small plotting helpers every panel uses (Dear ImGui 1.86 has no ImPlot): colours, nice axis
+// ticks, a time axis, stacked columns, line plots, heatmap colours, pan/zoom of a time window, help markers and
+// empty states. Drawing goes to an ImDrawList; nothing here reads a trace.
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "viewer/colors.h"
+
+namespace gb::viewer::plot {
+
+ImU32 to_imgui(color::Rgb c, float alpha = 1.0f);
+color::Rgb scale(color::Rgb c, float f);  // darker (f < 1) or lighter (f > 1), per channel
+bool is_dark(color::Rgb c);               // text on it should be white
+
+// About max_ticks "nice" values (1, 2, 5 x 10^k steps) inside [lo, hi].
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks);
+std::string time_label(double ns);    // "12.5 ms", "350 us", "1.25 s"
+std::string bytes_label(double bytes);  // "1.5 GiB"
+
+// A time ruler along [p0, p1]: ticks and labels of [t0, t1].
+void time_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, std::int64_t t0, std::int64_t t1);
+// Y labels on the left of a plot rect, for values [0, ymax] formatted by `label`.
+void value_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, double ymax, const std::function<std::string(double)>& label);
+
+// Stacked columns filling [p0, p1]: column c, layer l has height value(c, l) (bottom layer first), scaled so ymax
+// reaches the top. A column is max(1, width / columns) pixels wide.
+void stacked_columns(ImDrawList* dl, ImVec2 p0, ImVec2 p1, int columns, int layers,
+                     const std::function<double(int, int)>& value, const color::Rgb* layer_colors, double ymax);
+// A polyline of (x, y) with x in [x0, x1] mapped to the rect's width and y in [ymin, ymax] to its height.
+void line_plot(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& x, const std::vector<double>& y,
+               double x0, double x1, double ymin, double ymax, color::Rgb c);
+// Log-scaled viridis colour of v in [lo, hi] (both > 0).
+color::Rgb heat_color(double v, double lo, double hi);
+
+// Wheel zooms around the mouse, drag pans, W/S zoom, A/D pan, when `active` (the plot is hovered). Returns true
+// when the window changed. Keeps t1 - t0 >= 100 ns.
+bool pan_zoom(std::int64_t& t0, std::int64_t& t1, float x0, float x1, bool active);
+
+void help_marker(const char* text);                  // "(?)" with a tooltip
+void empty_state(const char* title, const char* why);  // centred, for a panel with nothing to show
+void color_square(color::Rgb c);                     // a legend swatch, then SameLine
+
+}  // namespace gb::viewer::plot

@@ -1,0 +1,362 @@
+// viewer/trace_model.cpp — the viewer's queries and aggregates (contract in trace_model.h).
+#include "viewer/trace_model.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "traces/reader.h"
+
+namespace gb::viewer {
+
+using namespace gb::trace;
+
+namespace {
+
+int role_order(ThreadRole r) {
+  switch (r) {
+    case ThreadRole::main: return 0;
+    case ThreadRole::dataloader_worker: return 1;
+    case ThreadRole::pin_memory: return 2;
+    case ThreadRole::cuda_stream: return 3;
+    case ThreadRole::other: return 4;
+    case ThreadRole::collector: return 5;
+  }
+  return 6;
+}
+
+}  // namespace
+
+TraceModel::TraceModel(const std::string& path) : db_(std::make_unique<gb::tools::TraceDb>(path)) {
+  const Reader& r = db_->reader();
+  db_->each("SELECT id, text FROM strings",
+            [&](const gb::tools::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
+  for (auto& m : r.all<ModuleRecord>()) modules_.emplace(m.id, m);
+  params_ = r.all<ParamRecord>();
+  std::sort(params_.begin(), params_.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  steps_ = r.all<StepRecord>();
+  std::sort(steps_.begin(), steps_.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  if (steps_.empty()) {  // a trace with step spans but no steps table
+    db_->each("SELECT step, start_ns, end_ns FROM spans WHERE kind = ?1 AND step IS NOT NULL ORDER BY start_ns",
+              {static_cast<std::int64_t>(SpanKind::step)}, [&](const gb::tools::Row& row) {
+                steps_.push_back(StepRecord{row.i64(0), row.i64(1), row.i64(2), {}, {}, {}, false});
+              });
+  }
+
+  begin_ns_ = std::numeric_limits<std::int64_t>::max();
+  end_ns_ = std::numeric_limits<std::int64_t>::min();
+  auto extend = [&](std::int64_t a, std::int64_t b) {
+    begin_ns_ = std::min(begin_ns_, a);
+    end_ns_ = std::max(end_ns_, b);
+  };
+  for (const StepRecord& s : steps_) extend(s.start_ns, s.end_ns);
+
+  // Tracks: a thread's spans are the id range [span_id(t, 0), span_id(t + 1, 0)); its first span starts first and
+  // the root above its last span ends last (spans of a thread nest).
+  std::vector<ThreadRecord> threads = r.all<ThreadRecord>();
+  std::stable_sort(threads.begin(), threads.end(), [](const ThreadRecord& a, const ThreadRecord& b) {
+    return role_order(a.role) != role_order(b.role) ? role_order(a.role) < role_order(b.role) : a.id < b.id;
+  });
+  for (const ThreadRecord& t : threads) {
+    const Id lo = span_id(t.id, 0), hi = span_id(t.id + 1, 0);
+    std::int64_t first = 0, last_id = 0, n = 0;
+    db_->each("SELECT id, start_ns FROM spans WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1", {lo, hi},
+              [&](const gb::tools::Row& row) { first = row.i64(1), n = 1; });
+    if (n == 0) continue;
+    db_->each("SELECT id FROM spans WHERE id >= ?1 AND id < ?2 ORDER BY id DESC LIMIT 1", {lo, hi},
+              [&](const gb::tools::Row& row) { last_id = row.i64(0); });
+    std::int64_t end = first;
+    for (Id cur = last_id; cur != 0;) {  // walk up to the root
+      Id parent = 0;
+      db_->each("SELECT end_ns, parent_id FROM spans WHERE id = ?1", {cur}, [&](const gb::tools::Row& row) {
+        end = std::max(end, row.i64(0));
+        parent = row.is_null(1) ? 0 : row.i64(1);
+      });
+      cur = parent;
+    }
+    extend(first, end);
+    tracks_.push_back(Track{t.id, t.name, t.role, last_id - lo});
+    span_count_ += last_id - lo;
+  }
+
+  std::unordered_map<Id, std::size_t> series;
+  for (const CounterRecord& c : r.all<CounterRecord>()) {
+    auto [it, fresh] = series.emplace(c.name_id, counters_.size());
+    if (fresh) counters_.push_back(CounterSeries{std::string(string(c.name_id)), {}, {}});
+    counters_[it->second].t_ns.push_back(c.t_ns);
+    counters_[it->second].values.push_back(c.value);
+  }
+
+  for (AnomalyRecord& a : r.anomalies()) {
+    AnomalyRow row{std::move(a), {}, {}, {}};
+    row.module = module_path(row.record.module_id);
+    if (row.record.param_id) {
+      for (const ParamRecord& p : params_)
+        if (p.id == *row.record.param_id) row.param = module_path(p.module_id) + "." + p.name;
+    }
+    if (row.record.span_id)
+      row.span = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*row.record.span_id})));
+    anomalies_.push_back(std::move(row));
+  }
+
+  load_memory();
+  if (!mem_t_.empty()) extend(mem_t_.front(), mem_t_.back());
+  if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
+}
+
+TraceModel::~TraceModel() = default;
+
+std::string_view TraceModel::string(Id id) const {
+  auto it = strings_.find(id);
+  return it == strings_.end() ? std::string_view{} : std::string_view(it->second);
+}
+
+std::string TraceModel::module_path(OptId module) const {
+  if (!module) return "";
+  auto it = modules_.find(*module);
+  if (it == modules_.end()) return "module " + std::to_string(*module);
+  return it->second.path.empty() ? "(root)" : it->second.path;
+}
+
+std::string TraceModel::kind_name(SpanKind k) const {
+  auto names = gb::tools::span_kind_names();
+  auto i = static_cast<std::size_t>(k);
+  return i < names.size() ? std::string(names[i]) : "kind " + std::to_string(i);
+}
+
+std::optional<StepRecord> TraceModel::step(std::int64_t s) const {
+  for (const StepRecord& r : steps_)
+    if (r.step == s) return r;
+  return std::nullopt;
+}
+
+// --- timeline ------------------------------------------------------------------------------------------------
+
+const std::vector<TimelineItem>& TraceModel::timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
+                                                      std::int64_t fold_below_ns) {
+  const std::int64_t fold = fold_below_ns <= 0 ? 0 : static_cast<std::int64_t>(std::bit_floor(
+                                                         static_cast<std::uint64_t>(fold_below_ns)));
+  TimelineCache& c = timeline_cache_[thread_id];
+  if (c.fold == fold && c.q0 <= t0 && t1 <= c.q1) return c.items;
+  const std::int64_t w = std::max<std::int64_t>(1, t1 - t0);
+  c.q0 = t0 - w / 2;
+  c.q1 = t1 + w / 2;
+  c.fold = fold;
+  c.items.clear();
+  ++timeline_queries_;
+  std::vector<std::int64_t> ends;  // ends of the enclosing items
+  for (SpanItem& s : db_->reader().spans(thread_id, c.q0, c.q1, fold)) {
+    while (!ends.empty() && ends.back() <= s.start_ns) ends.pop_back();
+    TimelineItem item{s.start_ns, s.end_ns, s.count, static_cast<int>(ends.size()), std::move(s.span)};
+    ends.push_back(s.end_ns);
+    c.items.push_back(std::move(item));
+  }
+  return c.items;
+}
+
+std::optional<SpanDetails> TraceModel::details(Id id) const {
+  std::optional<SpanDetails> d;
+  const std::string cols = "SELECT kind, name_id, start_ns, end_ns, step, parent_id, seq, module_id, id FROM spans ";
+  auto read = [](const gb::tools::Row& row) {
+    return SpanRecord{.id = row.i64(8),
+                      .kind = static_cast<SpanKind>(row.i64(0)),
+                      .name_id = row.i64(1),
+                      .thread_id = span_thread(row.i64(8)),
+                      .start_ns = row.i64(2),
+                      .end_ns = row.i64(3),
+                      .step = row.opt_i64(4),
+                      .parent_id = row.opt_i64(5),
+                      .seq = row.opt_i64(6),
+                      .module_id = row.opt_i64(7)};
+  };
+  db_->each(cols + "WHERE id = ?1", {id}, [&](const gb::tools::Row& row) { d = SpanDetails{.span = read(row)}; });
+  if (!d) return d;
+  d->name = std::string(string(d->span.name_id));
+  d->module = module_path(d->span.module_id);
+  for (const Track& t : tracks_)
+    if (t.thread_id == d->span.thread_id) d->thread = t.name;
+  db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {id}, [&](const gb::tools::Row& row) {
+    if (auto s = row.opt_i64(0)) d->shapes = std::string(string(*s));
+    if (auto s = row.opt_i64(1)) d->dtypes = std::string(string(*s));
+  });
+  // Forward op <-> backward node, through the autograd sequence number.
+  if (d->span.seq && (d->span.kind == SpanKind::op || d->span.kind == SpanKind::backward_node)) {
+    const auto other = static_cast<std::int64_t>(d->span.kind == SpanKind::op ? SpanKind::backward_node : SpanKind::op);
+    db_->each(cols + "WHERE kind = ?1 AND seq = ?2 LIMIT 1", {other, *d->span.seq},
+              [&](const gb::tools::Row& row) { d->linked = read(row); });
+    if (d->linked) d->linked_name = std::string(string(d->linked->name_id));
+  }
+  std::int64_t child_ns = 0;
+  for (const SpanItem& s : db_->reader().spans(d->span.thread_id, d->span.start_ns, d->span.end_ns))
+    if (s.span.parent_id == id) ++d->children, child_ns += s.end_ns - s.start_ns;
+  d->self_ns = d->span.end_ns - d->span.start_ns - child_ns;
+  db_->each("SELECT count(*), coalesce(sum(size), 0) FROM memory_events WHERE span_id = ?1 AND action = 0", {id},
+            [&](const gb::tools::Row& row) { d->allocations = row.i64(0), d->allocated_bytes = row.i64(1); });
+  return d;
+}
+
+// --- memory --------------------------------------------------------------------------------------------------
+
+void TraceModel::load_memory() {
+  bool any = false;
+  db_->each("SELECT device, count(*) AS n FROM memory_events GROUP BY device ORDER BY device < 0, n DESC LIMIT 1",
+            [&](const gb::tools::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
+  if (!any) return;
+  if (mem_device_ >= 0) context_ = db_->meta_int("context_bytes").value_or(0);
+  std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
+  std::array<std::int64_t, 8> cat{};
+  db_->each("SELECT t_ns, action, addr, size, category, allocated, reserved FROM memory_events WHERE device = ?1 "
+            "ORDER BY id",
+            {mem_device_}, [&](const gb::tools::Row& row) {
+              const auto action = static_cast<MemAction>(row.i64(1));
+              if (action == MemAction::alloc) {
+                const int c = static_cast<int>(row.i64(4)) & 7;
+                live[row.i64(2)] = {row.i64(3), c};
+                cat[static_cast<std::size_t>(c)] += row.i64(3);
+              } else if (action == MemAction::free) {
+                auto it = live.find(row.i64(2));
+                if (it != live.end()) {
+                  cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
+                  live.erase(it);
+                }
+              }
+              mem_t_.push_back(row.i64(0));
+              mem_alloc_.push_back(row.i64(5));
+              mem_reserved_.push_back(row.i64(6));
+              mem_cat_.push_back(cat);
+              peak_reserved_ = std::max(peak_reserved_, row.i64(6));
+            });
+}
+
+MemoryColumn TraceModel::memory_at(std::int64_t t) const {
+  MemoryColumn c{.t_ns = t, .context = context_};
+  auto it = std::upper_bound(mem_t_.begin(), mem_t_.end(), t);
+  if (it == mem_t_.begin()) return c;
+  const auto i = static_cast<std::size_t>(it - mem_t_.begin() - 1);
+  c.reserved = mem_reserved_[i];
+  c.allocated = mem_alloc_[i];
+  c.by_category = mem_cat_[i];
+  return c;
+}
+
+std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64_t t1, int columns) const {
+  std::vector<MemoryColumn> out;
+  if (columns <= 0 || t1 <= t0) return out;
+  out.reserve(static_cast<std::size_t>(columns));
+  const double width = static_cast<double>(t1 - t0) / columns;
+  auto lo = std::lower_bound(mem_t_.begin(), mem_t_.end(), t0);
+  for (int i = 0; i < columns; ++i) {
+    const auto a = t0 + static_cast<std::int64_t>(width * i), b = t0 + static_cast<std::int64_t>(width * (i + 1));
+    auto hi = std::lower_bound(lo, mem_t_.end(), b);
+    MemoryColumn c = memory_at(a);
+    if (hi != lo) {  // the peak of the column
+      auto best = static_cast<std::size_t>(lo - mem_t_.begin());
+      for (auto j = best; j < static_cast<std::size_t>(hi - mem_t_.begin()); ++j)
+        if (mem_alloc_[j] > mem_alloc_[best]) best = j;
+      c.reserved = mem_reserved_[best];
+      c.allocated = mem_alloc_[best];
+      c.by_category = mem_cat_[best];
+    }
+    c.t_ns = a;
+    out.push_back(c);
+    lo = hi;
+  }
+  return out;
+}
+
+std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
+  struct Block {
+    std::int64_t size, t;
+    int cat;
+    OptId span, module;
+  };
+  std::unordered_map<std::int64_t, Block> live;
+  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
+            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
+            {mem_device_, t}, [&](const gb::tools::Row& row) {
+              const auto action = static_cast<MemAction>(row.i64(0));
+              if (action == MemAction::alloc)
+                live[row.i64(1)] = Block{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
+                                         row.opt_i64(5)};
+              else if (action == MemAction::free)
+                live.erase(row.i64(1));
+            });
+  std::vector<std::pair<std::int64_t, const Block*>> v;
+  for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
+  const std::size_t k = std::min(n, v.size());
+  std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end(), [](const auto& a, const auto& b) {
+    return a.second->size != b.second->size ? a.second->size > b.second->size : a.first < b.first;
+  });
+  std::vector<LiveBlock> out;
+  for (std::size_t i = 0; i < k; ++i) {
+    const Block& b = *v[i].second;
+    LiveBlock lb{v[i].first, b.size, b.t, static_cast<MemCategory>(b.cat), {}, module_path(b.module)};
+    if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
+    out.push_back(std::move(lb));
+  }
+  return out;
+}
+
+// --- ops, gradients, data loader --------------------------------------------------------------------------------
+
+const gb::tools::OpTable& TraceModel::op_table(SpanKind kind) {
+  auto it = op_tables_.find(static_cast<int>(kind));
+  if (it == op_tables_.end()) it = op_tables_.emplace(static_cast<int>(kind), gb::tools::op_table(*db_, kind)).first;
+  return it->second;
+}
+
+const GradHeatmap& TraceModel::grad_heatmap() {
+  if (heatmap_) return *heatmap_;
+  GradHeatmap h;
+  std::vector<GradStatRecord> stats = db_->reader().grad_stats();
+  std::unordered_map<Id, std::size_t> row;
+  for (const ParamRecord& p : params_) {
+    row.emplace(p.id, h.param_ids.size());
+    h.param_ids.push_back(p.id);
+    h.labels.push_back(module_path(p.module_id) + "." + p.name);
+  }
+  for (const GradStatRecord& g : stats)  // grad stats of params missing from the params table still get a row
+    if (row.emplace(g.param_id, h.param_ids.size()).second) {
+      h.param_ids.push_back(g.param_id);
+      h.labels.push_back("param " + std::to_string(g.param_id));
+    }
+  for (const GradStatRecord& g : stats) h.steps.push_back(g.step);
+  std::sort(h.steps.begin(), h.steps.end());
+  h.steps.erase(std::unique(h.steps.begin(), h.steps.end()), h.steps.end());
+  h.norm.assign(h.rows() * h.cols(), std::nan(""));
+  h.flag.assign(h.rows() * h.cols(), 0);
+  h.min_positive = std::numeric_limits<double>::infinity();
+  for (const GradStatRecord& g : stats) {
+    const auto c = static_cast<std::size_t>(std::lower_bound(h.steps.begin(), h.steps.end(), g.step) - h.steps.begin());
+    const std::size_t i = row[g.param_id] * h.cols() + c;
+    h.norm[i] = g.norm;
+    if (g.nan_count > 0 || std::isnan(g.norm)) h.flag[i] = 1;
+    else if (g.inf_count > 0 || std::isinf(g.norm)) h.flag[i] = 2;
+    else if (g.norm > 0) h.min_positive = std::min(h.min_positive, g.norm), h.max = std::max(h.max, g.norm);
+  }
+  if (!std::isfinite(h.min_positive)) h.min_positive = 0;
+  heatmap_ = std::move(h);
+  return *heatmap_;
+}
+
+const std::vector<StepWait>& TraceModel::step_waits() {
+  if (waits_) return *waits_;
+  std::unordered_map<std::int64_t, std::int64_t> wait;
+  db_->each("SELECT step, sum(dur_ns) FROM spans WHERE kind = ?1 AND step IS NOT NULL AND "
+            "name_id IN (SELECT id FROM strings WHERE text = 'wait') GROUP BY step",
+            {static_cast<std::int64_t>(SpanKind::dataloader)},
+            [&](const gb::tools::Row& row) { wait[row.i64(0)] = row.i64(1); });
+  std::vector<StepWait> v;
+  for (const StepRecord& s : steps_) v.push_back(StepWait{s.step, s.start_ns, s.end_ns, wait[s.step]});
+  waits_ = std::move(v);
+  return *waits_;
+}
+
+const gb::tools::DataLoaderSummary& TraceModel::dataloader_summary() {
+  if (!dl_summary_) dl_summary_ = gb::tools::dataloader_summary(*db_);
+  return *dl_summary_;
+}
+
+}  // namespace gb::viewer

@@ -1,0 +1,184 @@
+// viewer/trace_model.h — everything the viewer shows, queried and aggregated from one trace; no ImGui here.
+//
+// Contract:
+//   - TraceModel(path) opens the file through gb::tools::TraceDb (the Reader's checks) and throws its
+//     gb::trace::Error (missing, empty, corrupt, not a trace, newer schema) with the message to show the user.
+//     Opening reads the small tables (threads, strings, steps, modules, params, counters, anomalies) and the
+//     memory events of one device; spans are read on demand, by time window, with level of detail.
+//   - timeline(thread, t0, t1, fold_below_ns) answers a view through gb::trace::Reader::spans (binary search over
+//     the thread's span ids): spans shorter than fold_below_ns (pass 3 px in ns) come folded into one item with a
+//     count. The answer is cached per thread; the query window is widened and the threshold rounded down to a
+//     power of two, so small pans and zooms reuse it. Depth is the number of enclosing items.
+//   - memory_columns() samples the memory layers at `columns` points of a window: per column the state after the
+//     event with the largest `allocated` in the column (so peaks survive any zoom), else the state carried from
+//     before. sum(by_category) == allocated and reserved_unallocated == reserved - allocated at every column.
+//   - grad_heatmap() is the grad_stats table as a dense matrix: rows = params in model order (params.id), columns
+//     = steps in order; values = gradient L2 norms; NaN/Inf cells flagged.
+//   - All times are ns since the trace start. Nothing here draws; nothing here is thread-safe.
+//
+//   gb::viewer::TraceModel m("run.db");
+//   for (const auto& track : m.tracks())
+//     for (const auto& it : m.timeline(track.thread_id, 0, m.end_ns(), 3 * ns_per_px)) draw(it);
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/dataloader.h"
+#include "tools/op_table.h"
+#include "tools/trace_db.h"
+#include "traces/records.h"
+
+namespace gb::viewer {
+
+using gb::trace::Id;
+
+struct Track {
+  Id thread_id = 0;
+  std::string name;
+  gb::trace::ThreadRole role = gb::trace::ThreadRole::main;
+  std::int64_t spans = 0;  // rows of this thread in the file
+};
+
+// One box of the timeline: a span (count == 1) or a folded run of `count` short spans.
+struct TimelineItem {
+  std::int64_t start_ns = 0, end_ns = 0, count = 1;
+  int depth = 0;  // 0 = a root of its track
+  gb::trace::SpanRecord span;  // the span, or the first of the folded run
+};
+
+struct CounterSeries {
+  std::string name;
+  std::vector<std::int64_t> t_ns;
+  std::vector<double> values;
+};
+
+// The three layers at one moment: context · reserved but unallocated · allocated (split by category).
+struct MemoryColumn {
+  std::int64_t t_ns = 0;
+  std::int64_t context = 0, reserved = 0, allocated = 0;
+  std::array<std::int64_t, 8> by_category{};  // MemCategory order
+  std::int64_t reserved_unallocated() const { return reserved - allocated; }
+};
+
+struct LiveBlock {
+  std::int64_t addr = 0, size = 0, t_alloc_ns = 0;
+  gb::trace::MemCategory category = gb::trace::MemCategory::unknown;
+  std::string op, module;  // the span's name and the module path that allocated it ("" when unknown)
+};
+
+struct GradHeatmap {
+  std::vector<Id> param_ids;        // rows, in model order
+  std::vector<std::string> labels;  // "layers.0.weight"
+  std::vector<std::int64_t> steps;  // columns
+  std::vector<double> norm;         // rows * steps, row-major; NaN where the trace has no row
+  std::vector<std::uint8_t> flag;   // 0 ok / missing, 1 NaN, 2 Inf (nan_count, inf_count or a non-finite norm)
+  double min_positive = 0, max = 0;  // finite, > 0 norms
+  std::size_t rows() const { return param_ids.size(); }
+  std::size_t cols() const { return steps.size(); }
+  double at(std::size_t r, std::size_t c) const { return norm[r * steps.size() + c]; }
+  std::uint8_t flag_at(std::size_t r, std::size_t c) const { return flag[r * steps.size() + c]; }
+};
+
+struct AnomalyRow {
+  gb::trace::AnomalyRecord record;
+  std::string module, param, span;  // module path, param name "layers.4.weight", span name ("" when none)
+};
+
+struct StepWait {
+  std::int64_t step = 0, start_ns = 0, end_ns = 0, wait_ns = 0;
+  double share() const { return end_ns > start_ns ? static_cast<double>(wait_ns) / (end_ns - start_ns) : 0.0; }
+};
+
+// What the details pane shows for one span.
+struct SpanDetails {
+  gb::trace::SpanRecord span;
+  std::string name, module, shapes, dtypes, thread;
+  std::optional<gb::trace::SpanRecord> linked;  // the backward node of a forward op, or the forward op of a node
+  std::string linked_name;
+  std::int64_t children = 0, self_ns = 0;
+  std::int64_t allocations = 0, allocated_bytes = 0;  // memory events (alloc) naming this span
+};
+
+class TraceModel {
+ public:
+  explicit TraceModel(const std::string& path);
+  ~TraceModel();
+  TraceModel(const TraceModel&) = delete;
+  TraceModel& operator=(const TraceModel&) = delete;
+
+  const std::string& path() const { return db_->path(); }
+  std::optional<std::string> meta(std::string_view key) const { return db_->reader().meta(key); }
+  std::int64_t begin_ns() const { return begin_ns_; }  // the earliest span, step or memory event
+  std::int64_t end_ns() const { return end_ns_; }      // the latest
+  std::int64_t span_count() const { return span_count_; }
+  std::string_view string(Id id) const;  // strings.text, "" when unknown
+  std::string module_path(gb::trace::OptId module) const;  // "layers.0"; "(root)" for ""; "" when none
+  std::string kind_name(gb::trace::SpanKind k) const;
+
+  // --- timeline
+  const std::vector<Track>& tracks() const { return tracks_; }
+  const std::vector<TimelineItem>& timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
+                                            std::int64_t fold_below_ns);
+  std::int64_t timeline_queries() const { return timeline_queries_; }  // Reader calls so far (cache misses)
+  const std::vector<gb::trace::StepRecord>& steps() const { return steps_; }
+  std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
+  const std::vector<CounterSeries>& counters() const { return counters_; }
+  std::optional<SpanDetails> details(Id span_id) const;
+
+  // --- memory (one device: the one with the most events, cuda first)
+  bool has_memory() const { return !mem_t_.empty(); }
+  int memory_device() const { return mem_device_; }
+  std::int64_t context_bytes() const { return context_; }
+  std::size_t memory_events() const { return mem_t_.size(); }
+  std::vector<MemoryColumn> memory_columns(std::int64_t t0, std::int64_t t1, int columns) const;
+  MemoryColumn memory_at(std::int64_t t) const;  // the state after the last event at or before t
+  std::int64_t peak_reserved() const { return peak_reserved_; }
+  // The largest blocks live at time t, largest first.
+  std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
+
+  // --- ops, anomalies, gradients, data loader
+  const gb::tools::OpTable& op_table(gb::trace::SpanKind kind);  // computed once per kind
+  const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
+  const GradHeatmap& grad_heatmap();  // computed on first use
+  const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans
+  const gb::tools::DataLoaderSummary& dataloader_summary();
+
+ private:
+  void load_memory();
+  struct TimelineCache {
+    std::int64_t q0 = 0, q1 = -1, fold = -1;
+    std::vector<TimelineItem> items;
+  };
+
+  std::unique_ptr<gb::tools::TraceDb> db_;
+  std::int64_t begin_ns_ = 0, end_ns_ = 0, span_count_ = 0, timeline_queries_ = 0;
+  std::unordered_map<Id, std::string> strings_;
+  std::unordered_map<Id, gb::trace::ModuleRecord> modules_;
+  std::vector<gb::trace::ParamRecord> params_;
+  std::vector<Track> tracks_;
+  std::unordered_map<Id, TimelineCache> timeline_cache_;
+  std::vector<gb::trace::StepRecord> steps_;
+  std::vector<CounterSeries> counters_;
+  std::vector<AnomalyRow> anomalies_;
+
+  // Memory events of mem_device_, in id order, with the per-category running totals after each.
+  int mem_device_ = 0;
+  std::int64_t context_ = 0, peak_reserved_ = 0;
+  std::vector<std::int64_t> mem_t_, mem_alloc_, mem_reserved_;
+  std::vector<std::array<std::int64_t, 8>> mem_cat_;
+
+  std::map<int, gb::tools::OpTable> op_tables_;
+  std::optional<GradHeatmap> heatmap_;
+  std::optional<std::vector<StepWait>> waits_;
+  std::optional<gb::tools::DataLoaderSummary> dl_summary_;
+};
+
+}  // namespace gb::viewer
