@@ -324,12 +324,13 @@ class Generator {
                                  std::to_string(norm) + " (80x its running mean)"});
       }
       if (l == res_.nan_layer && p % 2 == 0 && s == res_.nan_step) {
-        nans = 12;  // SQLite stores NaN as NULL, and norm is NOT NULL: the norm of the finite elements stays
-
+        nans = 12;  // a gradient with NaN elements has a NaN norm (stored as NULL, read back as NaN)
+        norm = std::numeric_limits<double>::quiet_NaN();
       }
       const double numel = static_cast<double>(param_bytes(p) / 4);
-      w_.add(GradStatRecord{s, p + 1, norm, norm / std::sqrt(numel) * 4, nans, 0,
-                            0.01 * rng_.uniform(), 10.0 + static_cast<double>(l), norm * lr});
+      w_.add(GradStatRecord{s, p + 1, norm, norm / std::sqrt(numel) * 4, nans, 0, 0.01 * rng_.uniform(),
+                            10.0 + static_cast<double>(l),
+                            nans ? std::optional<double>() : std::optional<double>(norm * lr)});
       ++res_.grad_stats;
     }
     t_ += 20 * kUs;

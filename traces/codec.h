@@ -2,6 +2,7 @@
 // bind/read moves any record between C++ and SQLite. Column order here is the order of traces/schema.cpp.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -121,7 +122,9 @@ void read_value(sqlite3_stmt* s, int col, T& out) {
     const unsigned char* t = sqlite3_column_text(s, col);
     out.assign(t ? reinterpret_cast<const char*>(t) : "", static_cast<std::size_t>(sqlite3_column_bytes(s, col)));
   } else if constexpr (std::is_floating_point_v<T>) {
-    out = static_cast<T>(sqlite3_column_double(s, col));
+    // SQLite stores a NaN as NULL: a NULL in a plain (non-optional) REAL column reads back as NaN.
+    out = sqlite3_column_type(s, col) == SQLITE_NULL ? std::numeric_limits<T>::quiet_NaN()
+                                                     : static_cast<T>(sqlite3_column_double(s, col));
   } else {
     out = static_cast<T>(sqlite3_column_int64(s, col));
   }

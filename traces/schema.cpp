@@ -37,13 +37,12 @@ CREATE TABLE memory_events (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, actio
 CREATE TABLE oom_reports (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, requested INTEGER NOT NULL,
   capacity INTEGER NOT NULL, free INTEGER NOT NULL, allocated INTEGER NOT NULL, reserved INTEGER NOT NULL,
   largest_free_block INTEGER NOT NULL, report TEXT NOT NULL);
-CREATE TABLE grad_stats (step INTEGER NOT NULL, param_id INTEGER NOT NULL, norm REAL NOT NULL,
-  max_abs REAL NOT NULL, nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL, zero_frac REAL NOT NULL,
-  param_norm REAL NOT NULL, update_norm REAL);
+CREATE TABLE grad_stats (step INTEGER NOT NULL, param_id INTEGER NOT NULL, norm REAL, max_abs REAL,
+  nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL, zero_frac REAL, param_norm REAL, update_norm REAL);
 CREATE TABLE anomalies (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, step INTEGER, kind INTEGER NOT NULL,
   severity INTEGER NOT NULL, span_id INTEGER, node_id INTEGER, module_id INTEGER, param_id INTEGER, value REAL,
   message TEXT NOT NULL);
-CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL NOT NULL);
+CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL);
 CREATE TABLE kernels (span_id INTEGER PRIMARY KEY, device INTEGER NOT NULL, stream INTEGER NOT NULL,
   correlation_id INTEGER NOT NULL, launch_span_id INTEGER, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
   shared_mem INTEGER NOT NULL);

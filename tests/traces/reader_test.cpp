@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <fstream>
 #include <random>
 
@@ -305,4 +308,25 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   std::string foreign = tmp.file("foreign.db");
   run_sql(foreign, "CREATE TABLE t (x)");
   CHECK_THROWS_WITH_AS(Reader{foreign}, doctest::Contains("not a glassbox trace (user_version 0)"), Error);
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST_CASE("NaN gradient statistics and counter values survive the round trip (SQLite stores NaN as NULL)") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  Writer w(path);
+  w.add(GradStatRecord{3, 1, kNaN, kNaN, 12, 0, 0.0, 2.0, {}});
+  w.add(GradStatRecord{3, 2, 1e308 * 10, 1.0, 0, 1, 0.5, 1.0, 0.1});  // +inf is stored as itself
+  w.add(CounterRecord{5, w.intern("loss"), kNaN});
+  w.close();
+  Reader r(path);
+  auto g = r.grad_stats(3);
+  REQUIRE(g.size() == 2);
+  CHECK(std::isnan(g[0].norm));
+  CHECK(std::isnan(g[0].max_abs));
+  CHECK(g[0].nan_count == 12);
+  CHECK(g[0].param_norm == 2.0);
+  CHECK(std::isinf(g[1].norm));
+  CHECK(std::isnan(r.all<CounterRecord>().at(0).value));
 }
