@@ -40,7 +40,19 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
 // Random numbers come from the default generator (gb::manual_seed) unless one is passed.
 class Generator;
 void manual_seed(uint64_t seed);
-Generator& default_generator();
+Generator& default_generator();  // this thread's override (DefaultGeneratorGuard) if any, else the global one
+// Makes default_generator() return `gen` on this thread while the guard lives (the DataLoader installs each
+// sample's generator, so gb::rand inside a dataset's get() or a transform is reproducible on any worker).
+class DefaultGeneratorGuard {
+ public:
+  explicit DefaultGeneratorGuard(Generator& gen);
+  ~DefaultGeneratorGuard();
+  DefaultGeneratorGuard(const DefaultGeneratorGuard&) = delete;
+  DefaultGeneratorGuard& operator=(const DefaultGeneratorGuard&) = delete;
+
+ private:
+  Generator* prev_;
+};
 Tensor randn(IntArrayRef size, const TensorOptions& options = {});
 Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& options = {});
 Tensor rand(IntArrayRef size, const TensorOptions& options = {});
