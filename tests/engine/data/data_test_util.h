@@ -2,6 +2,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,6 +15,9 @@
 #include <glassbox/glassbox.h>
 
 namespace gbtest {
+
+// doctest::Contains of a std::string (doctest's takes its own String).
+inline doctest::Contains contains(const std::string& s) { return doctest::Contains(doctest::String(s.c_str())); }
 
 // Sample i: data = (4) floats: i, then three draws from the sample's generator (gb::rand and sample_generator());
 // target = i. Optionally slow, or throwing at one index.

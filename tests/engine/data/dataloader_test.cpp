@@ -232,7 +232,7 @@ TEST_CASE("invalid options fail at construction with PyTorch's messages") {
                     "batch_size should be a positive integer value, but got batch_size=0");
   if (!gb::cuda::is_available())
     CHECK_THROWS_WITH(make(DataLoaderOptions().device(gb::Device(gb::kCUDA, 0))),
-                      doctest::Contains("CUDA is not available"));
+                      gbtest::contains("CUDA is not available"));
   DataLoader ok(ds, DataLoaderOptions().batch_sampler(bs));  // a batch sampler alone is fine
   int n = 0;
   for (auto& b : ok) n += int(b.data.size(0));
