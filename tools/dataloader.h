@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tools/trace_db.h"
 
@@ -19,5 +20,11 @@ struct DataLoaderSummary {
 };
 
 DataLoaderSummary dataloader_summary(const TraceDb& db);
+
+// Above this wait share the loop is data-bound: the accelerator (or the CPU's compute) idles waiting for batches.
+inline constexpr double k_data_bound_share = 0.10;
+// One sentence for the report: "data-bound: the training loop waited 43% of its step time for batches; ..." or
+// "not data-bound: ...".
+std::string data_bound_verdict(const DataLoaderSummary& d);
 
 }  // namespace gb::tools

@@ -105,6 +105,7 @@ bool WorkerPool::dispatch_one() {
   {
     gb::trace::Span span(&k_sample, next_dispatch_);
     job = sample_();
+    if (!job) span.set_seq(-1);  // the call that found the epoch's end belongs to no batch
   }
   if (!job) {
     sampler_done_ = true;
@@ -136,14 +137,16 @@ void WorkerPool::end_epoch() {
 
 std::pair<BatchPtr, int64_t> WorkerPool::next() {
   if (config_.num_workers == 0) {  // every stage on the caller's thread, inside its wait span
-    gb::trace::Span wait(&k_wait, next_yield_);
     if (sampler_done_) return {nullptr, -1};
+    gb::trace::Span wait(&k_wait, next_yield_);
     std::optional<BatchJob> job;
     {
       gb::trace::Span span(&k_sample, next_yield_);
       job = sample_();
+      if (!job) span.set_seq(-1);
     }
     if (!job) {
+      wait.set_seq(-1);
       sampler_done_ = true;
       return {nullptr, -1};
     }
@@ -152,6 +155,7 @@ std::pair<BatchPtr, int64_t> WorkerPool::next() {
     job->epoch = epoch_;
     BatchPtr b = load_(*job, stop_);
     if (!b) {
+      wait.set_seq(-1);
       sampler_done_ = true;
       return {nullptr, -1};
     }

@@ -238,3 +238,82 @@ TEST_CASE("invalid options fail at construction with PyTorch's messages") {
   for (auto& b : ok) n += int(b.data.size(0));
   CHECK(n == 8);
 }
+
+// ---- the trace: stage spans linked by batch index, and the wait share that says data-bound or not ----
+
+#include "tools/dataloader.h"
+#include "traces/temp_dir.h"
+
+namespace {
+
+// Trains a stand-in loop: each step takes a batch then "computes" for compute_us; each sample costs sample_us.
+double traced_wait_share(const std::string& path, int sample_us, int compute_us, int64_t workers) {
+  {
+    gb::trace::Session session(path, {.on_full = gb::trace::OnFull::block});
+    auto ds = std::make_shared<RandomData>(64);
+    ds->sleep_us = sample_us;
+    DataLoader loader(ds, DataLoaderOptions().batch_size(4).num_workers(workers).pin_memory(true));
+    int64_t step = 0;
+    auto it = loader.begin();
+    while (!(it == loader.end())) {
+      gb::trace::StepScope s(step++);
+      ++it;  // the next batch: the wait span lands inside the step
+      std::this_thread::sleep_for(std::chrono::microseconds(compute_us));
+    }
+  }
+  return gb::tools::dataloader_summary(gb::tools::TraceDb(path)).wait_share();
+}
+
+}  // namespace
+
+TEST_CASE("traced: a slow transform is data-bound (wait share > 50%), a heavy step is not (< 10%)") {
+  TempDir tmp;
+  double data_bound = traced_wait_share(tmp.file("slow_data.db"), 5000, 200, 2);     // 20 ms per batch / 2 workers
+  double compute_bound = traced_wait_share(tmp.file("slow_step.db"), 100, 8000, 2);  // 0.4 ms per batch, 8 ms step
+  CAPTURE(data_bound);
+  CAPTURE(compute_bound);
+  CHECK(data_bound > 0.5);
+  CHECK(compute_bound < 0.1);
+  double inline_share = traced_wait_share(tmp.file("inline.db"), 1000, 1000, 0);  // num_workers 0: wait = all loading
+  CHECK(inline_share > 0.6);
+}
+
+TEST_CASE("traced: each batch has sample, wait, fetch, collate and pin spans with seq = batch index; workers have "
+          "their role") {
+  TempDir tmp;
+  std::string path = tmp.file("stages.db");
+  const int64_t batches = 6;
+  {
+    gb::trace::Session session(path, {.on_full = gb::trace::OnFull::block});
+    DataLoader loader(std::make_shared<RandomData>(24), DataLoaderOptions().batch_size(4).num_workers(2).pin_memory(true));
+    int64_t n = 0;
+    for (auto& b : loader) n += b.data.size(0) > 0;
+    CHECK(n == batches);
+  }
+  auto q = [&](const std::string& sql) { return sql_int(path, sql); };
+  const std::string dl = "s.kind = 5 AND s.name_id = (SELECT id FROM strings WHERE text = ";
+  for (const char* stage : {"sample", "wait", "fetch", "collate", "pin"}) {
+    CAPTURE(stage);
+    std::string where = dl + "'" + stage + "')";
+    CHECK(q("SELECT COUNT(*) FROM spans s WHERE " + where + " AND seq >= 0") == batches);
+    CHECK(q("SELECT COUNT(DISTINCT seq) FROM spans s WHERE " + where + " AND seq BETWEEN 0 AND 5") == batches);
+  }
+  for (const char* stage : {"fetch", "collate"})  // on worker threads, role dataloader_worker (1)
+    CHECK(q("SELECT COUNT(*) FROM spans s JOIN threads t ON t.id = s.thread_id WHERE " + dl + "'" + stage +
+            "') AND t.role = 1 AND t.name LIKE 'dataloader worker %'") == batches);
+  CHECK(q("SELECT COUNT(*) FROM spans s JOIN threads t ON t.id = s.thread_id WHERE " + dl +
+          "'pin') AND t.role = 2") == batches);
+  CHECK(q("SELECT COUNT(*) FROM spans s JOIN threads t ON t.id = s.thread_id WHERE " + dl +
+          "'wait') AND t.role IN (1, 2)") == 0);  // waiting happens on the training thread
+  CHECK(q("SELECT COUNT(*) FROM counters c JOIN strings t ON t.id = c.name_id WHERE t.text = "
+          "'dataloader.queue_depth'") > 0);
+  CHECK(q("SELECT COUNT(*) FROM counters c JOIN strings t ON t.id = c.name_id WHERE t.text = "
+          "'dataloader.prefetched'") > 0);
+  // a batch's fetch ends before its collate starts, which ends before its wait ends
+  CHECK(q("SELECT COUNT(*) FROM spans f JOIN spans c ON c.seq = f.seq JOIN spans w ON w.seq = f.seq WHERE "
+          "f.kind = 5 AND c.kind = 5 AND w.kind = 5 AND "
+          "f.name_id = (SELECT id FROM strings WHERE text = 'fetch') AND "
+          "c.name_id = (SELECT id FROM strings WHERE text = 'collate') AND "
+          "w.name_id = (SELECT id FROM strings WHERE text = 'wait') AND "
+          "f.end_ns <= c.start_ns AND c.end_ns <= w.end_ns") == batches);
+}
