@@ -19,6 +19,8 @@ DataLoaderSummary dataloader_summary(const TraceDb& db) {
         std::int64_t ns = r.i64(2);
         if (name == "wait")
           d.wait_ns += ns;
+        else if (name == "sample")
+          d.sample_ns += ns;
         else if (name == "fetch")
           d.fetch_ns += ns;
         else if (name == "collate")
