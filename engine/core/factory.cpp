@@ -59,6 +59,7 @@ TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& 
 
 Generator g_default_generator;
 thread_local Generator* t_generator_override = nullptr;  // DefaultGeneratorGuard
+thread_local Generator& (*t_generator_provider)() = nullptr;
 
 }  // namespace
 
@@ -173,10 +174,24 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
 // ---- random ----
 
 void manual_seed(uint64_t seed) { g_default_generator.manual_seed(seed); }
-Generator& default_generator() { return t_generator_override ? *t_generator_override : g_default_generator; }
+Generator& default_generator() {
+  if (t_generator_provider) return t_generator_provider();
+  return t_generator_override ? *t_generator_override : g_default_generator;
+}
 
-DefaultGeneratorGuard::DefaultGeneratorGuard(Generator& gen) : prev_(t_generator_override) { t_generator_override = &gen; }
-DefaultGeneratorGuard::~DefaultGeneratorGuard() { t_generator_override = prev_; }
+DefaultGeneratorGuard::DefaultGeneratorGuard(Generator& gen)
+    : prev_(t_generator_override), prev_provider_(t_generator_provider) {
+  t_generator_override = &gen;
+  t_generator_provider = nullptr;
+}
+DefaultGeneratorGuard::DefaultGeneratorGuard(Generator& (*provider)())
+    : prev_(t_generator_override), prev_provider_(t_generator_provider) {
+  t_generator_provider = provider;
+}
+DefaultGeneratorGuard::~DefaultGeneratorGuard() {
+  t_generator_override = prev_;
+  t_generator_provider = prev_provider_;
+}
 
 Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, default_generator(), o); }
 Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {

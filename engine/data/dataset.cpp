@@ -3,7 +3,7 @@
 
 namespace gb::data {
 namespace {
-thread_local Generator* t_sample_generator = nullptr;
+thread_local detail::SampleScope* t_scope = nullptr;
 thread_local std::optional<WorkerInfo> t_worker_info;
 
 uint64_t splitmix64(uint64_t x) {
@@ -14,7 +14,7 @@ uint64_t splitmix64(uint64_t x) {
 }
 }  // namespace
 
-Generator& sample_generator() { return t_sample_generator ? *t_sample_generator : gb::default_generator(); }
+Generator& sample_generator() { return t_scope ? t_scope->generator() : gb::default_generator(); }
 
 std::optional<WorkerInfo> get_worker_info() { return t_worker_info; }
 
@@ -24,10 +24,14 @@ uint64_t sample_seed(uint64_t base_seed, int64_t position) {
 }
 
 SampleScope::SampleScope(uint64_t base_seed, int64_t position)
-    : gen_(sample_seed(base_seed, position)), prev_(t_sample_generator) {
-  t_sample_generator = &gen_;
+    : seed_(sample_seed(base_seed, position)), prev_(t_scope), default_guard_(&sample_generator) {
+  t_scope = this;
 }
-SampleScope::~SampleScope() { t_sample_generator = prev_; }
+SampleScope::~SampleScope() { t_scope = prev_; }
+Generator& SampleScope::generator() {
+  if (!gen_) gen_.emplace(seed_);
+  return *gen_;
+}
 
 void set_worker_info(const std::optional<WorkerInfo>& info) { t_worker_info = info; }
 }  // namespace detail

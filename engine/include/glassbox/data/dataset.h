@@ -83,18 +83,21 @@ std::optional<WorkerInfo> get_worker_info();
 namespace detail {
 // The seed of the sample at `position` of an epoch whose base seed is `base_seed` (splitmix64 of both).
 uint64_t sample_seed(uint64_t base_seed, int64_t position);
-// Installs the sample's generator as sample_generator() and gb::default_generator() on this thread.
+// Installs the sample's generator as sample_generator() and gb::default_generator() on this thread. The
+// generator is seeded on first use: a sample that draws nothing costs no seeding.
 class SampleScope {
  public:
   SampleScope(uint64_t base_seed, int64_t position);
   ~SampleScope();
   SampleScope(const SampleScope&) = delete;
   SampleScope& operator=(const SampleScope&) = delete;
+  Generator& generator();
 
  private:
-  Generator gen_;
-  Generator* prev_;
-  DefaultGeneratorGuard default_guard_{gen_};
+  uint64_t seed_;
+  std::optional<Generator> gen_;
+  SampleScope* prev_;
+  DefaultGeneratorGuard default_guard_;
 };
 void set_worker_info(const std::optional<WorkerInfo>& info);
 }  // namespace detail
