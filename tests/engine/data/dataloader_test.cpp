@@ -124,20 +124,22 @@ TEST_CASE("worker info, worker_init_fn once per worker, persistent and non-persi
   };
   for (bool persistent : {false, true}) {
     CAPTURE(persistent);
-    DataLoader loader(Info{}, DataLoaderOptions().batch_size(3).num_workers(3).persistent_workers(persistent)
-                                  .worker_init_fn([&](int64_t id) {
-                                    std::lock_guard<std::mutex> lk(m);
-                                    init_ids.insert(id);
-                                    ++inits;
-                                  }));
     inits = 0;
-    for (int epoch = 0; epoch < 2; ++epoch) {
-      for (auto& b : loader) {
-        auto v = targets(b);
-        for (int64_t x : v) CHECK(x % 1000 == 3);  // on a worker: num_workers = 3
+    {
+      DataLoader loader(Info{}, DataLoaderOptions().batch_size(3).num_workers(3).persistent_workers(persistent)
+                                    .worker_init_fn([&](int64_t id) {
+                                      std::lock_guard<std::mutex> lk(m);
+                                      init_ids.insert(id);
+                                      ++inits;
+                                    }));
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        for (auto& b : loader) {
+          auto v = targets(b);
+          for (int64_t x : v) CHECK(x % 1000 == 3);  // on a worker: num_workers = 3
+        }
+        CHECK(loader.live_threads() == (persistent ? 3 : 0));
       }
-      CHECK(loader.live_threads() == (persistent ? 3 : 0));
-    }
+    }  // joined: every worker started has run worker_init_fn (it runs before the worker looks for work)
     CHECK(inits.load() == (persistent ? 3 : 6));  // once per worker thread started
     CHECK(init_ids == std::set<int64_t>{0, 1, 2});
   }
