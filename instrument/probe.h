@@ -163,6 +163,8 @@ class Span {
   Span& operator=(const Span&) = delete;
   // spans.id of this span, 0 when not recorded.
   Id id() const noexcept { return buf_ ? span_id(buf_->thread_id, n_) : 0; }
+  // The seq written when the span ends, for spans that learn it late (a DataLoader `wait` with in_order off).
+  void set_seq(std::int64_t seq) noexcept { seq_ = seq; }
 
  private:
   void begin(const SourceLocation* loc, std::int64_t seq) noexcept {
@@ -270,6 +272,7 @@ class Span {
  public:
   explicit Span(const SourceLocation*, std::int64_t = -1) noexcept {}
   Id id() const noexcept { return 0; }
+  void set_seq(std::int64_t) noexcept {}
 };
 inline void instant(const SourceLocation*) noexcept {}
 inline void counter(const SourceLocation*, double) noexcept {}

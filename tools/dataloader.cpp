@@ -1,6 +1,8 @@
 // tools/dataloader.cpp — DataLoader stage totals, by span name.
 #include "tools/dataloader.h"
 
+#include <cmath>
+
 #include "tools/steps.h"
 #include "traces/records.h"
 
@@ -17,6 +19,8 @@ DataLoaderSummary dataloader_summary(const TraceDb& db) {
         std::int64_t ns = r.i64(2);
         if (name == "wait")
           d.wait_ns += ns;
+        else if (name == "sample")
+          d.sample_ns += ns;
         else if (name == "fetch")
           d.fetch_ns += ns;
         else if (name == "collate")
@@ -30,6 +34,15 @@ DataLoaderSummary dataloader_summary(const TraceDb& db) {
       });
   if (d.spans > 0) d.step_total_ns = summarize(step_durations(db).durations_ns).total;
   return d;
+}
+
+std::string data_bound_verdict(const DataLoaderSummary& d) {
+  const std::string pct = std::to_string(static_cast<int>(std::lround(100.0 * d.wait_share()))) + "%";
+  if (d.wait_share() > k_data_bound_share)
+    return "data-bound: the training loop waited " + pct +
+           " of its step time for batches; more num_workers or a cheaper transform would help (the fetch and "
+           "collate spans show where the time goes)";
+  return "not data-bound: the training loop waited " + pct + " of its step time for batches";
 }
 
 }  // namespace gb::tools

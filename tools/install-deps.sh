@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config  # the build
   libopenblas-dev                          # GEMM for the CPU ops
+  libstb-dev                               # stb_image: the DataLoader's image decoding (engine/data/)
   doctest-dev                              # the test framework
   libsqlite3-dev                           # the trace file (traces/)
   libcli11-dev zlib1g-dev                  # the glassbox command (tools/): arguments, .json.gz export

@@ -105,7 +105,9 @@ void write_dataloader_section(const TraceDb& db, std::ostream& out) {
         << ")\n";
   else
     out << "waiting for data took " << format_time(static_cast<double>(d.wait_ns)) << " (no step time to compare)\n";
+  if (d.step_total_ns > 0) out << "  " << data_bound_verdict(d) << "\n";
   std::vector<std::vector<std::string>> rows = {{"wait", format_time(static_cast<double>(d.wait_ns))},
+                                                {"sample", format_time(static_cast<double>(d.sample_ns))},
                                                 {"fetch", format_time(static_cast<double>(d.fetch_ns))},
                                                 {"collate", format_time(static_cast<double>(d.collate_ns))},
                                                 {"pin", format_time(static_cast<double>(d.pin_ns))},

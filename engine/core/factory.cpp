@@ -58,6 +58,8 @@ TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& 
 }
 
 Generator g_default_generator;
+thread_local Generator* t_generator_override = nullptr;  // DefaultGeneratorGuard
+thread_local Generator& (*t_generator_provider)() = nullptr;
 
 }  // namespace
 
@@ -175,9 +177,26 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
 // ---- random ----
 
 void manual_seed(uint64_t seed) { g_default_generator.manual_seed(seed); }
-Generator& default_generator() { return g_default_generator; }
+Generator& default_generator() {
+  if (t_generator_provider) return t_generator_provider();
+  return t_generator_override ? *t_generator_override : g_default_generator;
+}
 
-Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, g_default_generator, o); }
+DefaultGeneratorGuard::DefaultGeneratorGuard(Generator& gen)
+    : prev_(t_generator_override), prev_provider_(t_generator_provider) {
+  t_generator_override = &gen;
+  t_generator_provider = nullptr;
+}
+DefaultGeneratorGuard::DefaultGeneratorGuard(Generator& (*provider)())
+    : prev_(t_generator_override), prev_provider_(t_generator_provider) {
+  t_generator_provider = provider;
+}
+DefaultGeneratorGuard::~DefaultGeneratorGuard() {
+  t_generator_override = prev_;
+  t_generator_provider = prev_provider_;
+}
+
+Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, default_generator(), o); }
 Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
   Tensor t = make(size, o);
   if (t.is_meta()) return finish(t, o);
@@ -188,7 +207,7 @@ Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
   });
   return finish(t, o);
 }
-Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, g_default_generator, o); }
+Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, default_generator(), o); }
 Tensor rand(IntArrayRef size, Generator& gen, const TensorOptions& o) {
   Tensor t = make(size, o);
   if (t.is_meta()) return finish(t, o);
@@ -212,15 +231,16 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions&
   Tensor t = make(size, opts);
   if (t.is_meta()) return finish(t, opts);  // meta: shape and allocation, no values
   uint64_t range = uint64_t(high - low);
+  Generator& gen = default_generator();
   detail::dispatch_numeric(t.scalar_type(), "randint", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(t.data_ptr());
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = T(double(low + int64_t(g_default_generator.next_u64() % range)));
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = T(double(low + int64_t(gen.next_u64() % range)));
   });
   return finish(t, opts);
 }
 
-Tensor randperm(int64_t n, const TensorOptions& o) { return randperm(n, g_default_generator, o); }
+Tensor randperm(int64_t n, const TensorOptions& o) { return randperm(n, default_generator(), o); }
 Tensor randperm(int64_t n, Generator& gen, const TensorOptions& o) {
   GB_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);

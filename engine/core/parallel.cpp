@@ -169,6 +169,8 @@ void parallel_run(int64_t begin, int64_t end, int64_t grain, const std::function
   pool().run(begin, end, grain, f);
 }
 bool in_parallel_region() { return t_in_parallel; }
+SerialRegion::SerialRegion() : prev_(t_in_parallel) { t_in_parallel = true; }
+SerialRegion::~SerialRegion() { t_in_parallel = prev_; }
 }  // namespace detail
 
 }  // namespace gb

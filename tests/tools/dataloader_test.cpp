@@ -36,3 +36,17 @@ TEST_CASE("without a steps table the step spans give the step time; without data
   CHECK(e.spans == 0);
   CHECK(e.wait_share() == 0);
 }
+
+TEST_CASE("the verdict: data-bound above a 10% wait share, in words, with the share") {
+  DataLoaderSummary d;
+  d.spans = 3;
+  d.step_total_ns = 100e6;
+  d.wait_ns = 43'000'000;
+  CHECK(data_bound_verdict(d).rfind("data-bound: the training loop waited 43% of its step time for batches; more "
+                                    "num_workers or a cheaper transform would help",
+                                    0) == 0);
+  d.wait_ns = 10'000'000;
+  CHECK(data_bound_verdict(d) == "not data-bound: the training loop waited 10% of its step time for batches");
+  d.wait_ns = 10'500'000;
+  CHECK(data_bound_verdict(d).rfind("data-bound: the training loop waited 11%", 0) == 0);
+}

@@ -44,6 +44,7 @@ TEST_CASE("the report of the synthetic trace: metadata, step stats, op table, me
   CHECK(has(r, "    cuda:0  activation        6.84 KiB\n"));
   CHECK(has(r, "    cuda:0  parameter           1000 B\n"));
   CHECK(has(r, "waiting for data took 8.33% of step time (3.000ms of 36.000ms)\n"));
+  CHECK(has(r, "  not data-bound: the training loop waited 8% of its step time for batches\n"));
   CHECK(has(r, "  fetch     6.000us\n"));
   CHECK(has(r, "anomalies: 1\n"));
   CHECK(has(r, "  22.000ms     2  loss_spike  warning   loss 9.5 is 4.1x its running mean\n"));

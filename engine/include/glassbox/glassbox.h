@@ -16,6 +16,7 @@
 #include "glassbox/core/scalar.h"
 #include "glassbox/core/tensor.h"
 #include "glassbox/core/tensor_options.h"
+#include "glassbox/data/data.h"
 #include "glassbox/memory/memory.h"
 #include "glassbox/nn/functional.h"
 #include "glassbox/ops/factory.h"

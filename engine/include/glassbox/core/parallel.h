@@ -14,6 +14,18 @@ void set_num_threads(int n);
 int get_num_threads();
 
 namespace detail {
+// While it lives, parallel_for on this thread runs inline (the DataLoader's worker threads hold one: they already
+// run in parallel with training and must not take the pool from the training thread's kernels).
+class SerialRegion {
+ public:
+  SerialRegion();
+  ~SerialRegion();
+  SerialRegion(const SerialRegion&) = delete;
+  SerialRegion& operator=(const SerialRegion&) = delete;
+
+ private:
+  bool prev_;
+};
 void parallel_run(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 bool in_parallel_region();
 }  // namespace detail

@@ -40,7 +40,23 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
 // Random numbers come from the default generator (gb::manual_seed) unless one is passed.
 class Generator;
 void manual_seed(uint64_t seed);
-Generator& default_generator();
+Generator& default_generator();  // this thread's override (DefaultGeneratorGuard) if any, else the global one
+// Makes default_generator() return `gen` on this thread while the guard lives (the DataLoader installs each
+// sample's generator, so gb::rand inside a dataset's get() or a transform is reproducible on any worker).
+// The provider form asks a function for the generator on each use (a lazily seeded one: seeding an mt19937_64 costs
+// ~1 us, more than many samples' whole transform).
+class DefaultGeneratorGuard {
+ public:
+  explicit DefaultGeneratorGuard(Generator& gen);
+  explicit DefaultGeneratorGuard(Generator& (*provider)());
+  ~DefaultGeneratorGuard();
+  DefaultGeneratorGuard(const DefaultGeneratorGuard&) = delete;
+  DefaultGeneratorGuard& operator=(const DefaultGeneratorGuard&) = delete;
+
+ private:
+  Generator* prev_;
+  Generator& (*prev_provider_)();
+};
 Tensor randn(IntArrayRef size, const TensorOptions& options = {});
 Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& options = {});
 Tensor rand(IntArrayRef size, const TensorOptions& options = {});

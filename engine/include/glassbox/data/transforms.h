@@ -1,0 +1,71 @@
+// glassbox/data/transforms.h — image transforms (torchvision's names), applied per sample on the loading thread.
+//
+// Images decode to an Image (H,W,C bytes, like a PIL image: the engine has no uint8 dtype); ToTensor turns one
+// into a (C,H,W) float tensor in [0,1]; the other transforms take and return (C,H,W) float tensors. Random ones
+// draw from gb::data::sample_generator(), so a DataLoader's augmentations are reproducible whatever num_workers.
+//
+//   namespace T = gb::data::transforms;
+//   T::Compose aug({T::RandomCrop(28, 4), T::RandomHorizontalFlip(0.5), T::Normalize({0.5}, {0.25})});
+//   gb::Tensor x = aug(T::ToTensor()(image));   // (1,28,28)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "glassbox/core/tensor.h"
+
+namespace gb::data {
+
+// A decoded image: height x width x channels bytes, row-major (HWC).
+struct Image {
+  int64_t height = 0, width = 0, channels = 0;
+  std::vector<uint8_t> pixels;
+};
+
+// Decodes PNG, JPEG, BMP, GIF, TGA, PNM bytes (stb_image). channels 0 keeps the file's, else 1 (grey), 3 (RGB)
+// or 4 (RGBA). Throws gb::Error naming `name` and stb's reason when the bytes are not a decodable image.
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int channels = 0);
+Image read_image(const std::string& path, int channels = 0);
+
+namespace transforms {
+
+using Transform = std::function<Tensor(const Tensor&)>;
+
+// Image (H,W,C) bytes -> (C,H,W) float32 in [0,1].
+struct ToTensor {
+  Tensor operator()(const Image& image) const;
+};
+
+// (x - mean[c]) / std[c] per channel; one value applies to every channel.
+struct Normalize {
+  Normalize(std::vector<double> mean, std::vector<double> std);
+  Tensor operator()(const Tensor& x) const;
+  std::vector<double> mean, std;
+};
+
+// Pads each side by `padding` zeros, then crops a random size x size window.
+struct RandomCrop {
+  explicit RandomCrop(int64_t size, int64_t padding = 0) : RandomCrop(size, size, padding) {}
+  RandomCrop(int64_t height, int64_t width, int64_t padding);
+  Tensor operator()(const Tensor& x) const;
+  int64_t height, width, padding;
+};
+
+// Mirrors left-right with probability p.
+struct RandomHorizontalFlip {
+  explicit RandomHorizontalFlip(double p = 0.5) : p(p) {}
+  Tensor operator()(const Tensor& x) const;
+  double p;
+};
+
+// Applies transforms in order.
+struct Compose {
+  explicit Compose(std::vector<Transform> ts) : transforms(std::move(ts)) {}
+  Tensor operator()(const Tensor& x) const;
+  std::vector<Transform> transforms;
+};
+
+}  // namespace transforms
+}  // namespace gb::data
