@@ -293,7 +293,10 @@ std::size_t Collector::write_cold() {
             if (!r.id) r.id = next_oom_++;
             if (!r.t_ns) r.t_ns = t;
           }
-          writer_->add(r);
+          if constexpr (std::is_same_v<R, MetaRow>)
+            writer_->set_meta(r.key, r.value);
+          else
+            writer_->add(r);
         },
         item.record);
   }

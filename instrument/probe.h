@@ -124,6 +124,7 @@ void emit_cold(const ParamRecord& r);
 void emit_cold(const AnomalyRecord& r);
 void emit_cold(const OomReportRecord& r);
 void emit_cold(const KernelRecord& r);
+void set_meta_cold(std::string_view key, std::string_view value);
 void push_instant(const SourceLocation* loc) noexcept;
 void push_counter(const SourceLocation* loc, double value) noexcept;
 
@@ -225,6 +226,18 @@ void emit(const R& record) {
   }
 }
 
+// A meta row (key, value) in the trace being recorded (insert or replace; written with the next batch); nothing
+// when no session records. For what the engine knows about a run, e.g. device_total_bytes.
+inline void set_meta(std::string_view key, std::string_view value) {
+  if (enabled()) detail::set_meta_cold(key, value);
+}
+
+// Calls start() each time a session starts recording (at once when one already records) and stop() just before
+// it stops: how the engine hooks its observers (the allocator's memory events) in only while a trace records.
+// Both run on the thread that starts or stops the session, inside it (recording is on in start(), still on in
+// stop()): they may emit and set_meta, but must not start or stop a session. Hooks stay for the process.
+void add_session_hook(void (*start)(), void (*stop)());
+
 // Spans and records of this thread inside the scope belong to module_id (modules.id).
 class ModuleScope {
  public:
@@ -278,6 +291,8 @@ inline void instant(const SourceLocation*) noexcept {}
 inline void counter(const SourceLocation*, double) noexcept {}
 template <class R>
 void emit(const R&) {}
+inline void set_meta(std::string_view, std::string_view) {}
+inline void add_session_hook(void (*)(), void (*)()) {}
 class ModuleScope {
  public:
   explicit ModuleScope(Id) noexcept {}

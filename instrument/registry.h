@@ -27,9 +27,14 @@ struct ThreadEntry {
   std::atomic<bool> retired{false};  // the thread has exited; its ring is drained then freed
 };
 
+// A meta row set while recording (set_meta).
+struct MetaRow {
+  std::string key, value;
+};
+
 // A record that takes the mutex instead of a ring, with the context the probe saw.
 struct ColdItem {
-  std::variant<AnomalyRecord, OomReportRecord, KernelRecord> record;
+  std::variant<AnomalyRecord, OomReportRecord, KernelRecord, MetaRow> record;
   std::int64_t t = 0;  // ticks at emit
   Id thread_id = 0;
   std::uint32_t span_n = 0;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <vector>
 
 #include "instrument/collector.h"
 #include "traces/error.h"
@@ -28,6 +29,15 @@ std::string g_path;
 struct sigaction g_old_int{}, g_old_term{};
 bool g_int_installed = false, g_term_installed = false;
 std::terminate_handler g_old_terminate = nullptr;
+
+struct SessionHook {
+  void (*start)();
+  void (*stop)();
+};
+std::vector<SessionHook>& session_hooks() {  // guarded by g_session_mu; never destroyed (exit may stop a session)
+  static auto* v = new std::vector<SessionHook>;
+  return *v;
+}
 
 extern "C" void on_signal(int sig) {
   // Async-signal-safe: hand the signal to the collector thread, which finishes the trace and re-raises it.
@@ -102,12 +112,16 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
   g_old_terminate = std::set_terminate(on_terminate);
   g_recording.store(true, std::memory_order_release);
   g_collector->start();
+  for (const SessionHook& h : session_hooks())
+    if (h.start) h.start();
   return true;
 }
 
 void stop_recording(const std::string& stopped_by) {
   std::lock_guard lock(g_session_mu);
   if (!g_collector) return;
+  for (const SessionHook& h : session_hooks())
+    if (h.stop) h.stop();
   g_signal_target.store(nullptr);
   g_collector->stop(stopped_by);
   delete g_collector;
@@ -155,5 +169,11 @@ void Session::stop() {
 }
 
 std::uint64_t Session::events_written() const { return detail::events_written_now(); }
+
+void add_session_hook(void (*start)(), void (*stop)()) {
+  std::lock_guard lock(detail::g_session_mu);
+  detail::session_hooks().push_back(detail::SessionHook{start, stop});
+  if (detail::g_collector && start) start();
+}
 
 }  // namespace gb::trace

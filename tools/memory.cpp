@@ -11,7 +11,11 @@ namespace gb::tools {
 using gb::trace::MemAction;
 using gb::trace::MemCategory;
 
-std::string device_name(int device) { return device < 0 ? "cpu" : "cuda:" + std::to_string(device); }
+std::string device_name(int device) {
+  if (device == gb::trace::kCpu) return "cpu";
+  if (device == kMetaDevice) return "meta";
+  return "cuda:" + std::to_string(device);
+}
 
 MemoryPeaks memory_peaks(const TraceDb& db) {
   MemoryPeaks m;
@@ -48,6 +52,12 @@ MemoryPeaks memory_peaks(const TraceDb& db) {
                 it->second = Block{static_cast<MemCategory>(r.i64(4)), size};
               }
               add(device, it->second.category, size);
+            } else if (action == MemAction::retag) {  // the block's bytes move to its new category
+              if (auto it = live.find({device, addr}); it != live.end()) {
+                add(device, it->second.category, -it->second.size);
+                it->second.category = static_cast<MemCategory>(r.i64(4));
+                add(device, it->second.category, it->second.size);
+              }
             } else if (action == MemAction::free) {
               if (auto it = live.find({device, addr}); it != live.end()) {
                 add(device, it->second.category, -it->second.size);
@@ -58,6 +68,8 @@ MemoryPeaks memory_peaks(const TraceDb& db) {
   std::optional<std::int64_t> context = db.meta_int("context_bytes");
   for (auto& [device, d] : devices) {
     if (device >= 0) d.context = context;
+    if (auto own = db.meta_int("context_bytes." + device_name(device)); own && (device >= 0 || *own > 0))
+      d.context = own;  // the per-device row the engine writes (cpu and meta: only when one was configured)
     m.devices.push_back(d);
   }
   for (const auto& [key, v] : by_category)

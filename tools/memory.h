@@ -1,11 +1,13 @@
 // tools/memory.h — memory peaks of a run, per device and per allocation category, from memory_events.
 //
 // Per device: the peak of `allocated` and of `reserved` (the running totals the allocator wrote), the part of
-// reserved that was not allocated at the allocated peak (the cache), and the CUDA context (meta context_bytes; one
-// value per trace, shown for every cuda device). The three layers a user sees are context · reserved but
+// reserved that was not allocated at the allocated peak (the cache), and the device context (meta
+// context_bytes.<device> when the engine wrote it; else context_bytes, shown for every cuda device). The three layers a user sees are context · reserved but
 // unallocated · allocated.
-// Per (device, category): replaying alloc and free events in id order, an alloc adds its size to its category and
-// a free subtracts the size of the live block at that (device, addr), whatever category the free row names; the
+// Per (device, category): replaying alloc, retag and free events in id order, an alloc adds its size to its
+// category, a retag moves the live block's size to the row's category (the engine retags parameters, activations
+// and gradients after allocating them), and a free subtracts the size of the live block at that (device, addr),
+// whatever category the free row names; the
 // peak is the largest running sum. Frees with no live block are skipped (`glassbox check` reports them).
 #pragma once
 
@@ -40,6 +42,7 @@ struct MemoryPeaks {
 
 MemoryPeaks memory_peaks(const TraceDb& db);
 
-std::string device_name(int device);  // "cpu", "cuda:0"
+constexpr int kMetaDevice = -2;       // memory_events.device of the meta device (traces/SCHEMA.md)
+std::string device_name(int device);  // "cpu", "meta", "cuda:0"
 
 }  // namespace gb::tools

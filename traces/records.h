@@ -22,7 +22,9 @@ enum class SpanKind : int {
 // threads.role
 enum class ThreadRole : int { main = 0, dataloader_worker = 1, pin_memory = 2, collector = 3, cuda_stream = 4, other = 5 };
 // memory_events.action
-enum class MemAction : int { alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5 };
+enum class MemAction : int {
+  alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5, retag = 6,
+};
 // memory_events.category
 enum class MemCategory : int {
   unknown = 0, parameter = 1, gradient = 2, activation = 3, optimizer_state = 4, temporary = 5, input = 6,

@@ -88,8 +88,8 @@ std::string_view name(ThreadRole r) {
   return pick(n, static_cast<int>(r));
 }
 std::string_view name(MemAction a) {
-  static constexpr std::array<std::string_view, 6> n = {"alloc", "free", "segment_alloc", "segment_free", "oom",
-                                                        "empty_cache"};
+  static constexpr std::array<std::string_view, 7> n = {"alloc", "free", "segment_alloc", "segment_free", "oom",
+                                                        "empty_cache", "retag"};
   return pick(n, static_cast<int>(a));
 }
 std::string_view name(MemCategory c) {

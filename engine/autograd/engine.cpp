@@ -12,7 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/memory_roles.h"
 #include "core/make.h"
+#include "glassbox/memory/category.h"
 #include "instrument/probe.h"
 #include "glassbox/autograd/autograd.h"
 #include "glassbox/ops/factory.h"
@@ -105,6 +107,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
   phase.reset();
   phase.emplace(&kExecution);
   AutoGradMode grad_mode(create_graph);
+  memory::CategoryGuard category(memory::Category::autograd_detail);  // gradient buffers, backward temporaries
   variable_list captured(n_captures);
   std::unordered_map<Node*, variable_list> buffers;
   std::priority_queue<Node*, std::vector<Node*>, ReadyCompare> ready;
@@ -144,6 +147,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
             accumulate(captured[c->slot], std::move(copy));
           } else if (!is_acc) {  // backward(inputs=[non-leaf]): accumulate into its .grad
             Tensor& slot = capture_tensors[c->slot].unsafe_impl()->meta().grad;
+            memory::CategoryGuard grad_category(memory::Category::gradient);
             if (!slot.defined()) slot = create_graph ? g : g.detach().clone();
             else slot = slot + g;
           }

@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "autograd/memory_roles.h"
 #include "autograd/record.h"
 #include "autograd/views.h"
 #include "core/make.h"
@@ -65,10 +66,12 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
     data_ = t;
     if (t.grad_fn()) grad_fn_name_ = t.grad_fn()->name();
   }
+  mark_ = std::make_shared<gb::detail::ActivationMark>(data_);
 }
 
 void SavedVariable::reset_data() {
   if (was_defined_) released_ = true;
+  mark_.reset();
   data_ = Tensor();
 }
 
@@ -123,6 +126,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     g = g.to(variable.scalar_type());
   }
   Tensor& grad = meta.grad;
+  memory::CategoryGuard category(memory::Category::gradient);  // a new .grad buffer is a gradient
   if (!grad.defined()) {
     if (!GradMode::is_enabled()) {
       // Steal the buffer when nobody else can see it (PyTorch does the same); copy otherwise, so that .grad never
@@ -130,6 +134,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
       bool unique = g.use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
                     g.sizes() == variable.sizes();
       grad = unique ? g.detach() : g.detach().clone();
+      if (unique) gb::detail::tag_storage(grad, memory::Category::gradient);  // the engine's buffer, now the .grad
     } else {
       grad = g.sizes() == variable.sizes() ? g.clone() : g.expand(variable.sizes()).clone();
     }

@@ -18,7 +18,7 @@ Tensor finish(Tensor t, const TensorOptions& o) {
 
 Tensor make(IntArrayRef size, const TensorOptions& o) {
   GB_CHECK(!o.device().is_cuda(),
-           "cannot create a tensor on ", o.device().str(), ": this build has no CUDA device available for tensors (only the cpu has kernels in this version); use gb::kCPU");
+           "cannot create a tensor on ", o.device().str(), ": only cpu and meta have kernels in this build; use gb::kCPU (or gb::kMeta to plan memory)");
   return detail::make_empty(size, o.dtype(), o.device());
 }
 
@@ -33,7 +33,7 @@ void fill_raw(const Tensor& t, const Scalar& v) {
         for (int64_t i = b; i < e; ++i) p[i] = value;
       });
     } else {
-      detail::check_cpu(t, "fill_");
+      detail::check_device(t, "fill_");
       // strided: walk the index space
       std::vector<int64_t> idx(size_t(t.dim()), 0);
       for (int64_t n = 0; n < t.numel(); ++n) {
@@ -302,7 +302,7 @@ Tensor tensor(ArrayRef<int> v, const TensorOptions& o) {
 }
 Tensor tensor(const std::vector<bool>& v, const TensorOptions& o) {
   std::vector<char> c(v.begin(), v.end());
-  Tensor t = detail::make_empty({int64_t(v.size())}, kBool);
+  Tensor t = detail::make_empty({int64_t(v.size())}, kBool, Device(kCPU));
   std::copy(c.begin(), c.end(), reinterpret_cast<char*>(t.data_ptr()));
   if (o.has_dtype() && o.dtype() != kBool) t = t.to(o.dtype());
   return finish(t, o);

@@ -110,13 +110,23 @@ void check_defined(const Tensor& t, const char* op, const char* arg) {
   GB_CHECK(t.defined(), op, ": argument '", arg, "' is an undefined tensor; pass a tensor made by a factory or op");
 }
 
-void check_cpu(const Tensor& t, const char* op, const char* arg) {
+void check_device(const Tensor& t, const char* op, const char* arg) {
   check_defined(t, op, arg);
-  GB_CHECK(!t.is_meta(), op, ": expected '", arg, "' on the cpu, got a tensor on meta. Meta tensors have shapes and ",
-           "allocations but no values, and this version runs no op on them yet (only factories, views and printing); ",
-           "make the tensor on the cpu");
-  GB_CHECK(t.device().is_cpu(), op, ": expected '", arg, "' on the cpu, got a tensor on ", t.device().str(),
-           ". This build runs ", op, " on the cpu only; move the tensor with .to(gb::kCPU)");
+  if (t.device().is_cpu() || t.is_meta()) return;
+  throw Error(str_cat(op, ": expected '", arg, "' on cpu or meta, got a tensor on ", t.device().str(),
+                      ": only cpu and meta have kernels in this build; move the tensor with .to(gb::kCPU)"));
+}
+
+void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {
+  check_device(t, op, arg);
+  check_same_device(first, t, op);
+}
+
+void check_has_data(const Tensor& t, const char* op, const char* why) {
+  if (!t.is_meta()) return;
+  throw Error(str_cat(op, ": Cannot read the values of a meta tensor (shape ", t.sizes(), "); no data! A meta tensor ",
+                      "has a shape and an allocation but no values", why ? "; " : "", why ? why : "",
+                      ". Run this part on the cpu, or keep it out of a meta (planning) run"));
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {

@@ -10,8 +10,9 @@ namespace gb::detail {
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 int64_t numel_of(IntArrayRef sizes);
 
-// A new contiguous tensor (uninitialized) on device, its storage from the device's allocator.
-Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device = Device(kCPU));
+// A new contiguous tensor (uninitialized) on device, its storage from the device's allocator. The device has no
+// default on purpose: an op's temporaries live on its inputs' device (a meta run must allocate them on meta).
+Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device);
 inline Tensor make_empty_like(const Tensor& t) { return make_empty(t.sizes(), t.scalar_type(), t.device()); }
 // A view of base's storage with new sizes/strides/offset; no autograd history (callers record it).
 Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
@@ -26,11 +27,22 @@ std::vector<bool> dim_mask(IntArrayRef dims, int64_t ndim, const char* op);
 // "[2, 3]"
 std::string shape_str(IntArrayRef sizes);
 
-// Throws naming op when t is not on the CPU (the only device with kernels in this build) or is undefined.
-void check_cpu(const Tensor& t, const char* op, const char* arg = "input");
+// The devices with kernels in this build: cpu computes; meta runs the same op entries (shape checks, every
+// allocation, autograd recording) and skips the innermost loops (skip_kernel). Throws naming op when t is
+// undefined or on cuda ("only cpu and meta have kernels in this build").
+void check_device(const Tensor& t, const char* op, const char* arg = "input");
+// check_device, and t must be on `first`'s device (PyTorch's "Expected all tensors to be on the same device").
+void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
 void check_defined(const Tensor& t, const char* op, const char* arg = "input");
 // Throws naming both tensors when their devices differ.
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+
+// True when t's kernel must not run: a meta tensor has an address but no memory. Kernels test it after the op
+// has made every tensor it needs (outputs, contiguous copies, dtype conversions) and right before they read or
+// write elements, so a meta run allocates exactly what a cpu run does and computes nothing.
+inline bool skip_kernel(const Tensor& t) { return t.is_meta(); }
+// Throws for an op that must read values (item(), printing values, equal, data-dependent shapes) on meta.
+void check_has_data(const Tensor& t, const char* op, const char* why = nullptr);
 
 // Bumps the version counter of t's storage after an in-place write.
 inline void bump_version(const Tensor& t) { ++t.storage()->version; }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "autograd/memory_roles.h"
 #include "autograd/record.h"
 #include "autograd/views.h"
 #include "core/dispatch.h"
@@ -30,7 +31,7 @@ Scalar Tensor::item() const {
            "element (shape ", sizes(), "). Reduce first (e.g. .sum()) or index one element.");
   GB_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors: a meta tensor has a shape and an allocation ",
            "but no values (make it on the cpu to read it)");
-  detail::check_cpu(*this, "item");
+  detail::check_device(*this, "item");
   return detail::dispatch_all(scalar_type(), "item", [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
     return Scalar(*reinterpret_cast<const T*>(impl_->data()));
@@ -55,6 +56,7 @@ Tensor& Tensor::requires_grad_(bool r) {
   GB_CHECK(!r || is_floating_point(), "only Tensors of floating point dtype can require gradients (got ",
            python_name(scalar_type()), "); convert with .to(gb::kFloat) first");
   impl_->meta().requires_grad = r;
+  if (r) detail::tag_storage(*this, memory::Category::parameter);  // a leaf that learns: a parameter
   return *this;
 }
 

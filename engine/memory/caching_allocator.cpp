@@ -172,7 +172,9 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
     if (!b) {
       ++stats.num_ooms;
       emit_locked(MemoryAction::oom, 0, alloc_size, nbytes, -1, stream, ctx.category, ctx.op, ctx.module);
-      throw OutOfMemoryError(oom_report_locked(nbytes, alloc_size));
+      OomReport report = oom_report_locked(nbytes, alloc_size);
+      if (const OomObserver* o = detail::g_oom_observer.load(std::memory_order_acquire)) (*o)(report);
+      throw OutOfMemoryError(std::move(report));
     }
   }
   const int64_t rest = b->size - size;
@@ -313,9 +315,12 @@ bool CachingAllocator::set_category(const void* ptr, Category c) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   Block* b = impl_->block_at_locked(reinterpret_cast<uintptr_t>(ptr));
   if (!b || !b->allocated) return false;
+  if (b->category == c) return true;
   impl_->stats.allocated_bytes_by_category[int(b->category)].decrease(b->size);
   impl_->stats.allocated_bytes_by_category[int(c)].increase(b->size);
   b->category = c;
+  impl_->emit_locked(MemoryAction::retag, b->addr(), b->size, b->requested, b->segment->id, b->segment->stream, c,
+                     b->op, b->module);
   return true;
 }
 

@@ -9,7 +9,7 @@
 namespace gb::memory::detail {
 
 struct ThreadContext {
-  Category category = Category::unknown;
+  Category category = Category::temporary;  // what an op output is unless the engine says otherwise
   uint32_t op = 0, module = 0;
 };
 

@@ -9,6 +9,7 @@ namespace gb::memory {
 
 namespace detail {
 std::atomic<const EventObserver*> g_event_observer{nullptr};
+std::atomic<const OomObserver*> g_oom_observer{nullptr};
 }  // namespace detail
 
 namespace {
@@ -28,6 +29,7 @@ const char* to_string(MemoryAction a) {
     case MemoryAction::segment_free: return "segment_free";
     case MemoryAction::oom: return "oom";
     case MemoryAction::empty_cache: return "empty_cache";
+    case MemoryAction::retag: return "retag";
   }
   return "alloc";
 }
@@ -40,6 +42,17 @@ void set_event_observer(EventObserver observer) {
   }
   installed().push_back(std::make_unique<EventObserver>(std::move(observer)));
   detail::g_event_observer.store(installed().back().get(), std::memory_order_release);
+}
+
+void set_oom_observer(OomObserver observer) {
+  static auto* kept = new std::vector<std::unique_ptr<OomObserver>>;  // like installed(): never freed
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  if (!observer) {
+    detail::g_oom_observer.store(nullptr, std::memory_order_release);
+    return;
+  }
+  kept->push_back(std::make_unique<OomObserver>(std::move(observer)));
+  detail::g_oom_observer.store(kept->back().get(), std::memory_order_release);
 }
 
 bool has_event_observer() { return detail::g_event_observer.load(std::memory_order_acquire) != nullptr; }

@@ -58,8 +58,8 @@ namespace {
 // Runs f(x, y) in opmath over broadcast a, b into a new tensor of dtype `compute` (or `out_dtype` when given).
 template <typename F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f) {
-  detail::check_cpu(a, op, "self");
-  detail::check_cpu(b, op, "other");
+  detail::check_device(a, op, "self");
+  detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor bb = b.scalar_type() == compute ? b : detail::shallow_alias(b).to(compute);
@@ -75,7 +75,7 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
 // f(x, s) with a scalar s in opmath.
 template <typename F>
 Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f) {
-  detail::check_cpu(a, op, "self");
+  detail::check_device(a, op, "self");
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor out = detail::make_empty(a.sizes(), compute, a.device());
   detail::dispatch_numeric(compute, op, [&](auto tag) {
@@ -90,8 +90,8 @@ Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarTyp
 // In place: self = f(self, other) with other broadcast to self's shape, computed in self's dtype.
 template <typename F>
 void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f) {
-  detail::check_cpu(self, op, "self");
-  detail::check_cpu(other, op, "other");
+  detail::check_device(self, op, "self");
+  detail::check_device(other, op, "other", self);
   auto shape = broadcast_shapes(self.sizes(), other.sizes(), op);
   GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
            " doesn't match the broadcast shape ", IntArrayRef(shape));
@@ -108,7 +108,7 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
 
 template <typename F>
 void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f) {
-  detail::check_cpu(self, op, "self");
+  detail::check_device(self, op, "self");
   GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
            "to the desired output type ", to_string(self.scalar_type()));
   detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
@@ -306,7 +306,7 @@ Tensor pow(const Tensor& a, const Scalar& e) {
 }
 
 Tensor pow(const Scalar& a, const Tensor& e) {
-  Tensor base = full({}, a, TensorOptions().dtype(result_type(e, a)));
+  Tensor base = full({}, a, TensorOptions().dtype(result_type(e, a)).device(e.device()));
   return pow(base, e);
 }
 
@@ -414,6 +414,6 @@ Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(full({}, a, TensorOptions().dtype(result_type(b, a))), b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(full({}, a, TensorOptions().dtype(result_type(b, a)).device(b.device())), b); }
 
 }  // namespace gb

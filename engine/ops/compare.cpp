@@ -71,8 +71,8 @@ namespace {
 
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp) {
-  detail::check_cpu(a, op, "self");
-  detail::check_cpu(b, op, "other");
+  detail::check_device(a, op, "self");
+  detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct), bb = convert(b, ct);
@@ -87,7 +87,7 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp)
 
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp) {
-  detail::check_cpu(a, op, "self");
+  detail::check_device(a, op, "self");
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct);
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
@@ -124,23 +124,23 @@ Tensor as_bool(const Tensor& t) { return convert(t, kBool); }
 }  // namespace
 
 Tensor logical_not(const Tensor& a) {
-  detail::check_cpu(a, "logical_not", "self");
+  detail::check_device(a, "logical_not", "self");
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::unary_loop<bool, bool>(out, as_bool(a), [](bool x) { return !x; });
   return out;
 }
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "logical_and", "self");
-  detail::check_cpu(b, "logical_and", "other");
+  detail::check_device(a, "logical_and", "self");
+  detail::check_device(b, "logical_and", "other", a);
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_and"), kBool, a.device());
   detail::binary_loop<bool, bool, bool>(out, as_bool(a), as_bool(b), [](bool x, bool y) { return x && y; });
   return out;
 }
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "logical_or", "self");
-  detail::check_cpu(b, "logical_or", "other");
+  detail::check_device(a, "logical_or", "self");
+  detail::check_device(b, "logical_or", "other", a);
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_or"), kBool, a.device());
   detail::binary_loop<bool, bool, bool>(out, as_bool(a), as_bool(b), [](bool x, bool y) { return x || y; });
   return out;
@@ -151,7 +151,7 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 namespace {
 template <typename F>
 Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, const F& f) {
-  detail::check_cpu(a, op, "self");
+  detail::check_device(a, op, "self");
   if (!a.is_floating_point()) return full(a.sizes(), integer_answer, TensorOptions().dtype(kBool).device(a.device()));
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::dispatch_floating(a.scalar_type(), op, [&](auto tag) {
@@ -175,7 +175,8 @@ Tensor isfinite(const Tensor& a) {
 // ---- whole-tensor comparisons ----
 
 namespace {
-bool all_true(const Tensor& b) {  // b: a fresh contiguous bool tensor
+bool all_true(const Tensor& b, const char* op) {  // b: a fresh contiguous bool tensor
+  detail::check_has_data(b, op, "its answer is a value");
   const bool* p = b.data_ptr<bool>();
   for (int64_t i = 0, n = b.numel(); i < n; ++i)
     if (!p[i]) return false;
@@ -185,15 +186,15 @@ bool all_true(const Tensor& b) {  // b: a fresh contiguous bool tensor
 
 // Like libtorch's CPU equal: same sizes and equal elements after promotion (a float 1 equals a double 1).
 bool equal(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "equal", "self");
-  detail::check_cpu(b, "equal", "other");
+  detail::check_device(a, "equal", "self");
+  detail::check_device(b, "equal", "other", a);
   if (a.sizes() != b.sizes()) return false;
-  return all_true(eq(a, b));
+  return all_true(eq(a, b), "equal");
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
-  detail::check_cpu(a, "allclose", "self");
-  detail::check_cpu(b, "allclose", "other");
+  detail::check_device(a, "allclose", "self");
+  detail::check_device(b, "allclose", "other", a);
   GB_CHECK(a.scalar_type() == b.scalar_type(), "allclose: ", to_string(a.scalar_type()), " did not match ",
            to_string(b.scalar_type()), " (shapes ", a.sizes(), " and ", b.sizes(),
            "); convert one with .to(other.scalar_type())");
@@ -208,7 +209,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
       return std::isfinite(err) && err <= atol + std::fabs(rtol * y);
     });
   });
-  return all_true(close);
+  return all_true(close, "allclose");
 }
 
 // ---- where ----
@@ -269,9 +270,9 @@ Tensor scalar_operand(const Scalar& s, ScalarType t, const Tensor& like) {
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   check_bool_condition(condition, "where");
-  detail::check_cpu(condition, "where", "condition");
-  detail::check_cpu(a, "where", "self");
-  detail::check_cpu(b, "where", "other");
+  detail::check_device(condition, "where", "condition");
+  detail::check_device(a, "where", "self", condition);
+  detail::check_device(b, "where", "other", condition);
   auto shape = broadcast3(condition, a, b, "where");
   ScalarType rt = result_type(a, b);
   Tensor aa = convert(a, rt), bb = convert(b, rt);
@@ -325,8 +326,8 @@ void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, 
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
-  detail::check_cpu(a, "masked_fill", "self");
-  detail::check_cpu(mask, "masked_fill", "mask");
+  detail::check_device(a, "masked_fill", "self");
+  detail::check_device(mask, "masked_fill", "mask", a);
   Tensor out =
       detail::make_empty(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill"), a.scalar_type(), a.device());
   masked_fill_kernel(out, a, mask, value, "masked_fill");
@@ -347,7 +348,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
   return detail::apply_inplace(
       *this, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
       [&](Tensor& s) {
-        detail::check_cpu(s, "masked_fill_", "self");
+        detail::check_device(s, "masked_fill_", "self");
         masked_fill_kernel(s, s, mask, value, "masked_fill_");
       });
 }
@@ -378,7 +379,7 @@ void clamp_scalar_kernel(const Tensor& out, const Tensor& a, std::optional<Scala
 }  // namespace
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
-  detail::check_cpu(a, "clamp", "self");
+  detail::check_device(a, "clamp", "self");
   GB_CHECK(min || max, "clamp: At least one of 'min' or 'max' must not be None");
   ScalarType rt = Promotion().add(a).add(min).add(max).result();
   Tensor out = detail::make_empty(a.sizes(), rt, a.device());
@@ -396,9 +397,9 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
 Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
   GB_CHECK(lo.defined() || hi.defined(), "clamp: At least one of 'min' or 'max' must not be None");
-  detail::check_cpu(a, "clamp", "self");
-  if (lo.defined()) detail::check_cpu(lo, "clamp", "min");
-  if (hi.defined()) detail::check_cpu(hi, "clamp", "max");
+  detail::check_device(a, "clamp", "self");
+  if (lo.defined()) detail::check_device(lo, "clamp", "min", a);
+  if (hi.defined()) detail::check_device(hi, "clamp", "max", a);
   auto shape = broadcast3(a, lo, hi, "clamp");
   ScalarType rt = Promotion().add(a).add(lo).add(hi).result();
   Tensor aa = convert(a, rt);
@@ -456,7 +457,7 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   return detail::apply_inplace(
       *this, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
       [&](Tensor& s) {
-        detail::check_cpu(s, "clamp_", "self");
+        detail::check_device(s, "clamp_", "self");
         clamp_scalar_kernel(s, s, min, max, "clamp_");
       });
 }
@@ -466,8 +467,8 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
 namespace {
 
 void check_lerp(const Tensor& start, const Tensor& end, const char* op) {
-  detail::check_cpu(start, op, "self");
-  detail::check_cpu(end, op, "end");
+  detail::check_device(start, op, "self");
+  detail::check_device(end, op, "end", start);
   GB_CHECK(start.is_floating_point(), op, ": expected a floating tensor but got ", to_string(start.scalar_type()),
            " (shape ", start.sizes(), "); convert it first, e.g. x.to(gb::kFloat)");
   GB_CHECK(start.scalar_type() == end.scalar_type(), op, ": expected dtype ", to_string(start.scalar_type()),
@@ -521,9 +522,9 @@ namespace {
 
 ScalarType addc_type(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div,
                      const char* op) {
-  detail::check_cpu(self, op, "self");
-  detail::check_cpu(t1, op, "tensor1");
-  detail::check_cpu(t2, op, "tensor2");
+  detail::check_device(self, op, "self");
+  detail::check_device(t1, op, "tensor1", self);
+  detail::check_device(t2, op, "tensor2", self);
   GB_CHECK(!is_div || !(is_integral(t1.scalar_type(), true) && is_integral(t2.scalar_type(), true)), op,
            ": integer division with addcdiv is not supported (tensor1 is ", to_string(t1.scalar_type()),
            ", tensor2 is ", to_string(t2.scalar_type()), "); convert them to a floating dtype first");

@@ -167,8 +167,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
               IntArrayRef dilation, int64_t groups) {
   detail::check_defined(x_in, "conv2d");
   detail::check_defined(weight, "conv2d", "weight");
-  detail::check_cpu(x_in, "conv2d");
-  detail::check_cpu(weight, "conv2d", "weight");
+  detail::check_device(x_in, "conv2d");
+  detail::check_device(weight, "conv2d", "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ", x_in.sizes());
   GB_CHECK(weight.dim() == 4,
@@ -198,7 +198,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
            ", expected input", x.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", g.C,
            " channels instead");
   if (bias.defined()) {
-    detail::check_cpu(bias, "conv2d", "bias");
+    detail::check_device(bias, "conv2d", "bias", x_in);
     GB_CHECK(bias.dim() == 1 && bias.size(0) == g.O, "Given weight of size ", weight.sizes(),
              ", expected bias to be 1-dimensional with ", g.O, " elements, but got bias of size ", bias.sizes(),
              " instead");
@@ -218,7 +218,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   Tensor wc = detail::raw_contiguous(weight, ct);
   Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
   Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, x.device());
-  if (out.numel() > 0) {
+  if (out.numel() > 0 && !detail::skip_kernel(out)) {
     if (ct == kDouble)
       conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(),
                            bc.defined() ? bc.data_ptr<double>() : nullptr, out.data_ptr<double>());
@@ -251,7 +251,9 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
             Tensor wc = detail::raw_contiguous(ws, ct);
             if (need_x) gx = detail::make_empty({g.N, g.C, g.H, g.W}, ct, gy.device());
             if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
-            if (ct == kDouble)
+            if (detail::skip_kernel(gyc)) {
+              // meta: gx and gw are made; no GEMM
+            } else if (ct == kDouble)
               conv_backward<double>(g, need_w ? xc.data_ptr<double>() : nullptr, wc.data_ptr<double>(),
                                     gyc.data_ptr<double>(), need_x ? gx.data_ptr<double>() : nullptr,
                                     need_w ? gw.data_ptr<double>() : nullptr);

@@ -48,11 +48,15 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
-  check_cpu(dst, "copy_", "self");
-  check_cpu(src, "copy_", "src");
+  check_device(dst, "copy_", "self");
+  check_device(src, "copy_", "src");
   auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
   GB_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: the source of shape ", src.sizes(),
            " cannot be broadcast to the destination shape ", dst.sizes());
+  GB_CHECK(!src.is_meta() || dst.is_meta(), "copy_: Cannot copy out of meta tensor; no data! (source ", src.sizes(),
+           " on meta, destination on ", dst.device().str(), "). Make the destination on meta too, or make the source ",
+           "on ", dst.device().str());
+  if (skip_kernel(dst)) return;  // into meta: nothing to write (from cpu too, as PyTorch allows)
   dispatch_all(dst.scalar_type(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;
     dispatch_all(src.scalar_type(), "copy_", [&](auto stag) {
@@ -96,11 +100,13 @@ Tensor Tensor::to(Device d) const {
   if (d == device() || (d.type == device().type && d.index < 0)) return *this;
   GB_CHECK(!is_meta(), "to(", d.str(), "): Cannot copy out of meta tensor; no data! A meta tensor has a shape and an ",
            "allocation but no values; make the tensor on ", d.str(), " instead");
-  GB_CHECK(!d.is_meta(), "to(meta): this version has meta tensors from factories (gb::empty(sizes, ",
-           "gb::TensorOptions().device(gb::kMeta)) and friends) but copies no tensor to meta yet; make it there");
-  GB_CHECK(false, "to(", d.str(), "): this build has no ", d.str(), " device for tensors yet: only the cpu has ",
-           "kernels in this version of glassbox (gb::cuda::is_available() reports the GPU itself); keep tensors on ",
-           "the cpu");
+  if (d.is_meta()) {  // an allocation of the same shape on meta, no values and no autograd history (a new leaf)
+    Tensor out = detail::make_empty(sizes(), scalar_type(), d);
+    if (requires_grad()) out.requires_grad_(true);
+    return out;
+  }
+  GB_CHECK(false, "to(", d.str(), "): only cpu and meta have kernels in this build (gb::cuda::is_available() ",
+           "reports the GPU itself); keep tensors on the cpu, or plan on meta");
   return *this;
 }
 Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const { return to(d).to(t, non_blocking, copy); }

@@ -25,6 +25,7 @@ Tensor draw_mask(const Tensor& x, double p) {
   Tensor mask = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
   Generator& gen = default_generator();
   const double q = 1.0 - p;
+  if (detail::skip_kernel(mask)) return mask;  // meta: no draws (the generator does not advance)
   detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* m = mask.data_ptr<T>();
@@ -46,7 +47,7 @@ void apply_mask(const Tensor& out, const Tensor& x, const Tensor& mask, double s
 
 void check_input(const Tensor& x, const char* op) {
   detail::check_defined(x, op);
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
 }
 

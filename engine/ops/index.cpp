@@ -22,15 +22,17 @@ namespace {
 constexpr int64_t kCopyGrain = 1 << 15;  // bytes below which a row copy stays on one thread
 
 void check_index_dtype(const Tensor& index, const char* op, const char* arg = "index") {
-  detail::check_cpu(index, op, arg);
+  detail::check_device(index, op, arg);
   GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op, "(): Expected dtype int64 or int32 ",
                 "for ", arg, ", but got ", to_string(index.scalar_type()), ". Convert it with .to(gb::kInt64)");
 }
 
-// The values of an index tensor (any strides, int64 or int32) as int64.
+// The values of an index tensor (any strides, int64 or int32) as int64. On meta: zeros (a meta index has no values;
+// the count, which is all that decides the shapes and allocations, is right).
 std::vector<int64_t> index_values(const Tensor& index, const char* op) {
   Tensor c = detail::shallow_alias(index).contiguous();
   std::vector<int64_t> out(c.numel());
+  if (detail::skip_kernel(c)) return out;
   detail::dispatch_index(c.scalar_type(), op, [&](auto tag) {
     using I = typename decltype(tag)::type;
     const I* p = c.data_ptr<I>();
@@ -70,6 +72,7 @@ Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64
   Tensor out = detail::make_empty(keep_0d ? std::vector<int64_t>{} : shape, a.scalar_type(), a.device());
   if (out.numel() == 0) return out;
   Tensor ac = detail::shallow_alias(a).contiguous();
+  if (detail::skip_kernel(out)) return out;
   Split3 s = split_at(a.sizes(), dim);
   const int64_t n = int64_t(idx.size()), row_bytes = s.inner * a.element_size();
   const char* src = static_cast<const char*>(ac.data_ptr());
@@ -85,12 +88,15 @@ Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64
 }
 
 // A (1,..,n,..,1) mask of g's dtype: 0 where idx == skip, else 1. Broadcasts along dim against an index_select.
-Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int64_t ndim, ScalarType dtype) {
+Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int64_t ndim, ScalarType dtype,
+                 Device device) {
   std::vector<double> m(idx.size());
   for (size_t i = 0; i < idx.size(); ++i) m[i] = idx[i] == skip ? 0.0 : 1.0;
   std::vector<int64_t> shape(std::max<int64_t>(ndim, 1), 1);
   shape[dim] = int64_t(idx.size());
-  return tensor(ArrayRef<double>(m), TensorOptions().dtype(kDouble)).to(dtype).view(shape);
+  Tensor t = device.is_meta() ? empty({int64_t(m.size())}, TensorOptions().dtype(kDouble).device(device))
+                              : tensor(ArrayRef<double>(m), TensorOptions().dtype(kDouble));
+  return t.to(dtype).view(shape);
 }
 
 // out = zeros(sizes); out[o, idx[i], :] += g[o, i, :] for every i with idx[i] != skip. Differentiable: its backward
@@ -98,12 +104,12 @@ Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int
 // double backward. Duplicate indices accumulate: work is split over outer rows or inner columns, never over i.
 Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>& idx, const Tensor& index,
                        std::vector<int64_t> sizes, int64_t skip, const char* name) {
-  Tensor out = zeros(sizes, TensorOptions().dtype(g.scalar_type()));
+  Tensor out = zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device()));
   if (g.numel() > 0) {
     Tensor gc = detail::shallow_alias(g).contiguous();
     Split3 s = split_at(sizes, dim);
     const int64_t n = int64_t(idx.size());
-    detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {
+    if (!detail::skip_kernel(gc)) detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {  // meta: none
       using T = typename decltype(tag)::type;
       using M = opmath_t<T>;
       const T* src = gc.data_ptr<T>();
@@ -132,7 +138,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
       Tensor picked = index_select(gg, dim, index.reshape({-1}));
       if (skip < 0) return variable_list{picked};
       auto idx = checked_indices(index, gg.dim() == 0 ? 1 : gg.size(dim), dim, "index_select");
-      return variable_list{picked * skip_mask(idx, skip, dim, gg.dim(), gg.scalar_type())};
+      return variable_list{picked * skip_mask(idx, skip, dim, gg.dim(), gg.scalar_type(), gg.device())};
     });
   return out;
 }
@@ -142,8 +148,9 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
 // ---- index_select ----
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
-  detail::check_cpu(a, "index_select", "self");
+  detail::check_device(a, "index_select", "self");
   check_index_dtype(index, "index_select");
+  detail::check_same_device(a, index, "index_select");
   GB_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector, got a ", index.dim(),
                  "-D index of shape ", index.sizes());
   dim = detail::wrap_dim(dim, a.dim(), "index_select");
@@ -205,8 +212,9 @@ Tensor cut_to(const Tensor& t, const Tensor& index) {
 }  // namespace
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
-  detail::check_cpu(a, "gather", "self");
+  detail::check_device(a, "gather", "self");
   check_index_dtype(index, "gather");
+  detail::check_same_device(a, index, "gather");
   dim = detail::wrap_dim(dim, a.dim(), "gather");
   check_gather_shapes(a, dim, index, nullptr, "gather");
   const int64_t size = a.dim() == 0 ? 1 : a.size(dim);
@@ -239,9 +247,10 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
-  detail::check_cpu(a, "scatter_add", "self");
-  detail::check_cpu(src, "scatter_add", "src");
+  detail::check_device(a, "scatter_add", "self");
+  detail::check_device(src, "scatter_add", "src", a);
   check_index_dtype(index, "scatter_add");
+  detail::check_same_device(a, index, "scatter_add");
   GB_CHECK_TYPE(a.scalar_type() == src.scalar_type(), "scatter_add(): Expected self.dtype to be equal to src.dtype, ",
                 "but got ", to_string(a.scalar_type()), " and ", to_string(src.scalar_type()));
   dim = detail::wrap_dim(dim, a.dim(), "scatter_add");
@@ -294,8 +303,9 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
 // ---- embedding ----
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
-  detail::check_cpu(weight, "embedding", "weight");
+  detail::check_device(weight, "embedding", "weight");
   check_index_dtype(indices, "embedding", "indices");
+  detail::check_same_device(weight, indices, "embedding");
   GB_CHECK(weight.dim() == 2, "embedding(): 'weight' must be 2-D (num_embeddings, embedding_dim), got shape ",
            weight.sizes());
   const int64_t V = weight.size(0), D = weight.size(1);
@@ -319,11 +329,13 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 // ---- one_hot ----
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
-  detail::check_cpu(indices, "one_hot", "self");
+  detail::check_device(indices, "one_hot", "self");
   GB_CHECK_TYPE(indices.scalar_type() == kInt64 || indices.scalar_type() == kInt32,
                 "one_hot is only applicable to index tensor of type LongTensor (or int32), got ",
                 to_string(indices.scalar_type()));
   GB_CHECK(num_classes >= -1, "one_hot: num_classes should be -1 (infer) or a positive number, got ", num_classes);
+  if (num_classes == -1)
+    detail::check_has_data(indices, "one_hot", "num_classes=-1 infers the class count from the values: pass num_classes");
   auto idx = index_values(indices, "one_hot");
   for (int64_t v : idx) GB_CHECK_INDEX(v >= 0, "one_hot(): Class values must be non-negative, got index ", v);
   if (num_classes == -1) {
@@ -335,7 +347,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
                    num_classes, " (class values must be smaller than num_classes)");
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(num_classes);
-  Tensor out = zeros(shape, TensorOptions().dtype(kInt64));
+  Tensor out = zeros(shape, TensorOptions().dtype(kInt64).device(indices.device()));
+  if (detail::skip_kernel(out)) return out;
   int64_t* p = out.data_ptr<int64_t>();
   for (size_t i = 0; i < idx.size(); ++i) p[int64_t(i) * num_classes + idx[i]] = 1;
   return out;

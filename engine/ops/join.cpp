@@ -31,7 +31,7 @@ bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 Tensor cat(TensorList tensors, int64_t dim) {
   GB_CHECK(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::check_cpu(tensors[i], "cat", "tensors");
+    detail::check_device(tensors[i], "cat", "tensors", tensors[0]);
     GB_CHECK(tensors[i].dim() > 0, "cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated; ",
              "unsqueeze it first or use stack");
   }
@@ -79,7 +79,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
                        variable_list grads(offsets.size());
                        for (size_t i = 0; i < offsets.size(); ++i) {
                          if (!c.needs(i)) continue;
-                         grads[i] = lengths[i] < 0 ? detail::make_empty(in_sizes[i], g.scalar_type())
+                         grads[i] = lengths[i] < 0 ? detail::make_empty(in_sizes[i], g.scalar_type(), g.device())
                                                    : g.narrow(dim, offsets[i], lengths[i]);
                        }
                        return grads;
@@ -93,7 +93,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
   GB_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   const Tensor& r = tensors[0];
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::check_cpu(tensors[i], "stack", "tensors");
+    detail::check_device(tensors[i], "stack", "tensors", tensors[0]);
     GB_CHECK(tensors[i].sizes() == r.sizes(), "stack expects each tensor to be equal size, but got ", r.sizes(),
              " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   }

@@ -100,6 +100,7 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
   int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
   GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k,
            "x", m, " exceed what BLAS can index (2^31 - 1)");
+  if (detail::skip_kernel(out)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
   (void)get_num_threads();  // makes sure OpenBLAS has been given glassbox's thread count
   const T* ap = a.data_ptr<T>();
   const T* bp = b.data_ptr<T>();
@@ -111,6 +112,7 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
 
 template <typename T>
 void gemm_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  if (detail::skip_kernel(out)) return;
   int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
   const T* ap = a.data_ptr<T>();
   const T* bp = b.data_ptr<T>();
@@ -149,7 +151,7 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
     case kBFloat16: {  // through float: convert the operands once, multiply, round the result once
       Tensor a32 = detail::shallow_alias(a).to(kFloat);
       Tensor b32 = detail::shallow_alias(b).to(kFloat);
-      Tensor o32 = beta == 0.0 ? detail::make_empty(out.sizes(), kFloat) : detail::shallow_alias(out).to(kFloat);
+      Tensor o32 = beta == 0.0 ? detail::make_empty(out.sizes(), kFloat, out.device()) : detail::shallow_alias(out).to(kFloat);
       gemm_blas<float>(o32, a32, b32, alpha, beta);
       detail::copy_into(out, o32);
       return;
@@ -167,11 +169,12 @@ Tensor as_batch(const Tensor& x) {
 }
 
 void check_matrix(const Tensor& t, const char* op, const char* arg) {
-  detail::check_cpu(t, op, arg);
+  detail::check_device(t, op, arg);
   GB_CHECK(t.dim() == 2, op, ": ", arg, " must be a matrix, got a ", t.dim(), "-D tensor of shape ", t.sizes());
 }
 
 void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
+  detail::check_same_device(a, b, op);
   GB_CHECK(a.size(1) == b.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (", x_shape(a.sizes()), " and ",
            x_shape(b.sizes()), "): mat1's columns (", a.size(1), ") must equal mat2's rows (", b.size(0), ")");
 }
@@ -185,7 +188,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   check_matrix(b, "mm", "mat2");
   check_mat_dtypes(a, b, "mm");
   check_mm_shapes(a, b, "mm");
-  Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.scalar_type());
+  Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.scalar_type(), a.device());
   gemm_batched(as_batch(out), as_batch(a), as_batch(b), 1.0, 0.0);
   if (autograd::needs_grad(a, b))
     autograd::record("MmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
@@ -200,13 +203,14 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 // ---- addmm: beta * self + alpha * (a @ b), one GEMM over an output pre-filled with self ----
 
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
-  detail::check_cpu(self, "addmm", "self");
+  detail::check_device(self, "addmm", "self");
   check_matrix(a, "addmm", "mat1");
   check_matrix(b, "addmm", "mat2");
   check_mat_dtypes(a, b, "addmm");
   GB_CHECK_TYPE(self.scalar_type() == a.scalar_type(), "addmm: expected self and mat1 to have the same dtype, but got: ",
                 cpp_name(self.scalar_type()), " != ", cpp_name(a.scalar_type()));
   check_mm_shapes(a, b, "addmm");
+  detail::check_same_device(a, self, "addmm");
   std::vector<int64_t> shape{a.size(0), b.size(1)};
   bool fits = self.dim() <= 2;
   for (int64_t d = 0; fits && d < self.dim(); ++d) {
@@ -216,7 +220,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   GB_CHECK(fits, "addmm: self of shape ", self.sizes(), " cannot be broadcast to the product's shape ",
            IntArrayRef(shape), " (mat1 ", a.sizes(), " @ mat2 ", b.sizes(), ")");
   double be = beta.to_double(), al = alpha.to_double();
-  Tensor out = detail::make_empty(shape, a.scalar_type());
+  Tensor out = detail::make_empty(shape, a.scalar_type(), a.device());
   if (be != 0.0) detail::copy_into(out, self);
   gemm_batched(as_batch(out), as_batch(a), as_batch(b), al, be);
   if (autograd::needs_grad(self, a, b))
@@ -235,15 +239,15 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 // ---- bmm ----
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "bmm", "self");
-  detail::check_cpu(b, "bmm", "mat2");
+  detail::check_device(a, "bmm", "self");
+  detail::check_device(b, "bmm", "mat2", a);
   GB_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape ", a.sizes());
   GB_CHECK(b.dim() == 3, "bmm: batch2 must be a 3D tensor, got shape ", b.sizes());
   check_mat_dtypes(a, b, "bmm");
   GB_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1),
            "bmm: Expected size for first two dimensions of batch2 tensor to be: [", a.size(0), ", ", a.size(2),
            "] but got: [", b.size(0), ", ", b.size(1), "] (shapes ", a.sizes(), " and ", b.sizes(), ")");
-  Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.scalar_type());
+  Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.scalar_type(), a.device());
   gemm_batched(out, a, b, 1.0, 0.0);
   if (autograd::needs_grad(a, b))
     autograd::record("BmmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
@@ -279,8 +283,8 @@ bool should_fold(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "matmul", "self");
-  detail::check_cpu(b, "matmul", "other");
+  detail::check_device(a, "matmul", "self");
+  detail::check_device(b, "matmul", "other", a);
   const int64_t da = a.dim(), db = b.dim();
   GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ",
            db, "D");
@@ -332,8 +336,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // ---- linear ----
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  detail::check_cpu(input, "linear", "input");
+  detail::check_device(input, "linear", "input");
   check_matrix(weight, "linear", "weight");
+  detail::check_same_device(input, weight, "linear");
   GB_CHECK(input.dim() >= 1, "linear: input must have at least 1 dim (its last dim is in_features), got shape ",
            input.sizes());
   GB_CHECK(input.size(-1) == weight.size(1), "linear: mat1 and mat2 shapes cannot be multiplied (",
@@ -343,7 +348,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
            " and ", x_shape(std::vector<int64_t>{weight.size(1), weight.size(0)}), "): input ", input.sizes(),
            " has in_features ", input.size(-1), " but weight ", weight.sizes(), " expects ", weight.size(1));
   if (bias.defined()) {
-    detail::check_cpu(bias, "linear", "bias");
+    detail::check_device(bias, "linear", "bias", input);
     GB_CHECK(bias.dim() <= 1 && (bias.dim() == 0 || bias.size(0) == weight.size(0) || bias.size(0) == 1),
              "linear: bias of shape ", bias.sizes(), " does not match out_features ", weight.size(0), " of weight ",
              weight.sizes());
@@ -379,8 +384,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 // ---- dot / outer ----
 
 Tensor dot(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "dot", "self");
-  detail::check_cpu(b, "dot", "tensor");
+  detail::check_device(a, "dot", "self");
+  detail::check_device(b, "dot", "tensor", a);
   GB_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
            "D tensors (shapes ", a.sizes(), " and ", b.sizes(), ")");
   GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
@@ -389,7 +394,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
            b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
            " elements respectively");
   // (1,K) @ (K,1): a strided vector is a valid BLAS operand either way, so nothing is copied
-  Tensor out = detail::make_empty({}, a.scalar_type());
+  Tensor out = detail::make_empty({}, a.scalar_type(), a.device());
   Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
   Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
   gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
@@ -404,8 +409,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
-  detail::check_cpu(a, "outer", "self");
-  detail::check_cpu(b, "outer", "vec2");
+  detail::check_device(a, "outer", "self");
+  detail::check_device(b, "outer", "vec2", a);
   GB_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D (shape ", a.sizes(), ")");
   GB_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D (shape ", b.sizes(), ")");
   return a.unsqueeze(1) * b;

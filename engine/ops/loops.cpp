@@ -17,6 +17,8 @@ StridedLoop::StridedLoop(const Tensor& out, std::initializer_list<const Tensor*>
   data_[0] = static_cast<char*>(out.data_ptr());
   int t = 1;
   for (const Tensor* in : inputs) {
+    GB_CHECK(in->device() == out.device(), "Expected all tensors to be on the same device, but found at least two ",
+             "devices, ", out.device().str(), " and ", in->device().str(), "!");
     st[t].assign(size_t(nd), 0);
     int64_t lead = nd - in->dim();
     GB_ASSERT(lead >= 0, "input has more dims than the output: ", in->sizes(), " vs ", out.sizes());
@@ -48,6 +50,7 @@ StridedLoop::StridedLoop(const Tensor& out, std::initializer_list<const Tensor*>
   }
   shape_ = std::move(ms);
   for (int k = 0; k < nt_; ++k) strides_[k] = std::move(mst[k]);
+  if (skip_kernel(out)) numel_ = 0;  // meta: no elements to visit (the op has made its tensors already)
   if (numel_ == 0) shape_ = {0};
   if (numel_ == 0)
     for (int k = 0; k < nt_; ++k) strides_[k] = {0};

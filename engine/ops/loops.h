@@ -3,7 +3,9 @@
 // StridedLoop takes an output and up to three inputs, broadcasts the inputs' strides to the output's shape
 // (stride 0 on broadcast dims), merges dims that are contiguous for every operand, and visits the elements in
 // row-major runs along the innermost dim. The typed helpers below give the compiler plain pointer loops for the
-// common contiguous and scalar-broadcast cases so they vectorize.
+// common contiguous and scalar-broadcast cases so they vectorize. On meta (skip_kernel in core/make.h) a loop
+// visits nothing: numel() is 0, so every kernel built on it computes nothing and reads no memory. All operands
+// must be on out's device (PyTorch's "Expected all tensors to be on the same device").
 #pragma once
 
 #include <array>

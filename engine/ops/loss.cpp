@@ -53,8 +53,10 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   const int64_t n = int64_t(plan->pos.size());
-  Tensor out = detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct);
+  Tensor out = detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct,
+                                  x.device());
   auto run = [&](auto zero) {
+    if (detail::skip_kernel(out)) return;  // meta: no values
     using T = decltype(zero);
     const T* xp = xc.data_ptr<T>();
     T* op = out.data_ptr<T>();
@@ -84,9 +86,10 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
 Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) {
   const ScalarType ct = detail::compute_type(g.scalar_type());
   Tensor gc = detail::raw_contiguous(g, ct);
-  Tensor gx = zeros(plan->in_shape, TensorOptions().dtype(ct));
+  Tensor gx = zeros(plan->in_shape, TensorOptions().dtype(ct).device(g.device()));
   const int64_t n = int64_t(plan->pos.size());
   auto run = [&](auto zero) {
+    if (detail::skip_kernel(gx)) return;  // meta: no values
     using T = decltype(zero);
     const T* gp = gc.data_ptr<T>();
     T* op = gx.data_ptr<T>();
@@ -113,8 +116,8 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
                                   int64_t ignore_index, const char* op) {
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
-  detail::check_cpu(input, op);
-  detail::check_cpu(target, op, "target");
+  detail::check_device(input, op);
+  detail::check_device(target, op, "target", input);
   GB_CHECK(input.dim() >= 1, op, ": input tensor should be 1D or more (C), (N, C) or (N, C, d1, ...), but got ",
            input.sizes());
   GB_CHECK(input.is_floating_point(), op, ": expected a floating-point input, but got ",
@@ -138,7 +141,7 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   }
   const int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight.defined()) {
-    detail::check_cpu(weight, op, "weight");
+    detail::check_device(weight, op, "weight", input);
     GB_CHECK(weight.numel() == C, "weight tensor should be defined either for all ", C,
              " classes or no classes but got weight tensor of shape: ", weight.sizes());
   }
@@ -149,11 +152,15 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   const int64_t B = input.dim() == 1 ? 1 : input.size(0);
   const int64_t S = input.dim() <= 2 ? 1 : input.numel() / std::max<int64_t>(B * C, 1);
   Tensor tc = detail::raw_contiguous(target, kInt64);
-  const int64_t* tp = tc.data_ptr<int64_t>();
+  // meta: targets and weights have no values; plan as if every target were class 0 with weight 1 (the plan steers
+  // values only, never which tensors are made)
+  const bool meta = detail::skip_kernel(tc);
+  const int64_t* tp = meta ? nullptr : tc.data_ptr<int64_t>();
   std::vector<double> wv;
   if (weight.defined())
     wv = [&] {
       Tensor wc = detail::raw_contiguous(weight, kDouble);
+      if (meta) return std::vector<double>(size_t(C), 1.0);
       return std::vector<double>(wc.data_ptr<double>(), wc.data_ptr<double>() + C);
     }();
   const int64_t n = B * S;
@@ -161,7 +168,7 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   plan->w.resize(size_t(n));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = 0; s < S; ++s) {
-      const int64_t i = b * S + s, t = tp[i];
+      const int64_t i = b * S + s, t = meta ? 0 : tp[i];
       if (t == ignore_index) {
         plan->pos[i] = -1;
         plan->w[i] = 0;
@@ -178,10 +185,10 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
 // A tensor of target's shape, dtype dt: 1 where target != ignore_index, else 0.
 Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
   Tensor tc = detail::raw_contiguous(target, kInt64);
-  Tensor m = detail::make_empty(target.sizes(), kDouble);
+  Tensor m = detail::make_empty(target.sizes(), kDouble, target.device());
   const int64_t* tp = tc.data_ptr<int64_t>();
   double* mp = m.data_ptr<double>();
-  for (int64_t i = 0; i < m.numel(); ++i) mp[i] = tp[i] == ignore_index ? 0.0 : 1.0;
+  for (int64_t i = 0; i < (detail::skip_kernel(m) ? 0 : m.numel()); ++i) mp[i] = tp[i] == ignore_index ? 0.0 : 1.0;
   return m.to(dt);
 }
 
@@ -266,8 +273,8 @@ namespace {
 void check_pointwise_loss(const Tensor& input, const Tensor& target, const char* op) {
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
-  detail::check_cpu(input, op);
-  detail::check_cpu(target, op, "target");
+  detail::check_device(input, op);
+  detail::check_device(target, op, "target", input);
   GB_CHECK(input.is_floating_point() && target.is_floating_point(), op,
            ": expected floating-point input and target, but got ", to_string(input.scalar_type()), " and ",
            to_string(target.scalar_type()));
@@ -360,8 +367,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
     const ScalarType ct = detail::compute_type(dt);
     Tensor x = full(logits), t = full(target);
     Tensor w = weight.defined() ? full(weight) : Tensor(), pw = pos_weight.defined() ? full(pos_weight) : Tensor();
-    Tensor l = detail::make_empty(shape, ct);
+    Tensor l = detail::make_empty(shape, ct, logits.device());
     auto run = [&](auto zero) {
+      if (detail::skip_kernel(l)) return;  // meta: no values
       using T = decltype(zero);
       const T *xp = x.data_ptr<T>(), *tp = t.data_ptr<T>();
       const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;

@@ -99,7 +99,7 @@ void row_stats(const T* x, int64_t len, double& mean, double& var) {
 
 void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, const Tensor& x) {
   if (!t.defined()) return;
-  detail::check_cpu(t, op, what);
+  detail::check_device(t, op, what);
   GB_CHECK(t.numel() == n, op, ": ", what, " should contain ", n, " elements not ", t.numel(), " (input of size ",
            x.sizes(), ")");
 }
@@ -115,6 +115,7 @@ void normalize_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, 
     using T = decltype(zero);
     Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
     Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    if (detail::skip_kernel(out)) return;  // meta: every tensor is made; no statistics
     const T* xp = xc.data_ptr<T>();
     const T* wp = ptr_or_null<T>(wc);
     const T* bp = ptr_or_null<T>(bc);
@@ -207,7 +208,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
                   const Tensor& running_var, bool training, double momentum, double eps) {
   const char* op = "batch_norm";
   detail::check_defined(x, op);
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got input of size ", x.sizes());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t N = x.size(0), C = x.size(1), S = C && N ? x.numel() / (N * C) : 0;
@@ -222,25 +223,27 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
-  Tensor mean = detail::make_empty({C}, ct), rstd = detail::make_empty({C}, ct);
+  Tensor mean = detail::make_empty({C}, ct, x.device()), rstd = detail::make_empty({C}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   std::vector<double> var(static_cast<size_t>(C));
   auto run = [&](auto zero) {
     using T = decltype(zero);
+    const bool meta = detail::skip_kernel(out);  // meta: make the same tensors, read and write none
     T* mp = mean.data_ptr<T>();
     T* rp = rstd.data_ptr<T>();
     if (batch_stats) {
-      bn_channel_stats<T>(xc.data_ptr<T>(), N, C, S, mp, var.data());
+      if (!meta) bn_channel_stats<T>(xc.data_ptr<T>(), N, C, S, mp, var.data());
     } else {
       Tensor rm = detail::raw_contiguous(running_mean, ct), rv = detail::raw_contiguous(running_var, ct);
-      for (int64_t c = 0; c < C; ++c) {
+      for (int64_t c = 0; c < (meta ? 0 : C); ++c) {
         mp[c] = rm.data_ptr<T>()[c];
         var[size_t(c)] = double(rv.data_ptr<T>()[c]);
       }
     }
-    for (int64_t c = 0; c < C; ++c) rp[c] = T(1.0 / std::sqrt(var[size_t(c)] + eps));
     Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
     Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    if (meta) return;
+    for (int64_t c = 0; c < C; ++c) rp[c] = T(1.0 / std::sqrt(var[size_t(c)] + eps));
     std::vector<T> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
       scale[size_t(c)] = rp[c] * (wc.defined() ? wc.data_ptr<T>()[c] : T(1));
@@ -259,7 +262,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
     const double n = double(N * S);
     std::vector<double> unbiased(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) unbiased[size_t(c)] = var[size_t(c)] * n / (n - 1);
-    Tensor uv = tensor(ArrayRef<double>(unbiased), kDouble);
+    Tensor uv = x.is_meta() ? empty({C}, TensorOptions().dtype(kDouble).device(x.device()))
+                            : tensor(ArrayRef<double>(unbiased), kDouble);
     Tensor& rm = const_cast<Tensor&>(running_mean);
     Tensor& rv = const_cast<Tensor&>(running_var);
     rm.mul_(1 - momentum).add_(mean.to(rm.scalar_type()), momentum);
@@ -283,9 +287,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
             const ScalarType ct = detail::compute_type(xs.scalar_type());
             Tensor xc = detail::raw_contiguous(xs, ct), gc = detail::raw_contiguous(g, ct);
             Tensor wc = ws.defined() ? detail::raw_contiguous(ws, ct) : Tensor();
-            if (c.needs(0)) gx = detail::make_empty(xs.sizes(), ct);
-            if (c.needs(1)) gw = detail::make_empty({C}, ct);
-            if (c.needs(2)) gb = detail::make_empty({C}, ct);
+            if (c.needs(0)) gx = detail::make_empty(xs.sizes(), ct, xs.device());
+            if (c.needs(1)) gw = detail::make_empty({C}, ct, xs.device());
+            if (c.needs(2)) gb = detail::make_empty({C}, ct, xs.device());
             auto run = [&](auto zero) {
               using T = decltype(zero);
               bn_backward_kernel<T>(
@@ -293,7 +297,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
                   c.saved(3).data_ptr<T>(), N, C, S, batch_stats, gx.defined() ? gx.data_ptr<T>() : nullptr,
                   gw.defined() ? gw.data_ptr<T>() : nullptr, gb.defined() ? gb.data_ptr<T>() : nullptr);
             };
-            if (ct == kDouble)
+            if (detail::skip_kernel(xc)) {
+              // meta: the gradients are made; no kernel
+            } else if (ct == kDouble)
               run(double{});
             else
               run(float{});
@@ -318,7 +324,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
   const char* op = "layer_norm";
   detail::check_defined(x, op);
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t k = int64_t(normalized_shape.size());
   GB_CHECK(k >= 1, op,
@@ -349,7 +355,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
-  Tensor mean = detail::make_empty(stat_shape, ct), rstd = detail::make_empty(stat_shape, ct);
+  Tensor mean = detail::make_empty(stat_shape, ct, x.device()), rstd = detail::make_empty(stat_shape, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // weight and bias run along the row
   normalize_rows(xc, weight, bias, M, D, eps, mean, rstd, out,
@@ -391,7 +397,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   const char* op = "group_norm";
   detail::check_defined(x, op);
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": Expected at least 2 dimensions for input tensor but received ", x.dim());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t N = x.size(0), C = x.size(1);
@@ -408,7 +414,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
-  Tensor mean = detail::make_empty({N, G, 1}, ct), rstd = detail::make_empty({N, G, 1}, ct);
+  Tensor mean = detail::make_empty({N, G, 1}, ct, x.device()), rstd = detail::make_empty({N, G, 1}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // a row is one group of one sample: Cg channels of S elements, each channel with its own weight and bias
   normalize_rows(xc, weight, bias, N * G, D, eps, mean, rstd, out,

@@ -30,7 +30,7 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 
 void check_pool_input(const Tensor& x, const char* op) {
   detail::check_defined(x, op);
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   bool ok = (x.dim() == 3 && x.size(0) != 0 && x.size(1) != 0 && x.size(2) != 0) ||
             (x.dim() == 4 && x.size(1) != 0 && x.size(2) != 0 && x.size(3) != 0);
   GB_CHECK(ok, op,
@@ -75,7 +75,7 @@ Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
     const int64_t* ip = idx.data_ptr<int64_t>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
-    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
         for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
     });
@@ -100,7 +100,7 @@ Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
     const int64_t* ip = idx.data_ptr<int64_t>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
-    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         T* dst = op + p * in_plane;
         std::fill(dst, dst + in_plane, T(0));
@@ -140,7 +140,7 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
     const T* xp = xc.template data_ptr<T>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
-    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = xp + p * in_plane;
         T* dst = op + p * out_plane;
@@ -173,7 +173,7 @@ Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>
     const T* gp = gc.template data_ptr<T>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
-    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = gp + p * out_plane;
         T* dst = op + p * in_plane;
@@ -244,7 +244,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
     T* op_ = o.template data_ptr<T>();
     int64_t* ip = idx.data_ptr<int64_t>();
     const int64_t in_plane = H * W, out_plane = Ho * Wo, planes = o.numel() / out_plane;
-    parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = xp + p * in_plane;
         for (int64_t oh = 0; oh < Ho; ++oh) {
@@ -327,7 +327,7 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   detail::check_defined(x, op);
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   GB_CHECK(output_size.size() == 1 || output_size.size() == 2, op, ": output_size must be 2, but got ",
            output_size.size(), " values ", output_size);
   bool ok = (x.dim() == 3 || x.dim() == 4) && x.size(-1) > 0 && x.size(-2) > 0 && (x.dim() == 3 || x.size(1) > 0);

@@ -13,11 +13,11 @@ namespace {
 
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
-  detail::check_cpu(self, op, "self");
+  detail::check_device(self, op, "self");
   bool grad_needed = GradMode::is_enabled() && self.requires_grad();
   detail::check_inplace(self, grad_needed, op);
-  Tensor target = self.is_contiguous() ? self : detail::make_empty(self.sizes(), self.scalar_type());
-  detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {
+  Tensor target = self.is_contiguous() ? self : detail::make_empty(self.sizes(), self.scalar_type(), self.device());
+  if (!detail::skip_kernel(target)) detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {  // meta: no draws
     using T = typename decltype(tag)::type;
     T* p = reinterpret_cast<T*>(target.data_ptr());
     Generator& g = default_generator();

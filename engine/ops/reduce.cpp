@@ -89,8 +89,9 @@ Tensor extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepd
 
 // A tensor of `sizes` that is 1 where idx (the keepdim-shaped indices along dim) points and 0 elsewhere.
 Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType dtype) {
-  Tensor out = zeros(sizes, TensorOptions().dtype(dtype));
+  Tensor out = zeros(sizes, TensorOptions().dtype(dtype).device(idx.device()));
   Tensor ic = idx.contiguous();
+  if (detail::skip_kernel(out)) return out;
   const int64_t* ip = ic.data_ptr<int64_t>();
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
@@ -114,7 +115,7 @@ Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType 
 
 Tensor extreme_all(const Tensor& a, bool is_max) {
   const char* op = is_max ? "max" : "min";
-  detail::check_cpu(a, op);
+  detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   check_nonempty(a, mask, false, op);
   Tensor out = extreme_kernel(a, mask, false, is_max, op);
@@ -124,7 +125,7 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
                      [](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& r = c.saved(1);
-                       Tensor hit = (r.isnan().item<bool>() ? isnan(x) : eq(x, r)).to(c.grad().scalar_type());
+                       Tensor hit = where(isnan(r), isnan(x), eq(x, r)).to(c.grad().scalar_type());  // no item(): runs on meta
                        return variable_list{hit * (c.grad() / hit.sum())};
                      });
   return out;
@@ -134,7 +135,7 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
 
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "max" : "min";
-  detail::check_cpu(a, op);
+  detail::check_device(a, op);
   int64_t d = detail::wrap_dim(dim, a.dim(), op);
   auto mask = detail::dim_mask({d}, a.dim(), op);
   check_nonempty(a, mask, true, op);
@@ -158,7 +159,7 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdi
 
 Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
   const char* op = is_max ? "amax" : "amin";
-  detail::check_cpu(a, op);
+  detail::check_device(a, op);
   auto mask = detail::dim_mask(dims, a.dim(), op);
   check_nonempty(a, mask, !dims.empty(), op);
   Tensor out = extreme_kernel(a, mask, keepdim, is_max, op);
@@ -179,7 +180,7 @@ Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
 
 Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
-  detail::check_cpu(a, op);
+  detail::check_device(a, op);
   std::vector<bool> mask;
   if (dim)
     mask = detail::dim_mask({detail::wrap_dim(*dim, a.dim(), op)}, a.dim(), op);
@@ -200,7 +201,7 @@ struct VarSetup {
 };
 
 VarSetup var_setup(const Tensor& a, IntArrayRef dims, int64_t correction, const char* op) {
-  detail::check_cpu(a, op);
+  detail::check_device(a, op);
   check_floating(a, op);
   VarSetup s;
   s.mask = detail::dim_mask(dims, a.dim(), op);
@@ -294,7 +295,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
 // ---- norm ----
 
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
-  detail::check_cpu(a, "norm");
+  detail::check_device(a, "norm");
   GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
                 "as input. Got ", to_string(a.scalar_type()), "; convert first, e.g. x.to(gb::kFloat)");
   const double pv = p.to_double();
@@ -365,7 +366,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
 // ---- logsumexp ----
 
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
-  detail::check_cpu(a, "logsumexp");
+  detail::check_device(a, "logsumexp");
   auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
   // Integers and bools are computed in the default float dtype, like PyTorch.
   Tensor x = is_floating_point(a.scalar_type()) ? a : a.to(get_default_dtype());
@@ -390,7 +391,7 @@ Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
 namespace {
 template <bool kAll>
 Tensor logical_reduce(const Tensor& a, const char* op) {
-  detail::check_cpu(a, op);
+  detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   Tensor out = detail::make_empty({}, kBool, a.device());
   Layout l = make_layout(a, mask);
@@ -406,7 +407,7 @@ Tensor all(const Tensor& a) { return logical_reduce<true>(a, "all"); }
 Tensor any(const Tensor& a) { return logical_reduce<false>(a, "any"); }
 
 Tensor prod(const Tensor& a) {
-  detail::check_cpu(a, "prod");
+  detail::check_device(a, "prod");
   auto mask = all_dims(a.dim());
   ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
   Tensor out = detail::make_empty({}, ot, a.device());

@@ -116,7 +116,7 @@ template <bool kLog>
 Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
   Tensor x = in.contiguous();
   Tensor out = detail::make_empty(in.sizes(), in.scalar_type(), in.device());
-  if (x.numel() == 0) return out;
+  if (x.numel() == 0 || detail::skip_kernel(out)) return out;
   int64_t outer = 1, C = 1, inner = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (d < dim)
@@ -154,7 +154,7 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
 template <bool kLog>
 Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   const char* op = kLog ? "log_softmax" : "softmax";
-  detail::check_cpu(x, op);
+  detail::check_device(x, op);
   Tensor in = dtype && *dtype != x.scalar_type() ? x.to(*dtype) : x;  // a differentiable cast, before the op
   GB_CHECK_TYPE(is_floating_point(in.scalar_type()), op, ": expected a floating point input, got ",
                 to_string(in.scalar_type()), " (shape ", in.sizes(), "); convert with x.to(gb::kFloat) or pass ",

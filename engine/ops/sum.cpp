@@ -41,15 +41,15 @@ ScalarType acc_type_for(ScalarType t) {
 }  // namespace
 
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  check_cpu(a, "sum");
+  check_device(a, "sum");
   auto keep_shape = reduced_shape(a.sizes(), mask, true);
   ScalarType acc_t = acc_type_for(out_dtype);
-  Tensor acc = zeros(keep_shape, TensorOptions().dtype(acc_t));
+  Tensor acc = zeros(keep_shape, TensorOptions().dtype(acc_t).device(a.device()));
   std::vector<int64_t> vstrides = acc.strides().vec();
   for (size_t d = 0; d < mask.size(); ++d)
     if (mask[d]) vstrides[d] = 0;
   Tensor acc_view = make_view(acc, a.sizes().vec(), vstrides, 0);
-  if (a.numel() > 0) {
+  if (a.numel() > 0 && !skip_kernel(a)) {
     dispatch_all(a.scalar_type(), "sum", [&](auto itag) {
       using I = typename decltype(itag)::type;
       dispatch_all(acc_t, "sum", [&](auto atag) {

@@ -268,3 +268,41 @@ TEST_CASE("StepScope writes a step span and a steps row with its times, loss and
     CHECK(steps[i].end_ns > steps[i].start_ns);
   }
 }
+
+TEST_CASE("set_meta writes a meta row while recording (the last value wins) and nothing when off") {
+  TempDir tmp;
+  std::string path = tmp.file("meta.db");
+  set_meta("glassbox_test.off", "1");  // no session: dropped
+  {
+    Session s(path);
+    set_meta("glassbox_test.key", "first");
+    set_meta("glassbox_test.key", "42");
+  }
+  Reader r(path);
+  CHECK(r.meta("glassbox_test.key") == std::optional<std::string>("42"));
+  CHECK_FALSE(r.meta("glassbox_test.off"));
+}
+
+namespace {
+int g_starts = 0, g_stops = 0;
+bool g_recording_in_start = false;
+}  // namespace
+
+TEST_CASE("session hooks run at each start (at once when registered during one) and before each stop") {
+  TempDir tmp;
+  {
+    Session s(tmp.file("a.db"));
+    add_session_hook([] { ++g_starts; g_recording_in_start = enabled(); set_meta("hooked", "yes"); },
+                     [] { ++g_stops; });
+    CHECK(g_starts == 1);  // registered while recording: started at once
+    CHECK(g_recording_in_start);
+  }
+  CHECK(g_stops == 1);
+  {
+    Session s(tmp.file("b.db"));
+    CHECK(g_starts == 2);
+  }
+  CHECK(g_stops == 2);
+  Reader r(tmp.file("b.db"));
+  CHECK(r.meta("hooked") == std::optional<std::string>("yes"));  // a hook may write meta rows
+}

@@ -11,7 +11,7 @@ TEST_CASE("contiguous strides and numel") {
 }
 
 TEST_CASE("make_empty, make_view and shallow_alias") {
-  auto t = gb::detail::make_empty({2, 3}, gb::kFloat64);
+  auto t = gb::detail::make_empty({2, 3}, gb::kFloat64, gb::kCPU);
   CHECK(t.is_contiguous());
   CHECK(t.storage()->nbytes == 48);
   auto v = gb::detail::make_view(t, {3, 2}, {1, 3}, 0);
@@ -23,7 +23,7 @@ TEST_CASE("make_empty, make_view and shallow_alias") {
   auto a = gb::detail::shallow_alias(w);
   CHECK(a.storage() == w.storage());
   CHECK_FALSE(a.requires_grad());
-  CHECK_THROWS_WITH_AS(gb::detail::make_empty({-2}, gb::kFloat), doctest::Contains("negative dimension -2"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::detail::make_empty({-2}, gb::kFloat, gb::kCPU), doctest::Contains("negative dimension -2"), gb::Error);
 }
 
 TEST_CASE("wrap_dim and dim_mask speak PyTorch") {

@@ -250,10 +250,10 @@ TEST_CASE("every allocation carries the thread's category, op and module; a bloc
     mem::AllocationContext ctx("aten::linear", "encoder.fc1");
     p = Held(a.allocate(1000));
   }
-  Held t(a.allocate(600));  // outside the guards: unknown, no op or module
+  Held t(a.allocate(600));  // outside the guards: temporary (the default), no op or module
   auto s = a.stats();
   CHECK(s.allocated_bytes_by_category[int(mem::Category::parameter)].current == 1024);
-  CHECK(s.allocated_bytes_by_category[int(mem::Category::unknown)].current == 1024);
+  CHECK(s.allocated_bytes_by_category[int(mem::Category::temporary)].current == 1024);
   auto snap = a.snapshot();
   const auto& b0 = snap.segments[0].blocks[0];
   CHECK(b0.category == mem::Category::parameter);

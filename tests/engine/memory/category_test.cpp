@@ -11,7 +11,7 @@ namespace mem = gb::memory;
 TEST_CASE("categories are spelled as their enum and guards nest") {
   CHECK(std::string(mem::to_string(mem::Category::optimizer_state)) == "optimizer_state");
   CHECK(std::string(mem::to_string(mem::Category::autograd_detail)) == "autograd_detail");
-  CHECK(mem::current_category() == mem::Category::unknown);
+  CHECK(mem::current_category() == mem::Category::temporary);  // an op output's category unless told otherwise
   {
     mem::CategoryGuard a(mem::Category::parameter);
     CHECK(mem::current_category() == mem::Category::parameter);
@@ -20,11 +20,11 @@ TEST_CASE("categories are spelled as their enum and guards nest") {
       CHECK(mem::current_category() == mem::Category::gradient);
       mem::Category other = mem::Category::parameter;
       std::thread([&] { other = mem::current_category(); }).join();
-      CHECK(other == mem::Category::unknown);  // another thread has its own
+      CHECK(other == mem::Category::temporary);  // another thread has its own
     }
     CHECK(mem::current_category() == mem::Category::parameter);
   }
-  CHECK(mem::current_category() == mem::Category::unknown);
+  CHECK(mem::current_category() == mem::Category::temporary);  // an op output's category unless told otherwise
 }
 
 TEST_CASE("allocation contexts set op and module; an empty part keeps the outer one") {

@@ -69,3 +69,32 @@ TEST_CASE("an observer sees segment_alloc, alloc, free, segment_free, empty_cach
   CHECK(events[6].requested == 5 * MiB);
   CHECK(std::string(mem::to_string(A::segment_free)) == "segment_free");
 }
+
+TEST_CASE("re-tagging a live block is a retag event with the new category; an OOM observer sees the report") {
+  std::vector<mem::MemoryEvent> events;
+  mem::AllocatorConfig conf;
+  conf.capacity = 4 * MiB;
+  mem::CachingAllocator a(mem::make_meta_raw_allocator(), conf);
+  mem::set_event_observer([&](const mem::MemoryEvent& e) {
+    if (e.device.is_meta()) events.push_back(e);
+  });
+  int64_t oom_allocated = -1;
+  mem::set_oom_observer([&](const gb::OomReport& r) { oom_allocated = r.allocated; });
+  gb::DataPtr p = a.allocate(1000);
+  events.clear();
+  CHECK(a.set_category(p.ptr, mem::Category::activation));
+  CHECK(a.set_category(p.ptr, mem::Category::activation));  // no change: no event
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].action == mem::MemoryAction::retag);
+  CHECK(events[0].category == mem::Category::activation);
+  CHECK(events[0].addr == reinterpret_cast<uint64_t>(p.ptr));
+  CHECK(events[0].size == 1024);
+  CHECK(events[0].requested == 1000);
+  CHECK(events[0].allocated == 1024);
+  CHECK(std::string(mem::to_string(mem::MemoryAction::retag)) == "retag");
+  CHECK_THROWS_AS(a.allocate(5 * MiB), gb::OutOfMemoryError);
+  CHECK(oom_allocated == 1024);
+  mem::set_event_observer(nullptr);
+  mem::set_oom_observer(nullptr);
+  p.deleter(p.ptr);
+}

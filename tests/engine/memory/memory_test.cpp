@@ -78,7 +78,7 @@ TEST_CASE("a forward under NoGradGuard peaks lower than with grad (no saved acti
   CHECK(peak_no_grad == 3 * hidden);
 }
 
-TEST_CASE("meta tensors get addresses and allocator numbers but no data; reading them is a clear error") {
+TEST_CASE("meta tensors get addresses and allocator numbers but no data; ops run on them; reading is a clear error") {
   const gb::Device meta(gb::kMeta);
   const int64_t a0 = allocated(meta);
   auto t = gb::empty({2, 3}, gb::TensorOptions().device(gb::kMeta));
@@ -96,14 +96,39 @@ TEST_CASE("meta tensors get addresses and allocator numbers but no data; reading
     CHECK(u.is_meta());
   auto s = gb::scalar_tensor(1.5, gb::TensorOptions().device(gb::kMeta));
   CHECK_THROWS_WITH_AS(s.item(), doctest::Contains("Tensor.item() cannot be called on meta tensors"), gb::Error);
-  CHECK_THROWS_WITH_AS(t + t, doctest::Contains("got a tensor on meta. Meta tensors have shapes and allocations but no "
-                                                "values, and this version runs no op on them yet"),
-                       gb::Error);
+  auto u = (t + t).sum({1});  // ops run on meta: a (2, 3) and a (2) block more while both live
+  CHECK(u.is_meta());
+  CHECK(u.sizes() == gb::IntArrayRef{2});
+  CHECK(allocated(meta) == a0 + 3 * 512);  // t, s, u (t + t was freed)
   CHECK_THROWS_WITH_AS(t.to(gb::Device(gb::kCPU)), doctest::Contains("Cannot copy out of meta tensor; no data!"), gb::Error);
-  CHECK_THROWS_WITH_AS(t.sum(), doctest::Contains("sum: expected 'input' on the cpu, got a tensor on meta"), gb::Error);
   t = gb::Tensor();
   s = gb::Tensor();
+  u = gb::Tensor();
   CHECK(allocated(meta) == a0);
+}
+
+TEST_CASE("a loop that keeps each step's graph grows memory with retain_graph=true; the default does not") {
+  // The way users hit it: `total_loss = total_loss + loss` (no .item()) keeps every step's graph alive; with
+  // retain_graph=true each kept graph still holds its saved activations, without it they were freed by backward.
+  const gb::Device cpu(gb::kCPU);
+  auto run = [&](bool retain) {
+    auto w = gb::randn({256, 256}, gb::requires_grad());
+    auto total_loss = gb::zeros({});
+    std::vector<int64_t> after;
+    for (int step = 0; step < 4; ++step) {
+      auto x = gb::randn({64, 256});  // 64 KiB, saved by linear
+      auto loss = F::relu(F::linear(x, w)).sum();  // relu's (64, 256) output: 64 KiB, saved by relu
+      loss.backward({}, retain);
+      total_loss = total_loss + loss;
+      after.push_back(allocated(cpu));
+    }
+    return after;
+  };
+  auto kept = run(true), freed = run(false);
+  for (size_t i = 1; i < kept.size(); ++i) {
+    CHECK(kept[i] - kept[i - 1] == 2 * 64 * 1024);  // x and relu's output of every step stay
+    CHECK(freed[i] == freed[i - 1]);                // flat
+  }
 }
 
 TEST_CASE("a capacity makes the meta device behave like an 80 GiB GPU: OOM, then free and retry smaller") {

@@ -30,7 +30,7 @@ TEST_CASE("the summary is torch.cuda.memory_summary()'s table, 77 characters wid
   CHECK(s.find("|       from small pool |      1 KiB |      1 KiB |      1 KiB |      0 B   |") != std::string::npos);
   CHECK(s.find("| Reserved memory       |  22528 KiB |") != std::string::npos);
   CHECK(s.find("| Allocations           |       2    |       2    |       2    |       0    |") != std::string::npos);
-  CHECK(s.find("| Alloc: unknown        |   3073 KiB |") != std::string::npos);
+  CHECK(s.find("| Alloc: temporary      |   3073 KiB |") != std::string::npos);
   CHECK(s.find("| Reserved unallocated  |  19455 KiB |") != std::string::npos);
   small.deleter(small.ptr);
   large.deleter(large.ptr);

@@ -16,6 +16,10 @@
 
 #include "glassbox/core/tensor.h"
 
+namespace gb::detail {
+class ActivationMark;
+}
+
 namespace gb::autograd {
 
 struct Node;
@@ -100,6 +104,8 @@ class SavedVariable {
   bool is_leaf_ = false;
   std::weak_ptr<Node> weak_grad_fn_;  // for outputs: the node that produced it (for the error message)
   std::string grad_fn_name_;
+  // Tags data_'s block as an activation while held (memory categories); declared last, so released first.
+  std::shared_ptr<gb::detail::ActivationMark> mark_;
 };
 
 // Adds gradients to a leaf's .grad(): `grad += g`, never overwrite; runs leaf hooks before and

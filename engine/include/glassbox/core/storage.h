@@ -47,6 +47,10 @@ struct StorageImpl {
   int64_t nbytes;
   Device device;
   uint32_t version = 0;  // bumped by every in-place write through any view
+  // Autograd's bookkeeping for memory categories (engine/autograd/memory_roles.h): how many saved variables hold
+  // this storage, and whether that made its block an activation.
+  int32_t saved_marks = 0;
+  bool saved_retagged = false;
 };
 
 // A new storage of nbytes from the device's allocator (0 bytes: a null data pointer, no block).

@@ -7,8 +7,16 @@
 //     auto w = gb::randn({1024, 1024});   // its block: parameter, op aten::linear, module encoder.layers.0.fc1
 //   }
 //
-// A block keeps its category until re-tagged (set_category in memory.h: the engine re-tags a tensor's block when
-// its role changes, e.g. an op output saved for backward becomes an activation). Op and module names are interned
+// A block keeps its category until re-tagged (set_category in memory.h). The engine sets them as roles change
+// (engine/autograd/memory_roles.h): new allocations are temporary by default (every op output); a leaf whose
+// requires_grad is set becomes a parameter; a tensor saved for backward an activation while saved, then
+// temporary again; .grad buffers are gradients; what the backward engine allocates is autograd_detail. Inputs
+// and optimizer state are the caller's to name, with a guard around their creation:
+//
+//   { gb::memory::CategoryGuard cat(gb::memory::Category::input); x = load_batch(); }
+//   { gb::memory::CategoryGuard cat(gb::memory::Category::optimizer_state); momentum = gb::zeros_like(w); }
+//
+// (gb::optim will do the second itself when [Training] lands.) Op and module names are interned
 // once per AllocationContext (never copied per allocation); the table only grows, so use it for op names and
 // module paths, not for per-step strings.
 #pragma once
@@ -34,7 +42,7 @@ constexpr int kNumCategories = 8;
 // "unknown", "parameter", ... (the enum's spelling).
 const char* to_string(Category c);
 
-// The category new allocations on this thread get (Category::unknown unless a guard says otherwise).
+// The category new allocations on this thread get (Category::temporary unless a guard says otherwise).
 Category current_category();
 
 // Sets the thread's category for new allocations while it lives; restores the previous one after.

@@ -13,11 +13,17 @@
 #include "glassbox/core/device.h"
 #include "glassbox/memory/category.h"
 
+namespace gb {
+struct OomReport;
+}
+
 namespace gb::memory {
 
 // empty_cache follows the segment_free events of one release of the cache: an empty_cache() call, or the release
 // before the retry of a refused segment (then it precedes the retry's segment_alloc, or the oom).
-enum class MemoryAction : uint8_t { alloc, free, segment_alloc, segment_free, oom, empty_cache };
+// retag: a live block's category changed (set_category: a parameter, an activation, a gradient); category is the
+// new one, size and requested the block's. Replaying alloc, retag and free gives the bytes per category at any time.
+enum class MemoryAction : uint8_t { alloc, free, segment_alloc, segment_free, oom, empty_cache, retag };
 const char* to_string(MemoryAction a);
 
 struct MemoryEvent {
@@ -28,7 +34,7 @@ struct MemoryEvent {
   int64_t requested = 0;   // alloc/free/oom: what the caller asked for
   int64_t segment_id = -1;
   int64_t stream = 0;
-  Category category = Category::unknown;
+  Category category = Category::unknown;  // retag: the new category
   uint32_t op_id = 0, module_id = 0;  // name_of(id) gives the strings
   int64_t allocated = 0;   // allocated_bytes.all.current after the event
   int64_t reserved = 0;    // reserved_bytes.all.current after the event
@@ -40,8 +46,23 @@ using EventObserver = std::function<void(const MemoryEvent&)>;
 void set_event_observer(EventObserver observer);
 bool has_event_observer();
 
+// Called with the report of every gb::OutOfMemoryError, right before it is thrown (after the oom event), under the
+// allocator's lock like the event observer. One for all devices; an empty function removes it.
+using OomObserver = std::function<void(const OomReport&)>;
+void set_oom_observer(OomObserver observer);
+
+// The tracer's observers (engine/memory/trace_events.cpp): while a gb::trace session records, every event is a
+// memory_events row and every OOM an oom_reports row, and meta rows give each device's total, context and
+// capacity bytes. Installed only while a session records, so an untraced allocation pays one relaxed load.
+// Trace device numbers: cpu -1, cuda:N N, meta -2 (traces/SCHEMA.md).
+int trace_device(Device d);
+
 namespace detail {
 extern std::atomic<const EventObserver*> g_event_observer;
+extern std::atomic<const OomObserver*> g_oom_observer;
+void connect_tracer();                 // once, when the first allocator is made
+void trace_allocator_made(Device d);   // meta rows for a device whose allocator appears during a session
+void trace_device_changed(Device d);  // capacity or context changed: rewrite its meta rows (when recording)
 }  // namespace detail
 
 }  // namespace gb::memory
