@@ -27,6 +27,10 @@ struct LiveCache {
 }  // namespace
 
 void memory(TraceModel& m, ViewState& v) {
+  if (m.memory_loading()) {
+    plot::empty_state("Loading memory events...", "They are replayed once, in the background; the timeline works meanwhile.");
+    return;
+  }
   if (!m.has_memory()) {
     plot::empty_state("This trace has no memory events.",
                       "Allocator events (alloc, free, segments) are written when the caching allocator is traced; "
