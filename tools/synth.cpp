@@ -402,8 +402,8 @@ class Generator {
 
   // An allocation larger than what is left of the device: PyTorch's message, with what held the memory.
   void oom() {
-    const std::int64_t capacity = 16LL << 30, requested = capacity / 2 + (3 * kMiB);
-    const std::int64_t free = capacity - reserved_ - 300 * kMiB;
+    const std::int64_t capacity = 16LL << 30, free = capacity - reserved_ - 300 * kMiB;
+    const std::int64_t requested = free + 20 * kMiB;  // just more than is left
     res_.oom_t_ns = t_;
     mem_event(MemAction::oom, 0, requested, MemCategory::activation, std::nullopt, std::nullopt, std::nullopt);
     auto gib = [](std::int64_t b) {

@@ -111,6 +111,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
               if (!row.is_null(0)) extend(row.i64(0), row.i64(1));
             });
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
+  ooms_ = r.all<OomReportRecord>();
   has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
   db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::tools::Row& row) { graph_steps_.push_back(row.i64(0)); });
   if (options_.background) loader_ = std::thread([this, ranges = std::move(ranges)]() mutable { load(std::move(ranges)); });
@@ -293,7 +294,7 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
   if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
   std::array<std::int64_t, 8> cat{};
-  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved FROM memory_events WHERE device = ?1 "
+  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id FROM memory_events WHERE device = ?1 "
             "ORDER BY id",
             {mem_device_}, [&](const gb::tools::Row& row) {
               if (stop_) throw Stopped{};
@@ -309,6 +310,8 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
                   live.erase(it);
                 }
               }
+              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7),
+                                         static_cast<std::uint8_t>(action), static_cast<std::uint8_t>(row.i64(4) & 7)});
               mem_t_.push_back(row.i64(0));
               mem_alloc_.push_back(row.i64(5));
               mem_reserved_.push_back(row.i64(6));
@@ -351,6 +354,56 @@ std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64
     lo = hi;
   }
   return out;
+}
+
+const SegmentMap& TraceModel::segment_map(std::int64_t t) {
+  if (segment_map_ && segment_map_->t_ns == t) return *segment_map_;
+  SegmentMap map{.t_ns = t};
+  std::map<Id, SegmentRow> segs;
+  std::map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
+  const auto n = has_memory() ? static_cast<std::size_t>(std::upper_bound(mem_t_.begin(), mem_t_.end(), t) - mem_t_.begin()) : 0;
+  std::map<std::int64_t, std::pair<std::int64_t, Id>> seg_by_addr;  // addr -> (size, id)
+  for (std::size_t i = 0; i < n; ++i) {
+    const MemEvent& e = mem_ev_[i];
+    switch (static_cast<MemAction>(e.action)) {
+      case MemAction::segment_alloc: {
+        const Id id = e.segment >= 0 ? e.segment : -static_cast<Id>(i) - 1;
+        segs[id] = SegmentRow{.id = id, .addr = e.addr, .size = e.size};
+        seg_by_addr[e.addr] = {e.size, id};
+        break;
+      }
+      case MemAction::segment_free:
+        for (auto it = segs.begin(); it != segs.end(); ++it)
+          if (it->second.addr == e.addr) {
+            segs.erase(it);
+            break;
+          }
+        seg_by_addr.erase(e.addr);
+        break;
+      case MemAction::alloc: live[e.addr] = {e.size, e.category}; break;
+      case MemAction::free: live.erase(e.addr); break;
+      default: break;
+    }
+  }
+  for (const auto& [addr, b] : live) {  // by address: blocks come out in offset order
+    auto s = seg_by_addr.upper_bound(addr);
+    if (s == seg_by_addr.begin() || addr + b.first > std::prev(s)->first + std::prev(s)->second.first) {
+      map.unplaced += b.first;
+      continue;
+    }
+    --s;
+    SegmentRow& row = segs[s->second.second];
+    row.blocks.push_back(SegmentBlock{addr - row.addr, b.first, static_cast<MemCategory>(b.second)});
+    row.allocated += b.first;
+  }
+  for (auto& [id, row] : segs) {
+    std::int64_t at = 0;
+    for (const SegmentBlock& b : row.blocks) row.largest_free = std::max(row.largest_free, b.offset - at), at = b.offset + b.size;
+    row.largest_free = std::max(row.largest_free, row.size - at);
+    map.segments.push_back(std::move(row));
+  }
+  segment_map_ = std::move(map);
+  return *segment_map_;
 }
 
 std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {

@@ -85,6 +85,23 @@ struct LiveBlock {
   std::string op, module;  // the span's name and the module path that allocated it ("" when unknown)
 };
 
+// The allocator's segments at one moment, each with its live blocks (offset from the segment's start) and the
+// free gaps between them: fragmentation at a glance.
+struct SegmentBlock {
+  std::int64_t offset = 0, size = 0;
+  gb::trace::MemCategory category = gb::trace::MemCategory::unknown;
+};
+struct SegmentRow {
+  gb::trace::Id id = 0;
+  std::int64_t addr = 0, size = 0, allocated = 0, largest_free = 0;
+  std::vector<SegmentBlock> blocks;  // by offset
+};
+struct SegmentMap {
+  std::int64_t t_ns = 0;
+  std::vector<SegmentRow> segments;  // by segment id
+  std::int64_t unplaced = 0;         // live blocks whose segment is unknown (no segment_id, or outside it)
+};
+
 struct GradHeatmap {
   std::vector<Id> param_ids;        // rows, in model order
   std::vector<std::string> labels;  // "layers.0.weight"
@@ -204,6 +221,10 @@ class TraceModel {
   std::vector<MemoryColumn> memory_columns(std::int64_t t0, std::int64_t t1, int columns) const;
   MemoryColumn memory_at(std::int64_t t) const;  // the state after the last event at or before t
   std::int64_t peak_reserved() const { return peak_reserved_; }
+  // Replays the device's events up to t (in memory): segments from segment_alloc/free, blocks placed by segment_id
+  // (or by address), by offset. Cached for the last t.
+  const SegmentMap& segment_map(std::int64_t t);
+  const std::vector<gb::trace::OomReportRecord>& oom_reports() const { return ooms_; }
   // The largest blocks live at time t, largest first.
   std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
 
@@ -253,6 +274,13 @@ class TraceModel {
   std::int64_t context_ = 0, peak_reserved_ = 0;
   std::vector<std::int64_t> mem_t_, mem_alloc_, mem_reserved_;
   std::vector<std::array<std::int64_t, 8>> mem_cat_;
+  struct MemEvent {
+    std::int64_t addr, size, segment;  // segment -1: NULL
+    std::uint8_t action, category;
+  };
+  std::vector<MemEvent> mem_ev_;
+  std::optional<SegmentMap> segment_map_;
+  std::vector<gb::trace::OomReportRecord> ooms_;
 
   std::map<int, gb::tools::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;

@@ -417,3 +417,34 @@ TEST_CASE("autograd graph of a step: the loss on top, every edge downward, backw
   CHECK_FALSE(graph_note("MulBackward0").empty());
   CHECK(graph_note("NoSuchBackward").empty());
 }
+
+TEST_CASE("segment map: live blocks inside their segments add up to allocated; reserved is the segments' sum") {
+  Fixture f({.steps = 4, .layers = 4, .ops_per_layer = 1});
+  TraceModel m(f.path, kSync);
+  for (int i = 1; i <= 20; ++i) {
+    const std::int64_t t = m.begin_ns() + (m.end_ns() - m.begin_ns()) * i / 21;
+    const SegmentMap& map = m.segment_map(t);
+    const MemoryColumn c = m.memory_at(t);
+    std::int64_t allocated = map.unplaced, reserved = 0;
+    for (const SegmentRow& s : map.segments) {
+      reserved += s.size;
+      std::int64_t at = 0, sum = 0;
+      for (const SegmentBlock& b : s.blocks) {
+        CHECK(b.offset >= at);  // by offset, no overlap
+        at = b.offset + b.size;
+        sum += b.size;
+      }
+      CHECK(at <= s.size);
+      CHECK(sum == s.allocated);
+      CHECK(s.largest_free <= s.size - s.allocated);
+      allocated += s.allocated;
+    }
+    CHECK(map.unplaced == 0);
+    CHECK(allocated == c.allocated);
+    CHECK(reserved == c.reserved);
+  }
+  gb::tools::write_synthetic_trace(f.path, {.steps = 2, .layers = 2, .oom = true});
+  TraceModel o(f.path, kSync);
+  REQUIRE(o.oom_reports().size() == 1);
+  CHECK(o.oom_reports()[0].report.find("out of memory") != std::string::npos);
+}
