@@ -103,7 +103,6 @@ int main(int argc, char** argv) {
   const double first = ms_since(t_open);
   gb::viewer::TraceModel& m = *app.model();
   const std::string size = ", \"spans\": " + std::to_string(m.span_count()) +
-                           ", \"memory_events\": " + std::to_string(m.memory_events()) +
                            ", \"steps\": " + std::to_string(m.steps().size());
   line("open_ms", opened, "ms", 0, size);
   line("open_to_first_frame_ms", first, "ms", 1000, size + ", \"overview_ready\": " + (m.overview_ready() ? "true" : "false"));
@@ -115,7 +114,8 @@ int main(int argc, char** argv) {
   }
   const double overview_ms = ms_since(t_open);
   m.wait_loaded();  // then the gradient heatmap and the data-loader sums
-  line("all_loaded_ms", ms_since(t_open), "ms", 0);
+  line("all_loaded_ms", ms_since(t_open), "ms", 0, ", \"memory_events\": " + std::to_string(m.memory_events()) +
+                                                  ", \"grad_stats\": " + std::to_string(m.grad_heatmap().rows() * m.grad_heatmap().cols()));
   line("overview_ready_ms", overview_ms, "ms", 0,
        ", \"items\": " + std::to_string(m.overview().items()) + ", \"frames_meanwhile\": " + std::to_string(during.size()));
   if (!during.empty()) {
