@@ -116,6 +116,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   synth->add_option("--nan-layer", so.nan_layer, "layer of the planted NaN (-1: the middle one)")->capture_default_str();
   synth->add_option("--seed", so.seed, "random seed")->capture_default_str();
+  synth->add_option("--memory-layer-stride", so.memory_layer_stride,
+                    "per-step allocations only in every n-th layer (fewer memory events)")
+      ->capture_default_str();
+  synth->add_flag("--cuda", so.cuda, "add a CUDA stream thread with kernels (and kernels rows)");
+  synth->add_flag("--oom", so.oom, "end with an out-of-memory event and its report");
 
   std::vector<std::string> view_args;
   CLI::App* view = app.add_subcommand("view", "open a trace in the desktop viewer (glassbox-viewer FILE [options])");
@@ -149,6 +154,8 @@ int main(int argc, char** argv) {
       out << "wrote " << synth_out << ": " << r.spans << " spans, " << r.steps << " steps, " << r.memory_events
           << " memory events, " << r.grad_stats << " grad stats";
       if (r.nan_step >= 0) out << ", NaN gradient at step " << r.nan_step << " layer " << r.nan_layer;
+      if (r.kernels) out << ", " << r.kernels << " kernels";
+      if (r.oom_t_ns >= 0) out << ", an OOM";
       out << "\n";
     }
     std::cout << out.str() << std::flush;

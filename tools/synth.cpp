@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <string>
@@ -69,6 +70,7 @@ class Generator {
     w_.add(ThreadRecord{1, 1000, "main", ThreadRole::main});
     for (std::int64_t k = 0; k < o_.workers; ++k)
       w_.add(ThreadRecord{2 + k, 1001 + k, "DataLoader worker " + std::to_string(k), ThreadRole::dataloader_worker});
+    if (o_.cuda) w_.add(ThreadRecord{2 + o_.workers, 1100, "CUDA stream 7", ThreadRole::cuda_stream});
     w_.add(ModuleRecord{1, "", "MLP", std::nullopt});
     for (std::int64_t l = 0; l < L; ++l) {
       w_.add(ModuleRecord{l + 2, "layers." + std::to_string(l), "Linear", 1});
@@ -87,6 +89,7 @@ class Generator {
     worker_free_.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, o_.workers)), 0);
     for (std::int64_t s = 0; s < S; ++s) step(s, L, S);
     res_.end_ns = t_;
+    if (o_.oom) oom();
     w_.close();
     return res_;
   }
@@ -127,37 +130,79 @@ class Generator {
   }
 
   // --- memory ------------------------------------------------------------------------------------------------
-  void mem_event(MemAction a, std::int64_t addr, std::int64_t size, MemCategory c, OptId span, OptId module) {
-    w_.add(MemoryEventRecord{++mem_id_, t_, a, kDevice, addr, size, size, seg_id_, 0, c, span, module, allocated_,
+  struct Segment {
+    Id id = 0;
+    std::int64_t addr = 0, size = 0;
+    std::map<std::int64_t, std::int64_t> free;  // addr -> bytes
+  };
+  void mem_event(MemAction a, std::int64_t addr, std::int64_t size, MemCategory c, OptId span, OptId module,
+                 OptId segment) {
+    w_.add(MemoryEventRecord{++mem_id_, t_, a, kDevice, addr, size, size, segment, 0, c, span, module, allocated_,
                              reserved_});
     ++res_.memory_events;
     res_.peak_allocated = std::max(res_.peak_allocated, allocated_);
     res_.peak_reserved = std::max(res_.peak_reserved, reserved_);
   }
+  static std::int64_t rounded(std::int64_t size) { return (size + 511) / 512 * 512; }
+  // Best fit over every segment's free ranges; a new segment when none fits (the caching allocator's behaviour).
   std::int64_t alloc(std::int64_t size, MemCategory c, OptId span, OptId module) {
-    if (allocated_ + size > reserved_) {
-      std::int64_t seg = std::max<std::int64_t>(64 * kMiB, (size + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB));
-      reserved_ += seg;
-      ++seg_id_;
-      mem_event(MemAction::segment_alloc, next_addr_, seg, MemCategory::unknown, span, module);
-      next_addr_ += 0x1000;
+    const std::int64_t need = rounded(size);
+    Segment* best_seg = nullptr;
+    std::int64_t best_addr = 0, best_len = std::numeric_limits<std::int64_t>::max();
+    for (Segment& g : segments_)
+      for (const auto& [a, len] : g.free)
+        if (len >= need && len < best_len) best_seg = &g, best_addr = a, best_len = len;
+    if (!best_seg) {
+      Segment g;
+      g.id = ++seg_id_;
+      g.size = std::max<std::int64_t>(64 * kMiB, (need + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB));
+      g.addr = next_addr_;
+      next_addr_ += (g.size + 32 * kMiB - 1) / (32 * kMiB) * (32 * kMiB) + 32 * kMiB;
+      g.free[g.addr] = g.size;
+      reserved_ += g.size;
+      ++res_.segments;
+      mem_event(MemAction::segment_alloc, g.addr, g.size, MemCategory::unknown, span, module, g.id);
       t_ += 200;
+      segments_.push_back(std::move(g));
+      best_seg = &segments_.back(), best_addr = best_seg->addr, best_len = best_seg->size;
     }
-    const std::int64_t addr = next_addr_;
-    next_addr_ += (size + 0xfff) / 0x1000 * 0x1000 + 0x1000;
+    best_seg->free.erase(best_addr);
+    if (best_len > need) best_seg->free[best_addr + need] = best_len - need;
     allocated_ += size;
-    live_[addr] = size;
-    mem_event(MemAction::alloc, addr, size, c, span, module);
+    live_[best_addr] = {size, best_seg->id};
+    mem_event(MemAction::alloc, best_addr, size, c, span, module, best_seg->id);
     t_ += 100;
-    return addr;
+    return best_addr;
   }
   void release(std::int64_t addr, OptId span, OptId module) {
     auto it = live_.find(addr);
     if (it == live_.end()) return;
-    allocated_ -= it->second;
-    mem_event(MemAction::free, addr, it->second, MemCategory::unknown, span, module);
+    const auto [size, seg] = it->second;
+    allocated_ -= size;
+    mem_event(MemAction::free, addr, size, MemCategory::unknown, span, module, seg);
     live_.erase(it);
+    Segment& g = segments_[static_cast<std::size_t>(seg - 1)];
+    auto [pos, ok] = g.free.emplace(addr, rounded(size));
+    (void)ok;
+    if (auto next = std::next(pos); next != g.free.end() && pos->first + pos->second == next->first)
+      pos->second += next->second, g.free.erase(next);
+    if (pos != g.free.begin())
+      if (auto prev = std::prev(pos); prev->first + prev->second == pos->first) prev->second += pos->second, g.free.erase(pos);
     t_ += 100;
+  }
+  bool mem_layer(std::int64_t l) const { return l % std::max<std::int64_t>(1, o_.memory_layer_stride) == 0; }
+
+  // --- CUDA: a kernel on the stream thread, launched now by `op`, serialized after the stream's last kernel
+  void kernel(std::string_view name, Id op, std::int64_t dur, const char* grid, const char* block) {
+    if (!o_.cuda) return;
+    const Id stream = 2 + o_.workers;
+    const std::int64_t start = std::max(stream_free_, t_ + 4 * kUs);
+    begin(stream, SpanKind::cuda_kernel, name, start);
+    const Id id = open_[stream].back().id;
+    end(stream, start + dur);
+    stream_free_ = start + dur + 2 * kUs;
+    w_.add(KernelRecord{id, kDevice, 7, ++correlation_, op, grid, block, 96, 16384});
+    ++res_.kernels;
   }
 
   // --- one training step ---------------------------------------------------------------------------------------
@@ -217,11 +262,13 @@ class Generator {
       const std::int64_t seq = ++seq_;
       const Id linear = begin(1, SpanKind::op, "linear", t_, mod, seq);
       t_ += kUs;
-      acts[static_cast<std::size_t>(l)].push_back(alloc(act_bytes_, MemCategory::activation, linear, mod));
+      if (mem_layer(l)) acts[static_cast<std::size_t>(l)].push_back(alloc(act_bytes_, MemCategory::activation, linear, mod));
       const Id mm = begin(1, SpanKind::op, "matmul", t_, mod);
-      const std::int64_t tmp = alloc(act_bytes_ / 4, MemCategory::temporary, mm, mod);
-      t_ += rng_.between(40 * kUs, 90 * kUs);
-      release(tmp, mm, mod);
+      const std::int64_t tmp = mem_layer(l) ? alloc(act_bytes_ / 4, MemCategory::temporary, mm, mod) : 0;
+      const std::int64_t mm_dur = rng_.between(40 * kUs, 90 * kUs);
+      kernel("ampere_sgemm_128x64_tn", mm, mm_dur * 3 / 5, "8,16,1", "256,1,1");
+      t_ += mm_dur;
+      if (tmp) release(tmp, mm, mod);
       end(1, t_);
       t_ += kUs;
       leaf(SpanKind::op, "add", rng_.between(5 * kUs, 12 * kUs), mod);
@@ -232,8 +279,11 @@ class Generator {
         const int e = static_cast<int>((j + l) % 6);
         const std::int64_t eseq = ++seq_;
         const Id op = begin(1, SpanKind::op, kElementwise[e], t_, mod, eseq);
-        if (j == 0) acts[static_cast<std::size_t>(l)].push_back(alloc(act_bytes_, MemCategory::activation, op, mod));
-        t_ += rng_.between(3 * kUs, 15 * kUs);
+        if (j == 0 && mem_layer(l))
+          acts[static_cast<std::size_t>(l)].push_back(alloc(act_bytes_, MemCategory::activation, op, mod));
+        const std::int64_t dur = rng_.between(3 * kUs, 15 * kUs);
+        kernel("vectorized_elementwise_kernel", op, dur / 2, "1024,1,1", "128,1,1");
+        t_ += dur;
         end(1, t_);
         t_ += rng_.between(300, 1200);
         fwd.push_back(ForwardOp{op, eseq, mod, kElementwiseBackward[e], -1, j == 0 ? act_bytes_ : 0});
@@ -259,12 +309,17 @@ class Generator {
       const Id node = begin(1, SpanKind::backward_node, it->backward_name, t_, it->module, it->seq);
       t_ += kUs;
       if (it->layer >= 0) {
-        const std::int64_t detail = alloc(o_.width * 64, MemCategory::autograd_detail, node, it->module);
-        t_ += rng_.between(60 * kUs, 140 * kUs);
+        const bool mem = mem_layer(it->layer);
+        const std::int64_t detail = mem ? alloc(o_.width * 64, MemCategory::autograd_detail, node, it->module) : 0;
+        const std::int64_t dur = rng_.between(60 * kUs, 140 * kUs);
+        kernel("ampere_sgemm_64x64_nt", node, dur / 2, "16,16,1", "128,1,1");
+        t_ += dur;
         for (std::int64_t a : acts[static_cast<std::size_t>(it->layer)]) release(a, node, it->module);
-        grad_addr_.push_back(alloc(param_bytes(2 * it->layer), MemCategory::gradient, node, it->module));
-        grad_addr_.push_back(alloc(param_bytes(2 * it->layer + 1), MemCategory::gradient, node, it->module));
-        release(detail, node, it->module);
+        if (mem) {
+          grad_addr_.push_back(alloc(param_bytes(2 * it->layer), MemCategory::gradient, node, it->module));
+          grad_addr_.push_back(alloc(param_bytes(2 * it->layer + 1), MemCategory::gradient, node, it->module));
+          release(detail, node, it->module);
+        }
         if (s == res_.nan_step && it->layer == res_.nan_layer) {
           res_.nan_t_ns = t_;
           w_.add(AnomalyRecord{++anomaly_id_, t_, s, AnomalyKind::nonfinite_backward, Severity::error, node,
@@ -278,14 +333,23 @@ class Generator {
       }
       end(1, t_);
       t_ += rng_.between(300, 1000);
-      if (s == 0) node_ids.push_back(add_graph_node(*it, node));
+      if (s == 0) {
+        node_ids.push_back(add_graph_node(*it, node));
+        if (it->layer >= 0)  // the layer's weight and bias are leaves: AccumulateGrad nodes fed by this node
+          for (std::int64_t p = 0; p < 2; ++p) {
+            const Id acc = ++graph_id_;
+            w_.add(GraphNodeRecord{acc, 0, -1, w_.intern("AccumulateGrad"), std::nullopt, it->module, 0});
+            w_.add(GraphEdgeRecord{0, node_ids.back(), acc, p + 1});
+          }
+      }
     }
     t_ += kUs;
     end(1, t_);  // execution
     leaf(SpanKind::backward_phase, "release", rng_.between(5 * kUs, 15 * kUs));
     end(1, t_);  // backward
     t_ += 2 * kUs;
-    for (std::size_t i = 1; i < node_ids.size(); ++i) w_.add(GraphEdgeRecord{0, node_ids[i - 1], node_ids[i], 0});
+    if (s == 0)
+      for (std::size_t i = 1; i < node_ids.size(); ++i) w_.add(GraphEdgeRecord{0, node_ids[i - 1], node_ids[i], 0});
 
     // Optimizer: SGD with momentum; the momentum buffers appear at the first step.
     begin(1, SpanKind::optimizer, "SGD.step", t_);
@@ -336,6 +400,31 @@ class Generator {
     t_ += 20 * kUs;
   }
 
+  // An allocation larger than what is left of the device: PyTorch's message, with what held the memory.
+  void oom() {
+    const std::int64_t capacity = 16LL << 30, free = capacity - reserved_ - 300 * kMiB;
+    const std::int64_t requested = free + 20 * kMiB;  // just more than is left
+    res_.oom_t_ns = t_;
+    mem_event(MemAction::oom, 0, requested, MemCategory::activation, std::nullopt, std::nullopt, std::nullopt);
+    auto gib = [](std::int64_t b) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1LL << 30));
+      return std::string(buf);
+    };
+    std::int64_t largest = 0;
+    for (const Segment& g : segments_)
+      for (const auto& [a, len] : g.free) largest = std::max(largest, len);
+    w_.add(OomReportRecord{1, t_, requested, capacity, free, allocated_, reserved_, largest,
+                           "CUDA out of memory. Tried to allocate " + gib(requested) + ". GPU 0 has a total capacity "
+                           "of " + gib(capacity) + " of which " + gib(free) + " is free. Of the allocated memory " +
+                           gib(allocated_) + " is allocated by glassbox, and " + gib(reserved_ - allocated_) +
+                           " is reserved by glassbox but unallocated. If reserved but unallocated memory is large "
+                           "try setting GLASSBOX_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+                           "Largest free block: " + gib(largest) + ".\nWhat held the memory: parameters, "
+                           "optimizer state (momentum) and the cached segments of the last step."});
+    t_ += kUs;
+  }
+
   Id add_graph_node(const ForwardOp& f, Id node_span) {
     (void)node_span;
     const Id id = ++graph_id_;
@@ -352,8 +441,10 @@ class Generator {
   std::map<Id, std::int64_t> next_n_;
   std::map<Id, std::vector<SpanRecord>> open_;
   std::vector<std::int64_t> worker_free_, step_starts_, param_addr_, grad_addr_;
-  std::unordered_map<std::int64_t, std::int64_t> live_;  // addr -> size
+  std::unordered_map<std::int64_t, std::pair<std::int64_t, Id>> live_;  // addr -> (size, segment)
+  std::vector<Segment> segments_;                                      // segment id - 1 -> segment
   std::int64_t allocated_ = 0, reserved_ = 0, next_addr_ = 0x7f0000000000, mem_id_ = 0, seg_id_ = 0;
+  std::int64_t stream_free_ = 0, correlation_ = 0;
   Id anomaly_id_ = 0, graph_id_ = 0;
 };
 

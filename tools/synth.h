@@ -18,14 +18,23 @@
 //   memory      device 0: parameters and a workspace (unknown) up front; per step an input batch, per layer two
 //               activations (freed by its backward node), a temporary in matmul, an autograd_detail block in
 //               the backward node, gradients (allocated in backward, freed by zero_grad) and, at step 0, momentum
-//               buffers (optimizer_state). Segments of >= 64 MiB are reserved as allocated grows; `allocated` and
-//               `reserved` are the exact running totals. meta context_bytes = 300 MiB.
+//               buffers (optimizer_state); with memory_layer_stride n only every n-th layer allocates per step.
+//               Blocks are placed inside segments by best fit (512-byte rounding, split and merge), so addresses
+//               lie in their segment [addr, addr + size) and freed gaps fragment it; a segment of >= 64 MiB is
+//               reserved when no free range fits. `allocated` and `reserved` are the exact running totals.
+//               meta context_bytes = 300 MiB.
+//   oom         (oom) after the last step, an allocation that does not fit: a memory event `oom` and an
+//               oom_reports row with PyTorch's wording
+//   cuda        (cuda) thread "CUDA stream 7" (cuda_stream): one cuda_kernel span per matmul, elementwise op and
+//               linear backward node, serialized on the stream after its launch, with a kernels row whose
+//               launch_span_id names the op
 //   counters    loss and lr at each step's end; steps rows with loss and lr
 //   grad_stats  every param every step; at (nan_step, nan_layer) the weight has nan_count = 12 (the norm column
 //               cannot hold NaN: SQLite stores NaN as NULL and norm is NOT NULL)
 //   anomalies   an exploding_norm warning one step before, and a nonfinite_backward error naming the backward
 //               node, module and param of the planted NaN
-//   graph       graph_nodes / graph_edges of step 0
+//   graph       graph_nodes / graph_edges of step 0: the backward nodes from the loss down, and one
+//               AccumulateGrad node per parameter fed by its layer's AddmmBackward0
 // `spans` > 0 picks ops_per_layer so the file holds about that many spans (steps and layers stay as given).
 //
 //   SynthResult r = write_synthetic_trace("big.db", SynthOptions{.steps = 50, .spans = 1'000'000});
@@ -48,6 +57,9 @@ struct SynthOptions {
   std::int64_t nan_layer = -1;  // -1: the middle layer
   std::int64_t batch = 2048;    // activation bytes = batch * width * 4
   std::int64_t width = 1024;
+  std::int64_t memory_layer_stride = 1;  // per-step memory events only for layers l % stride == 0
+  bool cuda = false;                     // a CUDA stream thread with kernels
+  bool oom = false;                      // an OOM at the end
   std::uint64_t seed = 1;
 };
 
@@ -58,6 +70,8 @@ struct SynthResult {
   std::int64_t nan_t_ns = 0;            // when the nonfinite_backward anomaly happened
   std::int64_t end_ns = 0;              // the last step's end
   std::int64_t peak_allocated = 0, peak_reserved = 0;
+  std::int64_t kernels = 0, segments = 0;
+  std::int64_t oom_t_ns = -1;           // when the OOM happened (oom)
 };
 
 // Replaces any file at path. Throws gb::trace::Error when it cannot be written.

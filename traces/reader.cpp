@@ -208,6 +208,47 @@ std::vector<SpanItem> Reader::spans(Id thread_id, std::int64_t t0_ns, std::int64
   return items;
 }
 
+std::int64_t Reader::span_count(Id thread_id, std::int64_t t0_ns, std::int64_t t1_ns) const {
+  const Id lo = span_id(thread_id, 0), hi = span_id(thread_id + 1, 0);
+  Stmt after(db_, path_, "SELECT id, start_ns FROM spans WHERE id >= ? AND id < ? ORDER BY id LIMIT 1", __FILE__,
+             __LINE__);
+  // The first id whose span starts at or after t (strictly after, when `after_t`), or hi when none.
+  auto first = [&](std::int64_t t, bool after_t) {
+    Id a = lo, b = hi;
+    while (a < b) {
+      const Id mid = a + (b - a) / 2;
+      after.bind(1, mid, __FILE__, __LINE__);
+      after.bind(2, b, __FILE__, __LINE__);
+      const bool found = after.step(__FILE__, __LINE__);
+      const Id id = found ? sqlite3_column_int64(after.get(), 0) : 0;
+      const std::int64_t start = found ? sqlite3_column_int64(after.get(), 1) : 0;
+      after.reset();
+      if (!found || (after_t ? start > t : start >= t)) b = mid;
+      else a = id + 1;
+    }
+    return a;
+  };
+  // A boundary may fall in a gap below the thread's first id: snap it to the next real id (or past the last).
+  auto snap = [&](Id boundary) {
+    after.bind(1, boundary, __FILE__, __LINE__);
+    after.bind(2, hi, __FILE__, __LINE__);
+    const Id id = after.step(__FILE__, __LINE__) ? sqlite3_column_int64(after.get(), 0) : hi;
+    after.reset();
+    return id;
+  };
+  if (t1_ns < t0_ns) return 0;
+  const Id a = snap(first(t0_ns, false)), b = snap(first(t1_ns, true));
+  if (b == hi) {  // past the last span: count up to it
+    Stmt last(db_, path_, "SELECT max(id) FROM spans WHERE id >= ? AND id < ?", __FILE__, __LINE__);
+    last.bind(1, lo, __FILE__, __LINE__);
+    last.bind(2, hi, __FILE__, __LINE__);
+    last.step(__FILE__, __LINE__);
+    if (sqlite3_column_type(last.get(), 0) == SQLITE_NULL || a == hi) return 0;
+    return sqlite3_column_int64(last.get(), 0) + 1 - a;
+  }
+  return b - a;
+}
+
 std::vector<MemoryPoint> Reader::memory_timeline(int device, std::int64_t t0_ns, std::int64_t t1_ns) const {
   Stmt s(db_, path_,
          "SELECT t_ns, allocated, reserved FROM memory_events WHERE device = ? AND t_ns >= ? AND t_ns <= ? "

@@ -77,6 +77,9 @@ class Reader {
   // the probes write; costs O(log n) lookups plus the rows returned.
   std::vector<SpanItem> spans(Id thread_id, std::int64_t t0_ns = kTimeMin, std::int64_t t1_ns = kTimeMax,
                               std::int64_t fold_below_ns = 0) const;
+  // How many spans of one thread start in [t0_ns, t1_ns]: the difference of the two ids the binary search finds
+  // (exact while the thread's ids are dense, as the probes write them). O(log n) lookups, no rows read.
+  std::int64_t span_count(Id thread_id, std::int64_t t0_ns, std::int64_t t1_ns) const;
   // (t, allocated, reserved) after each memory event of one device (-1 = CPU), by time.
   std::vector<MemoryPoint> memory_timeline(int device, std::int64_t t0_ns = kTimeMin,
                                            std::int64_t t1_ns = kTimeMax) const;

@@ -161,8 +161,8 @@ void App::frame() {
                                         "`glassbox synth run.db`.");
   } else if (ImGui::BeginTabBar("##panels")) {
     using Draw = void (*)(TraceModel&, ViewState&);
-    static constexpr Draw kDraw[] = {panels::timeline,  panels::memory,    panels::ops,
-                                     panels::anomalies, panels::gradients, panels::dataloader};
+    static constexpr Draw kDraw[] = {panels::timeline,  panels::memory,    panels::ops,        panels::anomalies,
+                                     panels::gradients, panels::dataloader, panels::graph};
     const std::optional<Panel> show = view_.show;
     view_.show.reset();
     for (int i = 0; i < static_cast<int>(Panel::count); ++i) {

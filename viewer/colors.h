@@ -43,6 +43,10 @@ constexpr Rgb kNaN = 0xFF00FF;  // gradient heatmap: a NaN cell (magenta, outsid
 constexpr Rgb kInf = 0xFF7F00;  // gradient heatmap: an Inf cell
 constexpr Rgb kErrorBanner = 0x8B1E1E;  // the "cannot open this trace" banner
 constexpr Rgb kSelection = 0xFFD400;    // outline of the selected span, cursor lines
+constexpr Rgb kGraphEdge = 0x6FA8DC;    // autograd graph: an edge (gradient flow) and its arrow head
+constexpr int kGraphLevels = 8;         // autograd graph: node fills are viridis quantized to this many colours
+constexpr Rgb kFreeGap = 0xCFE8CF;      // segment map: free bytes inside a segment (cached, reusable)
+constexpr Rgb kOom = 0xD50000;          // memory: the OOM marker
 constexpr Rgb kWait = 0xD9534F;         // data loader: wait share bars
 
 // Viridis, 0 (dark purple) .. 1 (yellow), for log-scaled heatmaps.

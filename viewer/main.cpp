@@ -21,10 +21,13 @@ int main(int argc, char** argv) {
   cli.add_option("FILE", file, "the trace (.db)");
   cli.add_option("--screenshot", png, "render one panel offscreen to this PNG and exit (headless; use xvfb-run)");
   cli.add_option("--panel", panel, "panel of the screenshot")
-      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader"}))
+      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph"}))
       ->capture_default_str();
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
   cli.add_option("--step", step, "show this training step");
+  std::string select;
+  cli.add_option("--select", select, "select span:ID, node:ID (graph node), time:NS (memory cursor), oom, or "
+                                     "graph:saved (colour the graph by saved bytes)");
   CLI11_PARSE(cli, argc, argv);
 
   int width = 0, height = 0;
@@ -45,7 +48,30 @@ int main(int argc, char** argv) {
       app.view().cursor = (s->start_ns + s->end_ns) / 2;  // the memory view lists what is live mid-step
       app.view().focus(s->start_ns, s->end_ns, 0.02);
     }
+  if (!select.empty() && app.model()) {
+    gb::viewer::ViewState& v = app.view();
+    const auto colon = select.find(':');
+    const std::string what = select.substr(0, colon);
+    const long long n = colon == std::string::npos ? 0 : std::atoll(select.c_str() + colon + 1);
+    if (what == "span") {
+      v.span = n;
+      if (auto d = app.model()->details(n)) v.focus(d->span.start_ns, d->span.end_ns, 0.5);
+    } else if (what == "node") {
+      v.node = n;
+    } else if (what == "time") {
+      v.cursor = n;
+    } else if (what == "oom") {
+      v.show_oom = true;
+    } else if (select == "graph:saved") {
+      v.graph_by_saved = true;
+    } else {
+      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, time:NS, oom or graph:saved\n",
+                   select.c_str());
+      return 2;
+    }
+  }
   if (png.empty()) return gb::viewer::run_window(app, width, height);
+  if (app.model()) app.model()->wait_loaded();  // a screenshot shows the whole trace, not the loading states
   app.show(*gb::viewer::parse_panel(panel));
   return gb::viewer::screenshot(app, png, width, height);
 }

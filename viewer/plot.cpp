@@ -116,9 +116,11 @@ void line_plot(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& 
   dl->PopClipRect();
 }
 
-color::Rgb heat_color(double v, double lo, double hi) {
+color::Rgb heat_color(double v, double lo, double hi, int levels) {
   if (!(v > 0) || !(lo > 0) || !(hi > lo)) return color::viridis(0);
-  return color::viridis((std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)));
+  double t = std::clamp((std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)), 0.0, 1.0);
+  if (levels > 1) t = std::round(t * (levels - 1)) / (levels - 1);
+  return color::viridis(t);
 }
 
 bool pan_zoom(std::int64_t& t0, std::int64_t& t1, float x0, float x1, bool active) {

@@ -35,8 +35,8 @@ void stacked_columns(ImDrawList* dl, ImVec2 p0, ImVec2 p1, int columns, int laye
 // A polyline of (x, y) with x in [x0, x1] mapped to the rect's width and y in [ymin, ymax] to its height.
 void line_plot(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& x, const std::vector<double>& y,
                double x0, double x1, double ymin, double ymax, color::Rgb c);
-// Log-scaled viridis colour of v in [lo, hi] (both > 0).
-color::Rgb heat_color(double v, double lo, double hi);
+// Log-scaled viridis colour of v in [lo, hi] (both > 0); levels > 0 quantizes to that many colours.
+color::Rgb heat_color(double v, double lo, double hi, int levels = 0);
 
 // Wheel zooms around the mouse, drag pans, W/S zoom, A/D pan, when `active` (the plot is hovered). Returns true
 // when the window changed. Keeps t1 - t0 >= 100 ns.

@@ -29,7 +29,8 @@ int role_order(ThreadRole r) {
 
 }  // namespace
 
-TraceModel::TraceModel(const std::string& path) : db_(std::make_unique<gb::tools::TraceDb>(path)) {
+TraceModel::TraceModel(const std::string& path, ModelOptions options)
+    : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options) {
   const Reader& r = db_->reader();
   db_->each("SELECT id, text FROM strings",
             [&](const gb::tools::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
@@ -55,6 +56,7 @@ TraceModel::TraceModel(const std::string& path) : db_(std::make_unique<gb::tools
 
   // Tracks: a thread's spans are the id range [span_id(t, 0), span_id(t + 1, 0)); its first span starts first and
   // the root above its last span ends last (spans of a thread nest).
+  std::vector<Overview::ThreadRange> ranges;
   std::vector<ThreadRecord> threads = r.all<ThreadRecord>();
   std::stable_sort(threads.begin(), threads.end(), [](const ThreadRecord& a, const ThreadRecord& b) {
     return role_order(a.role) != role_order(b.role) ? role_order(a.role) < role_order(b.role) : a.id < b.id;
@@ -78,6 +80,7 @@ TraceModel::TraceModel(const std::string& path) : db_(std::make_unique<gb::tools
     }
     extend(first, end);
     tracks_.push_back(Track{t.id, t.name, t.role, last_id - lo});
+    ranges.push_back(Overview::ThreadRange{t.id, lo + 1, last_id, first, end});
     span_count_ += last_id - lo;
   }
 
@@ -101,12 +104,77 @@ TraceModel::TraceModel(const std::string& path) : db_(std::make_unique<gb::tools
     anomalies_.push_back(std::move(row));
   }
 
-  load_memory();
-  if (!mem_t_.empty()) extend(mem_t_.front(), mem_t_.back());
+  // Memory events are in time order by id: the first and the last give the extent without reading the rest.
+  db_->each("SELECT (SELECT t_ns FROM memory_events ORDER BY id LIMIT 1), (SELECT t_ns FROM memory_events ORDER BY id "
+            "DESC LIMIT 1)",
+            [&](const gb::tools::Row& row) {
+              if (!row.is_null(0)) extend(row.i64(0), row.i64(1));
+            });
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
+  ooms_ = r.all<OomReportRecord>();
+  has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
+  db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::tools::Row& row) { graph_steps_.push_back(row.i64(0)); });
+  if (options_.background) loader_ = std::thread([this, ranges = std::move(ranges)]() mutable { load(std::move(ranges)); });
+  else load(std::move(ranges));
 }
 
-TraceModel::~TraceModel() = default;
+TraceModel::~TraceModel() {
+  stop_ = true;
+  overview_.stop();
+  if (loader_.joinable()) loader_.join();
+}
+
+namespace {
+struct Stopped {};
+}  // namespace
+
+void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
+  std::unique_ptr<gb::tools::TraceDb> db;
+  try {
+    db = std::make_unique<gb::tools::TraceDb>(path());
+    load_memory(*db);
+  } catch (...) {  // Stopped, or the file changed under us: the panels show what they have
+  }
+  memory_ready_.store(true, std::memory_order_release);
+  if (stop_) return;
+  overview_.start(path(), std::move(ranges), options_.direct_rows, /*background=*/false);
+  if (stop_) return;
+  try {
+    if (db) heatmap_ = load_heatmap(*db);
+  } catch (const std::exception&) {
+  }
+  heatmap_ready_.store(true, std::memory_order_release);
+  if (stop_) return;
+  try {
+    if (db) {
+      std::unordered_map<std::int64_t, std::int64_t> wait;
+      db->each("SELECT step, sum(dur_ns) FROM spans WHERE kind = ?1 AND step IS NOT NULL AND "
+               "name_id IN (SELECT id FROM strings WHERE text = 'wait') GROUP BY step",
+               {static_cast<std::int64_t>(SpanKind::dataloader)},
+               [&](const gb::tools::Row& row) { wait[row.i64(0)] = row.i64(1); });
+      std::vector<StepWait> v;
+      for (const StepRecord& s : steps_) v.push_back(StepWait{s.step, s.start_ns, s.end_ns, wait[s.step]});
+      waits_ = std::move(v);
+      if (!stop_) dl_summary_ = gb::tools::dataloader_summary(*db);
+    }
+  } catch (const std::exception&) {
+  }
+  dataloader_ready_.store(true, std::memory_order_release);
+}
+
+void TraceModel::wait_loaded() {
+  if (loader_.joinable()) loader_.join();
+}
+
+std::string TraceModel::loading() const {
+  std::string s;
+  auto add = [&](const std::string& what) { s += (s.empty() ? "" : ", ") + what; };
+  if (memory_loading()) add("memory events");
+  if (!overview_.ready()) add("overview " + std::to_string(static_cast<int>(overview_.progress() * 100)) + "%");
+  if (gradients_loading()) add("gradient statistics");
+  if (dataloader_loading()) add("data-loader summary");
+  return s;
+}
 
 std::string_view TraceModel::string(Id id) const {
   auto it = strings_.find(id);
@@ -139,12 +207,26 @@ const std::vector<TimelineItem>& TraceModel::timeline(Id thread_id, std::int64_t
   const std::int64_t fold = fold_below_ns <= 0 ? 0 : static_cast<std::int64_t>(std::bit_floor(
                                                          static_cast<std::uint64_t>(fold_below_ns)));
   TimelineCache& c = timeline_cache_[thread_id];
-  if (c.fold == fold && c.q0 <= t0 && t1 <= c.q1) return c.items;
+  if (c.fold == fold && c.q0 <= t0 && t1 <= c.q1 && !c.partial) return c.items;
   const std::int64_t w = std::max<std::int64_t>(1, t1 - t0);
   c.q0 = t0 - w / 2;
   c.q1 = t1 + w / 2;
   c.fold = fold;
   c.items.clear();
+  c.partial = false;
+  if (db_->reader().span_count(thread_id, c.q0, c.q1) > options_.direct_rows) {
+    if (overview_.levels(thread_id)) {
+      const int k = fold > 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(fold))) - 1 : 0;
+      c.partial = !overview_.thread_done(thread_id);
+      overview_.query(thread_id, k, c.q0, c.q1, c.items);
+      ++overview_queries_;
+      return c.items;
+    }
+    if (!overview_.ready()) {  // the overview has not reached this thread yet: nothing rather than a long scan
+      c.partial = true;
+      return c.items;
+    }
+  }
   ++timeline_queries_;
   std::vector<std::int64_t> ends;  // ends of the enclosing items
   for (SpanItem& s : db_->reader().spans(thread_id, c.q0, c.q1, fold)) {
@@ -154,6 +236,11 @@ const std::vector<TimelineItem>& TraceModel::timeline(Id thread_id, std::int64_t
     c.items.push_back(std::move(item));
   }
   return c.items;
+}
+
+bool TraceModel::timeline_partial(Id thread_id) const {
+  auto it = timeline_cache_.find(thread_id);
+  return it != timeline_cache_.end() && it->second.partial;
 }
 
 std::optional<SpanDetails> TraceModel::details(Id id) const {
@@ -199,17 +286,18 @@ std::optional<SpanDetails> TraceModel::details(Id id) const {
 
 // --- memory --------------------------------------------------------------------------------------------------
 
-void TraceModel::load_memory() {
+void TraceModel::load_memory(const gb::tools::TraceDb& db) {
   bool any = false;
-  db_->each("SELECT device, count(*) AS n FROM memory_events GROUP BY device ORDER BY device < 0, n DESC LIMIT 1",
+  db.each("SELECT device, count(*) AS n FROM memory_events GROUP BY device ORDER BY device < 0, n DESC LIMIT 1",
             [&](const gb::tools::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
   if (!any) return;
-  if (mem_device_ >= 0) context_ = db_->meta_int("context_bytes").value_or(0);
+  if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
   std::array<std::int64_t, 8> cat{};
-  db_->each("SELECT t_ns, action, addr, size, category, allocated, reserved FROM memory_events WHERE device = ?1 "
+  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id FROM memory_events WHERE device = ?1 "
             "ORDER BY id",
             {mem_device_}, [&](const gb::tools::Row& row) {
+              if (stop_) throw Stopped{};
               const auto action = static_cast<MemAction>(row.i64(1));
               if (action == MemAction::alloc) {
                 const int c = static_cast<int>(row.i64(4)) & 7;
@@ -222,6 +310,8 @@ void TraceModel::load_memory() {
                   live.erase(it);
                 }
               }
+              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7),
+                                         static_cast<std::uint8_t>(action), static_cast<std::uint8_t>(row.i64(4) & 7)});
               mem_t_.push_back(row.i64(0));
               mem_alloc_.push_back(row.i64(5));
               mem_reserved_.push_back(row.i64(6));
@@ -266,6 +356,56 @@ std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64
   return out;
 }
 
+const SegmentMap& TraceModel::segment_map(std::int64_t t) {
+  if (segment_map_ && segment_map_->t_ns == t) return *segment_map_;
+  SegmentMap map{.t_ns = t};
+  std::map<Id, SegmentRow> segs;
+  std::map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
+  const auto n = has_memory() ? static_cast<std::size_t>(std::upper_bound(mem_t_.begin(), mem_t_.end(), t) - mem_t_.begin()) : 0;
+  std::map<std::int64_t, std::pair<std::int64_t, Id>> seg_by_addr;  // addr -> (size, id)
+  for (std::size_t i = 0; i < n; ++i) {
+    const MemEvent& e = mem_ev_[i];
+    switch (static_cast<MemAction>(e.action)) {
+      case MemAction::segment_alloc: {
+        const Id id = e.segment >= 0 ? e.segment : -static_cast<Id>(i) - 1;
+        segs[id] = SegmentRow{.id = id, .addr = e.addr, .size = e.size};
+        seg_by_addr[e.addr] = {e.size, id};
+        break;
+      }
+      case MemAction::segment_free:
+        for (auto it = segs.begin(); it != segs.end(); ++it)
+          if (it->second.addr == e.addr) {
+            segs.erase(it);
+            break;
+          }
+        seg_by_addr.erase(e.addr);
+        break;
+      case MemAction::alloc: live[e.addr] = {e.size, e.category}; break;
+      case MemAction::free: live.erase(e.addr); break;
+      default: break;
+    }
+  }
+  for (const auto& [addr, b] : live) {  // by address: blocks come out in offset order
+    auto s = seg_by_addr.upper_bound(addr);
+    if (s == seg_by_addr.begin() || addr + b.first > std::prev(s)->first + std::prev(s)->second.first) {
+      map.unplaced += b.first;
+      continue;
+    }
+    --s;
+    SegmentRow& row = segs[s->second.second];
+    row.blocks.push_back(SegmentBlock{addr - row.addr, b.first, static_cast<MemCategory>(b.second)});
+    row.allocated += b.first;
+  }
+  for (auto& [id, row] : segs) {
+    std::int64_t at = 0;
+    for (const SegmentBlock& b : row.blocks) row.largest_free = std::max(row.largest_free, b.offset - at), at = b.offset + b.size;
+    row.largest_free = std::max(row.largest_free, row.size - at);
+    map.segments.push_back(std::move(row));
+  }
+  segment_map_ = std::move(map);
+  return *segment_map_;
+}
+
 std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
   struct Block {
     std::int64_t size, t;
@@ -299,18 +439,183 @@ std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) c
   return out;
 }
 
+// --- autograd graph ------------------------------------------------------------------------------------------
+
+std::pair<int, int> layout_graph(int n, const std::vector<std::pair<int, int>>& edges, std::vector<int>& layer,
+                                 std::vector<int>& order) {
+  layer.assign(static_cast<std::size_t>(n), 0);
+  order.assign(static_cast<std::size_t>(n), 0);
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(n)), in(static_cast<std::size_t>(n));
+  std::vector<int> indegree(static_cast<std::size_t>(n), 0);
+  for (auto [a, b] : edges) {
+    out[static_cast<std::size_t>(a)].push_back(b), in[static_cast<std::size_t>(b)].push_back(a);
+    ++indegree[static_cast<std::size_t>(b)];
+  }
+  // Kahn's order; a node's layer is one more than its deepest predecessor's (longest path from the roots).
+  std::vector<int> queue, seen(static_cast<std::size_t>(n), 0);
+  for (int i = 0; i < n; ++i)
+    if (indegree[static_cast<std::size_t>(i)] == 0) queue.push_back(i);
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const int a = queue[q];
+    seen[static_cast<std::size_t>(a)] = 1;
+    for (int b : out[static_cast<std::size_t>(a)]) {
+      layer[static_cast<std::size_t>(b)] = std::max(layer[static_cast<std::size_t>(b)], layer[static_cast<std::size_t>(a)] + 1);
+      if (--indegree[static_cast<std::size_t>(b)] == 0) queue.push_back(b);
+    }
+  }
+  int layers = 0;
+  for (int i = 0; i < n; ++i)
+    if (seen[static_cast<std::size_t>(i)]) layers = std::max(layers, layer[static_cast<std::size_t>(i)] + 1);
+  for (int i = 0; i < n; ++i)
+    if (!seen[static_cast<std::size_t>(i)]) layer[static_cast<std::size_t>(i)] = layers;  // on a cycle
+  if (std::find(seen.begin(), seen.end(), 0) != seen.end()) ++layers;
+  std::vector<std::vector<int>> rows(static_cast<std::size_t>(layers));
+  for (int i = 0; i < n; ++i) rows[static_cast<std::size_t>(layer[static_cast<std::size_t>(i)])].push_back(i);
+  auto renumber = [&](std::vector<int>& row) {
+    for (std::size_t k = 0; k < row.size(); ++k) order[static_cast<std::size_t>(row[k])] = static_cast<int>(k);
+  };
+  for (auto& row : rows) renumber(row);
+  // Barycenter sweeps: each node moves to the mean position of its neighbours in the layer just swept.
+  auto sweep = [&](std::vector<int>& row, const std::vector<std::vector<int>>& nb) {
+    std::vector<std::pair<double, int>> key;
+    for (int v : row) {
+      const auto& adj = nb[static_cast<std::size_t>(v)];
+      double sum = 0;
+      for (int u : adj) sum += order[static_cast<std::size_t>(u)];
+      key.emplace_back(adj.empty() ? order[static_cast<std::size_t>(v)] : sum / static_cast<double>(adj.size()), v);
+    }
+    std::stable_sort(key.begin(), key.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < row.size(); ++k) row[k] = key[k].second;
+    renumber(row);
+  };
+  // Keep the best of the passes (counting crossings is quadratic in the edges: big graphs keep the last pass).
+  const bool count = edges.size() <= 3000;
+  std::vector<int> best = order;
+  std::int64_t best_crossings = count ? crossings(edges, layer, order) : 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    for (std::size_t l = 1; l < rows.size(); ++l) sweep(rows[l], in);
+    for (std::size_t l = rows.size(); l-- > 1;) sweep(rows[l - 1], out);
+    const std::int64_t c = count ? crossings(edges, layer, order) : 0;
+    if (!count || c < best_crossings) best_crossings = c, best = order;
+  }
+  order = best;
+  int width = 0;
+  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.size()));
+  return {layers, width};
+}
+
+std::int64_t crossings(const std::vector<std::pair<int, int>>& edges, const std::vector<int>& layer,
+                       const std::vector<int>& order) {
+  std::int64_t c = 0;
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    for (std::size_t j = i + 1; j < edges.size(); ++j) {
+      auto [a, b] = edges[i];
+      auto [p, q] = edges[j];
+      if (layer[static_cast<std::size_t>(a)] != layer[static_cast<std::size_t>(p)] ||
+          layer[static_cast<std::size_t>(b)] != layer[static_cast<std::size_t>(q)] ||
+          layer[static_cast<std::size_t>(b)] != layer[static_cast<std::size_t>(a)] + 1)
+        continue;
+      const int d1 = order[static_cast<std::size_t>(a)] - order[static_cast<std::size_t>(p)];
+      const int d2 = order[static_cast<std::size_t>(b)] - order[static_cast<std::size_t>(q)];
+      if ((d1 < 0 && d2 > 0) || (d1 > 0 && d2 < 0)) ++c;
+    }
+  return c;
+}
+
+const AutogradGraph* TraceModel::graph(std::int64_t step) {
+  if (auto it = graphs_.find(step); it != graphs_.end()) return &it->second;
+  if (std::find(graph_steps_.begin(), graph_steps_.end(), step) == graph_steps_.end()) return nullptr;
+  AutogradGraph g;
+  g.step = step;
+  std::unordered_map<Id, int> index;
+  db_->each("SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes FROM graph_nodes WHERE step = ?1 "
+            "ORDER BY id",
+            {step}, [&](const gb::tools::Row& row) {
+              GraphNode n;
+              n.record = GraphNodeRecord{row.i64(0), row.i64(1), row.i64(2), row.i64(3), row.opt_i64(4), row.opt_i64(5), row.i64(6)};
+              n.name = std::string(string(n.record.name_id));
+              n.module = module_path(n.record.module_id);
+              index.emplace(n.record.id, static_cast<int>(g.nodes.size()));
+              g.max_saved_bytes = std::max(g.max_saved_bytes, n.record.saved_bytes);
+              g.nodes.push_back(std::move(n));
+            });
+  db_->each("SELECT src_node_id, dst_node_id, input_nr FROM graph_edges WHERE step = ?1 ORDER BY rowid", {step},
+            [&](const gb::tools::Row& row) {
+              auto a = index.find(row.i64(0)), b = index.find(row.i64(1));
+              if (a == index.end() || b == index.end()) return;
+              g.edges.emplace_back(a->second, b->second);
+              g.input_nr.push_back(row.i64(2));
+            });
+  // The backward_node spans of the step, by seq (a bounded read: the step's window on each thread).
+  std::unordered_map<std::int64_t, int> by_seq;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].record.seq >= 0) by_seq.emplace(g.nodes[i].record.seq, static_cast<int>(i));
+  std::int64_t t0 = begin_ns_, t1 = end_ns_;
+  if (auto s = this->step(step)) t0 = s->start_ns, t1 = s->end_ns;
+  for (const Track& t : tracks_)
+    for (const SpanItem& it : db_->reader().spans(t.thread_id, t0, t1))
+      if (it.span.kind == SpanKind::backward_node && it.span.seq)
+        if (auto f = by_seq.find(*it.span.seq); f != by_seq.end()) {
+          GraphNode& n = g.nodes[static_cast<std::size_t>(f->second)];
+          n.backward = it.span;
+          g.max_backward_ns = std::max(g.max_backward_ns, it.span.end_ns - it.span.start_ns);
+        }
+  std::vector<int> layer, order;
+  std::tie(g.layers, g.width) = layout_graph(static_cast<int>(g.nodes.size()), g.edges, layer, order);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].layer = layer[i], g.nodes[i].order = order[i];
+  return &graphs_.emplace(step, std::move(g)).first->second;
+}
+
 // --- ops, gradients, data loader --------------------------------------------------------------------------------
 
 const gb::tools::OpTable& TraceModel::op_table(SpanKind kind) {
+  static const gb::tools::OpTable kEmpty;
+  if (!overview_.ready()) return kEmpty;
   auto it = op_tables_.find(static_cast<int>(kind));
-  if (it == op_tables_.end()) it = op_tables_.emplace(static_cast<int>(kind), gb::tools::op_table(*db_, kind)).first;
-  return it->second;
+  if (it != op_tables_.end()) return it->second;
+  if (has_kernels_) return op_tables_.emplace(static_cast<int>(kind), gb::tools::op_table(*db_, kind)).first->second;
+  gb::tools::OpTable t;
+  t.kind = kind;
+  for (const auto& [key, a] : overview_.op_aggregates()) {
+    if (key.first != static_cast<int>(kind)) continue;
+    t.rows.push_back(gb::tools::OpStats{std::string(string(key.second)), a.calls, a.self_ns, a.total_ns, 0, 0});
+    t.self_total_ns += a.self_ns;
+  }
+  gb::tools::sort_ops(t.rows, gb::tools::OpSort::cpu_total);
+  return op_tables_.emplace(static_cast<int>(kind), std::move(t)).first->second;
 }
 
 const GradHeatmap& TraceModel::grad_heatmap() {
-  if (heatmap_) return *heatmap_;
+  static const GradHeatmap kEmpty;
+  return heatmap_ready_.load(std::memory_order_acquire) && heatmap_ ? *heatmap_ : kEmpty;
+}
+
+const GradColumns& TraceModel::grad_columns(int columns) {
+  const GradHeatmap& h = grad_heatmap();
+  columns = std::max(1, std::min<int>(columns, static_cast<int>(h.cols())));
+  if (grad_columns_.columns == columns && grad_columns_.best.size() == h.rows() * static_cast<std::size_t>(columns))
+    return grad_columns_;
+  GradColumns g;
+  g.columns = columns;
+  g.best.assign(h.rows() * static_cast<std::size_t>(columns), std::nan(""));
+  g.flag.assign(h.rows() * static_cast<std::size_t>(columns), 0);
+  for (std::size_t r = 0; r < h.rows(); ++r)
+    for (int c = 0; c < columns; ++c) {
+      auto [a, b] = g.steps(c, h.cols());
+      const std::size_t i = r * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c);
+      for (std::size_t k = a; k < b; ++k) {
+        const std::uint8_t f = h.flag_at(r, k);
+        g.flag[i] = f == 1 || g.flag[i] == 1 ? 1 : std::max(g.flag[i], f);
+        if (std::isfinite(h.at(r, k)) && !(h.at(r, k) <= g.best[i])) g.best[i] = h.at(r, k);
+      }
+    }
+  grad_columns_ = std::move(g);
+  return grad_columns_;
+}
+
+GradHeatmap TraceModel::load_heatmap(const gb::tools::TraceDb& db) const {
   GradHeatmap h;
-  std::vector<GradStatRecord> stats = db_->reader().grad_stats();
+  std::vector<GradStatRecord> stats = db.reader().grad_stats();
   std::unordered_map<Id, std::size_t> row;
   for (const ParamRecord& p : params_) {
     row.emplace(p.id, h.param_ids.size());
@@ -337,26 +642,17 @@ const GradHeatmap& TraceModel::grad_heatmap() {
     else if (g.norm > 0) h.min_positive = std::min(h.min_positive, g.norm), h.max = std::max(h.max, g.norm);
   }
   if (!std::isfinite(h.min_positive)) h.min_positive = 0;
-  heatmap_ = std::move(h);
-  return *heatmap_;
+  return h;
 }
 
 const std::vector<StepWait>& TraceModel::step_waits() {
-  if (waits_) return *waits_;
-  std::unordered_map<std::int64_t, std::int64_t> wait;
-  db_->each("SELECT step, sum(dur_ns) FROM spans WHERE kind = ?1 AND step IS NOT NULL AND "
-            "name_id IN (SELECT id FROM strings WHERE text = 'wait') GROUP BY step",
-            {static_cast<std::int64_t>(SpanKind::dataloader)},
-            [&](const gb::tools::Row& row) { wait[row.i64(0)] = row.i64(1); });
-  std::vector<StepWait> v;
-  for (const StepRecord& s : steps_) v.push_back(StepWait{s.step, s.start_ns, s.end_ns, wait[s.step]});
-  waits_ = std::move(v);
-  return *waits_;
+  static const std::vector<StepWait> kEmpty;
+  return dataloader_ready_.load(std::memory_order_acquire) && waits_ ? *waits_ : kEmpty;
 }
 
 const gb::tools::DataLoaderSummary& TraceModel::dataloader_summary() {
-  if (!dl_summary_) dl_summary_ = gb::tools::dataloader_summary(*db_);
-  return *dl_summary_;
+  static const gb::tools::DataLoaderSummary kEmpty;
+  return dataloader_ready_.load(std::memory_order_acquire) && dl_summary_ ? *dl_summary_ : kEmpty;
 }
 
 }  // namespace gb::viewer

@@ -5,16 +5,24 @@
 //     gb::trace::Error (missing, empty, corrupt, not a trace, newer schema) with the message to show the user.
 //     Opening reads the small tables (threads, strings, steps, modules, params, counters, anomalies) and the
 //     memory events of one device; spans are read on demand, by time window, with level of detail.
-//   - timeline(thread, t0, t1, fold_below_ns) answers a view through gb::trace::Reader::spans (binary search over
-//     the thread's span ids): spans shorter than fold_below_ns (pass 3 px in ns) come folded into one item with a
-//     count. The answer is cached per thread; the query window is widened and the threshold rounded down to a
-//     power of two, so small pans and zooms reuse it. Depth is the number of enclosing items.
+//   - timeline(thread, t0, t1, fold_below_ns) answers a view with level of detail: spans shorter than fold_below_ns
+//     (pass 3 px in ns) come folded into one item with a count. The threshold is rounded down to a power of two
+//     and the query window widened by half a view on each side; the answer is cached per thread, so small pans and
+//     zooms reuse it. A window that holds at most options.direct_rows spans (Reader::span_count, O(log n)) is read
+//     directly (Reader::spans: runs restart at the window's edge); a bigger one is answered from the Overview
+//     (overview.h), built at open on a background thread, one pass per thread: the same folding over the whole
+//     thread, so a frame costs the same at any zoom. While the overview is being built, such a window shows what
+//     is covered so far (timeline_partial(), overview_covered_ns()). Depth is the number of enclosing items.
 //   - memory_columns() samples the memory layers at `columns` points of a window: per column the state after the
 //     event with the largest `allocated` in the column (so peaks survive any zoom), else the state carried from
 //     before. sum(by_category) == allocated and reserved_unallocated == reserved - allocated at every column.
 //   - grad_heatmap() is the grad_stats table as a dense matrix: rows = params in model order (params.id), columns
 //     = steps in order; values = gradient L2 norms; NaN/Inf cells flagged.
-//   - All times are ns since the trace start. Nothing here draws; nothing here is thread-safe.
+//   - Opening reads only the small tables; a background loader thread (its own connection) then loads the
+//     memory events, builds the overview (which also sums the op table), the gradient heatmap, the per-step waits
+//     and the data-loader summary, in that order. Until each is ready its accessor answers empty and *_loading()
+//     says why, so no frame waits for a scan of millions of rows. loading() names what is still loading.
+//   - All times are ns since the trace start. Nothing here draws; the public methods are called from one thread.
 //
 //   gb::viewer::TraceModel m("run.db");
 //   for (const auto& track : m.tracks())
@@ -22,6 +30,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <thread>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +45,7 @@
 #include "tools/op_table.h"
 #include "tools/trace_db.h"
 #include "traces/records.h"
+#include "viewer/overview.h"
 
 namespace gb::viewer {
 
@@ -74,6 +85,23 @@ struct LiveBlock {
   std::string op, module;  // the span's name and the module path that allocated it ("" when unknown)
 };
 
+// The allocator's segments at one moment, each with its live blocks (offset from the segment's start) and the
+// free gaps between them: fragmentation at a glance.
+struct SegmentBlock {
+  std::int64_t offset = 0, size = 0;
+  gb::trace::MemCategory category = gb::trace::MemCategory::unknown;
+};
+struct SegmentRow {
+  gb::trace::Id id = 0;
+  std::int64_t addr = 0, size = 0, allocated = 0, largest_free = 0;
+  std::vector<SegmentBlock> blocks;  // by offset
+};
+struct SegmentMap {
+  std::int64_t t_ns = 0;
+  std::vector<SegmentRow> segments;  // by segment id
+  std::int64_t unplaced = 0;         // live blocks whose segment is unknown (no segment_id, or outside it)
+};
+
 struct GradHeatmap {
   std::vector<Id> param_ids;        // rows, in model order
   std::vector<std::string> labels;  // "layers.0.weight"
@@ -85,6 +113,18 @@ struct GradHeatmap {
   std::size_t cols() const { return steps.size(); }
   double at(std::size_t r, std::size_t c) const { return norm[r * steps.size() + c]; }
   std::uint8_t flag_at(std::size_t r, std::size_t c) const { return flag[r * steps.size() + c]; }
+};
+
+// The heatmap reduced to pixel columns: per row and column, the largest finite norm of the column's steps (NaN
+// when none) and the worst flag (NaN over Inf over none).
+struct GradColumns {
+  int columns = 0;
+  std::vector<double> best;        // rows * columns
+  std::vector<std::uint8_t> flag;  // rows * columns
+  std::pair<std::size_t, std::size_t> steps(int c, std::size_t cols) const {  // step columns [a, b) of column c
+    return {cols * static_cast<std::size_t>(c) / static_cast<std::size_t>(columns),
+            cols * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(columns)};
+  }
 };
 
 struct AnomalyRow {
@@ -107,9 +147,41 @@ struct SpanDetails {
   std::int64_t allocations = 0, allocated_bytes = 0;  // memory events (alloc) naming this span
 };
 
+struct ModelOptions {
+  std::int64_t direct_rows = 16'000;  // windows with more spans than this come from the overview
+  bool background = true;             // build the overview on a background thread (false: before the constructor returns)
+};
+
+// One node of a step's autograd graph, placed: layer = longest path from a root (the loss: no edge into it), order
+// = its position in the layer after the barycenter passes.
+struct GraphNode {
+  gb::trace::GraphNodeRecord record;
+  std::string name, module;
+  int layer = 0, order = 0;
+  std::optional<gb::trace::SpanRecord> backward;  // the backward_node span with the same seq, in the step
+};
+
+struct AutogradGraph {
+  std::int64_t step = 0;
+  std::vector<GraphNode> nodes;
+  std::vector<std::pair<int, int>> edges;  // (src, dst) indices into nodes: the gradient flows from src to dst
+  std::vector<std::int64_t> input_nr;      // per edge
+  int layers = 0, width = 0;               // layer count, most nodes in one layer
+  std::int64_t max_backward_ns = 0, max_saved_bytes = 0;
+};
+
+// Layered layout of a DAG given as edges over n nodes: fills layer (longest path from the sources) and order (a
+// few downward and upward barycenter sweeps, starting from index order). Nodes on a cycle (a damaged trace) go to
+// the last layer. Returns {layers, width}.
+std::pair<int, int> layout_graph(int n, const std::vector<std::pair<int, int>>& edges, std::vector<int>& layer,
+                                 std::vector<int>& order);
+// Edge crossings between adjacent layers of a layout (what the barycenter passes reduce).
+std::int64_t crossings(const std::vector<std::pair<int, int>>& edges, const std::vector<int>& layer,
+                       const std::vector<int>& order);
+
 class TraceModel {
  public:
-  explicit TraceModel(const std::string& path);
+  explicit TraceModel(const std::string& path, ModelOptions options = {});
   ~TraceModel();
   TraceModel(const TraceModel&) = delete;
   TraceModel& operator=(const TraceModel&) = delete;
@@ -128,38 +200,66 @@ class TraceModel {
   const std::vector<TimelineItem>& timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
                                             std::int64_t fold_below_ns);
   std::int64_t timeline_queries() const { return timeline_queries_; }  // Reader calls so far (cache misses)
+  std::int64_t overview_queries() const { return overview_queries_; }  // answers from the overview so far
+  bool timeline_partial(Id thread_id) const;  // the last answer came from an overview still being built
+  bool overview_ready() const { return overview_.ready(); }
+  double overview_progress() const { return overview_.progress(); }
+  std::int64_t overview_covered_ns(Id thread_id) const { return overview_.covered_ns(thread_id); }
+  const Overview& overview() const { return overview_; }
+  void wait_overview() { overview_.wait(); }
   const std::vector<gb::trace::StepRecord>& steps() const { return steps_; }
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   const std::vector<CounterSeries>& counters() const { return counters_; }
   std::optional<SpanDetails> details(Id span_id) const;
 
   // --- memory (one device: the one with the most events, cuda first)
-  bool has_memory() const { return !mem_t_.empty(); }
+  bool memory_loading() const { return !memory_ready_.load(std::memory_order_acquire); }
+  bool has_memory() const { return !memory_loading() && !mem_t_.empty(); }
   int memory_device() const { return mem_device_; }
   std::int64_t context_bytes() const { return context_; }
   std::size_t memory_events() const { return mem_t_.size(); }
   std::vector<MemoryColumn> memory_columns(std::int64_t t0, std::int64_t t1, int columns) const;
   MemoryColumn memory_at(std::int64_t t) const;  // the state after the last event at or before t
   std::int64_t peak_reserved() const { return peak_reserved_; }
+  // Replays the device's events up to t (in memory): segments from segment_alloc/free, blocks placed by segment_id
+  // (or by address), by offset. Cached for the last t.
+  const SegmentMap& segment_map(std::int64_t t);
+  const std::vector<gb::trace::OomReportRecord>& oom_reports() const { return ooms_; }
   // The largest blocks live at time t, largest first.
   std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
 
+  // --- autograd graph
+  const std::vector<std::int64_t>& graph_steps() const { return graph_steps_; }  // steps with a recorded graph
+  const AutogradGraph* graph(std::int64_t step);  // laid out on first use; nullptr when the step has none
+
   // --- ops, anomalies, gradients, data loader
-  const gb::tools::OpTable& op_table(gb::trace::SpanKind kind);  // computed once per kind
+  // From the overview's sums (empty while it builds); a trace with CUDA kernels gets tools::op_table's (SQL) for
+  // its CUDA columns, computed once per kind.
+  const gb::tools::OpTable& op_table(gb::trace::SpanKind kind);
+  bool ops_loading() const { return !overview_.ready(); }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
-  const GradHeatmap& grad_heatmap();  // computed on first use
-  const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans
+  const GradHeatmap& grad_heatmap();  // empty while loading
+  bool gradients_loading() const { return !heatmap_ready_.load(std::memory_order_acquire); }
+  const GradColumns& grad_columns(int columns);  // cached for the last column count
+  const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::tools::DataLoaderSummary& dataloader_summary();
+  bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
+  std::string loading() const;  // "memory events, overview 40%" or ""
+  void wait_loaded();           // until the loader thread is done (tests, the screenshot)
 
  private:
-  void load_memory();
+  void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
+  void load_memory(const gb::tools::TraceDb& db);
+  GradHeatmap load_heatmap(const gb::tools::TraceDb& db) const;
   struct TimelineCache {
     std::int64_t q0 = 0, q1 = -1, fold = -1;
+    bool partial = false;  // from an overview still being built: asked again next time
     std::vector<TimelineItem> items;
   };
 
   std::unique_ptr<gb::tools::TraceDb> db_;
-  std::int64_t begin_ns_ = 0, end_ns_ = 0, span_count_ = 0, timeline_queries_ = 0;
+  ModelOptions options_;
+  std::int64_t begin_ns_ = 0, end_ns_ = 0, span_count_ = 0, timeline_queries_ = 0, overview_queries_ = 0;
   std::unordered_map<Id, std::string> strings_;
   std::unordered_map<Id, gb::trace::ModuleRecord> modules_;
   std::vector<gb::trace::ParamRecord> params_;
@@ -174,11 +274,25 @@ class TraceModel {
   std::int64_t context_ = 0, peak_reserved_ = 0;
   std::vector<std::int64_t> mem_t_, mem_alloc_, mem_reserved_;
   std::vector<std::array<std::int64_t, 8>> mem_cat_;
+  struct MemEvent {
+    std::int64_t addr, size, segment;  // segment -1: NULL
+    std::uint8_t action, category;
+  };
+  std::vector<MemEvent> mem_ev_;
+  std::optional<SegmentMap> segment_map_;
+  std::vector<gb::trace::OomReportRecord> ooms_;
 
   std::map<int, gb::tools::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
+  GradColumns grad_columns_;
   std::optional<std::vector<StepWait>> waits_;
   std::optional<gb::tools::DataLoaderSummary> dl_summary_;
+  bool has_kernels_ = false;
+  std::vector<std::int64_t> graph_steps_;
+  std::map<std::int64_t, AutogradGraph> graphs_;
+  std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, stop_{false};
+  Overview overview_;
+  std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 
 }  // namespace gb::viewer

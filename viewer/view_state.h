@@ -12,10 +12,11 @@
 
 namespace gb::viewer {
 
-enum class Panel : int { timeline, memory, ops, anomalies, gradients, dataloader, count };
+enum class Panel : int { timeline, memory, ops, anomalies, gradients, dataloader, graph, count };
 
-constexpr const char* kPanelNames[] = {"timeline", "memory", "ops", "anomalies", "gradients", "dataloader"};
-constexpr const char* kPanelTitles[] = {"Timeline", "Memory", "Ops", "Anomalies", "Gradients", "Data loader"};
+constexpr const char* kPanelNames[] = {"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph"};
+constexpr const char* kPanelTitles[] = {"Timeline", "Memory", "Ops", "Anomalies", "Gradients", "Data loader",
+                                        "Autograd graph"};
 
 inline std::optional<Panel> parse_panel(std::string_view name) {
   for (int i = 0; i < static_cast<int>(Panel::count); ++i)
@@ -29,6 +30,9 @@ struct ViewState {
   std::optional<std::int64_t> cursor;   // a moment chosen in the memory view, ns
   std::optional<std::int64_t> step;     // the selected step
   std::optional<gb::trace::Id> param;   // the selected parameter (gradients)
+  std::optional<gb::trace::Id> node;    // the selected autograd graph node (graph_nodes.id)
+  bool graph_by_saved = false;
+  bool show_oom = false;                // the OOM report window is open          // graph nodes coloured by saved bytes (else by backward time)
   std::optional<Panel> show;            // switch to this panel on the next frame
 
   // Shows [a, b] with a margin of `pad` of its width on each side.

@@ -79,3 +79,50 @@ TEST_CASE("synth: the planted NaN is in grad_stats and in anomalies; --nan-step 
   CHECK(none.nan_step == -1);
   CHECK(TraceDb(tmp.file("n.db")).scalar("SELECT count(*) FROM grad_stats WHERE nan_count > 0") == 0);
 }
+
+TEST_CASE("synth: blocks lie inside their segment and never overlap; --memory-layer-stride thins the events") {
+  TempDir tmp;
+  const std::string path = tmp.file("s.db");
+  SynthResult r = write_synthetic_trace(path, {.steps = 4, .layers = 4});
+  CHECK(r.segments > 1);
+  TraceDb db(path);
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> segments;  // id -> (addr, size)
+  std::map<std::int64_t, std::int64_t> live;                               // addr -> end
+  std::int64_t checked = 0;
+  db.each("SELECT action, addr, size, segment_id FROM memory_events ORDER BY id", [&](const Row& row) {
+    if (row.i64(0) == 2) segments[row.i64(3)] = {row.i64(1), row.i64(2)};
+    if (row.i64(0) != 0) {
+      if (row.i64(0) == 1) live.erase(row.i64(1));
+      return;
+    }
+    const auto [a, n] = segments.at(row.i64(3));
+    CHECK(row.i64(1) >= a);
+    CHECK(row.i64(1) + row.i64(2) <= a + n);
+    auto next = live.lower_bound(row.i64(1));
+    if (next != live.end()) CHECK(row.i64(1) + row.i64(2) <= next->first);
+    if (next != live.begin()) CHECK(std::prev(next)->second <= row.i64(1));
+    live[row.i64(1)] = row.i64(1) + row.i64(2);
+    ++checked;
+  });
+  CHECK(checked > 50);
+  SynthResult thin = write_synthetic_trace(tmp.file("t.db"), {.steps = 4, .layers = 4, .memory_layer_stride = 4});
+  CHECK(thin.memory_events < r.memory_events / 2);
+  CHECK(thin.spans == r.spans);
+}
+
+TEST_CASE("synth: --cuda writes a stream thread with kernels naming their op; --oom an oom event and report") {
+  TempDir tmp;
+  const std::string path = tmp.file("c.db");
+  SynthResult r = write_synthetic_trace(path, {.steps = 3, .layers = 2, .cuda = true, .oom = true});
+  TraceDb db(path);
+  CheckResult c = check_trace(db);
+  for (const Finding& f : c.problems) MESSAGE(f.what);
+  CHECK(c.ok());
+  CHECK(r.kernels > 0);
+  CHECK(db.scalar("SELECT count(*) FROM threads WHERE role = 4") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM spans WHERE kind = 8") == r.kernels);
+  CHECK(db.scalar("SELECT count(*) FROM kernels k JOIN spans s ON s.id = k.launch_span_id") == r.kernels);
+  CHECK(db.scalar("SELECT count(*) FROM memory_events WHERE action = 4") == 1);
+  CHECK(db.scalar("SELECT count(*) FROM oom_reports WHERE report LIKE 'CUDA out of memory%'") == 1);
+  CHECK(r.oom_t_ns > 0);
+}

@@ -248,6 +248,13 @@ TEST_CASE("a window inside nested spans returns the enclosing spans that began b
   CHECK(later[2].span.id == span_id(3, 6));
   CHECK(r.spans(3, 1500, 1600).empty());
   CHECK(r.spans(3, 5000).empty());
+  // span_count: spans starting in the window, from ids alone.
+  CHECK(r.span_count(3, kTimeMin, kTimeMax) == 6);
+  CHECK(r.span_count(3, 100, 600) == 3);   // 2 and 3 start at 100, 4 at 600
+  CHECK(r.span_count(3, 101, 599) == 0);
+  CHECK(r.span_count(3, 950, 2000) == 2);
+  CHECK(r.span_count(3, 2001, 9000) == 0);
+  CHECK(r.span_count(4, kTimeMin, kTimeMax) == 0);
 }
 
 TEST_CASE("a trace read back while its writer is still open, and after a crash without indexes") {

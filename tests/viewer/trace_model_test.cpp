@@ -12,6 +12,7 @@
 #include "traces/error.h"
 #include "traces/temp_dir.h"
 #include "traces/writer.h"
+#include "viewer/graph_notes.h"
 #include "viewer/trace_model.h"
 
 using namespace gb::viewer;
@@ -30,11 +31,14 @@ struct Fixture {
 
 std::int64_t sql(const std::string& path, const std::string& q) { return sql_int(path, q); }
 
+// Everything loaded before the constructor returns (the viewer loads in the background).
+constexpr ModelOptions kSync{.background = false};
+
 }  // namespace
 
 TEST_CASE("tracks: main first, then the workers; every span of the file is on one") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   REQUIRE(m.tracks().size() == 3);
   CHECK(m.tracks()[0].name == "main");
   CHECK(m.tracks()[1].role == gb::trace::ThreadRole::dataloader_worker);
@@ -47,7 +51,7 @@ TEST_CASE("tracks: main first, then the workers; every span of the file is on on
 
 TEST_CASE("timeline at full detail: one item per span, depth = length of the parent chain") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const auto& items = m.timeline(1, m.begin_ns(), m.end_ns(), 0);
   CHECK(static_cast<std::int64_t>(items.size()) == sql(f.path, "SELECT count(*) FROM spans WHERE thread_id = 1"));
   std::map<gb::trace::Id, int> depth;
@@ -66,7 +70,7 @@ TEST_CASE("timeline at full detail: one item per span, depth = length of the par
 
 TEST_CASE("timeline window: exactly the spans overlapping the window") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const auto s2 = *m.step(2);
   const std::int64_t t0 = s2.start_ns + (s2.end_ns - s2.start_ns) / 3, t1 = s2.end_ns - (s2.end_ns - s2.start_ns) / 3;
   std::int64_t overlapping = 0;
@@ -79,7 +83,7 @@ TEST_CASE("timeline window: exactly the spans overlapping the window") {
 
 TEST_CASE("level of detail: short spans fold into counted runs; counts add up to the spans") {
   Fixture f({.steps = 4, .layers = 4, .ops_per_layer = 40});
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const auto& full = m.timeline(1, m.begin_ns(), m.end_ns(), 0);
   const std::vector<TimelineItem> all(full.begin(), full.end());
   const std::int64_t fold = 65'536;  // a power of two: used as is
@@ -110,7 +114,7 @@ TEST_CASE("level of detail: short spans fold into counted runs; counts add up to
 
 TEST_CASE("timeline cache: small pans reuse the answer, a 4x zoom asks the Reader again") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const std::int64_t a = 1'000'000, w = 2'000'000;
   m.timeline(1, a, a + w, 3000);
   const auto q = m.timeline_queries();
@@ -123,7 +127,7 @@ TEST_CASE("timeline cache: small pans reuse the answer, a 4x zoom asks the Reade
 
 TEST_CASE("memory layers: categories sum to allocated, reserved and allocated equal the trace's totals") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   REQUIRE(m.has_memory());
   CHECK(m.memory_device() == 0);
   CHECK(m.context_bytes() == 300LL << 20);
@@ -155,7 +159,7 @@ TEST_CASE("memory layers: categories sum to allocated, reserved and allocated eq
 
 TEST_CASE("largest live blocks: largest first, each still live at that moment") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const auto s = *m.step(1);
   const std::int64_t t = s.start_ns + (s.end_ns - s.start_ns) / 2;
   auto blocks = m.largest_live(t, 5);
@@ -163,14 +167,15 @@ TEST_CASE("largest live blocks: largest first, each still live at that moment") 
   for (std::size_t i = 1; i < blocks.size(); ++i) CHECK(blocks[i - 1].size >= blocks[i].size);
   for (const LiveBlock& b : blocks) {
     CHECK(b.t_alloc_ns <= t);
+    // (the allocator reuses addresses: only a free after this block's alloc counts)
     CHECK(sql(f.path, "SELECT count(*) FROM memory_events WHERE action = 1 AND addr = " + std::to_string(b.addr) +
-                          " AND t_ns <= " + std::to_string(t)) == 0);
+                          " AND t_ns > " + std::to_string(b.t_alloc_ns) + " AND t_ns <= " + std::to_string(t)) == 0);
   }
 }
 
 TEST_CASE("gradient heatmap: rows in model order, values equal grad_stats, the planted NaN flagged") {
   Fixture f({.steps = 8, .layers = 5, .ops_per_layer = 1, .nan_step = 6, .nan_layer = 3});
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const GradHeatmap& h = m.grad_heatmap();
   REQUIRE(h.rows() == 10);
   REQUIRE(h.cols() == 8);
@@ -200,7 +205,7 @@ TEST_CASE("gradient heatmap: rows in model order, values equal grad_stats, the p
 
 TEST_CASE("anomalies: resolved names; details link a forward op and its backward node") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   REQUIRE(m.anomalies().size() == 2);
   const AnomalyRow& nan = m.anomalies()[1];
   CHECK(nan.record.kind == gb::trace::AnomalyKind::nonfinite_backward);
@@ -225,7 +230,7 @@ TEST_CASE("anomalies: resolved names; details link a forward op and its backward
 
 TEST_CASE("data loader: per-step waits add up to the report's wait total") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   std::int64_t sum = 0;
   for (const StepWait& w : m.step_waits()) {
     CHECK(w.share() >= 0);
@@ -239,7 +244,7 @@ TEST_CASE("data loader: per-step waits add up to the report's wait total") {
 
 TEST_CASE("ops: PyTorch's key_averages from tools/op_table, cached per kind") {
   Fixture f;
-  TraceModel m(f.path);
+  TraceModel m(f.path, kSync);
   const auto& ops = m.op_table(SpanKind::op);
   REQUIRE(!ops.rows.empty());
   CHECK(&ops == &m.op_table(SpanKind::op));
@@ -271,10 +276,175 @@ TEST_CASE("a trace without memory, gradients or steps is empty, not an error") {
     gb::trace::Writer w(path);
     w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
   }
-  TraceModel m(path);
+  TraceModel m(path, kSync);
   CHECK(m.tracks().empty());
   CHECK(!m.has_memory());
   CHECK(m.grad_heatmap().rows() == 0);
   CHECK(m.anomalies().empty());
   CHECK(m.memory_columns(0, 100, 10).size() == 10);
+}
+
+TEST_CASE("overview: every level is the Reader's folding of the whole thread; windows get the overlapping items") {
+  Fixture f({.steps = 8, .layers = 4, .ops_per_layer = 12});
+  TraceModel m(f.path, {.direct_rows = 50, .background = false});
+  REQUIRE(m.overview_ready());
+  CHECK(m.overview().error().empty());
+  const auto levels = m.overview().levels(1);
+  REQUIRE(levels);
+  CHECK(levels->first < levels->second);
+  gb::trace::Reader r(f.path);
+  for (int k = levels->first; k <= levels->second; ++k) {
+    const std::vector<gb::trace::SpanItem> want = r.spans(1, gb::trace::kTimeMin, gb::trace::kTimeMax, std::int64_t{1} << k);
+    std::vector<TimelineItem> got;
+    CHECK(m.overview().query(1, k, gb::trace::kTimeMin, gb::trace::kTimeMax, got) == k);
+    REQUIRE_MESSAGE(got.size() == want.size(), "level " << k);
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].span.id == want[i].span.id);
+      CHECK(got[i].count == want[i].count);
+      CHECK(got[i].start_ns == want[i].start_ns);
+      CHECK(got[i].end_ns == want[i].end_ns);
+      total += got[i].count;
+    }
+    CHECK(total == m.tracks()[0].spans);  // folded counts are exact
+    // A window: exactly the items of the level that overlap it, outermost open ones first.
+    const auto s3 = *m.step(3);
+    const std::int64_t t0 = (s3.start_ns * 2 + s3.end_ns) / 3, t1 = (s3.start_ns + s3.end_ns * 2) / 3;
+    std::vector<TimelineItem> win;
+    m.overview().query(1, k, t0, t1, win);
+    std::vector<gb::trace::Id> expect;
+    for (const auto& it : want)
+      if (it.end_ns >= t0 && it.start_ns <= t1) expect.push_back(it.span.id);
+    std::vector<gb::trace::Id> ids;
+    for (const auto& it : win) ids.push_back(it.span.id);
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == expect);
+    // Depth: the number of items open when the item begins (a run may outlast its first span's parent).
+    for (std::size_t i = 0; i < win.size(); ++i) {
+      int enclosing = 0;
+      for (std::size_t j = 0; j < win.size(); ++j)
+        if (j != i && win[j].start_ns <= win[i].start_ns && win[j].end_ns > win[i].start_ns && win[j].count == 1 &&
+            win[j].span.id < win[i].span.id)
+          ++enclosing;
+      CHECK_MESSAGE(win[i].depth == enclosing, "k " << k << " item " << i << " of " << win.size() << " id " << (win[i].span.id & 0xffffffff) << " start " << win[i].start_ns << " end " << win[i].end_ns << " count " << win[i].count << " t0 " << t0);
+    }
+  }
+  // The model answers whole-run views from the overview, zoomed-in ones directly.
+  const auto direct = m.timeline_queries();
+  m.timeline(1, m.begin_ns(), m.end_ns(), (m.end_ns() - m.begin_ns()) / 300);
+  CHECK(m.overview_queries() == 1);
+  CHECK(m.timeline_queries() == direct);
+  const auto s = *m.step(2);
+  m.timeline(1, s.start_ns + 1000, s.start_ns + 3000, 16);
+  CHECK(m.timeline_queries() == direct + 1);
+  CHECK_FALSE(m.timeline_partial(1));
+}
+
+TEST_CASE("overview: built in the background, stopped cleanly when the model closes early") {
+  Fixture f({.steps = 30, .layers = 4, .ops_per_layer = 20});
+  { TraceModel early(f.path, {.direct_rows = 10}); }  // destroyed mid-build: joins its thread
+  TraceModel m(f.path, {.direct_rows = 10});
+  m.wait_loaded();
+  CHECK(m.loading().empty());
+  CHECK(m.overview_ready());
+  CHECK(m.overview_progress() == doctest::Approx(1.0));
+  CHECK(m.overview_covered_ns(1) == std::numeric_limits<std::int64_t>::max());
+  CHECK(m.overview().items() > 0);
+}
+
+TEST_CASE("ops from the overview's pass equal tools::op_table (calls, CPU total, Self CPU) for every kind") {
+  Fixture f({.steps = 5, .layers = 3, .ops_per_layer = 4});
+  TraceModel m(f.path, {.direct_rows = 100, .background = false});
+  gb::tools::TraceDb db(f.path);
+  for (SpanKind k : {SpanKind::op, SpanKind::backward_node, SpanKind::module, SpanKind::optimizer, SpanKind::step}) {
+    const gb::tools::OpTable want = gb::tools::op_table(db, k);
+    const gb::tools::OpTable& got = m.op_table(k);
+    REQUIRE(got.rows.size() == want.rows.size());
+    CHECK(got.self_total_ns == want.self_total_ns);
+    for (std::size_t i = 0; i < got.rows.size(); ++i) {
+      CHECK(got.rows[i].name == want.rows[i].name);
+      CHECK(got.rows[i].calls == want.rows[i].calls);
+      CHECK(got.rows[i].total_ns == want.rows[i].total_ns);
+      CHECK(got.rows[i].self_ns == want.rows[i].self_ns);
+    }
+  }
+}
+
+TEST_CASE("graph layout: layers follow the longest path; the barycenter passes remove avoidable crossings") {
+  // Two roots feeding two children crosswise: in index order the edges cross once; swapping a layer fixes it.
+  std::vector<std::pair<int, int>> edges{{0, 3}, {1, 2}, {3, 4}, {2, 4}, {0, 4}};
+  std::vector<int> layer, order;
+  auto [layers, width] = layout_graph(5, edges, layer, order);
+  CHECK(layers == 3);
+  CHECK(width == 2);
+  CHECK(layer == std::vector<int>{0, 0, 1, 1, 2});  // 4 is reached by 0 -> 4 and by the longer 0 -> 3 -> 4
+  for (auto [a, b] : edges) CHECK(layer[static_cast<std::size_t>(b)] > layer[static_cast<std::size_t>(a)]);
+  std::vector<int> index_order{0, 1, 1, 0, 0};
+  index_order[2] = 0, index_order[3] = 1;  // 2 before 3, as their ids come
+  CHECK(crossings(edges, layer, index_order) == 1);
+  CHECK(crossings(edges, layer, order) == 0);
+  // A cycle (damaged trace) does not hang the layout: its nodes go to a last layer.
+  std::vector<int> l2, o2;
+  CHECK(layout_graph(3, {{0, 1}, {1, 2}, {2, 1}}, l2, o2).first == 2);
+}
+
+TEST_CASE("autograd graph of a step: the loss on top, every edge downward, backward spans joined by seq") {
+  Fixture f({.steps = 3, .layers = 3, .ops_per_layer = 2});
+  TraceModel m(f.path, kSync);
+  REQUIRE(m.graph_steps() == std::vector<std::int64_t>{0});
+  CHECK(m.graph(1) == nullptr);
+  const AutogradGraph* g = m.graph(0);
+  REQUIRE(g);
+  CHECK(static_cast<std::int64_t>(g->nodes.size()) == sql(f.path, "SELECT count(*) FROM graph_nodes WHERE step = 0"));
+  CHECK(static_cast<std::int64_t>(g->edges.size()) == sql(f.path, "SELECT count(*) FROM graph_edges WHERE step = 0"));
+  for (auto [a, b] : g->edges) CHECK(g->nodes[static_cast<std::size_t>(b)].layer > g->nodes[static_cast<std::size_t>(a)].layer);
+  int accumulate = 0;
+  for (const GraphNode& n : g->nodes) {
+    if (n.name == "NllLossBackward0") CHECK(n.layer == 0);
+    if (n.name == "AccumulateGrad") {
+      ++accumulate;
+      CHECK_FALSE(n.backward);
+      continue;
+    }
+    REQUIRE(n.backward);
+    CHECK(n.backward->kind == SpanKind::backward_node);
+    CHECK(*n.backward->seq == n.record.seq);
+    CHECK(m.string(n.backward->name_id) == n.name);
+  }
+  CHECK(accumulate == 6);  // weight and bias of 3 layers
+  CHECK(g->max_saved_bytes > 0);
+  CHECK(g->max_backward_ns > 0);
+  CHECK_FALSE(graph_note("MulBackward0").empty());
+  CHECK(graph_note("NoSuchBackward").empty());
+}
+
+TEST_CASE("segment map: live blocks inside their segments add up to allocated; reserved is the segments' sum") {
+  Fixture f({.steps = 4, .layers = 4, .ops_per_layer = 1});
+  TraceModel m(f.path, kSync);
+  for (int i = 1; i <= 20; ++i) {
+    const std::int64_t t = m.begin_ns() + (m.end_ns() - m.begin_ns()) * i / 21;
+    const SegmentMap& map = m.segment_map(t);
+    const MemoryColumn c = m.memory_at(t);
+    std::int64_t allocated = map.unplaced, reserved = 0;
+    for (const SegmentRow& s : map.segments) {
+      reserved += s.size;
+      std::int64_t at = 0, sum = 0;
+      for (const SegmentBlock& b : s.blocks) {
+        CHECK(b.offset >= at);  // by offset, no overlap
+        at = b.offset + b.size;
+        sum += b.size;
+      }
+      CHECK(at <= s.size);
+      CHECK(sum == s.allocated);
+      CHECK(s.largest_free <= s.size - s.allocated);
+      allocated += s.allocated;
+    }
+    CHECK(map.unplaced == 0);
+    CHECK(allocated == c.allocated);
+    CHECK(reserved == c.reserved);
+  }
+  gb::tools::write_synthetic_trace(f.path, {.steps = 2, .layers = 2, .oom = true});
+  TraceModel o(f.path, kSync);
+  REQUIRE(o.oom_reports().size() == 1);
+  CHECK(o.oom_reports()[0].report.find("out of memory") != std::string::npos);
 }

@@ -22,6 +22,10 @@ void dataloader(TraceModel& m, ViewState& v) {
                     "fetch / collate / pin spans. Waits that line up with long fetches mean the workers are too "
                     "few or too slow: raise num_workers or make the dataset's __getitem__ cheaper.\n"
                     "Click a bar to show that step in the lanes; drag and wheel pan and zoom the lanes.");
+  if (m.dataloader_loading()) {
+    plot::empty_state("Loading the data-loader spans...", "They are summed once, in the background.");
+    return;
+  }
   if (s.spans == 0) {
     plot::empty_state("This trace has no data-loader spans.",
                       "The DataLoader writes fetch, collate, pin and wait spans when it is traced: iterate a "

@@ -12,6 +12,12 @@ namespace gb::viewer::panels {
 void gradients(TraceModel& m, ViewState& v) {
   const GradHeatmap& h = m.grad_heatmap();
   ImGui::Text("Gradient L2 norm per parameter and step");
+  if (m.gradients_loading()) {
+    ImGui::SameLine();
+    plot::help_marker("Loading the gradient statistics in the background.");
+    plot::empty_state("Loading gradient statistics...", "They are read once, in the background; the other panels work meanwhile.");
+    return;
+  }
   ImGui::SameLine();
   plot::help_marker("Rows are parameters in model order, columns are training steps; colour is the gradient's L2 "
                     "norm on a log scale (viridis: dark = small, yellow = large). Magenta cells hold NaN, orange "
@@ -41,36 +47,40 @@ void gradients(TraceModel& m, ViewState& v) {
   const ImVec2 p1(origin.x + avail.x - 8, p0.y + row_h * static_cast<float>(h.rows()));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int px = std::max(1, static_cast<int>(p1.x - p0.x));
-  const int columns = std::min<int>(px, static_cast<int>(h.cols()));
+  const GradColumns& gc = m.grad_columns(std::max(1, px / 4));  // cells at least 4 px wide
+  const int columns = gc.columns;
   const float cell_w = (p1.x - p0.x) / static_cast<float>(columns);
-  auto col_steps = [&](int c) {  // the step columns [a, b) of pixel column c
-    return std::pair<std::size_t, std::size_t>(h.cols() * static_cast<std::size_t>(c) / static_cast<std::size_t>(columns),
-                                               h.cols() * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(columns));
-  };
   // Step labels.
   for (double s : plot::nice_ticks(0, static_cast<double>(h.cols() - 1), std::max(2, px / 80))) {
     const float x = p0.x + (static_cast<float>(s) + 0.5f) * (p1.x - p0.x) / static_cast<float>(h.cols());
     dl->AddText(ImVec2(x - 4, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled),
                 std::to_string(h.steps[static_cast<std::size_t>(s)]).c_str());
   }
+  constexpr color::Rgb kNone = 0xFFFFFFFF;
+  std::vector<color::Rgb> row_colours;
   for (std::size_t r = 0; r < h.rows(); ++r) {
     const float y = p0.y + row_h * static_cast<float>(r);
     if (row_h >= ImGui::GetFontSize() - 2 || r % static_cast<std::size_t>(std::ceil(ImGui::GetFontSize() / row_h)) == 0)
       dl->AddText(ImVec2(origin.x + 4, y + (row_h - ImGui::GetFontSize()) / 2),
                   ImGui::GetColorU32(v.param == h.param_ids[r] ? ImGuiCol_PlotHistogram : ImGuiCol_Text), h.labels[r].c_str());
+    // Neighbouring cells of the same colour are drawn as one rectangle (colours are quantized to 64 levels).
+    row_colours.assign(static_cast<std::size_t>(columns), kNone);
     for (int c = 0; c < columns; ++c) {
-      auto [a, b] = col_steps(c);
-      double best = -1;
-      std::uint8_t flag = 0;
-      for (std::size_t k = a; k < b; ++k) {
-        flag = std::max(flag, h.flag_at(r, k));
-        if (std::isfinite(h.at(r, k))) best = std::max(best, h.at(r, k));
-      }
-      color::Rgb col = flag == 1 ? color::kNaN : flag == 2 ? color::kInf : plot::heat_color(best, h.min_positive, h.max);
-      if (!flag && best < 0) continue;  // no row for this step
-      const float x = p0.x + cell_w * static_cast<float>(c);
-      dl->AddRectFilled(ImVec2(x, y), ImVec2(std::max(x + 1, x + cell_w - (cell_w > 4 ? 1 : 0)), y + row_h - (row_h > 4 ? 1 : 0)),
+      const std::size_t i = r * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c);
+      const std::uint8_t flag = gc.flag[i];
+      if (!flag && std::isnan(gc.best[i])) continue;  // no row for these steps
+      row_colours[static_cast<std::size_t>(c)] =
+          flag == 1 ? color::kNaN : flag == 2 ? color::kInf : plot::heat_color(gc.best[i], h.min_positive, h.max, 64);
+    }
+    for (int c = 0; c < columns; ++c) {
+      const color::Rgb col = row_colours[static_cast<std::size_t>(c)];
+      if (col == kNone) continue;
+      int run = 1;
+      while (c + run < columns && row_colours[static_cast<std::size_t>(c + run)] == col) ++run;
+      const float x = p0.x + cell_w * static_cast<float>(c), w = cell_w * static_cast<float>(run);
+      dl->AddRectFilled(ImVec2(x, y), ImVec2(std::max(x + 1, x + w - (cell_w > 4 ? 1 : 0)), y + row_h - (row_h > 4 ? 1 : 0)),
                         plot::to_imgui(col));
+      c += run - 1;
     }
   }
   // The selected step.

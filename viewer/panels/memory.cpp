@@ -24,9 +24,89 @@ struct LiveCache {
   std::vector<LiveBlock> blocks;
 } g_live;
 
+// One row per segment (full width = the segment's size), live blocks in their category's colour at their offset,
+// free gaps pale green: how fragmented the cache is at time t.
+void segment_map(TraceModel& m, std::int64_t t) {
+  const SegmentMap& map = m.segment_map(t);
+  ImGui::Text("Segments at %s: %zu", gb::tools::format_time(static_cast<double>(t)).c_str(), map.segments.size());
+  ImGui::SameLine();
+  plot::help_marker("Each row is one segment the caching allocator reserved from the device (cudaMalloc), drawn "
+                    "full width; live blocks sit at their offset in their category's colour, free gaps are pale "
+                    "green. Many small gaps mean fragmentation: memory reserved but too split to serve a large "
+                    "request (what an OOM with much 'reserved but unallocated' memory looks like).");
+  if (map.unplaced > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(%s live outside any known segment)", gb::tools::format_bytes(map.unplaced).c_str());
+  }
+  if (map.segments.empty()) {
+    ImGui::TextDisabled("No segments are reserved at this moment.");
+    return;
+  }
+  const float row_h = 14, label_w = 180;
+  const float h = std::min(220.0f, static_cast<float>(map.segments.size()) * (row_h + 3 + ImGui::GetStyle().ItemSpacing.y) + 16);
+  ImGui::BeginChild("##segments", ImVec2(0, h), true);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float x0 = o.x + label_w, x1 = o.x + ImGui::GetContentRegionAvail().x;
+  ImGuiListClipper clip;
+  clip.Begin(static_cast<int>(map.segments.size()), row_h + 3);
+  while (clip.Step())
+    for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+      const SegmentRow& s = map.segments[static_cast<std::size_t>(i)];
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float y = p.y + 1, scale = (x1 - x0) / static_cast<float>(std::max<std::int64_t>(1, s.size));
+      dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + row_h), plot::to_imgui(color::kFreeGap));
+      for (const SegmentBlock& b : s.blocks) {
+        const float a = x0 + static_cast<float>(b.offset) * scale;
+        dl->AddRectFilled(ImVec2(a, y), ImVec2(std::max(a + 1, a + static_cast<float>(b.size) * scale), y + row_h),
+                          plot::to_imgui(color::category(b.category)));
+      }
+      char label[96];
+      std::snprintf(label, sizeof label, "#%lld %s, %.0f%% used", static_cast<long long>(s.id),
+                    gb::tools::format_bytes(s.size).c_str(), 100.0 * static_cast<double>(s.allocated) / static_cast<double>(std::max<std::int64_t>(1, s.size)));
+      dl->AddText(ImVec2(p.x + 2, y - 1), ImGui::GetColorU32(ImGuiCol_Text), label);
+      ImGui::Dummy(ImVec2(x1 - p.x, row_h + 3));
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::Text("segment %lld at 0x%llx: %s", static_cast<long long>(s.id), static_cast<unsigned long long>(s.addr), gb::tools::format_bytes(s.size).c_str());
+        ImGui::Text("%zu live blocks, %s allocated; largest free gap %s", s.blocks.size(), gb::tools::format_bytes(s.allocated).c_str(),
+                    gb::tools::format_bytes(s.largest_free).c_str());
+        ImGui::EndTooltip();
+      }
+    }
+  ImGui::EndChild();
+}
+
+// The OOM reports: a button per report above the plot opens a window with its text.
+void oom_window(TraceModel& m, ViewState& v) {
+  if (m.oom_reports().empty()) return;
+  if (!v.show_oom) return;
+  const auto& o = m.oom_reports().front();
+  ImGui::SetNextWindowSize(ImVec2(760, 300), ImGuiCond_Appearing);
+  ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  if (ImGui::Begin("Out of memory", &v.show_oom, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
+    ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "OOM at %s: requested %s", gb::tools::format_time(static_cast<double>(o.t_ns)).c_str(),
+                       gb::tools::format_bytes(o.requested).c_str());
+    ImGui::Text("capacity %s   free %s   allocated %s   reserved %s   largest free block %s",
+                gb::tools::format_bytes(o.capacity).c_str(), gb::tools::format_bytes(o.free).c_str(),
+                gb::tools::format_bytes(o.allocated).c_str(), gb::tools::format_bytes(o.reserved).c_str(),
+                gb::tools::format_bytes(o.largest_free_block).c_str());
+    ImGui::Separator();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(o.report.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button("Show the moment before")) v.cursor = o.t_ns - 1, v.focus(o.t_ns - (v.t1 - v.t0) / 20, o.t_ns + (v.t1 - v.t0) / 20);
+  }
+  ImGui::End();
+}
+
 }  // namespace
 
 void memory(TraceModel& m, ViewState& v) {
+  if (m.memory_loading()) {
+    plot::empty_state("Loading memory events...", "They are replayed once, in the background; the timeline works meanwhile.");
+    return;
+  }
   if (!m.has_memory()) {
     plot::empty_state("This trace has no memory events.",
                       "Allocator events (alloc, free, segments) are written when the caching allocator is traced; "
@@ -56,6 +136,15 @@ void memory(TraceModel& m, ViewState& v) {
   if (m.context_bytes() > 0) {
     plot::color_square(color::kContext);
     ImGui::TextUnformatted("CUDA context");
+    ImGui::SameLine(0, 12);
+  }
+  plot::color_square(color::kFreeGap);
+  ImGui::TextUnformatted("free in a segment");
+  if (!m.oom_reports().empty()) {
+    ImGui::SameLine(0, 16);
+    ImGui::PushStyleColor(ImGuiCol_Button, plot::to_imgui(color::kOom));
+    if (ImGui::SmallButton(("OOM report (" + std::to_string(m.oom_reports().size()) + ")").c_str())) v.show_oom = true;
+    ImGui::PopStyleColor();
   }
   ImGui::NewLine();
 
@@ -86,6 +175,12 @@ void memory(TraceModel& m, ViewState& v) {
     const float x = p0.x + static_cast<float>((*v.cursor - v.t0) / ns_per_px);
     dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), plot::to_imgui(0x202020), 2);
   }
+  for (const auto& o : m.oom_reports())  // OOM markers: a red line with a label
+    if (o.t_ns >= v.t0 && o.t_ns <= v.t1) {
+      const float x = p0.x + static_cast<float>((o.t_ns - v.t0) / ns_per_px);
+      dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), plot::to_imgui(color::kOom), 3);
+      dl->AddText(ImVec2(std::min(x + 4, p1.x - 40), p0.y + 2), plot::to_imgui(color::kOom), "OOM");
+    }
   ImGui::SetCursorScreenPos(p0);
   ImGui::InvisibleButton("##memplot", ImVec2(p1.x - p0.x, p1.y - p0.y));
   const bool hovered = ImGui::IsItemHovered();
@@ -104,12 +199,14 @@ void memory(TraceModel& m, ViewState& v) {
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 9) v.cursor = t;
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, p1.y + 8));
+  oom_window(m, v);
 
-  // The largest live allocations at the cursor.
+  // The segment map and the largest live allocations at the cursor.
   if (!v.cursor) {
-    ImGui::TextDisabled("Click the plot to list the largest allocations live at that moment.");
+    ImGui::TextDisabled("Click the plot to see the segment map and the largest allocations live at that moment.");
     return;
   }
+  segment_map(m, *v.cursor);
   if (g_live.path != m.path() || g_live.t != *v.cursor) g_live = {m.path(), *v.cursor, m.largest_live(*v.cursor, 50)};
   const MemoryColumn at = m.memory_at(*v.cursor);
   ImGui::Text("Largest live allocations at %s: allocated %s, reserved %s", gb::tools::format_time(static_cast<double>(*v.cursor)).c_str(),

@@ -30,6 +30,11 @@ void ops(TraceModel& m, ViewState&) {
                     "With CUDA kernels in the trace, Self CUDA and CUDA total come from the kernels each op launched.\n"
                     "Click a header to sort; type in the filter to keep matching names (\"-name\" excludes).");
   const gb::tools::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(g_kind));
+  if (m.ops_loading()) {
+    plot::empty_state("Summing the op table...", "One pass over every span, in the background (it also builds the "
+                      "timeline's overview).");
+    return;
+  }
   if (t.rows.empty()) {
     plot::empty_state(("This trace has no spans of kind " + std::string(kinds[static_cast<std::size_t>(g_kind)]) + ".").c_str(),
                       "Op spans come from the engine's op probes; backward_node spans from traced backward passes. "

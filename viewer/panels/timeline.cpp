@@ -127,6 +127,10 @@ void timeline(TraceModel& m, ViewState& v) {
       if (auto r = m.step(*v.step)) v.focus(r->start_ns, r->end_ns, 0.02);
     ImGui::SameLine();
   }
+  if (!m.overview_ready()) {
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "building overview %d%%", static_cast<int>(m.overview_progress() * 100));
+    ImGui::SameLine();
+  }
   ImGui::TextDisabled("window %s .. %s (%s)", plot::time_label(static_cast<double>(v.t0)).c_str(),
                       plot::time_label(static_cast<double>(v.t1)).c_str(), plot::time_label(static_cast<double>(v.t1 - v.t0)).c_str());
   ImGui::SameLine();
@@ -176,6 +180,14 @@ void timeline(TraceModel& m, ViewState& v) {
     dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(x1, y + h + 4), IM_COL32(255, 255, 255, 10));
     dl->AddText(ImVec2(origin.x + 6, y + 3), ImGui::GetColorU32(ImGuiCol_Text), t.name.c_str());
     if (const TimelineItem* hit = draw_items(items, m, v, x0, x1, y + 2, kRowH)) hovered = hit;
+    if (m.timeline_partial(t.thread_id)) {  // the overview has not reached this part yet: hatch it
+      const std::int64_t covered = m.overview_covered_ns(t.thread_id);
+      const float xc = std::max(x0, x0 + static_cast<float>((covered - v.t0) / ns_per_px));
+      dl->PushClipRect(ImVec2(xc, y), ImVec2(x1, y + h + 4), true);
+      for (float hx = xc - h; hx < x1; hx += 8)
+        dl->AddLine(ImVec2(hx, y + h + 4), ImVec2(hx + h + 4, y), IM_COL32(255, 255, 255, 28));
+      dl->PopClipRect();
+    }
     y += h + 8;
   }
   // Counters.

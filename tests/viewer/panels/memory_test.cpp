@@ -39,3 +39,35 @@ TEST_CASE("memory screenshot: a trace without memory events shows the empty stat
   CHECK(png->count(color::category(MemCategory::activation)) == 0);
   CHECK(png->count(color::kPlotBackground) < 50);  // no plot (a stray anti-aliased text pixel may match)
 }
+
+TEST_CASE("memory screenshot: the segment map at a moment shows blocks by category and free gaps") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(trace, {.steps = 4, .layers = 6});
+  // A moment in step 2's forward, when activations are live.
+  const std::int64_t t = sql_int(trace, "SELECT max(t_ns) FROM memory_events WHERE category = 3 AND action = 0 AND "
+                                        "t_ns < (SELECT end_ns FROM steps WHERE step = 2)");
+  auto png = shot::take(trace, "memory", tmp.file("s.png"), "1280x900", "--select time:" + std::to_string(t));
+  REQUIRE(png);
+  const std::vector<int> gaps = png->bbox(color::kFreeGap, 110);  // below the legend swatch
+  REQUIRE(gaps[1] > 0);
+  CHECK(png->count(color::kFreeGap, 0, 110) > 2000);
+  // Inside the segment rows (the free gaps' rows), the activation blocks in red.
+  CHECK(png->count(color::category(MemCategory::activation), 0, gaps[1], gaps[3] + 1) > 500);
+  CHECK(png->count(color::category(MemCategory::parameter), 0, gaps[1], gaps[3] + 1) > 500);
+}
+
+TEST_CASE("memory screenshot: an OOM shows its marker and, selected, its report window") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = tmp.file("oom.db");
+  gb::tools::write_synthetic_trace(trace, {.steps = 3, .layers = 3, .oom = true});
+  auto plain = shot::take(trace, "memory", tmp.file("p.png"), "1280x900");
+  REQUIRE(plain);
+  CHECK(plain->count(color::kOom, 0, 110) > 300);  // the marker line
+  auto report = shot::take(trace, "memory", tmp.file("r.png"), "1280x900", "--select oom");
+  REQUIRE(report);
+  // The report window covers the middle of the plot (mostly the CUDA context layer).
+  CHECK(report->count(color::kContext) < plain->count(color::kContext) - 50000);
+}

@@ -1,0 +1,169 @@
+// bench/bench_viewer.cpp — the viewer on a big trace, headless: open to first frame, CPU time to build a frame
+// (every ImGui draw list of the shown panel, no GPU) at whole-run, one-step and 1-ms zooms, and peak memory.
+//
+// The trace is written once by tools/synth (default: 10,000 steps x 110 layers, one elementwise op per layer =
+// 10.03 M spans, ~1 M memory events, 220 parameters x 10,000 steps of grad stats) and reused from its path on
+// later runs. Frames are built with a Dear ImGui context and no renderer backend (NewFrame/Render build the draw
+// lists; nothing is drawn). Each zoom pans by 2% of the window per frame, so cache misses are part of the max.
+// There is no libtorch peer for a viewer: "peer" is "none"; the targets are issue 7's.
+//
+//   bench_viewer [TRACE.db] [--frames N]
+#include <imgui.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tools/synth.h"
+#include "viewer/app.h"
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void line(const char* metric, double value, const char* unit, double target, const std::string& extra = "") {
+  std::printf("{\"bench\": \"viewer\", \"metric\": \"%s\", \"value\": %.3f, \"unit\": \"%s\"", metric, value, unit);
+  if (target > 0) std::printf(", \"target\": %.0f", target);
+  std::printf(", \"peer\": \"none\"%s}\n", extra.c_str());
+  std::fflush(stdout);
+}
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+double frame(gb::viewer::App& app) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ImGuiIO& io = ImGui::GetIO();
+  io.DeltaTime = 1.0f / 60;
+  ImGui::NewFrame();
+  app.frame();
+  ImGui::Render();
+  return ms_since(t0);
+}
+
+struct Stats {
+  double median = 0, max = 0;
+};
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = "/tmp/glassbox-bench-viewer/synth-10M.db";
+  int frames = 60;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = std::atoi(argv[++i]);
+    else path = argv[i];
+  }
+  if (!std::filesystem::exists(path)) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    const auto t0 = std::chrono::steady_clock::now();
+    gb::tools::SynthResult r = gb::tools::write_synthetic_trace(
+        path, {.steps = 10'000, .layers = 110, .ops_per_layer = 1, .memory_layer_stride = 14});
+    std::fprintf(stderr, "bench_viewer: wrote %s: %lld spans, %lld memory events, %lld grad stats in %.1f s\n",
+                 path.c_str(), static_cast<long long>(r.spans), static_cast<long long>(r.memory_events),
+                 static_cast<long long>(r.grad_stats), ms_since(t0) / 1000);
+  }
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1600, 1000);
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the OpenGL3 backend does: large draw lists
+  if (std::filesystem::exists("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"))
+    io.Fonts->AddFontFromFileTTF("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 15.0f);
+  unsigned char* pixels = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas (no renderer needed)
+
+  gb::viewer::App app(/*remember_recent=*/false);
+  const auto t_open = std::chrono::steady_clock::now();
+  app.open(path);
+  if (!app.error().empty()) {
+    std::fprintf(stderr, "bench_viewer: %s\n", app.error().c_str());
+    return 1;
+  }
+  const double opened = ms_since(t_open);
+  frame(app);
+  const double first = ms_since(t_open);
+  gb::viewer::TraceModel& m = *app.model();
+  const std::string size = ", \"spans\": " + std::to_string(m.span_count()) +
+                           ", \"steps\": " + std::to_string(m.steps().size());
+  line("open_ms", opened, "ms", 0, size);
+  line("open_to_first_frame_ms", first, "ms", 1000, size + ", \"overview_ready\": " + (m.overview_ready() ? "true" : "false"));
+  // Frames while the overview is still being built (what the user sees in the first seconds).
+  std::vector<double> during;
+  while (!m.overview_ready() && during.size() < 10000) {
+    during.push_back(frame(app));
+    std::this_thread::sleep_for(std::chrono::milliseconds(16));
+  }
+  const double overview_ms = ms_since(t_open);
+  m.wait_loaded();  // then the gradient heatmap and the data-loader sums
+  line("all_loaded_ms", ms_since(t_open), "ms", 0, ", \"memory_events\": " + std::to_string(m.memory_events()) +
+                                                  ", \"grad_stats\": " + std::to_string(m.grad_heatmap().rows() * m.grad_heatmap().cols()));
+  line("overview_ready_ms", overview_ms, "ms", 0,
+       ", \"items\": " + std::to_string(m.overview().items()) + ", \"frames_meanwhile\": " + std::to_string(during.size()));
+  if (!during.empty()) {
+    const Stats s = stats(during);
+    line("frame_build_ms_while_building_median", s.median, "ms", 8);
+    line("frame_build_ms_while_building_max", s.max, "ms", 8);
+  }
+
+  gb::viewer::ViewState& v = app.view();
+  const auto mid = *m.step(static_cast<std::int64_t>(m.steps().size() / 2));
+  struct Zoom {
+    const char* name;
+    std::int64_t t0, t1;
+  };
+  const Zoom zooms[] = {{"whole_run", m.begin_ns(), m.end_ns()},
+                        {"one_step", mid.start_ns, mid.end_ns},
+                        {"1ms", (mid.start_ns + mid.end_ns) / 2, (mid.start_ns + mid.end_ns) / 2 + 1'000'000}};
+  for (const Zoom& z : zooms) {
+    v.t0 = z.t0, v.t1 = z.t1;
+    app.show(gb::viewer::Panel::timeline);
+    std::vector<double> t;
+    for (int i = 0; i < frames; ++i) {
+      t.push_back(frame(app));
+      const std::int64_t pan = (v.t1 - v.t0) / 50;
+      v.t0 += pan, v.t1 += pan;
+    }
+    const Stats s = stats(t);
+    line((std::string("frame_build_ms_timeline_") + z.name + "_median").c_str(), s.median, "ms", 8);
+    line((std::string("frame_build_ms_timeline_") + z.name + "_max").c_str(), s.max, "ms", 8);
+  }
+  // The other panels at the whole-run window: the first frame (one-time loads) and the steady frames.
+  v.t0 = m.begin_ns(), v.t1 = m.end_ns();
+  v.step = mid.step;
+  v.cursor = (mid.start_ns + mid.end_ns) / 2;
+  for (int p = 0; p < static_cast<int>(gb::viewer::Panel::count); ++p) {
+    const auto panel = static_cast<gb::viewer::Panel>(p);
+    if (panel == gb::viewer::Panel::timeline) continue;
+    app.show(panel);
+    const double first_frame = frame(app);
+    std::vector<double> t;
+    for (int i = 0; i < std::max(5, frames / 4); ++i) t.push_back(frame(app));
+    const Stats s = stats(t);
+    const std::string name = gb::viewer::kPanelNames[p];
+    line(("first_frame_ms_" + name).c_str(), first_frame, "ms", 0);
+    line(("frame_build_ms_" + name + "_median").c_str(), s.median, "ms", 8);
+    line(("frame_build_ms_" + name + "_max").c_str(), s.max, "ms", 8);
+  }
+  line("peak_rss_mb", peak_rss_mb(), "MiB", 2048);
+  ImGui::DestroyContext();
+  return 0;
+}
