@@ -309,6 +309,13 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
                   cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
                   live.erase(it);
                 }
+              } else if (action == MemAction::retag) {  // the block's bytes move to its new category
+                auto it = live.find(row.i64(2));
+                if (it != live.end()) {
+                  cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
+                  it->second.second = static_cast<int>(row.i64(4)) & 7;
+                  cat[static_cast<std::size_t>(it->second.second)] += it->second.first;
+                }
               }
               mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7),
                                          static_cast<std::uint8_t>(action), static_cast<std::uint8_t>(row.i64(4) & 7)});
@@ -382,6 +389,9 @@ const SegmentMap& TraceModel::segment_map(std::int64_t t) {
         break;
       case MemAction::alloc: live[e.addr] = {e.size, e.category}; break;
       case MemAction::free: live.erase(e.addr); break;
+      case MemAction::retag:
+        if (auto it = live.find(e.addr); it != live.end()) it->second.second = e.category;
+        break;
       default: break;
     }
   }
@@ -422,6 +432,8 @@ std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) c
                                          row.opt_i64(5)};
               else if (action == MemAction::free)
                 live.erase(row.i64(1));
+              else if (action == MemAction::retag)
+                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
             });
   std::vector<std::pair<std::int64_t, const Block*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);

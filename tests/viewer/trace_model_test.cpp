@@ -269,6 +269,45 @@ TEST_CASE("unreadable files throw the Reader's message: empty, corrupt, newer sc
   CHECK_THROWS_AS(TraceModel{tmp.file("missing.db")}, gb::trace::Error);
 }
 
+TEST_CASE("memory: a retag event moves a live block's bytes to its new category (the engine tags after allocating)") {
+  using gb::trace::MemAction;
+  using gb::trace::MemCategory;
+  using gb::trace::MemoryEventRecord;
+  TempDir tmp;
+  const std::string path = tmp.file("retag.db");
+  {
+    gb::trace::Writer w(path);
+    w.add(gb::trace::ThreadRecord{0, 1, "main", gb::trace::ThreadRole::main});
+    auto ev = [&](std::int64_t id, std::int64_t t, MemAction a, std::int64_t addr, std::int64_t size, MemCategory c,
+                  std::int64_t allocated) {
+      w.add(MemoryEventRecord{.id = id, .t_ns = t, .action = a, .device = gb::trace::kCpu, .addr = addr, .size = size,
+                              .requested = size, .category = c, .allocated = allocated, .reserved = 1 << 20});
+    };
+    ev(1, 10, MemAction::alloc, 4096, 512, MemCategory::temporary, 512);
+    ev(2, 20, MemAction::alloc, 8192, 1024, MemCategory::temporary, 1536);
+    ev(3, 30, MemAction::retag, 4096, 512, MemCategory::activation, 1536);   // saved for backward
+    ev(4, 40, MemAction::retag, 8192, 1024, MemCategory::parameter, 1536);   // requires_grad_()
+    ev(5, 50, MemAction::retag, 4096, 512, MemCategory::temporary, 1536);    // released after its node ran
+    ev(6, 60, MemAction::free, 4096, 512, MemCategory::temporary, 1024);
+  }
+  TraceModel m(path, kSync);
+  REQUIRE(m.has_memory());
+  auto cat = [&](std::int64_t t, MemCategory c) { return m.memory_at(t).by_category[static_cast<std::size_t>(c)]; };
+  CHECK(cat(25, MemCategory::temporary) == 1536);
+  CHECK(cat(35, MemCategory::activation) == 512);
+  CHECK(cat(35, MemCategory::temporary) == 1024);
+  CHECK(cat(45, MemCategory::parameter) == 1024);
+  CHECK(cat(55, MemCategory::activation) == 0);
+  CHECK(cat(55, MemCategory::temporary) == 512);
+  CHECK(cat(65, MemCategory::temporary) == 0);
+  CHECK(cat(65, MemCategory::parameter) == 1024);
+  auto live = m.largest_live(45, 5);
+  REQUIRE(live.size() == 2);
+  CHECK(live[0].size == 1024);
+  CHECK(live[0].category == MemCategory::parameter);
+  CHECK(live[1].category == MemCategory::activation);
+}
+
 TEST_CASE("a trace without memory, gradients or steps is empty, not an error") {
   TempDir tmp;
   const std::string path = tmp.file("bare.db");

@@ -3,6 +3,7 @@
 #include <cinttypes>
 
 #include "tools/format.h"
+#include "tools/memory.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
@@ -115,7 +116,7 @@ void memory(TraceModel& m, ViewState& v) {
     return;
   }
   const int dev = m.memory_device();
-  ImGui::Text("%s", dev < 0 ? "cpu" : ("cuda:" + std::to_string(dev)).c_str());
+  ImGui::Text("%s", gb::tools::device_name(dev).c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("peak reserved %s   context %s   %zu events", gb::tools::format_bytes(m.peak_reserved()).c_str(),
                       gb::tools::format_bytes(m.context_bytes()).c_str(), m.memory_events());
