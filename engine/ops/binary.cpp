@@ -10,6 +10,7 @@
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
+#include "core/op_scope.h"
 
 namespace gb {
 
@@ -58,6 +59,7 @@ namespace {
 // Runs f(x, y) in opmath over broadcast a, b into a new tensor of dtype `compute` (or `out_dtype` when given).
 template <typename F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f) {
+  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
@@ -75,6 +77,7 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
 // f(x, s) with a scalar s in opmath.
 template <typename F>
 Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f) {
+  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor out = detail::make_empty(a.sizes(), compute, a.device());
@@ -90,6 +93,7 @@ Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarTyp
 // In place: self = f(self, other) with other broadcast to self's shape, computed in self's dtype.
 template <typename F>
 void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f) {
+  detail::OpScope op_scope(op);
   detail::check_device(self, op, "self");
   detail::check_device(other, op, "other", self);
   auto shape = broadcast_shapes(self.sizes(), other.sizes(), op);
@@ -108,6 +112,7 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
 
 template <typename F>
 void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f) {
+  detail::OpScope op_scope(op);
   detail::check_device(self, op, "self");
   GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
            "to the desired output type ", to_string(self.scalar_type()));

@@ -13,6 +13,7 @@
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
+#include "core/op_scope.h"
 
 namespace gb {
 
@@ -71,6 +72,7 @@ namespace {
 
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp) {
+  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
@@ -87,6 +89,7 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp)
 
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp) {
+  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct);
@@ -124,6 +127,7 @@ Tensor as_bool(const Tensor& t) { return convert(t, kBool); }
 }  // namespace
 
 Tensor logical_not(const Tensor& a) {
+  detail::OpScope op_scope("logical_not");
   detail::check_device(a, "logical_not", "self");
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::unary_loop<bool, bool>(out, as_bool(a), [](bool x) { return !x; });
@@ -131,6 +135,7 @@ Tensor logical_not(const Tensor& a) {
 }
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("logical_and");
   detail::check_device(a, "logical_and", "self");
   detail::check_device(b, "logical_and", "other", a);
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_and"), kBool, a.device());
@@ -139,6 +144,7 @@ Tensor logical_and(const Tensor& a, const Tensor& b) {
 }
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("logical_or");
   detail::check_device(a, "logical_or", "self");
   detail::check_device(b, "logical_or", "other", a);
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_or"), kBool, a.device());
@@ -151,6 +157,7 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 namespace {
 template <typename F>
 Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, const F& f) {
+  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   if (!a.is_floating_point()) return full(a.sizes(), integer_answer, TensorOptions().dtype(kBool).device(a.device()));
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
@@ -186,6 +193,7 @@ bool all_true(const Tensor& b, const char* op) {  // b: a fresh contiguous bool 
 
 // Like libtorch's CPU equal: same sizes and equal elements after promotion (a float 1 equals a double 1).
 bool equal(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("equal");
   detail::check_device(a, "equal", "self");
   detail::check_device(b, "equal", "other", a);
   if (a.sizes() != b.sizes()) return false;
@@ -193,6 +201,7 @@ bool equal(const Tensor& a, const Tensor& b) {
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  detail::OpScope op_scope("allclose");
   detail::check_device(a, "allclose", "self");
   detail::check_device(b, "allclose", "other", a);
   GB_CHECK(a.scalar_type() == b.scalar_type(), "allclose: ", to_string(a.scalar_type()), " did not match ",
@@ -270,6 +279,7 @@ Tensor scalar_operand(const Scalar& s, ScalarType t, const Tensor& like) {
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   check_bool_condition(condition, "where");
+  detail::OpScope op_scope("where");
   detail::check_device(condition, "where", "condition");
   detail::check_device(a, "where", "self", condition);
   detail::check_device(b, "where", "other", condition);
@@ -326,6 +336,7 @@ void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, 
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
+  detail::OpScope op_scope("masked_fill");
   detail::check_device(a, "masked_fill", "self");
   detail::check_device(mask, "masked_fill", "mask", a);
   Tensor out =
@@ -348,6 +359,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
   return detail::apply_inplace(
       *this, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
       [&](Tensor& s) {
+        detail::OpScope op_scope("masked_fill_");
         detail::check_device(s, "masked_fill_", "self");
         masked_fill_kernel(s, s, mask, value, "masked_fill_");
       });
@@ -379,6 +391,7 @@ void clamp_scalar_kernel(const Tensor& out, const Tensor& a, std::optional<Scala
 }  // namespace
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
+  detail::OpScope op_scope("clamp");
   detail::check_device(a, "clamp", "self");
   GB_CHECK(min || max, "clamp: At least one of 'min' or 'max' must not be None");
   ScalarType rt = Promotion().add(a).add(min).add(max).result();
@@ -397,6 +410,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
 Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
   GB_CHECK(lo.defined() || hi.defined(), "clamp: At least one of 'min' or 'max' must not be None");
+  detail::OpScope op_scope("clamp");
   detail::check_device(a, "clamp", "self");
   if (lo.defined()) detail::check_device(lo, "clamp", "min", a);
   if (hi.defined()) detail::check_device(hi, "clamp", "max", a);
@@ -457,6 +471,7 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   return detail::apply_inplace(
       *this, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
       [&](Tensor& s) {
+        detail::OpScope op_scope("clamp_");
         detail::check_device(s, "clamp_", "self");
         clamp_scalar_kernel(s, s, min, max, "clamp_");
       });
@@ -491,6 +506,7 @@ void lerp_kernel(const Tensor& out, const Tensor& start, const Tensor& end, doub
 }  // namespace
 
 Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
+  detail::OpScope op_scope("lerp");
   check_lerp(start, end, "lerp");
   double w = weight.to_double();
   Tensor out =
@@ -507,6 +523,7 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
 }
 
 Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
+  detail::OpScope op_scope("lerp_");
   check_lerp(*this, end, "lerp_");
   auto shape = broadcast_shapes(sizes(), end.sizes(), "lerp_");
   GB_CHECK(IntArrayRef(shape) == sizes(), "lerp_: output with shape ", sizes(), " doesn't match the broadcast shape ",
@@ -551,6 +568,7 @@ void addc_kernel(const Tensor& out, const Tensor& self, const Tensor& t1, const 
 
 Tensor addc(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div) {
   const char* op = is_div ? "addcdiv" : "addcmul";
+  detail::OpScope op_scope(op);
   ScalarType rt = addc_type(self, t1, t2, value, is_div, op);
   Tensor out = detail::make_empty(broadcast3(self, t1, t2, op), rt, self.device());
   addc_kernel(out, self, t1, t2, value, is_div, op);
@@ -578,6 +596,7 @@ Tensor addc(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar
 
 Tensor& addc_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div) {
   const char* op = is_div ? "addcdiv_" : "addcmul_";
+  detail::OpScope op_scope(op);
   ScalarType rt = addc_type(self, t1, t2, value, is_div, op);
   GB_CHECK(is_floating_point(self.scalar_type()) || !is_floating_point(rt), op, ": result type ", to_string(rt),
            " can't be cast to the desired output type ", to_string(self.scalar_type()), "; use the out-of-place ", op);

@@ -16,6 +16,7 @@
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/shape.h"
 #include "ops/nn_util.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -167,6 +168,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
               IntArrayRef dilation, int64_t groups) {
   detail::check_defined(x_in, "conv2d");
   detail::check_defined(weight, "conv2d", "weight");
+  detail::OpScope op_scope("conv2d");
   detail::check_device(x_in, "conv2d");
   detail::check_device(weight, "conv2d", "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,

@@ -9,6 +9,7 @@
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace detail {
@@ -48,6 +49,7 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
+  detail::OpScope op_scope("copy_");
   check_device(dst, "copy_", "self");
   check_device(src, "copy_", "src");
   auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");

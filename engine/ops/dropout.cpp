@@ -10,6 +10,7 @@
 #include "glassbox/ops/nn.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -56,6 +57,7 @@ void check_input(const Tensor& x, const char* op) {
 Tensor dropout(const Tensor& x, double p, bool train) {
   check_p(p, "dropout");
   if (!train) return x;
+  detail::OpScope op_scope("dropout");
   check_input(x, "dropout");
   const double scale = keep_scale(p);
   Tensor mask = draw_mask(x, p);
@@ -70,6 +72,7 @@ Tensor dropout(const Tensor& x, double p, bool train) {
 Tensor& dropout_(Tensor& x, double p, bool train) {
   check_p(p, "dropout_");
   if (!train) return x;
+  detail::OpScope op_scope("dropout_");
   check_input(x, "dropout_");
   return detail::apply_inplace(
       x, false, false, "dropout_", [&](const Tensor& s) { return dropout(s, p, true); },

@@ -15,6 +15,7 @@
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -148,6 +149,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
 // ---- index_select ----
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
+  detail::OpScope op_scope("index_select");
   detail::check_device(a, "index_select", "self");
   check_index_dtype(index, "index_select");
   detail::check_same_device(a, index, "index_select");
@@ -212,6 +214,7 @@ Tensor cut_to(const Tensor& t, const Tensor& index) {
 }  // namespace
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
+  detail::OpScope op_scope("gather");
   detail::check_device(a, "gather", "self");
   check_index_dtype(index, "gather");
   detail::check_same_device(a, index, "gather");
@@ -247,6 +250,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
+  detail::OpScope op_scope("scatter_add");
   detail::check_device(a, "scatter_add", "self");
   detail::check_device(src, "scatter_add", "src", a);
   check_index_dtype(index, "scatter_add");
@@ -303,6 +307,7 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
 // ---- embedding ----
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
+  detail::OpScope op_scope("embedding");
   detail::check_device(weight, "embedding", "weight");
   check_index_dtype(indices, "embedding", "indices");
   detail::check_same_device(weight, indices, "embedding");
@@ -329,6 +334,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 // ---- one_hot ----
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
+  detail::OpScope op_scope("one_hot");
   detail::check_device(indices, "one_hot", "self");
   GB_CHECK_TYPE(indices.scalar_type() == kInt64 || indices.scalar_type() == kInt32,
                 "one_hot is only applicable to index tensor of type LongTensor (or int32), got ",

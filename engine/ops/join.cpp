@@ -4,6 +4,7 @@
 #include "core/make.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -31,6 +32,7 @@ bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 Tensor cat(TensorList tensors, int64_t dim) {
   GB_CHECK(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
+    detail::OpScope op_scope("cat");
     detail::check_device(tensors[i], "cat", "tensors", tensors[0]);
     GB_CHECK(tensors[i].dim() > 0, "cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated; ",
              "unsqueeze it first or use stack");
@@ -93,6 +95,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
   GB_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   const Tensor& r = tensors[0];
   for (size_t i = 0; i < tensors.size(); ++i) {
+    detail::OpScope op_scope("stack");
     detail::check_device(tensors[i], "stack", "tensors", tensors[0]);
     GB_CHECK(tensors[i].sizes() == r.sizes(), "stack expects each tensor to be equal size, but got ", r.sizes(),
              " at entry 0 and ", tensors[i].sizes(), " at entry ", i);

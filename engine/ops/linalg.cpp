@@ -18,6 +18,7 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -184,6 +185,7 @@ void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
 // ---- mm ----
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("mm");
   check_matrix(a, "mm", "self");
   check_matrix(b, "mm", "mat2");
   check_mat_dtypes(a, b, "mm");
@@ -203,6 +205,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 // ---- addmm: beta * self + alpha * (a @ b), one GEMM over an output pre-filled with self ----
 
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  detail::OpScope op_scope("addmm");
   detail::check_device(self, "addmm", "self");
   check_matrix(a, "addmm", "mat1");
   check_matrix(b, "addmm", "mat2");
@@ -239,6 +242,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 // ---- bmm ----
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("bmm");
   detail::check_device(a, "bmm", "self");
   detail::check_device(b, "bmm", "mat2", a);
   GB_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape ", a.sizes());
@@ -283,6 +287,7 @@ bool should_fold(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("matmul");
   detail::check_device(a, "matmul", "self");
   detail::check_device(b, "matmul", "other", a);
   const int64_t da = a.dim(), db = b.dim();
@@ -336,6 +341,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // ---- linear ----
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  detail::OpScope op_scope("linear");
   detail::check_device(input, "linear", "input");
   check_matrix(weight, "linear", "weight");
   detail::check_same_device(input, weight, "linear");
@@ -384,6 +390,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 // ---- dot / outer ----
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("dot");
   detail::check_device(a, "dot", "self");
   detail::check_device(b, "dot", "tensor", a);
   GB_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
@@ -409,6 +416,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("outer");
   detail::check_device(a, "outer", "self");
   detail::check_device(b, "outer", "vec2", a);
   GB_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D (shape ", a.sizes(), ")");

@@ -19,6 +19,7 @@
 #include "glassbox/ops/shape.h"
 #include "ops/loops.h"
 #include "ops/nn_util.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -196,6 +197,7 @@ Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
+  detail::OpScope op_scope("nll_loss");
   return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
 }
 
@@ -204,6 +206,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
                      int64_t ignore_index, double label_smoothing) {
   const char* op = "cross_entropy";
+  detail::OpScope op_scope(op);
   detail::check_defined(logits, op);
   detail::check_defined(target, op, "target");
   GB_CHECK(logits.dim() >= 1, op, ": expected logits of shape (C), (N, C) or (N, C, d1, ...), but got ",
@@ -309,6 +312,7 @@ variable_list pointwise_loss_grads(autograd::BackwardContext& c, const Tensor& d
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  detail::OpScope op_scope("mse_loss");
   check_pointwise_loss(input, target, "mse_loss");
   Tensor out;
   {
@@ -327,6 +331,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  detail::OpScope op_scope("l1_loss");
   check_pointwise_loss(input, target, "l1_loss");
   Tensor out;
   {
@@ -352,6 +357,7 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, Reduction reduction) {
   const char* op = "binary_cross_entropy_with_logits";
+  detail::OpScope op_scope(op);
   check_pointwise_loss(logits, target, op);
   GB_CHECK(logits.sizes() == target.sizes(), "Target size (", target.sizes(), ") must be the same as input size (",
            logits.sizes(), ")");

@@ -14,6 +14,7 @@
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/nn.h"
 #include "ops/nn_util.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -227,6 +228,7 @@ void check_output_size(const Tensor& x, int64_t Ho, int64_t Wo, const char* op) 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const char* op = "max_pool2d";
+  detail::OpScope op_scope(op);
   check_pool_input(x, op);
   PoolArgs a = pool_args(op, kernel_size, stride, padding, dilation);
   const int64_t H = x.size(-2), W = x.size(-1);
@@ -288,6 +290,7 @@ Tensor max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
 Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool2d";
+  detail::OpScope op_scope(op);
   check_pool_input(x, op);
   PoolArgs a = pool_args(op, kernel_size, stride, padding, 1);
   GB_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
@@ -327,6 +330,7 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   detail::check_defined(x, op);
+  detail::OpScope op_scope(op);
   detail::check_device(x, op);
   GB_CHECK(output_size.size() == 1 || output_size.size() == 2, op, ": output_size must be 2, but got ",
            output_size.size(), " values ", output_size);

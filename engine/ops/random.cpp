@@ -7,12 +7,14 @@
 #include "glassbox/core/generator.h"
 #include "glassbox/ops/factory.h"
 #include "ops/inplace.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
 
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
+  detail::OpScope op_scope(op);
   detail::check_device(self, op, "self");
   bool grad_needed = GradMode::is_enabled() && self.requires_grad();
   detail::check_inplace(self, grad_needed, op);

@@ -19,6 +19,7 @@
 #include "ops/reduce_kernels.h"
 #include "ops/reduce_util.h"
 #include "ops/vec_math.h"
+#include "core/op_scope.h"
 
 namespace gb {
 using namespace detail;  // the driver and reducers of reduce_kernels.h
@@ -115,6 +116,7 @@ Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType 
 
 Tensor extreme_all(const Tensor& a, bool is_max) {
   const char* op = is_max ? "max" : "min";
+  detail::OpScope op_scope(op);
   detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   check_nonempty(a, mask, false, op);
@@ -135,6 +137,7 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
 
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "max" : "min";
+  detail::OpScope op_scope(op);
   detail::check_device(a, op);
   int64_t d = detail::wrap_dim(dim, a.dim(), op);
   auto mask = detail::dim_mask({d}, a.dim(), op);
@@ -159,6 +162,7 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdi
 
 Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
   const char* op = is_max ? "amax" : "amin";
+  detail::OpScope op_scope(op);
   detail::check_device(a, op);
   auto mask = detail::dim_mask(dims, a.dim(), op);
   check_nonempty(a, mask, !dims.empty(), op);
@@ -180,6 +184,7 @@ Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
 
 Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
+  detail::OpScope op_scope(op);
   detail::check_device(a, op);
   std::vector<bool> mask;
   if (dim)
@@ -242,6 +247,7 @@ Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { retur
 Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return arg_impl(a, dim, keepdim, false); }
 
 Tensor var(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  detail::OpScope op_scope("var");
   VarSetup s = var_setup(a, dims, correction, "var");
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), s.mask, keepdim), a.scalar_type(), a.device());
   moments_kernel(a, s, false, out, Tensor(), "var");
@@ -255,6 +261,7 @@ Tensor var(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) 
 }
 
 Tensor std(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  detail::OpScope op_scope("std");
   VarSetup s = var_setup(a, dims, correction, "std");
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), s.mask, keepdim), a.scalar_type(), a.device());
   moments_kernel(a, s, true, out, Tensor(), "std");
@@ -271,6 +278,7 @@ Tensor std(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) 
 }
 
 std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
+  detail::OpScope op_scope("var_mean");
   VarSetup s = var_setup(a, dims, correction, "var_mean");
   auto shape = detail::reduced_shape(a.sizes(), s.mask, keepdim);
   Tensor v = detail::make_empty(shape, a.scalar_type(), a.device());
@@ -295,6 +303,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
 // ---- norm ----
 
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  detail::OpScope op_scope("norm");
   detail::check_device(a, "norm");
   GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
                 "as input. Got ", to_string(a.scalar_type()), "; convert first, e.g. x.to(gb::kFloat)");
@@ -366,6 +375,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
 // ---- logsumexp ----
 
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
+  detail::OpScope op_scope("logsumexp");
   detail::check_device(a, "logsumexp");
   auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
   // Integers and bools are computed in the default float dtype, like PyTorch.
@@ -391,6 +401,7 @@ Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
 namespace {
 template <bool kAll>
 Tensor logical_reduce(const Tensor& a, const char* op) {
+  detail::OpScope op_scope(op);
   detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   Tensor out = detail::make_empty({}, kBool, a.device());
@@ -407,6 +418,7 @@ Tensor all(const Tensor& a) { return logical_reduce<true>(a, "all"); }
 Tensor any(const Tensor& a) { return logical_reduce<false>(a, "any"); }
 
 Tensor prod(const Tensor& a) {
+  detail::OpScope op_scope("prod");
   detail::check_device(a, "prod");
   auto mask = all_dims(a.dim());
   ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;

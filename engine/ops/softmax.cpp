@@ -19,6 +19,7 @@
 #include "glassbox/ops/reduce.h"
 #include "ops/loops.h"
 #include "ops/vec_math.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -154,6 +155,7 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
 template <bool kLog>
 Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   const char* op = kLog ? "log_softmax" : "softmax";
+  detail::OpScope op_scope(op);
   detail::check_device(x, op);
   Tensor in = dtype && *dtype != x.scalar_type() ? x.to(*dtype) : x;  // a differentiable cast, before the op
   GB_CHECK_TYPE(is_floating_point(in.scalar_type()), op, ": expected a floating point input, got ",

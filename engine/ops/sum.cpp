@@ -11,6 +11,7 @@
 #include "glassbox/ops/shape.h"
 #include "ops/loops.h"
 #include "ops/reduce_util.h"
+#include "core/op_scope.h"
 
 namespace gb {
 namespace detail {
@@ -41,6 +42,7 @@ ScalarType acc_type_for(ScalarType t) {
 }  // namespace
 
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+  detail::OpScope op_scope("sum");
   check_device(a, "sum");
   auto keep_shape = reduced_shape(a.sizes(), mask, true);
   ScalarType acc_t = acc_type_for(out_dtype);

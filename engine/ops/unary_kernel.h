@@ -7,6 +7,7 @@
 #include "core/make.h"
 #include "glassbox/core/tensor_options.h"
 #include "ops/loops.h"
+#include "core/op_scope.h"
 
 namespace gb::detail {
 
@@ -18,6 +19,7 @@ inline ScalarType float_result_type(const Tensor& a) {
 // out = f(a) for floating ops; integer and bool inputs are converted to the default float dtype first.
 template <typename F>
 Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
+  detail::OpScope op_scope(op);
   check_device(a, op, "self");
   ScalarType rt = float_result_type(a);
   Tensor aa = a.scalar_type() == rt ? a : shallow_alias(a).to(rt);
@@ -33,6 +35,7 @@ Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
 // out = f(a) in a's own dtype, for ops defined on integers too (neg, abs, relu, ...); bool is refused.
 template <typename F>
 Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
+  detail::OpScope op_scope(op);
   check_device(a, op, "self");
   Tensor out = make_empty(a.sizes(), a.scalar_type(), a.device());
   dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
@@ -46,6 +49,7 @@ Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
 // self = f(self) without autograd (the `raw` half of apply_inplace). Floating ops cannot write an integer self.
 template <typename F>
 void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
+  detail::OpScope op_scope(op);
   check_device(self, op, "self");
   GB_CHECK(is_floating_point(self.scalar_type()), op, ": result type Float can't be cast to the desired output type ",
            to_string(self.scalar_type()), " (a tensor of shape ", self.sizes(), "); use the out-of-place op, or ",
@@ -59,6 +63,7 @@ void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
 
 template <typename F>
 void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f) {
+  detail::OpScope op_scope(op);
   check_device(self, op, "self");
   dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
