@@ -112,8 +112,14 @@ struct MlpStack final : Model {
     }
     for (int64_t l = 0; l < layers; ++l) {
       const gb::Tensor* p = &params[size_t(l) * 6];
+      // Allocations inside are stamped with the layer's path: the OOM report names the module that holds memory.
+      const std::string path = "layers." + std::to_string(l);
+      mem::AllocationContext module("", path);
       auto x = gb::layer_norm(h, {D}, p[0], p[1]);
-      x = gb::linear(gb::gelu(gb::linear(x, p[2], p[3])), p[4], p[5]);  // (N, L, 4D) -> (N, L, D)
+      {
+        mem::AllocationContext mlp("", path + ".mlp");
+        x = gb::linear(gb::gelu(gb::linear(x, p[2], p[3])), p[4], p[5]);  // (N, L, 4D) -> (N, L, D)
+      }
       h = h + x;
     }
     auto logits = gb::linear(h, params.back()).view({batch * L, V});  // (N*L, V)
@@ -162,6 +168,7 @@ struct ConvStack final : Model {
     };
     auto h = cbr(x, 1, true);
     for (int64_t l = 0; l < layers; ++l) {
+      mem::AllocationContext module("", "stages." + std::to_string(l));  // names the module in the OOM report
       h = cbr(h, 2, true);
       h = gb::relu(h + cbr(cbr(h, 1, true), 1, false));
     }

@@ -1,6 +1,7 @@
 // engine/memory/oom_report.cpp — what an OOM says: PyTorch's first lines, then the layers that held the memory,
 // the largest live blocks, and next steps computed from the numbers (glassbox/memory/oom.h).
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <sstream>
 
@@ -130,6 +131,16 @@ std::string OomReport::message() const {
     if (percent(bytes, allocated) < 25) continue;
     os << "  - " << category_subject(Category(c)) << percent(bytes, allocated)
        << "% of allocated memory: " << category_advice(Category(c), bytes) << "\n";
+    if (Category(c) == Category::activation && !activations_by_module.empty()) {
+      int64_t top = 0;
+      os << "    the modules holding the most: ";
+      for (size_t i = 0; i < activations_by_module.size(); ++i) {
+        os << (i ? ", " : "") << activations_by_module[i].first << " (" << format_size(activations_by_module[i].second)
+           << ")";
+        top += activations_by_module[i].second;
+      }
+      os << "; checkpointing them would free about " << format_size(top) << "\n";
+    }
   }
   // Fragmentation is the cause when the cache holds enough free bytes in total but no block big enough.
   const int64_t block = memory::round_size(requested);
@@ -169,9 +180,17 @@ OomReport CachingAllocator::Impl::oom_report_locked(int64_t nbytes, int64_t allo
   r.fragmentation = unallocated > 0 ? 1.0 - double(r.largest_free_block) / double(unallocated) : 0.0;
   for (int c = 0; c < kNumCategories; ++c) r.allocated_by_category[size_t(c)] = stats.allocated_bytes_by_category[size_t(c)].current;
   std::vector<const detail::Block*> live;
+  std::map<uint32_t, int64_t> activation_by_module;  // module name id -> live activation bytes
   for (const auto& [id, seg] : segments)
     for (const detail::Block* b = seg->head; b; b = b->next)
-      if (b->allocated) live.push_back(b);
+      if (b->allocated) {
+        live.push_back(b);
+        if (b->category == Category::activation && b->module != 0) activation_by_module[b->module] += b->size;
+      }
+  for (const auto& [module, bytes] : activation_by_module) r.activations_by_module.emplace_back(name_of(module), bytes);
+  std::stable_sort(r.activations_by_module.begin(), r.activations_by_module.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (r.activations_by_module.size() > 3) r.activations_by_module.resize(3);
   const size_t top = std::min<size_t>(5, live.size());
   std::partial_sort(live.begin(), live.begin() + ptrdiff_t(top), live.end(), [](const detail::Block* a, const detail::Block* b) {
     if (a->size != b->size) return a->size > b->size;

@@ -150,3 +150,35 @@ TEST_CASE("a request larger than the whole device says that no freeing helps") {
     CHECK(e.report().largest_allocations.empty());
   }
 }
+
+TEST_CASE("the OOM names the modules holding the most activations and what checkpointing them would free") {
+  mem::AllocatorConfig conf;
+  conf.capacity = 64 * MiB;
+  mem::CachingAllocator a(mem::make_meta_raw_allocator(), conf);
+  std::vector<gb::DataPtr> keep;
+  auto hold = [&](const char* module, int64_t bytes, mem::Category c) {
+    mem::CategoryGuard cat(c);
+    mem::AllocationContext ctx("addmm", module);
+    keep.push_back(a.allocate(bytes));
+  };
+  hold("layers.0.mlp", 12 * MiB, mem::Category::activation);
+  hold("layers.1.mlp", 12 * MiB, mem::Category::activation);
+  hold("layers.1.mlp", 4 * MiB, mem::Category::activation);
+  hold("layers.2.mlp", 8 * MiB, mem::Category::activation);
+  hold("layers.3.mlp", 2 * MiB, mem::Category::activation);
+  hold("head", 20 * MiB, mem::Category::parameter);  // not an activation: not listed
+  try {
+    (void)a.allocate(30 * MiB);
+    FAIL("expected an OutOfMemoryError");
+  } catch (const gb::OutOfMemoryError& e) {
+    const auto& by = e.report().activations_by_module;
+    REQUIRE(by.size() == 3);
+    CHECK(by[0] == std::pair<std::string, int64_t>{"layers.1.mlp", 16 * MiB});
+    CHECK(by[1] == std::pair<std::string, int64_t>{"layers.0.mlp", 12 * MiB});
+    CHECK(by[2] == std::pair<std::string, int64_t>{"layers.2.mlp", 8 * MiB});
+    CHECK(std::string(e.what()).find("the modules holding the most: layers.1.mlp (16.00 MiB), layers.0.mlp "
+                                     "(12.00 MiB), layers.2.mlp (8.00 MiB); checkpointing them would free about "
+                                     "36.00 MiB") != std::string::npos);
+  }
+  for (auto& p : keep) p.deleter(p.ptr);
+}

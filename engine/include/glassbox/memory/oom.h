@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "glassbox/core/device.h"
@@ -47,6 +48,9 @@ struct OomReport {
   int64_t max_split_size = 0;      // 0 = no limit
   std::array<int64_t, memory::kNumCategories> allocated_by_category{};
   std::vector<LiveAllocation> largest_allocations;  // up to 5, largest first
+  // Live activation bytes per module path (gb::memory::AllocationContext), up to 3, largest first: where
+  // activation checkpointing would pay.
+  std::vector<std::pair<std::string, int64_t>> activations_by_module;
 
   std::string message() const;  // the full text (what() of the error)
 };
