@@ -25,10 +25,11 @@ build: configure
 
 demo: build
 	GLASSBOX_TRACE=$(BUILD)/train_mlp.db ./$(BUILD)/samples/train_mlp
-	@echo; echo "== glassbox report $(BUILD)/train_mlp.db --kind backward_node =="
-	./$(BUILD)/tools/glassbox report $(BUILD)/train_mlp.db --kind backward_node --limit 10
+	@echo; echo "== glassbox report $(BUILD)/train_mlp.db =="
+	./$(BUILD)/tools/glassbox report $(BUILD)/train_mlp.db --limit 10
 	@echo; echo "The trace is $(BUILD)/train_mlp.db: query it with sqlite3 (traces/SCHEMA.md), or open it in Perfetto:"
 	@echo "  ./$(BUILD)/tools/glassbox export $(BUILD)/train_mlp.db --chrome train_mlp.json"
+	@echo "or in the viewer: ./$(BUILD)/viewer/glassbox-viewer $(BUILD)/train_mlp.db (autograd nodes: report --kind backward_node)"
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_FLAGS)

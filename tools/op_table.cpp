@@ -62,6 +62,8 @@ OpTable op_table(const TraceDb& db, SpanKind kind) {
     t.rows.push_back(OpStats{.name = r.name, .calls = r.calls, .self_ns = r.self_ns, .total_ns = r.total_ns});
     t.self_total_ns += r.self_ns;
   }
+  t.cpu_time_ns = db.scalar("SELECT COALESCE(SUM(dur_ns), 0) FROM spans WHERE parent_delta IS NULL AND kind < ?1",
+                            {static_cast<std::int64_t>(SpanKind::cuda_kernel)});
   const auto k = static_cast<std::int64_t>(kind);
   t.has_cuda = db.scalar("SELECT EXISTS (SELECT 1 FROM spans WHERE kind = ?1)",
                          {static_cast<std::int64_t>(SpanKind::cuda_kernel)}) != 0;
@@ -127,15 +129,16 @@ std::string render_op_table(const OpTable& t, std::size_t limit) {
   rule += "\n";
 
   const double self_total = static_cast<double>(t.self_total_ns), cuda_total = static_cast<double>(t.cuda_total_ns);
+  const double share_base = std::max(self_total, static_cast<double>(t.cpu_time_ns));
   std::string out = rule + line(header) + rule;
   for (std::size_t i = 0; i < shown; ++i) {
     const OpStats& o = t.rows[i];
     std::string name = o.name;
     if (name.size() >= kMaxName - 3) name = name.substr(0, kMaxName - 3) + "...";
     std::vector<std::string> cells = {name,
-                                      format_share(static_cast<double>(o.self_ns), self_total),
+                                      format_share(static_cast<double>(o.self_ns), share_base),
                                       format_time(static_cast<double>(o.self_ns)),
-                                      format_share(static_cast<double>(o.total_ns), self_total),
+                                      format_share(static_cast<double>(o.total_ns), share_base),
                                       format_time(static_cast<double>(o.total_ns)),
                                       format_time(o.avg_ns())};
     if (t.has_cuda) {
@@ -151,6 +154,8 @@ std::string render_op_table(const OpTable& t, std::size_t limit) {
   if (shown < t.rows.size())
     out.append("(").append(std::to_string(t.rows.size() - shown)).append(" more rows; --limit 0 shows all)\n");
   out += "Self CPU time total: " + format_time(self_total) + "\n";
+  if (share_base > self_total)
+    out += "CPU shares are of the traced CPU time: " + format_time(share_base) + " (root spans of every thread)\n";
   if (t.has_cuda) out += "Self CUDA time total: " + format_time(cuda_total) + "\n";
   return out;
 }

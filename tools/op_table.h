@@ -4,7 +4,8 @@
 // kind), CPU time avg (total / calls). When the trace has cuda_kernel spans, also Self CUDA (kernels whose
 // kernels.launch_span_id is one of the name's spans), CUDA total (kernels launched by those spans or any span
 // nested in them) and CUDA time avg (CUDA total / calls). Shares are taken of the sum of Self CPU over all rows
-// (PyTorch's "Self CPU time total") and of the sum of all kernel durations ("Self CUDA time total").
+// (PyTorch's "Self CPU time total"), or of the traced CPU time when that is larger (OpTable::cpu_time_ns), and of
+// the sum of all kernel durations ("Self CUDA time total").
 //
 //   OpTable t = op_table(db, SpanKind::op);
 //   sort_ops(t.rows, OpSort::self_cpu);
@@ -39,6 +40,10 @@ struct OpTable {
   std::vector<OpStats> rows;       // by CPU total descending, then name
   bool has_cuda = false;           // the trace has cuda_kernel spans
   std::int64_t self_total_ns = 0;  // sum of rows' self_ns
+  // The traced CPU time: the durations of every root span (no parent) of a CPU kind, all threads. Shares are of
+  // max(self_total_ns, cpu_time_ns): when the rows' spans sit inside spans of other kinds (ops inside steps,
+  // backward nodes whose ops are children), this keeps every share a share of the run, at most 100%.
+  std::int64_t cpu_time_ns = 0;
   std::int64_t cuda_total_ns = 0;  // sum of every cuda_kernel span's duration
 };
 

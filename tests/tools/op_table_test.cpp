@@ -8,7 +8,10 @@
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
+using gb::trace::Id;
+using gb::trace::OptId;
 using gb::trace::SpanKind;
+using gb::trace::SpanRecord;
 
 namespace {
 
@@ -91,9 +94,12 @@ TEST_CASE("with kernels: Self CUDA from launch_span_id, CUDA total through nesti
 
   std::string text = render_op_table(t, 0);
   CHECK(text.find("Self CUDA %") != std::string::npos);
-  CHECK(text.find("    matmul        54.55%       9.000us        54.55%       9.000us       3.000us       6.000us"
+  // CPU shares are of the traced CPU time (the three steps and the worker's spans: 36.0075 ms), CUDA shares of all
+  // kernel time.
+  CHECK(t.cpu_time_ns == 36'007'500);
+  CHECK(text.find("    matmul         0.02%       9.000us         0.02%       9.000us       3.000us       6.000us"
                   "        80.00%       6.000us       3.000us             3") == std::string::npos);  // avg is 2us
-  CHECK(text.find("    matmul        54.55%       9.000us        54.55%       9.000us       3.000us       6.000us"
+  CHECK(text.find("    matmul         0.02%       9.000us         0.02%       9.000us       3.000us       6.000us"
                   "        80.00%       6.000us       2.000us             3  \n") != std::string::npos);
   CHECK(text.find("Self CUDA time total: 7.500us\n") != std::string::npos);
 }
@@ -111,12 +117,43 @@ TEST_CASE("PyTorch's layout: right-aligned name column (longest + 4), 12-wide co
         rule + "\n" +
             "      Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n" +
             rule + "\n" +
-            "    linear        18.18%       3.000us        90.91%      15.000us       5.000us             3  \n"
-            "    matmul        54.55%       9.000us        54.55%       9.000us       3.000us             3  \n"
-            "       add        18.18%       3.000us        18.18%       3.000us       1.000us             3  \n"
-            "      relu         9.09%       1.500us         9.09%       1.500us       0.500us             3  \n" +
-            rule + "\nSelf CPU time total: 16.500us\n");
+            "    linear         0.01%       3.000us         0.04%      15.000us       5.000us             3  \n"
+            "    matmul         0.02%       9.000us         0.02%       9.000us       3.000us             3  \n"
+            "       add         0.01%       3.000us         0.01%       3.000us       1.000us             3  \n"
+            "      relu         0.00%       1.500us         0.00%       1.500us       0.500us             3  \n" +
+            rule + "\nSelf CPU time total: 16.500us\n" +
+            "CPU shares are of the traced CPU time: 36.008ms (root spans of every thread)\n");
   CHECK(text.find("CUDA") == std::string::npos);
+}
+
+TEST_CASE("a trace of ops alone: shares are of the Self CPU time total, as in PyTorch, and add up to 100%") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  {
+    gb::trace::Writer w(path);
+    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
+    Id mm = w.intern("matmul"), add = w.intern("add");
+    std::int64_t n = 0;
+    auto op = [&](Id name, std::int64_t start, std::int64_t dur, OptId parent) {
+      Id id = gb::trace::span_id(1, ++n);
+      w.add(SpanRecord{.id = id, .kind = SpanKind::op, .name_id = name, .thread_id = 1, .start_ns = start,
+                       .end_ns = start + dur, .parent_id = parent});
+      return id;
+    };
+    Id outer = op(mm, 0, 6000, std::nullopt);  // matmul 6 us, with an add of 2 us inside: self 4 us
+    op(add, 1000, 2000, outer);
+    op(add, 7000, 5000, std::nullopt);         // a root add of 5 us
+  }
+  OpTable t = op_table(TraceDb(path), SpanKind::op);
+  CHECK(t.self_total_ns == 11'000);
+  CHECK(t.cpu_time_ns == 11'000);
+  sort_ops(t.rows, OpSort::self_cpu);
+  std::string text = render_op_table(t, 0);
+  CHECK(text.find("       add        63.64%       7.000us        63.64%       7.000us       3.500us             2  \n") !=
+        std::string::npos);
+  CHECK(text.find("    matmul        36.36%       4.000us        54.55%       6.000us       6.000us             1  \n") !=
+        std::string::npos);
+  CHECK(text.find("CPU shares are of") == std::string::npos);
 }
 
 TEST_CASE("--limit cuts rows and says how many are left; long names are cut at 55 columns with ...") {
