@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
   cli.add_option("--step", step, "show this training step");
   std::string select;
-  cli.add_option("--select", select, "select span:ID, node:ID (graph node), time:NS (memory cursor), oom, or "
+  cli.add_option("--select", select, "select span:ID, node:ID (graph node), param:ID (gradients), time:NS (memory cursor), oom, or "
                                      "graph:saved (colour the graph by saved bytes)");
   CLI11_PARSE(cli, argc, argv);
 
@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
     if (what == "span") {
       v.span = n;
       if (auto d = app.model()->details(n)) v.focus(d->span.start_ns, d->span.end_ns, 0.5);
+    } else if (what == "param") {
+      v.param = n;
     } else if (what == "node") {
       v.node = n;
     } else if (what == "time") {
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
     } else if (select == "graph:saved") {
       v.graph_by_saved = true;
     } else {
-      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, time:NS, oom or graph:saved\n",
+      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, param:ID, time:NS, oom or graph:saved\n",
                    select.c_str());
       return 2;
     }

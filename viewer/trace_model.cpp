@@ -644,17 +644,38 @@ GradHeatmap TraceModel::load_heatmap(const gb::tools::TraceDb& db) const {
   h.steps.erase(std::unique(h.steps.begin(), h.steps.end()), h.steps.end());
   h.norm.assign(h.rows() * h.cols(), std::nan(""));
   h.flag.assign(h.rows() * h.cols(), 0);
+  h.ratio.assign(h.rows() * h.cols(), std::nan(""));
   h.min_positive = std::numeric_limits<double>::infinity();
   for (const GradStatRecord& g : stats) {
     const auto c = static_cast<std::size_t>(std::lower_bound(h.steps.begin(), h.steps.end(), g.step) - h.steps.begin());
     const std::size_t i = row[g.param_id] * h.cols() + c;
     h.norm[i] = g.norm;
+    if (g.update_norm && std::isfinite(*g.update_norm) && std::isfinite(g.param_norm) && g.param_norm > 0)
+      h.ratio[i] = *g.update_norm / g.param_norm;
     if (g.nan_count > 0 || std::isnan(g.norm)) h.flag[i] = 1;
     else if (g.inf_count > 0 || std::isinf(g.norm)) h.flag[i] = 2;
     else if (g.norm > 0) h.min_positive = std::min(h.min_positive, g.norm), h.max = std::max(h.max, g.norm);
   }
   if (!std::isfinite(h.min_positive)) h.min_positive = 0;
   return h;
+}
+
+UpdateRatio TraceModel::update_ratio(Id param_id) {
+  UpdateRatio u;
+  const GradHeatmap& h = grad_heatmap();
+  auto row = std::find(h.param_ids.begin(), h.param_ids.end(), param_id);
+  if (row == h.param_ids.end() || h.ratio.empty()) return u;
+  const auto r = static_cast<std::size_t>(row - h.param_ids.begin());
+  for (std::size_t c = 0; c < h.cols(); ++c) {
+    const double x = h.ratio[r * h.cols() + c];
+    if (std::isfinite(x)) {
+      u.steps.push_back(h.steps[c]);
+      u.ratio.push_back(x);
+    } else if (!std::isnan(h.at(r, c)) || h.flag_at(r, c)) {  // a row exists for this step
+      u.skipped.push_back(h.steps[c]);
+    }
+  }
+  return u;
 }
 
 const std::vector<StepWait>& TraceModel::step_waits() {

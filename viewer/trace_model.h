@@ -108,6 +108,8 @@ struct GradHeatmap {
   std::vector<std::int64_t> steps;  // columns
   std::vector<double> norm;         // rows * steps, row-major; NaN where the trace has no row
   std::vector<std::uint8_t> flag;   // 0 ok / missing, 1 NaN, 2 Inf (nan_count, inf_count or a non-finite norm)
+  std::vector<double> ratio;        // update_norm / param_norm, rows * steps; NaN where either is missing
+                                    // (NULL in SQL), non-finite, or param_norm <= 0
   double min_positive = 0, max = 0;  // finite, > 0 norms
   std::size_t rows() const { return param_ids.size(); }
   std::size_t cols() const { return steps.size(); }
@@ -125,6 +127,14 @@ struct GradColumns {
     return {cols * static_cast<std::size_t>(c) / static_cast<std::size_t>(columns),
             cols * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(columns)};
   }
+};
+
+// One parameter's update/parameter ratio (update_norm / param_norm) per step: the steps with a finite ratio, and
+// the steps that have a grad_stats row but no usable ratio (NaN norms: NULL in SQL), drawn as markers.
+struct UpdateRatio {
+  std::vector<std::int64_t> steps;
+  std::vector<double> ratio;
+  std::vector<std::int64_t> skipped;
 };
 
 struct AnomalyRow {
@@ -241,6 +251,7 @@ class TraceModel {
   const GradHeatmap& grad_heatmap();  // empty while loading
   bool gradients_loading() const { return !heatmap_ready_.load(std::memory_order_acquire); }
   const GradColumns& grad_columns(int columns);  // cached for the last column count
+  UpdateRatio update_ratio(Id param_id);          // from the heatmap; empty while loading or for an unknown param
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::tools::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
