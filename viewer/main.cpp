@@ -1,4 +1,5 @@
-// viewer/main.cpp — glassbox-viewer [FILE] [--screenshot OUT.png --panel NAME --size WxH --step N].
+// viewer/main.cpp — glassbox-viewer [FILE] [--screenshot OUT.png --panel NAME --size WxH --step N --select WHAT
+// --search TEXT].
 //
 // Without --screenshot: the interactive window. With it: renders one panel offscreen, writes the PNG, exits 0
 // (also when the trace cannot be opened: the PNG then shows the error state; exit 2 only when no PNG could be made).
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
   cli.add_option("--step", step, "show this training step");
-  std::string select;
+  std::string select, search;
+  cli.add_option("--search", search, "timeline: search spans by name (substring) and show their duration histogram");
   cli.add_option("--select", select, "select span:ID, node:ID (graph node), param:ID (gradients), time:NS (memory cursor), oom, or "
                                      "graph:saved (colour the graph by saved bytes)");
   CLI11_PARSE(cli, argc, argv);
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  app.view().search = search;
   if (png.empty()) return gb::viewer::run_window(app, width, height);
   if (app.model()) app.model()->wait_loaded();  // a screenshot shows the whole trace, not the loading states
   app.show(*gb::viewer::parse_panel(panel));

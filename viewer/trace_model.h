@@ -137,6 +137,26 @@ struct UpdateRatio {
   std::vector<std::int64_t> skipped;
 };
 
+// Spans whose name contains a text (ASCII case-insensitive), with a histogram of their durations in log-spaced
+// bins. Bin b holds durations in [edges[b], edges[b+1]), the last bin also its upper edge (the longest match);
+// edges are integer ns, strictly increasing. longest[b] indexes hits: the longest match in bin b (-1 when empty).
+struct SearchHit {
+  Id id = 0;
+  std::int64_t start_ns = 0, dur_ns = 0;
+};
+struct SpanSearch {
+  std::string text;
+  std::int64_t matches = 0;     // all matches in the file
+  bool capped = false;          // matches > hits.size(): the histogram covers the first `cap` (by span id)
+  std::vector<SearchHit> hits;  // by span id
+  std::vector<std::int64_t> edges, counts;
+  std::vector<std::ptrdiff_t> longest;
+  int bin_of(std::int64_t dur_ns) const;  // -1 outside [edges.front(), edges.back()]
+};
+// Fills edges/counts/longest of s from s.hits: `bins` log-spaced bins from the shortest to the longest duration
+// (fewer when the range is too small for distinct integer edges).
+void duration_histogram(SpanSearch& s, int bins);
+
 struct AnomalyRow {
   gb::trace::AnomalyRecord record;
   std::string module, param, span;  // module path, param name "layers.4.weight", span name ("" when none)
@@ -221,6 +241,9 @@ class TraceModel {
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   const std::vector<CounterSeries>& counters() const { return counters_; }
   std::optional<SpanDetails> details(Id span_id) const;
+  // Spans named like `text` (substring, ASCII case-insensitive; one SQL query over spans joined with strings, at
+  // most `cap` rows kept) and their duration histogram. Cached for the last text; "" answers no matches.
+  const SpanSearch& search(const std::string& text, std::size_t cap = 100'000, int bins = 40);
 
   // --- memory (one device: the one with the most events, cuda first)
   bool memory_loading() const { return !memory_ready_.load(std::memory_order_acquire); }
@@ -293,6 +316,7 @@ class TraceModel {
   std::optional<SegmentMap> segment_map_;
   std::vector<gb::trace::OomReportRecord> ooms_;
 
+  std::optional<SpanSearch> search_;
   std::map<int, gb::tools::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
   GradColumns grad_columns_;
