@@ -22,11 +22,12 @@ int main(int argc, char** argv) {
   cli.add_option("FILE", file, "the trace (.db)");
   cli.add_option("--screenshot", png, "render one panel offscreen to this PNG and exit (headless; use xvfb-run)");
   cli.add_option("--panel", panel, "panel of the screenshot")
-      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph"}))
+      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph", "compare"}))
       ->capture_default_str();
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
   cli.add_option("--step", step, "show this training step");
-  std::string select, search;
+  std::string select, search, compare;
+  cli.add_option("--compare", compare, "compare the trace with this second one (the Compare panel)");
   cli.add_option("--search", search, "timeline: search spans by name (substring) and show their duration histogram");
   cli.add_option("--select", select, "select span:ID, node:ID (graph node), param:ID (gradients), time:NS (memory cursor), oom, or "
                                      "graph:saved (colour the graph by saved bytes)");
@@ -75,6 +76,10 @@ int main(int argc, char** argv) {
     }
   }
   app.view().search = search;
+  if (!compare.empty()) {
+    app.compare_with(compare);
+    if (png.empty()) app.show(gb::viewer::Panel::compare);
+  }
   if (png.empty()) return gb::viewer::run_window(app, width, height);
   if (app.model()) app.model()->wait_loaded();  // a screenshot shows the whole trace, not the loading states
   app.show(*gb::viewer::parse_panel(panel));

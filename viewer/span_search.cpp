@@ -1,4 +1,5 @@
-// viewer/span_search.cpp — TraceModel::search: spans by name substring, and their duration histogram.
+// viewer/span_search.cpp — TraceModel::search (spans by name substring, and their duration histogram) and
+// TraceModel::compare_with (tools::diff_traces against a second trace).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -58,6 +59,18 @@ const SpanSearch& TraceModel::search(const std::string& text, std::size_t cap, i
   }
   search_ = std::move(s);
   return *search_;
+}
+
+void TraceModel::compare_with(const std::string& path) {
+  compare_.reset();
+  compare_error_.clear();
+  if (path.empty()) return;
+  try {
+    const gb::tools::TraceDb b(path);
+    compare_ = gb::tools::diff_traces(*db_, b);
+  } catch (const std::exception& e) {
+    compare_error_ = path + ": " + e.what();
+  }
 }
 
 }  // namespace gb::viewer

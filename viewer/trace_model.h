@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "tools/dataloader.h"
+#include "tools/diff.h"
 #include "tools/op_table.h"
 #include "tools/trace_db.h"
 #include "traces/records.h"
@@ -278,6 +279,13 @@ class TraceModel {
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::tools::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
+  // --- compare: this trace (A) with a second one (B), through tools::diff_traces (steps, op deltas, memory peaks).
+  // compare_with(path) computes it at once (one scan of each trace's spans); a B that cannot be read leaves no
+  // comparison and compare_error() says why. "" clears it.
+  void compare_with(const std::string& path);
+  const gb::tools::TraceDiff* comparison() const { return compare_ ? &*compare_ : nullptr; }
+  const std::string& compare_error() const { return compare_error_; }
+
   std::string loading() const;  // "memory events, overview 40%" or ""
   void wait_loaded();           // until the loader thread is done (tests, the screenshot)
 
@@ -317,6 +325,8 @@ class TraceModel {
   std::vector<gb::trace::OomReportRecord> ooms_;
 
   std::optional<SpanSearch> search_;
+  std::optional<gb::tools::TraceDiff> compare_;
+  std::string compare_error_;
   std::map<int, gb::tools::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
   GradColumns grad_columns_;
