@@ -294,7 +294,8 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
   if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
   std::array<std::int64_t, 8> cat{};
-  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id FROM memory_events WHERE device = ?1 "
+  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id FROM memory_events "
+          "WHERE device = ?1 "
             "ORDER BY id",
             {mem_device_}, [&](const gb::tools::Row& row) {
               if (stop_) throw Stopped{};
@@ -317,8 +318,9 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
                   cat[static_cast<std::size_t>(it->second.second)] += it->second.first;
                 }
               }
-              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7),
-                                         static_cast<std::uint8_t>(action), static_cast<std::uint8_t>(row.i64(4) & 7)});
+              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7), row.opt_i64(8),
+                                         row.opt_i64(9), static_cast<std::uint8_t>(action),
+                                         static_cast<std::uint8_t>(row.i64(4) & 7)});
               mem_t_.push_back(row.i64(0));
               mem_alloc_.push_back(row.i64(5));
               mem_reserved_.push_back(row.i64(6));
@@ -416,26 +418,14 @@ const SegmentMap& TraceModel::segment_map(std::int64_t t) {
   return *segment_map_;
 }
 
-std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
-  struct Block {
-    std::int64_t size, t;
-    int cat;
-    OptId span, module;
-  };
-  std::unordered_map<std::int64_t, Block> live;
-  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
-            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
-            {mem_device_, t}, [&](const gb::tools::Row& row) {
-              const auto action = static_cast<MemAction>(row.i64(0));
-              if (action == MemAction::alloc)
-                live[row.i64(1)] = Block{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
-                                         row.opt_i64(5)};
-              else if (action == MemAction::free)
-                live.erase(row.i64(1));
-              else if (action == MemAction::retag)
-                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
-            });
-  std::vector<std::pair<std::int64_t, const Block*>> v;
+struct TraceModel::LiveEntry {
+  std::int64_t size, t;
+  int cat;
+  OptId span, module;
+};
+
+std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const {
+  std::vector<std::pair<std::int64_t, const LiveEntry*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
   const std::size_t k = std::min(n, v.size());
   std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end(), [](const auto& a, const auto& b) {
@@ -443,12 +433,46 @@ std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) c
   });
   std::vector<LiveBlock> out;
   for (std::size_t i = 0; i < k; ++i) {
-    const Block& b = *v[i].second;
+    const LiveEntry& b = *v[i].second;
     LiveBlock lb{v[i].first, b.size, b.t, static_cast<MemCategory>(b.cat), {}, module_path(b.module)};
     if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
     out.push_back(std::move(lb));
   }
   return out;
+}
+
+std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
+  if (memory_loading()) return largest_live_sql(t, n);
+  std::unordered_map<std::int64_t, LiveEntry> live;  // the replay loaded at open: no SQL but the op names
+  for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
+    if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
+    const MemEvent& e = mem_ev_[i];
+    const auto action = static_cast<MemAction>(e.action);
+    if (action == MemAction::alloc)
+      live[e.addr] = LiveEntry{e.size, mem_t_[i], e.category, e.span, e.module};
+    else if (action == MemAction::free)
+      live.erase(e.addr);
+    else if (action == MemAction::retag)
+      if (auto it = live.find(e.addr); it != live.end()) it->second.cat = e.category;
+  }
+  return top_live(live, n);
+}
+
+std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {
+  std::unordered_map<std::int64_t, LiveEntry> live;
+  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
+            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
+            {mem_device_, t}, [&](const gb::tools::Row& row) {
+              const auto action = static_cast<MemAction>(row.i64(0));
+              if (action == MemAction::alloc)
+                live[row.i64(1)] = LiveEntry{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
+                                             row.opt_i64(5)};
+              else if (action == MemAction::free)
+                live.erase(row.i64(1));
+              else if (action == MemAction::retag)
+                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
+            });
+  return top_live(live, n);
 }
 
 // --- autograd graph ------------------------------------------------------------------------------------------

@@ -259,8 +259,11 @@ class TraceModel {
   // (or by address), by offset. Cached for the last t.
   const SegmentMap& segment_map(std::int64_t t);
   const std::vector<gb::trace::OomReportRecord>& oom_reports() const { return ooms_; }
-  // The largest blocks live at time t, largest first.
+  // The largest blocks live at time t, largest first (ties by address): replayed from the events loaded at open
+  // (no SQL but one span-name lookup per block shown); while memory is loading, from SQL (largest_live_sql, the
+  // reference: the same answer).
   std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
+  std::vector<LiveBlock> largest_live_sql(std::int64_t t, std::size_t n) const;
 
   // --- autograd graph
   const std::vector<std::int64_t>& graph_steps() const { return graph_steps_; }  // steps with a recorded graph
@@ -292,6 +295,8 @@ class TraceModel {
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
   void load_memory(const gb::tools::TraceDb& db);
+  struct LiveEntry;  // a live block during a replay (trace_model.cpp)
+  std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const;
   GradHeatmap load_heatmap(const gb::tools::TraceDb& db) const;
   struct TimelineCache {
     std::int64_t q0 = 0, q1 = -1, fold = -1;
@@ -318,6 +323,7 @@ class TraceModel {
   std::vector<std::array<std::int64_t, 8>> mem_cat_;
   struct MemEvent {
     std::int64_t addr, size, segment;  // segment -1: NULL
+    gb::trace::OptId span, module;
     std::uint8_t action, category;
   };
   std::vector<MemEvent> mem_ev_;
