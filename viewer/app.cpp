@@ -26,7 +26,9 @@ void App::open(const std::string& path) {
     error_ = e.what();
     return;
   }
+  if (same && !compare_path_.empty()) model_->compare_with(compare_path_);
   if (!same) {
+    compare_path_.clear();
     view_ = ViewState{};
     view_.focus(model_->begin_ns(), model_->end_ns(), 0.01);
   }
@@ -51,6 +53,7 @@ void App::menu() {
         if (ImGui::MenuItem(p.c_str())) open(p);
       ImGui::EndMenu();
     }
+    if (ImGui::MenuItem("Compare with...", nullptr, false, model_ != nullptr)) open_dialog_ = compare_dialog_ = true;
     if (ImGui::MenuItem("Refresh", "F5", false, !path_.empty())) refresh();
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
@@ -69,6 +72,22 @@ void App::menu() {
   ImGui::EndMenuBar();
 }
 
+void App::compare_with(const std::string& path) {
+  if (!model_) return;
+  compare_path_ = path;
+  model_->compare_with(path);
+}
+
+void App::pick(const std::string& path) {
+  if (compare_dialog_) {
+    compare_with(path);
+    view_.show = Panel::compare;
+  } else {
+    open(path);
+  }
+  compare_dialog_ = false;
+}
+
 void App::open_dialog() {
   if (open_dialog_) {
     ImGui::OpenPopup("Open trace");
@@ -80,7 +99,7 @@ void App::open_dialog() {
   }
   ImGui::SetNextWindowSize(ImVec2(640, 420), ImGuiCond_Appearing);
   if (!ImGui::BeginPopupModal("Open trace", nullptr)) return;
-  ImGui::TextUnformatted("Path of a glassbox trace (.db):");
+  ImGui::TextUnformatted(compare_dialog_ ? "Path of the trace to compare this one with (.db):" : "Path of a glassbox trace (.db):");
   ImGui::SetNextItemWidth(-1);
   const bool enter = ImGui::InputText("##path", open_buf_, sizeof open_buf_, ImGuiInputTextFlags_EnterReturnsTrue);
   // The folder of the typed path: its sub-folders and .db files.
@@ -99,18 +118,18 @@ void App::open_dialog() {
     if (ImGui::Selectable(name.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
       std::snprintf(open_buf_, sizeof open_buf_, "%s%s", e.path().c_str(), e.is_directory(ec) ? "/" : "");
       if (!e.is_directory(ec) && ImGui::IsMouseDoubleClicked(0)) {
-        open(e.path().string());
+        pick(e.path().string());
         ImGui::CloseCurrentPopup();
       }
     }
   }
   ImGui::EndChild();
   if (ImGui::Button("Open") || enter) {
-    open(open_buf_);
+    pick(open_buf_);
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();
-  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup(), compare_dialog_ = false;
   ImGui::EndPopup();
 }
 
@@ -162,7 +181,8 @@ void App::frame() {
   } else if (ImGui::BeginTabBar("##panels")) {
     using Draw = void (*)(TraceModel&, ViewState&);
     static constexpr Draw kDraw[] = {panels::timeline,  panels::memory,    panels::ops,        panels::anomalies,
-                                     panels::gradients, panels::dataloader, panels::graph};
+                                     panels::gradients, panels::dataloader, panels::graph,
+                                     panels::compare};
     const std::optional<Panel> show = view_.show;
     view_.show.reset();
     for (int i = 0; i < static_cast<int>(Panel::count); ++i) {

@@ -1,4 +1,4 @@
-// viewer/app.h — the viewer's window contents: the menu (File → Open, Open Recent, Refresh F5, Quit), one tab per
+// viewer/app.h — the viewer's window contents: the menu (File → Open, Open Recent, Compare with..., Refresh F5, Quit), one tab per
 // panel, the open dialog, and the error state. It owns the TraceModel and the ViewState; viewer/window.cpp runs it.
 //
 // Contract: open(path) never throws. A file that cannot be read (missing, empty, corrupt, newer schema: the
@@ -24,6 +24,7 @@ class App {
 
   void open(const std::string& path);
   void refresh();
+  void compare_with(const std::string& path);  // the Compare panel's second trace; kept across refresh()
   void frame();  // builds one ImGui frame filling the display
 
   std::string title() const;  // "glassbox — run.db"
@@ -36,12 +37,14 @@ class App {
  private:
   void menu();
   void open_dialog();
+  void pick(const std::string& path);  // the dialog's choice: open it, or compare with it
   void error_state();
   std::unique_ptr<TraceModel> model_;
   std::string path_, error_;
   ViewState view_;
   RecentFiles recent_;
-  bool remember_ = true, quit_ = false, open_dialog_ = false;
+  std::string compare_path_;
+  bool remember_ = true, quit_ = false, open_dialog_ = false, compare_dialog_ = false;
   char open_buf_[1024] = {};
   Panel current_ = Panel::timeline;
 };

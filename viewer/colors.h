@@ -48,6 +48,10 @@ constexpr int kGraphLevels = 8;         // autograd graph: node fills are viridi
 constexpr Rgb kFreeGap = 0xCFE8CF;      // segment map: free bytes inside a segment (cached, reusable)
 constexpr Rgb kOom = 0xD50000;          // memory: the OOM marker
 constexpr Rgb kWait = 0xD9534F;         // data loader: wait share bars
+constexpr Rgb kUpdateRatio = 0x2ECC71;  // gradients: the update/parameter ratio line (skipped steps: kNaN ticks)
+constexpr Rgb kCompareA = 0x7F8C8D;     // compare: trace A's bars (grey)
+constexpr Rgb kCompareB = 0xE67E22;     // compare: trace B's bars (carrot)
+constexpr Rgb kSearchBar = 0x5DADE2;    // timeline search: the duration histogram's bars
 
 // Viridis, 0 (dark purple) .. 1 (yellow), for log-scaled heatmaps.
 Rgb viridis(double t);

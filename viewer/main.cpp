@@ -1,4 +1,5 @@
-// viewer/main.cpp — glassbox-viewer [FILE] [--screenshot OUT.png --panel NAME --size WxH --step N].
+// viewer/main.cpp — glassbox-viewer [FILE] [--screenshot OUT.png --panel NAME --size WxH --step N --select WHAT
+// --search TEXT].
 //
 // Without --screenshot: the interactive window. With it: renders one panel offscreen, writes the PNG, exits 0
 // (also when the trace cannot be opened: the PNG then shows the error state; exit 2 only when no PNG could be made).
@@ -21,12 +22,14 @@ int main(int argc, char** argv) {
   cli.add_option("FILE", file, "the trace (.db)");
   cli.add_option("--screenshot", png, "render one panel offscreen to this PNG and exit (headless; use xvfb-run)");
   cli.add_option("--panel", panel, "panel of the screenshot")
-      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph"}))
+      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph", "compare"}))
       ->capture_default_str();
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
   cli.add_option("--step", step, "show this training step");
-  std::string select;
-  cli.add_option("--select", select, "select span:ID, node:ID (graph node), time:NS (memory cursor), oom, or "
+  std::string select, search, compare;
+  cli.add_option("--compare", compare, "compare the trace with this second one (the Compare panel)");
+  cli.add_option("--search", search, "timeline: search spans by name (substring) and show their duration histogram");
+  cli.add_option("--select", select, "select span:ID, node:ID (graph node), param:ID (gradients), time:NS (memory cursor), oom, or "
                                      "graph:saved (colour the graph by saved bytes)");
   CLI11_PARSE(cli, argc, argv);
 
@@ -56,6 +59,8 @@ int main(int argc, char** argv) {
     if (what == "span") {
       v.span = n;
       if (auto d = app.model()->details(n)) v.focus(d->span.start_ns, d->span.end_ns, 0.5);
+    } else if (what == "param") {
+      v.param = n;
     } else if (what == "node") {
       v.node = n;
     } else if (what == "time") {
@@ -65,10 +70,15 @@ int main(int argc, char** argv) {
     } else if (select == "graph:saved") {
       v.graph_by_saved = true;
     } else {
-      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, time:NS, oom or graph:saved\n",
+      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, param:ID, time:NS, oom or graph:saved\n",
                    select.c_str());
       return 2;
     }
+  }
+  app.view().search = search;
+  if (!compare.empty()) {
+    app.compare_with(compare);
+    if (png.empty()) app.show(gb::viewer::Panel::compare);
   }
   if (png.empty()) return gb::viewer::run_window(app, width, height);
   if (app.model()) app.model()->wait_loaded();  // a screenshot shows the whole trace, not the loading states

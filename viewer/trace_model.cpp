@@ -294,7 +294,8 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
   if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
   std::array<std::int64_t, 8> cat{};
-  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id FROM memory_events WHERE device = ?1 "
+  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id FROM memory_events "
+          "WHERE device = ?1 "
             "ORDER BY id",
             {mem_device_}, [&](const gb::tools::Row& row) {
               if (stop_) throw Stopped{};
@@ -317,8 +318,9 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
                   cat[static_cast<std::size_t>(it->second.second)] += it->second.first;
                 }
               }
-              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7),
-                                         static_cast<std::uint8_t>(action), static_cast<std::uint8_t>(row.i64(4) & 7)});
+              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7), row.opt_i64(8),
+                                         row.opt_i64(9), static_cast<std::uint8_t>(action),
+                                         static_cast<std::uint8_t>(row.i64(4) & 7)});
               mem_t_.push_back(row.i64(0));
               mem_alloc_.push_back(row.i64(5));
               mem_reserved_.push_back(row.i64(6));
@@ -416,26 +418,14 @@ const SegmentMap& TraceModel::segment_map(std::int64_t t) {
   return *segment_map_;
 }
 
-std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
-  struct Block {
-    std::int64_t size, t;
-    int cat;
-    OptId span, module;
-  };
-  std::unordered_map<std::int64_t, Block> live;
-  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
-            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
-            {mem_device_, t}, [&](const gb::tools::Row& row) {
-              const auto action = static_cast<MemAction>(row.i64(0));
-              if (action == MemAction::alloc)
-                live[row.i64(1)] = Block{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
-                                         row.opt_i64(5)};
-              else if (action == MemAction::free)
-                live.erase(row.i64(1));
-              else if (action == MemAction::retag)
-                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
-            });
-  std::vector<std::pair<std::int64_t, const Block*>> v;
+struct TraceModel::LiveEntry {
+  std::int64_t size, t;
+  int cat;
+  OptId span, module;
+};
+
+std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const {
+  std::vector<std::pair<std::int64_t, const LiveEntry*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
   const std::size_t k = std::min(n, v.size());
   std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end(), [](const auto& a, const auto& b) {
@@ -443,12 +433,46 @@ std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) c
   });
   std::vector<LiveBlock> out;
   for (std::size_t i = 0; i < k; ++i) {
-    const Block& b = *v[i].second;
+    const LiveEntry& b = *v[i].second;
     LiveBlock lb{v[i].first, b.size, b.t, static_cast<MemCategory>(b.cat), {}, module_path(b.module)};
     if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
     out.push_back(std::move(lb));
   }
   return out;
+}
+
+std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
+  if (memory_loading()) return largest_live_sql(t, n);
+  std::unordered_map<std::int64_t, LiveEntry> live;  // the replay loaded at open: no SQL but the op names
+  for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
+    if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
+    const MemEvent& e = mem_ev_[i];
+    const auto action = static_cast<MemAction>(e.action);
+    if (action == MemAction::alloc)
+      live[e.addr] = LiveEntry{e.size, mem_t_[i], e.category, e.span, e.module};
+    else if (action == MemAction::free)
+      live.erase(e.addr);
+    else if (action == MemAction::retag)
+      if (auto it = live.find(e.addr); it != live.end()) it->second.cat = e.category;
+  }
+  return top_live(live, n);
+}
+
+std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {
+  std::unordered_map<std::int64_t, LiveEntry> live;
+  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
+            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
+            {mem_device_, t}, [&](const gb::tools::Row& row) {
+              const auto action = static_cast<MemAction>(row.i64(0));
+              if (action == MemAction::alloc)
+                live[row.i64(1)] = LiveEntry{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
+                                             row.opt_i64(5)};
+              else if (action == MemAction::free)
+                live.erase(row.i64(1));
+              else if (action == MemAction::retag)
+                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
+            });
+  return top_live(live, n);
 }
 
 // --- autograd graph ------------------------------------------------------------------------------------------
@@ -644,17 +668,38 @@ GradHeatmap TraceModel::load_heatmap(const gb::tools::TraceDb& db) const {
   h.steps.erase(std::unique(h.steps.begin(), h.steps.end()), h.steps.end());
   h.norm.assign(h.rows() * h.cols(), std::nan(""));
   h.flag.assign(h.rows() * h.cols(), 0);
+  h.ratio.assign(h.rows() * h.cols(), std::nan(""));
   h.min_positive = std::numeric_limits<double>::infinity();
   for (const GradStatRecord& g : stats) {
     const auto c = static_cast<std::size_t>(std::lower_bound(h.steps.begin(), h.steps.end(), g.step) - h.steps.begin());
     const std::size_t i = row[g.param_id] * h.cols() + c;
     h.norm[i] = g.norm;
+    if (g.update_norm && std::isfinite(*g.update_norm) && std::isfinite(g.param_norm) && g.param_norm > 0)
+      h.ratio[i] = *g.update_norm / g.param_norm;
     if (g.nan_count > 0 || std::isnan(g.norm)) h.flag[i] = 1;
     else if (g.inf_count > 0 || std::isinf(g.norm)) h.flag[i] = 2;
     else if (g.norm > 0) h.min_positive = std::min(h.min_positive, g.norm), h.max = std::max(h.max, g.norm);
   }
   if (!std::isfinite(h.min_positive)) h.min_positive = 0;
   return h;
+}
+
+UpdateRatio TraceModel::update_ratio(Id param_id) {
+  UpdateRatio u;
+  const GradHeatmap& h = grad_heatmap();
+  auto row = std::find(h.param_ids.begin(), h.param_ids.end(), param_id);
+  if (row == h.param_ids.end() || h.ratio.empty()) return u;
+  const auto r = static_cast<std::size_t>(row - h.param_ids.begin());
+  for (std::size_t c = 0; c < h.cols(); ++c) {
+    const double x = h.ratio[r * h.cols() + c];
+    if (std::isfinite(x)) {
+      u.steps.push_back(h.steps[c]);
+      u.ratio.push_back(x);
+    } else if (!std::isnan(h.at(r, c)) || h.flag_at(r, c)) {  // a row exists for this step
+      u.skipped.push_back(h.steps[c]);
+    }
+  }
+  return u;
 }
 
 const std::vector<StepWait>& TraceModel::step_waits() {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "tools/dataloader.h"
+#include "tools/diff.h"
 #include "tools/op_table.h"
 #include "tools/trace_db.h"
 #include "traces/records.h"
@@ -108,6 +109,8 @@ struct GradHeatmap {
   std::vector<std::int64_t> steps;  // columns
   std::vector<double> norm;         // rows * steps, row-major; NaN where the trace has no row
   std::vector<std::uint8_t> flag;   // 0 ok / missing, 1 NaN, 2 Inf (nan_count, inf_count or a non-finite norm)
+  std::vector<double> ratio;        // update_norm / param_norm, rows * steps; NaN where either is missing
+                                    // (NULL in SQL), non-finite, or param_norm <= 0
   double min_positive = 0, max = 0;  // finite, > 0 norms
   std::size_t rows() const { return param_ids.size(); }
   std::size_t cols() const { return steps.size(); }
@@ -126,6 +129,34 @@ struct GradColumns {
             cols * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(columns)};
   }
 };
+
+// One parameter's update/parameter ratio (update_norm / param_norm) per step: the steps with a finite ratio, and
+// the steps that have a grad_stats row but no usable ratio (NaN norms: NULL in SQL), drawn as markers.
+struct UpdateRatio {
+  std::vector<std::int64_t> steps;
+  std::vector<double> ratio;
+  std::vector<std::int64_t> skipped;
+};
+
+// Spans whose name contains a text (ASCII case-insensitive), with a histogram of their durations in log-spaced
+// bins. Bin b holds durations in [edges[b], edges[b+1]), the last bin also its upper edge (the longest match);
+// edges are integer ns, strictly increasing. longest[b] indexes hits: the longest match in bin b (-1 when empty).
+struct SearchHit {
+  Id id = 0;
+  std::int64_t start_ns = 0, dur_ns = 0;
+};
+struct SpanSearch {
+  std::string text;
+  std::int64_t matches = 0;     // all matches in the file
+  bool capped = false;          // matches > hits.size(): the histogram covers the first `cap` (by span id)
+  std::vector<SearchHit> hits;  // by span id
+  std::vector<std::int64_t> edges, counts;
+  std::vector<std::ptrdiff_t> longest;
+  int bin_of(std::int64_t dur_ns) const;  // -1 outside [edges.front(), edges.back()]
+};
+// Fills edges/counts/longest of s from s.hits: `bins` log-spaced bins from the shortest to the longest duration
+// (fewer when the range is too small for distinct integer edges).
+void duration_histogram(SpanSearch& s, int bins);
 
 struct AnomalyRow {
   gb::trace::AnomalyRecord record;
@@ -211,6 +242,9 @@ class TraceModel {
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   const std::vector<CounterSeries>& counters() const { return counters_; }
   std::optional<SpanDetails> details(Id span_id) const;
+  // Spans named like `text` (substring, ASCII case-insensitive; one SQL query over spans joined with strings, at
+  // most `cap` rows kept) and their duration histogram. Cached for the last text; "" answers no matches.
+  const SpanSearch& search(const std::string& text, std::size_t cap = 100'000, int bins = 40);
 
   // --- memory (one device: the one with the most events, cuda first)
   bool memory_loading() const { return !memory_ready_.load(std::memory_order_acquire); }
@@ -225,8 +259,11 @@ class TraceModel {
   // (or by address), by offset. Cached for the last t.
   const SegmentMap& segment_map(std::int64_t t);
   const std::vector<gb::trace::OomReportRecord>& oom_reports() const { return ooms_; }
-  // The largest blocks live at time t, largest first.
+  // The largest blocks live at time t, largest first (ties by address): replayed from the events loaded at open
+  // (no SQL but one span-name lookup per block shown); while memory is loading, from SQL (largest_live_sql, the
+  // reference: the same answer).
   std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
+  std::vector<LiveBlock> largest_live_sql(std::int64_t t, std::size_t n) const;
 
   // --- autograd graph
   const std::vector<std::int64_t>& graph_steps() const { return graph_steps_; }  // steps with a recorded graph
@@ -241,15 +278,25 @@ class TraceModel {
   const GradHeatmap& grad_heatmap();  // empty while loading
   bool gradients_loading() const { return !heatmap_ready_.load(std::memory_order_acquire); }
   const GradColumns& grad_columns(int columns);  // cached for the last column count
+  UpdateRatio update_ratio(Id param_id);          // from the heatmap; empty while loading or for an unknown param
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::tools::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
+  // --- compare: this trace (A) with a second one (B), through tools::diff_traces (steps, op deltas, memory peaks).
+  // compare_with(path) computes it at once (one scan of each trace's spans); a B that cannot be read leaves no
+  // comparison and compare_error() says why. "" clears it.
+  void compare_with(const std::string& path);
+  const gb::tools::TraceDiff* comparison() const { return compare_ ? &*compare_ : nullptr; }
+  const std::string& compare_error() const { return compare_error_; }
+
   std::string loading() const;  // "memory events, overview 40%" or ""
   void wait_loaded();           // until the loader thread is done (tests, the screenshot)
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
   void load_memory(const gb::tools::TraceDb& db);
+  struct LiveEntry;  // a live block during a replay (trace_model.cpp)
+  std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const;
   GradHeatmap load_heatmap(const gb::tools::TraceDb& db) const;
   struct TimelineCache {
     std::int64_t q0 = 0, q1 = -1, fold = -1;
@@ -276,12 +323,16 @@ class TraceModel {
   std::vector<std::array<std::int64_t, 8>> mem_cat_;
   struct MemEvent {
     std::int64_t addr, size, segment;  // segment -1: NULL
+    gb::trace::OptId span, module;
     std::uint8_t action, category;
   };
   std::vector<MemEvent> mem_ev_;
   std::optional<SegmentMap> segment_map_;
   std::vector<gb::trace::OomReportRecord> ooms_;
 
+  std::optional<SpanSearch> search_;
+  std::optional<gb::tools::TraceDiff> compare_;
+  std::string compare_error_;
   std::map<int, gb::tools::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
   GradColumns grad_columns_;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,11 +14,12 @@
 
 namespace gb::viewer {
 
-enum class Panel : int { timeline, memory, ops, anomalies, gradients, dataloader, graph, count };
+enum class Panel : int { timeline, memory, ops, anomalies, gradients, dataloader, graph, compare, count };
 
-constexpr const char* kPanelNames[] = {"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph"};
+constexpr const char* kPanelNames[] = {"timeline",  "memory",     "ops",   "anomalies",
+                                       "gradients", "dataloader", "graph", "compare"};
 constexpr const char* kPanelTitles[] = {"Timeline", "Memory", "Ops", "Anomalies", "Gradients", "Data loader",
-                                        "Autograd graph"};
+                                        "Autograd graph", "Compare"};
 
 inline std::optional<Panel> parse_panel(std::string_view name) {
   for (int i = 0; i < static_cast<int>(Panel::count); ++i)
@@ -34,6 +37,7 @@ struct ViewState {
   bool graph_by_saved = false;
   bool show_oom = false;                // the OOM report window is open          // graph nodes coloured by saved bytes (else by backward time)
   std::optional<Panel> show;            // switch to this panel on the next frame
+  std::string search;                   // the timeline's span search ("" = none)
 
   // Shows [a, b] with a margin of `pad` of its width on each side.
   void focus(std::int64_t a, std::int64_t b, double pad = 0.05) {
@@ -41,6 +45,23 @@ struct ViewState {
     const auto m = static_cast<std::int64_t>(static_cast<double>(w) * pad);
     t0 = a - m;
     t1 = a + w + m;
+  }
+  // The time under pixel x of a view drawn over pixels [x0, x1].
+  std::int64_t time_at(float x, float x0, float x1) const {
+    const double f = x1 > x0 ? (static_cast<double>(x) - x0) / (static_cast<double>(x1) - x0) : 0.0;
+    return t0 + static_cast<std::int64_t>(std::llround(f * static_cast<double>(t1 - t0)));
+  }
+  // Zoom to selection (Z): the span [a, b] with `pad` of its width each side (at least 1 us wide).
+  void zoom_to(std::int64_t a, std::int64_t b, double pad = 0.1) { focus(a, b, pad); }
+  // Shift+drag: zooms to the times under pixels xa..xb (either order) of a view over [x0, x1], exactly (no
+  // margin, clamped to the view, at least 100 ns). A drag under 3 px changes nothing and answers false.
+  bool zoom_to_pixels(float xa, float xb, float x0, float x1) {
+    if (xa > xb) std::swap(xa, xb);
+    xa = std::max(xa, x0), xb = std::min(xb, x1);
+    if (xb - xa < 3) return false;
+    const std::int64_t a = time_at(xa, x0, x1), b = time_at(xb, x0, x1);
+    t0 = a, t1 = std::max(b, a + 100);
+    return true;
   }
 };
 

@@ -1,8 +1,10 @@
 // viewer/panels/gradients.cpp — per-parameter gradient norms: a heatmap (rows = parameters in model order, columns
-// = steps, log colour scale, NaN/Inf cells marked), and the norm history of the selected parameter.
+// = steps, log colour scale, NaN/Inf cells marked), and for the selected parameter its norm history and its
+// update/parameter ratio (update_norm / param_norm; steps without one, e.g. NaN norms, get a magenta tick).
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdio>
 
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
@@ -39,9 +41,9 @@ void gradients(TraceModel& m, ViewState& v) {
   ImGui::TextDisabled("norm %.3g .. %.3g", h.min_positive, h.max);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float label_w = 170, plot_h = v.param ? 140.0f : 0.0f;
+  const float label_w = 170, plot_h = v.param ? 140.0f : 0.0f, ratio_h = v.param ? 130.0f : 0.0f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float heat_h = std::max(60.0f, avail.y - plot_h - 70);
+  const float heat_h = std::max(60.0f, avail.y - plot_h - ratio_h - 70);
   const float row_h = std::clamp(heat_h / static_cast<float>(h.rows()), 2.0f, 22.0f);
   const ImVec2 p0(origin.x + label_w, origin.y + 20);
   const ImVec2 p1(origin.x + avail.x - 8, p0.y + row_h * static_cast<float>(h.rows()));
@@ -132,6 +134,42 @@ void gradients(TraceModel& m, ViewState& v) {
       dl->AddLine(ImVec2(x, q0.y), ImVec2(x, q1.y), plot::to_imgui(color::kNaN), 2);
     }
   ImGui::Dummy(ImVec2(1, plot_h - 26));
+
+  // The update/parameter ratio (log10): how far one optimizer step moves the weights (~1e-3 is typical).
+  const UpdateRatio u = m.update_ratio(*v.param);
+  ImGui::Text("%s: log10 update/parameter ratio (update_norm / param_norm)", h.labels[r].c_str());
+  ImGui::SameLine();
+  plot::help_marker("The L2 norm of the optimizer's update divided by the parameter's L2 norm, per step. Around 1e-3 "
+                    "is healthy; much larger means the learning rate is too high for this layer, much smaller that it "
+                    "barely learns. Steps without a ratio (a NaN norm, or no update recorded) are marked in magenta.");
+  if (u.steps.empty() && u.skipped.empty()) {
+    ImGui::TextDisabled("No update norms for this parameter: the trace was written without optimizer statistics.");
+    return;
+  }
+  const ImVec2 u0(origin.x + label_w, ImGui::GetCursorScreenPos().y + 4), u1(p1.x, u0.y + ratio_h - 30);
+  dl->AddRectFilled(u0, u1, IM_COL32(255, 255, 255, 10));
+  std::vector<double> ux, uy;
+  double ulo = 0, uhi = 0;
+  for (std::size_t i = 0; i < u.steps.size(); ++i) {
+    if (!(u.ratio[i] > 0)) continue;
+    ux.push_back(static_cast<double>(u.steps[i]));
+    uy.push_back(std::log10(u.ratio[i]));
+    ulo = ux.size() == 1 ? uy.back() : std::min(ulo, uy.back());
+    uhi = ux.size() == 1 ? uy.back() : std::max(uhi, uy.back());
+  }
+  const double pad = std::max(0.1, (uhi - ulo) * 0.1);
+  const double sx0 = static_cast<double>(h.steps.front()) - 0.5, sx1 = static_cast<double>(h.steps.back()) + 0.5;
+  plot::line_plot(dl, u0, u1, ux, uy, sx0, sx1, ulo - pad, uhi + pad, color::kUpdateRatio);
+  for (std::int64_t s : u.skipped) {
+    const float x = u0.x + static_cast<float>((static_cast<double>(s) - sx0) / (sx1 - sx0)) * (u1.x - u0.x);
+    dl->AddLine(ImVec2(x, u0.y), ImVec2(x, u1.y), plot::to_imgui(color::kNaN), 2);
+  }
+  char lab[64];
+  std::snprintf(lab, sizeof lab, "1e%.1f", uhi + pad);
+  dl->AddText(ImVec2(u0.x - 60, u0.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), lab);
+  std::snprintf(lab, sizeof lab, "1e%.1f", ulo - pad);
+  dl->AddText(ImVec2(u0.x - 60, u1.y - ImGui::GetFontSize()), ImGui::GetColorU32(ImGuiCol_TextDisabled), lab);
+  ImGui::Dummy(ImVec2(1, ratio_h - 26));
 }
 
 }  // namespace gb::viewer::panels

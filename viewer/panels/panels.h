@@ -15,6 +15,7 @@ void anomalies(TraceModel& m, ViewState& v);
 void gradients(TraceModel& m, ViewState& v);
 void dataloader(TraceModel& m, ViewState& v);
 void graph(TraceModel& m, ViewState& v);
+void compare(TraceModel& m, ViewState& v);
 
 // Shared by the timeline and the data-loader lanes: draws the items of one track into rows of `row_h` pixels
 // from y; returns the item under the mouse, if any. Only items with `keep(item)` are drawn.

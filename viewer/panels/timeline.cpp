@@ -1,9 +1,14 @@
 // viewer/panels/timeline.cpp — the timeline: a step ruler, one track per thread with nested spans coloured by
 // kind (short spans folded into counted boxes), counters as small plots under the tracks, and the details of the
-// selected span. Pan: drag; zoom: wheel or W/S; A/D pan; F fits the run.
+// selected span, and a span search by name with a duration histogram of the matches (click a bin: its longest
+// span is selected and shown). Pan: drag; zoom: wheel or W/S; A/D pan; F fits the run; Z zooms to the selected
+// span; shift+drag zooms to a time range.
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "tools/format.h"
 #include "viewer/panels/panels.h"
@@ -44,7 +49,45 @@ void details_pane(TraceModel& m, ViewState& v) {
       v.focus(d.linked->start_ns, d.linked->end_ns, 2.0);
     }
   }
-  if (ImGui::SmallButton("zoom to span")) v.focus(s.start_ns, s.end_ns);
+  if (ImGui::SmallButton("zoom to span (Z)")) v.zoom_to(s.start_ns, s.end_ns);
+}
+
+// The matches of v.search: a count and a duration histogram (log-spaced bins) in [p0, p1].
+void search_histogram(TraceModel& m, ViewState& v) {
+  const SpanSearch& s = m.search(v.search);
+  ImGui::Text("\"%s\": %" PRId64 " spans%s", v.search.c_str(), s.matches,
+              s.capped ? " (histogram of the first 100,000)" : "");
+  ImGui::SameLine();
+  plot::help_marker("Spans whose name contains the text (case-insensitive), by duration on a log scale. Click a "
+                    "bar to select the longest span in it and show it on the timeline.");
+  if (s.counts.empty()) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const ImVec2 p0(o.x + kLabelW, o.y), p1(o.x + w - 8, o.y + 60);
+  const std::int64_t ymax = *std::max_element(s.counts.begin(), s.counts.end());
+  const int bins = static_cast<int>(s.counts.size());
+  dl->AddRectFilled(p0, p1, IM_COL32(255, 255, 255, 10));
+  plot::stacked_columns(dl, p0, p1, bins, 1, [&](int c, int) { return static_cast<double>(s.counts[static_cast<std::size_t>(c)]); },
+                        &color::kSearchBar, static_cast<double>(ymax));
+  dl->AddText(ImVec2(p0.x, p1.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+              plot::time_label(static_cast<double>(s.edges.front())).c_str());
+  const std::string hi = plot::time_label(static_cast<double>(s.edges.back()));
+  dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(hi.c_str()).x, p1.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), hi.c_str());
+  dl->AddText(ImVec2(o.x + 4, o.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), ("max " + std::to_string(ymax)).c_str());
+  ImGui::SetCursorScreenPos(p0);
+  ImGui::InvisibleButton("##hist", ImVec2(std::max(1.0f, p1.x - p0.x), p1.y - p0.y));
+  if (ImGui::IsItemHovered()) {
+    const int c = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - p0.x) / (p1.x - p0.x) * bins), 0, bins - 1);
+    const auto b = static_cast<std::size_t>(c);
+    ImGui::SetTooltip("%s .. %s: %" PRId64 " spans", plot::time_label(static_cast<double>(s.edges[b])).c_str(),
+                      plot::time_label(static_cast<double>(s.edges[b + 1])).c_str(), s.counts[b]);
+    if (ImGui::IsItemClicked() && s.longest[b] >= 0) {
+      const SearchHit& h = s.hits[static_cast<std::size_t>(s.longest[b])];
+      v.span = h.id;
+      v.zoom_to(h.start_ns, h.start_ns + h.dur_ns, 0.5);
+    }
+  }
 }
 
 }  // namespace
@@ -131,11 +174,23 @@ void timeline(TraceModel& m, ViewState& v) {
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "building overview %d%%", static_cast<int>(m.overview_progress() * 100));
     ImGui::SameLine();
   }
+  {
+    static char buf[256] = {};
+    static std::string shown;  // what buf was last synced to, so a --search or a refresh shows in the box
+    if (shown != v.search) std::snprintf(buf, sizeof buf, "%s", v.search.c_str()), shown = v.search;
+    ImGui::SetNextItemWidth(180);
+    if (ImGui::InputTextWithHint("##search", "search spans (Enter)", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
+      v.search = shown = buf;
+    ImGui::SameLine();
+  }
+  if (v.span && !ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('Z'))
+    if (auto d = m.details(*v.span)) v.zoom_to(d->span.start_ns, d->span.end_ns);
   ImGui::TextDisabled("window %s .. %s (%s)", plot::time_label(static_cast<double>(v.t0)).c_str(),
                       plot::time_label(static_cast<double>(v.t1)).c_str(), plot::time_label(static_cast<double>(v.t1 - v.t0)).c_str());
   ImGui::SameLine();
   plot::help_marker("One track per thread; spans nest by their parent chain and are coloured by kind.\n"
-                    "Drag to pan, wheel or W/S to zoom, A/D to pan, F to fit the run.\n"
+                    "Drag to pan, wheel or W/S to zoom, A/D to pan, F to fit the run, Z to zoom to the selected span, "
+                    "shift+drag to zoom to a time range.\nSearch: type part of a span name and press Enter.\n"
                     "Spans narrower than 3 pixels fold into one darker box with a count: zoom in to open them.\n"
                     "Click a span for its details; the counters under the tracks share the time axis.");
   // Legend of kinds.
@@ -146,7 +201,7 @@ void timeline(TraceModel& m, ViewState& v) {
   }
   ImGui::NewLine();
 
-  const float details_h = 118;
+  const float details_h = 118 + (v.search.empty() ? 0.0f : 100.0f);
   ImGui::BeginChild("##tracks", ImVec2(0, -details_h), true, ImGuiWindowFlags_NoMove);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -215,16 +270,30 @@ void timeline(TraceModel& m, ViewState& v) {
   ImGui::SetCursorScreenPos(origin);
   ImGui::InvisibleButton("##canvas", ImVec2(std::max(1.0f, x1 - origin.x), std::max(1.0f, y - origin.y)));
   const bool active = ImGui::IsItemHovered();
-  plot::pan_zoom(v.t0, v.t1, x0, x1, active || ImGui::IsItemActive());
+  const ImGuiIO& io = ImGui::GetIO();
+  static std::optional<float> range_from;  // shift+drag: where it started
+  if (active && io.KeyShift && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) range_from = io.MousePos.x;
+  if (range_from) {
+    dl->AddRectFilled(ImVec2(std::min(*range_from, io.MousePos.x), origin.y), ImVec2(std::max(*range_from, io.MousePos.x), y),
+                      plot::to_imgui(color::kSelection, 0.18f));
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left)) v.zoom_to_pixels(*range_from, io.MousePos.x, x0, x1), range_from.reset();
+  } else {
+    plot::pan_zoom(v.t0, v.t1, x0, x1, active || ImGui::IsItemActive());
+  }
   if (hovered && active) {
     span_tooltip(m, *hovered);
-    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetIO().MouseDragMaxDistanceSqr[0] < 9) {
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 9 && !io.KeyShift) {
       if (hovered->count > 1) v.focus(hovered->start_ns, hovered->end_ns);
       else v.span = hovered->span.id, v.step = hovered->span.step;
     }
   }
   ImGui::EndChild();
   ImGui::BeginChild("##details", ImVec2(0, 0), true);
+  if (!v.search.empty()) {
+    search_histogram(m, v);
+    ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, ImGui::GetCursorScreenPos().y + 20));
+    ImGui::Separator();
+  }
   details_pane(m, v);
   ImGui::EndChild();
 }

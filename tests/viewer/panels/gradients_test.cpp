@@ -31,3 +31,28 @@ TEST_CASE("gradients screenshot: the NaN cell sits at the planted parameter and 
   const double frac = (0.5 * (bb[0] + bb[2]) - 178) / (b->width - 16 - 178);
   CHECK(frac == doctest::Approx(13.5 / 16).epsilon(0.03));
 }
+
+TEST_CASE("gradients screenshot: the selected parameter's update/parameter ratio is plotted, its NaN step marked") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string path = tmp.file("run.db");
+  const auto synth = gb::tools::write_synthetic_trace(path, {.steps = 16, .layers = 8, .nan_step = 9, .nan_layer = 3});
+  auto with = shot::take(path, "gradients", tmp.file("with.png"), "1280x800",
+                         "--select param:" + std::to_string(synth.nan_param_id));
+  auto without = shot::take(path, "gradients", tmp.file("without.png"));
+  REQUIRE(with);
+  REQUIRE(without);
+  CHECK(without->count(color::kUpdateRatio, 8) == 0);
+  // The ratio plot is the lowest plot: its line's points in the bottom third, and the NaN tick there too.
+  const int bottom = with->height * 2 / 3;
+  CHECK(with->count(color::kUpdateRatio, 8, bottom) > 40);
+  CHECK(with->count(color::kUpdateRatio, 8, 0, bottom) == 0);
+  const auto ratio = with->bbox(color::kUpdateRatio, bottom);
+  REQUIRE(ratio[0] >= 0);
+  const auto tick = with->bbox(color::kNaN, ratio[1]);  // below the norm plot's own NaN tick
+  REQUIRE(tick[0] >= 0);
+  CHECK(tick[3] - tick[1] > 20);  // a vertical tick down the plot
+  CHECK(tick[2] - tick[0] < 6);
+  CHECK(tick[0] > ratio[0]);  // step 9 of 0..15 lies inside the line's x range
+  CHECK(tick[2] < ratio[2]);
+}

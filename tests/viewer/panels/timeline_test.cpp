@@ -35,3 +35,21 @@ TEST_CASE("timeline screenshot: tracks coloured by kind, folded runs when zoomed
   CHECK(step->count(color::span_kind(SpanKind::op), 0, 150) > all->count(color::span_kind(SpanKind::op), 0, 150));
   CHECK(step->count(color::span_kind(SpanKind::op), 0, 150) > 1000);
 }
+
+TEST_CASE("timeline screenshot: --search draws the duration histogram of the matches") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(trace, {.steps = 8, .layers = 4, .ops_per_layer = 3});
+  auto with = shot::take(trace, "timeline", tmp.file("with.png"), "1200x760", "--search LINEAR");
+  auto none = shot::take(trace, "timeline", tmp.file("none.png"), "1200x760", "--search no_such_span");
+  auto without = shot::take(trace, "timeline", tmp.file("without.png"), "1200x760");
+  REQUIRE(with);
+  REQUIRE(none);
+  REQUIRE(without);
+  CHECK(without->count(color::kSearchBar) == 0);
+  CHECK(none->count(color::kSearchBar) == 0);
+  // Bars in the lower part (the histogram sits above the details pane), under the tracks.
+  CHECK(with->count(color::kSearchBar, 0, with->height / 2) > 300);
+  CHECK(with->count(color::kSearchBar, 0, 0, with->height / 2) == 0);
+}

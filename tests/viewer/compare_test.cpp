@@ -1,0 +1,56 @@
+// tests/viewer/compare_test.cpp — the Compare panel's model (TraceModel::compare_with / comparison) against
+// tools::diff_traces run directly on the two files: step statistics, every op delta, memory peaks; and the
+// error and cleared states.
+#include <doctest/doctest.h>
+
+#include "tools/diff.h"
+#include "tools/synth.h"
+#include "traces/temp_dir.h"
+#include "viewer/trace_model.h"
+
+using namespace gb::viewer;
+
+TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
+  TempDir tmp;
+  const std::string a = tmp.file("a.db"), b = tmp.file("b.db");
+  gb::tools::write_synthetic_trace(a, {.steps = 6, .layers = 3, .ops_per_layer = 2});
+  gb::tools::write_synthetic_trace(b, {.steps = 8, .layers = 4, .ops_per_layer = 3, .seed = 7});
+  TraceModel m(a, {.background = false});
+  CHECK(m.comparison() == nullptr);
+  m.compare_with(b);
+  REQUIRE(m.comparison() != nullptr);
+  CHECK(m.compare_error().empty());
+  const gb::tools::TraceDiff& got = *m.comparison();
+  const gb::tools::TraceDiff want = gb::tools::diff_traces(gb::tools::TraceDb(a), gb::tools::TraceDb(b));
+  CHECK(got.steps_a.count == 6);
+  CHECK(got.steps_b.count == 8);
+  CHECK(got.steps_a.mean == want.steps_a.mean);
+  CHECK(got.steps_b.mean == want.steps_b.mean);
+  CHECK(got.steps_a.median == want.steps_a.median);
+  CHECK(got.steps_b.median == want.steps_b.median);
+  REQUIRE(got.ops.size() == want.ops.size());
+  REQUIRE(!got.ops.empty());
+  for (std::size_t i = 0; i < got.ops.size(); ++i) {
+    CAPTURE(got.ops[i].name);
+    CHECK(got.ops[i].name == want.ops[i].name);
+    CHECK(got.ops[i].total_delta_ns() == want.ops[i].total_delta_ns());
+    CHECK(got.ops[i].a.has_value() == want.ops[i].a.has_value());
+    CHECK(got.ops[i].b.has_value() == want.ops[i].b.has_value());
+  }
+  REQUIRE(got.memory.size() == want.memory.size());
+  REQUIRE(!got.memory.empty());
+  for (std::size_t i = 0; i < got.memory.size(); ++i) {
+    CHECK(got.memory[i].allocated_a == want.memory[i].allocated_a);
+    CHECK(got.memory[i].allocated_b == want.memory[i].allocated_b);
+    CHECK(got.memory[i].reserved_b == want.memory[i].reserved_b);
+  }
+  // B has more layers: its peak allocated is larger, as the panel's bars show.
+  CHECK(*got.memory[0].allocated_b > *got.memory[0].allocated_a);
+
+  m.compare_with(tmp.file("missing.db"));
+  CHECK(m.comparison() == nullptr);
+  CHECK(m.compare_error().find("missing.db") != std::string::npos);
+  m.compare_with("");
+  CHECK(m.comparison() == nullptr);
+  CHECK(m.compare_error().empty());
+}
