@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <stdexcept>
 
 #include "viewer/trace_model.h"
 
@@ -37,40 +38,115 @@ void duration_histogram(SpanSearch& s, int bins) {
   }
 }
 
-const SpanSearch& TraceModel::search(const std::string& text, std::size_t cap, int bins) {
-  if (search_ && search_->text == text) return *search_;
+namespace {
+
+SpanSearch run_search(const gb::tools::TraceDb& db, const std::string& text, std::size_t cap, int bins) {
   SpanSearch s;
   s.text = text;
-  if (!text.empty()) {
-    std::string needle;  // lower-cased, as an SQL string literal
-    for (char c : text) {
-      needle += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (c == '\'') needle += '\'';
-    }
-    const std::string from = " FROM spans JOIN strings ON strings.id = spans.name_id WHERE instr(lower(strings.text), '" +
-                             needle + "') > 0";
-    db_->each("SELECT spans.id, spans.start_ns, spans.dur_ns" + from + " ORDER BY spans.id LIMIT ?1",
-              {static_cast<std::int64_t>(cap)},
-              [&](const gb::tools::Row& r) { s.hits.push_back({r.i64(0), r.i64(1), r.i64(2)}); });
-    s.matches = static_cast<std::int64_t>(s.hits.size());
-    if (s.hits.size() >= cap) s.matches = db_->scalar("SELECT count(*)" + from);
-    s.capped = s.matches > static_cast<std::int64_t>(s.hits.size());
-    duration_histogram(s, bins);
+  if (text.empty()) return s;
+  std::string needle;  // lower-cased, as an SQL string literal
+  for (char c : text) {
+    needle += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c == '\'') needle += '\'';
   }
-  search_ = std::move(s);
-  return *search_;
+  const std::string from = " FROM spans JOIN strings ON strings.id = spans.name_id WHERE instr(lower(strings.text), '" +
+                           needle + "') > 0";
+  db.each("SELECT spans.id, spans.start_ns, spans.dur_ns" + from + " ORDER BY spans.id LIMIT ?1",
+          {static_cast<std::int64_t>(cap)},
+          [&](const gb::tools::Row& r) { s.hits.push_back({r.i64(0), r.i64(1), r.i64(2)}); });
+  s.matches = static_cast<std::int64_t>(s.hits.size());
+  if (s.hits.size() >= cap) s.matches = db.scalar("SELECT count(*)" + from);
+  s.capped = s.matches > static_cast<std::int64_t>(s.hits.size());
+  duration_histogram(s, bins);
+  return s;
+}
+
+}  // namespace
+
+// Shared by the model and the worker's job: the job fills `result` and then sets `done`.
+struct TraceModel::SearchJob {
+  std::string text;
+  std::size_t cap = 0;
+  int bins = 0;
+  SpanSearch result;
+  std::atomic<bool> done{false}, cancelled{false};
+};
+
+struct TraceModel::CompareJob {
+  std::string path;
+  std::optional<gb::tools::TraceDiff> result;
+  std::string error;
+  std::atomic<bool> done{false}, cancelled{false};
+};
+
+const SpanSearch* TraceModel::search_async(const std::string& text, std::size_t cap, int bins) {
+  if (search_job_ && search_job_->done.load(std::memory_order_acquire)) {
+    search_ = std::move(search_job_->result);
+    search_job_.reset();
+  }
+  if (search_ && search_->text == text) return &*search_;
+  if (text.empty()) {
+    if (search_job_) search_job_->cancelled = true, search_job_.reset();
+    search_ = SpanSearch{};
+    return &*search_;
+  }
+  if (search_job_ && search_job_->text == text && search_job_->cap == cap && search_job_->bins == bins) return nullptr;
+  if (search_job_) search_job_->cancelled = true;
+  auto job = std::make_shared<SearchJob>();
+  job->text = text, job->cap = cap, job->bins = bins;
+  search_job_ = job;
+  queries_->post([job](const gb::tools::TraceDb* db) {
+    if (!job->cancelled) {
+      try {
+        if (db) job->result = run_search(*db, job->text, job->cap, job->bins);
+      } catch (const std::exception&) {
+      }
+    }
+    job->result.text = job->text;
+    job->done.store(true, std::memory_order_release);
+  });
+  return nullptr;
+}
+
+const SpanSearch& TraceModel::search(const std::string& text, std::size_t cap, int bins) {
+  if (const SpanSearch* s = search_async(text, cap, bins)) return *s;
+  queries_->wait_idle();
+  return *search_async(text, cap, bins);
 }
 
 void TraceModel::compare_with(const std::string& path) {
+  if (compare_job_) compare_job_->cancelled = true, compare_job_.reset();
   compare_.reset();
   compare_error_.clear();
   if (path.empty()) return;
-  try {
-    const gb::tools::TraceDb b(path);
-    compare_ = gb::tools::diff_traces(*db_, b);
-  } catch (const std::exception& e) {
-    compare_error_ = path + ": " + e.what();
-  }
+  auto job = std::make_shared<CompareJob>();
+  job->path = path;
+  compare_job_ = job;
+  queries_->post([job](const gb::tools::TraceDb* a) {
+    if (!job->cancelled) {
+      try {
+        if (!a) throw std::runtime_error("this trace cannot be read again");
+        const gb::tools::TraceDb b(job->path);
+        job->result = gb::tools::diff_traces(*a, b);
+      } catch (const std::exception& e) {
+        job->error = job->path + ": " + e.what();
+      }
+    }
+    job->done.store(true, std::memory_order_release);
+  });
+}
+
+void TraceModel::poll_compare() const {
+  if (!compare_job_ || !compare_job_->done.load(std::memory_order_acquire)) return;
+  compare_ = std::move(compare_job_->result);
+  compare_error_ = std::move(compare_job_->error);
+  compare_job_.reset();
+}
+
+void TraceModel::wait_queries() {
+  queries_->wait_idle();
+  poll_compare();
+  if (search_job_) search_async(search_job_->text, search_job_->cap, search_job_->bins);
 }
 
 }  // namespace gb::viewer

@@ -30,7 +30,7 @@ int role_order(ThreadRole r) {
 }  // namespace
 
 TraceModel::TraceModel(const std::string& path, ModelOptions options)
-    : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options) {
+    : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options), queries_(std::make_unique<Worker>(path)) {
   const Reader& r = db_->reader();
   db_->each("SELECT id, text FROM strings",
             [&](const gb::tools::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
@@ -164,6 +164,7 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
 
 void TraceModel::wait_loaded() {
   if (loader_.joinable()) loader_.join();
+  wait_queries();
 }
 
 std::string TraceModel::loading() const {

@@ -47,6 +47,7 @@
 #include "tools/trace_db.h"
 #include "traces/records.h"
 #include "viewer/overview.h"
+#include "viewer/worker.h"
 
 namespace gb::viewer {
 
@@ -244,7 +245,12 @@ class TraceModel {
   std::optional<SpanDetails> details(Id span_id) const;
   // Spans named like `text` (substring, ASCII case-insensitive; one SQL query over spans joined with strings, at
   // most `cap` rows kept) and their duration histogram. Cached for the last text; "" answers no matches.
+  // search_async() never waits: it starts the query on the query worker (worker.h) and answers nullptr until the
+  // result is in (the panel shows "searching..."); a new text supersedes a pending one. search() is the same
+  // query, waited for (tests, the bench).
+  const SpanSearch* search_async(const std::string& text, std::size_t cap = 100'000, int bins = 40);
   const SpanSearch& search(const std::string& text, std::size_t cap = 100'000, int bins = 40);
+  bool search_pending() const { return search_job_ != nullptr; }
 
   // --- memory (one device: the one with the most events, cuda first)
   bool memory_loading() const { return !memory_ready_.load(std::memory_order_acquire); }
@@ -283,14 +289,17 @@ class TraceModel {
   const gb::tools::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
   // --- compare: this trace (A) with a second one (B), through tools::diff_traces (steps, op deltas, memory peaks).
-  // compare_with(path) computes it at once (one scan of each trace's spans); a B that cannot be read leaves no
-  // comparison and compare_error() says why. "" clears it.
+  // compare_with(path) returns at once: the diff (one scan of each trace's spans) runs on the query worker, and
+  // comparing() is true until it is in (the panel shows "comparing..."); a B that cannot be read leaves no
+  // comparison and compare_error() says why. "" clears it. wait_queries() waits for it.
   void compare_with(const std::string& path);
-  const gb::tools::TraceDiff* comparison() const { return compare_ ? &*compare_ : nullptr; }
-  const std::string& compare_error() const { return compare_error_; }
+  bool comparing() const { poll_compare(); return compare_job_ != nullptr; }
+  const gb::tools::TraceDiff* comparison() const { poll_compare(); return compare_ ? &*compare_ : nullptr; }
+  const std::string& compare_error() const { poll_compare(); return compare_error_; }
+  void wait_queries();  // until the search, comparison and timeline windows asked for so far are answered
 
   std::string loading() const;  // "memory events, overview 40%" or ""
-  void wait_loaded();           // until the loader thread is done (tests, the screenshot)
+  void wait_loaded();           // until the loader thread is done and wait_queries() (tests, the screenshot)
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
@@ -330,9 +339,14 @@ class TraceModel {
   std::optional<SegmentMap> segment_map_;
   std::vector<gb::trace::OomReportRecord> ooms_;
 
+  struct SearchJob;   // span_search.cpp
+  struct CompareJob;  // span_search.cpp
+  void poll_compare() const;
   std::optional<SpanSearch> search_;
-  std::optional<gb::tools::TraceDiff> compare_;
-  std::string compare_error_;
+  std::shared_ptr<SearchJob> search_job_;
+  mutable std::optional<gb::tools::TraceDiff> compare_;
+  mutable std::string compare_error_;
+  mutable std::shared_ptr<CompareJob> compare_job_;
   std::map<int, gb::tools::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
   GradColumns grad_columns_;
@@ -343,6 +357,7 @@ class TraceModel {
   std::map<std::int64_t, AutogradGraph> graphs_;
   std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, stop_{false};
   Overview overview_;
+  std::unique_ptr<Worker> queries_;  // search and compare
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

@@ -18,6 +18,7 @@ TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
   TraceModel m(a, {.background = false});
   CHECK(m.comparison() == nullptr);
   m.compare_with(b);
+  m.wait_queries();
   REQUIRE(m.comparison() != nullptr);
   CHECK(m.compare_error().empty());
   const gb::tools::TraceDiff& got = *m.comparison();
@@ -48,6 +49,7 @@ TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
   CHECK(*got.memory[0].allocated_b > *got.memory[0].allocated_a);
 
   m.compare_with(tmp.file("missing.db"));
+  m.wait_queries();
   CHECK(m.comparison() == nullptr);
   CHECK(m.compare_error().find("missing.db") != std::string::npos);
   m.compare_with("");

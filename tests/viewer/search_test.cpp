@@ -84,3 +84,38 @@ TEST_CASE("duration histogram: one duration, and log-spaced edges") {
   CHECK(s.bin_of(0) == -1);
   CHECK(s.bin_of(1001) == -1);
 }
+
+TEST_CASE("search_async: a request returns at once, the answer appears after the worker is done") {
+  TempDir tmp;
+  const std::string path = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(path, {.steps = 6, .layers = 4, .ops_per_layer = 2});
+  TraceModel m(path, {.background = false});
+  CHECK(m.search_async("linear") == nullptr);  // posted, not run in the caller
+  CHECK(m.search_pending());
+  CHECK(m.search_async("relu") == nullptr);  // supersedes the pending one
+  m.wait_queries();
+  CHECK_FALSE(m.search_pending());
+  const SpanSearch* s = m.search_async("relu");
+  REQUIRE(s != nullptr);
+  CHECK(s->text == "relu");
+  CHECK(s->matches == sql_int(path, "SELECT count(*)" + kJoin + "'%relu%'"));
+  CHECK(s->matches > 0);
+  CHECK(m.search_async("relu") == s);  // cached
+  CHECK(m.search_async("") != nullptr);  // "" answers at once: no matches
+  CHECK(m.search_async("")->matches == 0);
+}
+
+TEST_CASE("compare_with: returns at once, comparing() until the diff is in") {
+  TempDir tmp;
+  const std::string a = tmp.file("a.db"), b = tmp.file("b.db");
+  gb::tools::write_synthetic_trace(a, {.steps = 4, .layers = 2, .ops_per_layer = 2});
+  gb::tools::write_synthetic_trace(b, {.steps = 5, .layers = 2, .ops_per_layer = 2, .seed = 3});
+  TraceModel m(a, {.background = false});
+  m.compare_with(b);
+  // Nothing is computed in the caller: the job is only queued (the worker may pick it up meanwhile).
+  CHECK((m.comparing() || m.comparison() != nullptr));
+  m.wait_queries();
+  CHECK_FALSE(m.comparing());
+  REQUIRE(m.comparison() != nullptr);
+  CHECK(m.comparison()->steps_b.count == 5);
+}

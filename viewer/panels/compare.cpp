@@ -44,6 +44,10 @@ void compare(TraceModel& m, ViewState&) {
   plot::help_marker("This trace is A; the second is B. Step time (mean, median), memory peaks per device, and the "
                     "op table with B - A per op, largest change first (as `glassbox diff A B`).\n"
                     "Choose B with File > Compare with..., or start the viewer with --compare B.db.");
+  if (!d && m.comparing()) {
+    plot::empty_state("comparing...", "diff_traces runs on a background thread: one scan of each trace's spans.");
+    return;
+  }
   if (!d) {
     plot::empty_state(m.compare_error().empty() ? "No second trace to compare with."
                                                 : ("Cannot open the second trace: " + m.compare_error()).c_str(),

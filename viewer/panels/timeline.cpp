@@ -54,7 +54,12 @@ void details_pane(TraceModel& m, ViewState& v) {
 
 // The matches of v.search: a count and a duration histogram (log-spaced bins) in [p0, p1].
 void search_histogram(TraceModel& m, ViewState& v) {
-  const SpanSearch& s = m.search(v.search);
+  const SpanSearch* found = m.search_async(v.search);
+  if (!found) {  // the query runs on the model's worker; never inside a frame
+    ImGui::TextDisabled("\"%s\": searching...", v.search.c_str());
+    return;
+  }
+  const SpanSearch& s = *found;
   ImGui::Text("\"%s\": %" PRId64 " spans%s", v.search.c_str(), s.matches,
               s.capped ? " (histogram of the first 100,000)" : "");
   ImGui::SameLine();

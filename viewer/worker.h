@@ -1,0 +1,51 @@
+// viewer/worker.h — one background thread with its own connection to the trace, running queued jobs in order, so
+// a slow query (a search, a comparison, a timeline window) never runs inside a frame. No ImGui.
+//
+// Contract:
+//   - Worker(path) starts the thread; the connection (gb::tools::TraceDb) is opened on it, on the first job. A job
+//     gets that connection, or nullptr when the trace cannot be opened; it reports its result through state it
+//     shares with the poster (a shared_ptr with an atomic `done`), never by touching the poster's members.
+//   - post() returns at once. wait_idle() returns when the queue is empty and no job runs (tests, the screenshot).
+//   - The destructor drops the queued jobs and joins after the running one.
+//
+//   Worker w("run.db");
+//   auto out = std::make_shared<Result>();
+//   w.post([out](const gb::tools::TraceDb* db) { out->value = query(*db); out->done = true; });
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace gb::tools {
+class TraceDb;
+}
+
+namespace gb::viewer {
+
+class Worker {
+ public:
+  using Job = std::function<void(const gb::tools::TraceDb*)>;
+  explicit Worker(std::string path);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void post(Job job);
+  void wait_idle();
+
+ private:
+  void run();
+  std::string path_;
+  std::mutex m_;
+  std::condition_variable work_, idle_;
+  std::deque<Job> jobs_;
+  bool stop_ = false, busy_ = false;
+  std::thread thread_;  // last: started once the rest exists
+};
+
+}  // namespace gb::viewer
