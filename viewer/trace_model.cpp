@@ -30,7 +30,8 @@ int role_order(ThreadRole r) {
 }  // namespace
 
 TraceModel::TraceModel(const std::string& path, ModelOptions options)
-    : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options), queries_(std::make_unique<Worker>(path)) {
+    : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options), queries_(std::make_unique<Worker>(path)),
+      windows_(std::make_unique<Worker>(path)) {
   const Reader& r = db_->reader();
   db_->each("SELECT id, text FROM strings",
             [&](const gb::tools::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
@@ -203,40 +204,110 @@ std::optional<StepRecord> TraceModel::step(std::int64_t s) const {
 
 // --- timeline ------------------------------------------------------------------------------------------------
 
+struct TraceModel::WindowJob {
+  std::int64_t q0 = 0, q1 = -1, fold = 0, direct_rows = 0;
+  bool direct = false;  // read the spans whatever their count (a thread without an overview)
+  bool many = false;    // the answer: more than direct_rows spans, use the overview
+  std::vector<TimelineItem> items;
+  std::atomic<bool> done{false}, cancelled{false};
+};
+
+namespace {
+int level_of(std::int64_t fold) {
+  return fold > 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(fold))) - 1 : 0;
+}
+}  // namespace
+
+void TraceModel::post_window(Id thread_id, TimelineCache& c, std::int64_t q0, std::int64_t q1, std::int64_t fold,
+                             bool direct) {
+  if (c.job) c.job->cancelled = true;
+  auto job = std::make_shared<WindowJob>();
+  job->q0 = q0, job->q1 = q1, job->fold = fold, job->direct_rows = options_.direct_rows, job->direct = direct;
+  c.job = job;
+  windows_->post([job, thread_id](const gb::tools::TraceDb* db) {
+    if (!job->cancelled && db) {
+      try {
+        const Reader& r = db->reader();
+        job->many = !job->direct && r.span_count(thread_id, job->q0, job->q1) > job->direct_rows;
+        std::vector<std::int64_t> ends;  // ends of the enclosing items
+        if (!job->many)
+          for (SpanItem& s : r.spans(thread_id, job->q0, job->q1, job->fold)) {
+            while (!ends.empty() && ends.back() <= s.start_ns) ends.pop_back();
+            job->items.push_back({s.start_ns, s.end_ns, s.count, static_cast<int>(ends.size()), std::move(s.span)});
+            ends.push_back(s.end_ns);
+          }
+      } catch (const std::exception&) {  // the file changed under us: an empty window
+      }
+    }
+    job->done.store(true, std::memory_order_release);
+  });
+}
+
+void TraceModel::from_overview(Id thread_id, TimelineCache& c) {
+  c.items.clear();
+  if (overview_.levels(thread_id)) {
+    c.partial = !overview_.thread_done(thread_id);
+    overview_.query(thread_id, level_of(c.fold), c.q0, c.q1, c.items);
+    ++overview_queries_;
+  } else {
+    c.partial = true;  // the overview has not reached this thread yet: nothing rather than a long scan
+  }
+}
+
+void TraceModel::apply_window(Id thread_id, TimelineCache& c) {
+  const std::shared_ptr<WindowJob> job = std::move(c.job);
+  c.q0 = job->q0, c.q1 = job->q1, c.fold = job->fold;
+  c.many = job->many;
+  if (!job->many) {
+    ++timeline_queries_;
+    c.items = std::move(job->items);
+    c.partial = false;
+    return;
+  }
+  if (!overview_.levels(thread_id) && overview_.ready()) {  // a thread the overview skipped: read it after all
+    post_window(thread_id, c, job->q0, job->q1, job->fold, /*direct=*/true);
+    return;
+  }
+  from_overview(thread_id, c);
+}
+
 const std::vector<TimelineItem>& TraceModel::timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
                                                       std::int64_t fold_below_ns) {
   const std::int64_t fold = fold_below_ns <= 0 ? 0 : static_cast<std::int64_t>(std::bit_floor(
                                                          static_cast<std::uint64_t>(fold_below_ns)));
   TimelineCache& c = timeline_cache_[thread_id];
-  if (c.fold == fold && c.q0 <= t0 && t1 <= c.q1 && !c.partial) return c.items;
+  if (c.job && c.job->done.load(std::memory_order_acquire)) apply_window(thread_id, c);
+  if (c.job) {  // a stand-in is shown; keep it while the pending window still covers the view
+    if (c.job->fold == fold && c.job->q0 <= t0 && t1 <= c.job->q1) return c.items;
+  } else if (c.fold == fold && c.q0 <= t0 && t1 <= c.q1) {
+    if (!c.partial) return c.items;
+    if (c.many) {  // the overview is still being built: ask it again (memory only)
+      from_overview(thread_id, c);
+      return c.items;
+    }
+  }
   const std::int64_t w = std::max<std::int64_t>(1, t1 - t0);
-  c.q0 = t0 - w / 2;
-  c.q1 = t1 + w / 2;
-  c.fold = fold;
-  c.items.clear();
-  c.partial = false;
-  if (db_->reader().span_count(thread_id, c.q0, c.q1) > options_.direct_rows) {
-    if (overview_.levels(thread_id)) {
-      const int k = fold > 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(fold))) - 1 : 0;
-      c.partial = !overview_.thread_done(thread_id);
-      overview_.query(thread_id, k, c.q0, c.q1, c.items);
-      ++overview_queries_;
-      return c.items;
-    }
-    if (!overview_.ready()) {  // the overview has not reached this thread yet: nothing rather than a long scan
-      c.partial = true;
-      return c.items;
-    }
-  }
-  ++timeline_queries_;
-  std::vector<std::int64_t> ends;  // ends of the enclosing items
-  for (SpanItem& s : db_->reader().spans(thread_id, c.q0, c.q1, fold)) {
-    while (!ends.empty() && ends.back() <= s.start_ns) ends.pop_back();
-    TimelineItem item{s.start_ns, s.end_ns, s.count, static_cast<int>(ends.size()), std::move(s.span)};
-    ends.push_back(s.end_ns);
-    c.items.push_back(std::move(item));
-  }
+  post_window(thread_id, c, t0 - w / 2, t1 + w / 2, fold, /*direct=*/false);
+  if (overview_.levels(thread_id)) {  // the stand-in: the overview at the nearest built level
+    c.items.clear();
+    overview_.query(thread_id, level_of(fold), c.job->q0, c.job->q1, c.items);
+  }  // else the previous answer stays (in ns: it rescales with the view)
   return c.items;
+}
+
+const std::vector<TimelineItem>& TraceModel::timeline_exact(Id thread_id, std::int64_t t0, std::int64_t t1,
+                                                            std::int64_t fold_below_ns) {
+  timeline(thread_id, t0, t1, fold_below_ns);
+  for (int i = 0; i < 3 && timeline_pending(thread_id); ++i) {  // at most: count, then a direct re-read
+    windows_->wait_idle();
+    timeline(thread_id, t0, t1, fold_below_ns);
+  }
+  return timeline_cache_[thread_id].items;
+}
+
+bool TraceModel::timeline_pending(Id thread_id) const {
+  auto it = timeline_cache_.find(thread_id);
+  return it != timeline_cache_.end() && it->second.job != nullptr;
 }
 
 bool TraceModel::timeline_partial(Id thread_id) const {

@@ -13,6 +13,11 @@
 //     (overview.h), built at open on a background thread, one pass per thread: the same folding over the whole
 //     thread, so a frame costs the same at any zoom. While the overview is being built, such a window shows what
 //     is covered so far (timeline_partial(), overview_covered_ns()). Depth is the number of enclosing items.
+//   - No frame waits for SQLite: on a cache miss timeline() posts the window's Reader work (span_count, then spans
+//     or "too many: use the overview") to a worker thread (worker.h) and answers at once with a stand-in: the
+//     overview at the nearest built level, else the previous answer (items are in ns, so they rescale);
+//     timeline_pending() is true meanwhile. A later call swaps in the exact answer. timeline_exact() waits for it
+//     (tests, the bench's checks); timeline_queries()/overview_queries() count exact answers only.
 //   - memory_columns() samples the memory layers at `columns` points of a window: per column the state after the
 //     event with the largest `allocated` in the column (so peaks survive any zoom), else the state carried from
 //     before. sum(by_category) == allocated and reserved_unallocated == reserved - allocated at every column.
@@ -231,6 +236,9 @@ class TraceModel {
   const std::vector<Track>& tracks() const { return tracks_; }
   const std::vector<TimelineItem>& timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
                                             std::int64_t fold_below_ns);
+  const std::vector<TimelineItem>& timeline_exact(Id thread_id, std::int64_t t0, std::int64_t t1,
+                                                  std::int64_t fold_below_ns);
+  bool timeline_pending(Id thread_id) const;  // the last answer is a stand-in; the exact one is being read
   std::int64_t timeline_queries() const { return timeline_queries_; }  // Reader calls so far (cache misses)
   std::int64_t overview_queries() const { return overview_queries_; }  // answers from the overview so far
   bool timeline_partial(Id thread_id) const;  // the last answer came from an overview still being built
@@ -307,11 +315,17 @@ class TraceModel {
   struct LiveEntry;  // a live block during a replay (trace_model.cpp)
   std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const;
   GradHeatmap load_heatmap(const gb::tools::TraceDb& db) const;
+  struct WindowJob;  // a window's Reader work on windows_ (trace_model.cpp)
   struct TimelineCache {
     std::int64_t q0 = 0, q1 = -1, fold = -1;
     bool partial = false;  // from an overview still being built: asked again next time
+    bool many = false;     // [q0, q1] holds more than direct_rows spans: answered from the overview
     std::vector<TimelineItem> items;
+    std::shared_ptr<WindowJob> job;  // the exact answer being read; items are a stand-in meanwhile
   };
+  void post_window(Id thread_id, TimelineCache& c, std::int64_t q0, std::int64_t q1, std::int64_t fold, bool direct);
+  void apply_window(Id thread_id, TimelineCache& c);
+  void from_overview(Id thread_id, TimelineCache& c);
 
   std::unique_ptr<gb::tools::TraceDb> db_;
   ModelOptions options_;
@@ -358,6 +372,7 @@ class TraceModel {
   std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, stop_{false};
   Overview overview_;
   std::unique_ptr<Worker> queries_;  // search and compare
+  std::unique_ptr<Worker> windows_;  // timeline windows (a long search never delays them)
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

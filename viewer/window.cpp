@@ -145,6 +145,7 @@ int screenshot(App& app, const std::string& png, int width, int height, int fram
     glClearColor(0.11f, 0.12f, 0.14f, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (app.model()) app.model()->wait_queries();  // the next frame swaps in the exact timeline windows
   }
   std::vector<unsigned char> pixels(static_cast<std::size_t>(width) * height * 4);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);

@@ -52,7 +52,7 @@ TEST_CASE("tracks: main first, then the workers; every span of the file is on on
 TEST_CASE("timeline at full detail: one item per span, depth = length of the parent chain") {
   Fixture f;
   TraceModel m(f.path, kSync);
-  const auto& items = m.timeline(1, m.begin_ns(), m.end_ns(), 0);
+  const auto& items = m.timeline_exact(1, m.begin_ns(), m.end_ns(), 0);
   CHECK(static_cast<std::int64_t>(items.size()) == sql(f.path, "SELECT count(*) FROM spans WHERE thread_id = 1"));
   std::map<gb::trace::Id, int> depth;
   for (const TimelineItem& it : items) {
@@ -74,7 +74,7 @@ TEST_CASE("timeline window: exactly the spans overlapping the window") {
   const auto s2 = *m.step(2);
   const std::int64_t t0 = s2.start_ns + (s2.end_ns - s2.start_ns) / 3, t1 = s2.end_ns - (s2.end_ns - s2.start_ns) / 3;
   std::int64_t overlapping = 0;
-  for (const TimelineItem& it : m.timeline(1, t0, t1, 0))
+  for (const TimelineItem& it : m.timeline_exact(1, t0, t1, 0))
     if (it.end_ns >= t0 && it.start_ns <= t1) ++overlapping;
   CHECK(overlapping == sql(f.path, "SELECT count(*) FROM spans WHERE thread_id = 1 AND start_ns <= " +
                                        std::to_string(t1) + " AND end_ns >= " + std::to_string(t0)));
@@ -84,10 +84,10 @@ TEST_CASE("timeline window: exactly the spans overlapping the window") {
 TEST_CASE("level of detail: short spans fold into counted runs; counts add up to the spans") {
   Fixture f({.steps = 4, .layers = 4, .ops_per_layer = 40});
   TraceModel m(f.path, kSync);
-  const auto& full = m.timeline(1, m.begin_ns(), m.end_ns(), 0);
+  const auto& full = m.timeline_exact(1, m.begin_ns(), m.end_ns(), 0);
   const std::vector<TimelineItem> all(full.begin(), full.end());
   const std::int64_t fold = 65'536;  // a power of two: used as is
-  const auto& folded = m.timeline(1, m.begin_ns(), m.end_ns(), fold);
+  const auto& folded = m.timeline_exact(1, m.begin_ns(), m.end_ns(), fold);
   std::int64_t total = 0, runs = 0;
   for (const TimelineItem& it : folded) {
     total += it.count;
@@ -116,12 +116,12 @@ TEST_CASE("timeline cache: small pans reuse the answer, a 4x zoom asks the Reade
   Fixture f;
   TraceModel m(f.path, kSync);
   const std::int64_t a = 1'000'000, w = 2'000'000;
-  m.timeline(1, a, a + w, 3000);
+  m.timeline_exact(1, a, a + w, 3000);
   const auto q = m.timeline_queries();
-  m.timeline(1, a + w / 10, a + w + w / 10, 3000);  // pan by 10%
-  m.timeline(1, a, a + w, 2500);                    // the same power-of-two threshold (2048)
+  m.timeline_exact(1, a + w / 10, a + w + w / 10, 3000);  // pan by 10%
+  m.timeline_exact(1, a, a + w, 2500);                    // the same power-of-two threshold (2048)
   CHECK(m.timeline_queries() == q);
-  m.timeline(1, a, a + w / 4, 3000 / 4);
+  m.timeline_exact(1, a, a + w / 4, 3000 / 4);
   CHECK(m.timeline_queries() == q + 1);
 }
 
@@ -370,11 +370,11 @@ TEST_CASE("overview: every level is the Reader's folding of the whole thread; wi
   }
   // The model answers whole-run views from the overview, zoomed-in ones directly.
   const auto direct = m.timeline_queries();
-  m.timeline(1, m.begin_ns(), m.end_ns(), (m.end_ns() - m.begin_ns()) / 300);
+  m.timeline_exact(1, m.begin_ns(), m.end_ns(), (m.end_ns() - m.begin_ns()) / 300);
   CHECK(m.overview_queries() == 1);
   CHECK(m.timeline_queries() == direct);
   const auto s = *m.step(2);
-  m.timeline(1, s.start_ns + 1000, s.start_ns + 3000, 16);
+  m.timeline_exact(1, s.start_ns + 1000, s.start_ns + 3000, 16);
   CHECK(m.timeline_queries() == direct + 1);
   CHECK_FALSE(m.timeline_partial(1));
 }
@@ -389,6 +389,34 @@ TEST_CASE("overview: built in the background, stopped cleanly when the model clo
   CHECK(m.overview_progress() == doctest::Approx(1.0));
   CHECK(m.overview_covered_ns(1) == std::numeric_limits<std::int64_t>::max());
   CHECK(m.overview().items() > 0);
+}
+
+TEST_CASE("timeline on a cache miss: answers at once with a stand-in, the exact window after the worker") {
+  Fixture f({.steps = 30, .layers = 4, .ops_per_layer = 20});
+  TraceModel m(f.path, {.direct_rows = 50, .background = false});  // overview built before the constructor returns
+  TraceModel ref(f.path, {.direct_rows = 50, .background = false});
+  const auto s = *m.step(3);
+  const std::int64_t t0 = s.start_ns, t1 = s.start_ns + (s.end_ns - s.start_ns) / 40;
+  const auto q = m.timeline_queries();
+  m.timeline(1, t0, t1, 0);  // a miss: posted, not read in the caller
+  CHECK(m.timeline_pending(1));
+  CHECK(m.timeline_queries() == q);
+  m.wait_queries();
+  CHECK(m.timeline_pending(1));  // the answer is swapped in by the next call, never behind the caller's back
+  const auto& got = m.timeline(1, t0, t1, 0);
+  CHECK_FALSE(m.timeline_pending(1));
+  CHECK(m.timeline_queries() == q + 1);
+  const auto& want = ref.timeline_exact(1, t0, t1, 0);
+  REQUIRE(!want.empty());
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].span.id == want[i].span.id);
+    CHECK(got[i].depth == want[i].depth);
+  }
+  // While a whole-run window is pending, the stand-in is the overview's answer, not an empty track.
+  m.timeline(1, m.begin_ns(), m.end_ns(), (m.end_ns() - m.begin_ns()) / 300);
+  CHECK(m.timeline_pending(1));
+  CHECK_FALSE(m.timeline(1, m.begin_ns(), m.end_ns(), (m.end_ns() - m.begin_ns()) / 300).empty());
 }
 
 TEST_CASE("ops from the overview's pass equal tools::op_table (calls, CPU total, Self CPU) for every kind") {
