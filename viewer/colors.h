@@ -52,6 +52,7 @@ constexpr Rgb kUpdateRatio = 0x2ECC71;  // gradients: the update/parameter ratio
 constexpr Rgb kCompareA = 0x7F8C8D;     // compare: trace A's bars (grey)
 constexpr Rgb kCompareB = 0xE67E22;     // compare: trace B's bars (carrot)
 constexpr Rgb kSearchBar = 0x5DADE2;    // timeline search: the duration histogram's bars
+constexpr Rgb kCudaStreamLabel = 0xB8E986;  // timeline: the header text of a CUDA stream track (a light kernel lime)
 
 // Viridis, 0 (dark purple) .. 1 (yellow), for log-scaled heatmaps.
 Rgb viridis(double t);

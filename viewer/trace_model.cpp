@@ -2,6 +2,7 @@
 #include "viewer/trace_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -200,6 +201,13 @@ std::optional<StepRecord> TraceModel::step(std::int64_t s) const {
   for (const StepRecord& r : steps_)
     if (r.step == s) return r;
   return std::nullopt;
+}
+
+std::string track_label(const Track& t) {
+  if (t.role != gb::trace::ThreadRole::cuda_stream) return t.name;
+  std::size_t i = t.name.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(t.name[i - 1]))) --i;
+  return "cuda stream " + (i < t.name.size() ? t.name.substr(i) : std::to_string(t.thread_id));
 }
 
 // --- timeline ------------------------------------------------------------------------------------------------

@@ -65,6 +65,10 @@ struct Track {
   std::int64_t spans = 0;  // rows of this thread in the file
 };
 
+// The track's header text: "cuda stream N" for a cuda_stream thread (N: the number ending its name, else its
+// thread id), else the thread's name.
+std::string track_label(const Track& t);
+
 // One box of the timeline: a span (count == 1) or a folded run of `count` short spans.
 struct TimelineItem {
   std::int64_t start_ns = 0, end_ns = 0, count = 1;

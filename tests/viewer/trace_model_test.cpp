@@ -515,3 +515,10 @@ TEST_CASE("segment map: live blocks inside their segments add up to allocated; r
   REQUIRE(o.oom_reports().size() == 1);
   CHECK(o.oom_reports()[0].report.find("out of memory") != std::string::npos);
 }
+
+TEST_CASE("track_label: cuda streams are named by their stream number") {
+  using gb::trace::ThreadRole;
+  CHECK(track_label(Track{.thread_id = 3, .name = "CUDA stream 7", .role = ThreadRole::cuda_stream}) == "cuda stream 7");
+  CHECK(track_label(Track{.thread_id = 3, .name = "stream", .role = ThreadRole::cuda_stream}) == "cuda stream 3");
+  CHECK(track_label(Track{.thread_id = 1, .name = "main 7", .role = ThreadRole::main}) == "main 7");
+}

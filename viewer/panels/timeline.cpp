@@ -238,7 +238,12 @@ void timeline(TraceModel& m, ViewState& v) {
       if (it.end_ns >= v.t0 && it.start_ns <= v.t1) depth = std::max(depth, it.depth);
     const float h = (depth + 1) * kRowH;
     dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(x1, y + h + 4), IM_COL32(255, 255, 255, 10));
-    dl->AddText(ImVec2(origin.x + 6, y + 3), ImGui::GetColorU32(ImGuiCol_Text), t.name.c_str());
+    const bool stream = t.role == gb::trace::ThreadRole::cuda_stream;
+    if (stream)  // a CUDA stream: a header bar in the kernel colour, so device tracks stand apart from host threads
+      dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(origin.x + 4, y + h + 4),
+                        plot::to_imgui(color::span_kind(gb::trace::SpanKind::cuda_kernel)));
+    dl->AddText(ImVec2(origin.x + 8, y + 3), stream ? plot::to_imgui(color::kCudaStreamLabel) : ImGui::GetColorU32(ImGuiCol_Text),
+                track_label(t).c_str());
     if (const TimelineItem* hit = draw_items(items, m, v, x0, x1, y + 2, kRowH)) hovered = hit;
     if (m.timeline_partial(t.thread_id)) {  // the overview has not reached this part yet: hatch it
       const std::int64_t covered = m.overview_covered_ns(t.thread_id);

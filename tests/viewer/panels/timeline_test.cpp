@@ -53,3 +53,35 @@ TEST_CASE("timeline screenshot: --search draws the duration histogram of the mat
   CHECK(with->count(color::kSearchBar, 0, with->height / 2) > 300);
   CHECK(with->count(color::kSearchBar, 0, 0, with->height / 2) == 0);
 }
+
+TEST_CASE("timeline screenshot: a CUDA stream track has its own header and kernels in the cuda_kernel colour") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string gpu = tmp.file("gpu.db"), cpu = tmp.file("cpu.db");
+  gb::tools::write_synthetic_trace(gpu, {.steps = 6, .layers = 3, .ops_per_layer = 2, .cuda = true});
+  gb::tools::write_synthetic_trace(cpu, {.steps = 6, .layers = 3, .ops_per_layer = 2});
+  auto g = shot::take(gpu, "timeline", tmp.file("gpu.png"), "1200x760");
+  auto c = shot::take(cpu, "timeline", tmp.file("cpu.png"), "1200x760");
+  REQUIRE(g);
+  REQUIRE(c);
+  const auto kernel = color::span_kind(gb::trace::SpanKind::cuda_kernel);
+  // The header bar (left of the label column) is the exact kernel colour; a CPU-only trace has none there.
+  auto in_labels = [](const shot::Png& p, std::uint32_t col, int tol = 0) {
+    std::int64_t n = 0;
+    for (int y = 0; y < p.height; ++y)
+      for (int x = 0; x < 150; ++x) {
+        bool ok = true;
+        for (int s : {16, 8, 0}) ok = ok && std::abs(int((p.at(x, y) >> s) & 0xff) - int((col >> s) & 0xff)) <= tol;
+        n += ok;
+      }
+    return n;
+  };
+  CHECK(in_labels(*g, kernel) > 40);  // 4 px wide, one track tall at least
+  CHECK(in_labels(*c, kernel) == 0);
+  // The "cuda stream N" text (anti-aliased: near its colour).
+  CHECK(in_labels(*g, color::kCudaStreamLabel, 48) > 20);
+  CHECK(in_labels(*c, color::kCudaStreamLabel, 48) == 0);
+  // Kernel spans on the track (plain or folded), and none in the CPU trace.
+  CHECK(g->count(kernel) + g->count(folded(kernel)) > 300);
+  CHECK(c->count(kernel) == 0);
+}
