@@ -4,7 +4,9 @@
 // The trace is written once by tools/synth (default: 10,000 steps x 110 layers, one elementwise op per layer =
 // 10.03 M spans, ~1 M memory events, 220 parameters x 10,000 steps of grad stats) and reused from its path on
 // later runs. Frames are built with a Dear ImGui context and no renderer backend (NewFrame/Render build the draw
-// lists; nothing is drawn). Each zoom pans by 2% of the window per frame, so cache misses are part of the max.
+// lists; nothing is drawn). Each zoom pans by 2% of the window per frame, so cache misses are part of the max
+// (a miss posts its query to the model's worker and draws a stand-in). A span search ("linear") then runs on the
+// worker while frames are built: search_ms and the longest frame meanwhile.
 // There is no libtorch peer for a viewer: "peer" is "none"; the targets are issue 7's.
 //
 //   bench_viewer [TRACE.db] [--frames N]
@@ -145,6 +147,24 @@ int main(int argc, char** argv) {
     const Stats s = stats(t);
     line((std::string("frame_build_ms_timeline_") + z.name + "_median").c_str(), s.median, "ms", 8);
     line((std::string("frame_build_ms_timeline_") + z.name + "_max").c_str(), s.max, "ms", 8);
+  }
+  // A search over every span name runs on the model's worker: frames keep coming while it runs.
+  {
+    v.t0 = mid.start_ns, v.t1 = mid.end_ns;
+    v.search = "linear";
+    const auto t_search = std::chrono::steady_clock::now();
+    std::vector<double> t;
+    while (m.search_async(v.search) == nullptr && t.size() < 100000) {
+      t.push_back(frame(app));
+      std::this_thread::sleep_for(std::chrono::milliseconds(16));
+    }
+    const double search_ms = ms_since(t_search);
+    t.push_back(frame(app));  // the frame that draws the histogram
+    const Stats s = stats(t);
+    line("search_ms", search_ms, "ms", 0, ", \"matches\": " + std::to_string(m.search_async(v.search)->matches) +
+                                              ", \"frames_meanwhile\": " + std::to_string(t.size() - 1));
+    line("frame_build_ms_while_searching_max", s.max, "ms", 8);
+    v.search.clear();
   }
   // The other panels at the whole-run window: the first frame (one-time loads) and the steady frames.
   v.t0 = m.begin_ns(), v.t1 = m.end_ns();
