@@ -36,6 +36,10 @@ TraceDb::TraceDb(const std::string& path) : reader_(path) {
 
 TraceDb::~TraceDb() { sqlite3_close(db_); }
 
+void TraceDb::interrupt() const {
+  if (db_) sqlite3_interrupt(db_);
+}
+
 void TraceDb::each(std::string_view sql, std::initializer_list<std::int64_t> binds,
                    const std::function<void(const Row&)>& row) const {
   gb::trace::detail::Stmt s(db_, path(), sql, __FILE__, __LINE__);

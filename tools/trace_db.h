@@ -59,6 +59,9 @@ class TraceDb {
   std::int64_t scalar(std::string_view sql, std::initializer_list<std::int64_t> binds = {}) const;
   // meta(key) parsed as an integer, when present and numeric.
   std::optional<std::int64_t> meta_int(std::string_view key) const;
+  // Makes the statement running on this connection's each()/scalar() stop with SQLITE_INTERRUPT (it throws); safe
+  // to call from another thread while the connection is open (sqlite3_interrupt). Reader queries are not affected.
+  void interrupt() const;
 
  private:
   gb::trace::Reader reader_;

@@ -31,7 +31,8 @@ class App {
   const std::string& error() const { return error_; }
   TraceModel* model() { return model_.get(); }
   ViewState& view() { return view_; }
-  void show(Panel p) { view_.show = p; }
+  void show(Panel p) { view_.show = p; }  // selected by the next frame's tab bar, drawn from the one after
+  Panel current() const { return current_; }  // the panel the last frame drew
   bool quit_requested() const { return quit_; }
 
  private:

@@ -146,6 +146,7 @@ void TraceModel::poll_compare() const {
 void TraceModel::wait_queries() {
   queries_->wait_idle();
   windows_->wait_idle();
+  compute_->wait_idle();
   poll_compare();
   if (search_job_) search_async(search_job_->text, search_job_->cap, search_job_->bins);
 }

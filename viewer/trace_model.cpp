@@ -32,7 +32,7 @@ int role_order(ThreadRole r) {
 
 TraceModel::TraceModel(const std::string& path, ModelOptions options)
     : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options), queries_(std::make_unique<Worker>(path)),
-      windows_(std::make_unique<Worker>(path)) {
+      windows_(std::make_unique<Worker>(path)), compute_(std::make_unique<Worker>("")) {
   const Reader& r = db_->reader();
   db_->each("SELECT id, text FROM strings",
             [&](const gb::tools::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
@@ -121,6 +121,8 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
 }
 
 TraceModel::~TraceModel() {
+  queries_->interrupt();  // a long search or comparison stops now (the Worker's destructor interrupts again)
+  windows_->interrupt();
   stop_ = true;
   overview_.stop();
   if (loader_.joinable()) loader_.join();
@@ -445,8 +447,61 @@ std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64
   return out;
 }
 
+std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
+  using gb::trace::SpanKind;
+  std::vector<SpanKind> out{SpanKind::op,        SpanKind::backward_node, SpanKind::backward_phase, SpanKind::module,
+                            SpanKind::optimizer, SpanKind::dataloader,    SpanKind::step};
+  const bool cuda = has_kernels_ || std::any_of(tracks_.begin(), tracks_.end(), [](const Track& t) {
+                      return t.role == gb::trace::ThreadRole::cuda_stream;
+                    });
+  if (cuda) out.insert(out.end(), {SpanKind::cuda_kernel, SpanKind::cuda_memcpy, SpanKind::cuda_memset, SpanKind::cuda_api});
+  return out;
+}
+
 const SegmentMap& TraceModel::segment_map(std::int64_t t) {
   if (segment_map_ && segment_map_->t_ns == t) return *segment_map_;
+  segment_map_ = replay_segments(t);
+  return *segment_map_;
+}
+
+template <class T, class F>
+const T* TraceModel::async_get(Slot<T>& s, Key key, F compute) {
+  if (s.job && s.job->done.load(std::memory_order_acquire)) {
+    s.last = std::move(s.job->result);
+    s.last_key = s.job->key;
+    s.job.reset();
+  }
+  if (s.last && s.last_key == key) return &*s.last;
+  if (!s.job || s.job->key != key) {
+    if (s.job) s.job->cancelled = true;  // superseded: skipped if still queued
+    auto job = std::make_shared<typename Slot<T>::Job>();
+    job->key = key;
+    s.job = job;
+    compute_->post([job, compute](const gb::tools::TraceDb*) {
+      if (!job->cancelled.load()) job->result = compute();
+      job->done.store(true, std::memory_order_release);
+    });
+  }
+  return s.last ? &*s.last : nullptr;
+}
+
+const std::vector<MemoryColumn>* TraceModel::memory_columns_async(std::int64_t t0, std::int64_t t1, int columns) {
+  if (memory_loading()) return nullptr;
+  return async_get(mem_cols_slot_, Key{t0, t1, columns}, [this, t0, t1, columns] { return memory_columns(t0, t1, columns); });
+}
+
+const SegmentMap* TraceModel::segment_map_async(std::int64_t t) {
+  if (memory_loading()) return nullptr;
+  return async_get(seg_slot_, Key{t, 0, 0}, [this, t] { return replay_segments(t); });
+}
+
+const GradColumns* TraceModel::grad_columns_async(int columns) {
+  if (gradients_loading()) return nullptr;
+  columns = std::max(1, std::min<int>(columns, static_cast<int>(grad_heatmap().cols())));
+  return async_get(grad_slot_, Key{columns, 0, 0}, [this, columns] { return reduce_grad(columns); });
+}
+
+SegmentMap TraceModel::replay_segments(std::int64_t t) const {
   SegmentMap map{.t_ns = t};
   std::map<Id, SegmentRow> segs;
   std::map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
@@ -494,8 +549,7 @@ const SegmentMap& TraceModel::segment_map(std::int64_t t) {
     row.largest_free = std::max(row.largest_free, row.size - at);
     map.segments.push_back(std::move(row));
   }
-  segment_map_ = std::move(map);
-  return *segment_map_;
+  return map;
 }
 
 struct TraceModel::LiveEntry {
@@ -711,6 +765,13 @@ const GradColumns& TraceModel::grad_columns(int columns) {
   columns = std::max(1, std::min<int>(columns, static_cast<int>(h.cols())));
   if (grad_columns_.columns == columns && grad_columns_.best.size() == h.rows() * static_cast<std::size_t>(columns))
     return grad_columns_;
+  grad_columns_ = reduce_grad(columns);
+  return grad_columns_;
+}
+
+GradColumns TraceModel::reduce_grad(int columns) const {
+  static const GradHeatmap kEmpty;
+  const GradHeatmap& h = heatmap_ready_.load(std::memory_order_acquire) && heatmap_ ? *heatmap_ : kEmpty;
   GradColumns g;
   g.columns = columns;
   g.best.assign(h.rows() * static_cast<std::size_t>(columns), std::nan(""));
@@ -725,8 +786,7 @@ const GradColumns& TraceModel::grad_columns(int columns) {
         if (std::isfinite(h.at(r, k)) && !(h.at(r, k) <= g.best[i])) g.best[i] = h.at(r, k);
       }
     }
-  grad_columns_ = std::move(g);
-  return grad_columns_;
+  return g;
 }
 
 GradHeatmap TraceModel::load_heatmap(const gb::tools::TraceDb& db) const {

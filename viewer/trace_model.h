@@ -238,6 +238,9 @@ class TraceModel {
 
   // --- timeline
   const std::vector<Track>& tracks() const { return tracks_; }
+  // The kinds the timeline legend lists: op .. step, then cuda_kernel, cuda_memcpy, cuda_memset and cuda_api when
+  // the trace has CUDA activity (a cuda_stream track or a kernels row).
+  std::vector<gb::trace::SpanKind> legend_kinds() const;
   const std::vector<TimelineItem>& timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
                                             std::int64_t fold_below_ns);
   const std::vector<TimelineItem>& timeline_exact(Id thread_id, std::int64_t t0, std::int64_t t1,
@@ -273,6 +276,14 @@ class TraceModel {
   std::vector<MemoryColumn> memory_columns(std::int64_t t0, std::int64_t t1, int columns) const;
   MemoryColumn memory_at(std::int64_t t) const;  // the state after the last event at or before t
   std::int64_t peak_reserved() const { return peak_reserved_; }
+  // Off the frame (what the Memory and Gradients panels call): the first call for a key (window and column count;
+  // the cursor; the column count) posts the computation to the compute worker and answers at once with the last
+  // finished result, for another key (nullptr when there is none yet, or while the data is loading);
+  // memory_pending()/gradients_pending() are true until the answer for the key asked last is in. A key asked again
+  // while its job is queued posts nothing; a newer key supersedes a queued one. wait_queries() waits for them.
+  const std::vector<MemoryColumn>* memory_columns_async(std::int64_t t0, std::int64_t t1, int columns);
+  const SegmentMap* segment_map_async(std::int64_t t);
+  bool memory_pending() const { return mem_cols_slot_.job != nullptr || seg_slot_.job != nullptr; }
   // Replays the device's events up to t (in memory): segments from segment_alloc/free, blocks placed by segment_id
   // (or by address), by offset. Cached for the last t.
   const SegmentMap& segment_map(std::int64_t t);
@@ -296,6 +307,8 @@ class TraceModel {
   const GradHeatmap& grad_heatmap();  // empty while loading
   bool gradients_loading() const { return !heatmap_ready_.load(std::memory_order_acquire); }
   const GradColumns& grad_columns(int columns);  // cached for the last column count
+  const GradColumns* grad_columns_async(int columns);  // see memory_columns_async
+  bool gradients_pending() const { return grad_slot_.job != nullptr; }
   UpdateRatio update_ratio(Id param_id);          // from the heatmap; empty while loading or for an unknown param
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::tools::DataLoaderSummary& dataloader_summary();
@@ -315,6 +328,22 @@ class TraceModel {
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
+  SegmentMap replay_segments(std::int64_t t) const;
+  GradColumns reduce_grad(int columns) const;
+  using Key = std::array<std::int64_t, 3>;
+  template <class T>
+  struct Slot {  // one off-frame computation: the job in flight and the last finished answer
+    struct Job {
+      Key key{};
+      T result{};
+      std::atomic<bool> done{false}, cancelled{false};
+    };
+    std::shared_ptr<Job> job;
+    std::optional<T> last;
+    Key last_key{};
+  };
+  template <class T, class F>
+  const T* async_get(Slot<T>& s, Key key, F compute);
   void load_memory(const gb::tools::TraceDb& db);
   struct LiveEntry;  // a live block during a replay (trace_model.cpp)
   std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const;
@@ -377,6 +406,10 @@ class TraceModel {
   Overview overview_;
   std::unique_ptr<Worker> queries_;  // search and compare
   std::unique_ptr<Worker> windows_;  // timeline windows (a long search never delays them)
+  std::unique_ptr<Worker> compute_;  // memory columns, segment maps, heatmap reductions (no SQL)
+  Slot<std::vector<MemoryColumn>> mem_cols_slot_;
+  Slot<SegmentMap> seg_slot_;
+  Slot<GradColumns> grad_slot_;
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

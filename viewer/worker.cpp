@@ -12,6 +12,7 @@ Worker::~Worker() {
     std::lock_guard lock(m_);
     stop_ = true;
     jobs_.clear();
+    if (db_ && busy_) db_->interrupt();
   }
   work_.notify_all();
   thread_.join();
@@ -30,6 +31,11 @@ void Worker::wait_idle() {
   idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
 }
 
+void Worker::interrupt() {
+  std::lock_guard lock(m_);
+  if (db_ && busy_) db_->interrupt();
+}
+
 void Worker::run() {
   std::unique_ptr<gb::tools::TraceDb> db;
   bool opened = false;
@@ -43,10 +49,12 @@ void Worker::run() {
       jobs_.pop_front();
       busy_ = true;
     }
-    if (!opened) {
+    if (!opened && !path_.empty()) {
       opened = true;
       try {
         db = std::make_unique<gb::tools::TraceDb>(path_);
+        std::lock_guard lock(m_);
+        db_ = db.get();
       } catch (const std::exception&) {
       }
     }
@@ -60,8 +68,11 @@ void Worker::run() {
     }
     idle_.notify_all();
   }
-  std::lock_guard lock(m_);
-  busy_ = false;
+  {
+    std::lock_guard lock(m_);
+    busy_ = false;
+    db_ = nullptr;  // before the connection closes: interrupt() never touches a closed one
+  }
   idle_.notify_all();
 }
 

@@ -5,8 +5,11 @@
 //   - Worker(path) starts the thread; the connection (gb::tools::TraceDb) is opened on it, on the first job. A job
 //     gets that connection, or nullptr when the trace cannot be opened; it reports its result through state it
 //     shares with the poster (a shared_ptr with an atomic `done`), never by touching the poster's members.
+//   - Worker("") opens no connection (jobs get nullptr): a thread for in-memory work.
 //   - post() returns at once. wait_idle() returns when the queue is empty and no job runs (tests, the screenshot).
-//   - The destructor drops the queued jobs and joins after the running one.
+//   - interrupt() (any thread) makes the running job's SQL on the connection stop at once (sqlite3_interrupt: the
+//     query throws; the job treats that as cancelled). The destructor drops the queued jobs, interrupts the running
+//     one and joins, so closing a model never waits for a long search.
 //
 //   Worker w("run.db");
 //   auto out = std::make_shared<Result>();
@@ -37,6 +40,7 @@ class Worker {
 
   void post(Job job);
   void wait_idle();
+  void interrupt();
 
  private:
   void run();
@@ -45,6 +49,7 @@ class Worker {
   std::condition_variable work_, idle_;
   std::deque<Job> jobs_;
   bool stop_ = false, busy_ = false;
+  const gb::tools::TraceDb* db_ = nullptr;  // the open connection (guarded by m_), for interrupt()
   std::thread thread_;  // last: started once the rest exists
 };
 

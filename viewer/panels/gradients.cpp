@@ -49,7 +49,14 @@ void gradients(TraceModel& m, ViewState& v) {
   const ImVec2 p1(origin.x + avail.x - 8, p0.y + row_h * static_cast<float>(h.rows()));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int px = std::max(1, static_cast<int>(p1.x - p0.x));
-  const GradColumns& gc = m.grad_columns(std::max(1, px / 4));  // cells at least 4 px wide
+  // Cells at least 4 px wide; reduced off the frame: the last reduction (another width) meanwhile.
+  const GradColumns* reduced = m.grad_columns_async(std::max(1, px / 4));
+  if (!reduced) {
+    ImGui::Dummy(ImVec2(1, 20));
+    ImGui::TextDisabled("computing...");
+    return;
+  }
+  const GradColumns& gc = *reduced;
   const int columns = gc.columns;
   const float cell_w = (p1.x - p0.x) / static_cast<float>(columns);
   // Step labels.

@@ -28,8 +28,14 @@ struct LiveCache {
 // One row per segment (full width = the segment's size), live blocks in their category's colour at their offset,
 // free gaps pale green: how fragmented the cache is at time t.
 void segment_map(TraceModel& m, std::int64_t t) {
-  const SegmentMap& map = m.segment_map(t);
-  ImGui::Text("Segments at %s: %zu", gb::tools::format_time(static_cast<double>(t)).c_str(), map.segments.size());
+  const SegmentMap* replayed = m.segment_map_async(t);  // the replay runs off the frame; the last one meanwhile
+  if (!replayed) {
+    ImGui::TextDisabled("Segments at %s: computing...", gb::tools::format_time(static_cast<double>(t)).c_str());
+    return;
+  }
+  const SegmentMap& map = *replayed;
+  ImGui::Text("Segments at %s: %zu%s", gb::tools::format_time(static_cast<double>(map.t_ns)).c_str(), map.segments.size(),
+              map.t_ns != t ? "  (updating...)" : "");
   ImGui::SameLine();
   plot::help_marker("Each row is one segment the caching allocator reserved from the device (cudaMalloc), drawn "
                     "full width; live blocks sit at their offset in their category's colour, free gaps are pale "
@@ -157,13 +163,17 @@ void memory(TraceModel& m, ViewState& v) {
   plot::time_axis(dl, ImVec2(p0.x, origin.y), ImVec2(p1.x, origin.y + 18), v.t0, v.t1);
   dl->AddRectFilled(p0, p1, plot::to_imgui(color::kPlotBackground));
   const int columns = std::max(1, static_cast<int>(p1.x - p0.x));
-  const std::vector<MemoryColumn> cols = m.memory_columns(v.t0, v.t1, columns);
+  // Computed off the frame: until the answer for this window is in, the last one is drawn (or a placeholder).
+  static const std::vector<MemoryColumn> kNoColumns(1);
+  const std::vector<MemoryColumn>* ready = m.memory_columns_async(v.t0, v.t1, columns);
+  const std::vector<MemoryColumn>& cols = ready && !ready->empty() ? *ready : kNoColumns;
+  if (!ready) dl->AddText(ImVec2(p0.x + 8, p0.y + 8), ImGui::GetColorU32(ImGuiCol_TextDisabled), "computing...");
   const double ymax = static_cast<double>(m.peak_reserved() + m.context_bytes()) * 1.05;
   color::Rgb layer_colors[10];
   for (int i = 0; i < 8; ++i) layer_colors[i] = color::category(kOrder[i]);
   layer_colors[8] = color::kReservedUnallocated;
   layer_colors[9] = color::kContext;
-  plot::stacked_columns(dl, p0, p1, columns, 10, [&](int c, int l) -> double {
+  plot::stacked_columns(dl, p0, p1, static_cast<int>(cols.size()), 10, [&](int c, int l) -> double {
     const MemoryColumn& col = cols[static_cast<std::size_t>(c)];
     if (col.reserved == 0 && col.allocated == 0) return 0;  // before the first event
     if (l < 8) return static_cast<double>(col.by_category[static_cast<std::size_t>(kOrder[l])]);
@@ -189,7 +199,8 @@ void memory(TraceModel& m, ViewState& v) {
   const ImGuiIO& io = ImGui::GetIO();
   if (hovered) {
     const auto t = v.t0 + static_cast<std::int64_t>((io.MousePos.x - p0.x) * ns_per_px);
-    const MemoryColumn c = cols[std::min(cols.size() - 1, static_cast<std::size_t>(std::max(0.0f, io.MousePos.x - p0.x)))];
+    const MemoryColumn c = cols[std::min(cols.size() - 1, static_cast<std::size_t>(std::max(0.0f, io.MousePos.x - p0.x) *
+                                                                                    static_cast<float>(cols.size()) / std::max(1.0f, p1.x - p0.x)))];
     ImGui::BeginTooltip();
     ImGui::Text("%s", gb::tools::format_time(static_cast<double>(t)).c_str());
     ImGui::Text("allocated %s   reserved %s", gb::tools::format_bytes(c.allocated).c_str(), gb::tools::format_bytes(c.reserved).c_str());

@@ -199,9 +199,9 @@ void timeline(TraceModel& m, ViewState& v) {
                     "Spans narrower than 3 pixels fold into one darker box with a count: zoom in to open them.\n"
                     "Click a span for its details; the counters under the tracks share the time axis.");
   // Legend of kinds.
-  for (int k : {0, 1, 2, 3, 4, 5, 6}) {
-    plot::color_square(color::kSpanKind[k]);
-    ImGui::TextUnformatted(m.kind_name(static_cast<gb::trace::SpanKind>(k)).c_str());
+  for (gb::trace::SpanKind k : m.legend_kinds()) {
+    plot::color_square(color::span_kind(k));
+    ImGui::TextUnformatted(m.kind_name(k).c_str());
     ImGui::SameLine(0, 14);
   }
   ImGui::NewLine();
