@@ -202,6 +202,16 @@ int main(int argc, char** argv) {
     line(("frame_build_ms_" + name + "_max").c_str(), s.max, "ms", 8);
   }
   line("peak_rss_mb", peak_rss_mb(), "MiB", 2048);
+  // Closing the model while a search scans every span: the search is interrupted, not waited for. (Opening a path
+  // that does not exist closes the model and fails at once.)
+  {
+    m.search_async("no span is named like this");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const bool running = m.search_pending();
+    const auto t_close = std::chrono::steady_clock::now();
+    app.open(path + ".missing");
+    line("close_during_search_ms", ms_since(t_close), "ms", 200, std::string(", \"search_running\": ") + (running ? "true" : "false"));
+  }
   ImGui::DestroyContext();
   return 0;
 }

@@ -558,7 +558,8 @@ struct TraceModel::LiveEntry {
   OptId span, module;
 };
 
-std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const {
+std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
+                                            std::vector<OptId>* spans) const {
   std::vector<std::pair<std::int64_t, const LiveEntry*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
   const std::size_t k = std::min(n, v.size());
@@ -569,14 +570,37 @@ std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_
   for (std::size_t i = 0; i < k; ++i) {
     const LiveEntry& b = *v[i].second;
     LiveBlock lb{v[i].first, b.size, b.t, static_cast<MemCategory>(b.cat), {}, module_path(b.module)};
-    if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
+    if (spans) spans->push_back(b.span);
+    else if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
     out.push_back(std::move(lb));
   }
   return out;
 }
 
+void TraceModel::name_live(std::vector<LiveBlock>& blocks, const std::vector<OptId>& spans) const {
+  for (std::size_t i = 0; i < blocks.size() && i < spans.size(); ++i)
+    if (spans[i]) blocks[i].op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*spans[i]})));
+}
+
 std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
   if (memory_loading()) return largest_live_sql(t, n);
+  LiveTop top = replay_live(t, n);
+  name_live(top.blocks, top.spans);
+  return std::move(top.blocks);
+}
+
+const std::vector<LiveBlock>* TraceModel::largest_live_async(std::int64_t t, std::size_t n) {
+  if (memory_loading()) return nullptr;
+  const LiveTop* top = async_get(live_slot_, Key{t, static_cast<std::int64_t>(n), 0}, [this, t, n] { return replay_live(t, n); });
+  if (!top) return nullptr;
+  if (!live_slot_.last->named) {  // top points at live_slot_.last
+    name_live(live_slot_.last->blocks, live_slot_.last->spans);
+    live_slot_.last->named = true;
+  }
+  return &top->blocks;
+}
+
+TraceModel::LiveTop TraceModel::replay_live(std::int64_t t, std::size_t n) const {
   std::unordered_map<std::int64_t, LiveEntry> live;  // the replay loaded at open: no SQL but the op names
   for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
     if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
@@ -589,7 +613,9 @@ std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) c
     else if (action == MemAction::retag)
       if (auto it = live.find(e.addr); it != live.end()) it->second.cat = e.category;
   }
-  return top_live(live, n);
+  LiveTop top;
+  top.blocks = top_live(live, n, &top.spans);
+  return top;
 }
 
 std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {

@@ -283,7 +283,9 @@ class TraceModel {
   // while its job is queued posts nothing; a newer key supersedes a queued one. wait_queries() waits for them.
   const std::vector<MemoryColumn>* memory_columns_async(std::int64_t t0, std::int64_t t1, int columns);
   const SegmentMap* segment_map_async(std::int64_t t);
-  bool memory_pending() const { return mem_cols_slot_.job != nullptr || seg_slot_.job != nullptr; }
+  bool memory_pending() const {
+    return mem_cols_slot_.job != nullptr || seg_slot_.job != nullptr || live_slot_.job != nullptr;
+  }
   // Replays the device's events up to t (in memory): segments from segment_alloc/free, blocks placed by segment_id
   // (or by address), by offset. Cached for the last t.
   const SegmentMap& segment_map(std::int64_t t);
@@ -293,6 +295,9 @@ class TraceModel {
   // reference: the same answer).
   std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
   std::vector<LiveBlock> largest_live_sql(std::int64_t t, std::size_t n) const;
+  // largest_live off the frame (see memory_columns_async): the replay runs on the compute worker, the op names
+  // (n point lookups) are read here when the answer is picked up. nullptr while memory loads or before a first answer.
+  const std::vector<LiveBlock>* largest_live_async(std::int64_t t, std::size_t n);
 
   // --- autograd graph
   const std::vector<std::int64_t>& graph_steps() const { return graph_steps_; }  // steps with a recorded graph
@@ -346,7 +351,15 @@ class TraceModel {
   const T* async_get(Slot<T>& s, Key key, F compute);
   void load_memory(const gb::tools::TraceDb& db);
   struct LiveEntry;  // a live block during a replay (trace_model.cpp)
-  std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n) const;
+  std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
+                                  std::vector<gb::trace::OptId>* spans = nullptr) const;  // spans: names left to fill
+  void name_live(std::vector<LiveBlock>& blocks, const std::vector<gb::trace::OptId>& spans) const;
+  struct LiveTop {
+    std::vector<LiveBlock> blocks;
+    std::vector<gb::trace::OptId> spans;  // per block, the span to name it by (on the UI thread)
+    bool named = false;
+  };
+  LiveTop replay_live(std::int64_t t, std::size_t n) const;
   GradHeatmap load_heatmap(const gb::tools::TraceDb& db) const;
   struct WindowJob;  // a window's Reader work on windows_ (trace_model.cpp)
   struct TimelineCache {
@@ -410,6 +423,7 @@ class TraceModel {
   Slot<std::vector<MemoryColumn>> mem_cols_slot_;
   Slot<SegmentMap> seg_slot_;
   Slot<GradColumns> grad_slot_;
+  Slot<LiveTop> live_slot_;
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

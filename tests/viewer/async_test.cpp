@@ -69,6 +69,34 @@ TEST_CASE("memory_columns_async / segment_map_async: pending first, then equal t
   }
 }
 
+TEST_CASE("largest_live_async: pending first, then equal to largest_live") {
+  TempDir tmp;
+  const std::string path = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(path, {.steps = 6, .layers = 4, .ops_per_layer = 2, .cuda = true});
+  TraceModel m(path, {.background = false});
+  REQUIRE(m.has_memory());
+  for (int i = 1; i <= 4; ++i) {
+    const std::int64_t t = m.begin_ns() + (m.end_ns() - m.begin_ns()) * i / 5;
+    const std::vector<LiveBlock>* first = m.largest_live_async(t, 20);
+    CHECK((i == 1) == (first == nullptr));  // nothing yet, then the previous cursor's answer
+    CHECK(m.memory_pending());
+    m.wait_queries();
+    const std::vector<LiveBlock>* got = m.largest_live_async(t, 20);
+    REQUIRE(got != nullptr);
+    CHECK_FALSE(m.memory_pending());
+    const std::vector<LiveBlock> want = m.largest_live(t, 20);
+    REQUIRE(got->size() == want.size());
+    REQUIRE(!want.empty());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      CHECK((*got)[k].addr == want[k].addr);
+      CHECK((*got)[k].size == want[k].size);
+      CHECK((*got)[k].category == want[k].category);
+      CHECK((*got)[k].op == want[k].op);
+      CHECK((*got)[k].module == want[k].module);
+    }
+  }
+}
+
 TEST_CASE("grad_columns_async: pending first, then equal to grad_columns") {
   TempDir tmp;
   const std::string path = tmp.file("run.db");

@@ -19,12 +19,6 @@ constexpr MemCategory kOrder[] = {MemCategory::parameter,  MemCategory::optimize
 constexpr const char* kCategoryNames[] = {"unknown",         "parameter", "gradient", "activation",
                                           "optimizer state", "temporary", "input",    "autograd detail"};
 
-struct LiveCache {
-  std::string path;
-  std::int64_t t = -1;
-  std::vector<LiveBlock> blocks;
-} g_live;
-
 // One row per segment (full width = the segment's size), live blocks in their category's colour at their offset,
 // free gaps pale green: how fragmented the cache is at time t.
 void segment_map(TraceModel& m, std::int64_t t) {
@@ -219,10 +213,13 @@ void memory(TraceModel& m, ViewState& v) {
     return;
   }
   segment_map(m, *v.cursor);
-  if (g_live.path != m.path() || g_live.t != *v.cursor) g_live = {m.path(), *v.cursor, m.largest_live(*v.cursor, 50)};
+  const std::vector<LiveBlock>* live = m.largest_live_async(*v.cursor, 50);  // replayed off the frame
   const MemoryColumn at = m.memory_at(*v.cursor);
-  ImGui::Text("Largest live allocations at %s: allocated %s, reserved %s", gb::tools::format_time(static_cast<double>(*v.cursor)).c_str(),
-              gb::tools::format_bytes(at.allocated).c_str(), gb::tools::format_bytes(at.reserved).c_str());
+  ImGui::Text("Largest live allocations at %s: allocated %s, reserved %s%s", gb::tools::format_time(static_cast<double>(*v.cursor)).c_str(),
+              gb::tools::format_bytes(at.allocated).c_str(), gb::tools::format_bytes(at.reserved).c_str(),
+              !live ? "  (computing...)" : m.memory_pending() ? "  (updating...)" : "");
+  static const std::vector<LiveBlock> kNone;
+  const std::vector<LiveBlock>& blocks = live ? *live : kNone;
   if (ImGui::BeginTable("##live", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable)) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("Size", ImGuiTableColumnFlags_WidthFixed, 100);
@@ -232,10 +229,10 @@ void memory(TraceModel& m, ViewState& v) {
     ImGui::TableSetupColumn("Allocated at", ImGuiTableColumnFlags_WidthFixed, 110);
     ImGui::TableHeadersRow();
     ImGuiListClipper clip;
-    clip.Begin(static_cast<int>(g_live.blocks.size()));
+    clip.Begin(static_cast<int>(blocks.size()));
     while (clip.Step())
       for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
-        const LiveBlock& b = g_live.blocks[static_cast<std::size_t>(i)];
+        const LiveBlock& b = blocks[static_cast<std::size_t>(i)];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(gb::tools::format_bytes(b.size).c_str());
