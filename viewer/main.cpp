@@ -69,8 +69,10 @@ int main(int argc, char** argv) {
       v.show_oom = true;
     } else if (select == "graph:saved") {
       v.graph_by_saved = true;
+    } else if (select == "ops:flame") {
+      v.ops_flame = true;
     } else {
-      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, param:ID, time:NS, oom or graph:saved\n",
+      std::fprintf(stderr, "glassbox-viewer: --select %s: expected span:ID, node:ID, param:ID, time:NS, oom, graph:saved or ops:flame\n",
                    select.c_str());
       return 2;
     }

@@ -187,4 +187,25 @@ void color_square(color::Rgb c) {
   ImGui::SameLine();
 }
 
+int icicle(ImDrawList* dl, ImVec2 p0, ImVec2 p1, float row_h, const std::vector<IcicleBox>& boxes) {
+  const float w = p1.x - p0.x;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  int hovered = -1;
+  dl->PushClipRect(p0, p1, true);
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    const IcicleBox& b = boxes[i];
+    const float x0 = p0.x + static_cast<float>(b.x0) * w, x1 = p0.x + static_cast<float>(b.x1) * w;
+    const float y0 = p0.y + static_cast<float>(b.depth) * row_h, y1 = y0 + row_h - 1;
+    if (y0 > p1.y || x1 - x0 < 0.5f) continue;
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x0 + 1, x1 - 1), y1), to_imgui(b.color));
+    const float tw = ImGui::CalcTextSize(b.label).x;
+    if (x1 - x0 > tw + 6)
+      dl->AddText(ImVec2(x0 + 3, y0 + (row_h - ImGui::GetTextLineHeight()) / 2),
+                  is_dark(b.color) ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255), b.label);
+    if (mouse.x >= x0 && mouse.x < x1 && mouse.y >= y0 && mouse.y < y1) hovered = static_cast<int>(i);
+  }
+  dl->PopClipRect();
+  return hovered;
+}
+
 }  // namespace gb::viewer::plot

@@ -42,6 +42,16 @@ color::Rgb heat_color(double v, double lo, double hi, int levels = 0);
 // when the window changed. Keeps t1 - t0 >= 100 ns.
 bool pan_zoom(std::int64_t& t0, std::int64_t& t1, float x0, float x1, bool active);
 
+// An icicle (flame) chart in [p0, p1]: box i spans x0[i]..x1[i] (fractions of the width) in row depth[i] (row_h
+// pixels each, row 0 on top), filled with colors[i] and labelled when wide enough. Returns the hovered box or -1.
+struct IcicleBox {
+  double x0 = 0, x1 = 0;
+  int depth = 0;
+  color::Rgb color = 0;
+  const char* label = "";
+};
+int icicle(ImDrawList* dl, ImVec2 p0, ImVec2 p1, float row_h, const std::vector<IcicleBox>& boxes);
+
 void help_marker(const char* text);                  // "(?)" with a tooltip
 void empty_state(const char* title, const char* why);  // centred, for a panel with nothing to show
 void color_square(color::Rgb c);                     // a legend swatch, then SameLine

@@ -164,6 +164,89 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   } catch (const std::exception&) {
   }
   dataloader_ready_.store(true, std::memory_order_release);
+  if (stop_) return;
+  try {
+    if (db) {
+      std::vector<FlameSpan> fs;
+      db->each("SELECT id, parent_id, kind, name_id, end_ns - start_ns FROM spans WHERE kind IN (?1, ?2)",
+               {static_cast<std::int64_t>(SpanKind::module), static_cast<std::int64_t>(SpanKind::op)},
+               [&](const gb::tools::Row& row) {
+                 fs.push_back(FlameSpan{row.i64(0), row.opt_i64(1), static_cast<SpanKind>(row.i64(2)),
+                                        std::string(string(row.i64(3))), row.i64(4)});
+               });
+      if (!stop_) flame_ = build_flame(fs);
+    }
+  } catch (const std::exception&) {
+  }
+  flame_ready_.store(true, std::memory_order_release);
+}
+
+const Flame& TraceModel::flame() const {
+  static const Flame kEmpty;
+  return flame_ready_.load(std::memory_order_acquire) && flame_ ? *flame_ : kEmpty;
+}
+
+Flame build_flame(const std::vector<FlameSpan>& spans) {
+  std::unordered_map<Id, std::size_t> index;
+  index.reserve(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].kind == SpanKind::module || spans[i].kind == SpanKind::op) index.emplace(spans[i].id, i);
+  // Path nodes, interned by (parent node, name).
+  struct Node {
+    int parent;
+    std::string name;
+    SpanKind kind;
+    std::int64_t total = 0, calls = 0;
+    std::vector<int> children;
+  };
+  std::vector<Node> nodes;
+  std::map<std::pair<int, std::string>, int> intern;
+  std::vector<int> node_of(spans.size(), -3);  // -3 unresolved, -2 excluded, -1 visiting
+  auto resolve = [&](auto&& self, std::size_t i) -> int {
+    if (node_of[i] != -3) return node_of[i] == -1 ? -2 : node_of[i];
+    node_of[i] = -1;
+    const FlameSpan& s = spans[i];
+    int parent = -2;
+    const auto p = s.parent ? index.find(*s.parent) : index.end();
+    const bool root = s.kind == SpanKind::module && (p == index.end() || spans[p->second].kind != SpanKind::module);
+    if (root) parent = -1;
+    else if (p != index.end()) parent = self(self, p->second);
+    int n = -2;
+    if (parent >= -1) {
+      auto [it, fresh] = intern.emplace(std::make_pair(parent, s.name), static_cast<int>(nodes.size()));
+      if (fresh) {
+        nodes.push_back(Node{parent, s.name, s.kind, 0, 0, {}});
+        if (parent >= 0) nodes[static_cast<std::size_t>(parent)].children.push_back(it->second);
+      }
+      n = it->second;
+    }
+    node_of[i] = n;
+    return n;
+  };
+  for (std::size_t i = 0; i < spans.size(); ++i)
+    if (index.count(spans[i].id) && index[spans[i].id] == i)
+      if (int n = resolve(resolve, i); n >= 0) nodes[static_cast<std::size_t>(n)].total += spans[i].dur_ns, ++nodes[static_cast<std::size_t>(n)].calls;
+  Flame f;
+  std::vector<int> roots;
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (nodes[n].parent == -1) roots.push_back(static_cast<int>(n)), f.total_ns += nodes[n].total;
+  auto by_name = [&](int a, int b) { return nodes[static_cast<std::size_t>(a)].name < nodes[static_cast<std::size_t>(b)].name; };
+  const double total = static_cast<double>(std::max<std::int64_t>(1, f.total_ns));
+  auto emit = [&](auto&& self, std::vector<int> ids, int parent, std::string prefix, int depth, double x) -> void {
+    std::sort(ids.begin(), ids.end(), by_name);
+    for (int id : ids) {
+      const Node& n = nodes[static_cast<std::size_t>(id)];
+      FlameNode out{n.name, prefix.empty() ? n.name : prefix + "/" + n.name, depth, parent, n.kind, n.total, n.calls,
+                    x, x + static_cast<double>(n.total) / total};
+      x = out.x1;
+      f.depth = std::max(f.depth, depth + 1);
+      const int me = static_cast<int>(f.nodes.size());
+      f.nodes.push_back(out);
+      self(self, n.children, me, f.nodes.back().path, depth + 1, f.nodes.back().x0);
+    }
+  };
+  emit(emit, roots, -1, "", 0, 0.0);
+  return f;
 }
 
 void TraceModel::wait_loaded() {

@@ -188,6 +188,33 @@ struct SpanDetails {
   std::int64_t allocations = 0, allocated_bytes = 0;  // memory events (alloc) naming this span
 };
 
+// The flame (icicle) view of module -> op time: spans of kind module whose parent is not a module are roots; their
+// module and op descendants (through module/op parents only) are aggregated by name path ("MLP/layers.0/linear").
+// Nodes are in depth-first order, children by name; x0/x1 are the node's share of the root total, laid out inside
+// its parent (x1 - x0 = total_ns / Flame::total_ns).
+struct FlameNode {
+  std::string name, path;
+  int depth = 0, parent = -1;  // parent: index into Flame::nodes, -1 for a root
+  gb::trace::SpanKind kind = gb::trace::SpanKind::module;
+  std::int64_t total_ns = 0, calls = 0;
+  double x0 = 0, x1 = 0;
+};
+struct Flame {
+  std::vector<FlameNode> nodes;
+  std::int64_t total_ns = 0;  // sum over the roots
+  int depth = 0;              // rows
+};
+// Builds the flame from spans (id, parent, kind, name, duration): what the loader does with the trace's module and
+// op spans. Spans of other kinds are ignored.
+struct FlameSpan {
+  Id id = 0;
+  gb::trace::OptId parent;
+  gb::trace::SpanKind kind = gb::trace::SpanKind::op;
+  std::string name;
+  std::int64_t dur_ns = 0;
+};
+Flame build_flame(const std::vector<FlameSpan>& spans);
+
 struct ModelOptions {
   std::int64_t direct_rows = 16'000;  // windows with more spans than this come from the overview
   bool background = true;             // build the overview on a background thread (false: before the constructor returns)
@@ -308,6 +335,8 @@ class TraceModel {
   // its CUDA columns, computed once per kind.
   const gb::tools::OpTable& op_table(gb::trace::SpanKind kind);
   bool ops_loading() const { return !overview_.ready(); }
+  const Flame& flame() const;  // empty while loading (flame_loading())
+  bool flame_loading() const { return !flame_ready_.load(std::memory_order_acquire); }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
   const GradHeatmap& grad_heatmap();  // empty while loading
   bool gradients_loading() const { return !heatmap_ready_.load(std::memory_order_acquire); }
@@ -415,7 +444,9 @@ class TraceModel {
   bool has_kernels_ = false;
   std::vector<std::int64_t> graph_steps_;
   std::map<std::int64_t, AutogradGraph> graphs_;
-  std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, stop_{false};
+  std::optional<Flame> flame_;
+  std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, flame_ready_{false},
+      stop_{false};
   Overview overview_;
   std::unique_ptr<Worker> queries_;  // search and compare
   std::unique_ptr<Worker> windows_;  // timeline windows (a long search never delays them)

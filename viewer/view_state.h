@@ -35,6 +35,7 @@ struct ViewState {
   std::optional<gb::trace::Id> param;   // the selected parameter (gradients)
   std::optional<gb::trace::Id> node;    // the selected autograd graph node (graph_nodes.id)
   bool graph_by_saved = false;
+  bool ops_flame = false;               // the Ops panel shows the flame view (else the table)
   bool show_oom = false;                // the OOM report window is open          // graph nodes coloured by saved bytes (else by backward time)
   std::optional<Panel> show;            // switch to this panel on the next frame
   std::string search;                   // the timeline's span search ("" = none)

@@ -522,3 +522,58 @@ TEST_CASE("track_label: cuda streams are named by their stream number") {
   CHECK(track_label(Track{.thread_id = 3, .name = "stream", .role = ThreadRole::cuda_stream}) == "cuda stream 3");
   CHECK(track_label(Track{.thread_id = 1, .name = "main 7", .role = ThreadRole::main}) == "main 7");
 }
+
+TEST_CASE("flame: module -> op totals by name path equal the trace's SQL sums") {
+  Fixture f;
+  TraceModel m(f.path, kSync);
+  m.wait_loaded();
+  const Flame& fl = m.flame();
+  REQUIRE(fl.nodes.size() > 3);
+  const auto mod = std::to_string(static_cast<int>(SpanKind::module)), op = std::to_string(static_cast<int>(SpanKind::op));
+  const std::string paths =
+      "WITH RECURSIVE t(id, path) AS (SELECT s.id, n.text FROM spans s JOIN strings n ON n.id = s.name_id WHERE s.kind = " +
+      mod + " AND (s.parent_id IS NULL OR (SELECT p.kind FROM spans p WHERE p.id = s.parent_id) != " + mod +
+      ") UNION ALL SELECT c.id, t.path || '/' || n.text FROM spans c JOIN t ON c.parent_id = t.id JOIN strings n ON "
+      "n.id = c.name_id WHERE c.kind IN (" + mod + ", " + op + ")) ";
+  CHECK(sql(f.path, paths + "SELECT count(DISTINCT path) FROM t") == static_cast<std::int64_t>(fl.nodes.size()));
+  std::int64_t roots = 0;
+  bool deep = false;
+  for (const FlameNode& n : fl.nodes) {
+    INFO(n.path);
+    CHECK(n.total_ns == sql(f.path, paths + "SELECT sum(s.end_ns - s.start_ns) FROM t JOIN spans s ON s.id = t.id WHERE t.path = '" + n.path + "'"));
+    CHECK(n.calls == sql(f.path, paths + "SELECT count(*) FROM t WHERE t.path = '" + n.path + "'"));
+    CHECK(n.x1 - n.x0 == doctest::Approx(static_cast<double>(n.total_ns) / static_cast<double>(fl.total_ns)));
+    if (n.parent < 0) roots += n.total_ns;
+    else CHECK(n.x0 >= fl.nodes[static_cast<std::size_t>(n.parent)].x0 - 1e-12);
+    deep |= n.depth >= 2 && n.kind == SpanKind::op;
+  }
+  CHECK(deep);  // ops under layer modules under the model
+  CHECK(roots == fl.total_ns);
+}
+
+TEST_CASE("flame: build_flame aggregates by path, lays children out inside their parent, drops ops outside modules") {
+  using gb::trace::OptId;
+  std::vector<FlameSpan> s = {
+      {1, OptId{}, SpanKind::module, "net", 100},     {2, OptId{1}, SpanKind::op, "linear", 30},
+      {3, OptId{2}, SpanKind::op, "addmm", 20},       {4, OptId{1}, SpanKind::op, "linear", 40},
+      {5, OptId{1}, SpanKind::module, "act", 10},     {6, OptId{5}, SpanKind::op, "relu", 5},
+      {7, OptId{}, SpanKind::op, "stray", 50},        {8, OptId{}, SpanKind::module, "net", 60},
+      {9, OptId{8}, SpanKind::op, "linear", 7},       {10, OptId{7}, SpanKind::op, "inside_stray", 3},
+  };
+  const Flame f = build_flame(s);
+  std::map<std::string, const FlameNode*> by;
+  for (const FlameNode& n : f.nodes) by[n.path] = &n;
+  REQUIRE(by.size() == 5);
+  CHECK(f.total_ns == 160);
+  CHECK(f.depth == 3);
+  CHECK(by["net"]->calls == 2);
+  CHECK(by["net/linear"]->total_ns == 77);
+  CHECK(by["net/linear"]->calls == 3);
+  CHECK(by["net/linear/addmm"]->total_ns == 20);
+  CHECK(by["net/act/relu"]->depth == 2);
+  CHECK(by.count("stray") == 0);
+  CHECK(by["net/act"]->x0 == doctest::Approx(0.0));  // children by name: act, then linear
+  CHECK(by["net/linear"]->x0 == doctest::Approx(10.0 / 160));
+  CHECK(by["net/linear/addmm"]->x0 == doctest::Approx(10.0 / 160));
+  CHECK(by["net/linear"]->x1 == doctest::Approx(87.0 / 160));
+}

@@ -14,7 +14,52 @@ int g_kind = 0;
 ImGuiTextFilter g_filter;
 }  // namespace
 
-void ops(TraceModel& m, ViewState&) {
+namespace {
+// The flame view of module -> op time (TraceModel::flame, built by the loader): rows by depth, widths by total time.
+void flame(TraceModel& m) {
+  if (m.flame_loading()) {
+    plot::empty_state("Building the flame view...", "One pass over the module and op spans, in the background.");
+    return;
+  }
+  const Flame& f = m.flame();
+  if (f.nodes.empty()) {
+    plot::empty_state("This trace has no module spans.", "The flame view nests op time under the module spans "
+                      "(kind module) that enclose it; trace a run whose model records module spans.");
+    return;
+  }
+  ImGui::TextDisabled("module -> op time, %d levels, roots total %s", f.depth,
+                      gb::tools::format_time(static_cast<double>(f.total_ns)).c_str());
+  std::vector<plot::IcicleBox> boxes;
+  boxes.reserve(f.nodes.size());
+  for (const FlameNode& n : f.nodes)
+    boxes.push_back(plot::IcicleBox{n.x0, n.x1, n.depth, color::span_kind(n.kind),
+                                    n.name.c_str()});
+  const float row_h = 22;
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 p1(p0.x + std::max(1.0f, avail.x), p0.y + std::max(row_h, std::min(avail.y, row_h * static_cast<float>(f.depth))));
+  ImGui::InvisibleButton("##flame", ImVec2(p1.x - p0.x, p1.y - p0.y));
+  const int hit = plot::icicle(ImGui::GetWindowDrawList(), p0, p1, row_h, boxes);
+  if (hit >= 0 && ImGui::IsItemHovered()) {
+    const FlameNode& n = f.nodes[static_cast<std::size_t>(hit)];
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(n.path.c_str());
+    ImGui::Text("total %s   %" PRId64 " calls   %s of the roots", gb::tools::format_time(static_cast<double>(n.total_ns)).c_str(),
+                n.calls, gb::tools::format_share(static_cast<double>(n.total_ns), static_cast<double>(f.total_ns)).c_str());
+    ImGui::EndTooltip();
+  }
+}
+}  // namespace
+
+void ops(TraceModel& m, ViewState& v) {
+  ImGui::Checkbox("flame view", &v.ops_flame);
+  ImGui::SameLine();
+  if (v.ops_flame) {
+    plot::help_marker("Module -> op time: each row is one level of the span tree under the module spans; a box's width "
+                      "is the total time of that name path (\"MLP/layers.0/linear\") summed over all its calls.");
+    flame(m);
+    return;
+  }
   auto kinds = gb::tools::span_kind_names();
   ImGui::SetNextItemWidth(160);
   if (ImGui::BeginCombo("span kind", std::string(kinds[static_cast<std::size_t>(g_kind)]).c_str())) {

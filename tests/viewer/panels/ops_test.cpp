@@ -32,3 +32,20 @@ TEST_CASE("ops screenshot: a sorted table with share bars") {
   REQUIRE(empty);
   CHECK(bluish(*empty) < 100);  // no bars (only the selected tab is blue)
 }
+
+TEST_CASE("ops screenshot: the flame view draws module and op boxes") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(trace, {.steps = 4, .layers = 4});
+  auto count = [](const shot::Png& p, gb::viewer::color::Rgb c) { return p.count(c, 2, 60); };
+  auto png = shot::take(trace, "ops", tmp.file("f.png"), "1280x800", "--select ops:flame");
+  REQUIRE(png);
+  const auto module = gb::viewer::color::span_kind(gb::trace::SpanKind::module);
+  const auto op = gb::viewer::color::span_kind(gb::trace::SpanKind::op);
+  CHECK(count(*png, module) > 2000);  // the root row spans the width
+  CHECK(count(*png, op) > 500);
+  auto table = shot::take(trace, "ops", tmp.file("t.png"));
+  REQUIRE(table);
+  CHECK(count(*table, module) < 100);  // the table has no module boxes
+}
