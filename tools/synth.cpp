@@ -102,7 +102,7 @@ class Generator {
     auto& stack = open_[thread];
     SpanRecord r{.id = span_id(thread, ++next_n_[thread]),
                  .kind = kind,
-                 .name_id = w_.intern(name),
+                 .name_id = intern_name(name),
                  .thread_id = thread,
                  .start_ns = t,
                  .end_ns = t,
@@ -113,12 +113,35 @@ class Generator {
     stack.push_back(r);
     return r.id;
   }
+  Id intern_name(std::string_view name) {
+    const Id id = w_.intern(name);
+    names_.emplace(id, std::string(name));
+    return id;
+  }
+  std::string_view string_name(Id id) const {
+    auto it = names_.find(id);
+    return it == names_.end() ? std::string_view{} : std::string_view(it->second);
+  }
+  std::unordered_map<Id, std::string> names_;  // span names by strings.id
   void end(Id thread, std::int64_t t) {
     SpanRecord r = open_[thread].back();
     open_[thread].pop_back();
     r.end_ns = t;
     w_.add(r);
     ++res_.spans;
+    if (r.kind == SpanKind::op) {  // what the engine's op probes record: input shapes and dtypes
+      const std::string_view name = string_name(r.name_id);
+      const std::string b = std::to_string(o_.batch), w = std::to_string(o_.width);
+      std::string shapes = "[[" + b + ", " + w + "]]";
+      if (name == "linear" || name == "matmul") shapes = "[[" + b + ", " + w + "], [" + w + ", " + w + "]]";
+      else if (name == "add") shapes = "[[" + b + ", " + w + "], [" + w + "]]";
+      else if (name == "cross_entropy") shapes = "[[" + b + ", " + w + "], [" + b + "]]";
+      else if (name == "add_") shapes = "[[" + w + "], [" + w + "]]";
+      const auto n = std::count(shapes.begin(), shapes.end(), '[') - 1;
+      std::string dtypes;
+      for (long i = 0; i < n; ++i) dtypes += i ? ",float32" : "float32";
+      w_.add(OpDetailsRecord{.span_id = r.id, .input_shapes = w_.intern(shapes), .dtypes = w_.intern(dtypes)});
+    }
   }
   // A main-thread span of `dur` ns at the cursor; the cursor moves past it plus a small gap.
   Id leaf(SpanKind kind, std::string_view name, std::int64_t dur, OptId module = {}, OptId seq = {}) {

@@ -179,6 +179,40 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   } catch (const std::exception&) {
   }
   flame_ready_.store(true, std::memory_order_release);
+  if (stop_) return;
+  try {
+    if (db) {
+      std::map<std::pair<int, std::string>, std::pair<std::int64_t, std::string>> best;
+      db->each("SELECT s.kind, s.name_id, d.input_shapes, count(*) FROM op_details d JOIN spans s ON s.id = d.span_id "
+               "WHERE d.input_shapes IS NOT NULL GROUP BY s.kind, s.name_id, d.input_shapes",
+               [&](const gb::tools::Row& row) {
+                 auto& b = best[{static_cast<int>(row.i64(0)), std::string(string(row.i64(1)))}];
+                 std::string text(string(row.i64(2)));
+                 const std::int64_t n = row.i64(3);
+                 if (n > b.first || (n == b.first && text < b.second)) b = {n, std::move(text)};
+               });
+      for (auto& [k, v] : best) op_shapes_.emplace(k, std::move(v.second));
+    }
+  } catch (const std::exception&) {
+  }
+  shapes_ready_.store(true, std::memory_order_release);
+}
+
+std::pair<std::string, std::string> TraceModel::span_shapes(Id span_id) const {
+  if (shapes_cache_ && shapes_cache_->first == span_id) return shapes_cache_->second;
+  std::pair<std::string, std::string> r;
+  db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::tools::Row& row) {
+    if (auto s = row.opt_i64(0)) r.first = std::string(string(*s));
+    if (auto s = row.opt_i64(1)) r.second = std::string(string(*s));
+  });
+  shapes_cache_.emplace(span_id, r);
+  return r;
+}
+
+std::string TraceModel::op_shapes(SpanKind kind, const std::string& name) const {
+  if (!shapes_ready_.load(std::memory_order_acquire)) return {};
+  auto it = op_shapes_.find({static_cast<int>(kind), name});
+  return it == op_shapes_.end() ? std::string{} : it->second;
 }
 
 const Flame& TraceModel::flame() const {

@@ -285,6 +285,9 @@ class TraceModel {
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   const std::vector<CounterSeries>& counters() const { return counters_; }
   std::optional<SpanDetails> details(Id span_id) const;
+  // The span's op_details: {input_shapes, dtypes} ("" when it has none). One primary-key lookup, cached for the
+  // last span (the hover asks every frame).
+  std::pair<std::string, std::string> span_shapes(Id span_id) const;
   // Spans named like `text` (substring, ASCII case-insensitive; one SQL query over spans joined with strings, at
   // most `cap` rows kept) and their duration histogram. Cached for the last text; "" answers no matches.
   // search_async() never waits: it starts the query on the query worker (worker.h) and answers nullptr until the
@@ -336,6 +339,9 @@ class TraceModel {
   const gb::tools::OpTable& op_table(gb::trace::SpanKind kind);
   bool ops_loading() const { return !overview_.ready(); }
   const Flame& flame() const;  // empty while loading (flame_loading())
+  // The most common input_shapes string (op_details) of the spans of this kind and name (ties: the smaller text);
+  // "" when none has op_details, or while the loader has not read them yet (after the flame).
+  std::string op_shapes(gb::trace::SpanKind kind, const std::string& name) const;
   bool flame_loading() const { return !flame_ready_.load(std::memory_order_acquire); }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
   const GradHeatmap& grad_heatmap();  // empty while loading
@@ -444,8 +450,10 @@ class TraceModel {
   bool has_kernels_ = false;
   std::vector<std::int64_t> graph_steps_;
   std::map<std::int64_t, AutogradGraph> graphs_;
+  mutable std::optional<std::pair<Id, std::pair<std::string, std::string>>> shapes_cache_;
   std::optional<Flame> flame_;
-  std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, flame_ready_{false},
+  std::map<std::pair<int, std::string>, std::string> op_shapes_;  // (kind, name) -> most common shapes
+  std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, flame_ready_{false}, shapes_ready_{false},
       stop_{false};
   Overview overview_;
   std::unique_ptr<Worker> queries_;  // search and compare

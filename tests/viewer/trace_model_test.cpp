@@ -577,3 +577,41 @@ TEST_CASE("flame: build_flame aggregates by path, lays children out inside their
   CHECK(by["net/linear/addmm"]->x0 == doctest::Approx(10.0 / 160));
   CHECK(by["net/linear"]->x1 == doctest::Approx(87.0 / 160));
 }
+
+TEST_CASE("shapes: synth writes op_details; the model returns a span's shapes and a name's most common shapes") {
+  Fixture f({.steps = 2, .layers = 2, .ops_per_layer = 1, .batch = 64, .width = 32});
+  CHECK(sql(f.path, "SELECT count(*) FROM op_details") == sql(f.path, "SELECT count(*) FROM spans WHERE kind = " +
+                                                                   std::to_string(static_cast<int>(SpanKind::op))));
+  TraceModel m(f.path, kSync);
+  m.wait_loaded();
+  const std::int64_t mm = sql(f.path, "SELECT s.id FROM spans s JOIN strings n ON n.id = s.name_id WHERE n.text = 'matmul' LIMIT 1");
+  CHECK(m.span_shapes(mm).first == "[[64, 32], [32, 32]]");
+  CHECK(m.span_shapes(mm).second == "float32,float32");
+  CHECK(m.details(mm)->shapes == "[[64, 32], [32, 32]]");
+  CHECK(m.op_shapes(SpanKind::op, "matmul") == "[[64, 32], [32, 32]]");
+  CHECK(m.op_shapes(SpanKind::op, "cross_entropy") == "[[64, 32], [64]]");
+  CHECK(m.op_shapes(SpanKind::op, "no_such_op").empty());
+  CHECK(m.span_shapes(999'999'999).first.empty());
+}
+
+TEST_CASE("shapes: the most common shape string of a name wins") {
+  TempDir tmp;
+  const std::string path = tmp.file("s.db");
+  {
+    gb::trace::Writer w(path);
+    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
+    const auto name = w.intern("conv");
+    const char* shapes[] = {"[[1, 3]]", "[[8, 3]]", "[[8, 3]]", "[[2, 3]]", "[[1, 3]]", "[[8, 3]]"};
+    for (int i = 0; i < 6; ++i) {
+      const auto id = gb::trace::span_id(1, i + 1);
+      w.add(gb::trace::SpanRecord{.id = id, .kind = SpanKind::op, .name_id = name, .thread_id = 1, .start_ns = i * 100,
+                                  .end_ns = i * 100 + 50});
+      w.add(gb::trace::OpDetailsRecord{.span_id = id, .input_shapes = w.intern(shapes[i])});
+    }
+  }
+  TraceModel m(path, kSync);
+  m.wait_loaded();
+  CHECK(m.op_shapes(SpanKind::op, "conv") == "[[8, 3]]");
+  CHECK(m.span_shapes(gb::trace::span_id(1, 4)).first == "[[2, 3]]");
+  CHECK(m.span_shapes(gb::trace::span_id(1, 4)).second.empty());
+}

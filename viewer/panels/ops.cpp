@@ -73,7 +73,7 @@ void ops(TraceModel& m, ViewState& v) {
   plot::help_marker("PyTorch's key_averages(): per span name, the number of calls, CPU total (sum of durations), "
                     "Self CPU (minus the time of direct children) and the average. Shares are of the Self CPU total. "
                     "With CUDA kernels in the trace, Self CUDA and CUDA total come from the kernels each op launched.\n"
-                    "Click a header to sort; type in the filter to keep matching names (\"-name\" excludes).");
+                    "Click a header to sort; type in the filter to keep matching names (\"-name\" excludes).\nShapes: the most common input shapes of the name's calls (op_details).");
   const gb::tools::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(g_kind));
   if (m.ops_loading()) {
     plot::empty_state("Summing the op table...", "One pass over every span, in the background (it also builds the "
@@ -92,7 +92,7 @@ void ops(TraceModel& m, ViewState& v) {
   ImGui::TextDisabled("%zu of %zu names   Self CPU time total: %s%s", rows.size(), t.rows.size(),
                       gb::tools::format_time(static_cast<double>(t.self_total_ns)).c_str(),
                       t.has_cuda ? ("   Self CUDA time total: " + gb::tools::format_time(static_cast<double>(t.cuda_total_ns))).c_str() : "");
-  const int ncols = t.has_cuda ? 10 : 7;
+  const int ncols = t.has_cuda ? 11 : 8;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("##ops", ncols, flags)) return;
@@ -109,6 +109,7 @@ void ops(TraceModel& m, ViewState& v) {
     ImGui::TableSetupColumn("CUDA total", ImGuiTableColumnFlags_PreferSortDescending, 1, 6);
     ImGui::TableSetupColumn("CUDA time avg", ImGuiTableColumnFlags_PreferSortDescending, 1, 7);
   }
+  ImGui::TableSetupColumn("Shapes", ImGuiTableColumnFlags_NoSort, 2.0f, 8);
   ImGui::TableHeadersRow();
   if (const ImGuiTableSortSpecs* s = ImGui::TableGetSortSpecs(); s && s->SpecsCount > 0) {
     const ImGuiTableColumnSortSpecs& c = s->Specs[0];
@@ -166,6 +167,8 @@ void ops(TraceModel& m, ViewState& v) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(gb::tools::format_time(r.cuda_avg_ns()).c_str());
       }
+      ImGui::TableNextColumn();  // the most common input shapes of the name (op_details)
+      ImGui::TextUnformatted(m.op_shapes(t.kind, r.name).c_str());
     }
   ImGui::EndTable();
 }

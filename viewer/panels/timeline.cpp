@@ -114,6 +114,11 @@ void span_tooltip(const TraceModel& m, const TimelineItem& it) {
     if (s.step) ImGui::Text("step      %" PRId64, *s.step);
     if (s.module_id) ImGui::Text("module    %s", m.module_path(s.module_id).c_str());
     if (s.seq) ImGui::Text("seq       %" PRId64, *s.seq);
+    if (s.kind == gb::trace::SpanKind::op || s.kind == gb::trace::SpanKind::backward_node) {
+      const auto [shapes, dtypes] = m.span_shapes(s.id);
+      if (!shapes.empty()) ImGui::Text("shapes    %s", shapes.c_str());
+      if (!dtypes.empty()) ImGui::Text("dtypes    %s", dtypes.c_str());
+    }
   }
   ImGui::EndTooltip();
 }
