@@ -480,6 +480,13 @@ std::optional<SpanDetails> TraceModel::details(Id id) const {
   d->self_ns = d->span.end_ns - d->span.start_ns - child_ns;
   db_->each("SELECT count(*), coalesce(sum(size), 0) FROM memory_events WHERE span_id = ?1 AND action = 0", {id},
             [&](const gb::tools::Row& row) { d->allocations = row.i64(0), d->allocated_bytes = row.i64(1); });
+  if (has_kernels_)
+    db_->each("SELECT k.span_id, s.name_id, s.start_ns, s.end_ns - s.start_ns, k.grid, k.block, k.stream FROM kernels k "
+              "JOIN spans s ON s.id = k.span_id WHERE k.launch_span_id = ?1 ORDER BY s.start_ns, k.span_id",
+              {id}, [&](const gb::tools::Row& row) {
+                d->kernels.push_back(LaunchedKernel{row.i64(0), std::string(string(row.i64(1))), std::string(row.text(4)),
+                                                    std::string(row.text(5)), row.i64(2), row.i64(3), row.i64(6)});
+              });
   return d;
 }
 

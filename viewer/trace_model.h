@@ -178,6 +178,13 @@ struct StepWait {
   double share() const { return end_ns > start_ns ? static_cast<double>(wait_ns) / (end_ns - start_ns) : 0.0; }
 };
 
+// A CUDA kernel a span launched (kernels.launch_span_id = the span).
+struct LaunchedKernel {
+  Id span_id = 0;  // the kernel's cuda_kernel span
+  std::string name, grid, block;  // grid, block: "x,y,z"
+  std::int64_t start_ns = 0, dur_ns = 0, stream = 0;
+};
+
 // What the details pane shows for one span.
 struct SpanDetails {
   gb::trace::SpanRecord span;
@@ -186,6 +193,7 @@ struct SpanDetails {
   std::string linked_name;
   std::int64_t children = 0, self_ns = 0;
   std::int64_t allocations = 0, allocated_bytes = 0;  // memory events (alloc) naming this span
+  std::vector<LaunchedKernel> kernels;  // the kernels it launched, by start
 };
 
 // The flame (icicle) view of module -> op time: spans of kind module whose parent is not a module are roots; their

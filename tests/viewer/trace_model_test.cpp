@@ -615,3 +615,30 @@ TEST_CASE("shapes: the most common shape string of a name wins") {
   CHECK(m.span_shapes(gb::trace::span_id(1, 4)).first == "[[2, 3]]");
   CHECK(m.span_shapes(gb::trace::span_id(1, 4)).second.empty());
 }
+
+TEST_CASE("details: the kernels a span launched (kernels.launch_span_id), with name, duration, grid and block") {
+  Fixture f({.steps = 2, .layers = 2, .ops_per_layer = 1, .cuda = true});
+  TraceModel m(f.path, kSync);
+  m.wait_loaded();
+  const std::int64_t launcher = sql(f.path, "SELECT launch_span_id FROM kernels WHERE launch_span_id IS NOT NULL "
+                                            "GROUP BY launch_span_id ORDER BY launch_span_id LIMIT 1");
+  REQUIRE(launcher != 0);
+  auto d = m.details(launcher);
+  REQUIRE(d);
+  REQUIRE(static_cast<std::int64_t>(d->kernels.size()) ==
+          sql(f.path, "SELECT count(*) FROM kernels WHERE launch_span_id = " + std::to_string(launcher)));
+  REQUIRE(!d->kernels.empty());
+  for (const LaunchedKernel& k : d->kernels) {
+    const std::string where = " FROM kernels k JOIN spans s ON s.id = k.span_id WHERE k.span_id = " + std::to_string(k.span_id);
+    CHECK(sql(f.path, "SELECT k.launch_span_id" + where) == launcher);
+    CHECK(k.dur_ns == sql(f.path, "SELECT s.end_ns - s.start_ns" + where));
+    CHECK(k.dur_ns > 0);
+    CHECK(k.name == std::string(m.string(sql(f.path, "SELECT s.name_id" + where))));
+    CHECK(std::count(k.grid.begin(), k.grid.end(), ',') == 2);
+    CHECK(std::count(k.block.begin(), k.block.end(), ',') == 2);
+  }
+  // A span that launched nothing (a module span) lists none.
+  const std::int64_t module = sql(f.path, "SELECT id FROM spans WHERE kind = " +
+                                              std::to_string(static_cast<int>(SpanKind::module)) + " LIMIT 1");
+  CHECK(m.details(module)->kernels.empty());
+}

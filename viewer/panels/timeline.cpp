@@ -25,7 +25,7 @@ std::optional<SpanDetails> g_details;  // the selected span's details, fetched o
 void details_pane(TraceModel& m, ViewState& v) {
   if (!v.span) {
     ImGui::TextDisabled("Click a span to see its details: duration, self time, module, shapes, the backward node "
-                        "of a forward op (and back), its allocations.");
+                        "of a forward op (and back), its allocations, the CUDA kernels it launched.");
     return;
   }
   if (!g_details || g_details->span.id != *v.span) g_details = m.details(*v.span);
@@ -41,6 +41,15 @@ void details_pane(TraceModel& m, ViewState& v) {
   ImGui::Text("step %s   module %s   seq %s", s.step ? std::to_string(*s.step).c_str() : "-",
               d.module.empty() ? "-" : d.module.c_str(), s.seq ? std::to_string(*s.seq).c_str() : "-");
   if (!d.shapes.empty()) ImGui::Text("input shapes %s   dtypes %s", d.shapes.c_str(), d.dtypes.c_str());
+  if (!d.kernels.empty()) {
+    ImGui::Text("launched %zu kernel%s:", d.kernels.size(), d.kernels.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < d.kernels.size() && i < 8; ++i) {
+      const LaunchedKernel& k = d.kernels[i];
+      ImGui::BulletText("%s  %s  grid (%s)  block (%s)  stream %" PRId64, k.name.c_str(),
+                        gb::tools::format_time(k.dur_ns).c_str(), k.grid.c_str(), k.block.c_str(), k.stream);
+    }
+    if (d.kernels.size() > 8) ImGui::TextDisabled("... and %zu more", d.kernels.size() - 8);
+  }
   if (d.allocations) ImGui::Text("allocated %" PRId64 " blocks, %s", d.allocations, gb::tools::format_bytes(d.allocated_bytes).c_str());
   if (d.linked) {
     const char* what = s.kind == gb::trace::SpanKind::op ? "backward node" : "forward op";
