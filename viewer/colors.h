@@ -37,6 +37,8 @@ constexpr Rgb kCategory[] = {0x808080, 0x006400, 0x0000CD, 0xFF0000, 0xDAA520, 0
 constexpr Rgb category(gb::trace::MemCategory c) { return kCategory[static_cast<int>(c) % 8]; }
 constexpr Rgb kContext = 0xB4B4B4;             // the CUDA context layer
 constexpr Rgb kReservedUnallocated = 0xE2E2E2;  // held by the caching allocator, not allocated
+constexpr Rgb kAllocatedLine = 0x38B6FF;  // the timeline's memory plot: allocated bytes
+constexpr Rgb kReservedLine = 0xFF6FB0;   // the timeline's memory plot: reserved bytes
 constexpr Rgb kPlotBackground = 0xFAFAFA;       // memory plots are drawn on white, like PyTorch's
 
 constexpr Rgb kNaN = 0xFF00FF;  // gradient heatmap: a NaN cell (magenta, outside the viridis map)

@@ -291,6 +291,39 @@ void timeline(TraceModel& m, ViewState& v) {
     dl->AddText(ImVec2(origin.x + 6, y + 20), ImGui::GetColorU32(ImGuiCol_TextDisabled), range);
     y += kCounterH + 4;
   }
+  // Allocated and reserved bytes of the memory replay (the Memory panel's columns, computed off the frame: per
+  // pixel column the state at its peak), on one scale: reserved above allocated.
+  if (m.has_memory()) {
+    const int columns = std::max(1, static_cast<int>(x1 - x0) / 2);
+    if (const std::vector<MemoryColumn>* cols = m.memory_columns_async(v.t0, v.t1, columns); cols && !cols->empty()) {
+      dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + kCounterH), IM_COL32(255, 255, 255, 8));
+      std::vector<double> xs, alloc, reserved;
+      double hi = 1;
+      for (const MemoryColumn& c : *cols) {
+        xs.push_back(static_cast<double>(c.t_ns));
+        alloc.push_back(static_cast<double>(c.allocated));
+        reserved.push_back(static_cast<double>(c.reserved));
+        hi = std::max(hi, static_cast<double>(c.reserved));
+      }
+      const double a = static_cast<double>(v.t0), b = static_cast<double>(v.t1);  // columns start at t0 + i * width
+      // Steps of 2 px filled rects (crisp, the exact colour) per column: x from the column's start to the next's.
+      const float top = y + 3, h = kCounterH - 8;
+      const double span = std::max(1.0, b - a);
+      for (const auto& [ys, col] : {std::pair{&reserved, color::kReservedLine}, std::pair{&alloc, color::kAllocatedLine}})
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          const float xa = x0 + static_cast<float>((xs[i] - a) / span) * (x1 - x0);
+          const float xb = i + 1 < xs.size() ? x0 + static_cast<float>((xs[i + 1] - a) / span) * (x1 - x0) : x1;
+          const float yy = std::round(top + h - static_cast<float>((*ys)[i] / hi) * h);
+          if (xb < x0 || xa > x1) continue;
+          dl->AddRectFilled(ImVec2(std::round(std::max(xa, x0)), yy), ImVec2(std::round(std::min(xb, x1)) + 1, yy + 2),
+                            plot::to_imgui(col));
+        }
+      dl->AddText(ImVec2(origin.x + 6, y + 3), plot::to_imgui(color::kAllocatedLine), "allocated");
+      dl->AddText(ImVec2(origin.x + 6, y + 20), plot::to_imgui(color::kReservedLine),
+                  ("reserved " + plot::bytes_label(hi)).c_str());
+      y += kCounterH + 4;
+    }
+  }
   ImGui::SetCursorScreenPos(origin);
   ImGui::InvisibleButton("##canvas", ImVec2(std::max(1.0f, x1 - origin.x), std::max(1.0f, y - origin.y)));
   const bool active = ImGui::IsItemHovered();

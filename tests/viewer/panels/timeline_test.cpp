@@ -4,6 +4,8 @@
 
 #include "viewer/colors.h"
 
+#include <sqlite3.h>
+
 using namespace gb::viewer;
 
 namespace {
@@ -84,4 +86,28 @@ TEST_CASE("timeline screenshot: a CUDA stream track has its own header and kerne
   // Kernel spans on the track (plain or folded), and none in the CPU trace.
   CHECK(g->count(kernel) + g->count(folded(kernel)) > 300);
   CHECK(c->count(kernel) == 0);
+}
+
+TEST_CASE("timeline screenshot: allocated and reserved plots under the tracks when the trace has memory events") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = tmp.file("run.db");
+  gb::tools::write_synthetic_trace(trace, {.steps = 3, .layers = 3});
+  REQUIRE(sql_int(trace, "SELECT count(*) FROM memory_events") > 0);
+  auto png = shot::take(trace, "timeline", tmp.file("m.png"));
+  REQUIRE(png);
+  CHECK(png->count(gb::viewer::color::kAllocatedLine, 8) > 300);
+  CHECK(png->count(gb::viewer::color::kReservedLine, 8) > 300);
+
+  const std::string bare = tmp.file("nomem.db");
+  gb::tools::write_synthetic_trace(bare, {.steps = 3, .layers = 3});
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(bare.c_str(), &db) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, "DELETE FROM memory_events", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  REQUIRE(sql_int(bare, "SELECT count(*) FROM memory_events") == 0);
+  auto none = shot::take(bare, "timeline", tmp.file("n.png"));
+  REQUIRE(none);
+  CHECK(none->count(gb::viewer::color::kAllocatedLine, 8) < 20);
+  CHECK(none->count(gb::viewer::color::kReservedLine, 8) < 20);
 }
