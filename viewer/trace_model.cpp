@@ -167,14 +167,14 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   if (stop_) return;
   try {
     if (db) {
-      std::vector<FlameSpan> fs;
-      db->each("SELECT id, parent_id, kind, name_id, end_ns - start_ns FROM spans WHERE kind IN (?1, ?2)",
+      FlameBuilder fb;  // streamed in id order: memory is the stacks of open spans and the path nodes
+      db->each("SELECT id, parent_id, kind, name_id, end_ns - start_ns FROM spans WHERE kind IN (?1, ?2) ORDER BY id",
                {static_cast<std::int64_t>(SpanKind::module), static_cast<std::int64_t>(SpanKind::op)},
                [&](const gb::tools::Row& row) {
-                 fs.push_back(FlameSpan{row.i64(0), row.opt_i64(1), static_cast<SpanKind>(row.i64(2)),
-                                        std::string(string(row.i64(3))), row.i64(4)});
+                 fb.add(FlameSpan{row.i64(0), row.opt_i64(1), static_cast<SpanKind>(row.i64(2)), string(row.i64(3)),
+                                  row.i64(4)});
                });
-      if (!stop_) flame_ = build_flame(fs);
+      if (!stop_) flame_ = fb.finish();
     }
   } catch (const std::exception&) {
   }
@@ -221,45 +221,37 @@ const Flame& TraceModel::flame() const {
 }
 
 Flame build_flame(const std::vector<FlameSpan>& spans) {
-  std::unordered_map<Id, std::size_t> index;
-  index.reserve(spans.size());
-  for (std::size_t i = 0; i < spans.size(); ++i)
-    if (spans[i].kind == SpanKind::module || spans[i].kind == SpanKind::op) index.emplace(spans[i].id, i);
-  // Path nodes, interned by (parent node, name).
-  struct Node {
-    int parent;
-    std::string name;
-    SpanKind kind;
-    std::int64_t total = 0, calls = 0;
-    std::vector<int> children;
-  };
-  std::vector<Node> nodes;
-  std::map<std::pair<int, std::string>, int> intern;
-  std::vector<int> node_of(spans.size(), -3);  // -3 unresolved, -2 excluded, -1 visiting
-  auto resolve = [&](auto&& self, std::size_t i) -> int {
-    if (node_of[i] != -3) return node_of[i] == -1 ? -2 : node_of[i];
-    node_of[i] = -1;
-    const FlameSpan& s = spans[i];
-    int parent = -2;
-    const auto p = s.parent ? index.find(*s.parent) : index.end();
-    const bool root = s.kind == SpanKind::module && (p == index.end() || spans[p->second].kind != SpanKind::module);
-    if (root) parent = -1;
-    else if (p != index.end()) parent = self(self, p->second);
-    int n = -2;
-    if (parent >= -1) {
-      auto [it, fresh] = intern.emplace(std::make_pair(parent, s.name), static_cast<int>(nodes.size()));
-      if (fresh) {
-        nodes.push_back(Node{parent, s.name, s.kind, 0, 0, {}});
-        if (parent >= 0) nodes[static_cast<std::size_t>(parent)].children.push_back(it->second);
-      }
-      n = it->second;
-    }
-    node_of[i] = n;
-    return n;
-  };
-  for (std::size_t i = 0; i < spans.size(); ++i)
-    if (index.count(spans[i].id) && index[spans[i].id] == i)
-      if (int n = resolve(resolve, i); n >= 0) nodes[static_cast<std::size_t>(n)].total += spans[i].dur_ns, ++nodes[static_cast<std::size_t>(n)].calls;
+  FlameBuilder b;
+  for (const FlameSpan& s : spans) b.add(s);
+  return b.finish();
+}
+
+void FlameBuilder::add(const FlameSpan& s) {
+  if (s.kind != SpanKind::module && s.kind != SpanKind::op) return;
+  // Spans of a thread come in begin order: the parent, when it counts, is on the thread's stack of open module/op
+  // spans; the entries above it have ended.
+  auto& stack = stacks_[gb::trace::span_thread(s.id)];
+  std::ptrdiff_t at = -1;
+  if (s.parent)
+    for (std::ptrdiff_t k = static_cast<std::ptrdiff_t>(stack.size()) - 1; k >= 0; --k)
+      if (stack[static_cast<std::size_t>(k)].id == *s.parent) { at = k; break; }
+  stack.resize(static_cast<std::size_t>(at + 1));
+  int parent = -2;  // -2: not under a module span
+  if (s.kind == SpanKind::module && (at < 0 || stack.back().kind != SpanKind::module)) parent = -1;
+  else if (at >= 0) parent = stack.back().node;
+  if (parent == -2) return;
+  auto [it, fresh] = intern_.emplace(std::make_pair(parent, std::string(s.name)), static_cast<int>(nodes_.size()));
+  if (fresh) {
+    nodes_.push_back(Node{parent, std::string(s.name), s.kind, 0, 0, {}});
+    if (parent >= 0) nodes_[static_cast<std::size_t>(parent)].children.push_back(it->second);
+  }
+  Node& n = nodes_[static_cast<std::size_t>(it->second)];
+  n.total += s.dur_ns, ++n.calls;
+  stack.push_back(Open{s.id, s.kind, it->second});
+}
+
+Flame FlameBuilder::finish() {
+  std::vector<Node>& nodes = nodes_;
   Flame f;
   std::vector<int> roots;
   for (std::size_t n = 0; n < nodes.size(); ++n)

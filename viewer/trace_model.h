@@ -212,14 +212,37 @@ struct Flame {
   std::int64_t total_ns = 0;  // sum over the roots
   int depth = 0;              // rows
 };
-// Builds the flame from spans (id, parent, kind, name, duration): what the loader does with the trace's module and
-// op spans. Spans of other kinds are ignored.
+// Builds the flame from spans (id, parent, kind, name, duration) fed in id order (per thread, begin order: a
+// parent before its children): what the loader streams from the trace's module and op spans. Spans of other kinds
+// are ignored; an op whose parent chain leaves the module/op spans before reaching a module is dropped.
 struct FlameSpan {
   Id id = 0;
   gb::trace::OptId parent;
   gb::trace::SpanKind kind = gb::trace::SpanKind::op;
-  std::string name;
+  std::string_view name;
   std::int64_t dur_ns = 0;
+};
+class FlameBuilder {
+ public:
+  void add(const FlameSpan& s);
+  Flame finish();
+
+ private:
+  struct Node {
+    int parent;
+    std::string name;
+    gb::trace::SpanKind kind;
+    std::int64_t total = 0, calls = 0;
+    std::vector<int> children;
+  };
+  struct Open {
+    Id id;
+    gb::trace::SpanKind kind;
+    int node;
+  };
+  std::vector<Node> nodes_;
+  std::map<std::pair<int, std::string>, int> intern_;
+  std::unordered_map<Id, std::vector<Open>> stacks_;  // per thread
 };
 Flame build_flame(const std::vector<FlameSpan>& spans);
 
