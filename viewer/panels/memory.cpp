@@ -157,7 +157,7 @@ void memory(TraceModel& m, ViewState& v) {
   plot::time_axis(dl, ImVec2(p0.x, origin.y), ImVec2(p1.x, origin.y + 18), v.t0, v.t1);
   dl->AddRectFilled(p0, p1, plot::to_imgui(color::kPlotBackground));
   const int columns = std::max(1, static_cast<int>(p1.x - p0.x));
-  // Computed off the frame: until the answer for this window is in, the last one is drawn (or a placeholder).
+  // Computed off the frame: until the answer for this window is in, the last one is drawn (or the text "computing...").
   static const std::vector<MemoryColumn> kNoColumns(1);
   const std::vector<MemoryColumn>* ready = m.memory_columns_async(v.t0, v.t1, columns);
   const std::vector<MemoryColumn>& cols = ready && !ready->empty() ? *ready : kNoColumns;
