@@ -9,30 +9,28 @@
 namespace gb::memory {
 namespace {
 
-// PyTorch's _format_size / _format_count: scale by the row's "all" value so a column shares one unit.
-std::string fmt_size(int64_t sz, double pref) {
-  static const char* prefixes[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int p = 0;
-  while (p < 5 && pref >= 768 * 1024) {
+// PyTorch's _format_size / _format_count: scale by the row's "all" value so a column shares one unit. Both divide
+// by `base` while the reference is at least `threshold`, then print with the unit of the reached scale.
+template <size_t N>
+std::string scaled(int64_t v, double pref, double base, double threshold, const char* const (&units)[N],
+                   const char* fmt) {
+  size_t p = 0;
+  while (p + 1 < N && pref >= threshold) {
     ++p;
-    sz /= 1024;
-    pref /= 1024;
+    v /= static_cast<int64_t>(base);
+    pref /= base;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%6lld %s", static_cast<long long>(sz), prefixes[p]);
+  std::snprintf(buf, sizeof buf, fmt, static_cast<long long>(v), units[p]);
   return buf;
 }
+std::string fmt_size(int64_t sz, double pref) {
+  static const char* const units[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  return scaled(sz, pref, 1024, 768 * 1024, units, "%6lld %s");
+}
 std::string fmt_count(int64_t cnt, double pref) {
-  static const char* prefixes[] = {" ", "K", "M"};
-  int p = 0;
-  while (p < 2 && pref >= 750 * 1000) {
-    ++p;
-    cnt /= 1000;
-    pref /= 1000;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%7lld %s ", static_cast<long long>(cnt), prefixes[p]);
-  return buf;
+  static const char* const units[] = {" ", "K", "M"};
+  return scaled(cnt, pref, 1000, 750 * 1000, units, "%7lld %s ");
 }
 
 std::string row(const std::string& name, const std::string& a, const std::string& b, const std::string& c,
