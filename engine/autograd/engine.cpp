@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/memory_roles.h"
+#include "glassbox/memory/category.h"
 #include "core/make.h"
 #include "glassbox/memory/category.h"
 #include "instrument/probe.h"
