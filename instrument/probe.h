@@ -257,7 +257,8 @@ class ModuleScope {
 //   for (int64_t i = 0; i < steps; ++i) { gb::trace::StepScope step(i); ...; step.set_loss(loss.item<double>()); }
 class StepScope {
  public:
-  explicit StepScope(std::int64_t step) noexcept : record_{.step = step} {
+  explicit StepScope(std::int64_t step) noexcept {
+    record_.step = step;
     set_step(step);
     static constexpr SourceLocation loc{"step", __FILE__, __LINE__, SpanKind::step};
     span_.emplace(&loc);

@@ -76,6 +76,11 @@ AllocationContext::AllocationContext(std::string_view op, std::string_view modul
   if (!module.empty()) ctx.module = intern_name(module);
 }
 
+ModuleContext::ModuleContext(uint32_t module_name_id) : prev_module_(detail::thread_context().module) {
+  detail::thread_context().module = module_name_id;
+}
+ModuleContext::~ModuleContext() { detail::thread_context().module = prev_module_; }
+
 AllocationContext::~AllocationContext() {
   detail::ThreadContext& ctx = detail::thread_context();
   ctx.op = prev_op_;

@@ -19,12 +19,18 @@
 #include "glassbox/data/data.h"
 #include "glassbox/memory/memory.h"
 #include "glassbox/nn/functional.h"
+#include "glassbox/nn/module.h"
+#include "glassbox/nn/modules/sequential.h"
+#include "glassbox/nn/ordered_dict.h"
+#include "glassbox/nn/pimpl.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/linalg.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "glassbox/optim/lr_scheduler.h"
+#include "glassbox/optim/optimizer.h"
 #include "instrument/probe.h"    // gb::trace: spans, StepScope, counters (tracing is off unless a session is on)
 #include "instrument/session.h"  // gb::trace::Session; or GLASSBOX_TRACE=run.db with no code change
 

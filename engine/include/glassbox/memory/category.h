@@ -78,4 +78,16 @@ class AllocationContext {
   uint32_t prev_op_, prev_module_;
 };
 
+// The module part alone, by interned id (a module caches its path's id; no lookup per call).
+class ModuleContext {
+ public:
+  explicit ModuleContext(uint32_t module_name_id);
+  ~ModuleContext();
+  ModuleContext(const ModuleContext&) = delete;
+  ModuleContext& operator=(const ModuleContext&) = delete;
+
+ private:
+  uint32_t prev_module_;
+};
+
 }  // namespace gb::memory

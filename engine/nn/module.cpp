@@ -1,0 +1,428 @@
+// engine/nn/module.cpp — gb::nn::Module: registration, the tree walks, modes, conversion, state dicts, printing.
+// Hooks and the per-call scope live in module_call.cpp.
+#include "glassbox/nn/module.h"
+
+#include <algorithm>
+#include <atomic>
+#include <ostream>
+#include <sstream>
+
+#include "autograd/memory_roles.h"
+#include "glassbox/autograd/function.h"
+#include "glassbox/autograd/grad_mode.h"
+
+namespace gb::nn {
+namespace {
+
+std::atomic<uint32_t> g_next_module_id{1};
+
+std::string type_name_of(const Module& m) {
+  std::string n = autograd::detail::demangle(typeid(m).name());
+  if (auto lt = n.find('<'); lt != std::string::npos) n = n.substr(0, lt);
+  if (auto colon = n.rfind("::"); colon != std::string::npos) n = n.substr(colon + 2);
+  if (n.size() > 4 && n.compare(n.size() - 4, 4, "Impl") == 0) n.resize(n.size() - 4);
+  return n;
+}
+
+void check_name(const Module& m, const std::string& name, const char* what) {
+  GB_CHECK(!name.empty(), m.name(), ": ", what, " name must not be empty");
+  GB_CHECK(name.find('.') == std::string::npos, m.name(), ": ", what, " name must not contain \".\", got \"", name,
+           "\" (register the submodule that owns it instead)");
+}
+
+std::string shape_text(IntArrayRef s) {
+  std::ostringstream os;
+  os << "torch.Size([";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << "])";
+  return os.str();
+}
+
+// Puts `fresh`'s data (storage, geometry, dtype, device) into `t`'s TensorImpl, so every holder of t sees it.
+void swap_in(const Tensor& t, const Tensor& fresh) {
+  TensorImpl* dst = t.unsafe_impl();
+  TensorImpl* src = fresh.unsafe_impl();
+  dst->storage = src->storage;
+  dst->sizes = src->sizes;
+  dst->strides = src->strides;
+  dst->offset = src->offset;
+  dst->dtype = src->dtype;
+  dst->device = src->device;
+  dst->refresh();
+}
+
+void convert(const Tensor& t, std::optional<Device> device, std::optional<ScalarType> dtype, bool non_blocking,
+             memory::Category category) {
+  if (!t.defined()) return;
+  ScalarType want = dtype && is_floating_point(t.scalar_type()) ? *dtype : t.scalar_type();
+  Device dev = device.value_or(t.device());
+  if (want == t.scalar_type() && dev == t.device()) return;
+  NoGradGuard no_grad;
+  Tensor fresh;
+  {
+    memory::CategoryGuard cat(category);
+    fresh = t.detach().to(dev, want, non_blocking, /*copy=*/true);
+  }
+  swap_in(t, fresh);
+  gb::detail::tag_storage(t, category);
+  if (t.grad().defined()) {
+    Tensor g = t.grad();
+    memory::CategoryGuard cat(memory::Category::gradient);
+    t.unsafe_impl()->meta().grad = g.to(dev, want, non_blocking, /*copy=*/true);
+  }
+}
+
+}  // namespace
+
+Module::Module() : id_(g_next_module_id.fetch_add(1)) {}
+Module::Module(std::string name) : name_(std::move(name)), id_(g_next_module_id.fetch_add(1)) {}
+Module::~Module() {
+  for (const auto& c : children_)
+    if (c.value() && c.value()->parent_ == this) {
+      c.value()->parent_ = nullptr;
+      c.value()->forget_paths();
+    }
+}
+
+const std::string& Module::name() const noexcept {
+  if (name_.empty()) name_ = type_name_of(*this);
+  return name_;
+}
+
+// --- the tree -----------------------------------------------------------------------------------------------
+
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+  OrderedDict<std::string, Tensor> out("Parameter");
+  std::vector<const TensorImpl*> seen;
+  auto add = [&](const std::string& prefix, const Module& m) {
+    for (const auto& p : m.parameters_) {
+      if (!p.value().defined()) continue;
+      if (std::find(seen.begin(), seen.end(), p.value().unsafe_impl()) != seen.end()) continue;  // shared weight
+      seen.push_back(p.value().unsafe_impl());
+      out.insert(prefix + p.key(), p.value());
+    }
+  };
+  if (!recurse) {
+    add("", *this);
+    return out;
+  }
+  for (const auto& m : const_cast<Module*>(this)->named_modules())
+    add(m.key().empty() ? "" : m.key() + ".", *m.value());
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
+  OrderedDict<std::string, Tensor> out("Buffer");
+  auto add = [&](const std::string& prefix, const Module& m) {
+    for (const auto& b : m.buffers_)
+      if (b.value().defined()) out.insert(prefix + b.key(), b.value());
+  };
+  if (!recurse) {
+    add("", *this);
+    return out;
+  }
+  for (const auto& m : const_cast<Module*>(this)->named_modules())
+    add(m.key().empty() ? "" : m.key() + ".", *m.value());
+  return out;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
+
+void Module::collect_modules(const std::string& prefix, bool include_self,
+                             OrderedDict<std::string, std::shared_ptr<Module>>& out,
+                             std::vector<const Module*>& seen) {
+  if (std::find(seen.begin(), seen.end(), this) != seen.end()) return;
+  seen.push_back(this);
+  if (include_self) out.insert(prefix, shared_from_this());
+  for (const auto& c : children_) {
+    if (!c.value()) continue;
+    c.value()->collect_modules(prefix.empty() ? c.key() : prefix + "." + c.key(), true, out, seen);
+  }
+}
+
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& name_prefix,
+                                                                        bool include_self) {
+  OrderedDict<std::string, std::shared_ptr<Module>> out("Module");
+  std::vector<const Module*> seen;
+  if (include_self) {
+    GB_CHECK(weak_from_this().lock() != nullptr, name(),
+             ": named_modules()/modules() with include_self need the module held by a std::shared_ptr "
+             "(make it with std::make_shared or a module holder)");
+    collect_modules(name_prefix, true, out, seen);
+  } else {
+    seen.push_back(this);
+    for (const auto& c : children_) {
+      if (!c.value()) continue;
+      c.value()->collect_modules(name_prefix.empty() ? c.key() : name_prefix + "." + c.key(), true, out, seen);
+    }
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
+  return named_modules("", include_self).values();
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const { return children_.values(); }
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const { return children_; }
+
+// --- registration -------------------------------------------------------------------------------------------
+
+Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
+  check_name(*this, name, "parameter");
+  GB_CHECK(!buffers_.contains(name) && !children_.contains(name), this->name(), ": attribute \"", name,
+           "\" already exists (as a buffer or submodule)");
+  if (tensor.defined()) {
+    if (!tensor.is_leaf()) tensor = tensor.detach();  // a parameter is always a leaf
+    tensor.requires_grad_(requires_grad);
+    gb::detail::tag_storage(tensor, memory::Category::parameter);
+  }
+  return parameters_.insert(std::move(name), std::move(tensor));
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor tensor, bool persistent) {
+  check_name(*this, name, "buffer");
+  GB_CHECK(!parameters_.contains(name) && !children_.contains(name), this->name(), ": attribute \"", name,
+           "\" already exists (as a parameter or submodule)");
+  if (tensor.defined()) gb::detail::tag_storage(tensor, memory::Category::parameter);
+  if (!persistent) non_persistent_.push_back(name);
+  return buffers_.insert(std::move(name), std::move(tensor));
+}
+
+void Module::register_child(std::string name, std::shared_ptr<Module> child) {
+  check_name(*this, name, "submodule");
+  GB_CHECK(child != nullptr, this->name(), ": register_module(\"", name, "\", ...) got an empty module");
+  GB_CHECK(!parameters_.contains(name) && !buffers_.contains(name), this->name(), ": attribute \"", name,
+           "\" already exists (as a parameter or buffer)");
+  if (child->parent_ == nullptr) {  // the first parent names it (a module shared by two parents keeps its first path)
+    child->parent_ = this;
+    child->local_name_ = name;
+    child->forget_paths();
+  }
+  children_.insert(std::move(name), std::move(child));
+}
+
+void Module::replace_child(const std::string& name, std::shared_ptr<Module> child) {
+  GB_CHECK(children_.contains(name), this->name(), ": replace_module(\"", name,
+           "\"): no submodule of that name is registered");
+  GB_CHECK(child != nullptr, this->name(), ": replace_module(\"", name, "\", ...) got an empty module");
+  auto& old = children_[name];
+  if (old && old->parent_ == this) {
+    old->parent_ = nullptr;
+    old->forget_paths();
+  }
+  child->parent_ = this;
+  child->local_name_ = name;
+  child->forget_paths();
+  children_[name] = std::move(child);
+}
+
+bool Module::unregister(const std::string& name) {
+  non_persistent_.erase(std::remove(non_persistent_.begin(), non_persistent_.end(), name), non_persistent_.end());
+  return parameters_.erase(name) || buffers_.erase(name) || children_.erase(name);
+}
+
+// --- modes and conversion -----------------------------------------------------------------------------------
+
+void Module::train(bool on) {
+  is_training_ = on;
+  for (const auto& c : children_)
+    if (c.value()) c.value()->train(on);
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  for (const auto& m : named_modules("", true)) fn(*m.value());
+}
+
+void Module::apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix) {
+  for (const auto& m : named_modules(name_prefix, true)) fn(m.key(), *m.value());
+}
+
+void Module::to(Device device, bool non_blocking) {
+  for (const auto& p : named_parameters()) convert(p.value(), device, std::nullopt, non_blocking, memory::Category::parameter);
+  for (const auto& b : named_buffers()) convert(b.value(), device, std::nullopt, non_blocking, memory::Category::parameter);
+}
+void Module::to(ScalarType dtype, bool non_blocking) {
+  for (const auto& p : named_parameters()) convert(p.value(), std::nullopt, dtype, non_blocking, memory::Category::parameter);
+  for (const auto& b : named_buffers()) convert(b.value(), std::nullopt, dtype, non_blocking, memory::Category::parameter);
+}
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+  for (const auto& p : named_parameters()) convert(p.value(), device, dtype, non_blocking, memory::Category::parameter);
+  for (const auto& b : named_buffers()) convert(b.value(), device, dtype, non_blocking, memory::Category::parameter);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (const auto& p : named_parameters()) {
+    const Tensor& t = p.value();
+    if (!t.grad().defined()) continue;
+    if (set_to_none) {
+      t.unsafe_impl()->meta().grad = Tensor();
+    } else {
+      Tensor g = t.grad();
+      if (g.grad_fn()) t.unsafe_impl()->meta().grad = g.detach();
+      t.unsafe_impl()->meta().grad.zero_();
+    }
+  }
+}
+
+// --- state --------------------------------------------------------------------------------------------------
+
+StateDict Module::state_dict(const std::string& prefix) const {
+  StateDict out("Key");
+  std::vector<const Module*> seen;
+  std::function<void(const Module&, const std::string&)> walk = [&](const Module& m, const std::string& pre) {
+    if (std::find(seen.begin(), seen.end(), &m) != seen.end()) return;
+    seen.push_back(&m);
+    for (const auto& p : m.parameters_)
+      if (p.value().defined()) out.insert_or_assign(pre + p.key(), p.value().detach());
+    for (const auto& b : m.buffers_) {
+      if (!b.value().defined()) continue;
+      if (std::find(m.non_persistent_.begin(), m.non_persistent_.end(), b.key()) != m.non_persistent_.end()) continue;
+      out.insert_or_assign(pre + b.key(), b.value().detach());
+    }
+    for (const auto& c : m.children_)
+      if (c.value()) walk(*c.value(), pre + c.key() + ".");
+  };
+  walk(*this, prefix);
+  return out;
+}
+
+IncompatibleKeys Module::load_state_dict(const StateDict& sd, bool strict) {
+  StateDict own = state_dict();
+  IncompatibleKeys result;
+  std::vector<std::string> size_errors;
+  for (const auto& item : own) {
+    const Tensor* src = sd.find(item.key());
+    if (!src) {
+      result.missing_keys.push_back(item.key());
+      continue;
+    }
+    if (!src->defined() || src->sizes() != item.value().sizes()) {
+      size_errors.push_back("size mismatch for " + item.key() + ": copying a param with shape " +
+                            (src->defined() ? shape_text(src->sizes()) : std::string("(undefined)")) +
+                            " from checkpoint, the shape in current model is " + shape_text(item.value().sizes()) +
+                            ".");
+    }
+  }
+  for (const auto& item : sd)
+    if (!own.contains(item.key())) result.unexpected_keys.push_back(item.key());
+
+  auto quoted = [](const std::vector<std::string>& keys) {
+    std::string s;
+    for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", \"" : "\"") + keys[i] + "\"";
+    return s;
+  };
+  std::vector<std::string> errors;
+  if (strict) {
+    if (!result.unexpected_keys.empty())
+      errors.push_back("Unexpected key(s) in state_dict: " + quoted(result.unexpected_keys) + ". ");
+    if (!result.missing_keys.empty())
+      errors.push_back("Missing key(s) in state_dict: " + quoted(result.missing_keys) + ". ");
+  }
+  errors.insert(errors.end(), size_errors.begin(), size_errors.end());
+  if (!errors.empty()) {
+    std::string msg = "Error(s) in loading state_dict for " + name() + ":";
+    for (const auto& e : errors) msg += "\n\t" + e;
+    if (strict && (!result.missing_keys.empty() || !result.unexpected_keys.empty()))
+      msg += "\nIf the keys differ by a \"module.\" prefix (a checkpoint saved from DataParallel/DDP), load "
+             "gb::strip_prefix(state_dict, \"module.\") instead; strict=false loads what matches.";
+    throw Error(msg);
+  }
+  NoGradGuard no_grad;
+  for (const auto& item : own)
+    if (const Tensor* src = sd.find(item.key())) {
+      Tensor dst = item.value();
+      dst.copy_(src->device() == dst.device() ? *src : src->to(dst.device()));
+    }
+  return result;
+}
+
+// --- hooks (registration; running them is module_call.cpp) --------------------------------------------------
+
+namespace {
+std::atomic<unsigned> g_next_hook_id{1};
+}
+
+unsigned Module::register_forward_pre_hook(ForwardPreHook hook) {
+  unsigned id = g_next_hook_id.fetch_add(1);
+  pre_hooks_.emplace_back(id, std::move(hook));
+  return id;
+}
+unsigned Module::register_forward_hook(ForwardHook hook) {
+  unsigned id = g_next_hook_id.fetch_add(1);
+  forward_hooks_.emplace_back(id, std::move(hook));
+  return id;
+}
+unsigned Module::register_full_backward_hook(BackwardHook hook) {
+  unsigned id = g_next_hook_id.fetch_add(1);
+  backward_hooks_.emplace_back(id, std::move(hook));
+  return id;
+}
+bool Module::remove_hook(unsigned id) {
+  auto drop = [id](auto& v) {
+    auto it = std::remove_if(v.begin(), v.end(), [id](const auto& p) { return p.first == id; });
+    bool found = it != v.end();
+    v.erase(it, v.end());
+    return found;
+  };
+  return drop(pre_hooks_) || drop(forward_hooks_) || drop(backward_hooks_);
+}
+
+// --- printing -----------------------------------------------------------------------------------------------
+
+void Module::pretty_print(std::ostream& os) const { os << name(); }
+
+void Module::print_tree(std::ostream& os, int indent) const {
+  pretty_print(os);
+  if (children_.is_empty()) return;
+  os << "(\n";
+  for (const auto& c : children_) {
+    os << std::string(size_t(indent + 2), ' ') << "(" << c.key() << "): ";
+    if (c.value()) c.value()->print_tree(os, indent + 2);
+    os << "\n";
+  }
+  os << std::string(size_t(indent), ' ') << ")";
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& module) {
+  module.print_tree(os, 0);
+  return os;
+}
+
+// --- where it sits ------------------------------------------------------------------------------------------
+
+const std::string& Module::path() const {
+  if (!path_known_) {
+    std::string p = local_name_;
+    int depth = 0;
+    for (const Module* up = parent_; up && depth < 1000; up = up->parent_, ++depth)
+      if (!up->local_name_.empty()) p = up->local_name_ + "." + p;
+    path_ = std::move(p);
+    path_known_ = true;
+    path_name_id_ = 0;
+    span_location_ = nullptr;
+  }
+  return path_;
+}
+
+uint32_t Module::path_name_id() const {
+  const std::string& p = path();
+  if (path_name_id_ == 0) path_name_id_ = memory::intern_name(p.empty() ? name() : p);
+  return path_name_id_;
+}
+
+const trace::SourceLocation* Module::span_location() const {
+  const std::string& p = path();
+  if (!span_location_) span_location_ = trace::location(p.empty() ? name() : p, trace::SpanKind::module);
+  return span_location_;
+}
+
+void Module::forget_paths() const {
+  path_known_ = false;
+  for (const auto& c : children_)
+    if (c.value() && c.value()->parent_ == this) c.value()->forget_paths();
+}
+
+}  // namespace gb::nn

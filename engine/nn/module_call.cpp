@@ -1,0 +1,184 @@
+// engine/nn/module_call.cpp — what happens around one module call: the module scope (memory attribution and
+// the trace's module span and modules/params rows) and PyTorch's full backward hooks.
+#include <atomic>
+#include <sstream>
+
+#include "autograd/record.h"
+#include "core/make.h"
+#include "glassbox/autograd/grad_mode.h"
+#include "glassbox/memory/category.h"
+#include "glassbox/nn/module.h"
+#include "instrument/probe.h"
+
+namespace gb::nn {
+namespace {
+
+thread_local const Module* t_current = nullptr;
+// Bumped when a trace session starts: each module writes its modules/params rows once per session.
+std::atomic<uint64_t> g_trace_generation{1};
+void on_session_start() { g_trace_generation.fetch_add(1); }
+std::atomic<int64_t> g_next_param_id{1};
+
+trace::DType trace_dtype(ScalarType t) {
+  switch (t) {
+    case kBool: return trace::DType::bool_;
+    case kInt: return trace::DType::int32;
+    case kLong: return trace::DType::int64;
+    case kHalf: return trace::DType::float16;
+    case kBFloat16: return trace::DType::bfloat16;
+    case kDouble: return trace::DType::float64;
+    default: return trace::DType::float32;
+  }
+}
+
+}  // namespace
+
+void Module::trace_register() const {
+  static const bool hooked = (trace::add_session_hook(&on_session_start, nullptr), true);
+  (void)hooked;
+  uint64_t gen = g_trace_generation.load(std::memory_order_relaxed);
+  if (traced_generation_ == gen || !trace::enabled()) return;
+  traced_generation_ = gen;
+  trace::ModuleRecord rec;
+  rec.id = id_;
+  rec.path = path();
+  rec.type = name();
+  if (parent_) {
+    parent_->trace_register();
+    rec.parent_id = parent_->id_;
+  }
+  trace::emit(rec);
+  for (const auto& p : parameters_) {
+    if (!p.value().defined()) continue;
+    trace::ParamRecord pr;
+    pr.id = g_next_param_id.fetch_add(1);
+    pr.module_id = id_;
+    pr.name = p.key();
+    std::ostringstream shape;
+    shape << p.value().sizes();
+    pr.shape = shape.str();
+    pr.numel = p.value().numel();
+    pr.dtype = trace_dtype(p.value().scalar_type());
+    trace::emit(pr);
+  }
+}
+
+namespace detail {
+
+ModuleCallScope::ModuleCallScope(const Module& m) {
+  if (t_current == &m) return;  // the holder opened it; the built-in forward finds it open
+  opened_ = true;
+  prev_ = t_current;
+  t_current = &m;
+  memory_.emplace(m.path_name_id());
+  if (trace::enabled()) [[unlikely]] {
+    m.trace_register();
+    module_.emplace(m.id());
+    span_.emplace(m.span_location());
+  }
+}
+
+ModuleCallScope::~ModuleCallScope() {
+  if (!opened_) return;
+  span_.reset();  // ends inside the module scope: the span row carries the module id
+  module_.reset();
+  memory_.reset();
+  t_current = prev_;
+}
+
+void replace_from(const std::vector<Tensor*>& refs, const variable_list& values, const char* what,
+                  const Module& m) {
+  GB_CHECK(values.size() == refs.size(), m.name(), " ", what, " returned ", values.size(), " tensors for ",
+           refs.size(), "; return one per tensor (or std::nullopt to keep them)");
+  for (size_t i = 0; i < refs.size(); ++i) *refs[i] = values[i];
+}
+
+// --- full backward hooks (PyTorch's torch.utils.hooks.BackwardHook) ----------------------------------------
+//
+// Forward: the tensor inputs pass through one identity node (InputsNode), the outputs through another
+// (OutputsNode). Backward reaches OutputsNode first: it records grad_output. When every input that needs a
+// gradient has its gradient, InputsNode runs the hooks with (grad_input, grad_output) and passes on what they
+// return. With no input needing a gradient, the hooks run at OutputsNode with grad_input all undefined.
+
+class BackwardHookState {
+ public:
+  Module* module = nullptr;
+  std::weak_ptr<Module> keep;
+  variable_list grad_outputs;
+  size_t n_inputs = 0;
+  bool inputs_wrapped = false;
+
+  variable_list run(variable_list grad_inputs) {
+    for (auto& [id, hook] : module->backward_hooks())
+      if (auto r = hook(*module, grad_inputs, grad_outputs)) {
+        GB_CHECK(r->size() == grad_inputs.size(), module->name(), " full backward hook returned ", r->size(),
+                 " gradients for ", grad_inputs.size(), " inputs; return one per input (or std::nullopt)");
+        grad_inputs = std::move(*r);
+      }
+    return grad_inputs;
+  }
+};
+
+namespace {
+
+struct InputsNode final : autograd::Node {
+  explicit InputsNode(std::shared_ptr<BackwardHookState> s) : Node({}, 0), state(std::move(s)) {}
+  std::string name() const override { return "BackwardHookFunctionBackward"; }
+  variable_list apply(variable_list&& grads) override { return state->run(std::move(grads)); }
+  void set_inputs(uint32_t n) { num_inputs_ = n; }
+  std::shared_ptr<BackwardHookState> state;
+};
+
+struct OutputsNode final : autograd::Node {
+  explicit OutputsNode(std::shared_ptr<BackwardHookState> s) : Node({}, 0), state(std::move(s)) {}
+  std::string name() const override { return "BackwardHookFunctionBackward"; }
+  variable_list apply(variable_list&& grads) override {
+    state->grad_outputs = grads;
+    if (!state->inputs_wrapped) state->run(variable_list(state->n_inputs));
+    return std::move(grads);
+  }
+  void set_inputs(uint32_t n) { num_inputs_ = n; }
+  std::shared_ptr<BackwardHookState> state;
+};
+
+// Routes each tensor that requires grad through `node` (identity forward; the gradient passes through apply).
+template <typename N>
+bool wrap(const std::shared_ptr<N>& node, variable_list& tensors) {
+  if (!GradMode::is_enabled()) return false;
+  autograd::edge_list edges;
+  bool any = false;
+  for (const auto& t : tensors) {
+    autograd::Edge e = t.defined() ? autograd::gradient_edge(t) : autograd::Edge{};
+    any = any || e.is_valid();
+    edges.push_back(std::move(e));
+  }
+  if (!any) return false;
+  node->mutable_next_edges() = std::move(edges);
+  node->set_inputs(uint32_t(tensors.size()));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Tensor& t = tensors[i];
+    if (!t.defined() || !node->next_edges()[i].is_valid()) continue;
+    t = gb::detail::shallow_alias(t);
+    autograd::set_history(t, node, uint32_t(i));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<BackwardHookState> backward_hooks_begin(Module& m, variable_list& inputs) {
+  auto state = std::make_shared<BackwardHookState>();
+  state->module = &m;
+  state->n_inputs = inputs.size();
+  auto node = std::make_shared<InputsNode>(state);
+  state->inputs_wrapped = wrap(node, inputs);
+  return state;
+}
+
+void backward_hooks_end(const std::shared_ptr<BackwardHookState>& state, variable_list& outputs) {
+  auto node = std::make_shared<OutputsNode>(state);
+  wrap(node, outputs);
+}
+
+}  // namespace detail
+}  // namespace gb::nn
