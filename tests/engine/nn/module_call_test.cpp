@@ -1,0 +1,117 @@
+// tests/engine/nn/module_call_test.cpp — what a module call records (engine/nn/module_call.cpp): the trace's
+// modules and params rows and one module span per call with the module's id on the spans inside it; allocations
+// attributed to the module's dotted path; full backward hooks when no input needs a gradient.
+#include <doctest/doctest.h>
+
+#include <glassbox/glassbox.h>
+
+#include "instrument/session.h"
+#include "traces/temp_dir.h"
+
+namespace {
+
+struct ScaleImpl : gb::nn::Module {
+  ScaleImpl() { weight = register_parameter("weight", gb::ones({4, 4})); }
+  gb::Tensor forward(const gb::Tensor& x) {
+    gb::nn::detail::ModuleCallScope scope(*this);  // as the built-in layers do
+    return gb::matmul(x, weight);
+  }
+  gb::Tensor weight;
+};
+GB_MODULE(Scale);
+
+struct PairImpl : gb::nn::Module {
+  PairImpl() {
+    first = register_module("first", Scale());
+    second = register_module("second", Scale());
+  }
+  gb::Tensor forward(const gb::Tensor& x) { return second(first(x).relu()); }
+  Scale first{nullptr}, second{nullptr};
+};
+GB_MODULE(Pair);
+
+struct ModelImpl : gb::nn::Module {
+  ModelImpl() { body = register_module("body", Pair()); }
+  gb::Tensor forward(const gb::Tensor& x) { return body(x); }
+  Pair body{nullptr};
+};
+GB_MODULE(Model);
+
+std::string sql_text(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  std::string v = "<none>";
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a traced call writes the module tree, its parameters and one nested module span per call") {
+  TempDir tmp;
+  const std::string path = tmp.file("modules.db");
+  Model model;
+  {
+    gb::trace::Session session(path);
+    REQUIRE(session.active());
+    for (int i = 0; i < 2; ++i) model(gb::ones({2, 4})).sum().backward();
+  }
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM modules") == 4);
+  CHECK(sql_text(path, "SELECT type FROM modules WHERE path = 'body.first'") == "Scale");
+  CHECK(sql_text(path, "SELECT type FROM modules WHERE path = ''") == "Model");
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM modules c JOIN modules p ON c.parent_id = p.id "
+                      "WHERE c.path = 'body.second' AND p.path = 'body'") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM params") == 2);
+  CHECK(sql_text(path, "SELECT p.shape FROM params p JOIN modules m ON p.module_id = m.id "
+                       "WHERE m.path = 'body.first' AND p.name = 'weight'") == "[4, 4]");
+  CHECK(sql_int(path, "SELECT numel FROM params LIMIT 1") == 16);
+  // spans of kind module (3): Model, body, body.first, body.second per call; the holder call and the built-in
+  // forward's own scope make one span, not two
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM spans WHERE kind = 3") == 8);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM spans s JOIN strings n ON s.name_id = n.id "
+                      "WHERE s.kind = 3 AND n.text = 'body.first'") == 2);
+  // nesting: body.first's span sits inside body's, which sits inside Model's
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM spans c JOIN spans p ON c.parent_id = p.id "
+                      "JOIN strings cn ON c.name_id = cn.id JOIN strings pn ON p.name_id = pn.id "
+                      "WHERE cn.text = 'body.first' AND pn.text = 'body'") == 2);
+  // the matmul inside body.second is stamped with body.second's module id
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM spans s JOIN strings n ON s.name_id = n.id JOIN modules m "
+                      "ON s.module_id = m.id WHERE s.kind = 0 AND n.text = 'matmul' AND m.path = 'body.second'") == 2);
+}
+
+TEST_CASE("allocations made inside a module carry its dotted path (snapshots, OOM reports)") {
+  Model model;
+  // relu's output (made in `body`, saved by body.second's matmul) and y (made in body.second) stay alive; the
+  // output of body.first dies once relu has read it
+  auto y = model(gb::ones({64, 4}));
+  bool found_body = false, found_second = false;
+  for (const auto& seg : gb::memory::snapshot(gb::Device(gb::kCPU)).segments)
+    for (const auto& b : seg.blocks) {
+      if (b.state != gb::memory::BlockState::active_allocated) continue;
+      found_body = found_body || b.module == "body";
+      found_second = found_second || b.module == "body.second";
+    }
+  CHECK(found_body);
+  CHECK(found_second);
+  CHECK(y.sizes() == std::vector<int64_t>{64, 4});
+}
+
+TEST_CASE("a full backward hook on a module whose inputs need no gradient still fires, with grad_input undefined") {
+  Scale scale;
+  int calls = 0;
+  scale->register_full_backward_hook([&](gb::nn::Module& m, const gb::variable_list& gi, const gb::variable_list& go) {
+    ++calls;
+    CHECK(&m == scale.get());
+    REQUIRE(gi.size() == 1);
+    CHECK_FALSE(gi[0].defined());
+    REQUIRE(go.size() == 1);
+    CHECK(go[0].sum().item<float>() == doctest::Approx(8.0));
+  });
+  scale(gb::ones({2, 4})).sum().backward();
+  CHECK(calls == 1);
+  CHECK(scale->weight.grad().defined());
+}
