@@ -25,13 +25,20 @@ std::vector<std::pair<std::string, double>> AdamOptions::hyperparameters() const
 }
 
 void AdamOptions::set_hyperparameter(const std::string& name, double value) {
-  if (name == "lr") lr_ = value;
-  else if (name == "beta1") std::get<0>(betas_) = value;
-  else if (name == "beta2") std::get<1>(betas_) = value;
-  else if (name == "eps") eps_ = value;
-  else if (name == "weight_decay") weight_decay_ = value;
-  else if (name == "amsgrad") amsgrad_ = value != 0;
-  else if (name == "maximize") maximize_ = value != 0;
+  if (name == "lr")
+    lr_ = value;
+  else if (name == "beta1")
+    std::get<0>(betas_) = value;
+  else if (name == "beta2")
+    std::get<1>(betas_) = value;
+  else if (name == "eps")
+    eps_ = value;
+  else if (name == "weight_decay")
+    weight_decay_ = value;
+  else if (name == "amsgrad")
+    amsgrad_ = value != 0;
+  else if (name == "maximize")
+    maximize_ = value != 0;
   else
     throw Error("Adam has no hyperparameter \"" + name +
                 "\" (it has lr, beta1, beta2, eps, weight_decay, amsgrad, maximize)");
@@ -45,10 +52,14 @@ std::vector<std::pair<std::string, Tensor>> AdamParamState::tensors() const {
 }
 
 void AdamParamState::set_tensor(const std::string& name, const Tensor& value) {
-  if (name == "step") step_ = scalar_value(value, "step");
-  else if (name == "exp_avg") exp_avg_ = value;
-  else if (name == "exp_avg_sq") exp_avg_sq_ = value;
-  else if (name == "max_exp_avg_sq") max_exp_avg_sq_ = value;
+  if (name == "step")
+    step_ = scalar_value(value, "step");
+  else if (name == "exp_avg")
+    exp_avg_ = value;
+  else if (name == "exp_avg_sq")
+    exp_avg_sq_ = value;
+  else if (name == "max_exp_avg_sq")
+    max_exp_avg_sq_ = value;
   else
     throw Error("Adam state has no \"" + name + "\" (it has step, exp_avg, exp_avg_sq, max_exp_avg_sq)");
 }

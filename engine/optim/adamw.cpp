@@ -20,13 +20,20 @@ std::vector<std::pair<std::string, double>> AdamWOptions::hyperparameters() cons
 }
 
 void AdamWOptions::set_hyperparameter(const std::string& name, double value) {
-  if (name == "lr") lr_ = value;
-  else if (name == "beta1") std::get<0>(betas_) = value;
-  else if (name == "beta2") std::get<1>(betas_) = value;
-  else if (name == "eps") eps_ = value;
-  else if (name == "weight_decay") weight_decay_ = value;
-  else if (name == "amsgrad") amsgrad_ = value != 0;
-  else if (name == "maximize") maximize_ = value != 0;
+  if (name == "lr")
+    lr_ = value;
+  else if (name == "beta1")
+    std::get<0>(betas_) = value;
+  else if (name == "beta2")
+    std::get<1>(betas_) = value;
+  else if (name == "eps")
+    eps_ = value;
+  else if (name == "weight_decay")
+    weight_decay_ = value;
+  else if (name == "amsgrad")
+    amsgrad_ = value != 0;
+  else if (name == "maximize")
+    maximize_ = value != 0;
   else
     throw Error("AdamW has no hyperparameter \"" + name +
                 "\" (it has lr, beta1, beta2, eps, weight_decay, amsgrad, maximize)");

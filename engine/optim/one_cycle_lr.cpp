@@ -29,8 +29,7 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& o) : LRSch
     GB_CHECK(*o.total_steps() > 0, "Expected positive integer total_steps, but got ", *o.total_steps());
     total_steps_ = *o.total_steps();
   } else {
-    GB_CHECK(o.epochs() && o.steps_per_epoch(),
-             "You must define either total_steps OR (epochs AND steps_per_epoch)");
+    GB_CHECK(o.epochs() && o.steps_per_epoch(), "You must define either total_steps OR (epochs AND steps_per_epoch)");
     GB_CHECK(*o.epochs() > 0, "Expected positive integer epochs, but got ", *o.epochs());
     GB_CHECK(*o.steps_per_epoch() > 0, "Expected positive integer steps_per_epoch, but got ", *o.steps_per_epoch());
     total_steps_ = *o.epochs() * *o.steps_per_epoch();

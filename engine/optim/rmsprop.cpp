@@ -22,13 +22,20 @@ std::vector<std::pair<std::string, double>> RMSpropOptions::hyperparameters() co
 }
 
 void RMSpropOptions::set_hyperparameter(const std::string& name, double value) {
-  if (name == "lr") lr_ = value;
-  else if (name == "alpha") alpha_ = value;
-  else if (name == "eps") eps_ = value;
-  else if (name == "weight_decay") weight_decay_ = value;
-  else if (name == "momentum") momentum_ = value;
-  else if (name == "centered") centered_ = value != 0;
-  else if (name == "maximize") maximize_ = value != 0;
+  if (name == "lr")
+    lr_ = value;
+  else if (name == "alpha")
+    alpha_ = value;
+  else if (name == "eps")
+    eps_ = value;
+  else if (name == "weight_decay")
+    weight_decay_ = value;
+  else if (name == "momentum")
+    momentum_ = value;
+  else if (name == "centered")
+    centered_ = value != 0;
+  else if (name == "maximize")
+    maximize_ = value != 0;
   else
     throw Error("RMSprop has no hyperparameter \"" + name +
                 "\" (it has lr, alpha, eps, weight_decay, momentum, centered, maximize)");
@@ -42,10 +49,14 @@ std::vector<std::pair<std::string, Tensor>> RMSpropParamState::tensors() const {
 }
 
 void RMSpropParamState::set_tensor(const std::string& name, const Tensor& value) {
-  if (name == "step") step_ = scalar_value(value, "step");
-  else if (name == "square_avg") square_avg_ = value;
-  else if (name == "momentum_buffer") momentum_buffer_ = value;
-  else if (name == "grad_avg") grad_avg_ = value;
+  if (name == "step")
+    step_ = scalar_value(value, "step");
+  else if (name == "square_avg")
+    square_avg_ = value;
+  else if (name == "momentum_buffer")
+    momentum_buffer_ = value;
+  else if (name == "grad_avg")
+    grad_avg_ = value;
   else
     throw Error("RMSprop state has no \"" + name + "\" (it has step, square_avg, momentum_buffer, grad_avg)");
 }

@@ -73,13 +73,11 @@ std::vector<double> CosineAnnealingLR::get_lr() {
   std::vector<double> lrs = current_lrs();
   if (last_epoch_ == 0) return lrs;
   if (step_count_ == 1 && last_epoch_ > 0)  // resumed with last_epoch: jump straight to the closed form
-    return map_lrs(lrs, [&](double, size_t i) {
-      return eta_min_ + (base_lrs_[i] - eta_min_) * (1 + std::cos(e * pi / T)) / 2;
-    });
+    return map_lrs(
+        lrs, [&](double, size_t i) { return eta_min_ + (base_lrs_[i] - eta_min_) * (1 + std::cos(e * pi / T)) / 2; });
   if ((last_epoch_ - 1 - T_max_) % (2 * T_max_) == 0)  // the restart after the minimum
-    return map_lrs(lrs, [&](double lr, size_t i) {
-      return lr + (base_lrs_[i] - eta_min_) * (1 - std::cos(pi / T)) / 2;
-    });
+    return map_lrs(lrs,
+                   [&](double lr, size_t i) { return lr + (base_lrs_[i] - eta_min_) * (1 - std::cos(pi / T)) / 2; });
   return map_lrs(lrs, [&](double lr, size_t) {
     return (1 + std::cos(pi * e / T)) / (1 + std::cos(pi * (e - 1) / T)) * (lr - eta_min_) + eta_min_;
   });
@@ -96,11 +94,13 @@ std::optional<std::vector<double>> CosineAnnealingLR::get_closed_form_lr() const
 
 LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters,
                    int64_t last_epoch)
-    : LRScheduler(optimizer, last_epoch), start_factor_(start_factor), end_factor_(end_factor),
+    : LRScheduler(optimizer, last_epoch),
+      start_factor_(start_factor),
+      end_factor_(end_factor),
       total_iters_(total_iters) {
   GB_CHECK(start_factor > 0 && start_factor <= 1,
-           "Starting multiplicative factor expected to be greater than 0 and less or equal to 1. (got ",
-           start_factor, ")");
+           "Starting multiplicative factor expected to be greater than 0 and less or equal to 1. (got ", start_factor,
+           ")");
   GB_CHECK(end_factor >= 0 && end_factor <= 1, "Ending multiplicative factor expected to be between 0 and 1. (got ",
            end_factor, ")");
   GB_CHECK(total_iters > 0, "LinearLR: total_iters must be a positive number of epochs, got ", total_iters);

@@ -15,12 +15,13 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRS
     GB_CHECK(schedulers_[i] != nullptr, "SequentialLR: scheduler ", i, " is null");
     GB_CHECK(&schedulers_[i]->optimizer() == &optimizer,
              "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got schedulers at "
-             "index ", i, " to be different than the optimizer passed in.");
+             "index ",
+             i, " to be different than the optimizer passed in.");
   }
   GB_CHECK(milestones_.size() == schedulers_.size() - 1,
            "Sequential Schedulers expects number of schedulers provided to be one more than the number of milestone "
-           "points, but got number of schedulers ", schedulers_.size(), " and the number of milestones to be equal to ",
-           milestones_.size());
+           "points, but got number of schedulers ",
+           schedulers_.size(), " and the number of milestones to be equal to ", milestones_.size());
   GB_CHECK(std::is_sorted(milestones_.begin(), milestones_.end()), "SequentialLR: milestones must be ascending");
   last_epoch_ = last_epoch + 1;
   for (auto& g : optimizer_.param_groups()) g.options().set_lr(*g.initial_lr());  // reset to the initial values
@@ -54,9 +55,9 @@ void SequentialLR::load_extra_state(const StateDict& sd) {
     std::string prefix = "_schedulers." + std::to_string(i) + ".";
     for (const auto& item : sd)
       if (item.key().rfind(prefix, 0) == 0) parts[i].insert(item.key().substr(prefix.size()), item.value());
-    GB_CHECK(parts[i].contains("last_epoch"), "SequentialLR load_state_dict: no state for scheduler ", i,
-             " (\"", prefix, "last_epoch\"); was the state dict saved from a SequentialLR with ",
-             schedulers_.size(), " schedulers?");
+    GB_CHECK(parts[i].contains("last_epoch"), "SequentialLR load_state_dict: no state for scheduler ", i, " (\"",
+             prefix, "last_epoch\"); was the state dict saved from a SequentialLR with ", schedulers_.size(),
+             " schedulers?");
   }
   for (size_t i = 0; i < schedulers_.size(); ++i) schedulers_[i]->load_state_dict(parts[i]);
 }

@@ -19,12 +19,18 @@ std::vector<std::pair<std::string, double>> SGDOptions::hyperparameters() const 
 }
 
 void SGDOptions::set_hyperparameter(const std::string& name, double value) {
-  if (name == "lr") lr_ = value;
-  else if (name == "momentum") momentum_ = value;
-  else if (name == "dampening") dampening_ = value;
-  else if (name == "weight_decay") weight_decay_ = value;
-  else if (name == "nesterov") nesterov_ = value != 0;
-  else if (name == "maximize") maximize_ = value != 0;
+  if (name == "lr")
+    lr_ = value;
+  else if (name == "momentum")
+    momentum_ = value;
+  else if (name == "dampening")
+    dampening_ = value;
+  else if (name == "weight_decay")
+    weight_decay_ = value;
+  else if (name == "nesterov")
+    nesterov_ = value != 0;
+  else if (name == "maximize")
+    maximize_ = value != 0;
   else
     throw Error("SGD has no hyperparameter \"" + name +
                 "\" (it has lr, momentum, dampening, weight_decay, nesterov, maximize)");

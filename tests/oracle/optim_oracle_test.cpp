@@ -191,9 +191,8 @@ double max_diff(const std::vector<std::vector<double>>& a, const std::vector<std
 
 // Runs lr_reference.py with the first python3 that has torch; "" when there is none.
 std::map<std::string, Trace> python_reference(int& status) {
-  std::string cmd =
-      "for py in python3 /usr/bin/python3; do if $py -c 'import torch' 2>/dev/null; then exec $py '" +
-      std::string(GLASSBOX_LR_REFERENCE_PY) + "'; fi; done; exit 97";
+  std::string cmd = "for py in python3 /usr/bin/python3; do if $py -c 'import torch' 2>/dev/null; then exec $py '" +
+                    std::string(GLASSBOX_LR_REFERENCE_PY) + "'; fi; done; exit 97";
   std::map<std::string, Trace> out;
   FILE* f = popen(cmd.c_str(), "r");
   REQUIRE(f != nullptr);
@@ -241,7 +240,8 @@ TEST_CASE("StepLR matches libtorch's C++ StepLR") {
   tsched.step();  // libtorch takes no initial step at construction: its first step() is PyTorch's initial step
   double worst = 0;
   for (int i = 0; i < 25; ++i) {
-    worst = std::max(worst, std::fabs(opt->param_groups()[0].options().get_lr() - topt.param_groups()[0].options().get_lr()));
+    worst = std::max(worst,
+                     std::fabs(opt->param_groups()[0].options().get_lr() - topt.param_groups()[0].options().get_lr()));
     sched.step();
     tsched.step();
   }
@@ -253,8 +253,9 @@ TEST_CASE("schedulers match Python PyTorch (lr_reference.py)") {
   int status = 0;
   auto ref = python_reference(status);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 97)
-    FAIL("no python3 with torch found: install python3-torch (apt-get install -y python3-torch; "
-         "tools/install-deps.sh installs it), then rerun this test");
+    FAIL(
+        "no python3 with torch found: install python3-torch (apt-get install -y python3-torch; "
+        "tools/install-deps.sh installs it), then rerun this test");
   REQUIRE_MESSAGE(status == 0, "lr_reference.py failed (status ", status, ")");
   using namespace gb::optim;
   struct Config {
@@ -265,14 +266,26 @@ TEST_CASE("schedulers match Python PyTorch (lr_reference.py)") {
     bool momentum = false;
   };
   std::vector<Config> configs = {
-      {"step", [] { return sgd({0.1, 0.03}); }, [](Optimizer& o) { return std::make_shared<StepLR>(o, 3, 0.5); }},
+      {"step",
+       [] {
+         return sgd({0.1, 0.03});
+       },
+       [](Optimizer& o) { return std::make_shared<StepLR>(o, 3, 0.5); }},
       {"multistep", [] { return sgd({0.1}); },
-       [](Optimizer& o) { return std::make_shared<MultiStepLR>(o, std::vector<int64_t>{3, 7, 7, 12}, 0.3); }},
-      {"cosine", [] { return sgd({0.1, 0.02}); },
+       [](Optimizer& o) {
+         return std::make_shared<MultiStepLR>(o, std::vector<int64_t>{3, 7, 7, 12}, 0.3);
+       }},
+      {"cosine",
+       [] {
+         return sgd({0.1, 0.02});
+       },
        [](Optimizer& o) { return std::make_shared<CosineAnnealingLR>(o, 8, 0.001); }},
       {"linear", [] { return sgd({0.1}); }, [](Optimizer& o) { return std::make_shared<LinearLR>(o, 0.25, 1.0, 6); }},
       {"linear_default", [] { return sgd({0.05}); }, [](Optimizer& o) { return std::make_shared<LinearLR>(o); }},
-      {"onecycle_cos_sgd", [] { return sgd({0.1, 0.01}, 0.9); },
+      {"onecycle_cos_sgd",
+       [] {
+         return sgd({0.1, 0.01}, 0.9);
+       },
        [](Optimizer& o) {
          return std::make_shared<OneCycleLR>(o, OneCycleLROptions(std::vector<double>{0.1, 0.05}).total_steps(25));
        },
@@ -298,7 +311,10 @@ TEST_CASE("schedulers match Python PyTorch (lr_reference.py)") {
          return std::make_shared<SequentialLR>(o, std::vector<std::shared_ptr<LRScheduler>>{warmup, cosine},
                                                std::vector<int64_t>{5});
        }},
-      {"sequential_three", [] { return sgd({0.1, 0.04}); },
+      {"sequential_three",
+       [] {
+         return sgd({0.1, 0.04});
+       },
        [](Optimizer& o) {
          auto a = std::make_shared<LinearLR>(o, 0.5, 1.0, 3);
          auto b = std::make_shared<StepLR>(o, 4, 0.5);

@@ -70,10 +70,12 @@ TEST_CASE("option checks use PyTorch's messages") {
   auto p = param({1});
   CHECK(error_of([&] { Adam o({p}, AdamOptions(-0.1)); }).find("Invalid learning rate: -0.1") == 0);
   CHECK(error_of([&] { Adam o({p}, AdamOptions().eps(-1)); }).find("Invalid epsilon value: -1") == 0);
-  CHECK(error_of([&] { Adam o({p}, AdamOptions().betas(std::make_tuple(1.0, 0.999))); })
-            .find("Invalid beta parameter at index 0: 1") == 0);
-  CHECK(error_of([&] { Adam o({p}, AdamOptions().betas(std::make_tuple(0.9, -0.5))); })
-            .find("Invalid beta parameter at index 1: -0.5") == 0);
+  CHECK(error_of([&] {
+          Adam o({p}, AdamOptions().betas(std::make_tuple(1.0, 0.999)));
+        }).find("Invalid beta parameter at index 0: 1") == 0);
+  CHECK(error_of([&] {
+          Adam o({p}, AdamOptions().betas(std::make_tuple(0.9, -0.5)));
+        }).find("Invalid beta parameter at index 1: -0.5") == 0);
   CHECK(error_of([&] { Adam o({p}, AdamOptions().weight_decay(-1)); }).find("Invalid weight_decay value: -1") == 0);
   CHECK(AdamOptions().lr() == 1e-3);
   CHECK(std::get<1>(AdamOptions().betas()) == 0.999);

@@ -37,8 +37,7 @@ TEST_CASE("AMSGrad keeps the largest second moment") {
   set_grad(p, {0});
   opt.step();
   const double p1 = 1 - 0.05 / (std::sqrt(0.00025) / std::sqrt(0.001) + 1e-8);
-  gbtest::expect(p, {p1 - (0.1 / 0.19) * 0.045 / (std::sqrt(0.00025) / std::sqrt(1 - 0.999 * 0.999) + 1e-8)}, 0,
-                 1e-14);
+  gbtest::expect(p, {p1 - (0.1 / 0.19) * 0.045 / (std::sqrt(0.00025) / std::sqrt(1 - 0.999 * 0.999) + 1e-8)}, 0, 1e-14);
 }
 
 TEST_CASE("defaults and checks") {

@@ -84,20 +84,26 @@ TEST_CASE("max_lr per group") {
   CHECK(lr_of(opt, 0) == doctest::Approx(0.04));
   CHECK(lr_of(opt, 1) == doctest::Approx(0.02));
   CHECK(hyper(opt, "momentum") == 0.9);  // not cycled
-  CHECK(error_of([&] { OneCycleLR bad(opt, OneCycleLROptions(std::vector<double>{1, 2, 3}).total_steps(4)); })
-            .find("expected 2 values for max_lr, got 3") == 0);
+  CHECK(error_of([&] {
+          OneCycleLR bad(opt, OneCycleLROptions(std::vector<double>{1, 2, 3}).total_steps(4));
+        }).find("expected 2 values for max_lr, got 3") == 0);
 }
 
 TEST_CASE("PyTorch's argument errors") {
   SGD opt(one_param(), SGDOptions(0.1));
-  CHECK(error_of([&] { OneCycleLR s(opt, OneCycleLROptions(1.0)); })
-            .find("You must define either total_steps OR (epochs AND steps_per_epoch)") == 0);
-  CHECK(error_of([&] { OneCycleLR s(opt, OneCycleLROptions(1.0).total_steps(0)); })
-            .find("Expected positive integer total_steps, but got 0") == 0);
-  CHECK(error_of([&] { OneCycleLR s(opt, OneCycleLROptions(1.0).epochs(0).steps_per_epoch(3)); })
-            .find("Expected positive integer epochs, but got 0") == 0);
-  CHECK(error_of([&] { OneCycleLR s(opt, OneCycleLROptions(1.0).total_steps(5).pct_start(1.5)); })
-            .find("Expected float between 0 and 1 pct_start, but got 1.5") == 0);
-  CHECK(error_of([&] { OneCycleLR s(opt, OneCycleLROptions(1.0).total_steps(5).anneal_strategy("exp")); })
-            .find("anneal_strategy must by one of 'cos' or 'linear', instead got exp") == 0);
+  CHECK(error_of([&] {
+          OneCycleLR s(opt, OneCycleLROptions(1.0));
+        }).find("You must define either total_steps OR (epochs AND steps_per_epoch)") == 0);
+  CHECK(error_of([&] {
+          OneCycleLR s(opt, OneCycleLROptions(1.0).total_steps(0));
+        }).find("Expected positive integer total_steps, but got 0") == 0);
+  CHECK(error_of([&] {
+          OneCycleLR s(opt, OneCycleLROptions(1.0).epochs(0).steps_per_epoch(3));
+        }).find("Expected positive integer epochs, but got 0") == 0);
+  CHECK(error_of([&] {
+          OneCycleLR s(opt, OneCycleLROptions(1.0).total_steps(5).pct_start(1.5));
+        }).find("Expected float between 0 and 1 pct_start, but got 1.5") == 0);
+  CHECK(error_of([&] {
+          OneCycleLR s(opt, OneCycleLROptions(1.0).total_steps(5).anneal_strategy("exp"));
+        }).find("anneal_strategy must by one of 'cos' or 'linear', instead got exp") == 0);
 }

@@ -71,8 +71,7 @@ TEST_CASE("CosineAnnealingLR follows the half cosine, then climbs back") {
   auto opt = sgd({1.0});
   CosineAnnealingLR s(*opt, 4, 0.0);
   const double c = std::cos(std::numbers::pi / 4);
-  check_schedule(schedule(*opt, s, 8), {1, (1 + c) / 2, 0.5, (1 - c) / 2, 0, (1 - c) / 2, 0.5, (1 + c) / 2, 1},
-                 1e-15);
+  check_schedule(schedule(*opt, s, 8), {1, (1 + c) / 2, 0.5, (1 - c) / 2, 0, (1 - c) / 2, 0.5, (1 + c) / 2, 1}, 1e-15);
   auto opt2 = sgd({0.5});
   CosineAnnealingLR floor(*opt2, 2, 0.1);
   floor.step();
@@ -89,10 +88,12 @@ TEST_CASE("LinearLR warms up from start_factor to end_factor, then holds") {
   auto opt2 = sgd({0.3});
   LinearLR d(*opt2);  // 1/3 -> 1 over 5 epochs
   CHECK(std::fabs(lr_of(*opt2) - 0.1) < 1e-16);
-  CHECK(error_of([&] { LinearLR bad(*opt2, 0.0); })
-            .find("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.") == 0);
-  CHECK(error_of([&] { LinearLR bad(*opt2, 0.5, 1.5); })
-            .find("Ending multiplicative factor expected to be between 0 and 1.") == 0);
+  CHECK(error_of([&] {
+          LinearLR bad(*opt2, 0.0);
+        }).find("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.") == 0);
+  CHECK(error_of([&] {
+          LinearLR bad(*opt2, 0.5, 1.5);
+        }).find("Ending multiplicative factor expected to be between 0 and 1.") == 0);
 }
 
 TEST_CASE("the first scheduler records initial_lr in the group; later ones and resumes read it") {
@@ -101,11 +102,12 @@ TEST_CASE("the first scheduler records initial_lr in the group; later ones and r
   CHECK(lr_of(*opt) == 0.5);
   REQUIRE(opt->param_groups()[0].initial_lr().has_value());
   CHECK(*opt->param_groups()[0].initial_lr() == 1.0);
-  StepLR second(*opt, 2, 0.5);                          // base lr = initial_lr, not the warmed-down 0.5
+  StepLR second(*opt, 2, 0.5);  // base lr = initial_lr, not the warmed-down 0.5
   CHECK(second.base_lrs() == std::vector<double>{1.0});
   auto fresh = sgd({1.0});
-  CHECK(error_of([&] { StepLR resumed(*fresh, 2, 0.5, /*last_epoch=*/3); })
-            .find("param 'initial_lr' is not specified in param_groups[0] when resuming an optimizer") == 0);
+  CHECK(error_of([&] {
+          StepLR resumed(*fresh, 2, 0.5, /*last_epoch=*/3);
+        }).find("param 'initial_lr' is not specified in param_groups[0] when resuming an optimizer") == 0);
 }
 
 TEST_CASE("optimizer + scheduler state dicts resume the schedule exactly") {

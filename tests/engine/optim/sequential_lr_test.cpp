@@ -8,7 +8,9 @@ using namespace gb::optim;
 
 namespace {
 double lr_of(Optimizer& o) { return o.param_groups()[0].options().get_lr(); }
-std::unique_ptr<SGD> sgd(double lr) { return std::make_unique<SGD>(std::vector<gb::Tensor>{gb::zeros({1}).requires_grad_()}, SGDOptions(lr)); }
+std::unique_ptr<SGD> sgd(double lr) {
+  return std::make_unique<SGD>(std::vector<gb::Tensor>{gb::zeros({1}).requires_grad_()}, SGDOptions(lr));
+}
 std::shared_ptr<SequentialLR> warmup_then_step(Optimizer& o) {
   auto warm = std::make_shared<LinearLR>(o, 0.5, 1.0, 2);
   auto decay = std::make_shared<StepLR>(o, 2, 0.1);

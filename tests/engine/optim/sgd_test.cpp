@@ -63,12 +63,13 @@ TEST_CASE("option checks use PyTorch's messages") {
   auto p = param({1});
   CHECK(error_of([&] { SGD opt({p}, SGDOptions(-0.1)); }).find("Invalid learning rate: -0.1") == 0);
   CHECK(error_of([&] { SGD opt({p}, SGDOptions(0.1).momentum(-1)); }).find("Invalid momentum value: -1") == 0);
-  CHECK(error_of([&] { SGD opt({p}, SGDOptions(0.1).weight_decay(-1)); }).find("Invalid weight_decay value: -1") ==
-        0);
-  CHECK(error_of([&] { SGD opt({p}, SGDOptions(0.1).nesterov(true)); })
-            .find("Nesterov momentum requires a momentum and zero dampening") == 0);
-  CHECK(error_of([&] { SGD opt({p}, SGDOptions(0.1).momentum(0.9).dampening(0.1).nesterov(true)); })
-            .find("Nesterov momentum requires a momentum and zero dampening") == 0);
+  CHECK(error_of([&] { SGD opt({p}, SGDOptions(0.1).weight_decay(-1)); }).find("Invalid weight_decay value: -1") == 0);
+  CHECK(error_of([&] {
+          SGD opt({p}, SGDOptions(0.1).nesterov(true));
+        }).find("Nesterov momentum requires a momentum and zero dampening") == 0);
+  CHECK(error_of([&] {
+          SGD opt({p}, SGDOptions(0.1).momentum(0.9).dampening(0.1).nesterov(true));
+        }).find("Nesterov momentum requires a momentum and zero dampening") == 0);
   CHECK(error_of([&] { SGD opt({p, p}, SGDOptions(0.1)); }) == "");  // same tensor twice in one group is allowed
 }
 

@@ -20,15 +20,15 @@
 namespace gb::optim {
 
 struct OneCycleLROptions {
-  OneCycleLROptions(double max_lr) : max_lr_{max_lr} {}  // NOLINT(google-explicit-constructor)
+  OneCycleLROptions(double max_lr) : max_lr_{max_lr} {}                          // NOLINT(google-explicit-constructor)
   OneCycleLROptions(std::vector<double> max_lr) : max_lr_(std::move(max_lr)) {}  // NOLINT
 
   GB_ARG(std::vector<double>, max_lr);
-  GB_ARG(std::optional<int64_t>, total_steps);      // or epochs * steps_per_epoch
+  GB_ARG(std::optional<int64_t>, total_steps);  // or epochs * steps_per_epoch
   GB_ARG(std::optional<int64_t>, epochs);
   GB_ARG(std::optional<int64_t>, steps_per_epoch);
   GB_ARG(double, pct_start) = 0.3;
-  GB_ARG(std::string, anneal_strategy) = "cos";     // "cos" or "linear"
+  GB_ARG(std::string, anneal_strategy) = "cos";  // "cos" or "linear"
   GB_ARG(bool, cycle_momentum) = true;
   GB_ARG(std::vector<double>, base_momentum) = {0.85};
   GB_ARG(std::vector<double>, max_momentum) = {0.95};

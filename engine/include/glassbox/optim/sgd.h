@@ -6,7 +6,8 @@
 //
 // Per parameter p with gradient g (parameters without .grad are skipped):
 //   g = maximize ? -g : g;  g += weight_decay * p;
-//   momentum: buf = g (first step) | buf = momentum * buf + (1 - dampening) * g;  g = nesterov ? g + momentum * buf : buf
+//   momentum: buf = g (first step) | buf = momentum * buf + (1 - dampening) * g
+//             g = nesterov ? g + momentum * buf : buf
 //   p -= lr * g
 // State: "momentum_buffer" (only with momentum != 0), created as optimizer_state memory.
 #pragma once
