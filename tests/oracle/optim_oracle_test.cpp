@@ -10,6 +10,7 @@
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
+#include <sys/wait.h>
 #include <cmath>
 #include <cstdio>
 #include <functional>

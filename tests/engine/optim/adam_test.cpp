@@ -6,6 +6,10 @@
 
 #include <glassbox/glassbox.h>
 
+#include "instrument/session.h"
+#include "traces/reader.h"
+#include "traces/temp_dir.h"
+
 #include "support/check.h"
 
 using gb::optim::Adam;
@@ -142,4 +146,31 @@ TEST_CASE("state_dict -> a fresh optimizer continues bit for bit") {
   resumed.load_state_dict(sd);
   run(resumed, q2, 4, 7);
   CHECK(gb::equal(p, q2));
+}
+
+TEST_CASE("each step is one optimizer span named Adam.step; its ops nest inside") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  {
+    gb::trace::Session session(path);
+    auto w = gb::ones({4}).requires_grad_();
+    gb::optim::Adam opt({w}, gb::optim::AdamOptions(0.1));
+    for (int i = 0; i < 2; ++i) {
+      w.set_grad(gb::ones({4}));
+      opt.step();
+    }
+  }
+  gb::trace::Reader r(path);
+  auto spans = r.all<gb::trace::SpanRecord>();
+  std::vector<gb::trace::Id> steps;
+  for (const auto& s : spans)
+    if (r.string(s.name_id) == "Adam.step") {
+      CHECK(s.kind == gb::trace::SpanKind::optimizer);
+      steps.push_back(s.id);
+    }
+  REQUIRE(steps.size() == 2);
+  int nested_ops = 0;
+  for (const auto& s : spans)
+    if (s.kind == gb::trace::SpanKind::op && s.parent_id && *s.parent_id == steps[0]) ++nested_ops;
+  CHECK(nested_ops > 0);
 }

@@ -53,10 +53,11 @@ TEST_CASE("load errors name the mismatch and change nothing") {
   SGD one({p}, SGDOptions(0.1));
   auto q = gb::ones({2}).requires_grad_(), r = gb::ones({2}).requires_grad_();
   SGD two({q, r}, SGDOptions(0.3));
-  CHECK(error_of([&] { two.load_state_dict(one.state_dict()); })
-            .find("loaded state dict contains a parameter group that doesn't match the size of optimizer's group") ==
-        0);
+  CHECK(error_of([&] {
+          two.load_state_dict(one.state_dict());
+        }).find("loaded state dict contains a parameter group that doesn't match the size of optimizer's group") == 0);
   CHECK(two.param_groups()[0].options().get_lr() == 0.3);
-  CHECK(error_of([&] { SGD dup(std::vector<OptimizerParamGroup>{{{p}}, {{p}}}, SGDOptions(0.1)); })
-            .find("some parameters appear in more than one parameter group") == 0);
+  CHECK(error_of([&] {
+          SGD dup(std::vector<OptimizerParamGroup>{{{p}}, {{p}}}, SGDOptions(0.1));
+        }).find("some parameters appear in more than one parameter group") == 0);
 }
