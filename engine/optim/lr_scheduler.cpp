@@ -6,12 +6,20 @@
 namespace gb::optim {
 
 LRScheduler::LRScheduler(Optimizer& optimizer, int64_t last_epoch) : optimizer_(optimizer), last_epoch_(last_epoch) {
-  // PyTorch keeps initial_lr in each group; here base_lrs is that record (a resumed scheduler,
-  // last_epoch != -1, reads it back from load_state_dict).
-  for (const auto& g : optimizer_.param_groups()) base_lrs_.push_back(g.options().get_lr());
+  auto& groups = optimizer_.param_groups();
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (last_epoch == -1 && !groups[i].initial_lr()) groups[i].set_initial_lr(groups[i].options().get_lr());
+    GB_CHECK(groups[i].initial_lr().has_value(), "param 'initial_lr' is not specified in param_groups[", i,
+             "] when resuming an optimizer; load the optimizer's state dict (it holds initial_lr) before making a "
+             "scheduler with last_epoch != -1");
+    base_lrs_.push_back(*groups[i].initial_lr());
+  }
 }
 
-void LRScheduler::initial_step() { step(); }
+void LRScheduler::initial_step() {
+  step_count_ = 0;
+  step();
+}
 
 std::vector<double> LRScheduler::current_lrs() const {
   std::vector<double> lrs;
@@ -28,13 +36,22 @@ void LRScheduler::set_lrs(const std::vector<double>& lrs) {
 }
 
 void LRScheduler::step() {
+  ++step_count_;
   ++last_epoch_;
   set_lrs(get_lr());
+}
+
+void LRScheduler::step(int64_t epoch) {
+  ++step_count_;
+  last_epoch_ = epoch;
+  auto closed = get_closed_form_lr();
+  set_lrs(closed ? *closed : get_lr());
 }
 
 StateDict LRScheduler::state_dict() const {
   StateDict out;
   out.insert("last_epoch", scalar_state(double(last_epoch_)));
+  out.insert("_step_count", scalar_state(double(step_count_)));
   for (size_t i = 0; i < base_lrs_.size(); ++i) out.insert("base_lrs." + std::to_string(i), scalar_state(base_lrs_[i]));
   for (size_t i = 0; i < last_lr_.size(); ++i) out.insert("last_lr." + std::to_string(i), scalar_state(last_lr_[i]));
   extra_state(out);
@@ -53,6 +70,7 @@ void LRScheduler::load_state_dict(const StateDict& sd) {
            " base learning rates for an optimizer with ", optimizer_.param_groups().size(), " groups");
   load_extra_state(sd);
   last_epoch_ = int64_t(scalar_value(*le, "last_epoch"));
+  if (const Tensor* sc = sd.find("_step_count")) step_count_ = int64_t(scalar_value(*sc, "_step_count"));
   base_lrs_ = std::move(base);
   last_lr_ = std::move(last);
 }

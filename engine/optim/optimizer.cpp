@@ -66,6 +66,12 @@ size_t Optimizer::size() const {
   return n;
 }
 
+Tensor Optimizer::evaluate_closure(const LossClosure& closure) {
+  if (!closure) return Tensor();
+  EnableGradGuard grad_on;
+  return closure();
+}
+
 Tensor scalar_state(double value) { return gb::scalar_tensor(value, TensorOptions().dtype(kDouble)); }
 
 double scalar_value(const Tensor& t, const std::string& what) {
@@ -81,6 +87,7 @@ StateDict Optimizer::state_dict() const {
     const auto& g = param_groups_[gi];
     std::string gp = "param_groups." + std::to_string(gi) + ".";
     for (const auto& [name, value] : g.options().hyperparameters()) out.insert(gp + name, scalar_state(value));
+    if (g.initial_lr()) out.insert(gp + "initial_lr", scalar_state(*g.initial_lr()));
     std::vector<int64_t> ids;
     for (const auto& p : g.params()) {
       auto it = state_.find(p.unsafe_impl());
@@ -143,10 +150,16 @@ void Optimizer::load_state_dict(const StateDict& sd) {
   }
   for (size_t gi = 0; gi < groups; ++gi) {
     std::string gp = "param_groups." + std::to_string(gi) + ".";
-    for (const auto& item : sd)
-      if (item.key().rfind(gp, 0) == 0 && item.key() != gp + "params")
+    std::optional<double> initial_lr;
+    for (const auto& item : sd) {
+      if (item.key().rfind(gp, 0) != 0 || item.key() == gp + "params") continue;
+      if (item.key() == gp + "initial_lr")
+        initial_lr = scalar_value(item.value(), item.key());
+      else
         param_groups_[gi].options().set_hyperparameter(item.key().substr(gp.size()),
                                                        scalar_value(item.value(), item.key()));
+    }
+    param_groups_[gi].set_initial_lr(initial_lr);
   }
   state_ = std::move(fresh);
 }

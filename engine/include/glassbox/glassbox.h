@@ -23,6 +23,7 @@
 #include "glassbox/nn/modules/sequential.h"
 #include "glassbox/nn/ordered_dict.h"
 #include "glassbox/nn/pimpl.h"
+#include "glassbox/nn/utils/clip_grad.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/linalg.h"
 #include "glassbox/ops/nn.h"
@@ -30,6 +31,7 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "glassbox/optim/lr_scheduler.h"
+#include "glassbox/optim/optim.h"
 #include "glassbox/optim/optimizer.h"
 #include "instrument/probe.h"    // gb::trace: spans, StepScope, counters (tracing is off unless a session is on)
 #include "instrument/session.h"  // gb::trace::Session; or GLASSBOX_TRACE=run.db with no code change

@@ -9,7 +9,8 @@
 // State dict layout (PyTorch's, flattened with dots so it saves as one safetensors file): parameters are numbered
 // 0.. across the groups in order; "state.<i>.<name>" holds parameter i's state tensors (scalars such as `step`
 // as 0-dim float64 tensors); "param_groups.<g>.<hyperparameter>" holds each group's hyperparameters as 0-dim
-// float64 tensors (bools as 0/1) and "param_groups.<g>.params" the int64 indices of its parameters.
+// float64 tensors (bools as 0/1) and "param_groups.<g>.params" the int64 indices of its parameters; a group a
+// scheduler has seen also holds "param_groups.<g>.initial_lr" (PyTorch keeps it in the group too).
 // load_state_dict checks the group count and sizes first and names the mismatch (PyTorch's messages); on error
 // nothing is changed.
 //
@@ -19,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -73,10 +75,11 @@ class OptimizerParamGroup {
   OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options)
       : params_(std::move(params)), options_(std::move(options)) {}
   OptimizerParamGroup(const OptimizerParamGroup& o)
-      : params_(o.params_), options_(o.options_ ? o.options_->clone() : nullptr) {}
+      : params_(o.params_), options_(o.options_ ? o.options_->clone() : nullptr), initial_lr_(o.initial_lr_) {}
   OptimizerParamGroup& operator=(const OptimizerParamGroup& o) {
     params_ = o.params_;
     options_ = o.options_ ? o.options_->clone() : nullptr;
+    initial_lr_ = o.initial_lr_;
     return *this;
   }
   OptimizerParamGroup(OptimizerParamGroup&&) = default;
@@ -88,10 +91,14 @@ class OptimizerParamGroup {
   void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
   std::vector<Tensor>& params() { return params_; }
   const std::vector<Tensor>& params() const { return params_; }
+  // PyTorch's group["initial_lr"]: the learning rate the first scheduler found (set once, by LRScheduler).
+  const std::optional<double>& initial_lr() const { return initial_lr_; }
+  void set_initial_lr(std::optional<double> lr) { initial_lr_ = lr; }
 
  private:
   std::vector<Tensor> params_;
   std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
 };
 
 class Optimizer {
@@ -131,6 +138,8 @@ class Optimizer {
  protected:
   // An empty state of this optimizer's kind, for load_state_dict to fill.
   virtual std::unique_ptr<OptimizerParamState> make_param_state() const = 0;
+  // step()'s closure, evaluated with grad mode on (PyTorch's `with torch.enable_grad(): loss = closure()`).
+  static Tensor evaluate_closure(const LossClosure& closure);
 
   std::vector<OptimizerParamGroup> param_groups_;
   std::unordered_map<const TensorImpl*, std::unique_ptr<OptimizerParamState>> state_;

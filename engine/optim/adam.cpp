@@ -1,0 +1,148 @@
+// engine/optim/adam.cpp — Adam's update, written as PyTorch 1.13's _single_tensor_adam; the moment update is shared
+// with AdamW (detail::adam_update).
+#include "glassbox/optim/adam.h"
+
+#include <cmath>
+
+#include "glassbox/autograd/grad_mode.h"
+#include "glassbox/memory/category.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
+#include "instrument/probe.h"
+
+namespace gb::optim {
+
+AdamOptions::AdamOptions(double lr) : lr_(lr) {}
+
+std::vector<std::pair<std::string, double>> AdamOptions::hyperparameters() const {
+  return {{"lr", lr_},
+          {"beta1", std::get<0>(betas_)},
+          {"beta2", std::get<1>(betas_)},
+          {"eps", eps_},
+          {"weight_decay", weight_decay_},
+          {"amsgrad", amsgrad_ ? 1.0 : 0.0},
+          {"maximize", maximize_ ? 1.0 : 0.0}};
+}
+
+void AdamOptions::set_hyperparameter(const std::string& name, double value) {
+  if (name == "lr")
+    lr_ = value;
+  else if (name == "beta1")
+    std::get<0>(betas_) = value;
+  else if (name == "beta2")
+    std::get<1>(betas_) = value;
+  else if (name == "eps")
+    eps_ = value;
+  else if (name == "weight_decay")
+    weight_decay_ = value;
+  else if (name == "amsgrad")
+    amsgrad_ = value != 0;
+  else if (name == "maximize")
+    maximize_ = value != 0;
+  else
+    throw Error("Adam has no hyperparameter \"" + name +
+                "\" (it has lr, beta1, beta2, eps, weight_decay, amsgrad, maximize)");
+}
+
+std::vector<std::pair<std::string, Tensor>> AdamParamState::tensors() const {
+  return {{"step", scalar_state(step_)},
+          {"exp_avg", exp_avg_},
+          {"exp_avg_sq", exp_avg_sq_},
+          {"max_exp_avg_sq", max_exp_avg_sq_}};
+}
+
+void AdamParamState::set_tensor(const std::string& name, const Tensor& value) {
+  if (name == "step")
+    step_ = scalar_value(value, "step");
+  else if (name == "exp_avg")
+    exp_avg_ = value;
+  else if (name == "exp_avg_sq")
+    exp_avg_sq_ = value;
+  else if (name == "max_exp_avg_sq")
+    max_exp_avg_sq_ = value;
+  else
+    throw Error("Adam state has no \"" + name + "\" (it has step, exp_avg, exp_avg_sq, max_exp_avg_sq)");
+}
+
+namespace detail {
+
+void check_adam_arguments(double lr, double eps, double beta1, double beta2, double weight_decay) {
+  GB_CHECK(lr >= 0, "Invalid learning rate: ", lr);
+  GB_CHECK(eps >= 0, "Invalid epsilon value: ", eps);
+  GB_CHECK(beta1 >= 0 && beta1 < 1, "Invalid beta parameter at index 0: ", beta1);
+  GB_CHECK(beta2 >= 0 && beta2 < 1, "Invalid beta parameter at index 1: ", beta2);
+  GB_CHECK(weight_decay >= 0, "Invalid weight_decay value: ", weight_decay);
+}
+
+void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double lr, double beta1, double beta2,
+                 double eps, bool amsgrad) {
+  if (!st.exp_avg().defined()) {
+    memory::CategoryGuard cat(memory::Category::optimizer_state);
+    st.exp_avg(zeros_like(param));
+    st.exp_avg_sq(zeros_like(param));
+  }
+  if (amsgrad && !st.max_exp_avg_sq().defined()) {
+    memory::CategoryGuard cat(memory::Category::optimizer_state);
+    st.max_exp_avg_sq(zeros_like(param));
+  }
+  st.step(st.step() + 1);
+  Tensor exp_avg = st.exp_avg(), exp_avg_sq = st.exp_avg_sq();
+  exp_avg.mul_(beta1).add_(grad, 1 - beta1);
+  exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+
+  double bias_correction1 = 1 - std::pow(beta1, st.step());
+  double bias_correction2 = 1 - std::pow(beta2, st.step());
+  double step_size = lr / bias_correction1;
+  double bias_correction2_sqrt = std::sqrt(bias_correction2);
+  Tensor denom;
+  if (amsgrad) {
+    Tensor max_sq = st.max_exp_avg_sq();
+    max_sq.copy_(maximum(max_sq, exp_avg_sq));
+    denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps);
+  } else {
+    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps);
+  }
+  param.addcdiv_(exp_avg, denom, -step_size);
+}
+
+}  // namespace detail
+
+namespace {
+const AdamOptions& options_of(const OptimizerParamGroup& g) {
+  const auto* o = dynamic_cast<const AdamOptions*>(&g.options());
+  GB_CHECK(o != nullptr, "Adam: a parameter group holds another optimizer's options; give it AdamOptions");
+  return *o;
+}
+void check_options(const AdamOptions& o) {
+  detail::check_adam_arguments(o.lr(), o.eps(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay());
+}
+}  // namespace
+
+Adam::Adam(const std::vector<OptimizerParamGroup>& param_groups, AdamOptions defaults)
+    : Optimizer({}, std::make_unique<AdamOptions>((check_options(defaults), defaults))) {
+  for (const auto& g : param_groups) {
+    if (g.has_options()) check_options(options_of(g));
+    add_param_group(g);
+  }
+}
+
+Tensor Adam::step(LossClosure closure) {
+  GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "Adam.step");
+  Tensor loss = evaluate_closure(closure);
+  NoGradGuard no_grad;
+  for (auto& group : param_groups_) {
+    const AdamOptions& o = options_of(group);
+    auto [beta1, beta2] = o.betas();
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      Tensor grad = o.maximize() ? p.grad().neg() : p.grad();
+      if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
+      auto& slot = state_[p.unsafe_impl()];
+      if (!slot) slot = std::make_unique<AdamParamState>();
+      detail::adam_update(p, grad, static_cast<AdamParamState&>(*slot), o.lr(), beta1, beta2, o.eps(), o.amsgrad());
+    }
+  }
+  return loss;
+}
+
+}  // namespace gb::optim

@@ -1,0 +1,103 @@
+// engine/optim/sgd.cpp — SGD's update, written as PyTorch 1.13's _single_tensor_sgd.
+#include "glassbox/optim/sgd.h"
+
+#include "glassbox/autograd/grad_mode.h"
+#include "glassbox/memory/category.h"
+#include "instrument/probe.h"
+
+namespace gb::optim {
+
+SGDOptions::SGDOptions(double lr) : lr_(lr) {}
+
+std::vector<std::pair<std::string, double>> SGDOptions::hyperparameters() const {
+  return {{"lr", lr_},
+          {"momentum", momentum_},
+          {"dampening", dampening_},
+          {"weight_decay", weight_decay_},
+          {"nesterov", nesterov_ ? 1.0 : 0.0},
+          {"maximize", maximize_ ? 1.0 : 0.0}};
+}
+
+void SGDOptions::set_hyperparameter(const std::string& name, double value) {
+  if (name == "lr")
+    lr_ = value;
+  else if (name == "momentum")
+    momentum_ = value;
+  else if (name == "dampening")
+    dampening_ = value;
+  else if (name == "weight_decay")
+    weight_decay_ = value;
+  else if (name == "nesterov")
+    nesterov_ = value != 0;
+  else if (name == "maximize")
+    maximize_ = value != 0;
+  else
+    throw Error("SGD has no hyperparameter \"" + name +
+                "\" (it has lr, momentum, dampening, weight_decay, nesterov, maximize)");
+}
+
+std::vector<std::pair<std::string, Tensor>> SGDParamState::tensors() const {
+  return {{"momentum_buffer", momentum_buffer_}};
+}
+
+void SGDParamState::set_tensor(const std::string& name, const Tensor& value) {
+  GB_CHECK(name == "momentum_buffer", "SGD state has no \"", name, "\" (only momentum_buffer)");
+  momentum_buffer_ = value;
+}
+
+namespace {
+const SGDOptions& options_of(const OptimizerParamGroup& g) {
+  const auto* o = dynamic_cast<const SGDOptions*>(&g.options());
+  GB_CHECK(o != nullptr, "SGD: a parameter group holds another optimizer's options; give it SGDOptions");
+  return *o;
+}
+
+void check_options(const SGDOptions& o) {
+  GB_CHECK(o.lr() >= 0, "Invalid learning rate: ", o.lr());
+  GB_CHECK(o.momentum() >= 0, "Invalid momentum value: ", o.momentum());
+  GB_CHECK(o.weight_decay() >= 0, "Invalid weight_decay value: ", o.weight_decay());
+  GB_CHECK(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0),
+           "Nesterov momentum requires a momentum and zero dampening (got momentum=", o.momentum(),
+           ", dampening=", o.dampening(), ")");
+}
+}  // namespace
+
+SGD::SGD(const std::vector<OptimizerParamGroup>& param_groups, SGDOptions defaults)
+    : Optimizer({}, std::make_unique<SGDOptions>((check_options(defaults), defaults))) {
+  for (const auto& g : param_groups) {
+    if (g.has_options()) check_options(options_of(g));
+    add_param_group(g);
+  }
+}
+
+Tensor SGD::step(LossClosure closure) {
+  GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "SGD.step");
+  Tensor loss = evaluate_closure(closure);
+  NoGradGuard no_grad;
+  for (auto& group : param_groups_) {
+    const SGDOptions& o = options_of(group);
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      Tensor d_p = o.maximize() ? p.grad().neg() : p.grad();
+      if (o.weight_decay() != 0) d_p = d_p.add(p, o.weight_decay());
+      if (o.momentum() != 0) {
+        auto& slot = state_[p.unsafe_impl()];
+        if (!slot) slot = std::make_unique<SGDParamState>();
+        auto& st = static_cast<SGDParamState&>(*slot);
+        Tensor buf = st.momentum_buffer();
+        if (!buf.defined()) {
+          memory::CategoryGuard cat(memory::Category::optimizer_state);
+          buf = d_p.clone().detach();
+          st.momentum_buffer(buf);
+        } else {
+          buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
+        }
+        d_p = o.nesterov() ? d_p.add(buf, o.momentum()) : buf;
+      }
+      p.add_(d_p, -o.lr());
+    }
+  }
+  return loss;
+}
+
+}  // namespace gb::optim
