@@ -86,7 +86,7 @@ class PtLoader {
 
  private:
   [[noreturn]] void fail(const std::string& problem, const std::string& next) const {
-    throw Error(str_cat("gb::load_pt: '", path_, "': ", problem, ". ", next));
+    throw Error(str_cat("gb::load_pt: '", path_, "': ", problem, next.empty() ? "" : ". ", next));
   }
 
   PyRef find_class(const std::string& module, const std::string& name) {
@@ -145,7 +145,7 @@ class PtLoader {
   }
 
   std::vector<int64_t> int_tuple(const PyRef& v, const char* what) const {
-    if (v->kind != Kind::tuple) fail(str_cat("a tensor's ", what, " is a ", v->kind_name(), ", not a tuple"), "");
+    if (v->kind != Kind::tuple) fail(str_cat("a tensor's ", what, " is a ", v->kind_name(), ", not a tuple"), "The file is damaged; save it again");
     std::vector<int64_t> out;
     for (const auto& i : v->items) {
       if (i->kind != Kind::integer || i->integer < 0)
@@ -163,7 +163,7 @@ class PtLoader {
       return PyObject::make(Kind::dict);
     }
     if (f->kind == Kind::global && f->str == "torch._utils._rebuild_parameter") {
-      if (a.size() < 2 || a[0]->kind != Kind::object) fail("a Parameter is rebuilt from something else than a tensor", "");
+      if (a.size() < 2 || a[0]->kind != Kind::object) fail("a Parameter is rebuilt from something else than a tensor", "The file is damaged; save it again");
       return a[0];
     }
     if (f->kind != Kind::global || f->str != "torch._utils._rebuild_tensor_v2")
@@ -180,7 +180,7 @@ class PtLoader {
     const Tensor& storage = a[0]->tensor;
     int64_t offset = a[1]->integer;
     std::vector<int64_t> size = int_tuple(a[2], "size"), stride = int_tuple(a[3], "stride");
-    if (size.size() != stride.size()) fail("a tensor's size and stride differ in length", "The file is damaged");
+    if (size.size() != stride.size()) fail("a tensor's size and stride differ in length", "The file is damaged; save it again");
     // The view must lie inside its storage; checked with 128-bit sums so damaged numbers cannot overflow.
     __int128 last = offset;
     bool empty_view = false;
