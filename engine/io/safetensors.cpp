@@ -107,9 +107,18 @@ void read_exact(std::FILE* f, const std::string& path, uint64_t at, void* out, u
            "); the file changed while it was read or the disk has an error; try again");
 }
 
+// A JSON value for a message: primitives and short flat lists as written, anything else by its type (a damaged
+// header may nest deeply, and dump() recurses).
+std::string describe(const Json& v) {
+  if (v.is_primitive()) return v.dump();
+  if (v.is_array() && v.size() <= 16 && std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_primitive(); }))
+    return v.dump();
+  return str_cat("a JSON ", v.type_name(), " of ", v.size(), " items");
+}
+
 uint64_t json_uint(const std::string& path, const Json& v, const std::string& what) {
   if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
-    bad(path, what + " is " + v.dump() + ", not a non-negative integer");
+    bad(path, what + " is " + describe(v) + ", not a non-negative integer");
   return v.get<uint64_t>();
 }
 
@@ -119,7 +128,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const Json& 
   for (const char* field : {"dtype", "shape", "data_offsets"})
     if (!v.contains(field)) bad(path, where + " has no \"" + field + "\" field");
   const Json& dt = v["dtype"];
-  if (!dt.is_string()) bad(path, where + " has dtype " + dt.dump() + ", not a string");
+  if (!dt.is_string()) bad(path, where + " has dtype " + describe(dt) + ", not a string");
   const DtypeInfo* info = find_dtype(dt.get<std::string>());
   if (info == nullptr) bad(path, where + " has the unknown dtype " + dt.dump());
   if (!info->supported)
@@ -128,7 +137,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const Json& 
                         "where it was written, e.g. in Python: sd[name] = sd[name].to(torch.int32), then save again"));
   Entry e{name, info->type, info->itemsize, {}, 0, 0};
   const Json& shape = v["shape"];
-  if (!shape.is_array()) bad(path, where + " has shape " + shape.dump() + ", not a list of sizes");
+  if (!shape.is_array()) bad(path, where + " has shape " + describe(shape) + ", not a list of sizes");
   uint64_t numel = 1;
   for (const auto& s : shape) {
     uint64_t n = json_uint(path, s, where + "'s shape entry");
@@ -138,7 +147,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const Json& 
     e.shape.push_back(int64_t(n));
   }
   const Json& off = v["data_offsets"];
-  if (!off.is_array() || off.size() != 2) bad(path, where + " has data_offsets " + off.dump() + ", not [begin, end]");
+  if (!off.is_array() || off.size() != 2) bad(path, where + " has data_offsets " + describe(off) + ", not [begin, end]");
   e.begin = json_uint(path, off[0], where + "'s data_offsets begin");
   e.end = json_uint(path, off[1], where + "'s data_offsets end");
   if (e.end < e.begin) bad(path, where + " has data_offsets " + off.dump() + " with end before begin");
@@ -189,7 +198,7 @@ Header read_header(std::FILE* f, const std::string& path, uint64_t file_size) {
     if (key == "__metadata__") {
       if (!value.is_object()) bad(path, std::string("\"__metadata__\" is a JSON ") + value.type_name() + ", not an object");
       for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string()) bad(path, "metadata '" + mk + "' is " + mv.dump() + ", not a string");
+        if (!mv.is_string()) bad(path, "metadata '" + mk + "' is " + describe(mv) + ", not a string");
         h.metadata[mk] = mv.get<std::string>();
       }
       continue;

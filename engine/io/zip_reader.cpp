@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -17,6 +18,21 @@ uint32_t u32(const unsigned char* p) { return u16(p) | u16(p + 2) << 16; }
 
 constexpr uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50;
 constexpr uint64_t kEndSize = 22;
+
+uint32_t crc32(const unsigned char* p, uint64_t n) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xffffffffu;
+  for (uint64_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
 
 }  // namespace
 
@@ -72,7 +88,7 @@ ZipReader::ZipReader(const std::string& path) : path_(path) {
     for (uint32_t i = 0; i < n_total; ++i) {
       if (p + 46 > cd_size || u32(&cd[p]) != kCentralSig) bad(str_cat("central directory entry ", i, " is damaged"));
       const unsigned char* c = &cd[p];
-      uint32_t flags = u16(c + 8), method = u16(c + 10);
+      uint32_t flags = u16(c + 8), method = u16(c + 10), crc = u32(c + 16);
       uint64_t csize = u32(c + 20), usize = u32(c + 24);
       uint32_t name_len = u16(c + 28), extra_len = u16(c + 30), comment_len = u16(c + 32);
       uint64_t local = u32(c + 42);
@@ -92,7 +108,7 @@ ZipReader::ZipReader(const std::string& path) : path_(path) {
       uint64_t data = local + 30 + u16(lh + 26) + u16(lh + 28);
       if (data > size_ || usize > size_ - data)
         bad(str_cat("entry '", name, "' (", usize, " bytes at offset ", data, ") runs past the end of the file"));
-      entries_.push_back({std::move(name), data, usize});
+      entries_.push_back({std::move(name), data, usize, crc});
       p += 46 + uint64_t(name_len) + extra_len + comment_len;
     }
   } catch (...) {
@@ -109,15 +125,24 @@ const ZipReader::Entry* ZipReader::find(const std::string& name) const {
   return nullptr;
 }
 
+void ZipReader::check_crc(const Entry& e, const void* data) const {
+  uint32_t got = crc32(static_cast<const unsigned char*>(data), e.size);
+  if (got != e.crc32)
+    bad(str_cat("entry '", e.name, "' fails its CRC-32 check (stored ", e.crc32, ", computed ", got,
+                "): its bytes were changed after it was written"));
+}
+
 std::string ZipReader::read(const Entry& e) const {
   std::string out(e.size, '\0');
   read_at(e.offset, out.data(), e.size);
+  check_crc(e, out.data());
   return out;
 }
 
 void ZipReader::read_into(const Entry& e, void* out, uint64_t n) const {
   GB_ASSERT(n <= e.size, "ZipReader::read_into past the entry");
   read_at(e.offset, out, n);
+  if (n == e.size) check_crc(e, out);
 }
 
 }  // namespace gb::detail
