@@ -10,8 +10,9 @@ PACKAGES=(
   doctest-dev                              # the test framework
   libsqlite3-dev                           # the trace file (traces/)
   libcli11-dev zlib1g-dev                  # the glassbox command (tools/): arguments, .json.gz export
-  nlohmann-json3-dev                       # the tests parse the Chrome export
+  nlohmann-json3-dev                       # safetensors headers (engine/io/); the tests parse the Chrome export
   libtorch-dev                             # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
+  python3-torch                            # the .pt import tests write their files with torch.save
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # the viewer (viewer/): Dear ImGui 1.86, GLFW, OpenGL 3, PNG
   fonts-dejavu-core                        # the viewer's font (falls back to ImGui's own without it)
   xvfb xauth libgl1-mesa-dri               # the viewer's screenshot tests: a headless X server with Mesa GL

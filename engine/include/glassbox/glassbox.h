@@ -17,6 +17,8 @@
 #include "glassbox/core/tensor.h"
 #include "glassbox/core/tensor_options.h"
 #include "glassbox/data/data.h"
+#include "glassbox/io/checkpoint.h"
+#include "glassbox/io/serialize.h"
 #include "glassbox/memory/memory.h"
 #include "glassbox/nn/functional.h"
 #include "glassbox/nn/module.h"
