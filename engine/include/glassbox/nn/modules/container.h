@@ -6,7 +6,7 @@
 //   for (const auto& m : *layers) x = std::dynamic_pointer_cast<gb::nn::LinearImpl>(m)->forward(x);
 //   x = layers->at<gb::nn::LinearImpl>(1).forward(x);  gb::nn::Linear(layers->ptr<gb::nn::LinearImpl>(2))(x);
 //
-//   gb::nn::ModuleDict heads({{"cls", gb::nn::Linear(8, 2).ptr()}, {"box", gb::nn::Linear(8, 4).ptr()}});
+//   gb::nn::ModuleDict heads({{"cls", gb::nn::Linear(8, 2)}, {"box", gb::nn::Linear(8, 4)}});
 //   heads["cls"];  heads->contains("box");  heads->pop("box");   // children named by key, in insertion order
 //
 // ModuleList children are named "0", "1", ... (insert renumbers, as PyTorch's). Neither has a forward.
@@ -17,6 +17,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,15 @@
 namespace gb::nn {
 
 namespace detail {
+// A module given as a holder (Linear(4, 8)) or a shared_ptr, for the initializer lists of ModuleDict.
+struct ModulePtr {
+  template <typename M, typename = std::enable_if_t<std::is_base_of_v<Module, M>>>
+  ModulePtr(std::shared_ptr<M> m) : ptr(std::move(m)) {}  // NOLINT
+  template <typename M>
+  ModulePtr(const ModuleHolder<M>& h) : ptr(h.ptr()) {}  // NOLINT
+  std::shared_ptr<Module> ptr;
+};
+
 template <typename T>
 T* checked_as(const std::shared_ptr<Module>& m, const char* where, const std::string& at) {
   T* p = dynamic_cast<T*>(m.get());
@@ -53,6 +63,7 @@ class ModuleListImpl : public Module {
   // Appends the modules of another list (shared, not copied), or of a vector.
   void extend(const ModuleListImpl& other);
   template <typename Container>
+    requires(!std::is_base_of_v<Module, Container>)
   void extend(const Container& modules) {
     for (const auto& m : modules) push_back(m);
   }
@@ -83,7 +94,9 @@ GB_MODULE(ModuleList);
 class ModuleDictImpl : public Module {
  public:
   ModuleDictImpl() = default;
-  ModuleDictImpl(std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> modules) { update(modules); }
+  ModuleDictImpl(std::initializer_list<std::pair<std::string, detail::ModulePtr>> modules) {
+    for (const auto& [key, module] : modules) insert(key, module.ptr);
+  }
   explicit ModuleDictImpl(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& modules) {
     update(modules);
   }
@@ -93,8 +106,8 @@ class ModuleDictImpl : public Module {
   void update(const Container& modules) {
     for (const auto& [key, module] : modules) insert(key, module);
   }
-  void update(std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> modules) {
-    for (const auto& [key, module] : modules) insert(key, module);
+  void update(std::initializer_list<std::pair<std::string, detail::ModulePtr>> modules) {
+    for (const auto& [key, module] : modules) insert(key, module.ptr);
   }
   void update(const ModuleDictImpl& other) { update(other.items()); }
   void insert(const std::string& key, std::shared_ptr<Module> module);
@@ -123,6 +136,12 @@ class ModuleDictImpl : public Module {
  private:
   OrderedDict<std::string, std::shared_ptr<Module>> modules_{"Module"};
 };
-GB_MODULE(ModuleDict);
+// The holder also takes the braced list: ModuleDict({{"cls", Linear(8, 2)}, {"box", Linear(8, 4)}}).
+class ModuleDict : public ModuleHolder<ModuleDictImpl> {
+ public:
+  using ModuleHolder<ModuleDictImpl>::ModuleHolder;
+  ModuleDict(std::initializer_list<std::pair<std::string, detail::ModulePtr>> modules)
+      : ModuleHolder(std::make_shared<ModuleDictImpl>(modules)) {}
+};
 
 }  // namespace gb::nn
