@@ -41,8 +41,8 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   const int64_t E = options.embed_dim(), H = options.num_heads();
   GB_CHECK(E > 0 && H > 0, "MultiheadAttention: embed_dim and num_heads must be positive (got ", E, " and ", H, ")");
   GB_CHECK(E % H == 0, "embed_dim must be divisible by num_heads (got embed_dim=", E, ", num_heads=", H, ")");
-  GB_CHECK(options.dropout() >= 0 && options.dropout() <= 1,
-           "dropout probability has to be between 0 and 1, but got ", options.dropout());
+  GB_CHECK(options.dropout() >= 0 && options.dropout() <= 1, "dropout probability has to be between 0 and 1, but got ",
+           options.dropout());
   head_dim = E / H;
   in_proj_weight = register_parameter("in_proj_weight", gb::empty({3 * E, E}));
   in_proj_bias = register_parameter("in_proj_bias", options.bias() ? gb::empty({3 * E}) : Tensor(), options.bias());
@@ -67,8 +67,8 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
   const bool batched = query.dim() == 3;
   const int64_t want = batched ? 3 : 2;
   const char* kind = batched ? "For batched (3-D) `query`" : "For unbatched (2-D) `query`";
-  GB_CHECK(key.dim() == want && value.dim() == want, kind, ", expected `key` and `value` to be ", want,
-           "-D but found ", key.dim(), "-D and ", value.dim(), "-D tensors respectively");
+  GB_CHECK(key.dim() == want && value.dim() == want, kind, ", expected `key` and `value` to be ", want, "-D but found ",
+           key.dim(), "-D and ", value.dim(), "-D tensors respectively");
   GB_CHECK(!key_padding_mask.defined() || key_padding_mask.dim() == want - 1, kind,
            ", expected `key_padding_mask` to be `None` or ", want - 1, "-D but found ", key_padding_mask.dim(),
            "-D tensor instead");
@@ -114,12 +114,10 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
     }
   }
   if (kpm.defined()) {
-    GB_CHECK(kpm.size(0) == N && kpm.size(1) == S, "expecting key_padding_mask shape of (", N, ", ", S,
-             "), but got ", shape_str(kpm.sizes()));
-    Tensor padding = additive_mask(kpm, dt, "key_padding_mask")
-                         .view({N, 1, 1, S})
-                         .expand({N, H, 1, S})
-                         .reshape({N * H, 1, S});
+    GB_CHECK(kpm.size(0) == N && kpm.size(1) == S, "expecting key_padding_mask shape of (", N, ", ", S, "), but got ",
+             shape_str(kpm.sizes()));
+    Tensor padding =
+        additive_mask(kpm, dt, "key_padding_mask").view({N, 1, 1, S}).expand({N, H, 1, S}).reshape({N * H, 1, S});
     mask = mask.defined() ? mask + padding : padding;
   }
 
@@ -138,15 +136,11 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
     if (average_attn_weights) weights = weights.mean({1});
     if (!batched) weights = weights.squeeze(0);
   }
-  if (!batched) out = out.squeeze(1);
-  else if (options.batch_first()) out = out.transpose(0, 1);
+  if (!batched)
+    out = out.squeeze(1);
+  else if (options.batch_first())
+    out = out.transpose(0, 1);
   return {out, weights};
-}
-
-void MultiheadAttentionImpl::pretty_print(std::ostream& stream) const {
-  stream << "MultiheadAttention(embed_dim=" << options.embed_dim() << ", num_heads=" << options.num_heads()
-         << ", dropout=" << options.dropout() << ", bias=" << (options.bias() ? "true" : "false")
-         << ", batch_first=" << (options.batch_first() ? "true" : "false") << ")";
 }
 
 }  // namespace gb::nn

@@ -57,8 +57,10 @@ Tensor BatchNormImplBase::forward(const Tensor& input) {
 
 void BatchNormImplBase::pretty_print(std::ostream& stream) const {
   stream << std::boolalpha << name() << "(" << options.num_features() << ", eps=" << options.eps() << ", momentum=";
-  if (options.momentum()) stream << *options.momentum();
-  else stream << "None";
+  if (options.momentum())
+    stream << *options.momentum();
+  else
+    stream << "None";
   stream << ", affine=" << options.affine() << ", track_running_stats=" << options.track_running_stats() << ")";
 }
 

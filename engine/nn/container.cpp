@@ -24,8 +24,7 @@ void ModuleListImpl::extend(const ModuleListImpl& other) {
 }
 
 const std::shared_ptr<Module>& ModuleListImpl::ptr(size_t index) const {
-  GB_CHECK_INDEX(index < modules_.size(), "ModuleList: index ", index, " is out of range (size ", modules_.size(),
-                 ")");
+  GB_CHECK_INDEX(index < modules_.size(), "ModuleList: index ", index, " is out of range (size ", modules_.size(), ")");
   return modules_[index];
 }
 

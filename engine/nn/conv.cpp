@@ -13,14 +13,16 @@ namespace gb::nn {
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options_) : options(options_) {
   const auto& o = options;
   GB_CHECK(o.groups() > 0, "Conv2d: groups must be a positive integer, got ", o.groups());
-  GB_CHECK(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups (Conv2d: in_channels=",
-           o.in_channels(), ", groups=", o.groups(), ")");
-  GB_CHECK(o.out_channels() % o.groups() == 0, "out_channels must be divisible by groups (Conv2d: out_channels=",
-           o.out_channels(), ", groups=", o.groups(), ")");
+  GB_CHECK(o.in_channels() % o.groups() == 0,
+           "in_channels must be divisible by groups (Conv2d: in_channels=", o.in_channels(), ", groups=", o.groups(),
+           ")");
+  GB_CHECK(o.out_channels() % o.groups() == 0,
+           "out_channels must be divisible by groups (Conv2d: out_channels=", o.out_channels(), ", groups=", o.groups(),
+           ")");
   GB_CHECK(o.padding_mode() == "zeros", "Conv2d: padding_mode '", o.padding_mode(),
            "' is not supported; glassbox pads with zeros only. Pad the input yourself and use padding(0)");
-  weight = register_parameter("weight", gb::empty({o.out_channels(), o.in_channels() / o.groups(),
-                                                   o.kernel_size()[0], o.kernel_size()[1]}));
+  weight = register_parameter(
+      "weight", gb::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]}));
   bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
   reset_parameters();
 }

@@ -10,9 +10,10 @@ TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncode
   const auto& o = options;
   GB_CHECK(o.activation() == "relu" || o.activation() == "gelu", "activation should be relu/gelu, not ",
            o.activation());
-  self_attn = register_module("self_attn", MultiheadAttention(MultiheadAttentionOptions(o.d_model(), o.nhead())
-                                                                  .dropout(o.dropout())
-                                                                  .batch_first(o.batch_first())));
+  self_attn = register_module(
+      "self_attn",
+      MultiheadAttention(
+          MultiheadAttentionOptions(o.d_model(), o.nhead()).dropout(o.dropout()).batch_first(o.batch_first())));
   linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
   dropout = register_module("dropout", Dropout(o.dropout()));
   linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));

@@ -34,11 +34,16 @@ std::map<std::string, double>& diffs() {
 
 torch::Dtype torch_dtype(gb::ScalarType t) {
   switch (t) {
-    case gb::kDouble: return torch::kDouble;
-    case gb::kInt64: return torch::kLong;
-    case gb::kInt32: return torch::kInt;
-    case gb::kBool: return torch::kBool;
-    default: return torch::kFloat;
+    case gb::kDouble:
+      return torch::kDouble;
+    case gb::kInt64:
+      return torch::kLong;
+    case gb::kInt32:
+      return torch::kInt;
+    case gb::kBool:
+      return torch::kBool;
+    default:
+      return torch::kFloat;
   }
 }
 
@@ -119,7 +124,8 @@ void check(const std::string& mod, nn::Module& g, tnn::Module& t, GList inputs,
   gl.backward();
   tl.backward();
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].requires_grad()) compare(mod, inputs[i].grad(), tin[i].grad(), "input grad " + std::to_string(i), rtol, atol);
+    if (inputs[i].requires_grad())
+      compare(mod, inputs[i].grad(), tin[i].grad(), "input grad " + std::to_string(i), rtol, atol);
   auto tp = t.named_parameters();
   for (const auto& p : g.named_parameters()) {
     INFO("parameter " << p.key());
@@ -132,13 +138,11 @@ void check(const std::string& mod, nn::Module& g, tnn::Module& t, GList inputs,
 template <typename G, typename T>
 void check1(const std::string& mod, G& g, T& t, const gb::Tensor& x) {
   copy_weights(mod, *g, *t);
-  check(mod, *g, *t, {x}, [&](const GList& v) { return GList{g(v[0])}; },
-        [&](const TList& v) { return TList{t(v[0])}; });
+  check(
+      mod, *g, *t, {x}, [&](const GList& v) { return GList{g(v[0])}; }, [&](const TList& v) { return TList{t(v[0])}; });
 }
 
-gb::Tensor bool_mask(std::vector<int64_t> shape, std::vector<bool> values) {
-  return gb::tensor(values).view(shape);
-}
+gb::Tensor bool_mask(std::vector<int64_t> shape, std::vector<bool> values) { return gb::tensor(values).view(shape); }
 
 }  // namespace
 
@@ -181,14 +185,16 @@ TEST_CASE("BatchNorm1d and BatchNorm2d: train (running stats after 3 forwards) a
     }
     copy_weights(mod, *g, *t);
     for (int i = 0; i < 3; ++i)
-      check(mod, *g, *t, {gb::randn(shape) * 2 + 1}, [&](const GList& v) { return GList{g(v[0])}; },
-            [&](const TList& v) { return TList{t(v[0])}; });
+      check(
+          mod, *g, *t, {gb::randn(shape) * 2 + 1}, [&](const GList& v) { return GList{g(v[0])}; },
+          [&](const TList& v) { return TList{t(v[0])}; });
     compare_buffers(mod, *g, *t);
     CHECK(g->num_batches_tracked.template item<int64_t>() == 3);
     g->eval();
     t->eval();
-    check(mod, *g, *t, {gb::randn(shape)}, [&](const GList& v) { return GList{g(v[0])}; },
-          [&](const TList& v) { return TList{t(v[0])}; });
+    check(
+        mod, *g, *t, {gb::randn(shape)}, [&](const GList& v) { return GList{g(v[0])}; },
+        [&](const TList& v) { return TList{t(v[0])}; });
     compare_buffers(mod, *g, *t);
   };
   {
@@ -320,8 +326,9 @@ TEST_CASE("ModuleList, ModuleDict, Sequential: the same dotted names as libtorch
   nn::Sequential gs(nn::Conv2d(2, 3, 3), nn::BatchNorm2d(3), nn::ReLU(), nn::Flatten(), nn::Linear(12, 2));
   tnn::Sequential ts(tnn::Conv2d(2, 3, 3), tnn::BatchNorm2d(3), tnn::ReLU(), tnn::Flatten(), tnn::Linear(12, 2));
   copy_weights("Sequential", *gs, *ts);
-  check("Sequential", *gs, *ts, {gb::randn({3, 2, 4, 4})}, [&](const GList& v) { return GList{gs(v[0])}; },
-        [&](const TList& v) { return TList{ts->forward(v[0])}; });
+  check(
+      "Sequential", *gs, *ts, {gb::randn({3, 2, 4, 4})}, [&](const GList& v) { return GList{gs(v[0])}; },
+      [&](const TList& v) { return TList{ts->forward(v[0])}; });
 }
 
 namespace {
@@ -370,9 +377,9 @@ TEST_CASE("MultiheadAttention: masks (bool, float, key padding), need_weights, a
   }
   copy_weights("MultiheadAttention", *g, *t);
   const gb::Tensor q = gb::randn({4, 3, 8}), kv = gb::randn({5, 3, 8});
-  const gb::Tensor kpm = bool_mask({3, 5}, {false, false, false, false, true, true, false, false, false, false,
-                                            false, false, true, true, false});
-  const gb::Tensor causal = bool_mask({4, 5}, {false, true, true, true, true, false, false, true, true, true,
+  const gb::Tensor kpm = bool_mask(
+      {3, 5}, {false, false, false, false, true, true, false, false, false, false, false, false, true, true, false});
+  const gb::Tensor causal = bool_mask({4, 5}, {false, true,  true,  true, true, false, false, true,  true,  true,
                                                false, false, false, true, true, false, false, false, false, true});
   const gb::Tensor float_mask = gb::randn({4, 5});
   const gb::Tensor mask3 = per_head(gb::randn({3, 4, 5}), 2);
@@ -396,59 +403,64 @@ TEST_CASE("MultiheadAttention: masks (bool, float, key padding), need_weights, a
   for (const auto& c : cases) {
     INFO(c.what);
     // key and value: one tensor (libtorch 1.13 compares them by value and then projects only key for both)
-    check("MultiheadAttention", *g, *t, {q, kv},
-          [&](const GList& v) {
-            auto [o, w] = g(v[0], v[1], v[1], c.kpm, c.need_weights, c.mask, c.average);
-            return GList{o, w};
-          },
-          [&](const TList& v) { return torch_mha(t, v[0], v[1], c.kpm, c.need_weights, c.mask, c.average, 2); });
-  }
-  // self-attention with one tensor for q, k and v
-  check("MultiheadAttention", *g, *t, {q},
-        [&](const GList& v) { return GList{std::get<0>(g(v[0], v[0], v[0]))}; },
-        [&](const TList& v) { return TList{std::get<0>(t(v[0], v[0], v[0]))}; });
-  // a float key_padding_mask (PyTorch 2's additive form) equals the same values given as a 3-D attn_mask
-  gb::Tensor kpm_f = gb::randn({3, 5});
-  check("MultiheadAttention", *g, *t, {q, kv},
-        [&](const GList& v) { return GList{std::get<0>(g(v[0], v[1], v[1], kpm_f))}; },
-        [&](const TList& v) {
-          return TList{torch_mha(t, v[0], v[1], {}, true, per_head(kpm_f.unsqueeze(1).expand({3, 4, 5}), 2), true, 2)[0]};
-        });
-  // unbatched (L, E) against a batch of one
-  check("MultiheadAttention", *g, *t, {q.select(1, 0), kv.select(1, 0)},
+    check(
+        "MultiheadAttention", *g, *t, {q, kv},
         [&](const GList& v) {
-          auto [o, w] = g(v[0], v[1], v[1], kpm[1], true, causal);
+          auto [o, w] = g(v[0], v[1], v[1], c.kpm, c.need_weights, c.mask, c.average);
           return GList{o, w};
         },
-        [&](const TList& v) {
-          auto r = torch_mha(t, v[0].unsqueeze(1), v[1].unsqueeze(1), kpm[1].unsqueeze(0), true, causal, true, 2);
-          return TList{r[0].squeeze(1), r[1].squeeze(0)};
-        });
+        [&](const TList& v) { return torch_mha(t, v[0], v[1], c.kpm, c.need_weights, c.mask, c.average, 2); });
+  }
+  // self-attention with one tensor for q, k and v
+  check(
+      "MultiheadAttention", *g, *t, {q}, [&](const GList& v) { return GList{std::get<0>(g(v[0], v[0], v[0]))}; },
+      [&](const TList& v) { return TList{std::get<0>(t(v[0], v[0], v[0]))}; });
+  // a float key_padding_mask (PyTorch 2's additive form) equals the same values given as a 3-D attn_mask
+  gb::Tensor kpm_f = gb::randn({3, 5});
+  check(
+      "MultiheadAttention", *g, *t, {q, kv},
+      [&](const GList& v) { return GList{std::get<0>(g(v[0], v[1], v[1], kpm_f))}; },
+      [&](const TList& v) {
+        return TList{torch_mha(t, v[0], v[1], {}, true, per_head(kpm_f.unsqueeze(1).expand({3, 4, 5}), 2), true, 2)[0]};
+      });
+  // unbatched (L, E) against a batch of one
+  check(
+      "MultiheadAttention", *g, *t, {q.select(1, 0), kv.select(1, 0)},
+      [&](const GList& v) {
+        auto [o, w] = g(v[0], v[1], v[1], kpm[1], true, causal);
+        return GList{o, w};
+      },
+      [&](const TList& v) {
+        auto r = torch_mha(t, v[0].unsqueeze(1), v[1].unsqueeze(1), kpm[1].unsqueeze(0), true, causal, true, 2);
+        return TList{r[0].squeeze(1), r[1].squeeze(0)};
+      });
   // batch_first against transposed inputs
   nn::MultiheadAttention gbf(nn::MultiheadAttentionOptions(8, 2).batch_first(true));
   gbf->load_state_dict(g->state_dict());
-  check("MultiheadAttention", *gbf, *t, {q.transpose(0, 1), kv.transpose(0, 1)},
-        [&](const GList& v) {
-          auto [o, w] = gbf(v[0], v[1], v[1], kpm, true, causal);
-          return GList{o, w};
-        },
-        [&](const TList& v) {
-          auto r = torch_mha(t, v[0].transpose(0, 1), v[1].transpose(0, 1), kpm, true, causal, true, 2);
-          return TList{r[0].transpose(0, 1), r[1]};
-        });
+  check(
+      "MultiheadAttention", *gbf, *t, {q.transpose(0, 1), kv.transpose(0, 1)},
+      [&](const GList& v) {
+        auto [o, w] = gbf(v[0], v[1], v[1], kpm, true, causal);
+        return GList{o, w};
+      },
+      [&](const TList& v) {
+        auto r = torch_mha(t, v[0].transpose(0, 1), v[1].transpose(0, 1), kpm, true, causal, true, 2);
+        return TList{r[0].transpose(0, 1), r[1]};
+      });
   // no bias
   nn::MultiheadAttention gnb(nn::MultiheadAttentionOptions(8, 4).bias(false));
   tnn::MultiheadAttention tnb(tnn::MultiheadAttentionOptions(8, 4).bias(false));
   copy_weights("MultiheadAttention", *gnb, *tnb);
-  check("MultiheadAttention", *gnb, *tnb, {q, kv},
-        [&](const GList& v) {
-          auto [o, w] = gnb(v[0], v[1], v[1]);
-          return GList{o, w};
-        },
-        [&](const TList& v) {
-          auto [o, w] = tnb(v[0], v[1], v[1]);
-          return TList{o, w};
-        });
+  check(
+      "MultiheadAttention", *gnb, *tnb, {q, kv},
+      [&](const GList& v) {
+        auto [o, w] = gnb(v[0], v[1], v[1]);
+        return GList{o, w};
+      },
+      [&](const TList& v) {
+        auto [o, w] = tnb(v[0], v[1], v[1]);
+        return TList{o, w};
+      });
 }
 
 namespace {
@@ -483,11 +495,9 @@ TEST_CASE("TransformerEncoderLayer: post-norm and pre-norm, relu and gelu, batch
                                             .activation(gelu ? gb::kGELU : gb::kReLU)
                                             .norm_first(norm_first)
                                             .batch_first(batch_first));
-          tnn::TransformerEncoderLayer t(tnn::TransformerEncoderLayerOptions(8, 2)
-                                             .dim_feedforward(16)
-                                             .dropout(p)
-                                             .activation(gelu ? tnn::activation_t(torch::kGELU)
-                                                              : tnn::activation_t(torch::kReLU)));
+          tnn::TransformerEncoderLayer t(
+              tnn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(p).activation(
+                  gelu ? tnn::activation_t(torch::kGELU) : tnn::activation_t(torch::kReLU)));
           {
             gb::NoGradGuard ng;
             for (auto& prm : g->parameters()) prm.add_(gb::randn(prm.sizes()) * 0.1);
@@ -497,20 +507,21 @@ TEST_CASE("TransformerEncoderLayer: post-norm and pre-norm, relu and gelu, batch
           gb::Tensor x = gb::randn({5, 2, 8});
           gb::Tensor mask = gb::randn({5, 5});
           if (batch_first) x = x.transpose(0, 1).contiguous();
-          check("TransformerEncoderLayer", *g, *t, {x},
-                [&](const GList& v) { return GList{g(v[0], mask, kpm)}; },
-                [&](const TList& v) {
-                  torch::Tensor in = batch_first ? v[0].transpose(0, 1) : v[0];
-                  torch::Tensor out = torch_layer(t, in, to_torch(mask), to_torch(kpm), norm_first, gelu);
-                  return TList{batch_first ? out.transpose(0, 1) : out};
-                });
+          check(
+              "TransformerEncoderLayer", *g, *t, {x}, [&](const GList& v) { return GList{g(v[0], mask, kpm)}; },
+              [&](const TList& v) {
+                torch::Tensor in = batch_first ? v[0].transpose(0, 1) : v[0];
+                torch::Tensor out = torch_layer(t, in, to_torch(mask), to_torch(kpm), norm_first, gelu);
+                return TList{batch_first ? out.transpose(0, 1) : out};
+              });
         }
 }
 
 TEST_CASE("TransformerEncoder: layers.N and norm named as libtorch's; forward and gradients") {
   gb::manual_seed(10);
   nn::TransformerEncoderLayer proto(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
-  nn::TransformerEncoder g(nn::TransformerEncoderOptions(proto, 2).norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
+  nn::TransformerEncoder g(
+      nn::TransformerEncoderOptions(proto, 2).norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
   tnn::TransformerEncoderLayer tproto(tnn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
   tnn::TransformerEncoder t(
       tnn::TransformerEncoderOptions(tproto, 2).norm(tnn::AnyModule(tnn::LayerNorm(tnn::LayerNormOptions({8})))));
@@ -521,14 +532,14 @@ TEST_CASE("TransformerEncoder: layers.N and norm named as libtorch's; forward an
   copy_weights("TransformerEncoder", *g, *t);
   const gb::Tensor kpm = bool_mask({2, 4}, {false, false, true, true, false, false, false, false});
   const gb::Tensor mask = gb::randn({4, 4});
-  check("TransformerEncoder", *g, *t, {gb::randn({4, 2, 8})},
-        [&](const GList& v) { return GList{g(v[0], mask, kpm)}; },
-        [&](const TList& v) { return TList{t(v[0], to_torch(mask), to_torch(kpm))}; });
+  check(
+      "TransformerEncoder", *g, *t, {gb::randn({4, 2, 8})}, [&](const GList& v) { return GList{g(v[0], mask, kpm)}; },
+      [&](const TList& v) { return TList{t(v[0], to_torch(mask), to_torch(kpm))}; });
 }
 
 TEST_CASE("report: the largest absolute difference per module (float32)") {
   std::cout << "\nmax |gb - libtorch| per module (forward outputs, input and parameter gradients, buffers):\n";
-  for (const auto& [mod, d] : diffs()) std::cout << "  " << std::left << std::setw(26) << mod << std::scientific
-                                                 << std::setprecision(2) << d << "\n";
+  for (const auto& [mod, d] : diffs())
+    std::cout << "  " << std::left << std::setw(26) << mod << std::scientific << std::setprecision(2) << d << "\n";
   CHECK(!diffs().empty());
 }

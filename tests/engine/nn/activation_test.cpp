@@ -6,6 +6,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace {
 std::string repr(const gb::nn::Module& m) {
@@ -60,4 +61,16 @@ TEST_CASE("activation reprs as libtorch's") {
   CHECK(repr(*gb::nn::Sigmoid()) == "Sigmoid()");
   CHECK(repr(*gb::nn::LeakyReLU()) == "LeakyReLU(negative_slope=0.01)");
   CHECK(repr(*gb::nn::Softmax(1)) == "Softmax(dim=1)");
+}
+
+TEST_CASE("each activation's raw forward attributes its allocations to the module") {
+  gb::Tensor x = xs();
+  auto seen = [&](auto holder) { return gbtest::allocation_modules([&] { holder->forward(x); }); };
+  CHECK(seen(gb::nn::ReLU()) == std::set<std::string>{"ReLU"});
+  CHECK(seen(gb::nn::GELU()) == std::set<std::string>{"GELU"});
+  CHECK(seen(gb::nn::SiLU()) == std::set<std::string>{"SiLU"});
+  CHECK(seen(gb::nn::Tanh()) == std::set<std::string>{"Tanh"});
+  CHECK(seen(gb::nn::Sigmoid()) == std::set<std::string>{"Sigmoid"});
+  CHECK(seen(gb::nn::LeakyReLU()) == std::set<std::string>{"LeakyReLU"});
+  CHECK(seen(gb::nn::Softmax(0)) == std::set<std::string>{"Softmax"});
 }

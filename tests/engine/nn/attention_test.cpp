@@ -7,6 +7,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace nn = gb::nn;
 
@@ -97,7 +98,8 @@ TEST_CASE("masks: bool true is not attended, float masks add; key padding; a ful
   nn::MultiheadAttention mha(4, 2);
   gb::Tensor x = gb::randn({3, 2, 4});
   // causal attn_mask: bool and its float twin agree, and the weights above the diagonal are 0
-  gb::Tensor causal = gb::tensor(std::vector<bool>{false, true, true, false, false, true, false, false, false}).view({3, 3});
+  gb::Tensor causal =
+      gb::tensor(std::vector<bool>{false, true, true, false, false, true, false, false, false}).view({3, 3});
   gb::Tensor causal_f = gb::zeros({3, 3}).masked_fill(causal, -kInf);
   auto [ob, wb] = mha(x, x, x, gb::Tensor(), true, causal);
   auto [of, wf] = mha(x, x, x, gb::Tensor(), true, causal_f);
@@ -117,7 +119,7 @@ TEST_CASE("masks: bool true is not attended, float masks add; key padding; a ful
   // combined with a 3-D attn_mask (N*H, L, S)
   gb::Tensor m3 = causal.unsqueeze(0).expand({4, 3, 3}).contiguous();
   auto [o3, w3] = mha(x, x, x, kpm, true, m3);
-  gbtest::expect(w3[1][1], {0, 1, 0});  // key 0 padded, key 2 in the future: all weight on key 1
+  gbtest::expect(w3[1][1], {0, 1, 0});            // key 0 padded, key 2 in the future: all weight on key 1
   CHECK(gb::isnan(w3[1][0]).all().item<bool>());  // query 0 of batch 1 may see only key 0, which is padded
   // a float key_padding_mask adds (PyTorch 2's form)
   auto [okf, wkf] = mha(x, x, x, gb::zeros({2, 3}).masked_fill(kpm, -kInf));
@@ -130,12 +132,25 @@ TEST_CASE("masks: bool true is not attended, float masks add; key padding; a ful
 TEST_CASE("MultiheadAttention errors name the shapes") {
   nn::MultiheadAttention mha(4, 2);
   gb::Tensor x = gb::randn({3, 2, 4});
-  CHECK_THROWS_WITH_AS(mha(gb::randn({4}), x, x), doctest::Contains("query should be unbatched 2D or batched 3D tensor but received 1-D query tensor"), gb::Error);
-  CHECK_THROWS_WITH_AS(mha(x, gb::randn({3, 4}), x), doctest::Contains("For batched (3-D) `query`, expected `key` and `value` to be 3-D but found 2-D and 3-D tensors respectively"), gb::Error);
-  CHECK_THROWS_WITH_AS(mha(x, x, x, gb::Tensor(), true, gb::zeros({3, 4})), doctest::Contains("The shape of the 2D attn_mask is torch.Size([3, 4]), but should be (3, 3)."), gb::Error);
-  CHECK_THROWS_WITH_AS(mha(x, x, x, gb::Tensor(), true, gb::zeros({2, 3, 3})), doctest::Contains("The shape of the 3D attn_mask is torch.Size([2, 3, 3]), but should be (4, 3, 3)."), gb::Error);
-  CHECK_THROWS_WITH_AS(mha(x, x, x, gb::zeros({3, 3}) > 0.0), doctest::Contains("expecting key_padding_mask shape of (2, 3), but got torch.Size([3, 3])"), gb::Error);
-  CHECK_THROWS_WITH_AS(mha(gb::randn({3, 2, 5}), x, x), doctest::Contains("was expecting embedding dimension of 4, but got 5"), gb::Error);
+  CHECK_THROWS_WITH_AS(
+      mha(gb::randn({4}), x, x),
+      doctest::Contains("query should be unbatched 2D or batched 3D tensor but received 1-D query tensor"), gb::Error);
+  CHECK_THROWS_WITH_AS(
+      mha(x, gb::randn({3, 4}), x),
+      doctest::Contains(
+          "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found 2-D and 3-D tensors respectively"),
+      gb::Error);
+  CHECK_THROWS_WITH_AS(mha(x, x, x, gb::Tensor(), true, gb::zeros({3, 4})),
+                       doctest::Contains("The shape of the 2D attn_mask is torch.Size([3, 4]), but should be (3, 3)."),
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      mha(x, x, x, gb::Tensor(), true, gb::zeros({2, 3, 3})),
+      doctest::Contains("The shape of the 3D attn_mask is torch.Size([2, 3, 3]), but should be (4, 3, 3)."), gb::Error);
+  CHECK_THROWS_WITH_AS(mha(x, x, x, gb::zeros({3, 3}) > 0.0),
+                       doctest::Contains("expecting key_padding_mask shape of (2, 3), but got torch.Size([3, 3])"),
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(mha(gb::randn({3, 2, 5}), x, x),
+                       doctest::Contains("was expecting embedding dimension of 4, but got 5"), gb::Error);
 }
 
 TEST_CASE("attention dropout applies in training only") {
@@ -168,6 +183,12 @@ TEST_CASE("MultiheadAttention gradients pass gradcheck in double, with masks") {
     auto [o, w] = mha->forward(in[0], in[1], in[1], kpm, true, am, false);
     return gb::variable_list{o, w};
   };
-  CHECK(gb::autograd::gradcheck(f, {q, kv, mha->in_proj_weight, mha->in_proj_bias, mha->out_proj->weight,
-                                    mha->out_proj->bias}));
+  CHECK(gb::autograd::gradcheck(
+      f, {q, kv, mha->in_proj_weight, mha->in_proj_bias, mha->out_proj->weight, mha->out_proj->bias}));
+}
+
+TEST_CASE("MultiheadAttention's raw forward attributes its allocations to the module") {
+  nn::MultiheadAttention mha(4, 2);
+  gb::Tensor x = gb::randn({3, 1, 4});
+  CHECK(gbtest::allocation_modules([&] { mha->forward(x, x, x); }) == std::set<std::string>{"MultiheadAttention"});
 }

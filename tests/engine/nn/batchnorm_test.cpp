@@ -7,6 +7,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace {
 std::string repr(const gb::nn::Module& m) {
@@ -97,8 +98,8 @@ TEST_CASE("BatchNorm rank errors use PyTorch's words; one value per channel in t
                        gb::Error);
   gb::nn::BatchNorm2d bn2(3);
   CHECK_THROWS_WITH_AS(bn2(gb::randn({2, 3, 4})), doctest::Contains("expected 4D input (got 3D input)"), gb::Error);
-  CHECK_THROWS_WITH_AS(bn1(gb::randn({1, 3})), doctest::Contains("Expected more than 1 value per channel when training"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(bn1(gb::randn({1, 3})),
+                       doctest::Contains("Expected more than 1 value per channel when training"), gb::Error);
   CHECK(repr(*bn2) == "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true)");
 }
 
@@ -116,4 +117,10 @@ TEST_CASE("BatchNorm gradients pass gradcheck in double (train and eval)") {
   CHECK(gb::autograd::gradcheck(f, {x, bn->weight, bn->bias}));
   bn->eval();
   CHECK(gb::autograd::gradcheck(f, {x, bn->weight, bn->bias}));
+}
+
+TEST_CASE("BatchNorm's raw forward attributes its allocations to the module") {
+  gb::nn::BatchNorm2d bn(2);
+  gb::Tensor x = gb::randn({2, 2, 3, 3});
+  CHECK(gbtest::allocation_modules([&] { bn->forward(x); }) == std::set<std::string>{"BatchNorm2d"});
 }

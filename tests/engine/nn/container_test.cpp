@@ -39,8 +39,10 @@ TEST_CASE("ModuleList: children named 0, 1, ...; named_parameters read layers.0.
   // a forward over the list
   gb::Tensor x = gb::randn({5, 4});
   for (const auto& m : *net->layers) {
-    if (auto lin = std::dynamic_pointer_cast<gb::nn::LinearImpl>(m)) x = lin->forward(x);
-    else x = std::dynamic_pointer_cast<gb::nn::ReLUImpl>(m)->forward(x);
+    if (auto lin = std::dynamic_pointer_cast<gb::nn::LinearImpl>(m))
+      x = lin->forward(x);
+    else
+      x = std::dynamic_pointer_cast<gb::nn::ReLUImpl>(m)->forward(x);
   }
   CHECK(x.sizes() == gb::IntArrayRef({5, 2}));
 }
@@ -85,8 +87,8 @@ TEST_CASE("ModuleDict: keys in insertion order, update replaces in place, pop re
   CHECK_THROWS_WITH_AS(dict["zz"], doctest::Contains("no module under key \"zz\""), gb::IndexError);
 
   gb::nn::Linear replacement(2, 5);
-  dict->update(std::vector<std::pair<std::string, std::shared_ptr<gb::nn::Module>>>{
-      {"c", gb::nn::Tanh().ptr()}, {"b", replacement.ptr()}});
+  dict->update(std::vector<std::pair<std::string, std::shared_ptr<gb::nn::Module>>>{{"c", gb::nn::Tanh().ptr()},
+                                                                                    {"b", replacement.ptr()}});
   CHECK(dict->keys() == std::vector<std::string>{"b", "a", "c"});
   CHECK(dict["b"].get() == replacement.ptr().get());
   CHECK(dict->named_parameters().keys() == std::vector<std::string>{"b.weight", "b.bias"});

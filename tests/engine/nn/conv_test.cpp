@@ -6,6 +6,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace {
 std::string repr(const gb::nn::Module& m) {
@@ -55,9 +56,10 @@ TEST_CASE("Conv2d errors: groups must divide channels, zeros padding only, 3D/4D
   CHECK_THROWS_WITH_AS(gb::nn::Conv2d(gb::nn::Conv2dOptions(3, 6, 3).padding_mode(gb::kReflect)),
                        doctest::Contains("padding_mode 'reflect' is not supported"), gb::Error);
   gb::nn::Conv2d conv(3, 4, 3);
-  CHECK_THROWS_WITH_AS(conv(gb::randn({2, 3})),
-                       doctest::Contains("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      conv(gb::randn({2, 3})),
+      doctest::Contains("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]"),
+      gb::Error);
 }
 
 TEST_CASE("Conv2d prints libtorch's repr") {
@@ -65,4 +67,10 @@ TEST_CASE("Conv2d prints libtorch's repr") {
         "Conv2d(3, 16, kernel_size=[3, 3], stride=[2, 2])");
   CHECK(repr(*gb::nn::Conv2d(gb::nn::Conv2dOptions(4, 8, {3, 5}).padding(1).dilation(2).groups(4).bias(false))) ==
         "Conv2d(4, 8, kernel_size=[3, 5], stride=[1, 1], padding=[1, 1], dilation=[2, 2], groups=4, bias=false)");
+}
+
+TEST_CASE("Conv2d's raw forward attributes its allocations to the module") {
+  gb::nn::Conv2d conv(2, 3, 3);
+  gb::Tensor x = gb::randn({1, 2, 5, 5});
+  CHECK(gbtest::allocation_modules([&] { conv->forward(x); }) == std::set<std::string>{"Conv2d"});
 }

@@ -7,6 +7,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 TEST_CASE("Embedding starts N(0, 1) and looks rows up for any index shape") {
   gb::manual_seed(4);
@@ -41,4 +42,10 @@ TEST_CASE("padding_idx: the row starts at zero and gets no gradient; negative co
                        doctest::Contains("Padding_idx must be within num_embeddings"), gb::Error);
   gb::nn::Embedding plain(5, 3);
   CHECK_THROWS_AS(plain(gb::tensor({5})), gb::Error);  // out of range
+}
+
+TEST_CASE("Embedding's raw forward attributes its allocations to the module") {
+  gb::nn::Embedding emb(5, 3);
+  gb::Tensor idx = gb::tensor({1, 2});
+  CHECK(gbtest::allocation_modules([&] { emb->forward(idx); }) == std::set<std::string>{"Embedding"});
 }

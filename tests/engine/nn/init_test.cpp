@@ -43,9 +43,9 @@ TEST_CASE("calculate_fan_in_and_fan_out: receptive field times channels; fewer t
   auto [li, lo] = init::calculate_fan_in_and_fan_out(gb::empty({5, 7}));
   CHECK(li == 7);
   CHECK(lo == 5);
-  CHECK_THROWS_WITH_AS(init::calculate_fan_in_and_fan_out(gb::empty({5})),
-                       doctest::Contains("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      init::calculate_fan_in_and_fan_out(gb::empty({5})),
+      doctest::Contains("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"), gb::Error);
   CHECK_THROWS_WITH_AS(init::kaiming_uniform_(gb::empty({5})), doctest::Contains("fewer than 2 dimensions"), gb::Error);
   CHECK_THROWS_WITH_AS(init::kaiming_uniform_(gb::empty({5, 5}), 0, "fan_avg"),
                        doctest::Contains("Mode fan_avg not supported"), gb::Error);
@@ -106,8 +106,8 @@ TEST_CASE("uniform_, normal_, constant_, ones_, zeros_, eye_") {
   gbtest::expect(init::ones_(small), {1, 1, 1, 1, 1, 1});
   gbtest::expect(init::zeros_(small), {0, 0, 0, 0, 0, 0});
   gbtest::expect(init::eye_(small), {1, 0, 0, 0, 1, 0});
-  CHECK_THROWS_WITH_AS(init::eye_(gb::empty({2, 2, 2})), doctest::Contains("Only tensors with 2 dimensions are supported"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(init::eye_(gb::empty({2, 2, 2})),
+                       doctest::Contains("Only tensors with 2 dimensions are supported"), gb::Error);
 }
 
 TEST_CASE("trunc_normal_: inside [a, b] with the truncated normal's moments and CDF") {

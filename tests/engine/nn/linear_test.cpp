@@ -1,4 +1,5 @@
-// tests/engine/nn/linear_test.cpp — Linear (default init statistics, values by hand, options, names, repr) and Identity.
+// tests/engine/nn/linear_test.cpp — Linear (default init statistics, values by hand, options, names, repr) and
+// Identity.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,6 +7,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace {
 std::string repr(const gb::nn::Module& m) {
@@ -77,4 +79,14 @@ TEST_CASE("Linear and Identity print PyTorch's repr; Identity returns its input"
   os << *seq;
   CHECK(os.str().find("(0): Linear(in_features=4, out_features=8, bias=true)") != std::string::npos);
   CHECK(os.str().find("(1): Identity()") != std::string::npos);
+}
+
+TEST_CASE("a raw forward attributes its allocations to the module (ModuleCallScope)") {
+  gb::nn::Linear fc(3, 2);
+  gb::Tensor x = gb::randn({4, 3});
+  CHECK(gbtest::allocation_modules([&] { fc->forward(x); }) == std::set<std::string>{"Linear"});
+  gb::nn::Sequential seq(gb::nn::Linear(3, 2));
+  auto& inner = seq->at<gb::nn::LinearImpl>(0);
+  CHECK(gbtest::allocation_modules([&] { inner.forward(x); }) == std::set<std::string>{"0"});
+  CHECK(gbtest::allocation_modules([&] { gb::linear(x, fc->weight); }) == std::set<std::string>{""});
 }

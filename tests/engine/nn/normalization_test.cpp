@@ -6,6 +6,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace {
 std::string repr(const gb::nn::Module& m) {
@@ -71,4 +72,12 @@ TEST_CASE("LayerNorm and GroupNorm gradients pass gradcheck in double") {
   gb::Tensor z = gb::randn({2, 4, 3}, gbtest::f64_grad());
   CHECK(gb::autograd::gradcheck([&](const gb::variable_list& in) { return gb::variable_list{gn->forward(in[0])}; },
                                 {z, gn->weight, gn->bias}));
+}
+
+TEST_CASE("LayerNorm's and GroupNorm's raw forwards attribute their allocations to the module") {
+  gb::nn::LayerNorm ln(gb::nn::LayerNormOptions({4}));
+  gb::nn::GroupNorm gn(2, 4);
+  gb::Tensor x = gb::randn({2, 4, 4});
+  CHECK(gbtest::allocation_modules([&] { ln->forward(x); }) == std::set<std::string>{"LayerNorm"});
+  CHECK(gbtest::allocation_modules([&] { gn->forward(x); }) == std::set<std::string>{"GroupNorm"});
 }

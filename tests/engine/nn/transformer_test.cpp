@@ -5,6 +5,7 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/module_scope.h"
 
 namespace nn = gb::nn;
 
@@ -55,9 +56,9 @@ TEST_CASE("TransformerEncoderLayer: post-norm and pre-norm, relu and gelu, masks
       layer->eval();
       gb::Tensor x = gb::randn({4, 3, 8});
       gb::Tensor mask = gb::randn({4, 4});
-      gb::Tensor kpm = gb::tensor(std::vector<bool>{false, false, false, true, false, false, true, true, false,
-                                                    false, false, false})
-                           .view({3, 4});
+      gb::Tensor kpm =
+          gb::tensor(std::vector<bool>{false, false, false, true, false, false, true, true, false, false, false, false})
+              .view({3, 4});
       gbtest::check_close(layer(x, mask, kpm), by_hand(*layer, x, mask, kpm, norm_first, gelu), 1e-5, 1e-6);
       gbtest::check_close(layer(x), by_hand(*layer, x, gb::Tensor(), gb::Tensor(), norm_first, gelu), 1e-5, 1e-6);
     }
@@ -66,7 +67,8 @@ TEST_CASE("TransformerEncoderLayer: post-norm and pre-norm, relu and gelu, masks
 TEST_CASE("TransformerEncoderLayer: batch_first transposes; dropout only in training") {
   gb::manual_seed(2);
   nn::TransformerEncoderLayer seq_first(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
-  nn::TransformerEncoderLayer batch_first(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).batch_first(true));
+  nn::TransformerEncoderLayer batch_first(
+      nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).batch_first(true));
   batch_first->load_state_dict(seq_first->state_dict());
   seq_first->eval();
   batch_first->eval();
@@ -84,8 +86,8 @@ TEST_CASE("TransformerEncoderLayer: batch_first transposes; dropout only in trai
 TEST_CASE("TransformerEncoder: layers.0.. copies of the layer, then the final norm") {
   gb::manual_seed(3);
   nn::TransformerEncoderLayer proto(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.0));
-  nn::TransformerEncoder enc(nn::TransformerEncoderOptions(proto, 2).norm(
-      nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
+  nn::TransformerEncoder enc(
+      nn::TransformerEncoderOptions(proto, 2).norm(nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({8})))));
   auto keys = enc->named_parameters().keys();
   CHECK(keys.size() == 2 * 12 + 2);
   CHECK(keys.front() == "layers.0.self_attn.in_proj_weight");
@@ -112,4 +114,12 @@ TEST_CASE("TransformerEncoder: layers.0.. copies of the layer, then the final no
   CHECK(bare->layers->size() == 3);
   CHECK(bare->named_children().keys() == std::vector<std::string>{"layers"});
   CHECK_THROWS_AS(nn::TransformerEncoder(nn::TransformerEncoderOptions(proto, 0)), gb::Error);
+}
+
+TEST_CASE("the layer's raw forward: its own ops under its name, each submodule's under its path") {
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16));
+  layer->eval();
+  gb::Tensor x = gb::randn({3, 2, 8});
+  CHECK(gbtest::allocation_modules([&] { layer->forward(x); }) ==
+        std::set<std::string>{"TransformerEncoderLayer", "self_attn", "linear1", "linear2", "norm1", "norm2"});
 }

@@ -29,8 +29,8 @@ namespace nn {
 
 class EnumValue {
  public:
-  EnumValue(enumtype::Tag tag) : name_(tag.name) {}       // NOLINT
-  EnumValue(const char* name) : name_(name) {}            // NOLINT
+  EnumValue(enumtype::Tag tag) : name_(tag.name) {}        // NOLINT
+  EnumValue(const char* name) : name_(name) {}             // NOLINT
   EnumValue(std::string name) : name_(std::move(name)) {}  // NOLINT
   const std::string& name() const noexcept { return name_; }
   bool operator==(const EnumValue& o) const { return name_ == o.name_; }

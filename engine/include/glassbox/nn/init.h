@@ -17,8 +17,9 @@
 
 namespace gb::nn::init {
 
-using NonlinearityType = EnumValue;  // "linear", "conv1d".."conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"
-using FanModeType = EnumValue;       // "fan_in" or "fan_out"
+using NonlinearityType =
+    EnumValue;  // "linear", "conv1d".."conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"
+using FanModeType = EnumValue;  // "fan_in" or "fan_out"
 
 // The recommended gain for a nonlinearity: 1 for linear/conv/sigmoid, 5/3 for tanh, sqrt(2) for relu,
 // sqrt(2 / (1 + param^2)) for leaky_relu (param = negative slope, 0.01 by default), 3/4 for selu.

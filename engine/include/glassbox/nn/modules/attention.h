@@ -44,7 +44,6 @@ class MultiheadAttentionImpl : public Module {
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {}, bool average_attn_weights = true);
-  void pretty_print(std::ostream& stream) const override;
 
   MultiheadAttentionOptions options;
   int64_t head_dim;

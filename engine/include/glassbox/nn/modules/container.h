@@ -55,16 +55,19 @@ class ModuleListImpl : public Module {
 
   void push_back(std::shared_ptr<Module> module);
   template <typename M>
-  void push_back(const ModuleHolder<M>& module) { push_back(std::shared_ptr<Module>(module.ptr())); }
+  void push_back(const ModuleHolder<M>& module) {
+    push_back(std::shared_ptr<Module>(module.ptr()));
+  }
   // Inserts before `index` (0..size()); the ones after move up a name, as PyTorch's ModuleList.insert.
   void insert(size_t index, std::shared_ptr<Module> module);
   template <typename M>
-  void insert(size_t index, const ModuleHolder<M>& module) { insert(index, std::shared_ptr<Module>(module.ptr())); }
+  void insert(size_t index, const ModuleHolder<M>& module) {
+    insert(index, std::shared_ptr<Module>(module.ptr()));
+  }
   // Appends the modules of another list (shared, not copied), or of a vector.
   void extend(const ModuleListImpl& other);
   template <typename Container>
-    requires(!std::is_base_of_v<Module, Container>)
-  void extend(const Container& modules) {
+  requires(!std::is_base_of_v<Module, Container>) void extend(const Container& modules) {
     for (const auto& m : modules) push_back(m);
   }
 
@@ -78,7 +81,9 @@ class ModuleListImpl : public Module {
     return m;
   }
   template <typename T>
-  T& at(size_t index) const { return *detail::checked_as<T>(ptr(index), "ModuleList::at<T>", std::to_string(index)); }
+  T& at(size_t index) const {
+    return *detail::checked_as<T>(ptr(index), "ModuleList::at<T>", std::to_string(index));
+  }
   size_t size() const noexcept { return modules_.size(); }
   bool is_empty() const noexcept { return modules_.empty(); }
   auto begin() const { return modules_.begin(); }
@@ -121,7 +126,9 @@ class ModuleDictImpl : public Module {
 
   std::shared_ptr<Module> operator[](const std::string& key) const;
   template <typename T>
-  T& at(const std::string& key) const { return *detail::checked_as<T>((*this)[key], "ModuleDict::at<T>", key); }
+  T& at(const std::string& key) const {
+    return *detail::checked_as<T>((*this)[key], "ModuleDict::at<T>", key);
+  }
   bool contains(const std::string& key) const noexcept { return modules_.contains(key); }
   std::vector<std::string> keys() const { return modules_.keys(); }
   std::vector<std::shared_ptr<Module>> values() const { return modules_.values(); }
