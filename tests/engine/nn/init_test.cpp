@@ -40,7 +40,7 @@ TEST_CASE("calculate_fan_in_and_fan_out: receptive field times channels; fewer t
   auto [fi, fo] = init::calculate_fan_in_and_fan_out(gb::empty({8, 4, 3, 3}));
   CHECK(fi == 36);
   CHECK(fo == 72);
-  auto [li, lo] = init::calculate_fan_in_and_fan_out(gb::empty({5, 7}));
+  auto [li, lo] = init::_calculate_fan_in_and_fan_out(gb::empty({5, 7}));
   CHECK(li == 7);
   CHECK(lo == 5);
   CHECK_THROWS_WITH_AS(

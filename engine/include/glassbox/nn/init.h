@@ -26,6 +26,10 @@ using FanModeType = EnumValue;  // "fan_in" or "fan_out"
 double calculate_gain(NonlinearityType nonlinearity, double param = 0.01);
 // fan_in = size(1) * receptive field, fan_out = size(0) * receptive field (receptive field = prod(sizes[2:])).
 std::tuple<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor);
+// libtorch's spelling of the same function.
+inline std::tuple<int64_t, int64_t> _calculate_fan_in_and_fan_out(const Tensor& tensor) {
+  return calculate_fan_in_and_fan_out(tensor);
+}
 
 Tensor uniform_(Tensor tensor, double low = 0, double high = 1);
 Tensor normal_(Tensor tensor, double mean = 0, double std = 1);
