@@ -1,0 +1,92 @@
+// glassbox/nn/modules/activation.h — elementwise activations as modules (ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU)
+// and Softmax along a dim.
+//
+//   gb::nn::Sequential mlp(gb::nn::Linear(4, 8), gb::nn::GELU(gb::nn::GELUOptions().approximate("tanh")),
+//                          gb::nn::Linear(8, 2), gb::nn::Softmax(1));
+//
+// Not here: LeakyReLU's inplace (the functional refuses it too).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "glassbox/nn/module.h"
+#include "glassbox/nn/options.h"
+#include "glassbox/nn/pimpl.h"
+
+namespace gb::nn {
+
+struct ReLUOptions {
+  ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  GB_ARG(bool, inplace);
+};
+class ReLUImpl : public Module {
+ public:
+  explicit ReLUImpl(const ReLUOptions& options = {}) : options(options) {}
+  Tensor forward(Tensor input);
+  void pretty_print(std::ostream& stream) const override;
+  ReLUOptions options;
+};
+GB_MODULE(ReLU);
+
+struct GELUOptions {
+  GB_ARG(std::string, approximate) = "none";  // "none" (erf) or "tanh"
+};
+class GELUImpl : public Module {
+ public:
+  explicit GELUImpl(const GELUOptions& options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  GELUOptions options;
+};
+GB_MODULE(GELU);
+
+class SiLUImpl : public Module {
+ public:
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+GB_MODULE(SiLU);
+
+class TanhImpl : public Module {
+ public:
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+GB_MODULE(Tanh);
+
+class SigmoidImpl : public Module {
+ public:
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+GB_MODULE(Sigmoid);
+
+struct LeakyReLUOptions {
+  GB_ARG(double, negative_slope) = 0.01;
+};
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LeakyReLUOptions options;
+};
+GB_MODULE(LeakyReLU);
+
+struct SoftmaxOptions {
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  GB_ARG(int64_t, dim);
+};
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(int64_t dim) : SoftmaxImpl(SoftmaxOptions(dim)) {}
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  SoftmaxOptions options;
+};
+GB_MODULE(Softmax);
+
+}  // namespace gb::nn

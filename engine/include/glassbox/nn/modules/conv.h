@@ -1,0 +1,50 @@
+// glassbox/nn/modules/conv.h — Conv2d over (N, C, H, W) or unbatched (C, H, W) input.
+//
+//   gb::nn::Conv2d conv(gb::nn::Conv2dOptions(3, 16, 3).stride(2).padding(1));
+//   auto y = conv(x);                     // (N, 3, H, W) -> (N, 16, H', W')
+//
+// Zero padding only: padding_mode other than "zeros" (kZeros) is refused at construction. Default init as
+// PyTorch's: weight kaiming_uniform_(a=sqrt(5)), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = C/groups*kH*kW.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+#include "glassbox/nn/enum.h"
+#include "glassbox/nn/module.h"
+#include "glassbox/nn/options.h"
+#include "glassbox/nn/pimpl.h"
+
+namespace gb::nn {
+
+struct Conv2dOptions {
+  Conv2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  GB_ARG(int64_t, in_channels);
+  GB_ARG(int64_t, out_channels);
+  GB_ARG(ExpandingArray<2>, kernel_size);
+  GB_ARG(ExpandingArray<2>, stride) = 1;
+  GB_ARG(ExpandingArray<2>, padding) = 0;
+  GB_ARG(ExpandingArray<2>, dilation) = 1;
+  GB_ARG(int64_t, groups) = 1;
+  GB_ARG(bool, bias) = true;
+  GB_ARG(EnumValue, padding_mode) = kZeros;
+};
+
+class Conv2dImpl : public Module {
+ public:
+  Conv2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+      : Conv2dImpl(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit Conv2dImpl(const Conv2dOptions& options);
+  void reset_parameters();
+  // x (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H', W') or (C_out, H', W')
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  Conv2dOptions options;
+  Tensor weight;  // (C_out, C_in / groups, kH, kW)
+  Tensor bias;    // (C_out), undefined with bias(false)
+};
+GB_MODULE(Conv2d);
+
+}  // namespace gb::nn

@@ -1,0 +1,22 @@
+// glassbox/nn/nn.h — all of gb::nn: Module and its holder, the layers, containers, init and functional.
+#pragma once
+
+#include "glassbox/nn/enum.h"
+#include "glassbox/nn/functional.h"
+#include "glassbox/nn/init.h"
+#include "glassbox/nn/module.h"
+#include "glassbox/nn/modules/activation.h"
+#include "glassbox/nn/modules/attention.h"
+#include "glassbox/nn/modules/batchnorm.h"
+#include "glassbox/nn/modules/container.h"
+#include "glassbox/nn/modules/conv.h"
+#include "glassbox/nn/modules/dropout.h"
+#include "glassbox/nn/modules/embedding.h"
+#include "glassbox/nn/modules/flatten.h"
+#include "glassbox/nn/modules/linear.h"
+#include "glassbox/nn/modules/normalization.h"
+#include "glassbox/nn/modules/sequential.h"
+#include "glassbox/nn/modules/transformer.h"
+#include "glassbox/nn/options.h"
+#include "glassbox/nn/ordered_dict.h"
+#include "glassbox/nn/pimpl.h"

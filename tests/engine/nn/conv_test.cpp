@@ -1,0 +1,76 @@
+// tests/engine/nn/conv_test.cpp — Conv2d: shapes, default init, options, errors, values by hand, repr.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "glassbox/glassbox.h"
+#include "support/check.h"
+#include "support/module_scope.h"
+
+namespace {
+std::string repr(const gb::nn::Module& m) {
+  std::ostringstream os;
+  m.pretty_print(os);
+  return os.str();
+}
+}  // namespace
+
+TEST_CASE("Conv2d: weight shape, default init bound 1/sqrt(C/groups*kH*kW), output shapes") {
+  gb::manual_seed(5);
+  gb::nn::Conv2d conv(gb::nn::Conv2dOptions(16, 64, 3).stride(2).padding(1));
+  CHECK(conv->weight.sizes() == gb::IntArrayRef({64, 16, 3, 3}));
+  const double bound = 1.0 / std::sqrt(16.0 * 9);
+  auto w = gbtest::values(conv->weight);
+  double s2 = 0, hi = 0;
+  for (double x : w) s2 += x * x, hi = std::max(hi, std::fabs(x));
+  CHECK(hi <= bound);
+  CHECK(std::sqrt(s2 / double(w.size())) == doctest::Approx(bound / std::sqrt(3.0)).epsilon(0.03));
+  for (double x : gbtest::values(conv->bias)) CHECK(std::fabs(x) <= bound);
+  CHECK(conv(gb::randn({2, 16, 9, 9})).sizes() == gb::IntArrayRef({2, 64, 5, 5}));
+  CHECK(conv(gb::randn({16, 8, 8})).sizes() == gb::IntArrayRef({64, 4, 4}));  // unbatched
+
+  gb::nn::Conv2d grouped(gb::nn::Conv2dOptions(4, 6, {3, 1}).groups(2).dilation({2, 1}).bias(false));
+  CHECK(grouped->weight.sizes() == gb::IntArrayRef({6, 2, 3, 1}));
+  CHECK(grouped->named_parameters().keys() == std::vector<std::string>{"weight"});
+  CHECK(grouped(gb::randn({1, 4, 7, 5})).sizes() == gb::IntArrayRef({1, 6, 3, 5}));
+}
+
+TEST_CASE("Conv2d computes a cross-correlation (values by hand)") {
+  gb::nn::Conv2d conv(gb::nn::Conv2dOptions(1, 1, 2));
+  {
+    gb::NoGradGuard g;
+    conv->weight.copy_(gb::tensor({1.0, 0.0, 0.0, -1.0}).view({1, 1, 2, 2}));
+    conv->bias.fill_(10);
+  }
+  gb::Tensor x = gb::arange(9, gb::kFloat).view({1, 1, 3, 3});  // 0..8
+  // each output = x[i][j] - x[i+1][j+1] + 10 = -4 + 10
+  gbtest::expect(conv(x), {6, 6, 6, 6});
+}
+
+TEST_CASE("Conv2d errors: groups must divide channels, zeros padding only, 3D/4D input") {
+  CHECK_THROWS_WITH_AS(gb::nn::Conv2d(gb::nn::Conv2dOptions(3, 6, 3).groups(2)),
+                       doctest::Contains("in_channels must be divisible by groups"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::nn::Conv2d(gb::nn::Conv2dOptions(4, 5, 3).groups(2)),
+                       doctest::Contains("out_channels must be divisible by groups"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::nn::Conv2d(gb::nn::Conv2dOptions(3, 6, 3).padding_mode(gb::kReflect)),
+                       doctest::Contains("padding_mode 'reflect' is not supported"), gb::Error);
+  gb::nn::Conv2d conv(3, 4, 3);
+  CHECK_THROWS_WITH_AS(
+      conv(gb::randn({2, 3})),
+      doctest::Contains("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]"),
+      gb::Error);
+}
+
+TEST_CASE("Conv2d prints libtorch's repr") {
+  CHECK(repr(*gb::nn::Conv2d(gb::nn::Conv2dOptions(3, 16, 3).stride(2))) ==
+        "Conv2d(3, 16, kernel_size=[3, 3], stride=[2, 2])");
+  CHECK(repr(*gb::nn::Conv2d(gb::nn::Conv2dOptions(4, 8, {3, 5}).padding(1).dilation(2).groups(4).bias(false))) ==
+        "Conv2d(4, 8, kernel_size=[3, 5], stride=[1, 1], padding=[1, 1], dilation=[2, 2], groups=4, bias=false)");
+}
+
+TEST_CASE("Conv2d's raw forward attributes its allocations to the module") {
+  gb::nn::Conv2d conv(2, 3, 3);
+  gb::Tensor x = gb::randn({1, 2, 5, 5});
+  CHECK(gbtest::allocation_modules([&] { conv->forward(x); }) == std::set<std::string>{"Conv2d"});
+}
