@@ -3,8 +3,9 @@
 // A lesson in the data pipeline: the images are drawn procedurally (gb::data::datasets::Shapes: circle, square,
 // triangle, cross at random places, sizes and brightness, with noise), augmented on worker threads (random crop
 // with padding, horizontal flip, normalize), collated into batches and prefetched while the model trains. The
-// model is written with functional layers and tensors as parameters (as train_mlp does): conv 3x3 (8) - relu -
-// maxpool 2 - conv 3x3 (16) - relu - maxpool 2 - linear (4 classes), trained with SGD and momentum.
+// model is a gb::nn::Module: conv 3x3 (8) - batch norm - relu - maxpool 2 - conv 3x3 (16) - batch norm - relu -
+// maxpool 2 - linear (4 classes), trained with SGD + momentum under a OneCycleLR schedule; held-out accuracy is
+// measured in eval mode (batch norm's running statistics).
 //
 //   ./build/samples/train_images                           # 3 epochs of 2048 images, 2 workers
 //   ./build/samples/train_images --workers 0 --epochs 1     # options: --epochs --batch --workers --lr --seed
@@ -13,7 +14,8 @@
 //
 // Traced, each step is a span; inside it the training thread's `wait` span is how long it waited for its batch,
 // and the worker threads ("dataloader worker 0", "dataloader worker 1") show each batch's `fetch` and `collate`
-// spans, linked to the wait by the batch index (spans.seq). The report says whether the loop was data-bound.
+// spans, linked to the wait by the batch index (spans.seq). The report says whether the loop was data-bound. The
+// model's calls are module spans (conv1, bn1, ...) and SGD.step an optimizer span.
 //
 // With --min-accuracy A the program exits 1 when held-out accuracy ends below A (the test suite uses it).
 #include <glassbox/data/data.h>
@@ -73,11 +75,25 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// PyTorch's default init for conv and linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
-gb::Tensor param(std::vector<int64_t> shape, int64_t fan_in) {
-  double bound = 1.0 / std::sqrt(double(fan_in));
-  return (gb::rand(shape) * (2 * bound) - bound).requires_grad_();
-}
+// conv 3x3 (8) - batch norm - relu - maxpool 2 - conv 3x3 (16) - batch norm - relu - maxpool 2 - linear (4).
+struct ShapesNetImpl : gb::nn::Module {
+  ShapesNetImpl() {
+    conv1 = register_module("conv1", gb::nn::Conv2d(gb::nn::Conv2dOptions(1, 8, 3).padding(1)));
+    bn1 = register_module("bn1", gb::nn::BatchNorm2d(8));
+    conv2 = register_module("conv2", gb::nn::Conv2d(gb::nn::Conv2dOptions(8, 16, 3).padding(1)));
+    bn2 = register_module("bn2", gb::nn::BatchNorm2d(16));
+    fc = register_module("fc", gb::nn::Linear(16 * 4 * 4, 4));
+  }
+  gb::Tensor forward(const gb::Tensor& x) {  // x (N,1,16,16) -> logits (N,4)
+    auto h = F::max_pool2d(F::relu(bn1(conv1(x))), F::MaxPool2dFuncOptions(2));
+    h = F::max_pool2d(F::relu(bn2(conv2(h))), F::MaxPool2dFuncOptions(2));
+    return fc(h.flatten(1));
+  }
+  gb::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  gb::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  gb::nn::Linear fc{nullptr};
+};
+GB_MODULE(ShapesNet);
 
 }  // namespace
 
@@ -99,18 +115,12 @@ int main(int argc, char** argv) {
                                              .generator(std::make_shared<gb::Generator>(opt.seed)));
   gb::data::DataLoader test_loader(test_set, gb::data::DataLoaderOptions().batch_size(256));
 
-  std::vector<gb::Tensor> params = {
-      param({8, 1, 3, 3}, 9),       param({8}, 9),        // conv1: 1 -> 8 channels
-      param({16, 8, 3, 3}, 72),     param({16}, 72),      // conv2: 8 -> 16 channels
-      param({4, 16 * 4 * 4}, 256),  param({4}, 256),      // fc: 256 -> 4 classes
-  };
-  auto forward = [&](const gb::Tensor& x) {  // x (N,1,16,16) -> logits (N,4)
-    auto h = F::max_pool2d(F::relu(F::conv2d(x, params[0], F::Conv2dFuncOptions().bias(params[1]).padding(1))), F::MaxPool2dFuncOptions(2));
-    h = F::max_pool2d(F::relu(F::conv2d(h, params[2], F::Conv2dFuncOptions().bias(params[3]).padding(1))), F::MaxPool2dFuncOptions(2));
-    return F::linear(h.flatten(1), params[4], params[5]);
-  };
-  std::vector<gb::Tensor> velocity;
-  for (auto& p : params) velocity.push_back(gb::zeros_like(p));
+  ShapesNet model;
+  gb::optim::SGD optimizer(model->parameters(), gb::optim::SGDOptions(opt.lr).momentum(0.9));
+  const int64_t steps_per_epoch = opt.train / opt.batch;
+  gb::optim::OneCycleLR scheduler(optimizer, gb::optim::OneCycleLROptions(opt.lr * 2)
+                                                 .epochs(opt.epochs)
+                                                 .steps_per_epoch(steps_per_epoch));
 
   std::printf("glassbox %s — train_images: %lld rendered %lldx%lld shapes (4 classes), batch %d, %d DataLoader "
               "workers, %d engine threads\n",
@@ -125,24 +135,15 @@ int main(int argc, char** argv) {
     while (!(it == loader.end())) {
       gb::trace::StepScope traced_step(step);
       gb::data::Example<>& batch = *it;
-      gb::Tensor loss;
-      {
-        GB_TRACE_SPAN(gb::trace::SpanKind::module, "forward");
-        loss = F::cross_entropy(forward(batch.data), batch.target);
-      }
-      for (auto& p : params) p.mutable_grad() = gb::Tensor();
+      auto loss = F::cross_entropy(model(batch.data), batch.target);
+      optimizer.zero_grad();
       loss.backward();
-      {
-        GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "SGD.step");
-        gb::NoGradGuard no_grad;
-        for (size_t i = 0; i < params.size(); ++i) {
-          velocity[i].mul_(0.9).add_(params[i].grad());
-          params[i].sub_(velocity[i], opt.lr);
-        }
-      }
+      optimizer.step();
+      double lr = scheduler.get_last_lr()[0];
+      scheduler.step();
       double l = loss.item<double>();
       traced_step.set_loss(l);
-      traced_step.set_lr(opt.lr);
+      traced_step.set_lr(lr);
       loss_sum += l;
       ++loss_n;
       ++step;
@@ -155,9 +156,10 @@ int main(int argc, char** argv) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   gb::NoGradGuard no_grad;
+  model->eval();  // batch norm uses its running statistics
   int64_t correct = 0, total = 0;
   for (auto& b : test_loader) {
-    correct += forward(b.data).argmax(1).eq(b.target).sum().item<int64_t>();
+    correct += model(b.data).argmax(1).eq(b.target).sum().item<int64_t>();
     total += b.target.size(0);
   }
   double acc = double(correct) / double(total);

@@ -1,15 +1,16 @@
 // samples/train_mlp.cpp — the flagship sample: an MLP learns three interleaved spirals.
 //
-// A lesson in what a training step is, written with glassbox's tensor API alone (nn modules and optimizers come
-// with their own issue): the data is generated from a seed, the model is two hidden layers of ReLU units, the
-// loss is cross-entropy, gradients come from autograd, and the update is SGD with momentum written out in full.
+// A lesson in what a training step is: the data is generated from a seed, the model is a gb::nn::Sequential of two
+// hidden layers of ReLU units (PyTorch's default initialization), the loss is cross-entropy, gradients come from
+// autograd, and gb::optim::SGD with momentum updates the weights.
 //
 //   ./build/samples/train_mlp                        # 300 steps, prints the loss falling and the accuracy
 //   ./build/samples/train_mlp --steps 600 --lr 0.3   # options: --steps --batch --hidden --lr --seed --min-accuracy
 //   GLASSBOX_TRACE=mlp.db ./build/samples/train_mlp  # the same run, traced; then: glassbox report mlp.db
 //
-// Traced, each step is a span with the loss and learning rate in the steps table, its phases (data, forward,
-// backward, optimizer) are spans inside it, and backward shows its phases and every autograd node it ran.
+// Traced, each step is a span with the loss and learning rate in the steps table; inside it the data fetch, one
+// module span per layer call (named by its path: "0", "1", ... in the Sequential) with its ops, the backward (its
+// phases and every autograd node it ran) and the optimizer step ("SGD.step").
 //
 // With --min-accuracy A the program exits 1 when the held-out accuracy ends below A (the test suite uses it).
 #include <glassbox/glassbox.h>
@@ -84,12 +85,6 @@ std::pair<gb::Tensor, gb::Tensor> spirals(int64_t n, int64_t k, gb::Generator& g
   return {x, y};
 }
 
-// PyTorch's default Linear initialization: U(-1/sqrt(in), 1/sqrt(in)) for weight and bias.
-gb::Tensor uniform_param(std::vector<int64_t> shape, int64_t fan_in) {
-  double bound = 1.0 / std::sqrt(double(fan_in));
-  return (gb::rand(shape) * (2 * bound) - bound).requires_grad_();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,18 +102,9 @@ int main(int argc, char** argv) {
   auto y_test = y_all.index_select(0, perm.narrow(0, n_train, x_all.size(0) - n_train));
 
   const int64_t H = opt.hidden;
-  std::vector<gb::Tensor> params = {
-      uniform_param({H, 2}, 2), uniform_param({H}, 2),   // fc1: 2 -> H
-      uniform_param({H, H}, H), uniform_param({H}, H),   // fc2: H -> H
-      uniform_param({3, H}, H), uniform_param({3}, H),   // fc3: H -> 3 classes
-  };
-  auto forward = [&](const gb::Tensor& x) {  // x (N,2) -> logits (N,3)
-    auto h = F::relu(F::linear(x, params[0], params[1]));
-    h = F::relu(F::linear(h, params[2], params[3]));
-    return F::linear(h, params[4], params[5]);
-  };
-  std::vector<gb::Tensor> velocity;
-  for (auto& p : params) velocity.push_back(gb::zeros_like(p));
+  gb::nn::Sequential model(gb::nn::Linear(2, H), gb::nn::ReLU(), gb::nn::Linear(H, H), gb::nn::ReLU(),
+                           gb::nn::Linear(H, 3));  // x (N,2) -> logits (N,3)
+  gb::optim::SGD optimizer(model->parameters(), gb::optim::SGDOptions(opt.lr).momentum(opt.momentum));
 
   std::printf("glassbox %s — train_mlp: 3 spirals, %lld train / %lld held-out points, MLP 2-%lld-%lld-3, SGD lr %.3g "
               "momentum %.2g, %d threads\n",
@@ -136,21 +122,10 @@ int main(int argc, char** argv) {
       xb = x_train.index_select(0, idx);
       yb = y_train.index_select(0, idx);
     }
-    gb::Tensor loss;
-    {
-      GB_TRACE_SPAN(SpanKind::module, "forward");
-      loss = F::cross_entropy(forward(xb), yb);
-    }
-    for (auto& p : params) p.mutable_grad() = gb::Tensor();  // zero_grad(set_to_none=true)
+    auto loss = F::cross_entropy(model->forward(xb), yb);
+    optimizer.zero_grad();  // set_to_none=true, PyTorch 2's default
     loss.backward();
-    {
-      GB_TRACE_SPAN(SpanKind::optimizer, "SGD.step");
-      gb::NoGradGuard no_grad;  // the update is not part of the graph
-      for (size_t i = 0; i < params.size(); ++i) {
-        velocity[i].mul_(opt.momentum).add_(params[i].grad());  // v = momentum * v + g
-        params[i].sub_(velocity[i], opt.lr);                     // p -= lr * v
-      }
-    }
+    optimizer.step();
     last_loss = loss.item<double>();
     traced_step.set_loss(last_loss);
     traced_step.set_lr(opt.lr);
@@ -161,7 +136,7 @@ int main(int argc, char** argv) {
 
   gb::NoGradGuard no_grad;
   auto accuracy = [&](const gb::Tensor& x, const gb::Tensor& y) {
-    return forward(x).argmax(1).eq(y).to(gb::kFloat).mean().item<double>();
+    return model->forward(x).argmax(1).eq(y).to(gb::kFloat).mean().item<double>();
   };
   double train_acc = accuracy(x_train, y_train), test_acc = accuracy(x_test, y_test);
   std::printf("loss %.4f -> %.4f in %d steps (%.1f ms/step)\n", first_loss, last_loss, opt.steps,
