@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "glassbox/amp/autocast.h"
+#include "glassbox/autograd/saved_tensor_hooks.h"
 #include "support/check.h"
 
 namespace {
@@ -205,4 +206,25 @@ TEST_CASE("the weight cache reuses one cast per parameter inside a region and is
     gb::mm(x, x.t());
     CHECK(gb::amp::autocast_cache_size() == 0);
   }
+}
+
+TEST_CASE("inside an autocast op autocast is off: its inner ops cast nothing again") {
+  // a saved-tensor pack hook runs inside the op that saves: it sees the op's view of the autocast state
+  auto w = param({3, 4}, 9);
+  auto x = gb::randn({2, 4});
+  std::vector<bool> enabled_inside;
+  std::vector<gb::ScalarType> saved_dtypes;
+  gb::autocast ac(gb::kCPU);
+  gb::autograd::SavedTensorHooks hooks(
+      [&](const gb::Tensor& t) -> std::any {
+        enabled_inside.push_back(gb::amp::is_autocast_enabled(gb::kCPU));
+        saved_dtypes.push_back(t.scalar_type());
+        return t;
+      },
+      [](const std::any& p) { return std::any_cast<gb::Tensor>(p); });
+  gb::Tensor y = gb::linear(x, w);
+  CHECK(gb::amp::is_autocast_enabled(gb::kCPU));  // back on after the op
+  REQUIRE(!enabled_inside.empty());
+  for (bool e : enabled_inside) CHECK(!e);
+  for (auto d : saved_dtypes) CHECK(d == gb::kBFloat16);  // linear saved the cast operands, cast once
 }

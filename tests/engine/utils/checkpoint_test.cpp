@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "glassbox/amp/autocast.h"
 #include "glassbox/memory/memory.h"
 #include "glassbox/utils/checkpoint.h"
 #include "support/check.h"
@@ -192,4 +193,24 @@ TEST_CASE("recomputation that saves a different number or shape of tensors is an
   auto net = make_mlp(3, 4, 0.0, 8);
   CHECK_THROWS_WITH_AS(gb::utils::checkpoint_sequential(net, 4, gb::randn({2, 4})),
                        doctest::Contains("segments must be between 1 and the number of modules (3)"), gb::Error);
+}
+
+TEST_CASE("a checkpoint inside an autocast region recomputes under the same autocast settings") {
+  auto net = make_mlp(3, 8, 0.0, 10);
+  gb::manual_seed(11);
+  auto x = gb::randn({4, 8});
+  auto run = [&](bool ck) {
+    net->zero_grad();
+    gb::Tensor out;
+    {
+      gb::autocast ac(gb::kCPU);
+      out = ck ? gb::utils::checkpoint([&](const gb::Tensor& in) { return net(in); }, x) : net(x);
+    }
+    CHECK(out.scalar_type() == gb::kBFloat16);
+    out.to(gb::kFloat).pow(2).sum().backward();  // outside the region: recomputation must re-enter it
+    return grads_of(net);
+  };
+  auto plain = run(false);
+  auto ck = run(true);
+  for (size_t i = 0; i < plain.size(); ++i) CHECK(bitwise_equal(ck[i], plain[i]));
 }
