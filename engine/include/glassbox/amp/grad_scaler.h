@@ -8,8 +8,8 @@
 //     opt.zero_grad();
 //     { gb::autocast ac(gb::kCUDA); loss = loss_fn(model(x), y); }
 //     scaler.scale(loss).backward();
-//     scaler.unscale_(opt);                          // optional: to clip the true gradients first
-//     gb::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+//     scaler.unscale_(opt);                          // optional: the .grad are now the true gradients,
+//     ...                                            // clip or inspect them here
 //     bool stepped = scaler.step(opt);               // skips opt.step() if any gradient is inf/NaN
 //     scaler.update();
 //   }
