@@ -131,6 +131,7 @@ void Frame::recompute() {
 variable_list checkpoint(std::function<variable_list(const variable_list&)> fn, const variable_list& inputs,
                          bool preserve_rng_state) {
   GB_CHECK(fn != nullptr, "checkpoint: fn is empty; pass the function to run");
+  if (!GradMode::is_enabled()) return fn(inputs);  // nothing is saved without grad mode: nothing to recompute
   auto frame = std::make_shared<Frame>();
   frame->fn = std::move(fn);
   frame->inputs = inputs;
@@ -159,7 +160,6 @@ variable_list checkpoint(std::function<variable_list(const variable_list&)> fn, 
         frame->recomputed[h->index] = Tensor();
         return t;
       });
-  EnableGradGuard grad;
   return frame->fn(frame->inputs);
 }
 

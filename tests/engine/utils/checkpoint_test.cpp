@@ -214,3 +214,18 @@ TEST_CASE("a checkpoint inside an autocast region recomputes under the same auto
   auto ck = run(true);
   for (size_t i = 0; i < plain.size(); ++i) CHECK(bitwise_equal(ck[i], plain[i]));
 }
+
+TEST_CASE("under no_grad checkpoint just runs fn") {
+  auto w = gb::tensor({2.0f}).requires_grad_(true);
+  int calls = 0;
+  gb::NoGradGuard ng;
+  gb::Tensor y = gb::utils::checkpoint(
+      [&](const gb::Tensor& in) {
+        ++calls;
+        return in * w;
+      },
+      gb::tensor({3.0f}));
+  CHECK(calls == 1);
+  CHECK(!y.requires_grad());
+  CHECK(y.item<float>() == 6.0f);
+}
