@@ -69,8 +69,7 @@ Tensor cached_cast(const Tensor& t, ScalarType to, const Snapshot& s) {
                    t.is_leaf() && !t.is_view() && GradMode::is_enabled();
   if (!can_cache) return t.to(to);
   auto it = st.cache.find(t.unsafe_impl());
-  if (it != st.cache.end() && it->second.first.lock().get() == t.unsafe_impl() &&
-      it->second.second.scalar_type() == to)
+  if (it != st.cache.end() && it->second.first.lock().get() == t.unsafe_impl() && it->second.second.scalar_type() == to)
     return it->second.second;
   Tensor cast = t.to(to);
   st.cache[t.unsafe_impl()] = {std::weak_ptr<TensorImpl>(t.impl_ptr()), cast};
@@ -88,8 +87,8 @@ autocast::autocast(DeviceType device_type, std::optional<ScalarType> dtype, bool
   if (enabled)
     GB_CHECK(want == kBFloat16 || want == kHalf, "In ", k == 0 ? "CPU" : "CUDA",
              " autocast, but the target dtype is not supported. ", k == 0 ? "CPU" : "CUDA",
-             " Autocast only supports dtype of torch.bfloat16 or torch.float16 currently (got ",
-             to_string(want), "). Pass gb::kBFloat16 or gb::kHalf, or enabled=false to run in full precision.");
+             " Autocast only supports dtype of torch.bfloat16 or torch.float16 currently (got ", to_string(want),
+             "). Pass gb::kBFloat16 or gb::kHalf, or enabled=false to run in full precision.");
   auto& st = tls_state;
   prev_enabled_ = st.enabled[k];
   prev_dtype_ = st.dtype[k];

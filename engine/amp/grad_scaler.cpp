@@ -37,9 +37,11 @@ variable_list GradScaler::scale(const variable_list& outputs) const {
 void GradScaler::unscale_(optim::Optimizer& optimizer) {
   if (!is_enabled()) return;
   PerOptimizer& st = per_optimizer_[&optimizer];
-  GB_CHECK(st.stage != Stage::unscaled, "unscale_() has already been called on this optimizer since the last "
+  GB_CHECK(st.stage != Stage::unscaled,
+           "unscale_() has already been called on this optimizer since the last "
            "update(). Call it at most once per iteration, between backward() and step().");
-  GB_CHECK(st.stage != Stage::stepped, "unscale_() is being called after step(). Call unscale_() before step(), "
+  GB_CHECK(st.stage != Stage::stepped,
+           "unscale_() is being called after step(). Call unscale_() before step(), "
            "or not at all (step() unscales).");
   // PyTorch computes the inverse in double, then rounds it to float.
   const double inv_scale = double(float(1.0 / double(scale_)));
@@ -49,7 +51,8 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
     for (auto& p : group.params()) {
       Tensor& g = p.mutable_grad();
       if (!g.defined()) continue;
-      GB_CHECK(g.scalar_type() != kHalf, "Attempting to unscale FP16 gradients. Keep the parameters (and so their "
+      GB_CHECK(g.scalar_type() != kHalf,
+               "Attempting to unscale FP16 gradients. Keep the parameters (and so their "
                "gradients) in float32 and let autocast cast them.");
       if (!found_inf && !gb::all(gb::isfinite(g)).item<bool>()) found_inf = true;
       g.mul_(inv_scale);
@@ -64,7 +67,8 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
     return true;
   }
   PerOptimizer& st = per_optimizer_[&optimizer];
-  GB_CHECK(st.stage != Stage::stepped, "step() has already been called since the last update(). Call update() "
+  GB_CHECK(st.stage != Stage::stepped,
+           "step() has already been called since the last update(). Call update() "
            "once per iteration, after step().");
   if (st.stage == Stage::ready) unscale_(optimizer);
   PerOptimizer& now = per_optimizer_[&optimizer];
@@ -83,7 +87,8 @@ void GradScaler::update(std::optional<double> new_scale) {
   if (new_scale) {
     scale_ = float(*new_scale);
   } else {
-    GB_CHECK(!per_optimizer_.empty(), "No inf checks were recorded prior to update(). Call step(optimizer) (or "
+    GB_CHECK(!per_optimizer_.empty(),
+             "No inf checks were recorded prior to update(). Call step(optimizer) (or "
              "unscale_(optimizer)) after backward() and before update().");
     for (const auto& [opt, st] : per_optimizer_) found_inf = found_inf || st.found_inf;
     // PyTorch's _amp_update_scale_
@@ -118,11 +123,13 @@ StateDict GradScaler::state_dict() const {
 
 void GradScaler::load_state_dict(const StateDict& state_dict) {
   if (!is_enabled()) return;
-  GB_CHECK(!state_dict.is_empty(), "The source state dict is empty, possibly because it was saved from a disabled "
+  GB_CHECK(!state_dict.is_empty(),
+           "The source state dict is empty, possibly because it was saved from a disabled "
            "instance of GradScaler.");
   auto get = [&](const char* key) {
     const Tensor* t = state_dict.find(key);
-    GB_CHECK(t != nullptr, "GradScaler.load_state_dict: missing key \"", key, "\"; expected scale, growth_factor, "
+    GB_CHECK(t != nullptr, "GradScaler.load_state_dict: missing key \"", key,
+             "\"; expected scale, growth_factor, "
              "backoff_factor, growth_interval and _growth_tracker (a GradScaler's state_dict())");
     return optim::scalar_value(*t, key);
   };

@@ -14,7 +14,8 @@ thread_local std::vector<std::shared_ptr<const SavedTensorHookPair>> tls_hooks;
 SavedTensorHooks::SavedTensorHooks(std::function<std::any(const Tensor&)> pack,
                                    std::function<Tensor(const std::any&)> unpack) {
   GB_CHECK(pack && unpack, "saved_tensors_hooks: both pack_hook and unpack_hook must be callables");
-  tls_hooks.push_back(std::make_shared<const SavedTensorHookPair>(SavedTensorHookPair{std::move(pack), std::move(unpack)}));
+  tls_hooks.push_back(
+      std::make_shared<const SavedTensorHookPair>(SavedTensorHookPair{std::move(pack), std::move(unpack)}));
 }
 
 SavedTensorHooks::~SavedTensorHooks() { tls_hooks.pop_back(); }

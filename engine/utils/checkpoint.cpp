@@ -34,8 +34,8 @@ struct Metadata {
   bool operator==(const Metadata& o) const { return sizes == o.sizes && dtype == o.dtype && device == o.device; }
   std::string str() const {
     std::ostringstream os;
-    os << "{'shape': torch.Size(" << IntArrayRef(sizes) << "), 'dtype': " << to_string(dtype) << ", 'device': "
-       << device << "}";
+    os << "{'shape': torch.Size(" << IntArrayRef(sizes) << "), 'dtype': " << to_string(dtype)
+       << ", 'device': " << device << "}";
     return os.str();
   }
 };
@@ -73,7 +73,8 @@ class RngRestore {
 };
 
 void Frame::recompute() {
-  GB_CHECK(!recomputing, "torch.utils.checkpoint: recomputation needed a saved tensor of the checkpoint being "
+  GB_CHECK(!recomputing,
+           "torch.utils.checkpoint: recomputation needed a saved tensor of the checkpoint being "
            "recomputed; the checkpointed function must not run backward through its own results");
   recomputing = true;
   struct Done {
@@ -91,38 +92,41 @@ void Frame::recompute() {
     }
     const DeviceType kinds[2] = {kCPU, kCUDA};
     std::optional<gb::autocast> ac[2];
-    for (int k = 0; k < 2; ++k)
-      ac[k].emplace(kinds[k], autocast[k].dtype, autocast[k].enabled, cache_enabled);
+    for (int k = 0; k < 2; ++k) ac[k].emplace(kinds[k], autocast[k].dtype, autocast[k].enabled, cache_enabled);
     EnableGradGuard grad;
     autograd::SavedTensorHooks hooks(
         [this, &counter, &mismatches](const Tensor& t) -> std::any {
           size_t i = counter++;
-          GB_CHECK(i < holders.size(), "torch.utils.checkpoint: trying to save more tensors during recomputation "
+          GB_CHECK(i < holders.size(),
+                   "torch.utils.checkpoint: trying to save more tensors during recomputation "
                    "than during the original forward pass. The checkpointed function must do the same work each "
                    "time it runs: make any data-dependent branch depend only on its inputs.");
           Metadata m = metadata_of(t);
           if (!(m == metadata[i]))
-            mismatches.push_back("tensor at position " + std::to_string(i) + ":\nsaved metadata: " +
-                                 metadata[i].str() + "\nrecomputed metadata: " + m.str() + "\n");
+            mismatches.push_back("tensor at position " + std::to_string(i) + ":\nsaved metadata: " + metadata[i].str() +
+                                 "\nrecomputed metadata: " + m.str() + "\n");
           else if (!holders[i].expired())
             recomputed[i] = t.detach();
           return std::any();
         },
         [](const std::any&) -> Tensor {
-          throw Error("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already unpacked "
-                      "once. If you are calling ctx.saved_tensors in backward, make sure to do so only once.");
+          throw Error(
+              "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already unpacked "
+              "once. If you are calling ctx.saved_tensors in backward, make sure to do so only once.");
         });
     fn(inputs);
   }
   if (!mismatches.empty()) {
-    std::string msg = "torch.utils.checkpoint: Recomputed values for the following tensors have different metadata "
-                      "than during the forward pass.\n";
+    std::string msg =
+        "torch.utils.checkpoint: Recomputed values for the following tensors have different metadata "
+        "than during the forward pass.\n";
     for (const auto& s : mismatches) msg += s;
     throw Error(msg + "The checkpointed function must compute the same shapes and dtypes each time it runs.");
   }
-  GB_CHECK(counter == holders.size(), "torch.utils.checkpoint: A different number of tensors was saved during the "
-           "original forward and recomputation.\nNumber of tensors saved during forward: ", holders.size(),
-           "\nNumber of tensors saved during recomputation: ", counter,
+  GB_CHECK(counter == holders.size(),
+           "torch.utils.checkpoint: A different number of tensors was saved during the "
+           "original forward and recomputation.\nNumber of tensors saved during forward: ",
+           holders.size(), "\nNumber of tensors saved during recomputation: ", counter,
            "\nThe checkpointed function must do the same work each time it runs (same branches, same ops).");
 }
 
@@ -173,8 +177,10 @@ Tensor checkpoint(std::function<Tensor(const Tensor&)> fn, const Tensor& input, 
 Tensor checkpoint_sequential(const nn::Sequential& sequential, int64_t segments, const Tensor& input,
                              bool preserve_rng_state) {
   int64_t n = int64_t(sequential->size());
-  GB_CHECK(segments >= 1 && segments <= n, "checkpoint_sequential: segments must be between 1 and the number of "
-           "modules (", n, "), but got ", segments);
+  GB_CHECK(segments >= 1 && segments <= n,
+           "checkpoint_sequential: segments must be between 1 and the number of "
+           "modules (",
+           n, "), but got ", segments);
   auto run = [&sequential](int64_t start, int64_t end) {
     // the holder (a shared_ptr) is copied: backward may recompute after the caller's Sequential is gone
     return [seq = sequential, start, end](const Tensor& x) {

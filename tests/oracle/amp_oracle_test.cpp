@@ -32,11 +32,16 @@ gb::Tensor to_gb_double(const torch::Tensor& t) {
 
 gb::ScalarType gb_dtype(torch::ScalarType t) {
   switch (t) {
-    case torch::kFloat: return gb::kFloat;
-    case torch::kBFloat16: return gb::kBFloat16;
-    case torch::kHalf: return gb::kHalf;
-    case torch::kDouble: return gb::kDouble;
-    default: return gb::kInt64;
+    case torch::kFloat:
+      return gb::kFloat;
+    case torch::kBFloat16:
+      return gb::kBFloat16;
+    case torch::kHalf:
+      return gb::kHalf;
+    case torch::kDouble:
+      return gb::kDouble;
+    default:
+      return gb::kInt64;
   }
 }
 
@@ -105,10 +110,20 @@ std::vector<Case> cases() {
        [](const Inputs& i) { return torch::addmm(i.tb, i.tx, i.tw.t()); }},
       {"conv2d", Expect::same, true, [](const Inputs& i) { return gb::conv2d(i.img, i.k); },
        [](const Inputs& i) { return torch::conv2d(i.timg, i.tk); }},
-      {"cat", Expect::same, true, [](const Inputs& i) { return gb::cat({i.h, i.x}); },
-       [](const Inputs& i) { return torch::cat({i.th, i.tx}); }},
-      {"stack", Expect::same, true, [](const Inputs& i) { return gb::stack({i.h, i.x}); },
-       [](const Inputs& i) { return torch::stack({i.th, i.tx}); }},
+      {"cat", Expect::same, true,
+       [](const Inputs& i) {
+         return gb::cat({i.h, i.x});
+       },
+       [](const Inputs& i) {
+         return torch::cat({i.th, i.tx});
+       }},
+      {"stack", Expect::same, true,
+       [](const Inputs& i) {
+         return gb::stack({i.h, i.x});
+       },
+       [](const Inputs& i) {
+         return torch::stack({i.th, i.tx});
+       }},
       {"mse_loss", Expect::same, false, [](const Inputs& i) { return gb::mse_loss(i.h, i.zeros); },
        [](const Inputs& i) { return torch::mse_loss(i.th, i.tzeros); }},
       {"nll_loss", Expect::same, false, [](const Inputs& i) { return gb::nll_loss(i.h, i.target); },
@@ -156,7 +171,8 @@ TEST_CASE("CPU autocast (bfloat16): output dtypes and lower-precision values aga
       theirs = c.theirs(in);
     }
     gb::ScalarType their_dtype = gb_dtype(theirs.scalar_type());
-    std::string line = name + ": glassbox " + gb::to_string(ours.scalar_type()) + ", libtorch " + gb::to_string(their_dtype);
+    std::string line =
+        name + ": glassbox " + gb::to_string(ours.scalar_type()) + ", libtorch " + gb::to_string(their_dtype);
     MESSAGE(line);
     if (c.expect == Expect::same) {
       CHECK(ours.scalar_type() == their_dtype);

@@ -155,13 +155,12 @@ TEST_CASE("PyTorch's errors: unscale_ twice, unscale_ after step, step twice, up
   auto w = gb::tensor({1.0f}).requires_grad_(true);
   PlainSGD opt({w}, 0.1);
   gb::amp::GradScaler scaler;
-  CHECK_THROWS_WITH_AS(scaler.update(), doctest::Contains("No inf checks were recorded prior to update()"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(scaler.update(), doctest::Contains("No inf checks were recorded prior to update()"), gb::Error);
   w.mutable_grad() = gb::tensor({1.0f});
   scaler.unscale_(opt);
-  CHECK_THROWS_WITH_AS(scaler.unscale_(opt),
-                       doctest::Contains("unscale_() has already been called on this optimizer since the last update()."),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      scaler.unscale_(opt),
+      doctest::Contains("unscale_() has already been called on this optimizer since the last update()."), gb::Error);
   scaler.step(opt);
   CHECK_THROWS_WITH_AS(scaler.unscale_(opt), doctest::Contains("unscale_() is being called after step()"), gb::Error);
   CHECK_THROWS_WITH_AS(scaler.step(opt), doctest::Contains("step() has already been called since the last update()"),
@@ -250,8 +249,8 @@ TEST_CASE("traced: update() writes amp.grad_scale and amp.found_inf counters") {
     }
   }
   auto counter = [&](const std::string& name, const std::string& agg) {
-    return sql_int(path, "SELECT " + agg + " FROM counters WHERE name_id = (SELECT id FROM strings WHERE text = '" +
-                             name + "')");
+    return sql_int(
+        path, "SELECT " + agg + " FROM counters WHERE name_id = (SELECT id FROM strings WHERE text = '" + name + "')");
   };
   CHECK(counter("amp.grad_scale", "COUNT(*)") == 3);
   CHECK(counter("amp.grad_scale", "CAST(MIN(value) AS INTEGER)") == 32768);

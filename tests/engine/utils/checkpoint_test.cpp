@@ -18,7 +18,9 @@ struct BlockImpl : gb::nn::Module {
     weight = register_parameter("weight", gb::randn({out, in}) * (1.0 / std::sqrt(double(in))));
     bias = register_parameter("bias", gb::randn({out}) * 0.1);
   }
-  gb::Tensor forward(const gb::Tensor& x) { return gb::dropout(gb::relu(gb::linear(x, weight, bias)), p, is_training()); }
+  gb::Tensor forward(const gb::Tensor& x) {
+    return gb::dropout(gb::relu(gb::linear(x, weight, bias)), p, is_training());
+  }
   double p;
   gb::Tensor weight, bias;
 };
@@ -75,8 +77,10 @@ TEST_CASE("an MLP with dropout: checkpointed gradients equal the plain ones bit 
       CAPTURE(i);
       CHECK(bitwise_equal(ck_grads[i], plain_grads[i]));
     }
-    if (input_requires_grad) CHECK(bitwise_equal(x2.grad(), plain_xg));
-    else CHECK(!x2.grad().defined());
+    if (input_requires_grad)
+      CHECK(bitwise_equal(x2.grad(), plain_xg));
+    else
+      CHECK(!x2.grad().defined());
   }
 }
 
@@ -142,8 +146,7 @@ TEST_CASE("checkpoint_sequential lowers the allocator's peak and the activation 
     int64_t start = gb::memory::memory_stats(gb::kCPU).allocated_bytes[gb::memory::kAll].current;
     gb::manual_seed(7);
     gb::Tensor out = segments ? gb::utils::checkpoint_sequential(net, segments, x) : net(x);
-    activation_after_forward =
-        gb::memory::memory_stats(gb::kCPU).allocated_bytes_by_category[activation].current;
+    activation_after_forward = gb::memory::memory_stats(gb::kCPU).allocated_bytes_by_category[activation].current;
     out.pow(2).mean().backward();
     out = gb::Tensor();
     peak_over_start = gb::memory::memory_stats(gb::kCPU).allocated_bytes[gb::memory::kAll].peak - start;

@@ -60,7 +60,7 @@ namespace amp {
 bool is_autocast_enabled(DeviceType device_type);       // false inside an autocast op (its inputs are cast)
 ScalarType get_autocast_dtype(DeviceType device_type);  // the dtype lower-precision ops use on this device
 bool is_autocast_cache_enabled();
-void clear_autocast_cache();                             // drop this thread's cached weight casts now
+void clear_autocast_cache();  // drop this thread's cached weight casts now
 // How many weight casts this thread's cache holds (for tests and memory accounting).
 size_t autocast_cache_size();
 
