@@ -8,6 +8,7 @@
 #include "autograd/views.h"
 #include "core/make.h"
 #include "glassbox/autograd/grad_mode.h"
+#include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/ops/pointwise.h"
 
 namespace gb::autograd {
@@ -58,14 +59,22 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   requires_grad_ = t.requires_grad();
   is_leaf_ = t.is_leaf();
   output_nr_ = t.output_nr();
+  Tensor data;
   if (is_output && t.grad_fn()) {
-    data_ = detail::shallow_alias(t);  // no grad_fn: no cycle node -> saved -> tensor -> node
+    data = detail::shallow_alias(t);  // no grad_fn: no cycle node -> saved -> tensor -> node
     weak_grad_fn_ = t.grad_fn();
     grad_fn_name_ = t.grad_fn()->name();
   } else {
-    data_ = t;
+    data = t;
     if (t.grad_fn()) grad_fn_name_ = t.grad_fn()->name();
   }
+  if (auto hooks = current_saved_tensor_hooks()) {
+    storage_ = t.storage();
+    hooks_ = std::move(hooks);
+    packed_ = hooks_->pack(data);  // what the hook keeps is all this SavedVariable holds
+    return;
+  }
+  data_ = std::move(data);
   mark_ = std::make_shared<gb::detail::ActivationMark>(data_);
 }
 
@@ -73,24 +82,35 @@ void SavedVariable::reset_data() {
   if (was_defined_) released_ = true;
   mark_.reset();
   data_ = Tensor();
+  packed_.reset();
+  hooks_.reset();
 }
 
 Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   if (!was_defined_) return Tensor();
-  if (released_ || !data_.defined())
+  if (released_ || (!data_.defined() && !hooks_))
     throw Error(
         "Trying to backward through the graph a second time (or directly access saved tensors after they have "
         "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
         "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
         "you need to access saved tensors after calling backward.");
-  uint32_t now = data_._version();
+  Tensor data = data_;
+  uint32_t now = saved_version_;
+  if (hooks_) {
+    data = hooks_->unpack(packed_);
+    GB_CHECK(data.defined(), "saved_tensors_hooks: the unpack hook returned an undefined tensor; it must return "
+             "the tensor pack was given (or one equal to it)");
+    if (auto s = storage_.lock()) now = s->version;  // freed storage: nobody can have written to it
+  } else {
+    now = data_._version();
+  }
   if (now != saved_version_) {
     std::string who;
     if (!grad_fn_name_.empty()) who = detail::str_cat(", which is output ", output_nr_, " of ", grad_fn_name_, ",");
     else if (is_leaf_ && requires_grad_) who = ", which is a leaf tensor that requires grad,";
     throw Error(detail::str_cat(
         "one of the variables needed for gradient computation has been modified by an inplace operation: [",
-        tensor_type_name(data_.scalar_type()), " ", data_.sizes(), "]", who, " is at version ", now,
+        tensor_type_name(data.scalar_type()), " ", data.sizes(), "]", who, " is at version ", now,
         "; expected version ", saved_version_,
         " instead. Hint: the backtrace further above shows the operation that failed to compute its gradient. "
         "The variable in question was changed in there or anywhere later. Use an out-of-place op (y = y.mul(2) "
@@ -98,13 +118,13 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   }
   if (is_output_ && requires_grad_ && saved_for && GradMode::is_enabled()) {
     // Re-attach the output to its node so that a create_graph backward differentiates through it.
-    Tensor t = detail::shallow_alias(data_);
+    Tensor t = detail::shallow_alias(data);
     auto& m = t.unsafe_impl()->meta();
     m.grad_fn = saved_for;
     m.output_nr = output_nr_;
     return t;
   }
-  return data_;
+  return data;
 }
 
 // ---- leaves ----

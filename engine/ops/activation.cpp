@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -163,6 +164,7 @@ Tensor silu(const Tensor& a) {
 // ---- softplus ----
 
 Tensor softplus(const Tensor& a, const Scalar& beta, const Scalar& threshold) {
+  GB_AUTOCAST(fp32, softplus, a, beta, threshold);
   check_floating(a, "softplus");
   double b = beta.to_double(), th = threshold.to_double();
   Tensor out = detail::unary_float_kernel(a, "softplus", [b, th](auto x) {

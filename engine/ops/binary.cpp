@@ -2,6 +2,7 @@
 // type promotion and broadcast shapes. Each op's backward sits right under its forward.
 #include <cmath>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -254,6 +255,7 @@ Tensor div(const Tensor& a, const Scalar& b) {
 // ---- pow ----
 
 Tensor pow(const Tensor& a, const Tensor& e) {
+  GB_AUTOCAST(fp32, pow, a, e);
   Tensor out = binary_kernel(a, e, "pow", result_type(a, e), [](auto x, auto y) {
     using M = decltype(x);
     if constexpr (std::is_integral_v<M>) {
@@ -283,6 +285,7 @@ Tensor pow(const Tensor& a, const Tensor& e) {
 }
 
 Tensor pow(const Tensor& a, const Scalar& e) {
+  GB_AUTOCAST(fp32, pow, a, e);
   ScalarType rt = result_type(a, e);
   double ed = e.to_double();
   Tensor out;
@@ -311,6 +314,7 @@ Tensor pow(const Tensor& a, const Scalar& e) {
 }
 
 Tensor pow(const Scalar& a, const Tensor& e) {
+  GB_AUTOCAST(fp32, pow, a, e);
   Tensor base = full({}, a, TensorOptions().dtype(result_type(e, a)).device(e.device()));
   return pow(base, e);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -611,9 +612,11 @@ Tensor& addc_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& va
 }  // namespace
 
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  GB_AUTOCAST(promote, addcmul, self, t1, t2, value);
   return addc(self, t1, t2, value, false);
 }
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  GB_AUTOCAST(promote, addcdiv, self, t1, t2, value);
   return addc(self, t1, t2, value, true);
 }
 Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
 #include "glassbox/core/parallel.h"
@@ -166,6 +167,7 @@ void conv_backward(const ConvGeom& g, const T* x, const T* w, const T* gy, T* gx
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
+  GB_AUTOCAST(lower_precision_fp, conv2d, x_in, weight, bias, stride, padding, dilation, groups);
   detail::check_defined(x_in, "conv2d");
   detail::check_defined(weight, "conv2d", "weight");
   detail::OpScope op_scope("conv2d");

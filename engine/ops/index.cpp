@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -250,6 +251,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
+  GB_AUTOCAST(promote, scatter_add, a, dim, index, src);
   detail::OpScope op_scope("scatter_add");
   detail::check_device(a, "scatter_add", "self");
   detail::check_device(src, "scatter_add", "src", a);

@@ -1,5 +1,6 @@
 // engine/ops/join.cpp — joining and splitting along a dim: cat and stack (copies, with their backward), and
 // split, split_with_sizes, chunk, unbind (views made by narrow/select, whose backward the view ops already own).
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
 #include "glassbox/ops/shape.h"
@@ -30,6 +31,7 @@ bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 // ---- cat ----
 
 Tensor cat(TensorList tensors, int64_t dim) {
+  GB_AUTOCAST(promote, cat, tensors, dim);
   GB_CHECK(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
     detail::OpScope op_scope("cat");
@@ -92,6 +94,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
 // ---- stack ----
 
 Tensor stack(TensorList tensors, int64_t dim) {
+  GB_AUTOCAST(promote, stack, tensors, dim);
   GB_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   const Tensor& r = tensors[0];
   for (size_t i = 0; i < tensors.size(); ++i) {

@@ -8,6 +8,7 @@
 
 #include <climits>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -185,6 +186,7 @@ void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
 // ---- mm ----
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  GB_AUTOCAST(lower_precision_fp, mm, a, b);
   detail::OpScope op_scope("mm");
   check_matrix(a, "mm", "self");
   check_matrix(b, "mm", "mat2");
@@ -205,6 +207,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 // ---- addmm: beta * self + alpha * (a @ b), one GEMM over an output pre-filled with self ----
 
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  GB_AUTOCAST(lower_precision_fp, addmm, self, a, b, beta, alpha);
   detail::OpScope op_scope("addmm");
   detail::check_device(self, "addmm", "self");
   check_matrix(a, "addmm", "mat1");
@@ -242,6 +245,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 // ---- bmm ----
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  GB_AUTOCAST(lower_precision_fp, bmm, a, b);
   detail::OpScope op_scope("bmm");
   detail::check_device(a, "bmm", "self");
   detail::check_device(b, "bmm", "mat2", a);
@@ -287,6 +291,7 @@ bool should_fold(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  GB_AUTOCAST(lower_precision_fp, matmul, a, b);
   detail::OpScope op_scope("matmul");
   detail::check_device(a, "matmul", "self");
   detail::check_device(b, "matmul", "other", a);
@@ -341,6 +346,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // ---- linear ----
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  GB_AUTOCAST(lower_precision_fp, linear, input, weight, bias);
   detail::OpScope op_scope("linear");
   detail::check_device(input, "linear", "input");
   check_matrix(weight, "linear", "weight");
@@ -390,6 +396,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 // ---- dot / outer ----
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  GB_AUTOCAST(promote, dot, a, b);
   detail::OpScope op_scope("dot");
   detail::check_device(a, "dot", "self");
   detail::check_device(b, "dot", "tensor", a);

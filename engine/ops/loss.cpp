@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -197,6 +198,7 @@ Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
+  GB_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
   detail::OpScope op_scope("nll_loss");
   return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
 }
@@ -205,6 +207,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
                      int64_t ignore_index, double label_smoothing) {
+  GB_AUTOCAST(fp32, cross_entropy, logits, target, weight, reduction, ignore_index, label_smoothing);
   const char* op = "cross_entropy";
   detail::OpScope op_scope(op);
   detail::check_defined(logits, op);
@@ -312,6 +315,7 @@ variable_list pointwise_loss_grads(autograd::BackwardContext& c, const Tensor& d
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  GB_AUTOCAST(fp32, mse_loss, input, target, reduction);
   detail::OpScope op_scope("mse_loss");
   check_pointwise_loss(input, target, "mse_loss");
   Tensor out;
@@ -331,6 +335,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  GB_AUTOCAST(fp32, l1_loss, input, target, reduction);
   detail::OpScope op_scope("l1_loss");
   check_pointwise_loss(input, target, "l1_loss");
   Tensor out;
@@ -356,6 +361,7 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
 
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, Reduction reduction) {
+  GB_AUTOCAST(fp32, binary_cross_entropy_with_logits, logits, target, weight, pos_weight, reduction);
   const char* op = "binary_cross_entropy_with_logits";
   detail::OpScope op_scope(op);
   check_pointwise_loss(logits, target, op);

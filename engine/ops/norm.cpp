@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
 #include "glassbox/core/parallel.h"
@@ -324,6 +325,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 // ---- layer_norm: statistics per row over the trailing normalized_shape ----
 
 Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
+  GB_AUTOCAST(fp32, layer_norm, x, normalized_shape, weight, bias, eps);
   const char* op = "layer_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op);
@@ -398,6 +400,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 // ---- group_norm: statistics per (sample, group of C/G channels) ----
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  GB_AUTOCAST(fp32, group_norm, x, num_groups, weight, bias, eps);
   const char* op = "group_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op);

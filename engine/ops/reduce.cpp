@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -303,6 +304,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
 // ---- norm ----
 
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  GB_AUTOCAST(fp32, norm, a, p, dims, keepdim);
   detail::OpScope op_scope("norm");
   detail::check_device(a, "norm");
   GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
@@ -375,6 +377,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
 // ---- logsumexp ----
 
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
+  GB_AUTOCAST(fp32, logsumexp, a, dims, keepdim);
   detail::OpScope op_scope("logsumexp");
   detail::check_device(a, "logsumexp");
   auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
@@ -418,6 +421,7 @@ Tensor all(const Tensor& a) { return logical_reduce<true>(a, "all"); }
 Tensor any(const Tensor& a) { return logical_reduce<false>(a, "any"); }
 
 Tensor prod(const Tensor& a) {
+  GB_AUTOCAST(fp32, prod, a);
   detail::OpScope op_scope("prod");
   detail::check_device(a, "prod");
   auto mask = all_dims(a.dim());

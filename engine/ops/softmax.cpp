@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -182,9 +183,11 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtyp
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  if (!dtype) GB_AUTOCAST(fp32, softmax, x, dim, dtype);
   return softmax_impl<false>(x, dim, dtype);
 }
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+  if (!dtype) GB_AUTOCAST(fp32, log_softmax, x, dim, dtype);
   return softmax_impl<true>(x, dim, dtype);
 }
 

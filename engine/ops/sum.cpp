@@ -3,6 +3,7 @@
 // The kernel walks the input in memory order and accumulates into an output viewed with stride 0 on the
 // reduced dims, so summing rows and summing columns are both cache-friendly. Accumulation is in float for
 // 16-bit floats, double for double, int64 for integers and bools.
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -112,6 +113,7 @@ ScalarType sum_dtype(const Tensor& a, std::optional<ScalarType> dtype) {
 }  // namespace
 
 Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  if (!dtype) GB_AUTOCAST(fp32, sum, a, dims, keepdim, dtype);
   detail::check_defined(a, "sum");
   auto mask = detail::dim_mask(dims, a.dim(), "sum");
   Tensor out;

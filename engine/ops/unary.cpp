@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -64,6 +65,7 @@ Tensor square(const Tensor& a) { return pow(a, 2); }
 // ---- floating ops (integer inputs give the default float dtype) ----
 
 Tensor reciprocal(const Tensor& a) {
+  GB_AUTOCAST(fp32, reciprocal, a);
   Tensor out = detail::unary_float_kernel(a, "reciprocal", [](auto x) { return decltype(x)(1) / x; });
   if (autograd::needs_grad(a))
     autograd::record("ReciprocalBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
@@ -74,6 +76,7 @@ Tensor reciprocal(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
+  GB_AUTOCAST(fp32, exp, a);
   Tensor out = detail::unary_float_kernel(a, "exp", exp_fn);
   if (autograd::needs_grad(a))
     autograd::record("ExpBackward0", {a}, out, {autograd::output(out)},
@@ -82,6 +85,7 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
+  GB_AUTOCAST(fp32, log, a);
   Tensor out = detail::unary_float_kernel(a, "log", log_fn);
   if (autograd::needs_grad(a))
     autograd::record("LogBackward0", {a}, out, {autograd::input(a)},
@@ -90,6 +94,7 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor log1p(const Tensor& a) {
+  GB_AUTOCAST(fp32, log1p, a);
   Tensor out = detail::unary_float_kernel(a, "log1p", [](auto x) { return std::log1p(x); });
   if (autograd::needs_grad(a))
     autograd::record("Log1PBackward0", {a}, out, {autograd::input(a)},
@@ -106,6 +111,7 @@ Tensor sqrt(const Tensor& a) {
 }
 
 Tensor rsqrt(const Tensor& a) {
+  GB_AUTOCAST(fp32, rsqrt, a);
   Tensor out = detail::unary_float_kernel(a, "rsqrt", [](auto x) { return decltype(x)(1) / std::sqrt(x); });
   // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
   if (autograd::needs_grad(a))

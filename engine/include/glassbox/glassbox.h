@@ -2,11 +2,14 @@
 // port libtorch code by replacing `torch::` with `gb::` and <torch/torch.h> with <glassbox/glassbox.h>.
 #pragma once
 
+#include "glassbox/amp/autocast.h"
+#include "glassbox/amp/grad_scaler.h"
 #include "glassbox/autograd/autograd.h"
 #include "glassbox/autograd/function.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/gradcheck.h"
 #include "glassbox/autograd/node.h"
+#include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/device.h"
 #include "glassbox/core/dtype.h"
@@ -31,6 +34,7 @@
 #include "glassbox/optim/lr_scheduler.h"
 #include "glassbox/optim/optim.h"
 #include "glassbox/optim/optimizer.h"
+#include "glassbox/utils/checkpoint.h"
 #include "instrument/probe.h"    // gb::trace: spans, StepScope, counters (tracing is off unless a session is on)
 #include "instrument/session.h"  // gb::trace::Session; or GLASSBOX_TRACE=run.db with no code change
 

@@ -7,6 +7,7 @@
 // between is caught with PyTorch's message instead of silently producing a wrong gradient.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,6 +24,7 @@ class ActivationMark;
 namespace gb::autograd {
 
 struct Node;
+struct SavedTensorHookPair;
 
 struct Edge {
   std::shared_ptr<Node> function;  // null = this input needs no gradient
@@ -82,7 +84,8 @@ struct Node : std::enable_shared_from_this<Node> {
 };
 
 // What backward needs from the forward pass. An op output is stored without its history (no reference cycle
-// through its own grad_fn); unpack(node) re-attaches it so double backward sees the right graph.
+// through its own grad_fn); unpack(node) re-attaches it so double backward sees the right graph. Under saved-tensor
+// hooks (glassbox/autograd/saved_tensor_hooks.h) only the packed value is kept, and unpack calls the unpack hook.
 class SavedVariable {
  public:
   SavedVariable() = default;
@@ -104,6 +107,10 @@ class SavedVariable {
   bool is_leaf_ = false;
   std::weak_ptr<Node> weak_grad_fn_;  // for outputs: the node that produced it (for the error message)
   std::string grad_fn_name_;
+  // With hooks: what pack returned, the hooks, and the original storage (weak: its version, while it lives).
+  std::any packed_;
+  std::shared_ptr<const SavedTensorHookPair> hooks_;
+  std::weak_ptr<StorageImpl> storage_;
   // Tags data_'s block as an activation while held (memory categories); declared last, so released first.
   std::shared_ptr<gb::detail::ActivationMark> mark_;
 };
