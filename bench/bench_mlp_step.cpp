@@ -35,32 +35,19 @@ int main() {
   gb::set_num_threads(threads);
   const int64_t batch = 256;
 
-  // glassbox: parameters as plain tensors, SGD with momentum written out (nn/optim modules are a later issue).
+  // glassbox: the same model with gb::nn modules and gb::optim::SGD (module calls, hooks check, module scopes and
+  // the optimizer's state bookkeeping included).
   gb::manual_seed(0);
-  std::vector<gb::Tensor> params;
-  auto layer = [&](int64_t in, int64_t out) {
-    double bound = 1.0 / std::sqrt(double(in));
-    params.push_back((gb::rand({out, in}) * (2 * bound) - bound).requires_grad_());
-    params.push_back((gb::rand({out}) * (2 * bound) - bound).requires_grad_());
-  };
-  layer(784, 1024);
-  layer(1024, 1024);
-  layer(1024, 10);
-  std::vector<gb::Tensor> velocity;
-  for (auto& p : params) velocity.push_back(gb::zeros_like(p));
+  gb::nn::Sequential net_gb(gb::nn::Linear(784, 1024), gb::nn::ReLU(), gb::nn::Linear(1024, 1024), gb::nn::ReLU(),
+                            gb::nn::Linear(1024, 10));
+  gb::optim::SGD opt_gb(net_gb->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
   auto x = gb::randn({batch, 784});
   auto y = gb::randint(0, 10, {batch});
   auto gb_step = [&] {
-    auto h = F::relu(F::linear(x, params[0], params[1]));
-    h = F::relu(F::linear(h, params[2], params[3]));
-    auto loss = F::cross_entropy(F::linear(h, params[4], params[5]), y);
-    for (auto& p : params) p.mutable_grad() = gb::Tensor();
+    auto loss = F::cross_entropy(net_gb->forward(x), y);
+    opt_gb.zero_grad();
     loss.backward();
-    gb::NoGradGuard ng;
-    for (size_t i = 0; i < params.size(); ++i) {
-      velocity[i].mul_(0.9).add_(params[i].grad());
-      params[i].sub_(velocity[i], 0.01);
-    }
+    opt_gb.step();
   };
 
   torch::manual_seed(0);

@@ -4,7 +4,7 @@
 //   gb::Tensor y = gb::utils::checkpoint([&](const gb::Tensor& x) { return block(x); }, x);
 //   gb::Tensor out = gb::utils::checkpoint_sequential(net, /*segments=*/4, x);   // nn::Sequential
 //
-// Forward runs fn under saved-tensor hooks that keep only a placeholder per saved tensor, so
+// Forward runs fn under saved-tensor hooks that keep only an index per saved tensor, so
 // fn's intermediate results are freed as soon as nothing else uses them (its outputs and inputs stay, as always).
 // The first time backward unpacks one of them, fn runs again on the same inputs — with grad enabled, the default
 // generator's state captured at forward (preserve_rng_state: dropout draws the same masks; the generator is

@@ -38,7 +38,7 @@ class LinearImpl : public Module {
 };
 GB_MODULE(Linear);
 
-// Returns its input (a placeholder in a Sequential).
+// Returns its input (a no-op slot in a Sequential, as PyTorch's Identity).
 class IdentityImpl : public Module {
  public:
   Tensor forward(const Tensor& input);
