@@ -56,7 +56,7 @@ void check_input(const Tensor& x, const char* op) {
 
 Tensor dropout(const Tensor& x, double p, bool train) {
   check_p(p, "dropout");
-  if (!train) return x;
+  if (!train || p == 0) return x;  // PyTorch's CPU dropout returns its input then (no mask drawn, no generator use)
   detail::OpScope op_scope("dropout");
   check_input(x, "dropout");
   const double scale = keep_scale(p);
@@ -71,7 +71,7 @@ Tensor dropout(const Tensor& x, double p, bool train) {
 
 Tensor& dropout_(Tensor& x, double p, bool train) {
   check_p(p, "dropout_");
-  if (!train) return x;
+  if (!train || p == 0) return x;
   detail::OpScope op_scope("dropout_");
   check_input(x, "dropout_");
   return detail::apply_inplace(

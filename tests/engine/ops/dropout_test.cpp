@@ -34,6 +34,10 @@ TEST_CASE("dropout edge cases: p = 0, p = 1, eval") {
   check_values(gb::dropout(x, 0.0, true), {1, -2, 3});
   check_values(gb::dropout(x, 1.0, true), {0, 0, 0});
   CHECK(gb::dropout(x, 0.5, false).is_same(x));
+  // p = 0 in training returns the input itself, as PyTorch's CPU dropout: no mask, no draw from the generator
+  std::string before = gb::default_generator().get_state();
+  CHECK(gb::dropout(x, 0.0, true).is_same(x));
+  CHECK(gb::default_generator().get_state() == before);
   auto xg = gb::ones({4}, gbtest::f64_grad());
   gb::dropout(xg, 1.0, true).sum().backward();
   check_values(xg.grad(), {0, 0, 0, 0});
