@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "glassbox/autograd/grad_mode.h"
+#include "optim/adam_hyperparameters.h"
 #include "glassbox/memory/category.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -15,33 +16,11 @@ namespace gb::optim {
 AdamOptions::AdamOptions(double lr) : lr_(lr) {}
 
 std::vector<std::pair<std::string, double>> AdamOptions::hyperparameters() const {
-  return {{"lr", lr_},
-          {"beta1", std::get<0>(betas_)},
-          {"beta2", std::get<1>(betas_)},
-          {"eps", eps_},
-          {"weight_decay", weight_decay_},
-          {"amsgrad", amsgrad_ ? 1.0 : 0.0},
-          {"maximize", maximize_ ? 1.0 : 0.0}};
+  return detail::adam_hyperparameters(*this);
 }
 
 void AdamOptions::set_hyperparameter(const std::string& name, double value) {
-  if (name == "lr")
-    lr_ = value;
-  else if (name == "beta1")
-    std::get<0>(betas_) = value;
-  else if (name == "beta2")
-    std::get<1>(betas_) = value;
-  else if (name == "eps")
-    eps_ = value;
-  else if (name == "weight_decay")
-    weight_decay_ = value;
-  else if (name == "amsgrad")
-    amsgrad_ = value != 0;
-  else if (name == "maximize")
-    maximize_ = value != 0;
-  else
-    throw Error("Adam has no hyperparameter \"" + name +
-                "\" (it has lr, beta1, beta2, eps, weight_decay, amsgrad, maximize)");
+  detail::set_adam_hyperparameter(*this, "Adam", name, value);
 }
 
 std::vector<std::pair<std::string, Tensor>> AdamParamState::tensors() const {

@@ -3,6 +3,7 @@
 #include "glassbox/optim/adamw.h"
 
 #include "glassbox/autograd/grad_mode.h"
+#include "optim/adam_hyperparameters.h"
 #include "instrument/probe.h"
 
 namespace gb::optim {
@@ -10,33 +11,11 @@ namespace gb::optim {
 AdamWOptions::AdamWOptions(double lr) : lr_(lr) {}
 
 std::vector<std::pair<std::string, double>> AdamWOptions::hyperparameters() const {
-  return {{"lr", lr_},
-          {"beta1", std::get<0>(betas_)},
-          {"beta2", std::get<1>(betas_)},
-          {"eps", eps_},
-          {"weight_decay", weight_decay_},
-          {"amsgrad", amsgrad_ ? 1.0 : 0.0},
-          {"maximize", maximize_ ? 1.0 : 0.0}};
+  return detail::adam_hyperparameters(*this);
 }
 
 void AdamWOptions::set_hyperparameter(const std::string& name, double value) {
-  if (name == "lr")
-    lr_ = value;
-  else if (name == "beta1")
-    std::get<0>(betas_) = value;
-  else if (name == "beta2")
-    std::get<1>(betas_) = value;
-  else if (name == "eps")
-    eps_ = value;
-  else if (name == "weight_decay")
-    weight_decay_ = value;
-  else if (name == "amsgrad")
-    amsgrad_ = value != 0;
-  else if (name == "maximize")
-    maximize_ = value != 0;
-  else
-    throw Error("AdamW has no hyperparameter \"" + name +
-                "\" (it has lr, beta1, beta2, eps, weight_decay, amsgrad, maximize)");
+  detail::set_adam_hyperparameter(*this, "AdamW", name, value);
 }
 
 namespace {

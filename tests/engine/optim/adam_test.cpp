@@ -11,23 +11,15 @@
 #include "traces/temp_dir.h"
 
 #include "support/check.h"
+#include "engine/optim/optim_test_util.h"
+
+using optim_test::param;
+using optim_test::set_grad;
+using optim_test::error_of;
 
 using gb::optim::Adam;
 using gb::optim::AdamOptions;
 namespace mem = gb::memory;
-
-namespace {
-gb::Tensor param(std::vector<double> v) { return gb::tensor(v).to(gb::kFloat64).requires_grad_(); }
-void set_grad(gb::Tensor& p, std::vector<double> g) { p.set_grad(gb::tensor(g).to(gb::kFloat64)); }
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gb::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
 
 TEST_CASE("two Adam steps by hand, with and without AMSGrad") {
   // g1 = 0.5, g2 = 0: m1 = 0.05, v1 = 0.00025; m2 = 0.045, v2 = 0.00024975 (< v1, so AMSGrad keeps v1)
@@ -149,28 +141,7 @@ TEST_CASE("state_dict -> a fresh optimizer continues bit for bit") {
 }
 
 TEST_CASE("each step is one optimizer span named Adam.step; its ops nest inside") {
-  TempDir tmp;
-  std::string path = tmp.file("t.db");
-  {
-    gb::trace::Session session(path);
-    auto w = gb::ones({4}).requires_grad_();
-    gb::optim::Adam opt({w}, gb::optim::AdamOptions(0.1));
-    for (int i = 0; i < 2; ++i) {
-      w.set_grad(gb::ones({4}));
-      opt.step();
-    }
-  }
-  gb::trace::Reader r(path);
-  auto spans = r.all<gb::trace::SpanRecord>();
-  std::vector<gb::trace::Id> steps;
-  for (const auto& s : spans)
-    if (r.string(s.name_id) == "Adam.step") {
-      CHECK(s.kind == gb::trace::SpanKind::optimizer);
-      steps.push_back(s.id);
-    }
-  REQUIRE(steps.size() == 2);
-  int nested_ops = 0;
-  for (const auto& s : spans)
-    if (s.kind == gb::trace::SpanKind::op && s.parent_id && *s.parent_id == steps[0]) ++nested_ops;
-  CHECK(nested_ops > 0);
+  optim_test::check_step_spans("Adam.step", [](gb::Tensor w) {
+    return std::unique_ptr<gb::optim::Optimizer>(new gb::optim::Adam({w}, gb::optim::AdamOptions(0.1)));
+  });
 }

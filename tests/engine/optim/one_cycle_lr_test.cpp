@@ -6,6 +6,10 @@
 #include <numbers>
 
 #include <glassbox/glassbox.h>
+#include "engine/optim/optim_test_util.h"
+
+using optim_test::error_of;
+using optim_test::lr_of;
 
 using namespace gb::optim;
 
@@ -15,15 +19,6 @@ double hyper(Optimizer& o, const std::string& name, size_t g = 0) {
     if (n == name) return v;
   FAIL("no hyperparameter " << name);
   return 0;
-}
-double lr_of(Optimizer& o, size_t g = 0) { return o.param_groups()[g].options().get_lr(); }
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gb::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 std::vector<gb::Tensor> one_param() { return {gb::zeros({1}).requires_grad_()}; }
 }  // namespace

@@ -3,19 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <glassbox/glassbox.h>
+#include "engine/optim/optim_test_util.h"
+
+using optim_test::error_of;
 
 using namespace gb::optim;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gb::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
 
 TEST_CASE("state dict layout: state.<i>.<name>, param_groups.<g>.<hyperparameter>, params, initial_lr") {
   auto a = gb::ones({2}).requires_grad_(), b = gb::ones({3}).requires_grad_();

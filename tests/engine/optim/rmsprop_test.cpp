@@ -11,14 +11,13 @@
 #include "traces/temp_dir.h"
 
 #include "support/check.h"
+#include "engine/optim/optim_test_util.h"
+
+using optim_test::param;
+using optim_test::set_grad;
 
 using gb::optim::RMSprop;
 using gb::optim::RMSpropOptions;
-
-namespace {
-gb::Tensor param(std::vector<double> v) { return gb::tensor(v).to(gb::kFloat64).requires_grad_(); }
-void set_grad(gb::Tensor& p, std::vector<double> g) { p.set_grad(gb::tensor(g).to(gb::kFloat64)); }
-}  // namespace
 
 TEST_CASE("plain and weight-decayed RMSprop by hand") {
   auto p = param({1}), q = param({1});
@@ -106,28 +105,7 @@ TEST_CASE("state_dict -> a fresh optimizer continues bit for bit") {
 }
 
 TEST_CASE("each step is one optimizer span named RMSprop.step; its ops nest inside") {
-  TempDir tmp;
-  std::string path = tmp.file("t.db");
-  {
-    gb::trace::Session session(path);
-    auto w = gb::ones({4}).requires_grad_();
-    gb::optim::RMSprop opt({w}, gb::optim::RMSpropOptions(0.1));
-    for (int i = 0; i < 2; ++i) {
-      w.set_grad(gb::ones({4}));
-      opt.step();
-    }
-  }
-  gb::trace::Reader r(path);
-  auto spans = r.all<gb::trace::SpanRecord>();
-  std::vector<gb::trace::Id> steps;
-  for (const auto& s : spans)
-    if (r.string(s.name_id) == "RMSprop.step") {
-      CHECK(s.kind == gb::trace::SpanKind::optimizer);
-      steps.push_back(s.id);
-    }
-  REQUIRE(steps.size() == 2);
-  int nested_ops = 0;
-  for (const auto& s : spans)
-    if (s.kind == gb::trace::SpanKind::op && s.parent_id && *s.parent_id == steps[0]) ++nested_ops;
-  CHECK(nested_ops > 0);
+  optim_test::check_step_spans("RMSprop.step", [](gb::Tensor w) {
+    return std::unique_ptr<gb::optim::Optimizer>(new gb::optim::RMSprop({w}, gb::optim::RMSpropOptions(0.1)));
+  });
 }

@@ -6,6 +6,10 @@
 #include <numbers>
 
 #include <glassbox/glassbox.h>
+#include "engine/optim/optim_test_util.h"
+
+using optim_test::error_of;
+using optim_test::lr_of;
 
 using namespace gb::optim;
 
@@ -16,7 +20,6 @@ std::unique_ptr<SGD> sgd(std::vector<double> lrs) {
     groups.emplace_back(std::vector<gb::Tensor>{gb::zeros({1}).requires_grad_()}, std::make_unique<SGDOptions>(lr));
   return std::make_unique<SGD>(groups, SGDOptions(lrs[0]));
 }
-double lr_of(Optimizer& o, size_t g = 0) { return o.param_groups()[g].options().get_lr(); }
 
 // The first group's lr after construction and after each of `steps` steps.
 std::vector<double> schedule(Optimizer& o, LRScheduler& s, int steps) {
@@ -36,14 +39,6 @@ void check_schedule(const std::vector<double>& got, const std::vector<double>& w
   }
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gb::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 }  // namespace
 
 TEST_CASE("StepLR halves every step_size epochs; every group from its own lr") {

@@ -3,11 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <glassbox/glassbox.h>
+#include "engine/optim/optim_test_util.h"
+
+using optim_test::lr_of;
 
 using namespace gb::optim;
 
 namespace {
-double lr_of(Optimizer& o) { return o.param_groups()[0].options().get_lr(); }
 std::unique_ptr<SGD> sgd(double lr) {
   return std::make_unique<SGD>(std::vector<gb::Tensor>{gb::zeros({1}).requires_grad_()}, SGDOptions(lr));
 }
