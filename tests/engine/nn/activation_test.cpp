@@ -6,14 +6,12 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/repr.h"
 #include "support/module_scope.h"
 
+using gbtest::repr;
+
 namespace {
-std::string repr(const gb::nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
 gb::Tensor xs() { return gb::tensor({-2.0, -0.5, 0.0, 1.0, 3.0}, gb::kFloat64); }
 }  // namespace
 

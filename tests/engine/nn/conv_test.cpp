@@ -6,15 +6,10 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/repr.h"
 #include "support/module_scope.h"
 
-namespace {
-std::string repr(const gb::nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
-}  // namespace
+using gbtest::repr;
 
 TEST_CASE("Conv2d: weight shape, default init bound 1/sqrt(C/groups*kH*kW), output shapes") {
   gb::manual_seed(5);

@@ -7,15 +7,10 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/repr.h"
 #include "support/module_scope.h"
 
-namespace {
-std::string repr(const gb::nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
-}  // namespace
+using gbtest::repr;
 
 TEST_CASE("Linear's default init: weight and bias in U(-1/sqrt(in), 1/sqrt(in))") {
   gb::manual_seed(0);

@@ -6,15 +6,10 @@
 
 #include "glassbox/glassbox.h"
 #include "support/check.h"
+#include "support/repr.h"
 #include "support/module_scope.h"
 
-namespace {
-std::string repr(const gb::nn::Module& m) {
-  std::ostringstream os;
-  m.pretty_print(os);
-  return os.str();
-}
-}  // namespace
+using gbtest::repr;
 
 TEST_CASE("LayerNorm normalizes the trailing dims; affine starts at ones/zeros") {
   gb::nn::LayerNorm ln(gb::nn::LayerNormOptions({4}));
