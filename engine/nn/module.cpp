@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 
@@ -15,6 +16,15 @@ namespace gb::nn {
 namespace {
 
 std::atomic<uint32_t> g_next_module_id{1};
+
+std::mutex& name_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::mutex& path_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 std::string type_name_of(const Module& m) {
   std::string n = autograd::detail::demangle(typeid(m).name());
@@ -75,7 +85,9 @@ void convert(const Tensor& t, std::optional<Device> device, std::optional<Scalar
 }  // namespace
 
 Module::Module() : id_(g_next_module_id.fetch_add(1)) {}
-Module::Module(std::string name) : name_(std::move(name)), id_(g_next_module_id.fetch_add(1)) {}
+Module::Module(std::string name) : name_(std::move(name)), id_(g_next_module_id.fetch_add(1)) {
+  name_known_.store(!name_.empty());
+}
 Module::~Module() {
   for (const auto& c : children_)
     if (c.value() && c.value()->parent_ == this) {
@@ -85,7 +97,13 @@ Module::~Module() {
 }
 
 const std::string& Module::name() const noexcept {
-  if (name_.empty()) name_ = type_name_of(*this);
+  if (!name_known_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(name_mutex());
+    if (!name_known_.load(std::memory_order_relaxed)) {
+      name_ = type_name_of(*this);
+      name_known_.store(true, std::memory_order_release);
+    }
+  }
   return name_;
 }
 
@@ -394,33 +412,36 @@ std::ostream& operator<<(std::ostream& os, const Module& module) {
 // --- where it sits ------------------------------------------------------------------------------------------
 
 const std::string& Module::path() const {
-  if (!path_known_) {
-    std::string p = local_name_;
-    int depth = 0;
-    for (const Module* up = parent_; up && depth < 1000; up = up->parent_, ++depth)
-      if (!up->local_name_.empty()) p = up->local_name_ + "." + p;
-    path_ = std::move(p);
-    path_known_ = true;
-    path_name_id_ = 0;
-    span_location_ = nullptr;
+  if (!path_known_.load(std::memory_order_acquire)) {
+    const std::string& type = name();
+    std::lock_guard<std::mutex> lock(path_mutex());
+    if (!path_known_.load(std::memory_order_relaxed)) {
+      std::string p = local_name_;
+      int depth = 0;
+      for (const Module* up = parent_; up && depth < 1000; up = up->parent_, ++depth)
+        if (!up->local_name_.empty()) p = up->local_name_ + "." + p;
+      path_ = std::move(p);
+      const std::string& shown = path_.empty() ? type : path_;  // a root is named by its type
+      path_name_id_ = memory::intern_name(shown);
+      span_location_ = trace::location(shown, trace::SpanKind::module);
+      path_known_.store(true, std::memory_order_release);
+    }
   }
   return path_;
 }
 
 uint32_t Module::path_name_id() const {
-  const std::string& p = path();
-  if (path_name_id_ == 0) path_name_id_ = memory::intern_name(p.empty() ? name() : p);
+  path();
   return path_name_id_;
 }
 
 const trace::SourceLocation* Module::span_location() const {
-  const std::string& p = path();
-  if (!span_location_) span_location_ = trace::location(p.empty() ? name() : p, trace::SpanKind::module);
+  path();
   return span_location_;
 }
 
 void Module::forget_paths() const {
-  path_known_ = false;
+  path_known_.store(false, std::memory_order_release);
   for (const auto& c : children_)
     if (c.value() && c.value()->parent_ == this) c.value()->forget_paths();
 }

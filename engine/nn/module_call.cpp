@@ -14,9 +14,6 @@ namespace gb::nn {
 namespace {
 
 thread_local const Module* t_current = nullptr;
-// Bumped when a trace session starts: each module writes its modules/params rows once per session.
-std::atomic<uint64_t> g_trace_generation{1};
-void on_session_start() { g_trace_generation.fetch_add(1); }
 std::atomic<int64_t> g_next_param_id{1};
 
 trace::DType trace_dtype(ScalarType t) {
@@ -34,11 +31,9 @@ trace::DType trace_dtype(ScalarType t) {
 }  // namespace
 
 void Module::trace_register() const {
-  static const bool hooked = (trace::add_session_hook(&on_session_start, nullptr), true);
-  (void)hooked;
-  uint64_t gen = g_trace_generation.load(std::memory_order_relaxed);
-  if (traced_generation_ == gen || !trace::enabled()) return;
-  traced_generation_ = gen;
+  // Once per process, by one thread: the trace registry keeps modules and params rows and writes them into every
+  // session's file (as it does the string table).
+  if (!trace::enabled() || traced_.exchange(true)) return;
   trace::ModuleRecord rec;
   rec.id = id_;
   rec.path = path();

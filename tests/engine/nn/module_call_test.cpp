@@ -3,6 +3,9 @@
 // attributed to the module's dotted path; full backward hooks when no input needs a gradient.
 #include <doctest/doctest.h>
 
+#include <thread>
+#include <vector>
+
 #include <glassbox/glassbox.h>
 
 #include "instrument/session.h"
@@ -60,12 +63,13 @@ TEST_CASE("a traced call writes the module tree, its parameters and one nested m
     REQUIRE(session.active());
     for (int i = 0; i < 2; ++i) model(gb::ones({2, 4})).sum().backward();
   }
-  CHECK(sql_int(path, "SELECT COUNT(*) FROM modules") == 4);
-  CHECK(sql_text(path, "SELECT type FROM modules WHERE path = 'body.first'") == "Scale");
-  CHECK(sql_text(path, "SELECT type FROM modules WHERE path = ''") == "Model");
+  const std::string mine = "id >= " + std::to_string(model->id());
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM modules WHERE " + mine) == 4);
+  CHECK(sql_text(path, "SELECT type FROM modules WHERE path = 'body.first' AND " + mine) == "Scale");
+  CHECK(sql_text(path, "SELECT type FROM modules WHERE path = '' AND " + mine) == "Model");
   CHECK(sql_int(path, "SELECT COUNT(*) FROM modules c JOIN modules p ON c.parent_id = p.id "
                       "WHERE c.path = 'body.second' AND p.path = 'body'") == 1);
-  CHECK(sql_int(path, "SELECT COUNT(*) FROM params") == 2);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM params WHERE module_" + mine) == 2);
   CHECK(sql_text(path, "SELECT p.shape FROM params p JOIN modules m ON p.module_id = m.id "
                        "WHERE m.path = 'body.first' AND p.name = 'weight'") == "[4, 4]");
   CHECK(sql_int(path, "SELECT numel FROM params LIMIT 1") == 16);
@@ -114,4 +118,42 @@ TEST_CASE("a full backward hook on a module whose inputs need no gradient still 
   scale(gb::ones({2, 4})).sum().backward();
   CHECK(calls == 1);
   CHECK(scale->weight.grad().defined());
+}
+
+TEST_CASE("a model called from several threads at once while tracing writes each module row once") {
+  TempDir tmp;
+  const std::string path = tmp.file("threads.db");
+  Model model;  // never called before: every cache (name, path, trace rows) is filled by the racing threads
+  {
+    gb::trace::Session session(path);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        gb::NoGradGuard no_grad;
+        for (int i = 0; i < 50; ++i) model(gb::ones({2, 4}));
+      });
+    for (auto& t : threads) t.join();
+  }
+  // (modules traced earlier in this process are in the file too: the registry writes every module it knows)
+  const std::string mine = "id >= " + std::to_string(model->id());
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM modules WHERE " + mine) == 4);
+  CHECK(sql_int(path, "SELECT COUNT(DISTINCT id) FROM modules") == sql_int(path, "SELECT COUNT(*) FROM modules"));
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM params WHERE module_" + mine) == 2);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM spans s JOIN strings n ON s.name_id = n.id "
+                      "WHERE s.kind = 3 AND n.text = 'body.second'") == 200);
+}
+
+TEST_CASE("one model traced in two sessions: each file has its module rows once") {
+  TempDir tmp;
+  Model model;
+  for (const char* name : {"first.db", "second.db"}) {
+    const std::string path = tmp.file(name);
+    {
+      gb::trace::Session session(path);
+      model(gb::ones({2, 4}));
+    }
+    CAPTURE(name);
+    CHECK(sql_int(path, "SELECT COUNT(*) FROM modules WHERE id >= " + std::to_string(model->id())) == 4);
+    CHECK(sql_int(path, "SELECT COUNT(*) FROM spans WHERE kind = 3") == 4);
+  }
 }

@@ -23,6 +23,7 @@
 // for the built-in layers; a user module's own forward is a module span when called as `net(x)`.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -188,7 +189,8 @@ class Module : public std::enable_shared_from_this<Module> {
   const std::string& path() const;
   // A process-unique id; the trace's modules.id while a session records.
   uint32_t id() const noexcept { return id_; }
-  // Writes this module (and, once per trace session, its parameters) to the trace: modules/params rows.
+  // Writes this module and its parameters to the trace registry (modules/params rows), once per process, the first
+  // time it is called while a session records; the registry puts them in every later session's file too.
   void trace_register() const;
   // The path interned for memory attribution, and the trace location of its module span (both cached).
   uint32_t path_name_id() const;
@@ -196,7 +198,10 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   // For modules that set their name after construction (containers of a given type).
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name) {
+    name_ = std::move(name);
+    name_known_.store(!name_.empty(), std::memory_order_release);
+  }
 
  private:
   void register_child(std::string name, std::shared_ptr<Module> child);
@@ -207,7 +212,10 @@ class Module : public std::enable_shared_from_this<Module> {
   void forget_paths() const;  // a parent was registered above: paths below are recomputed on next use
   friend std::ostream& operator<<(std::ostream& os, const Module& module);
 
+  // Caches filled on first use, safe when several threads call the same module (a lock on a miss, an acquire load
+  // on a hit). The tree itself is built before modules are called from several threads, as in PyTorch.
   mutable std::string name_;
+  mutable std::atomic<bool> name_known_{false};
   OrderedDict<std::string, Tensor> parameters_{"Parameter"};
   OrderedDict<std::string, Tensor> buffers_{"Buffer"};
   std::vector<std::string> non_persistent_;
@@ -222,10 +230,10 @@ class Module : public std::enable_shared_from_this<Module> {
   Module* parent_ = nullptr;  // the first parent (cleared by its destructor); set during its constructor too
   std::string local_name_;
   mutable std::string path_;
-  mutable bool path_known_ = false;
-  mutable uint64_t traced_generation_ = 0;
-  mutable uint32_t path_name_id_ = 0;
-  mutable const trace::SourceLocation* span_location_ = nullptr;
+  mutable std::atomic<bool> path_known_{false};
+  mutable std::atomic<bool> traced_{false};
+  mutable uint32_t path_name_id_ = 0;                             // set with path_
+  mutable const trace::SourceLocation* span_location_ = nullptr;  // set with path_
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
