@@ -8,8 +8,10 @@
 //
 //   ./build/samples/train_transformer                      # 300 steps; prints loss, lr and held-out accuracy
 //   ./build/samples/train_transformer --amp --checkpoint   # bf16 autocast + GradScaler, activations recomputed
-//   ./build/samples/train_transformer --save run.safetensors   # the training checkpoint (model, AdamW, scheduler)
-//   options: --steps N --batch N --dim N --layers N --lr X --seed N --min-accuracy A --amp --checkpoint --save PATH
+//   ./build/samples/train_transformer --stop-at 100 --save run.safetensors   # stop early with a training checkpoint
+//   ./build/samples/train_transformer --resume run.safetensors               # (model, AdamW, scheduler, scaler, RNG)
+//   options: --steps N --batch N --dim N --layers N --lr X --seed N --min-accuracy A --amp --checkpoint
+//            --stop-at N --save PATH --resume PATH
 //   GLASSBOX_TRACE=tf.db ./build/samples/train_transformer && glassbox report tf.db
 //
 // Traced, every module call is a span named by its path (layers.0.self_attn, layers.1.linear2, ...) with the ops
@@ -40,7 +42,8 @@ struct Options {
   double min_accuracy = -1;
   bool amp = false;
   bool checkpoint = false;
-  std::string save;
+  int stop_at = -1;
+  std::string save, resume;
 };
 
 Options parse(int argc, char** argv) {
@@ -64,9 +67,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--amp") o.amp = true;
     else if (a == "--checkpoint") o.checkpoint = true;
     else if (a == "--save") o.save = next();
+    else if (a == "--resume") o.resume = next();
+    else if (a == "--stop-at") o.stop_at = std::atoi(next());
     else {
       std::fprintf(stderr, "train_transformer: unknown option '%s'. Options: --steps N --batch N --dim N --layers N "
-                           "--lr X --seed N --min-accuracy A --amp --checkpoint --save PATH\n", a.c_str());
+                           "--lr X --seed N --min-accuracy A --amp --checkpoint --stop-at N --save PATH --resume PATH\n", a.c_str());
       std::exit(2);
     }
   }
@@ -145,8 +150,16 @@ int main(int argc, char** argv) {
               "AdamW + warmup/cosine%s%s\n",
               gb::version(), (long long)kLen, opt.layers, opt.dim, (long long)n_params,
               opt.amp ? ", bf16 autocast + GradScaler" : "", opt.checkpoint ? ", activation checkpointing" : "");
+  int start = 0, end = opt.stop_at >= 0 && opt.stop_at < opt.steps ? opt.stop_at : opt.steps;
+  if (!opt.resume.empty()) {
+    // Everything a step depends on comes back: weights, AdamW's moments, the schedule's position, the scaler's
+    // scale and growth tracker, and the random generator (the batches continue where they stopped).
+    auto ck = gb::load_checkpoint(opt.resume, model, optimizer, &scheduler, &scaler);
+    start = int(ck.step);
+    std::printf("resumed from %s at step %d (lr %.2e)\n", opt.resume.c_str(), start, scheduler.get_last_lr()[0]);
+  }
   auto t0 = std::chrono::steady_clock::now();
-  for (int step = 0; step < opt.steps; ++step) {
+  for (int step = start; step < end; ++step) {
     gb::trace::StepScope traced_step(step);
     auto [x, y] = batch_of(opt.batch);
     gb::Tensor loss;
@@ -167,16 +180,16 @@ int main(int argc, char** argv) {
     traced_step.set_loss(l);
     traced_step.set_lr(lr);
     traced_step.set_grad_scale(scaler.get_scale());
-    if (step % 50 == 0 || step == opt.steps - 1)
+    if (step % 50 == 0 || step == end - 1)
       std::printf("step %4d  loss %.6f  lr %.2e  held-out accuracy %.1f%%\n", step, l, lr,
                   100 * accuracy(model, x_test, y_test));
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double acc = accuracy(model, x_test, y_test);
-  std::printf("%d steps in %.1f s (%.1f ms/step); held-out token accuracy %.1f%% (%lld sequences)\n", opt.steps,
-              seconds, 1000.0 * seconds / opt.steps, 100 * acc, (long long)x_test.size(0));
+  std::printf("%d steps in %.1f s (%.1f ms/step); held-out token accuracy %.1f%% (%lld sequences)\n", end - start,
+              seconds, 1000.0 * seconds / std::max(1, end - start), 100 * acc, (long long)x_test.size(0));
   if (!opt.save.empty()) {
-    gb::save_checkpoint(opt.save, *model, optimizer, &scheduler, opt.steps, /*epoch=*/0);
+    gb::save_checkpoint(opt.save, model, optimizer, &scheduler, end, /*epoch=*/0, &scaler);
     std::printf("saved the training checkpoint to %s\n", opt.save.c_str());
   }
   if (opt.min_accuracy >= 0 && acc < opt.min_accuracy) {

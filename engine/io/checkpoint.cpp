@@ -78,11 +78,13 @@ TrainingCheckpoint load_checkpoint(const std::string& path, std::optional<Device
 }
 
 void save_checkpoint(const std::string& path, ModuleRef module, const optim::Optimizer& optimizer,
-                     const optim::LRScheduler* scheduler, int64_t step, int64_t epoch) {
+                     const optim::LRScheduler* scheduler, int64_t step, int64_t epoch,
+                     const amp::GradScaler* scaler) {
   TrainingCheckpoint c;
   c.model = module->state_dict();
   c.optimizer = optimizer.state_dict();
   if (scheduler != nullptr) c.scheduler = scheduler->state_dict();
+  if (scaler != nullptr) c.scaler = scaler->state_dict();
   c.step = step;
   c.epoch = epoch;
   c.rng_state = default_generator().get_state();
@@ -90,17 +92,21 @@ void save_checkpoint(const std::string& path, ModuleRef module, const optim::Opt
 }
 
 TrainingCheckpoint load_checkpoint(const std::string& path, ModuleRef module, optim::Optimizer& optimizer,
-                                   optim::LRScheduler* scheduler) {
+                                   optim::LRScheduler* scheduler, amp::GradScaler* scaler) {
   std::optional<Device> device;
   auto params = module->parameters();
   if (!params.empty()) device = params.front().device();
   TrainingCheckpoint c = load_checkpoint(path, device);
   GB_CHECK(scheduler == nullptr || !c.scheduler.empty(), "gb::load_checkpoint: '", path, "' has no scheduler state "
            "but a scheduler was passed; pass nullptr, or save the checkpoint with the scheduler");
+  GB_CHECK(scaler == nullptr || !scaler->is_enabled() || !c.scaler.empty(), "gb::load_checkpoint: '", path,
+           "' has no GradScaler state but an enabled scaler was passed; pass nullptr (the scaler then starts from its "
+           "initial scale), or save the checkpoint with the scaler");
   // Checks before changes: the model (strict, all-or-nothing), then the optimizer (also all-or-nothing).
   module->load_state_dict(c.model, /*strict=*/true);
   optimizer.load_state_dict(c.optimizer);
   if (scheduler != nullptr) scheduler->load_state_dict(c.scheduler);
+  if (scaler != nullptr && scaler->is_enabled()) scaler->load_state_dict(c.scaler);
   if (!c.rng_state.empty()) default_generator().set_state(c.rng_state);
   return c;
 }

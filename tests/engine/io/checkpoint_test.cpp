@@ -1,6 +1,7 @@
 // tests/engine/io/checkpoint_test.cpp — training checkpoints: the struct round trip (prefixes, step, epoch, extra,
 // scaler), the convenience save/load of a model + optimizer + scheduler + RNG (the random numbers after loading
-// equal those after saving; training resumes identically), and the format marker's errors.
+// equal those after saving; training resumes identically), the same with AdamW + OneCycleLR + a GradScaler under
+// autocast, and the format marker's errors.
 #include <doctest/doctest.h>
 
 #include "engine/io/io_test_util.h"
@@ -187,4 +188,51 @@ TEST_CASE("checkpoint errors say what the file is") {
   CHECK_THROWS_WITH_AS(gb::load_checkpoint(dir / "nosched.safetensors", other, opt2, &sched),
                        doctest::Contains("has no scheduler state"), gb::Error);
   CHECK(values(other->w) == before);
+}
+
+TEST_CASE("a mixed-precision run (AdamW, OneCycleLR, GradScaler) resumes exactly, scaler state included") {
+  TempDir dir;
+  auto step = [](Tiny& net, gb::optim::AdamW& opt, gb::optim::OneCycleLR& sched, gb::amp::GradScaler& scaler) {
+    gb::Tensor loss;
+    {
+      gb::autocast ac(gb::kCPU, gb::kBFloat16);
+      loss = net(gb::randn({4, 3})).square().mean();
+    }
+    opt.zero_grad();
+    scaler.scale(loss).backward();
+    scaler.step(opt);
+    scaler.update();
+    sched.step();
+  };
+  auto options = gb::optim::OneCycleLROptions(0.01).total_steps(20);
+  gb::manual_seed(7);
+  Tiny net;
+  gb::optim::AdamW opt(net->parameters(), gb::optim::AdamWOptions(1e-3));
+  gb::optim::OneCycleLR sched(opt, options);
+  gb::amp::GradScaler scaler(gb::amp::GradScalerOptions().init_scale(1024).growth_interval(2));
+  for (int i = 0; i < 3; ++i) step(net, opt, sched, scaler);
+  REQUIRE(scaler.get_scale() == 2048);  // grew once after two clean steps; the tracker is at 1
+  gb::save_checkpoint(dir / "amp.safetensors", net, opt, &sched, 3, 0, &scaler);
+  step(net, opt, sched, scaler);
+  std::vector<double> w_next = values(net->w);
+  double scale_next = scaler.get_scale();
+
+  gb::manual_seed(8);
+  Tiny net2;
+  gb::optim::AdamW opt2(net2->parameters(), gb::optim::AdamWOptions(1e-3));
+  gb::optim::OneCycleLR sched2(opt2, options);
+  gb::amp::GradScaler scaler2(gb::amp::GradScalerOptions().init_scale(1024).growth_interval(2));
+  gb::load_checkpoint(dir / "amp.safetensors", net2, opt2, &sched2, &scaler2);
+  CHECK(scaler2.get_scale() == 2048);
+  CHECK(scaler2.get_growth_tracker() == 1);
+  step(net2, opt2, sched2, scaler2);
+  CHECK(values(net2->w) == w_next);
+  CHECK(scaler2.get_scale() == scale_next);
+
+  // an enabled scaler and a checkpoint saved without one: refused, nothing changed
+  gb::save_checkpoint(dir / "noscaler.safetensors", net, opt, &sched, 4, 0);
+  std::vector<double> before = values(net2->w);
+  CHECK_THROWS_WITH_AS(gb::load_checkpoint(dir / "noscaler.safetensors", net2, opt2, &sched2, &scaler2),
+                       doctest::Contains("has no GradScaler state"), gb::Error);
+  CHECK(values(net2->w) == before);
 }
