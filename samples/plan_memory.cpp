@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "sample_cli.h"
+
 namespace mem = gb::memory;
 
 namespace {
@@ -39,41 +41,41 @@ struct Options {
   int64_t layers = 8, width = 4096, seq = 2048, vocab = 32000;  // mlp
   int64_t image = 224, classes = 1000;                         // conv (width = first stage's channels)
   int64_t max_batch = int64_t(1) << 20;
-  bool width_set = false;
 };
-
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "plan_memory: %s. Options: --model mlp|conv --batch N --capacity-gib G --capacity-mib M "
-                       "--layers N --width D --seq L --vocab V --image S --classes C --max-batch N\n", why.c_str());
-  std::exit(2);
-}
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) usage(a + " needs a value");
-      return argv[++i];
-    };
-    auto num = [&]() { return std::atoll(next().c_str()); };
-    if (a == "--model") o.model = next();
-    else if (a == "--batch") o.batch = num();
-    else if (a == "--capacity-gib") o.capacity = int64_t(std::atof(next().c_str()) * double(int64_t(1) << 30));
-    else if (a == "--capacity-mib") o.capacity = int64_t(std::atof(next().c_str()) * double(1 << 20));
-    else if (a == "--layers") o.layers = num();
-    else if (a == "--width") o.width = num(), o.width_set = true;
-    else if (a == "--seq") o.seq = num();
-    else if (a == "--vocab") o.vocab = num();
-    else if (a == "--image") o.image = num();
-    else if (a == "--classes") o.classes = num();
-    else if (a == "--max-batch") o.max_batch = num();
-    else usage("unknown option '" + a + "'");
+  int64_t batch = 0;
+  double capacity_gib = 0, capacity_mib = 0;
+  CLI::App app{"plan_memory: does one training step fit on a GPU of this size, and what is the largest batch that "
+               "does? (planned on the meta device; see the comment at the top of samples/plan_memory.cpp)"};
+  app.add_option("--model", o.model, "mlp (an MLP stack over tokens) or conv (a conv net over images)")
+      ->check(CLI::IsMember({"mlp", "conv"}));
+  auto* batch_opt = app.add_option("--batch", batch, "the batch to check (without it: only the search)")
+                        ->check(sample_cli::kPositive);
+  auto* gib = app.add_option("--capacity-gib", capacity_gib, "the device's capacity in GiB (default 80)")
+                  ->check(sample_cli::kPositive);
+  auto* mib = app.add_option("--capacity-mib", capacity_mib, "the device's capacity in MiB")
+                  ->check(sample_cli::kPositive)
+                  ->excludes(gib);
+  app.add_option("--layers", o.layers, "layers (mlp) or stages (conv)")->check(sample_cli::kPositive);
+  auto* width = app.add_option("--width", o.width, "hidden width (mlp, default 4096) or first stage's channels "
+                                                   "(conv, default 64)")
+                    ->check(sample_cli::kPositive);
+  app.add_option("--seq", o.seq, "tokens per sample (mlp)")->check(sample_cli::kPositive);
+  app.add_option("--vocab", o.vocab, "vocabulary (mlp)")->check(sample_cli::kPositive);
+  app.add_option("--image", o.image, "image side (conv)")->check(sample_cli::kPositive);
+  app.add_option("--classes", o.classes, "classes (conv)")->check(sample_cli::kPositive);
+  app.add_option("--max-batch", o.max_batch, "the search's upper bound")->check(sample_cli::kPositive);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
-  if (o.model != "mlp" && o.model != "conv") usage("--model must be mlp or conv");
-  if (o.model == "conv" && !o.width_set) o.width = 64;
-  if (o.capacity <= 0 || o.layers <= 0 || o.width <= 0 || o.seq <= 0 || o.max_batch <= 0 || (o.batch && *o.batch <= 0))
-    usage("sizes, the capacity and the batch must be positive");
+  if (*batch_opt) o.batch = batch;
+  if (*gib) o.capacity = int64_t(capacity_gib * double(int64_t(1) << 30));
+  if (*mib) o.capacity = int64_t(capacity_mib * double(1 << 20));
+  if (o.model == "conv" && !*width) o.width = 64;
   return o;
 }
 

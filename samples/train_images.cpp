@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "sample_cli.h"
+
 namespace F = gb::nn::functional;
 namespace T = gb::data::transforms;
 using gb::data::datasets::Shapes;
@@ -46,31 +48,19 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "train_images: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--epochs") o.epochs = std::atoi(next());
-    else if (a == "--batch") o.batch = std::atoi(next());
-    else if (a == "--workers") o.workers = std::atoi(next());
-    else if (a == "--train") o.train = std::atoll(next());
-    else if (a == "--lr") o.lr = std::atof(next());
-    else if (a == "--seed") o.seed = std::strtoull(next(), nullptr, 10);
-    else if (a == "--min-accuracy") o.min_accuracy = std::atof(next());
-    else {
-      std::fprintf(stderr, "train_images: unknown option '%s'. Options: --epochs N --batch N --workers N --train N "
-                           "--lr X --seed N --min-accuracy A\n", a.c_str());
-      std::exit(2);
-    }
-  }
-  if (o.epochs <= 0 || o.batch <= 0 || o.workers < 0 || o.train <= 0 || o.lr <= 0) {
-    std::fprintf(stderr, "train_images: --epochs, --batch, --train and --lr must be positive, --workers >= 0\n");
-    std::exit(2);
+  CLI::App app{"train_images: a CNN learns rendered shapes through a DataLoader (see the comment at the top of "
+               "samples/train_images.cpp)"};
+  app.add_option("--epochs", o.epochs, "epochs")->check(sample_cli::kPositive);
+  app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
+  app.add_option("--workers", o.workers, "DataLoader worker threads")->check(sample_cli::kNonNegative);
+  app.add_option("--train", o.train, "training images per epoch")->check(sample_cli::kPositive);
+  app.add_option("--lr", o.lr, "SGD learning rate (OneCycleLR peaks at twice it)")->check(sample_cli::kPositive);
+  app.add_option("--seed", o.seed, "seed of the images, the augmentation and the weights");
+  app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return o;
 }

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "sample_cli.h"
+
 namespace F = gb::nn::functional;
 
 namespace {
@@ -39,31 +41,18 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "train_mlp: %s needs a value (see the comment at the top of samples/train_mlp.cpp)\n",
-                     a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--steps") o.steps = std::atoi(next());
-    else if (a == "--batch") o.batch = std::atoi(next());
-    else if (a == "--hidden") o.hidden = std::atoi(next());
-    else if (a == "--lr") o.lr = std::atof(next());
-    else if (a == "--seed") o.seed = std::strtoull(next(), nullptr, 10);
-    else if (a == "--min-accuracy") o.min_accuracy = std::atof(next());
-    else {
-      std::fprintf(stderr, "train_mlp: unknown option '%s'. Options: --steps N --batch N --hidden N --lr X --seed N "
-                           "--min-accuracy A\n", a.c_str());
-      std::exit(2);
-    }
-  }
-  if (o.steps <= 0 || o.batch <= 0 || o.hidden <= 0 || o.lr <= 0) {
-    std::fprintf(stderr, "train_mlp: --steps, --batch, --hidden and --lr must be positive\n");
-    std::exit(2);
+  CLI::App app{"train_mlp: an MLP learns three interleaved spirals (see the comment at the top of "
+               "samples/train_mlp.cpp)"};
+  app.add_option("--steps", o.steps, "training steps")->check(sample_cli::kPositive);
+  app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
+  app.add_option("--hidden", o.hidden, "hidden units per layer")->check(sample_cli::kPositive);
+  app.add_option("--lr", o.lr, "SGD learning rate")->check(sample_cli::kPositive);
+  app.add_option("--seed", o.seed, "seed of the data and the weights");
+  app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return o;
 }

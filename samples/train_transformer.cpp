@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "sample_cli.h"
+
 namespace nn = gb::nn;
 namespace F = gb::nn::functional;
 
@@ -48,37 +50,27 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "train_transformer: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--steps") o.steps = std::atoi(next());
-    else if (a == "--batch") o.batch = std::atoi(next());
-    else if (a == "--dim") o.dim = std::atoi(next());
-    else if (a == "--layers") o.layers = std::atoi(next());
-    else if (a == "--lr") o.lr = std::atof(next());
-    else if (a == "--seed") o.seed = std::strtoull(next(), nullptr, 10);
-    else if (a == "--min-accuracy") o.min_accuracy = std::atof(next());
-    else if (a == "--amp") o.amp = true;
-    else if (a == "--checkpoint") o.checkpoint = true;
-    else if (a == "--save") o.save = next();
-    else if (a == "--resume") o.resume = next();
-    else if (a == "--stop-at") o.stop_at = std::atoi(next());
-    else {
-      std::fprintf(stderr, "train_transformer: unknown option '%s'. Options: --steps N --batch N --dim N --layers N "
-                           "--lr X --seed N --min-accuracy A --amp --checkpoint --stop-at N --save PATH --resume PATH\n", a.c_str());
-      std::exit(2);
-    }
-  }
-  if (o.steps <= 0 || o.batch <= 0 || o.dim <= 0 || o.dim % 4 != 0 || o.layers <= 0 || o.lr <= 0) {
-    std::fprintf(stderr, "train_transformer: --steps, --batch, --layers and --lr must be positive, --dim a positive "
-                         "multiple of 4 (4 heads)\n");
-    std::exit(2);
+  CLI::App app{"train_transformer: a Transformer encoder learns to reverse digit strings (see the comment at the top "
+               "of samples/train_transformer.cpp)"};
+  app.add_option("--steps", o.steps, "training steps (the schedule's length)")->check(sample_cli::kPositive);
+  app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
+  app.add_option("--dim", o.dim, "model width, a multiple of 4 (4 heads)")
+      ->check(sample_cli::kPositive)
+      ->check([](const std::string& v) { return std::stoi(v) % 4 == 0 ? "" : "must be a multiple of 4 (4 heads)"; });
+  app.add_option("--layers", o.layers, "encoder layers")->check(sample_cli::kPositive);
+  app.add_option("--lr", o.lr, "AdamW's peak learning rate")->check(sample_cli::kPositive);
+  app.add_option("--seed", o.seed, "seed of the data and the weights");
+  app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out token accuracy ends below this");
+  app.add_flag("--amp", o.amp, "bf16 autocast with a GradScaler");
+  app.add_flag("--checkpoint", o.checkpoint, "activation checkpointing of every encoder layer");
+  app.add_option("--stop-at", o.stop_at, "stop after this step (with --save: a checkpoint to resume from)")
+      ->check(sample_cli::kNonNegative);
+  app.add_option("--save", o.save, "write a training checkpoint here at the end");
+  app.add_option("--resume", o.resume, "continue from this training checkpoint")->check(CLI::ExistingFile);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return o;
 }
