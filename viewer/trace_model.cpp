@@ -128,16 +128,12 @@ TraceModel::~TraceModel() {
   if (loader_.joinable()) loader_.join();
 }
 
-namespace {
-struct Stopped {};
-}  // namespace
-
 void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   std::unique_ptr<gb::tools::TraceDb> db;
   try {
     db = std::make_unique<gb::tools::TraceDb>(path());
     load_memory(*db);
-  } catch (...) {  // Stopped, or the file changed under us: the panels show what they have
+  } catch (...) {  // stopped, or the file changed under us: the panels show what they have
   }
   memory_ready_.store(true, std::memory_order_release);
   if (stop_) return;
@@ -482,86 +478,7 @@ std::optional<SpanDetails> TraceModel::details(Id id) const {
   return d;
 }
 
-// --- memory --------------------------------------------------------------------------------------------------
-
-void TraceModel::load_memory(const gb::tools::TraceDb& db) {
-  bool any = false;
-  db.each("SELECT device, count(*) AS n FROM memory_events GROUP BY device ORDER BY device < 0, n DESC LIMIT 1",
-            [&](const gb::tools::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
-  if (!any) return;
-  if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
-  std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
-  std::array<std::int64_t, 8> cat{};
-  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id FROM memory_events "
-          "WHERE device = ?1 "
-            "ORDER BY id",
-            {mem_device_}, [&](const gb::tools::Row& row) {
-              if (stop_) throw Stopped{};
-              const auto action = static_cast<MemAction>(row.i64(1));
-              if (action == MemAction::alloc) {
-                const int c = static_cast<int>(row.i64(4)) & 7;
-                live[row.i64(2)] = {row.i64(3), c};
-                cat[static_cast<std::size_t>(c)] += row.i64(3);
-              } else if (action == MemAction::free) {
-                auto it = live.find(row.i64(2));
-                if (it != live.end()) {
-                  cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
-                  live.erase(it);
-                }
-              } else if (action == MemAction::retag) {  // the block's bytes move to its new category
-                auto it = live.find(row.i64(2));
-                if (it != live.end()) {
-                  cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
-                  it->second.second = static_cast<int>(row.i64(4)) & 7;
-                  cat[static_cast<std::size_t>(it->second.second)] += it->second.first;
-                }
-              }
-              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7), row.opt_i64(8),
-                                         row.opt_i64(9), static_cast<std::uint8_t>(action),
-                                         static_cast<std::uint8_t>(row.i64(4) & 7)});
-              mem_t_.push_back(row.i64(0));
-              mem_alloc_.push_back(row.i64(5));
-              mem_reserved_.push_back(row.i64(6));
-              mem_cat_.push_back(cat);
-              peak_reserved_ = std::max(peak_reserved_, row.i64(6));
-            });
-}
-
-MemoryColumn TraceModel::memory_at(std::int64_t t) const {
-  MemoryColumn c{.t_ns = t, .context = context_};
-  auto it = std::upper_bound(mem_t_.begin(), mem_t_.end(), t);
-  if (it == mem_t_.begin()) return c;
-  const auto i = static_cast<std::size_t>(it - mem_t_.begin() - 1);
-  c.reserved = mem_reserved_[i];
-  c.allocated = mem_alloc_[i];
-  c.by_category = mem_cat_[i];
-  return c;
-}
-
-std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64_t t1, int columns) const {
-  std::vector<MemoryColumn> out;
-  if (columns <= 0 || t1 <= t0) return out;
-  out.reserve(static_cast<std::size_t>(columns));
-  const double width = static_cast<double>(t1 - t0) / columns;
-  auto lo = std::lower_bound(mem_t_.begin(), mem_t_.end(), t0);
-  for (int i = 0; i < columns; ++i) {
-    const auto a = t0 + static_cast<std::int64_t>(width * i), b = t0 + static_cast<std::int64_t>(width * (i + 1));
-    auto hi = std::lower_bound(lo, mem_t_.end(), b);
-    MemoryColumn c = memory_at(a);
-    if (hi != lo) {  // the peak of the column
-      auto best = static_cast<std::size_t>(lo - mem_t_.begin());
-      for (auto j = best; j < static_cast<std::size_t>(hi - mem_t_.begin()); ++j)
-        if (mem_alloc_[j] > mem_alloc_[best]) best = j;
-      c.reserved = mem_reserved_[best];
-      c.allocated = mem_alloc_[best];
-      c.by_category = mem_cat_[best];
-    }
-    c.t_ns = a;
-    out.push_back(c);
-    lo = hi;
-  }
-  return out;
-}
+// --- memory (the replay and its queries: memory_replay.cpp) -------------------------------------------------
 
 std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
   using gb::trace::SpanKind;
@@ -572,12 +489,6 @@ std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
                     });
   if (cuda) out.insert(out.end(), {SpanKind::cuda_kernel, SpanKind::cuda_memcpy, SpanKind::cuda_memset, SpanKind::cuda_api});
   return out;
-}
-
-const SegmentMap& TraceModel::segment_map(std::int64_t t) {
-  if (segment_map_ && segment_map_->t_ns == t) return *segment_map_;
-  segment_map_ = replay_segments(t);
-  return *segment_map_;
 }
 
 template <class T, class F>
@@ -617,94 +528,6 @@ const GradColumns* TraceModel::grad_columns_async(int columns) {
   return async_get(grad_slot_, Key{columns, 0, 0}, [this, columns] { return reduce_grad(columns); });
 }
 
-SegmentMap TraceModel::replay_segments(std::int64_t t) const {
-  SegmentMap map{.t_ns = t};
-  std::map<Id, SegmentRow> segs;
-  std::map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
-  const auto n = has_memory() ? static_cast<std::size_t>(std::upper_bound(mem_t_.begin(), mem_t_.end(), t) - mem_t_.begin()) : 0;
-  std::map<std::int64_t, std::pair<std::int64_t, Id>> seg_by_addr;  // addr -> (size, id)
-  for (std::size_t i = 0; i < n; ++i) {
-    const MemEvent& e = mem_ev_[i];
-    switch (static_cast<MemAction>(e.action)) {
-      case MemAction::segment_alloc: {
-        const Id id = e.segment >= 0 ? e.segment : -static_cast<Id>(i) - 1;
-        segs[id] = SegmentRow{.id = id, .addr = e.addr, .size = e.size};
-        seg_by_addr[e.addr] = {e.size, id};
-        break;
-      }
-      case MemAction::segment_free:
-        for (auto it = segs.begin(); it != segs.end(); ++it)
-          if (it->second.addr == e.addr) {
-            segs.erase(it);
-            break;
-          }
-        seg_by_addr.erase(e.addr);
-        break;
-      case MemAction::alloc: live[e.addr] = {e.size, e.category}; break;
-      case MemAction::free: live.erase(e.addr); break;
-      case MemAction::retag:
-        if (auto it = live.find(e.addr); it != live.end()) it->second.second = e.category;
-        break;
-      default: break;
-    }
-  }
-  for (const auto& [addr, b] : live) {  // by address: blocks come out in offset order
-    auto s = seg_by_addr.upper_bound(addr);
-    if (s == seg_by_addr.begin() || addr + b.first > std::prev(s)->first + std::prev(s)->second.first) {
-      map.unplaced += b.first;
-      continue;
-    }
-    --s;
-    SegmentRow& row = segs[s->second.second];
-    row.blocks.push_back(SegmentBlock{addr - row.addr, b.first, static_cast<MemCategory>(b.second)});
-    row.allocated += b.first;
-  }
-  for (auto& [id, row] : segs) {
-    std::int64_t at = 0;
-    for (const SegmentBlock& b : row.blocks) row.largest_free = std::max(row.largest_free, b.offset - at), at = b.offset + b.size;
-    row.largest_free = std::max(row.largest_free, row.size - at);
-    map.segments.push_back(std::move(row));
-  }
-  return map;
-}
-
-struct TraceModel::LiveEntry {
-  std::int64_t size, t;
-  int cat;
-  OptId span, module;
-};
-
-std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
-                                            std::vector<OptId>* spans) const {
-  std::vector<std::pair<std::int64_t, const LiveEntry*>> v;
-  for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
-  const std::size_t k = std::min(n, v.size());
-  std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end(), [](const auto& a, const auto& b) {
-    return a.second->size != b.second->size ? a.second->size > b.second->size : a.first < b.first;
-  });
-  std::vector<LiveBlock> out;
-  for (std::size_t i = 0; i < k; ++i) {
-    const LiveEntry& b = *v[i].second;
-    LiveBlock lb{v[i].first, b.size, b.t, static_cast<MemCategory>(b.cat), {}, module_path(b.module)};
-    if (spans) spans->push_back(b.span);
-    else if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
-    out.push_back(std::move(lb));
-  }
-  return out;
-}
-
-void TraceModel::name_live(std::vector<LiveBlock>& blocks, const std::vector<OptId>& spans) const {
-  for (std::size_t i = 0; i < blocks.size() && i < spans.size(); ++i)
-    if (spans[i]) blocks[i].op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*spans[i]})));
-}
-
-std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
-  if (memory_loading()) return largest_live_sql(t, n);
-  LiveTop top = replay_live(t, n);
-  name_live(top.blocks, top.spans);
-  return std::move(top.blocks);
-}
-
 const std::vector<LiveBlock>* TraceModel::largest_live_async(std::int64_t t, std::size_t n) {
   if (memory_loading()) return nullptr;
   const LiveTop* top = async_get(live_slot_, Key{t, static_cast<std::int64_t>(n), 0}, [this, t, n] { return replay_live(t, n); });
@@ -715,43 +538,6 @@ const std::vector<LiveBlock>* TraceModel::largest_live_async(std::int64_t t, std
   }
   return &top->blocks;
 }
-
-TraceModel::LiveTop TraceModel::replay_live(std::int64_t t, std::size_t n) const {
-  std::unordered_map<std::int64_t, LiveEntry> live;  // the replay loaded at open: no SQL but the op names
-  for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
-    if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
-    const MemEvent& e = mem_ev_[i];
-    const auto action = static_cast<MemAction>(e.action);
-    if (action == MemAction::alloc)
-      live[e.addr] = LiveEntry{e.size, mem_t_[i], e.category, e.span, e.module};
-    else if (action == MemAction::free)
-      live.erase(e.addr);
-    else if (action == MemAction::retag)
-      if (auto it = live.find(e.addr); it != live.end()) it->second.cat = e.category;
-  }
-  LiveTop top;
-  top.blocks = top_live(live, n, &top.spans);
-  return top;
-}
-
-std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {
-  std::unordered_map<std::int64_t, LiveEntry> live;
-  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
-            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
-            {mem_device_, t}, [&](const gb::tools::Row& row) {
-              const auto action = static_cast<MemAction>(row.i64(0));
-              if (action == MemAction::alloc)
-                live[row.i64(1)] = LiveEntry{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
-                                             row.opt_i64(5)};
-              else if (action == MemAction::free)
-                live.erase(row.i64(1));
-              else if (action == MemAction::retag)
-                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
-            });
-  return top_live(live, n);
-}
-
-// --- autograd graph ------------------------------------------------------------------------------------------
 
 // --- autograd graph (layout in graph_layout.cpp) ---------------------------------------------------------------
 

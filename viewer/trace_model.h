@@ -416,7 +416,7 @@ class TraceModel {
   template <class T, class F>
   const T* async_get(Slot<T>& s, Key key, F compute);
   void load_memory(const gb::tools::TraceDb& db);
-  struct LiveEntry;  // a live block during a replay (trace_model.cpp)
+  struct LiveEntry;  // a live block during a replay (memory_replay.cpp)
   std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
                                   std::vector<gb::trace::OptId>* spans = nullptr) const;  // spans: names left to fill
   void name_live(std::vector<LiveBlock>& blocks, const std::vector<gb::trace::OptId>& spans) const;
