@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "autograd/clear_grad.h"
 #include "autograd/memory_roles.h"
 #include "glassbox/autograd/function.h"
 #include "glassbox/autograd/grad_mode.h"
@@ -258,31 +259,16 @@ void Module::apply(const std::function<void(const std::string&, Module&)>& fn, c
   for (const auto& m : named_modules(name_prefix, true)) fn(m.key(), *m.value());
 }
 
-void Module::to(Device device, bool non_blocking) {
-  for (const auto& p : named_parameters()) convert(p.value(), device, std::nullopt, non_blocking, memory::Category::parameter);
-  for (const auto& b : named_buffers()) convert(b.value(), device, std::nullopt, non_blocking, memory::Category::parameter);
-}
-void Module::to(ScalarType dtype, bool non_blocking) {
-  for (const auto& p : named_parameters()) convert(p.value(), std::nullopt, dtype, non_blocking, memory::Category::parameter);
-  for (const auto& b : named_buffers()) convert(b.value(), std::nullopt, dtype, non_blocking, memory::Category::parameter);
-}
-void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+void Module::convert_all(std::optional<Device> device, std::optional<ScalarType> dtype, bool non_blocking) {
   for (const auto& p : named_parameters()) convert(p.value(), device, dtype, non_blocking, memory::Category::parameter);
   for (const auto& b : named_buffers()) convert(b.value(), device, dtype, non_blocking, memory::Category::parameter);
 }
+void Module::to(Device device, bool non_blocking) { convert_all(device, std::nullopt, non_blocking); }
+void Module::to(ScalarType dtype, bool non_blocking) { convert_all(std::nullopt, dtype, non_blocking); }
+void Module::to(Device device, ScalarType dtype, bool non_blocking) { convert_all(device, dtype, non_blocking); }
 
 void Module::zero_grad(bool set_to_none) {
-  for (const auto& p : named_parameters()) {
-    const Tensor& t = p.value();
-    if (!t.grad().defined()) continue;
-    if (set_to_none) {
-      t.unsafe_impl()->meta().grad = Tensor();
-    } else {
-      Tensor g = t.grad();
-      if (g.grad_fn()) t.unsafe_impl()->meta().grad = g.detach();
-      t.unsafe_impl()->meta().grad.zero_();
-    }
-  }
+  for (const auto& p : named_parameters()) gb::detail::clear_grad(p.value(), set_to_none);
 }
 
 // --- state --------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/clear_grad.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/memory/category.h"
 #include "glassbox/ops/factory.h"
@@ -42,16 +43,7 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
 
 void Optimizer::zero_grad(bool set_to_none) {
   for (auto& g : param_groups_)
-    for (auto& p : g.params()) {
-      if (!p.grad().defined()) continue;
-      if (set_to_none) {
-        p.unsafe_impl()->meta().grad = Tensor();
-      } else {
-        auto& grad = p.unsafe_impl()->meta().grad;
-        if (grad.grad_fn()) grad = grad.detach();
-        grad.zero_();
-      }
-    }
+    for (auto& p : g.params()) gb::detail::clear_grad(p, set_to_none);
 }
 
 std::vector<Tensor> Optimizer::parameters() const {

@@ -209,7 +209,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect_modules(const std::string& prefix, bool include_self,
                        OrderedDict<std::string, std::shared_ptr<Module>>& out, std::vector<const Module*>& seen);
   void print_tree(std::ostream& os, int indent) const;
-  void forget_paths() const;  // a parent was registered above: paths below are recomputed on next use
+  void forget_paths() const;
+  void convert_all(std::optional<Device> device, std::optional<ScalarType> dtype, bool non_blocking);  // a parent was registered above: paths below are recomputed on next use
   friend std::ostream& operator<<(std::ostream& os, const Module& module);
 
   // Caches filled on first use, safe when several threads call the same module (a lock on a miss, an acquire load
