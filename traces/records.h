@@ -32,11 +32,13 @@ enum class MemCategory : int {
 };
 // params.dtype — the engine's ScalarType order (glassbox/core/dtype.h).
 enum class DType : int { bool_ = 0, int32 = 1, int64 = 2, float16 = 3, bfloat16 = 4, float32 = 5, float64 = 6 };
-// anomalies.kind
+// anomalies.kind — append only: the numbers are stored in files (schema version 2 added 7..11).
 enum class AnomalyKind : int {
   nonfinite_forward = 0, nonfinite_backward = 1, exploding_norm = 2, vanishing_norm = 3, loss_spike = 4,
-  amp_skipped_step = 5, memory_growth = 6,
+  amp_skipped_step = 5, memory_growth = 6, nonfinite_loss = 7, update_ratio = 8, dead_relu = 9,
+  amp_scale_collapse = 10, missing_zero_grad = 11,
 };
+constexpr int kAnomalyKinds = 12;
 // anomalies.severity
 enum class Severity : int { info = 0, warning = 1, error = 2 };
 

@@ -103,9 +103,10 @@ std::string_view name(DType d) {
   return pick(n, static_cast<int>(d));
 }
 std::string_view name(AnomalyKind k) {
-  static constexpr std::array<std::string_view, 7> n = {"nonfinite_forward", "nonfinite_backward", "exploding_norm",
-                                                        "vanishing_norm",    "loss_spike",         "amp_skipped_step",
-                                                        "memory_growth"};
+  static constexpr std::array<std::string_view, kAnomalyKinds> n = {
+      "nonfinite_forward", "nonfinite_backward", "exploding_norm", "vanishing_norm",     "loss_spike",
+      "amp_skipped_step",  "memory_growth",      "nonfinite_loss", "update_ratio",       "dead_relu",
+      "amp_scale_collapse", "missing_zero_grad"};
   return pick(n, static_cast<int>(k));
 }
 std::string_view name(Severity s) {

@@ -7,6 +7,7 @@
 #include "autograd/record.h"
 #include "autograd/views.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/ops/pointwise.h"
@@ -186,6 +187,13 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
 }
 
 // ---- recording helpers (record.h) ----
+
+void link_to_op(Node& node, const Tensor* first_output) {
+  gb::detail::OpScope* op = gb::detail::OpScope::current();
+  if (!op) return;
+  op->set_node(node);
+  if (first_output) op->set_output(*first_output);
+}
 
 void set_history(Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr) {
   auto& m = out.unsafe_impl()->meta();

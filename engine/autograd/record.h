@@ -83,6 +83,10 @@ inline bool needs_grad_list(TensorList ts) {
   return false;
 }
 
+// Links a node just recorded to the op that recorded it (detail::OpScope, engine/core/op_scope.h): the op span's
+// seq and the node's forward span and module; the first output becomes the op's result.
+void link_to_op(Node& node, const Tensor* first_output);
+
 // Makes `out` the output_nr-th output of node: its grad_fn.
 void set_history(Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr = 0);
 edge_list collect_edges(std::initializer_list<std::reference_wrapper<const Tensor>> inputs);
@@ -98,6 +102,7 @@ std::shared_ptr<Node> record(const char* name, edge_list edges, std::initializer
   for (Tensor* o : outputs) set_history(*o, node, nr++);
   node->saved_.reserve(saved.size());
   for (const Save& s : saved) node->saved_.emplace_back(*s.tensor, s.is_output);
+  link_to_op(*node, outputs.size() ? *outputs.begin() : nullptr);
   return node;
 }
 
