@@ -224,6 +224,7 @@ struct Context {
   std::int64_t t_ns;
   OptId span, module;
   const std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>* step_spans;
+  std::int64_t* last_step_end;
 };
 void complete(MemoryEventRecord& r, const Context& c, Id& next_id) {
   if (!r.id) r.id = next_id++;
@@ -237,9 +238,16 @@ void complete(GraphNodeRecord& r, const Context& c, Id&) {
 }
 void complete(GraphEdgeRecord&, const Context&, Id&) {}
 void complete(GradStatRecord&, const Context&, Id&) {}
-void complete(StepRecord& r, const Context& c, Id&) {  // times from the step's span, which ended just before
-  if (r.start_ns != 0 || r.end_ns != 0) return;
-  if (auto it = c.step_spans->find(r.step); it != c.step_spans->end()) std::tie(r.start_ns, r.end_ns) = it->second;
+// Times from the step's span, which ended just before; a step without a span (the engine's automatic steps) runs
+// from the previous step's end to its emit.
+void complete(StepRecord& r, const Context& c, Id&) {
+  if (r.start_ns == 0 && r.end_ns == 0) {
+    if (auto it = c.step_spans->find(r.step); it != c.step_spans->end())
+      std::tie(r.start_ns, r.end_ns) = it->second;
+    else
+      std::tie(r.start_ns, r.end_ns) = std::pair{*c.last_step_end, c.t_ns};
+  }
+  *c.last_step_end = std::max(*c.last_step_end, r.end_ns);
 }
 void complete(OpDetailsRecord& r, const Context& c, Id&) {
   if (!r.span_id && c.span) r.span_id = *c.span;
@@ -259,7 +267,7 @@ void Collector::write_record(const ThreadBuffer& b, const Event& e) {
   for (std::uint32_t i = 0; i < e.slots && i < 8; ++i)
     std::memcpy(bytes + std::size_t(i) * sizeof(Event), b.at(at + 1 + i), sizeof(Event));
   const Context c{clock_.ns(e.t0), e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.module),
-                  &step_spans_};
+                  &step_spans_, &last_step_end_};
   auto one = [&]<class R>(R*) {
     if (e.record_type != ring_record<R>) return;
     R r;

@@ -60,6 +60,7 @@ class Collector {
   std::uint64_t events_written_ = 0;
   Id next_instant_ = 1, next_memory_ = 1, next_anomaly_ = 1, next_oom_ = 1;
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> step_spans_;  // step -> (start, end) ns
+  std::int64_t last_step_end_ = 0;  // ns: where a steps row without a span starts
 };
 
 }  // namespace gb::trace::detail

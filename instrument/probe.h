@@ -98,6 +98,11 @@ struct ThreadBuffer {
 
 extern std::atomic<bool> g_recording;  // a session is on
 extern std::atomic<std::int32_t> g_step;
+extern std::atomic<std::int32_t> g_step_scopes;  // StepScopes open now (the engine's automatic steps stand aside)
+// Called by ~StepScope before its steps row is queued (the engine's monitor fills the loss and lr the user left
+// unset and runs its end-of-step checks). One hook for the process; nullptr = none.
+using StepEndHook = void (*)(StepRecord&);
+extern std::atomic<StepEndHook> g_step_end_hook;
 inline thread_local ThreadBuffer* t_buffer = nullptr;
 inline thread_local std::int32_t t_module = -1;
 
@@ -255,18 +260,23 @@ class ModuleScope {
 // One training step: a span of kind step named "step", the global step number set for its duration, and a steps
 // row (start, end, loss, lr, grad scale, skipped) when it ends.
 //   for (int64_t i = 0; i < steps; ++i) { gb::trace::StepScope step(i); ...; step.set_loss(loss.item<double>()); }
+// Without any StepScope the engine ends a step at each optimizer.step() (engine/monitor/steps.cpp); a steps row
+// emitted outside a step span runs from the previous step's end to the time of its emit.
 class StepScope {
  public:
   explicit StepScope(std::int64_t step) noexcept {
     record_.step = step;
+    detail::g_step_scopes.fetch_add(1, std::memory_order_relaxed);
     set_step(step);
     static constexpr SourceLocation loc{"step", __FILE__, __LINE__, SpanKind::step};
     span_.emplace(&loc);
   }
   ~StepScope() {
     span_.reset();  // the span ends first: the collector takes the steps row's times from it
+    if (auto hook = detail::g_step_end_hook.load(std::memory_order_acquire); hook && enabled()) hook(record_);
     emit(record_);
     set_step(-1);
+    detail::g_step_scopes.fetch_sub(1, std::memory_order_relaxed);
   }
   StepScope(const StepScope&) = delete;
   StepScope& operator=(const StepScope&) = delete;

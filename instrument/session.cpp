@@ -19,6 +19,8 @@ namespace detail {
 // links this file and its environment session.
 std::atomic<bool> g_recording{false};
 std::atomic<std::int32_t> g_step{-1};
+std::atomic<std::int32_t> g_step_scopes{0};
+std::atomic<StepEndHook> g_step_end_hook{nullptr};
 
 namespace {
 

@@ -10,6 +10,8 @@
 #include "glassbox/ops/reduce.h"
 #include "instrument/probe.h"
 
+#include "monitor/monitor.h"
+
 namespace gb::amp {
 
 GradScaler::GradScaler(const GradScalerOptions& options) : options_(options), scale_(float(options.init_scale())) {
@@ -24,7 +26,9 @@ GradScaler::GradScaler(const GradScalerOptions& options) : options_(options), sc
 Tensor GradScaler::scale(const Tensor& outputs) const {
   if (!is_enabled()) return outputs;
   GB_CHECK(outputs.defined(), "GradScaler.scale: outputs is undefined; pass the loss tensor");
-  return outputs * Scalar(double(scale_));
+  Tensor scaled = outputs * Scalar(double(scale_));
+  monitor::detail::on_scaled_loss(scaled, double(scale_));  // traced: the step's loss is scaled / scale
+  return scaled;
 }
 
 variable_list GradScaler::scale(const variable_list& outputs) const {
@@ -76,6 +80,8 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
   if (!now.found_inf) {
     optimizer.step();
     stepped = true;
+  } else {
+    monitor::detail::on_skipped_step(optimizer, double(scale_));  // traced: an amp_skipped_step row, the step ends
   }
   now.stage = Stage::stepped;
   return stepped;
@@ -104,6 +110,7 @@ void GradScaler::update(std::optional<double> new_scale) {
     }
   }
   per_optimizer_.clear();
+  if (!new_scale) monitor::detail::on_scale_update(double(scale_), found_inf);
   GB_TRACE_COUNTER("amp.grad_scale", scale_);
   GB_TRACE_COUNTER("amp.found_inf", found_inf ? 1 : 0);
 }

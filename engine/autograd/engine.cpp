@@ -16,6 +16,7 @@
 #include "core/make.h"
 #include "glassbox/memory/category.h"
 #include "instrument/probe.h"
+#include "monitor/monitor.h"
 #include "glassbox/autograd/autograd.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -35,6 +36,16 @@ struct Capture {  // grad(): where an input's gradient is picked up
   uint32_t input_nr;
   size_t slot;
 };
+
+// The backward_node span's name: cached by the node's literal name when it has one (no string per node).
+const trace::SourceLocation* node_location(const Node& node) {
+  const char* literal = node.static_name();
+  if (!literal) return trace::location(node.name(), trace::SpanKind::backward_node);
+  thread_local std::unordered_map<const char*, const trace::SourceLocation*> cache;
+  auto [it, fresh] = cache.try_emplace(literal, nullptr);
+  if (fresh) it->second = trace::location(literal, trace::SpanKind::backward_node);
+  return it->second;
+}
 
 struct ReadyCompare {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
@@ -78,6 +89,8 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
       if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
     }
   }
+  monitor::detail::BackwardWatch watch;  // traced: the graph, and the first node that makes a NaN/Inf gradient
+  if (watch.on()) watch.discovered(order);
   std::unordered_set<Node*> needed;
   std::unordered_map<Node*, std::vector<const Capture*>> captures_at;
   const bool filtered = !captures.empty();
@@ -168,9 +181,10 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
     for (const auto& g : grads) any_grad = any_grad || g.defined();
     if (any_grad) {
       ++stats.nodes_executed;
-      trace::Span span(trace::enabled() ? trace::location(node->name(), trace::SpanKind::backward_node) : nullptr,
-                       static_cast<int64_t>(node->sequence_nr()));
+      trace::Span span(trace::enabled() ? node_location(*node) : nullptr,
+                       node->is_accumulate_grad() ? -1 : static_cast<int64_t>(node->sequence_nr()));
       outputs = node->apply(std::move(grads));
+      if (watch.on()) watch.node_done(node, grads, outputs);
     }
     if (!keep_graph) {
       int64_t r0 = now_ns();
@@ -195,6 +209,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
       if (--deps[next] == 0) ready.push(next);
     }
   }
+  if (watch.on()) watch.finish();
   int64_t t2 = now_ns();
   phase.reset();
   phase.emplace(&kRelease);
@@ -241,6 +256,7 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
   edge_list roots;
   variable_list grads;
   make_root(tensors, grad_tensors, roots, grads);
+  if (grad_tensors.empty()) monitor::detail::on_backward_roots(tensors);  // the loss
   bool keep = retain_graph.value_or(create_graph);
   std::vector<Capture> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -8,6 +8,7 @@
 #include "autograd/views.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "monitor/monitor.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/ops/pointwise.h"
@@ -128,6 +129,11 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   return data;
 }
 
+int64_t SavedVariable::nbytes() const {
+  if (!data_.defined()) return 0;
+  return data_.numel() * static_cast<int64_t>(element_size(data_.scalar_type()));
+}
+
 // ---- leaves ----
 
 AccumulateGrad::AccumulateGrad(Tensor v) : Node({}, 1), variable(std::move(v)) {
@@ -147,6 +153,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     g = g.to(variable.scalar_type());
   }
   Tensor& grad = meta.grad;
+  if (grad.defined()) monitor::detail::on_accumulate(variable);  // traced: a .grad a step used, not zeroed since?
   memory::CategoryGuard category(memory::Category::gradient);  // a new .grad buffer is a gradient
   if (!grad.defined()) {
     if (!GradMode::is_enabled()) {

@@ -45,6 +45,12 @@ struct LambdaNode final : Node {
   LambdaNode(const char* name, edge_list edges, uint32_t num_inputs, F fn)
       : Node(std::move(edges), num_inputs), name_(name), fn_(std::move(fn)) {}
   std::string name() const override { return name_; }
+  const char* static_name() const override { return name_; }
+  int64_t saved_bytes() const override {
+    int64_t n = 0;
+    for (const auto& s : saved_) n += s.nbytes();
+    return n;
+  }
   variable_list apply(variable_list&& grads) override {
     BackwardContext ctx{std::move(grads), {}, this};
     if (!saved_.empty()) {

@@ -1,8 +1,15 @@
-// engine/core/op_scope.cpp — the op context: allocation stamping, the op's trace span, its link to its node.
+// engine/core/op_scope.cpp — the op context: allocation stamping, the op's trace span and op_details row, its link
+// to the autograd node it records, and the monitor's check of its result.
 #include "core/op_scope.h"
+
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
 
 #include "glassbox/autograd/node.h"
 #include "memory/context.h"
+#include "monitor/monitor.h"
 
 namespace gb::detail {
 
@@ -20,6 +27,72 @@ struct AddressCache {
 };
 
 thread_local OpScope* t_current = nullptr;
+
+const char* dtype_name(ScalarType t) {
+  switch (t) {
+    case kBool: return "bool";
+    case kInt32: return "int32";
+    case kInt64: return "int64";
+    case kHalf: return "float16";
+    case kBFloat16: return "bfloat16";
+    case kFloat: return "float32";
+    case kDouble: return "float64";
+  }
+  return "unknown";
+}
+
+// The interned input_shapes and dtypes strings of a list of inputs, cached per thread by their shapes and dtypes:
+// a training loop repeats the same few signatures, so formatting and interning happen once per signature.
+struct SignatureCache {
+  struct Entry {
+    std::vector<int64_t> key;
+    trace::Id shapes = 0, dtypes = 0;
+  };
+  std::unordered_map<uint64_t, Entry> entries;
+  std::vector<int64_t> key;
+
+  const Entry& get(const Tensor* const* inputs, int n) {
+    key.clear();
+    uint64_t h = 1469598103934665603ull;
+    auto add = [&](int64_t v) {
+      key.push_back(v);
+      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    };
+    add(n);
+    for (int i = 0; i < n; ++i) {
+      const TensorImpl* t = inputs[i]->unsafe_impl();
+      add(static_cast<int64_t>(t->dtype));
+      add(static_cast<int64_t>(t->sizes.size()));
+      for (int64_t d : t->sizes) add(d);
+    }
+    Entry& e = entries[h];
+    if (e.key != key) {
+      if (entries.size() > 4096) {  // a run with ever-new shapes: start over rather than grow without bound
+        entries.clear();
+        return get(inputs, n);
+      }
+      std::ostringstream shapes, dtypes;
+      shapes << "[";
+      for (int i = 0; i < n; ++i) {
+        shapes << (i ? ", " : "") << "[";
+        const auto& s = inputs[i]->unsafe_impl()->sizes;
+        for (size_t d = 0; d < s.size(); ++d) shapes << (d ? ", " : "") << s[d];
+        shapes << "]";
+        dtypes << (i ? "," : "") << dtype_name(inputs[i]->scalar_type());
+      }
+      shapes << "]";
+      e.key = key;
+      e.shapes = trace::intern(shapes.str());
+      e.dtypes = trace::intern(dtypes.str());
+    }
+    return e;
+  }
+};
+
+int device_code(const Device& d) { return d.is_cpu() ? trace::kCpu : d.is_meta() ? -2 : d.index; }
+
+int64_t nbytes(const Tensor& t) { return t.numel() * element_size(t.scalar_type()); }
+
 }  // namespace
 
 uint32_t op_name_id(const char* op) {
@@ -49,7 +122,7 @@ OpScope::OpScope(const char* op, Inputs inputs) noexcept
       span_(trace::enabled() ? op_location(op) : nullptr) {
   memory::detail::thread_context().op = op_name_id(op);
   t_current = this;
-  if (span_.id() != 0)
+  if (span_.id() != 0) [[unlikely]]
     for (const Tensor& t : inputs)
       if (t.defined() && n_inputs_ < kMaxInputs) inputs_[n_inputs_++] = &t;
 }
@@ -57,6 +130,41 @@ OpScope::OpScope(const char* op, Inputs inputs) noexcept
 OpScope::~OpScope() {
   t_current = parent_;
   memory::detail::thread_context().op = prev_op_;
+  if (span_.id() == 0 || !trace::enabled()) return;
+  // op_details: what the op read and wrote, and its FLOPs
+  try {
+    thread_local SignatureCache signatures;
+    trace::OpDetailsRecord d;
+    d.span_id = span_.id();
+    if (n_inputs_) {
+      const auto& e = signatures.get(inputs_, n_inputs_);
+      d.input_shapes = e.shapes;
+      d.dtypes = e.dtypes;
+      d.device = device_code(inputs_[0]->device());
+    } else if (has_output_ && output_.defined()) {
+      d.device = device_code(output_.device());
+    }
+    int64_t read = 0, elements = 0;
+    for (int i = 0; i < n_inputs_; ++i) {
+      read += nbytes(*inputs_[i]);
+      elements = std::max(elements, inputs_[i]->numel());
+    }
+    bool view = false;
+    if (has_output_ && output_.defined()) {
+      const TensorImpl* o = output_.unsafe_impl();
+      const size_t len = std::strlen(op_);
+      const bool inplace = len > 0 && op_[len - 1] == '_';
+      if (o->is_view && !inplace)
+        for (int i = 0; i < n_inputs_ && !view; ++i)
+          view = inputs_[i]->unsafe_impl()->storage == o->storage;  // a view op: nothing read, written or computed
+      elements = std::max(elements, output_.numel());
+      if (!view) read += nbytes(output_);
+    }
+    d.bytes = view ? 0 : read;
+    d.flops = flops_ >= 0 ? flops_ : view ? 0 : elements;
+    trace::emit(d);
+  } catch (...) {  // out of memory while formatting: the row is skipped, the op is not
+  }
 }
 
 OpScope* OpScope::current() noexcept { return t_current; }
@@ -64,13 +172,18 @@ OpScope* OpScope::current() noexcept { return t_current; }
 void OpScope::set_output(const Tensor& out) {
   if (has_output_ || !out.defined()) return;
   has_output_ = true;
-  if (span_.id() != 0) output_ = out;
+  if (span_.id() == 0) return;
+  output_ = out;
+  if (monitor::detail::active()) monitor::detail::check_output(op_, span_.id(), inputs_, n_inputs_, out);
 }
 
 void OpScope::set_node(autograd::Node& node) noexcept {
   if (span_.id() == 0) return;
   span_.set_seq(static_cast<int64_t>(node.sequence_nr()));
   node.forward_span_id = static_cast<uint64_t>(span_.id());
+  node.forward_module_id = trace::detail::t_module;
+  node.forward_op = op_;
+  monitor::detail::on_node_recorded();
 }
 
 void op_output(const Tensor& out) {

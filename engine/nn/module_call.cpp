@@ -9,6 +9,7 @@
 #include "glassbox/memory/category.h"
 #include "glassbox/nn/module.h"
 #include "instrument/probe.h"
+#include "monitor/monitor.h"
 
 namespace gb::nn {
 namespace {
@@ -42,6 +43,7 @@ void Module::trace_register() const {
     parent_->trace_register();
     rec.parent_id = parent_->id_;
   }
+  monitor::detail::note_module(id_, rec.path, rec.type);
   trace::emit(rec);
   for (const auto& p : parameters_) {
     if (!p.value().defined()) continue;
@@ -54,6 +56,7 @@ void Module::trace_register() const {
     pr.shape = shape.str();
     pr.numel = p.value().numel();
     pr.dtype = trace_dtype(p.value().scalar_type());
+    monitor::detail::note_param(p.value().unsafe_impl(), pr.id, id_, pr.name);
     trace::emit(pr);
   }
 }

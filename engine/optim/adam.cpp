@@ -11,6 +11,8 @@
 #include "glassbox/ops/pointwise.h"
 #include "instrument/probe.h"
 
+#include "monitor/monitor.h"
+
 namespace gb::optim {
 
 AdamOptions::AdamOptions(double lr) : lr_(lr) {}
@@ -54,7 +56,7 @@ void check_adam_arguments(double lr, double eps, double beta1, double beta2, dou
 }
 
 void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double lr, double beta1, double beta2,
-                 double eps, bool amsgrad) {
+                 double eps, bool amsgrad, double decayed_by) {
   if (!st.exp_avg().defined()) {
     memory::CategoryGuard cat(memory::Category::optimizer_state);
     st.exp_avg(zeros_like(param));
@@ -81,6 +83,8 @@ void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double l
   } else {
     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps);
   }
+  // AdamW decayed param first by (1 - lr * wd): that part of the update is -lr * wd / (1 - lr * wd) * param now
+  monitor::detail::note_update(param, decayed_by == 0 ? 0 : -decayed_by / (1 - decayed_by), exp_avg, denom, -step_size);
   param.addcdiv_(exp_avg, denom, -step_size);
 }
 
@@ -107,6 +111,7 @@ Adam::Adam(const std::vector<OptimizerParamGroup>& param_groups, AdamOptions def
 
 Tensor Adam::step(LossClosure closure) {
   GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "Adam.step");
+  monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
   for (auto& group : param_groups_) {

@@ -6,6 +6,8 @@
 #include "optim/adam_hyperparameters.h"
 #include "instrument/probe.h"
 
+#include "monitor/monitor.h"
+
 namespace gb::optim {
 
 AdamWOptions::AdamWOptions(double lr) : lr_(lr) {}
@@ -39,6 +41,7 @@ AdamW::AdamW(const std::vector<OptimizerParamGroup>& param_groups, AdamWOptions 
 
 Tensor AdamW::step(LossClosure closure) {
   GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "AdamW.step");
+  monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
   for (auto& group : param_groups_) {
@@ -50,7 +53,8 @@ Tensor AdamW::step(LossClosure closure) {
       auto& slot = state_[p.unsafe_impl()];
       if (!slot) slot = std::make_unique<AdamWParamState>();
       if (o.weight_decay() != 0) p.mul_(1 - o.lr() * o.weight_decay());  // exact no-op at 0, so skipped
-      detail::adam_update(p, grad, static_cast<AdamWParamState&>(*slot), o.lr(), beta1, beta2, o.eps(), o.amsgrad());
+      detail::adam_update(p, grad, static_cast<AdamWParamState&>(*slot), o.lr(), beta1, beta2, o.eps(), o.amsgrad(),
+                          o.lr() * o.weight_decay());
     }
   }
   return loss;

@@ -7,6 +7,8 @@
 #include "glassbox/ops/pointwise.h"
 #include "instrument/probe.h"
 
+#include "monitor/monitor.h"
+
 namespace gb::optim {
 
 RMSpropOptions::RMSpropOptions(double lr) : lr_(lr) {}
@@ -86,6 +88,7 @@ RMSprop::RMSprop(const std::vector<OptimizerParamGroup>& param_groups, RMSpropOp
 
 Tensor RMSprop::step(LossClosure closure) {
   GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "RMSprop.step");
+  monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
   for (auto& group : param_groups_) {
@@ -118,8 +121,10 @@ Tensor RMSprop::step(LossClosure closure) {
       if (o.momentum() > 0) {
         Tensor buf = st.momentum_buffer();
         buf.mul_(o.momentum()).addcdiv_(grad, avg);
+        monitor::detail::note_update(p, 0, buf, Tensor(), -o.lr());
         p.add_(buf, -o.lr());
       } else {
+        monitor::detail::note_update(p, 0, grad, avg, -o.lr());
         p.addcdiv_(grad, avg, -o.lr());
       }
     }

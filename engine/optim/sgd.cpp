@@ -5,6 +5,8 @@
 #include "glassbox/memory/category.h"
 #include "instrument/probe.h"
 
+#include "monitor/monitor.h"
+
 namespace gb::optim {
 
 SGDOptions::SGDOptions(double lr) : lr_(lr) {}
@@ -72,6 +74,7 @@ SGD::SGD(const std::vector<OptimizerParamGroup>& param_groups, SGDOptions defaul
 
 Tensor SGD::step(LossClosure closure) {
   GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "SGD.step");
+  monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
   for (auto& group : param_groups_) {
@@ -94,6 +97,7 @@ Tensor SGD::step(LossClosure closure) {
         }
         d_p = o.nesterov() ? d_p.add(buf, o.momentum()) : buf;
       }
+      monitor::detail::note_update(p, 0, d_p, Tensor(), -o.lr());
       p.add_(d_p, -o.lr());
     }
   }

@@ -23,6 +23,7 @@
 #include "glassbox/io/checkpoint.h"
 #include "glassbox/io/serialize.h"
 #include "glassbox/memory/memory.h"
+#include "glassbox/monitor/monitor.h"
 #include "glassbox/nn/nn.h"
 #include "glassbox/nn/utils/clip_grad.h"
 #include "glassbox/ops/factory.h"

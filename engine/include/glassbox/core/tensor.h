@@ -334,6 +334,11 @@ struct AutogradMeta {
   std::vector<std::pair<unsigned, std::function<Tensor(const Tensor&)>>> leaf_hooks;
   std::vector<std::pair<unsigned, std::function<void(Tensor&)>>> post_accumulate_hooks;
   std::string name;
+  // The monitor (engine/monitor/): the .grad an optimizer step last used and its version then, so a backward that
+  // accumulates into that same unchanged buffer is known to have missed a zero_grad.
+  const TensorImpl* grad_used_impl = nullptr;
+  uint32_t grad_used_version = 0;
+  int64_t grad_used_step = -1;
 };
 
 struct TensorImpl {

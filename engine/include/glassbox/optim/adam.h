@@ -61,9 +61,10 @@ class Adam : public Optimizer {
 
 namespace detail {
 // The shared part of Adam and AdamW for one parameter: the moment updates and p -= step_size * m / denom, with
-// `grad` already negated (maximize) and L2-decayed (Adam). Creates the state on the first step.
+// `grad` already negated (maximize) and L2-decayed (Adam). Creates the state on the first step. decayed_by: the
+// lr * weight_decay AdamW has just multiplied param by (1 - decayed_by), for the traced update norm.
 void adam_update(Tensor& param, const Tensor& grad, AdamParamState& state, double lr, double beta1, double beta2,
-                 double eps, bool amsgrad);
+                 double eps, bool amsgrad, double decayed_by = 0);
 // PyTorch's argument checks: "Invalid learning rate: -0.1", "Invalid beta parameter at index 0: 1.5", ...
 void check_adam_arguments(double lr, double eps, double beta1, double beta2, double weight_decay);
 }  // namespace detail

@@ -1,0 +1,76 @@
+// glassbox/monitor/monitor.h — the training monitor: gradient statistics and anomaly detectors, on whenever a trace
+// records (GLASSBOX_TRACE=run.db), with no change to the training loop.
+//
+// While a trace records, the engine writes (traces/SCHEMA.md):
+//   - steps: without a gb::trace::StepScope, each optimizer.step() (or a step a GradScaler skips) ends a step,
+//     numbered from 0, with the loss of the last scalar backward() started from and the first group's lr;
+//   - op_details for every op span, and the autograd seq on the op span that recorded a node;
+//   - graph_nodes / graph_edges: the autograd graph of the first `graph_first_steps` steps, of the step where the
+//     first anomaly fires, and every `graph_every` steps;
+//   - grad_stats for every parameter every `grad_stats_every` steps (L2 norm, max |g|, NaN/Inf counts, zero
+//     fraction, parameter norm, the norm of the update the optimizer applied);
+//   - anomalies: the first op that made a NaN/Inf from finite inputs (forward), the first backward node that made
+//     one from finite gradients (backward; info when a later node masked it), a non-finite loss, exploding and
+//     vanishing gradient norms against each parameter's own rolling baseline, an update far too large for its
+//     parameter, dead ReLUs, loss spikes, skipped AMP steps and a collapsing loss scale, memory growing step after
+//     step, and a backward that accumulates into a .grad an optimizer step already used (a missing zero_grad).
+//
+// Settings: GLASSBOX_ANOMALY=off|record|raise (raise: gb::AnomalyError at the first non-finite value, with the
+// message the trace gets — for a debugger), GLASSBOX_ANOMALY_CONF="key=value,..." with the keys of Config
+// (e.g. GLASSBOX_ANOMALY_CONF=window=50,explode_factor=20), GLASSBOX_GRAD_STATS_EVERY=N, GLASSBOX_GRAPH_EVERY=N;
+// or gb::monitor::set_config(...) in code. Read at the start of each trace session.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "glassbox/core/error.h"
+
+namespace gb {
+
+// Thrown under GLASSBOX_ANOMALY=raise (or Config::mode = Mode::raise) at the first non-finite value.
+class AnomalyError : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace monitor {
+
+enum class Mode { off, record, raise };
+
+// Every threshold of the detectors. Defaults are documented in traces/SCHEMA.md (anomalies) and tested on healthy
+// runs of every sample: a healthy run raises no warning.
+struct Config {
+  Mode mode = Mode::record;
+  int64_t grad_stats_every = 1;   // grad_stats every N steps (0: never)
+  int64_t graph_every = 0;        // the autograd graph every N steps (0: only the first steps and the anomaly's)
+  int64_t graph_first_steps = 2;  // the graph of steps 0 .. N-1
+  int64_t window = 20;            // rolling window (steps) of the per-parameter and loss baselines
+  int64_t warmup = 10;            // steps a baseline needs before it judges
+  double explode_factor = 10;     // exploding: norm >= factor x the window's median ...
+  double vanish_factor = 1e-3;    // vanishing: norm <= factor x the window's median ...
+  double spread_mads = 6;         // ... and beyond this many (scaled) MADs of log norm from the median
+  double sustained_factor = 4;    // sustained: norm >= (or <= 1/) this x the baseline median ...
+  int64_t sustained_steps = 8;    // ... for this many steps in a row
+  double update_ratio_max = 1.0;  // update_norm / param_norm above this ...
+  int64_t update_ratio_steps = 3; // ... for this many steps in a row: "learning rate too high for layer X"
+  double dead_relu_zero_frac = 0.99;  // a ReLU whose outputs are this fraction zero ...
+  int64_t dead_relu_steps = 5;        // ... for this many steps in a row
+  double loss_spike_factor = 3;   // loss >= factor x the window's median ...
+  double loss_spike_mads = 4;     // ... and beyond this many (scaled) MADs of log loss
+  int64_t memory_growth_steps = 6;          // allocated at step end rising this many steps in a row ...
+  int64_t memory_growth_min_bytes = 1 << 20;  // ... by at least this much in all
+  int64_t amp_skip_streak = 5;    // this many skipped AMP steps in a row, or ...
+  double amp_min_scale = 1.0;     // ... the loss scale below this: the scale is collapsing
+  int64_t max_per_kind = 20;      // at most this many anomaly rows of one kind per run
+};
+
+Config config();
+void set_config(const Config& c);
+// Applies "key=value,key=value" (Config's field names; mode=off|record|raise) to base; throws gb::Error naming the
+// bad key or value and listing the valid keys.
+Config parse_config(std::string_view text, Config base = {});
+
+}  // namespace monitor
+}  // namespace gb

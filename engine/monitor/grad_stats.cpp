@@ -1,0 +1,259 @@
+// engine/monitor/grad_stats.cpp — what happens around an optimizer step: one grad_stats row per parameter (one
+// scan of its gradient, one of the parameter, the update's norm from note_update), the per-parameter detectors
+// (exploding / vanishing norms against the parameter's own rolling baseline, an update far too large for its
+// parameter), the .grad buffers marked as used (a later backward into an unchanged one missed a zero_grad), and
+// the end of an automatic step.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "glassbox/optim/optimizer.h"
+#include "monitor/monitor.h"
+#include "monitor/run.h"
+#include "monitor/scan.h"
+
+namespace gb::monitor::detail {
+
+namespace {
+
+thread_local std::vector<std::pair<const TensorImpl*, double>>* t_updates = nullptr;  // the open step's notes
+thread_local bool t_due = false;  // the open step writes grad_stats
+
+bool stats_due(const Run& r, int64_t step) {
+  const int64_t every = r.cfg.grad_stats_every;
+  return every > 0 && step >= 0 && step % every == 0;
+}
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+ParamState& param_state(Run& r, const Tensor& p) {
+  ParamState& st = r.params[p.unsafe_impl()];
+  if (st.param_id == 0) {
+    st.log_norms.set_capacity(static_cast<size_t>(std::max<int64_t>(r.cfg.window, 3)));
+    if (!param_name(p.unsafe_impl(), st.param_id, st.module_id, st.label)) {
+      // A tensor no traced module owns: a params row of its own under module 0, "(no module)".
+      static std::once_flag once;  // modules rows are kept for every later session too
+      std::call_once(once, [] { trace::emit(trace::ModuleRecord{0, "(no module)", "", std::nullopt}); });
+      ++r.unowned_params;
+      static std::atomic<int64_t> next{1};
+      st.param_id = -(next++);  // negative: never collides with the modules' params
+      st.module_id = 0;
+      st.label = "parameter " + std::to_string(-st.param_id);
+      std::ostringstream shape;
+      shape << p.sizes();
+      trace::ParamRecord pr;
+      pr.id = st.param_id;
+      pr.module_id = 0;
+      pr.name = st.label;
+      pr.shape = shape.str();
+      pr.numel = p.numel();
+      pr.dtype = static_cast<trace::DType>(static_cast<int>(p.scalar_type()));
+      trace::emit(pr);
+    }
+  }
+  return st;
+}
+
+trace::AnomalyRecord param_anomaly(trace::AnomalyKind kind, const ParamState& st, double value, std::string message) {
+  trace::AnomalyRecord a;
+  a.kind = kind;
+  a.severity = trace::Severity::warning;
+  a.param_id = st.param_id;
+  if (st.module_id > 0) a.module_id = st.module_id;
+  a.value = value;
+  a.message = std::move(message);
+  return a;
+}
+
+// Exploding / vanishing: the gradient norm against the window of this parameter's recent (log) norms, judged once
+// the window holds `warmup` steps: far beyond its spread, or beyond a smaller factor for several steps in a row.
+void judge_norm(Run& r, ParamState& st, double norm, int64_t step) {
+  const Config& c = r.cfg;
+  // Non-finite gradients have their own detectors; a zero norm is a parameter this step did not use.
+  if (!std::isfinite(norm) || norm == 0) return;
+  const double lg = std::log(std::max(norm, 1e-300));
+  const bool ready = static_cast<int64_t>(st.log_norms.size()) >= c.warmup && st.seen > c.warmup;
+  if (ready && step >= st.quiet_until) {
+    const double med = st.log_norms.median();
+    const double spread = std::max(st.log_norms.mad(), 0.05);
+    const double ratio = std::exp(lg - med);
+    const double median_norm = std::exp(med);
+    auto alarm = [&](trace::AnomalyKind kind, std::string why) {
+      report(param_anomaly(kind, st, norm, std::move(why)));
+      st.quiet_until = step + c.window;
+      st.high_streak = 0;
+    };
+    if (ratio >= c.explode_factor && lg - med > c.spread_mads * spread) {
+      alarm(trace::AnomalyKind::exploding_norm,
+            "gradient norm of " + st.label + " exploded to " + fmt(norm) + " at step " + std::to_string(step) + ", " +
+                fmt(ratio) + "x its recent median " + fmt(median_norm) +
+                ": lower the learning rate, clip gradients (clip_grad_norm_), or look for a bad batch");
+    } else if (ratio <= c.vanish_factor && med - lg > c.spread_mads * spread) {
+      alarm(trace::AnomalyKind::vanishing_norm,
+            "gradient norm of " + st.label + " vanished to " + fmt(norm) + " at step " + std::to_string(step) + ", " +
+                fmt(ratio) + "x its recent median " + fmt(median_norm) +
+                ": the layer stopped learning; look for dead units, saturated activations or a detached graph");
+    } else {
+      // sustained growth: beyond sustained_factor x the median when the streak began, steps in a row. (Norms
+      // that shrink steadily are what convergence looks like: only a sudden collapse is an alarm.)
+      if (st.high_streak == 0) st.streak_ref = median_norm;
+      st.high_streak = norm >= c.sustained_factor * st.streak_ref ? st.high_streak + 1 : 0;
+      if (st.high_streak >= c.sustained_steps)
+        alarm(trace::AnomalyKind::exploding_norm,
+              "gradient norm of " + st.label + " has stayed above " + fmt(c.sustained_factor) + "x its earlier median " +
+                  fmt(st.streak_ref) + " for " + std::to_string(c.sustained_steps) + " steps (now " + fmt(norm) +
+                  ", step " + std::to_string(step) + "): training is diverging; lower the learning rate");
+    }
+  }
+  if (norm > 0) st.log_norms.push(lg);
+}
+
+void judge_update(Run& r, ParamState& st, double update, double param, int64_t step, double lr) {
+  const Config& c = r.cfg;
+  if (!(param > 0) || !std::isfinite(update) || !std::isfinite(param)) return;
+  const double ratio = update / param;
+  st.ratio_streak = ratio > c.update_ratio_max ? st.ratio_streak + 1 : 0;
+  if (st.ratio_streak >= c.update_ratio_steps && step >= st.ratio_quiet_until) {
+    report(param_anomaly(trace::AnomalyKind::update_ratio, st, ratio,
+                         "learning rate too high for " + st.label + ": each update is " + fmt(ratio) +
+                             "x the parameter's norm (" + std::to_string(st.ratio_streak) + " steps in a row, step " +
+                             std::to_string(step) + ", lr " + fmt(lr) +
+                             "; healthy training moves a weight by about 1e-3 to 5e-2 of its norm per step): lower "
+                             "this parameter group's learning rate"));
+    st.ratio_quiet_until = step + c.window;
+    st.ratio_streak = 0;
+  }
+}
+
+}  // namespace
+
+void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a) {
+  if (!t_updates || !t_due) return;
+  const double sumsq = update_sumsq(param, coef_p, a, b, coef_a);
+  t_updates->emplace_back(param.unsafe_impl(), std::sqrt(sumsq));
+}
+
+void on_accumulate(const Tensor& param) {
+  if (!active()) return;
+  auto& m = param.unsafe_impl()->meta();
+  if (!m.grad.defined() || m.grad_used_impl != m.grad.unsafe_impl() || m.grad._version() != m.grad_used_version)
+    return;
+  const int64_t used_at = m.grad_used_step;
+  m.grad_used_impl = nullptr;  // one finding per buffer
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  const int64_t step = current_step();
+  if (r.zero_grad_step == step) return;  // one row per step
+  r.zero_grad_step = step;
+  ParamState& st = param_state(r, param);
+  trace::AnomalyRecord a = param_anomaly(
+      trace::AnomalyKind::missing_zero_grad, st, static_cast<double>(used_at),
+      "missing zero_grad: backward at step " + std::to_string(step) + " added into the .grad of " + st.label +
+          " that the optimizer step of step " + std::to_string(used_at) +
+          " already used, so gradients pile up across steps; call optimizer.zero_grad() (or model->zero_grad()) "
+          "before backward (accumulating over several backwards before one step is fine)");
+  report(std::move(a));
+}
+
+namespace {
+
+// The statistics, detectors and marks of one finished (or skipped) optimizer step. `updates` holds the update
+// norms noted during the step (none when it was skipped).
+void after_step(const optim::Optimizer& opt, const std::vector<std::pair<const TensorImpl*, double>>& updates,
+                bool skipped) {
+  Run& r = run();
+  std::unique_lock lock(r.mu);
+  if (trace::detail::g_step_scopes.load(std::memory_order_relaxed) == 0 && !r.auto_started) start_auto_steps_locked();
+  const int64_t step = current_step();
+  const bool due = stats_due(r, step);
+  double lr = 0;
+  bool first_group = true;
+  for (const auto& group : opt.param_groups()) {
+    const double group_lr = group.has_options() ? group.options().get_lr() : 0;
+    if (first_group) lr = group_lr;
+    first_group = false;
+    for (const Tensor& p : group.params()) {
+      const Tensor& g = p.grad();
+      if (!g.defined()) continue;
+      ParamState& st = param_state(r, p);
+      if (!skipped) {  // this buffer has been used: a backward into it unchanged missed a zero_grad
+        auto& m = p.unsafe_impl()->meta();
+        m.grad_used_impl = g.unsafe_impl();
+        m.grad_used_version = g._version();
+        m.grad_used_step = step;
+      }
+      if (!due) continue;
+      lock.unlock();  // the scans run without the lock
+      const ScanResult gs = scan(g);
+      const ScanResult ps = scan(p);
+      lock.lock();
+      if (!gs.scanned) continue;
+      trace::GradStatRecord rec;
+      rec.step = step;
+      rec.param_id = st.param_id;
+      rec.norm = gs.norm();
+      rec.max_abs = gs.nan ? std::nan("") : gs.max_abs;
+      rec.nan_count = gs.nan;
+      rec.inf_count = gs.inf;
+      rec.zero_frac = gs.n ? static_cast<double>(gs.zeros) / static_cast<double>(gs.n) : 0;
+      rec.param_norm = ps.norm();
+      for (const auto& [impl, norm] : updates)
+        if (impl == p.unsafe_impl()) rec.update_norm = rec.update_norm.value_or(0) + norm;
+      trace::emit(rec);
+      ++st.seen;
+      judge_norm(r, st, rec.norm, step);
+      if (rec.update_norm) judge_update(r, st, *rec.update_norm, rec.param_norm, step, group_lr);
+    }
+  }
+  lock.unlock();
+  end_step(lr, skipped, nullptr);
+}
+
+}  // namespace
+
+OptimizerStep::OptimizerStep(const optim::Optimizer& opt) {
+  if (!active() || t_updates) return;  // a step inside a step (a closure) is the outer one's
+  opt_ = &opt;
+  uncaught_ = std::uncaught_exceptions();
+  t_updates = new std::vector<std::pair<const TensorImpl*, double>>();
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  t_due = stats_due(r, r.auto_started || current_step() >= 0 ? current_step() : 0);
+}
+
+OptimizerStep::~OptimizerStep() {
+  if (!opt_) return;
+  std::unique_ptr<std::vector<std::pair<const TensorImpl*, double>>> updates(t_updates);
+  t_updates = nullptr;
+  if (std::uncaught_exceptions() > uncaught_) return;  // the step failed: nothing happened
+  try {
+    after_step(*opt_, *updates, false);
+  } catch (const AnomalyError&) {
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox: warning: the training monitor failed after an optimizer step: %s\n", e.what());
+  }
+}
+
+void on_skipped_step(const optim::Optimizer& opt, double scale) {
+  if (!active()) return;
+  {
+    Run& r = run();
+    std::lock_guard lock(r.mu);
+    r.step_scale = scale;
+    trace::AnomalyRecord a;
+    a.kind = trace::AnomalyKind::amp_skipped_step;
+    a.severity = trace::Severity::info;
+    a.value = scale;
+    a.message = "the GradScaler skipped the optimizer step at step " + std::to_string(current_step()) +
+                ": gradients held Inf/NaN at loss scale " + fmt(scale) +
+                "; the scale is lowered and training goes on (a few at the start are normal)";
+    report(std::move(a));
+  }
+  after_step(opt, {}, true);
+}
+
+}  // namespace gb::monitor::detail

@@ -1,0 +1,93 @@
+// engine/monitor/monitor.h — internal: the hooks the engine calls so that a traced run writes its gradient
+// statistics, steps, autograd graphs and anomalies (the public side is glassbox/monitor/monitor.h).
+//
+// Who calls what:
+//   core/op_scope.cpp     on_node_recorded (the first step starts), check_output (forward non-finite, dead ReLUs)
+//   autograd/engine.cpp   on_backward_roots (the loss), BackwardWatch (non-finite backward, the graph)
+//   autograd/node.cpp     on_accumulate (a missing zero_grad)
+//   optim/*.cpp           OptimizerStep around each step(); note_update for each parameter's update
+//   amp/grad_scaler.cpp   on_scaled_loss, on_skipped_step, on_scale_update
+//   nn/module_call.cpp    note_module / note_param (names for messages, param ids for grad_stats)
+// Every hook starts with active() — one relaxed load when no trace records — and does nothing when it is false.
+// The state of a run (baselines, streaks, the graph of the current step) lives in run.h and is reset when a
+// session starts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "glassbox/autograd/node.h"
+#include "glassbox/core/tensor.h"
+#include "glassbox/monitor/monitor.h"
+#include "instrument/probe.h"
+
+namespace gb::optim {
+class Optimizer;
+}
+
+namespace gb::monitor::detail {
+
+extern std::atomic<int> g_mode;  // Mode of the session that records (Mode::off when none)
+inline bool active() noexcept {
+  return trace::enabled() && g_mode.load(std::memory_order_relaxed) != static_cast<int>(Mode::off);
+}
+
+// ---- names (names.cpp): what messages and grad_stats rows call modules and parameters ----
+void note_module(uint32_t id, std::string path, std::string type);
+void note_param(const TensorImpl* param, int64_t param_id, uint32_t module_id, const std::string& name);
+std::string module_label(int64_t module_id);  // "module encoder.fc1 (Linear)", "the root module (Net)", "no module"
+
+// ---- forward (forward.cpp) ----
+void on_node_recorded() noexcept;  // a node was recorded while tracing: the first automatic step begins
+// The result of op `op` (span `span_id`, inputs as given to its OpScope): NaN/Inf made from finite inputs, and the
+// zero fraction of ReLU outputs. May throw gb::AnomalyError (raise mode).
+void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs, int n_inputs, const Tensor& out);
+
+// ---- backward (backward.cpp) ----
+void on_backward_roots(const variable_list& roots);  // the loss (a scalar root): its value, a non-finite loss
+class BackwardWatch {
+ public:
+  BackwardWatch();  // inactive unless active()
+  ~BackwardWatch();
+  bool on() const { return on_; }
+  void discovered(const std::vector<autograd::Node*>& order);  // the graph, before anything runs or is released
+  // After node ran: grads it received and the gradients it sends along its next edges.
+  void node_done(autograd::Node* node, const variable_list& received, const variable_list& sent);
+  void finish();  // emits what this backward found; may throw gb::AnomalyError (raise mode)
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+  bool on_ = false;
+};
+
+// ---- leaves (grad_stats.cpp) ----
+void on_accumulate(const Tensor& param);  // before backward adds into param.grad
+
+// ---- optimizer steps (grad_stats.cpp, steps.cpp) ----
+// Open for the duration of one Optimizer::step(): gradient statistics and the per-parameter detectors when it
+// ends, the grads marked as used (missing zero_grad), and the end of an automatic step.
+class OptimizerStep {
+ public:
+  explicit OptimizerStep(const optim::Optimizer& opt);
+  ~OptimizerStep();
+  OptimizerStep(const OptimizerStep&) = delete;
+  OptimizerStep& operator=(const OptimizerStep&) = delete;
+
+ private:
+  const optim::Optimizer* opt_ = nullptr;
+  int uncaught_ = 0;
+};
+// The update the optimizer applies to param: coef_p * param + coef_a * a / b (b undefined: 1). Its L2 norm goes to
+// grad_stats.update_norm. Call before param changes; free unless the step's statistics are due.
+void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a);
+
+// ---- AMP (steps.cpp) ----
+void on_scaled_loss(const Tensor& scaled, double scale);
+void on_skipped_step(const optim::Optimizer& opt, double scale);  // GradScaler::step found inf/NaN
+void on_scale_update(double new_scale, bool found_inf);
+
+}  // namespace gb::monitor::detail

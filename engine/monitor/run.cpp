@@ -1,0 +1,240 @@
+// engine/monitor/run.cpp — the monitor's settings (GLASSBOX_ANOMALY, GLASSBOX_ANOMALY_CONF, ...), the state of the
+// traced run and its reset at each session start, rolling windows, and queuing anomaly rows.
+#include "monitor/run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "monitor/monitor.h"
+
+namespace gb::monitor {
+
+namespace detail {
+std::atomic<int> g_mode{static_cast<int>(Mode::off)};
+}
+
+namespace {
+
+std::mutex g_config_mu;
+std::optional<Config> g_override;  // set_config()
+
+struct Field {
+  const char* name;
+  int64_t Config::*i = nullptr;
+  double Config::*d = nullptr;
+};
+const Field kFields[] = {
+    {"grad_stats_every", &Config::grad_stats_every},
+    {"graph_every", &Config::graph_every},
+    {"graph_first_steps", &Config::graph_first_steps},
+    {"window", &Config::window},
+    {"warmup", &Config::warmup},
+    {"explode_factor", nullptr, &Config::explode_factor},
+    {"vanish_factor", nullptr, &Config::vanish_factor},
+    {"spread_mads", nullptr, &Config::spread_mads},
+    {"sustained_factor", nullptr, &Config::sustained_factor},
+    {"sustained_steps", &Config::sustained_steps},
+    {"update_ratio_max", nullptr, &Config::update_ratio_max},
+    {"update_ratio_steps", &Config::update_ratio_steps},
+    {"dead_relu_zero_frac", nullptr, &Config::dead_relu_zero_frac},
+    {"dead_relu_steps", &Config::dead_relu_steps},
+    {"loss_spike_factor", nullptr, &Config::loss_spike_factor},
+    {"loss_spike_mads", nullptr, &Config::loss_spike_mads},
+    {"memory_growth_steps", &Config::memory_growth_steps},
+    {"memory_growth_min_bytes", &Config::memory_growth_min_bytes},
+    {"amp_skip_streak", &Config::amp_skip_streak},
+    {"amp_min_scale", nullptr, &Config::amp_min_scale},
+    {"max_per_kind", &Config::max_per_kind},
+};
+
+std::string valid_keys() {
+  std::string s = "mode";
+  for (const Field& f : kFields) s += std::string(", ") + f.name;
+  return s;
+}
+
+Mode parse_mode(std::string_view v, const char* where) {
+  if (v == "off" || v == "0") return Mode::off;
+  if (v == "record" || v == "on" || v == "1" || v.empty()) return Mode::record;
+  if (v == "raise") return Mode::raise;
+  throw Error(std::string(where) + ": unknown mode '" + std::string(v) + "'; use off, record or raise");
+}
+
+}  // namespace
+
+Config parse_config(std::string_view text, Config c) {
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    pos = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw Error("GLASSBOX_ANOMALY_CONF: '" + std::string(item) + "' is not key=value; valid keys: " + valid_keys());
+    std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
+    if (key == "mode") {
+      c.mode = parse_mode(value, "GLASSBOX_ANOMALY_CONF");
+      continue;
+    }
+    const Field* f = nullptr;
+    for (const Field& k : kFields)
+      if (key == k.name) f = &k;
+    if (!f) throw Error("GLASSBOX_ANOMALY_CONF: unknown key '" + key + "'; valid keys: " + valid_keys());
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+      throw Error("GLASSBOX_ANOMALY_CONF: " + key + "=" + value + " is not a non-negative number");
+    if (f->i) {
+      if (v != std::floor(v)) throw Error("GLASSBOX_ANOMALY_CONF: " + key + "=" + value + " must be a whole number");
+      c.*(f->i) = static_cast<int64_t>(v);
+    } else {
+      c.*(f->d) = v;
+    }
+  }
+  return c;
+}
+
+Config config() {
+  std::lock_guard lock(g_config_mu);
+  if (g_override) return *g_override;
+  return detail::session_config();
+}
+
+void set_config(const Config& c) {
+  {
+    std::lock_guard lock(g_config_mu);
+    g_override = c;
+  }
+  detail::Run& r = detail::run();
+  std::lock_guard lock(r.mu);
+  r.cfg = c;
+  if (trace::enabled()) detail::g_mode.store(static_cast<int>(c.mode), std::memory_order_relaxed);
+}
+
+namespace detail {
+
+Config session_config() {
+  Config c;
+  auto env_int = [](const char* name, int64_t& out) {
+    if (const char* v = std::getenv(name); v && *v) {
+      char* end = nullptr;
+      long long n = std::strtoll(v, &end, 10);
+      if (*end != '\0' || n < 0)
+        throw Error(std::string(name) + "=" + v + " is not a non-negative whole number (e.g. " + name + "=10)");
+      out = n;
+    }
+  };
+  if (const char* v = std::getenv("GLASSBOX_ANOMALY")) c.mode = parse_mode(v, "GLASSBOX_ANOMALY");
+  env_int("GLASSBOX_GRAD_STATS_EVERY", c.grad_stats_every);
+  env_int("GLASSBOX_GRAPH_EVERY", c.graph_every);
+  if (const char* v = std::getenv("GLASSBOX_ANOMALY_CONF")) c = parse_config(v, c);
+  return c;
+}
+
+Run& run() {
+  static Run* r = new Run;  // never destroyed: a session may stop during static destruction
+  return *r;
+}
+
+namespace {
+
+void on_session_start() {
+  Config c;
+  try {
+    c = config();
+  } catch (const std::exception& e) {  // a bad setting must not stop the run: say so, and monitor with defaults
+    std::fprintf(stderr, "glassbox: warning: %s; the monitor runs with its defaults\n", e.what());
+  }
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  static_cast<RunState&>(r) = RunState{};
+  r.cfg = c;
+  r.losses.set_capacity(static_cast<size_t>(std::max<int64_t>(c.window, 3)));
+  g_mode.store(static_cast<int>(c.mode), std::memory_order_relaxed);
+}
+
+void on_session_stop() {
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  if (r.graph.forced) emit_graph_locked(current_step());  // an anomaly names nodes of a step that never ended
+  g_mode.store(static_cast<int>(Mode::off), std::memory_order_relaxed);
+}
+
+const bool g_connected = [] {
+  trace::add_session_hook(on_session_start, on_session_stop);
+  return true;
+}();
+
+}  // namespace
+
+void Window::push(double v) {
+  if (values_.size() < cap_) {
+    values_.push_back(v);
+    return;
+  }
+  values_[next_] = v;
+  next_ = (next_ + 1) % cap_;
+}
+
+double Window::median() const {
+  if (values_.empty()) return std::nan("");
+  std::vector<double> v = values_;
+  size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  double hi = v[mid];
+  if (v.size() % 2) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lo + hi);
+}
+
+double Window::mad() const {
+  if (values_.empty()) return std::nan("");
+  double m = median();
+  Window d(values_.size());
+  for (double x : values_) d.push(std::fabs(x - m));
+  return 1.4826 * d.median();
+}
+
+int64_t current_step() { return trace::current_step(); }
+
+bool report(trace::AnomalyRecord r) {
+  Run& run_ = run();
+  auto k = static_cast<size_t>(r.kind);
+  if (k >= run_.counts.size() || run_.counts[k] >= run_.cfg.max_per_kind) return false;
+  ++run_.counts[k];
+  if (!r.step && current_step() >= 0) r.step = current_step();
+  if (run_.anomalies++ == 0) run_.graph.forced = true;  // the step where the first anomaly fires keeps its graph
+  trace::emit(r);
+  return true;
+}
+
+void report_nonfinite(trace::AnomalyRecord r) {
+  std::string message = r.message;
+  bool raise = false;
+  {
+    Run& run_ = run();
+    std::lock_guard lock(run_.mu);
+    raise = run_.cfg.mode == Mode::raise && r.severity == trace::Severity::error;
+    report(std::move(r));
+  }
+  if (raise) throw AnomalyError(message + " (GLASSBOX_ANOMALY=raise)");
+}
+
+std::string shape_text(const Tensor& t) {
+  std::ostringstream o;
+  o << t.sizes() << " " << to_string(t.scalar_type());
+  return o.str();
+}
+
+std::string count_text(int64_t nan, int64_t inf) {
+  if (nan && inf) return std::to_string(nan) + " NaN and " + std::to_string(inf) + " Inf";
+  if (nan) return std::to_string(nan) + " NaN";
+  return std::to_string(inf) + " Inf";
+}
+
+}  // namespace detail
+}  // namespace gb::monitor

@@ -1,0 +1,131 @@
+// engine/monitor/run.h — internal: the state of one traced run (reset when a session starts), shared by the
+// monitor's files: per-parameter baselines and streaks, the loss window, the graph of the current step, the
+// anomaly counts. One mutex guards it; the hot per-op path takes it only when it finds something.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "glassbox/core/tensor.h"
+#include "glassbox/monitor/monitor.h"
+#include "instrument/probe.h"
+
+namespace gb::monitor::detail {
+
+// The last `capacity` values (a rolling window) and their robust centre and spread.
+class Window {
+ public:
+  explicit Window(size_t capacity = 20) : cap_(capacity) {}
+  void push(double v);
+  size_t size() const { return values_.size(); }
+  double median() const;
+  double mad() const;  // median absolute deviation from the median, times 1.4826 (a standard deviation for normal data)
+  void set_capacity(size_t c) { cap_ = c; }
+
+ private:
+  size_t cap_;
+  size_t next_ = 0;
+  std::vector<double> values_;
+};
+
+struct ParamState {
+  int64_t param_id = 0;  // params.id
+  int64_t module_id = -1;
+  std::string label;     // "fc1.weight"
+  Window log_norms;      // log of finite, positive gradient norms
+  int64_t seen = 0;      // steps with statistics
+  int64_t high_streak = 0;
+  double streak_ref = 0;  // the baseline median when the streak began
+  int64_t ratio_streak = 0;
+  int64_t quiet_until = -1;        // no further norm alarm before this step
+  int64_t ratio_quiet_until = -1;  // no further update-ratio alarm before this step
+};
+
+struct ReluState {
+  int64_t zeros = 0, total = 0;  // this step
+  int64_t streak = 0;
+  bool alarmed = false;
+};
+
+// The autograd graph of the current step, captured at each backward's discovery; written when the step ends if
+// it is due (first steps, every N, the first anomaly's step).
+struct GraphCapture {
+  std::vector<trace::GraphNodeRecord> nodes;  // step set when written
+  std::vector<trace::GraphEdgeRecord> edges;
+  bool forced = false;  // an anomaly needs this step's graph
+};
+
+struct RunState {
+  Config cfg;
+  // steps
+  bool auto_started = false;  // the engine numbers steps (no StepScope)
+  double last_loss = std::numeric_limits<double>::quiet_NaN();
+  bool have_loss = false;
+  const void* scaled_loss = nullptr;  // TensorImpl of the GradScaler's last scaled loss
+  double loss_scale = 0;              // its scale (0: no GradScaler)
+  bool backward_scaled = false;       // the last backward started from the scaled loss
+  double step_scale = 0;              // grad_scale of the step being run
+  std::optional<double> step_lr;      // the first group's lr at the step's optimizer.step()
+  Window losses;
+  int64_t loss_quiet_until = -1;
+  // anomalies
+  std::array<int64_t, trace::kAnomalyKinds> counts{};
+  int64_t anomalies = 0;
+  int64_t forward_finding_step = -2;  // the step of the last forward non-finite finding (one per step)
+  bool entered_reported = false;      // a NaN/Inf that no traced op made (data or parameters) was reported
+  bool loss_nonfinite = false;        // the last loss was NaN/Inf (a row is written when it becomes so)
+  int64_t tainted_step = -2;          // a step whose forward or loss already went non-finite
+  int64_t zero_grad_step = -2;        // the step of the last missing-zero_grad row (one per step)
+  // the graph
+  GraphCapture graph;
+  int64_t next_node_id = 1;
+  int64_t forced_graphs = 0;
+  std::unordered_map<std::string, trace::Id> node_names;
+  // parameters and ReLUs
+  std::unordered_map<const void*, ParamState> params;
+  std::map<std::pair<int64_t, const char*>, ReluState> relus;  // (module id, op) -> this step's zeros
+  // memory at step end, per device (-1 cpu, -2 meta)
+  struct Memory {
+    int64_t last = -1, streak = 0, streak_start = 0;
+    std::map<std::string, int64_t> held_at_start;  // "category op module" -> bytes, when the streak began
+    bool alarmed = false;
+  };
+  std::map<int, Memory> memory;
+  // AMP
+  int64_t skip_streak = 0;
+  bool collapse_alarmed = false;
+  int64_t unowned_params = 0;
+};
+struct Run : RunState {
+  std::mutex mu;
+};
+
+Run& run();
+// A parameter's params.id, module and "path.name" label (names.cpp); false when no traced module owns it.
+bool param_name(const TensorImpl* param, int64_t& param_id, int64_t& module_id, std::string& label);
+Config session_config();  // the settings read at session start (environment, then set_config)
+
+// Queues an anomalies row (the step defaults to the current one) unless its kind has reached max_per_kind.
+// Returns whether it was queued. Call with run().mu held.
+bool report(trace::AnomalyRecord r);
+// report() and, in raise mode, throw gb::AnomalyError with the message. Call with run().mu NOT held.
+void report_nonfinite(trace::AnomalyRecord r);
+
+int64_t current_step();
+std::string shape_text(const Tensor& t);  // "[64, 784] float32"
+std::string count_text(int64_t nan, int64_t inf);  // "12 NaN and 3 Inf"
+
+// steps.cpp
+void start_auto_steps_locked();  // step 0 begins (no StepScope)
+void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_record);  // mu NOT held
+void emit_graph_locked(int64_t step);
+
+}  // namespace gb::monitor::detail

@@ -1,0 +1,264 @@
+// engine/monitor/steps.cpp — the end of a training step: the automatic steps (without a StepScope each
+// optimizer.step() ends one), the step-level detectors (loss spikes, memory growing step after step, dead ReLUs,
+// a collapsing AMP loss scale), and writing the step's autograd graph when it is due.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "glassbox/memory/caching_allocator.h"
+#include "glassbox/memory/memory.h"
+#include "monitor/monitor.h"
+#include "monitor/run.h"
+
+namespace gb::memory::detail {
+void for_each_allocator(void (*f)(CachingAllocator&));  // engine/memory/memory.cpp
+}
+
+namespace gb::monitor::detail {
+
+namespace {
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+std::string bytes_text(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(b) >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  char s[32];
+  std::snprintf(s, sizeof s, u ? "%.2f %s" : "%.0f %s", b, units[u]);
+  return s;
+}
+
+bool graph_due(const Run& r, int64_t step) {
+  if (step >= 0 && step < r.cfg.graph_first_steps) return true;
+  if (r.cfg.graph_every > 0 && step >= 0 && step % r.cfg.graph_every == 0) return true;
+  return r.graph.forced;
+}
+
+// The loss against the window of recent (log) losses: a spike is both loss_spike_factor x the median and
+// loss_spike_mads (scaled) MADs above it in log space, so the heavy tail of small, noisy losses late in training
+// (one misclassified sample moves a 0.01 loss by 10x) is not a spike, while a bad batch's 100x is.
+void judge_loss(Run& r, int64_t step) {
+  if (!r.have_loss || !std::isfinite(r.last_loss) || r.last_loss <= 0) return;
+  const double loss = r.last_loss, lg = std::log(loss);
+  const Config& c = r.cfg;
+  if (static_cast<int64_t>(r.losses.size()) >= c.warmup && step >= r.loss_quiet_until) {
+    const double med = r.losses.median();
+    const double spread = std::max(r.losses.mad(), 0.05);
+    const double ratio = std::exp(lg - med);
+    if (ratio >= c.loss_spike_factor && lg - med > c.loss_spike_mads * spread) {
+      trace::AnomalyRecord a;
+      a.kind = trace::AnomalyKind::loss_spike;
+      a.severity = trace::Severity::warning;
+      a.value = loss;
+      a.message = "loss spiked to " + fmt(loss) + " at step " + std::to_string(step) + ", " + fmt(ratio) +
+                  "x the median " + fmt(std::exp(med)) + " of the last " + std::to_string(r.losses.size()) +
+                  " steps: look at this step's batch (corrupt or mislabelled data) or lower the learning rate";
+      report(std::move(a));
+      r.loss_quiet_until = step + 1;
+    }
+  }
+  r.losses.push(lg);
+}
+
+// Live blocks grouped by what holds them: "category, op, module" -> bytes.
+std::map<std::string, int64_t> held(const memory::CachingAllocator& a) {
+  std::map<std::string, int64_t> out;
+  for (const auto& seg : a.snapshot().segments)
+    for (const auto& b : seg.blocks)
+      if (b.state == memory::BlockState::active_allocated)
+        out[std::string(memory::to_string(b.category)) + " made by " + (b.op.empty() ? "no op" : b.op) +
+            (b.module.empty() ? "" : " in " + b.module)] += b.size;
+  return out;
+}
+
+std::vector<memory::CachingAllocator*>* g_allocators = nullptr;  // for_each_allocator's callback writes here
+
+void judge_memory(Run& r, int64_t step) {
+  const Config& c = r.cfg;
+  std::vector<memory::CachingAllocator*> allocators;
+  g_allocators = &allocators;  // under r.mu: one caller at a time
+  memory::detail::for_each_allocator([](memory::CachingAllocator& a) { g_allocators->push_back(&a); });
+  g_allocators = nullptr;
+  for (memory::CachingAllocator* alloc : allocators) {
+    const Device d = alloc->device();
+    const int key = d.is_cpu() ? -1 : d.is_meta() ? -2 : d.index;
+    const int64_t now = alloc->stats().allocated_bytes[memory::kAll].current;
+    Run::Memory& m = r.memory[key];
+    if (m.last >= 0 && now > m.last) {
+      if (m.streak == 0) {
+        m.streak_start = m.last;
+        m.held_at_start.clear();
+      }
+      ++m.streak;
+      if (m.streak == 1) m.held_at_start = held(*alloc);  // the baseline for "what grew" (the first rise is included)
+    } else {
+      m.streak = 0;
+    }
+    m.last = now;
+    const int64_t growth = now - m.streak_start;
+    if (m.alarmed || m.streak < c.memory_growth_steps || growth < c.memory_growth_min_bytes) continue;
+    m.alarmed = true;
+    std::vector<std::pair<int64_t, std::string>> grew;
+    for (const auto& [what, bytes] : held(*alloc)) {
+      auto it = m.held_at_start.find(what);
+      int64_t delta = bytes - (it == m.held_at_start.end() ? 0 : it->second);
+      if (delta > 0) grew.emplace_back(delta, what);
+    }
+    std::sort(grew.rbegin(), grew.rend());
+    std::string where;
+    for (size_t i = 0; i < grew.size() && i < 3; ++i)
+      where += (i ? "; " : "") + grew[i].second + " +" + bytes_text(static_cast<double>(grew[i].first));
+    trace::AnomalyRecord a;
+    a.kind = trace::AnomalyKind::memory_growth;
+    a.severity = trace::Severity::warning;
+    const double per_step = static_cast<double>(growth) / static_cast<double>(m.streak);
+    a.value = per_step;
+    a.message = std::string(d.is_cpu() ? "cpu" : d.is_meta() ? "meta" : "cuda:" + std::to_string(d.index)) + " memory allocated at step end grew " + std::to_string(m.streak) +
+                " steps in a row, by " + bytes_text(per_step) + " per step (" + bytes_text(static_cast<double>(growth)) +
+                " in all, now " + bytes_text(static_cast<double>(now)) + ", step " + std::to_string(step) + "); grew most: " +
+                (where.empty() ? "(unknown)" : where) +
+                ". Something keeps tensors across steps: a loss or output kept with its graph (use loss.item() or "
+                ".detach()), or a list that grows";
+    report(std::move(a));
+  }
+}
+
+void judge_relus(Run& r, int64_t step) {
+  const Config& c = r.cfg;
+  for (auto& [key, st] : r.relus) {
+    if (st.total > 0) {
+      const double frac = static_cast<double>(st.zeros) / static_cast<double>(st.total);
+      st.streak = frac >= c.dead_relu_zero_frac ? st.streak + 1 : 0;
+      if (st.streak >= c.dead_relu_steps && !st.alarmed) {
+        st.alarmed = true;
+        trace::AnomalyRecord a;
+        a.kind = trace::AnomalyKind::dead_relu;
+        a.severity = trace::Severity::warning;
+        if (key.first >= 0) a.module_id = key.first;
+        a.value = frac;
+        a.message = std::string(key.second) + " in " + module_label(key.first) + " output " + fmt(100 * frac) +
+                    "% zeros for " + std::to_string(st.streak) + " steps in a row (step " + std::to_string(step) +
+                    "): its units are dead and pass no gradient; check the bias and initialization of the layer "
+                    "before it, lower the learning rate, or use LeakyReLU/GELU";
+        report(std::move(a));
+      }
+    }
+    st.zeros = st.total = 0;
+  }
+}
+
+}  // namespace
+
+void emit_graph_locked(int64_t step) {
+  Run& r = run();
+  GraphCapture& g = r.graph;
+  if (g.forced) ++r.forced_graphs;
+  for (auto& n : g.nodes) {
+    n.step = step;
+    trace::emit(n);
+  }
+  for (auto& e : g.edges) {
+    e.step = step;
+    trace::emit(e);
+  }
+  g = GraphCapture{};
+}
+
+void start_auto_steps_locked() {
+  Run& r = run();
+  if (r.auto_started || trace::detail::g_step_scopes.load(std::memory_order_relaxed) > 0) return;
+  r.auto_started = true;
+  if (trace::current_step() < 0) trace::set_step(0);
+}
+
+// The end of a step: detectors, the graph, and (automatic steps) the steps row and the next step's number.
+// scope_record: the StepScope's row (its step; the loss and lr it lacks are filled in), or nullptr.
+void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_record) {
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  if (lr) r.step_lr = lr;
+  const bool automatic = scope_record == nullptr;
+  if (automatic && trace::detail::g_step_scopes.load(std::memory_order_relaxed) > 0) return;  // the StepScope ends it
+  const int64_t step = automatic ? current_step() : scope_record->step;
+  if (step < 0) return;
+  judge_loss(r, step);
+  judge_relus(r, step);
+  judge_memory(r, step);
+  if (graph_due(r, step)) emit_graph_locked(step);
+  else r.graph = GraphCapture{};
+  std::optional<double> loss = r.have_loss ? std::optional(r.last_loss) : std::nullopt;
+  if (automatic) {
+    trace::StepRecord rec;
+    rec.step = step;
+    rec.loss = loss;
+    rec.lr = lr;
+    if (r.step_scale > 0) rec.grad_scale = r.step_scale;
+    rec.skipped = skipped;
+    trace::emit(rec);
+    trace::set_step(step + 1);
+  } else {
+    if (!scope_record->loss) scope_record->loss = loss;
+    if (!scope_record->grad_scale && r.step_scale > 0) scope_record->grad_scale = r.step_scale;
+    if (!scope_record->lr) scope_record->lr = r.step_lr;
+  }
+  r.have_loss = false;
+  r.step_scale = 0;
+  r.step_lr.reset();
+}
+
+void on_scaled_loss(const Tensor& scaled, double scale) {
+  if (!active()) return;
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  r.scaled_loss = scaled.unsafe_impl();
+  r.loss_scale = scale;
+  r.step_scale = scale;
+}
+
+void on_scale_update(double new_scale, bool found_inf) {
+  if (!active()) return;
+  Run& r = run();
+  std::lock_guard lock(r.mu);
+  r.skip_streak = found_inf ? r.skip_streak + 1 : 0;
+  const bool streak = r.skip_streak >= r.cfg.amp_skip_streak;
+  const bool tiny = new_scale < r.cfg.amp_min_scale;
+  if ((!streak && !tiny) || r.collapse_alarmed) return;
+  r.collapse_alarmed = true;
+  trace::AnomalyRecord a;
+  a.kind = trace::AnomalyKind::amp_scale_collapse;
+  a.severity = trace::Severity::warning;
+  a.value = new_scale;
+  a.message = "the AMP loss scale is collapsing: " +
+              (streak ? std::to_string(r.skip_streak) + " steps in a row were skipped for Inf/NaN gradients"
+                      : std::string("the scale fell below ") + fmt(r.cfg.amp_min_scale)) +
+              " (scale now " + fmt(new_scale) + ", step " + std::to_string(current_step()) +
+              "): the gradients are non-finite at any scale; look for the first non-finite anomaly (an overflow in "
+              "the forward, a bad batch) or lower the learning rate";
+  report(std::move(a));
+}
+
+namespace {
+void on_step_scope_end(trace::StepRecord& rec) {
+  if (!active()) return;
+  try {
+    end_step(std::nullopt, rec.skipped, &rec);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox: warning: the training monitor failed at the end of step %lld: %s\n",
+                 static_cast<long long>(rec.step), e.what());
+  }
+}
+const bool g_hooked = [] {
+  trace::detail::g_step_end_hook.store(on_step_scope_end, std::memory_order_release);
+  return true;
+}();
+}  // namespace
+
+}  // namespace gb::monitor::detail

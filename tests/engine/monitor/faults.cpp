@@ -1,0 +1,290 @@
+// tests/engine/monitor/faults.cpp — training programs with one planted fault each, written as a user writes a
+// loop: modules called as net(x), an optimizer, and no glassbox call at all. The monitor tests run them in a fresh
+// process with GLASSBOX_TRACE=file.db (and nothing else), then read the anomalies the trace holds.
+//
+//   glassbox_faults <scenario>      scenarios: see kScenarios at the bottom
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include <glassbox/glassbox.h>
+
+namespace nn = gb::nn;
+namespace F = gb::nn::functional;
+
+namespace {
+
+// Three noisy clusters in 8 dimensions: an easy, healthy classification task.
+struct Data {
+  gb::Tensor x, y;
+};
+Data batch(int64_t n, uint64_t seed) {
+  gb::manual_seed(seed);
+  gb::Tensor y = gb::randint(0, 3, {n});
+  gb::Tensor centers = gb::tensor(std::vector<float>{2, 0, 0, 1, 0, 0, 0, 0,  //
+                                                     0, 2, 0, 0, 1, 0, 0, 0,  //
+                                                     0, 0, 2, 0, 0, 1, 0, 0})
+                           .view({3, 8});
+  gb::Tensor x = centers.index_select(0, y) + 0.5 * gb::randn({n, 8});
+  return {x, y};
+}
+
+struct MlpImpl : nn::Module {
+  MlpImpl(int64_t hidden = 32) {
+    fc1 = register_module("fc1", nn::Linear(8, hidden));
+    act1 = register_module("act1", nn::ReLU());
+    fc2 = register_module("fc2", nn::Linear(hidden, hidden));
+    act2 = register_module("act2", nn::ReLU());
+    fc3 = register_module("fc3", nn::Linear(hidden, 3));
+  }
+  gb::Tensor forward(gb::Tensor x) { return fc3(act2(fc2(act1(fc1(x))))); }
+  nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+  nn::ReLU act1{nullptr}, act2{nullptr};
+};
+GB_MODULE(Mlp);
+
+// The healthy loop every scenario starts from.
+void train(Mlp& net, gb::optim::Optimizer& opt, int steps, const std::function<Data(int)>& data = {}) {
+  for (int step = 0; step < steps; ++step) {
+    Data d = data ? data(step) : batch(64, 100 + step);
+    opt.zero_grad();
+    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+    loss.backward();
+    opt.step();
+  }
+}
+
+int healthy() {
+  gb::manual_seed(0);
+  Mlp net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  train(net, opt, 60);
+  return 0;
+}
+
+int healthy_adam() {
+  gb::manual_seed(0);
+  Mlp net;
+  gb::optim::AdamW opt(net->parameters(), gb::optim::AdamWOptions(3e-3).weight_decay(0.01));
+  train(net, opt, 60);
+  return 0;
+}
+
+// 1. log of zeros in a named submodule: a "log probability" head applied to ReLU outputs, which are exactly 0.
+struct LogHeadImpl : nn::Module {
+  gb::Tensor forward(gb::Tensor x) { return gb::log(x); }
+};
+GB_MODULE(LogHead);
+struct LogNetImpl : nn::Module {
+  LogNetImpl() {
+    body = register_module("body", nn::Linear(8, 16));
+    head = register_module("head", LogHead());
+    out = register_module("out", nn::Linear(16, 3));
+  }
+  gb::Tensor forward(gb::Tensor x) { return out(head(gb::relu(body(x)))); }
+  nn::Linear body{nullptr}, out{nullptr};
+  LogHead head{nullptr};
+};
+GB_MODULE(LogNet);
+
+int log_zero() {
+  gb::manual_seed(0);
+  LogNet net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
+  for (int step = 0; step < 3; ++step) {
+    Data d = batch(32, step);
+    opt.zero_grad();
+    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+    loss.backward();
+    opt.step();
+  }
+  return 0;
+}
+
+// 2. The norm of an all-zero row: sqrt(0) is finite forward, but its derivative is infinite.
+struct RowNormImpl : nn::Module {
+  gb::Tensor forward(gb::Tensor x) { return (x * x).sum(1).sqrt(); }
+};
+GB_MODULE(RowNorm);
+struct NormNetImpl : nn::Module {
+  NormNetImpl() {
+    proj = register_module("proj", nn::Linear(nn::LinearOptions(8, 4).bias(false)));
+    norm = register_module("norm", RowNorm());
+  }
+  gb::Tensor forward(gb::Tensor x) { return norm(proj(x)); }
+  nn::Linear proj{nullptr};
+  RowNorm norm{nullptr};
+};
+GB_MODULE(NormNet);
+
+int sqrt_zero_row() {
+  gb::manual_seed(0);
+  NormNet net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.01));
+  for (int step = 0; step < 3; ++step) {
+    Data d = batch(16, step);
+    d.x.select(0, 3).zero_();  // one all-zero row (a padding sample)
+    opt.zero_grad();
+    gb::Tensor loss = net(d.x).mean();
+    loss.backward();
+    opt.step();
+  }
+  return 0;
+}
+
+// 3. A custom autograd Function whose backward divides by zero.
+struct BadScale : gb::autograd::Function<BadScale> {
+  static gb::Tensor forward(gb::autograd::AutogradContext* ctx, gb::Tensor x) {
+    ctx->save_for_backward({x});
+    return x * 2;
+  }
+  static gb::variable_list backward(gb::autograd::AutogradContext* ctx, gb::variable_list grads) {
+    gb::Tensor x = ctx->get_saved_variables()[0];
+    return {grads[0] * 2 / (x - x)};  // a bug: the denominator is zero
+  }
+};
+struct ScaleLayerImpl : nn::Module {
+  gb::Tensor forward(gb::Tensor x) { return BadScale::apply(x); }
+};
+GB_MODULE(ScaleLayer);
+struct CustomNetImpl : nn::Module {
+  CustomNetImpl() {
+    fc = register_module("fc", nn::Linear(8, 3));
+    scale = register_module("scale", ScaleLayer());
+  }
+  gb::Tensor forward(gb::Tensor x) { return scale(fc(x)); }
+  nn::Linear fc{nullptr};
+  ScaleLayer scale{nullptr};
+};
+GB_MODULE(CustomNet);
+
+int custom_div0() {
+  gb::manual_seed(0);
+  CustomNet net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
+  for (int step = 0; step < 3; ++step) {
+    Data d = batch(32, step);
+    opt.zero_grad();
+    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+    loss.backward();
+    opt.step();
+  }
+  return 0;
+}
+
+// 4. One layer in its own parameter group with a far too large learning rate.
+int big_lr() {
+  gb::manual_seed(0);
+  Mlp net;
+  std::vector<gb::optim::OptimizerParamGroup> groups;
+  std::vector<gb::Tensor> rest;
+  for (auto& p : net->fc1->parameters()) rest.push_back(p);
+  for (auto& p : net->fc2->parameters()) rest.push_back(p);
+  groups.emplace_back(rest);
+  groups.emplace_back(net->fc3->parameters(), std::make_unique<gb::optim::SGDOptions>(40.0));
+  gb::optim::SGD opt(groups, gb::optim::SGDOptions(0.05));
+  train(net, opt, 12);
+  return 0;
+}
+
+// 5. No zero_grad: gradients pile up across steps.
+int no_zero_grad() {
+  gb::manual_seed(0);
+  Mlp net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.01));
+  for (int step = 0; step < 5; ++step) {
+    Data d = batch(64, step);
+    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+    loss.backward();
+    opt.step();
+  }
+  return 0;
+}
+
+// Gradient accumulation done right: two backwards, one step, then zero_grad (p.grad().zero_() as in libtorch).
+int accumulate_ok() {
+  gb::manual_seed(0);
+  Mlp net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.02).momentum(0.9));
+  for (int step = 0; step < 20; ++step) {
+    for (int micro = 0; micro < 2; ++micro) {
+      Data d = batch(32, 2 * step + micro);
+      (F::cross_entropy(net(d.x), d.y) / 2).backward();
+    }
+    opt.step();
+    for (auto& p : net->parameters()) {
+      gb::Tensor g = p.grad();
+      g.zero_();
+    }
+  }
+  return 0;
+}
+
+// 6. The loss kept with its graph across steps: every step's activations stay alive.
+int kept_graph() {
+  gb::manual_seed(0);
+  Mlp net(256);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.01));
+  gb::Tensor total = gb::zeros({});
+  for (int step = 0; step < 14; ++step) {
+    Data d = batch(256, step);
+    opt.zero_grad();
+    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+    loss.backward(/*gradient=*/{}, /*retain_graph=*/true);
+    opt.step();
+    total = total + loss;  // meant for a running average; keeps each step's graph
+  }
+  std::printf("mean loss %.3f\n", total.item<double>() / 14);
+  return 0;
+}
+
+// 7. Dead ReLUs: a bias initialised far negative kills every unit of act1.
+int dead_relu() {
+  gb::manual_seed(0);
+  Mlp net;
+  {
+    gb::NoGradGuard no_grad;
+    net->fc1->bias.fill_(-100.0);
+  }
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  train(net, opt, 10);
+  return 0;
+}
+
+// 8. One corrupt batch: at step 40 the labels arrive shifted by one class (a mislabelled shard).
+int loss_spike() {
+  gb::manual_seed(0);
+  Mlp net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  train(net, opt, 50, [](int step) {
+    Data d = batch(64, 100 + step);
+    if (step == 40) d.y = gb::tensor(std::vector<int64_t>{1, 2, 0}).index_select(0, d.y);
+    return d;
+  });
+  return 0;
+}
+
+struct Scenario {
+  const char* name;
+  int (*run)();
+};
+const Scenario kScenarios[] = {
+    {"healthy", healthy},         {"healthy_adam", healthy_adam}, {"log_zero", log_zero},
+    {"sqrt_zero_row", sqrt_zero_row}, {"custom_div0", custom_div0}, {"big_lr", big_lr},
+    {"no_zero_grad", no_zero_grad}, {"accumulate_ok", accumulate_ok}, {"kept_graph", kept_graph},
+    {"dead_relu", dead_relu},     {"loss_spike", loss_spike},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gb::set_num_threads(1);
+  if (argc == 2)
+    for (const Scenario& s : kScenarios)
+      if (std::strcmp(argv[1], s.name) == 0) return s.run();
+  std::fprintf(stderr, "usage: glassbox_faults <scenario>; scenarios:");
+  for (const Scenario& s : kScenarios) std::fprintf(stderr, " %s", s.name);
+  std::fprintf(stderr, "\n");
+  return 2;
+}
