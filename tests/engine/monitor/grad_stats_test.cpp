@@ -1,0 +1,202 @@
+// Tests engine/monitor/grad_stats.cpp: grad_stats rows equal the norms computed directly from the gradients and
+// parameters in float64 (SGD, Adam, AdamW, RMSprop), NaN/Inf counts, exploding gradients and a learning rate far
+// too high for one layer, and a missing zero_grad (exact: accumulating several backwards before a step is fine).
+#include <doctest/doctest.h>
+
+#include <glassbox/glassbox.h>
+
+#include <cmath>
+#include <map>
+
+#include "engine/monitor/monitor_test_util.h"
+
+using gb::trace::AnomalyKind;
+
+namespace {
+
+double norm64(const gb::Tensor& t) {
+  gb::Tensor d = t.detach().to(gb::kDouble).contiguous();
+  const double* p = d.data_ptr<double>();
+  double s = 0;
+  for (int64_t i = 0; i < d.numel(); ++i) s += p[i] * p[i];
+  return std::sqrt(s);
+}
+
+struct Row {
+  double norm, max_abs, zero_frac, param_norm, update_norm;
+  int64_t nan, inf;
+  bool norm_null;
+};
+// grad_stats rows by (step, "<module path>.<param name>")
+std::map<std::pair<int64_t, std::string>, Row> read_stats(const std::string& path) {
+  std::map<std::pair<int64_t, std::string>, Row> out;
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT g.step, m.path || '.' || p.name, ifnull(g.norm, -1), ifnull(g.max_abs, -1), "
+                     "g.zero_frac, g.param_norm, ifnull(g.update_norm, -1), g.nan_count, g.inf_count, g.norm IS NULL "
+                     "FROM grad_stats g JOIN params p ON p.id = g.param_id JOIN modules m ON m.id = p.module_id",
+                     -1, &st, nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    out[{sqlite3_column_int64(st, 0), reinterpret_cast<const char*>(sqlite3_column_text(st, 1))}] =
+        Row{sqlite3_column_double(st, 2), sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
+            sqlite3_column_double(st, 5), sqlite3_column_double(st, 6), sqlite3_column_int64(st, 7),
+            sqlite3_column_int64(st, 8), sqlite3_column_int(st, 9) != 0};
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+struct Net : gb::nn::Module {
+  Net() {
+    fc1 = register_module("fc1", gb::nn::Linear(5, 16));
+    fc2 = register_module("fc2", gb::nn::Linear(16, 3));
+  }
+  gb::Tensor forward(const gb::Tensor& x) { return fc2->forward(gb::relu(fc1->forward(x))); }
+  std::shared_ptr<gb::nn::LinearImpl> fc1, fc2;
+};
+
+// Runs 3 steps of `make_opt`'s optimizer on Net, traced, and checks every row against float64 references.
+template <class MakeOpt>
+void check_against_reference(MakeOpt make_opt) {
+  TempDir tmp;
+  std::string path = tmp.file("stats.db");
+  std::map<std::pair<int64_t, std::string>, Row> want;
+  {
+    gb::trace::Session session(path);
+    gb::manual_seed(1);
+    auto net = std::make_shared<Net>();
+    auto opt = make_opt(net->parameters());
+    for (int64_t step = 0; step < 3; ++step) {
+      auto x = gb::randn({32, 5});
+      auto y = gb::randint(0, 3, {32});
+      opt->zero_grad();
+      gb::nn::functional::cross_entropy(net->forward(x), y).backward();
+      std::map<std::string, gb::Tensor> before;
+      for (const auto& p : net->named_parameters()) before[p.key()] = p.value().detach().clone();
+      opt->step();
+      for (const auto& p : net->named_parameters()) {
+        const gb::Tensor& g = p.value().grad();
+        Row r{};
+        r.norm = norm64(g);
+        r.max_abs = g.abs().max().item<double>();
+        r.zero_frac = gb::eq(g, 0).to(gb::kDouble).mean().item<double>();
+        r.param_norm = norm64(p.value());
+        r.update_norm = norm64(p.value().detach().to(gb::kDouble) - before[p.key()].to(gb::kDouble));
+        want[{step, p.key()}] = r;
+      }
+    }
+  }
+  auto got = read_stats(path);
+  REQUIRE(got.size() == want.size());
+  for (const auto& [key, w] : want) {
+    CAPTURE(key.first);
+    CAPTURE(key.second);
+    REQUIRE(got.count(key));
+    const Row& g = got[key];
+    CHECK(g.norm == doctest::Approx(w.norm).epsilon(1e-6));
+    CHECK(g.max_abs == doctest::Approx(w.max_abs).epsilon(1e-7));
+    CHECK(g.zero_frac == doctest::Approx(w.zero_frac));
+    CHECK(g.param_norm == doctest::Approx(w.param_norm).epsilon(1e-6));
+    CHECK(g.update_norm == doctest::Approx(w.update_norm).epsilon(2e-4));  // the update is a difference of floats
+    CHECK(g.nan == 0);
+    CHECK(g.inf == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("grad_stats equal float64 norms of the gradients, parameters and applied updates: SGD") {
+  check_against_reference([](std::vector<gb::Tensor> ps) {
+    return std::make_unique<gb::optim::SGD>(ps, gb::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-2));
+  });
+}
+
+TEST_CASE("grad_stats: Adam, AdamW (decoupled decay in the update) and RMSprop") {
+  check_against_reference([](std::vector<gb::Tensor> ps) {
+    return std::make_unique<gb::optim::Adam>(ps, gb::optim::AdamOptions(1e-2).weight_decay(1e-3));
+  });
+  check_against_reference([](std::vector<gb::Tensor> ps) {
+    return std::make_unique<gb::optim::AdamW>(ps, gb::optim::AdamWOptions(1e-2).weight_decay(0.1));
+  });
+  check_against_reference([](std::vector<gb::Tensor> ps) {
+    return std::make_unique<gb::optim::RMSprop>(ps, gb::optim::RMSpropOptions(1e-2).momentum(0.5));
+  });
+  check_against_reference([](std::vector<gb::Tensor> ps) {
+    return std::make_unique<gb::optim::RMSprop>(ps, gb::optim::RMSpropOptions(1e-2).centered(true));
+  });
+}
+
+TEST_CASE("NaN and Inf gradient elements are counted; a NaN norm is stored as NULL") {
+  TempDir tmp;
+  std::string path = tmp.file("nan.db");
+  {
+    gb::trace::Session session(path);
+    auto net = std::make_shared<Net>();
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.1));
+    gb::nn::functional::cross_entropy(net->forward(gb::randn({4, 5})), gb::randint(0, 3, {4})).backward();
+    gb::Tensor g = net->fc1->weight.grad();
+    g.view({-1}).narrow(0, 0, 3).fill_(std::nan(""));
+    g.view({-1}).narrow(0, 3, 2).fill_(INFINITY);
+    opt.step();
+  }
+  auto got = read_stats(path);
+  const Row& w = got[{0, "fc1.weight"}];
+  CHECK(w.nan == 3);
+  CHECK(w.inf == 2);
+  CHECK(w.norm_null);
+  CHECK(w.max_abs == -1);  // NULL: NaN
+  const Row& b = got[{0, "fc1.bias"}];
+  CHECK(b.nan == 0);
+  CHECK(!b.norm_null);
+}
+
+TEST_CASE("a learning rate far too high for one layer: update_ratio names that layer's parameters only") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "big_lr");
+  REQUIRE(!db.empty());
+  auto ratio = of_kind(read_anomalies(db), AnomalyKind::update_ratio);
+  REQUIRE(!ratio.empty());
+  for (const auto& r : ratio) {
+    CHECK(r.param.rfind("fc3.", 0) == 0);
+    CHECK(r.value > 1.0);
+    CHECK(r.message.find("learning rate too high for " + r.param) == 0);
+    CHECK(r.message.find("lr 40") != std::string::npos);
+  }
+}
+
+TEST_CASE("no zero_grad: backward into a .grad an optimizer step already used, once per step from step 1") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "no_zero_grad");
+  REQUIRE(!db.empty());
+  auto rows = read_anomalies(db);
+  auto missing = of_kind(rows, AnomalyKind::missing_zero_grad);
+  REQUIRE(missing.size() == 4);  // steps 1..4
+  CHECK(missing[0].step == 1);
+  CHECK(missing[0].severity == 1);
+  CHECK(!missing[0].param.empty());
+  CHECK(missing[0].message.find("the optimizer step of step 0 already used") != std::string::npos);
+  CHECK(warnings(rows) == 4);  // and nothing else
+}
+
+TEST_CASE("gradient accumulation over two backwards per step, zeroed in place after the step, is healthy") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "accumulate_ok");
+  REQUIRE(!db.empty());
+  auto rows = read_anomalies(db);
+  for (const auto& r : rows) CAPTURE(r.message);
+  CHECK(rows.empty());
+  CHECK(sql_double(db, "SELECT count(*) FROM steps") == 20);
+}
+
+TEST_CASE("exploding gradient: a parameter's norm far beyond its own window is flagged at that step") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "loss_spike");  // the mislabelled batch at step 40 also blows the gradients up
+  REQUIRE(!db.empty());
+  auto explode = of_kind(read_anomalies(db), AnomalyKind::exploding_norm);
+  REQUIRE(!explode.empty());
+  for (const auto& r : explode) {
+    CHECK(r.step == 40);
+    CHECK(r.message.find("gradient norm of " + r.param + " exploded to") == 0);
+  }
+}
