@@ -3,6 +3,7 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "traces/records.h"
@@ -96,6 +97,13 @@ CheckResult check_trace(const TraceDb& db) {
        "SELECT rowid FROM grad_stats WHERE param_id NOT IN (SELECT id FROM params) ORDER BY rowid");
   rule(db, p, "params naming a missing module",
        "SELECT id FROM params WHERE module_id NOT IN (SELECT id FROM modules) ORDER BY id");
+  // Schema version 2 added kinds 7..11; a version 1 file holds 0..6 only, which the same range accepts.
+  rule(db, p, "anomalies of an unknown kind (kinds are 0.." + std::to_string(gb::trace::kAnomalyKinds - 1) + ")",
+       ("SELECT id FROM anomalies WHERE kind < 0 OR kind >= " + std::to_string(gb::trace::kAnomalyKinds) +
+        " ORDER BY id")
+           .c_str());
+  rule(db, p, "anomalies of an unknown severity (0 info, 1 warning, 2 error)",
+       "SELECT id FROM anomalies WHERE severity NOT IN (0, 1, 2) ORDER BY id");
 
   auto& n = c.notes;
   rule(db, n,

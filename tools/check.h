@@ -6,7 +6,9 @@
 //   parents on another thread; name ids not in strings (spans, instants, counters, graph_nodes); spans of one
 //   thread whose start order contradicts their id order; frees with no live alloc at that (device, addr);
 //   op_details, kernels (span and launcher), instants (thread) and graph_nodes naming missing spans or threads;
-//   graph_edges naming missing graph_nodes; grad_stats naming missing params; params naming missing modules.
+//   graph_edges naming missing graph_nodes; grad_stats naming missing params; params naming missing modules;
+//   anomalies whose kind is not 0..11 (gb::trace::kAnomalyKinds; schema version 2 added 7..11, a version 1 file
+//   holds 0..6) or whose severity is not 0..2.
 // and notes (worth knowing, exit code 0):
 //   spans whose parent is not in the file and instants inside such spans (the program stopped inside them: killed,
 //   interrupted, or an exception escaped); no meta closed_cleanly; meta dropped_events > 0.

@@ -13,6 +13,14 @@ std::string format_fixed(double v, int decimals) {
   return buf;
 }
 
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
 std::string format_time(double ns) {
   double us = ns / 1000.0;
   if (std::fabs(us) >= 1e6) return format_fixed(us / 1e6, 3) + "s";

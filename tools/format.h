@@ -18,6 +18,7 @@ std::string format_bytes(std::int64_t bytes);         // "1.50 MiB"
 std::string format_signed_time(double ns);            // "+1.234ms", "-56.000us" (diffs)
 std::string format_signed_bytes(std::int64_t bytes);  // "+1.50 MiB"
 std::string format_fixed(double v, int decimals);     // printf("%.*f")
+std::string format_number(double v);                  // printf("%.4g"): "12.5", "1.2e+04", "nan", "inf"
 
 // A plain table: a header row, a dashed rule, the rows; columns two spaces apart, every line indented by `indent`
 // spaces. align holds one letter per column, 'l' or 'r'; columns past its end are right-aligned, except the first,

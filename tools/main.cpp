@@ -74,8 +74,9 @@ int main(int argc, char** argv) {
   std::size_t limit = 20;
 
   CLI::App* report = app.add_subcommand("report",
-                                        "run metadata, step times, the op table, memory peaks, data-loader "
-                                        "wait, anomalies");
+                                        "the story of the run first (how it ended, out of memory, the first "
+                                        "NaN, alarms by kind), then run metadata, step times, the op table, "
+                                        "memory peaks, data-loader wait, anomalies");
   report->add_option("FILE", file, "the trace (.db)")->required();
   report->add_option("--sort", sort, "op table order")
       ->check(CLI::IsMember(names(gb::tools::op_sort_names())))

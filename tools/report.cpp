@@ -1,4 +1,5 @@
-// tools/report.cpp — the text of `glassbox report`; the numbers come from steps, op_table, memory and dataloader.
+// tools/report.cpp — the text of `glassbox report`: the story (tools/story.cpp) first, then the sections whose
+// numbers come from steps, op_table, memory and dataloader.
 #include "tools/report.h"
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "tools/format.h"
 #include "tools/memory.h"
 #include "tools/steps.h"
+#include "tools/story.h"
 #include "traces/schema.h"
 
 namespace gb::tools {
@@ -30,6 +32,9 @@ void write_run_section(const TraceDb& db, std::ostream& out) {
                                         ? "yes"
                                         : "no: the writer did not finish (killed or crashed); the last ~100 ms may be "
                                           "missing"});
+  std::string stopped = one_line(r.meta("stopped_by").value_or("(not recorded)"));  // an exception's text may be long
+  if (stopped.size() > 160) stopped = stopped.substr(0, 157) + "...";
+  rows.push_back({"stopped_by", stopped});
   std::optional<std::int64_t> dropped = db.meta_int("dropped_events");
   rows.push_back({"dropped_events", !dropped       ? "0"
                                     : *dropped > 0 ? std::to_string(*dropped) + " (rings were full: raise the ring "
@@ -137,6 +142,7 @@ void write_anomalies_section(const TraceDb& db, std::size_t limit, std::ostream&
 }
 
 void write_report(const TraceDb& db, const ReportOptions& options, std::ostream& out) {
+  write_story(db, out);
   write_run_section(db, out);
   write_steps_section(db, out);
   write_ops_section(db, options, out);

@@ -1,7 +1,10 @@
 // tools/report.h — `glassbox report FILE`: what a run did, as text.
 //
 // Sections, in order, each ending with a blank line; a section without data says so in one line:
-//   run        meta: command, host, started_at, glassbox_version, device_name, closed_cleanly, dropped_events
+//   story      first, what went wrong (tools/story.h): how the run ended, out of memory, the first non-finite
+//              value, the alarms by kind; a healthy run gets one line
+//   run        meta: command, host, started_at, glassbox_version, device_name, closed_cleanly, stopped_by,
+//              dropped_events
 //   steps      count, mean, median, p90, min, max, std of the step durations (tools/steps.h)
 //   ops        PyTorch's key_averages table of the spans of one kind (tools/op_table.h), sorted, limited
 //   memory     peaks per device (context, reserved, allocated) and per category (tools/memory.h)
@@ -28,7 +31,7 @@ struct ReportOptions {
 
 void write_report(const TraceDb& db, const ReportOptions& options, std::ostream& out);
 
-// The sections on their own (write_report calls them in order).
+// The sections on their own (write_report calls them in order, after write_story of tools/story.h).
 void write_run_section(const TraceDb& db, std::ostream& out);
 void write_steps_section(const TraceDb& db, std::ostream& out);
 void write_ops_section(const TraceDb& db, const ReportOptions& options, std::ostream& out);

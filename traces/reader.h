@@ -3,7 +3,7 @@
 // Contract:
 //   - Reader(path) opens the file read-only and validates it before any query: a missing file, a file that is not
 //     SQLite, a truncated file, a SQLite file that is not a glassbox trace (user_version 0), a trace whose
-//     schema version is newer than kSchemaVersion ("trace schema version 7 is newer than this glassbox reads (1);
+//     schema version is newer than kSchemaVersion ("trace schema version 7 is newer than this glassbox reads (2);
 //     upgrade glassbox"), and a trace missing a table or column each throw one gb::trace::Error line naming the
 //     path. Versions 1..kSchemaVersion are read as they are.
 //   - A trace whose writer was killed (WAL file left behind, no indexes) reads like any other, only slower.

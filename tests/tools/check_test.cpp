@@ -91,6 +91,8 @@ TEST_CASE("each kind of problem, injected with raw SQL, is reported with its cou
        "grad_stats naming a missing param", 1, 4},
       {"UPDATE params SET module_id = 77", "params naming a missing module", 1, 1},
       {"UPDATE counters SET name_id = 999", "counters whose name_id", 2, 1},
+      {"UPDATE anomalies SET kind = 12", "anomalies of an unknown kind (kinds are 0..11)", 1, 1},
+      {"UPDATE anomalies SET severity = 3", "anomalies of an unknown severity", 1, 1},
   };
   for (const Injection& inj : cases) {
     std::string problem = inj.problem;
@@ -112,6 +114,27 @@ TEST_CASE("each kind of problem, injected with raw SQL, is reported with its cou
     CHECK(t.find("problem: " + std::to_string(inj.count) + " ") == 0);
     CHECK(t.find("1 problem found in t.db\n") != std::string::npos);
   }
+}
+
+TEST_CASE("anomaly kinds 0..11 check ok (schema version 2), and so does a version 1 file with kinds 0..6") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  synthetic::write(path);
+  for (int kind = 0; kind < gb::trace::kAnomalyKinds; ++kind)
+    run_sql(path, "INSERT INTO anomalies (t_ns, step, kind, severity, message) VALUES (1, 0, " + std::to_string(kind) +
+                      ", 1, 'k')");
+  CheckResult c = check_trace(TraceDb(path));
+  CHECK(c.ok());
+  CHECK(gb::trace::kAnomalyKinds == 12);
+
+  std::string v1 = tmp.file("v1.db");
+  synthetic::write(v1);
+  run_sql(v1,
+          "INSERT INTO anomalies (t_ns, kind, severity, message) VALUES (5, 6, 0, 'growth'); "
+          "PRAGMA user_version = 1");
+  TraceDb db(v1);
+  CHECK(db.reader().schema_version() == 1);
+  CHECK(check_trace(db).ok());
 }
 
 TEST_CASE("examples stop at five, the count does not") {
@@ -178,7 +201,7 @@ TEST_CASE("damaged files do not open: random bytes, truncated, a dropped table, 
       {random, "not a glassbox trace"},
       {truncated, "truncated"},
       {dropped, "has no table 'kernels'"},
-      {future, "trace schema version 7 is newer than this glassbox reads (1); upgrade glassbox"}};
+      {future, "trace schema version 7 is newer than this glassbox reads (2); upgrade glassbox"}};
   for (const auto& [path, why] : cases) {
     CAPTURE(path);
     try {

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 using namespace gb::tools;
 
 TEST_CASE("times print like PyTorch's profiler tables: us below 1 ms, then ms, then s, three decimals") {
@@ -33,6 +35,15 @@ TEST_CASE("bytes use binary units with two decimals, whole bytes below 1 KiB") {
   CHECK(format_bytes(5LL << 29) == "2.50 GiB");
   CHECK(format_signed_bytes(-2048) == "-2.00 KiB");
   CHECK(format_signed_bytes(2048) == "+2.00 KiB");
+}
+
+TEST_CASE("numbers of any size print with four significant digits; NaN and infinities by name") {
+  CHECK(format_number(12.5) == "12.5");
+  CHECK(format_number(0.5234567) == "0.5235");
+  CHECK(format_number(12340.0) == "1.234e+04");
+  CHECK(format_number(1e-9) == "1e-09");
+  CHECK(format_number(std::nan("")) == "nan");
+  CHECK(format_number(-HUGE_VAL) == "-inf");
 }
 
 TEST_CASE("a plain table: first column left-aligned, others right-aligned, a dashed rule under the header") {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "bad_runs.h"
 #include "synthetic_trace.h"
 #include "traces/temp_dir.h"
 
@@ -98,6 +99,32 @@ TEST_CASE("report, check, export and diff on a good trace exit 0 and print their
   Run diff = glassbox(tmp, "diff " + quote(a) + " " + quote(b));
   CHECK(diff.rc == 0);
   CHECK(diff.out.find("matmul") != std::string::npos);
+}
+
+TEST_CASE("report tells the story of a bad run first: an OOM with its stored report, then a NaN's first op") {
+  TempDir tmp;
+  std::string oom = tmp.file("oom.db"), nan = tmp.file("nan.db"), ok = tmp.file("ok.db");
+  bad_runs::write_oom(oom);
+  bad_runs::write_nan(nan);
+  bad_runs::write_healthy(ok);
+
+  Run r = glassbox(tmp, "report " + quote(oom));
+  CHECK(r.rc == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.rfind("story: ran out of memory; failed with an uncaught exception\n", 0) == 0);
+  CHECK(r.out.find("  ran out of memory at 55.000ms (step 5) on cuda:0: tried to allocate 2.00 GiB; ") !=
+        std::string::npos);
+  CHECK(r.out.find("\n    What to do:\n") < r.out.find("run: "));
+  CHECK(glassbox(tmp, "check " + quote(oom)).rc == 0);
+
+  r = glassbox(tmp, "report " + quote(nan) + " --limit 1");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("  first non-finite value: started in the forward pass at op log in module encoder.norm, step "
+                   "12\n    op log: inputs [[64, 128]], dtypes float32, on cuda:0\n") != std::string::npos);
+  CHECK(r.out.find("(2 more; --limit 0 shows all)") != std::string::npos);  // the anomalies table still limits
+
+  r = glassbox(tmp, "report " + quote(ok));
+  CHECK(r.out.rfind("healthy: closed cleanly, no anomalies, no out-of-memory\n\nrun: ", 0) == 0);
 }
 
 TEST_CASE("check exits 1 on problems; bad arguments get CLI11's message and a non-zero code") {

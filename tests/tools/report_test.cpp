@@ -23,14 +23,16 @@ std::string report(const std::string& path, ReportOptions o = {}) {
 }
 }  // namespace
 
-TEST_CASE("the report of the synthetic trace: metadata, step stats, op table, memory, data-loader, anomalies") {
+TEST_CASE("the report of the synthetic trace: story, metadata, step stats, op table, memory, data-loader, anomalies") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   synthetic::write(path);
   std::string r = report(path);
   CHECK(has(r, "  command           ./train_mlp --steps 3\n"));
   CHECK(has(r, "  device_name       Synthetic GPU\n"));
-  CHECK(has(r, "  closed_cleanly    yes\n"));
+  CHECK(r.starts_with("story: 1 alarm of 1 kind\n  ended: closed cleanly\n"));  // tools/story.h; story_test.cpp
+  CHECK(has(r, "    loss_spike: 1 warning, step 2, largest loss 9.5\n"));
+  CHECK(has(r, "  closed_cleanly    yes\n  stopped_by        (not recorded)\n"));
   CHECK(has(r, "  dropped_events    0\n"));
   CHECK(has(r, "  glassbox_version  "));
   CHECK(has(r, "steps: 3 (from the steps table)\n"));
@@ -49,6 +51,7 @@ TEST_CASE("the report of the synthetic trace: metadata, step stats, op table, me
   CHECK(has(r, "anomalies: 1\n"));
   CHECK(has(r, "  22.000ms     2  loss_spike  warning   loss 9.5 is 4.1x its running mean\n"));
   // sections come in the documented order
+  CHECK(r.find("story: ") < r.find("run: "));
   CHECK(r.find("run: ") < r.find("steps: "));
   CHECK(r.find("steps: ") < r.find("ops: "));
   CHECK(r.find("ops: ") < r.find("memory: "));
@@ -80,6 +83,7 @@ TEST_CASE("an empty trace: every section says in one line that it has no data") 
   std::string path = tmp.file("empty.db");
   { gb::trace::Writer w(path); }
   std::string r = report(path);
+  CHECK(r.starts_with("healthy: closed cleanly, no anomalies, no out-of-memory\n\nrun: "));
   CHECK(has(r, "  device_name       (not recorded)\n"));
   CHECK(has(r, "steps: no steps in this trace (no steps rows, no step spans)\n"));
   CHECK(has(r, "ops: no spans of kind op in this trace\n"));
@@ -100,6 +104,7 @@ TEST_CASE("a trace that was not closed cleanly and dropped events says so") {
                nullptr, nullptr, nullptr);
   sqlite3_close(db);
   std::string r = report(path);
+  CHECK(r.starts_with("story: killed or crashed (the trace was not closed); 1 alarm of 1 kind; 42 events dropped\n"));
   CHECK(has(r, "  closed_cleanly    no: the writer did not finish"));
   CHECK(has(r, "  dropped_events    42 (rings were full"));
 }

@@ -5,6 +5,7 @@
 
 #include "synthetic_trace.h"
 #include "traces/error.h"
+#include "traces/schema.h"
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
@@ -15,7 +16,7 @@ TEST_CASE("rows come one at a time with their columns; NULLs read as nullopt; bi
   synthetic::write(path);
   TraceDb db(path);
   CHECK(db.path() == path);
-  CHECK(db.reader().schema_version() == 1);
+  CHECK(db.reader().schema_version() == gb::trace::kSchemaVersion);
   std::vector<std::int64_t> ids;
   std::vector<std::optional<std::int64_t>> parents;
   db.each("SELECT id, parent_id, dur_ns FROM spans WHERE thread_id = ?1 AND step = ?2 ORDER BY id", {1, 0},

@@ -307,14 +307,48 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
 
   std::string future = small_trace(tmp, "future.db");
   run_sql(future, "PRAGMA user_version = 7");
-  CHECK_THROWS_WITH_AS(Reader{future},
-                       ("glassbox: '" + future +
-                        "': trace schema version 7 is newer than this glassbox reads (1); upgrade glassbox").c_str(),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      Reader{future},
+      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (2); upgrade glassbox")
+          .c_str(),
+      Error);
 
   std::string foreign = tmp.file("foreign.db");
   run_sql(foreign, "CREATE TABLE t (x)");
   CHECK_THROWS_WITH_AS(Reader{foreign}, doctest::Contains("not a glassbox trace (user_version 0)"), Error);
+}
+
+TEST_CASE("schema version 2 reads version 1 files (anomaly kinds 0..6) as they are, and its own kinds 7..11") {
+  CHECK(kSchemaVersion == 2);
+  TempDir tmp;
+  std::string v1 = small_trace(tmp, "v1.db");
+  run_sql(v1,
+          "INSERT INTO anomalies (id, t_ns, step, kind, severity, message) VALUES (1, 5, 0, 0, 2, 'nan in log'), "
+          "(2, 9, 1, 6, 1, 'memory grows'); PRAGMA user_version = 1");
+  Reader r(v1);
+  CHECK(r.schema_version() == 1);
+  auto a = r.anomalies();
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].kind == AnomalyKind::nonfinite_forward);
+  CHECK(a[1].kind == AnomalyKind::memory_growth);
+  CHECK(r.op_table().size() == 1);
+
+  std::string v2 = tmp.file("v2.db");
+  {
+    Writer w(v2);
+    for (int k = 0; k < kAnomalyKinds; ++k)
+      w.add(AnomalyRecord{.id = k + 1, .t_ns = k, .kind = static_cast<AnomalyKind>(k), .message = "k"});
+  }
+  Reader r2(v2);
+  CHECK(r2.schema_version() == 2);
+  REQUIRE(r2.anomalies().size() == 12);
+  CHECK(r2.anomalies().back().kind == AnomalyKind::missing_zero_grad);
+  CHECK(r2.anomalies()[8].kind == AnomalyKind::update_ratio);
+
+  std::string v3 = small_trace(tmp, "v3.db");
+  run_sql(v3, "PRAGMA user_version = 3");
+  CHECK_THROWS_WITH_AS(Reader{v3}, doctest::Contains("trace schema version 3 is newer than this glassbox reads (2)"),
+                       Error);
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -8,11 +8,12 @@
 
 using namespace gb::trace;
 
-TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion") {
+TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (2)") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   Writer(path).close();
   CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
+  CHECK(kSchemaVersion == 2);
   CHECK(required_tables().size() == 17);
   for (std::string_view t : required_tables())
     CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
@@ -30,5 +31,12 @@ TEST_CASE("enum names are the documented ones") {
   CHECK(name(MemCategory::autograd_detail) == "autograd_detail");
   CHECK(name(DType::bfloat16) == "bfloat16");
   CHECK(name(AnomalyKind::memory_growth) == "memory_growth");
+  // schema version 2 appended kinds 7..11; the names are the enum's
+  CHECK(name(AnomalyKind::nonfinite_loss) == "nonfinite_loss");
+  CHECK(name(AnomalyKind::update_ratio) == "update_ratio");
+  CHECK(name(AnomalyKind::dead_relu) == "dead_relu");
+  CHECK(name(AnomalyKind::amp_scale_collapse) == "amp_scale_collapse");
+  CHECK(name(AnomalyKind::missing_zero_grad) == "missing_zero_grad");
+  CHECK(name(static_cast<AnomalyKind>(kAnomalyKinds)) == "unknown");
   CHECK(name(Severity::error) == "error");
 }

@@ -1,18 +1,18 @@
 // viewer/panels/anomalies.cpp — the anomalies of the run (severity, step, kind, module, param, op, message);
 // selecting one moves every view to it: the timeline to its span, the memory cursor to its moment, the gradients
 // to its parameter and step.
+#include <algorithm>
 #include <cinttypes>
+#include <string_view>
 
 #include "tools/format.h"
+#include "traces/schema.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
 namespace gb::viewer::panels {
 
 namespace {
-constexpr const char* kKinds[] = {"nonfinite_forward", "nonfinite_backward", "exploding_norm", "vanishing_norm",
-                                  "loss_spike",        "amp_skipped_step",   "memory_growth"};
-constexpr const char* kSeverity[] = {"info", "warning", "error"};
 const ImVec4 kSeverityColor[] = {ImVec4(0.6f, 0.75f, 1, 1), ImVec4(1, 0.8f, 0.3f, 1), ImVec4(1, 0.35f, 0.35f, 1)};
 
 void jump(TraceModel& m, ViewState& v, const AnomalyRow& a) {
@@ -32,11 +32,15 @@ void anomalies(TraceModel& m, ViewState& v) {
   const auto& rows = m.anomalies();
   ImGui::Text("%zu anomalies", rows.size());
   ImGui::SameLine();
-  plot::help_marker("What the monitors flagged at step ends: the first non-finite value in the forward or the "
-                    "backward (with the op and module that produced it), exploding or vanishing gradient norms, "
-                    "loss spikes, skipped AMP steps, memory that grows across steps.\n"
-                    "Click a row to jump: the timeline shows its span, the memory view its moment, the gradients "
-                    "view its parameter and step.");
+  plot::help_marker(
+      "What the monitors flagged at step ends: the first non-finite value in the forward or the "
+      "backward (with the op and module that produced it), a non-finite loss, exploding or vanishing "
+      "gradient norms, loss spikes, updates too large for their parameter (learning rate too high), "
+      "ReLUs whose outputs stay zero, skipped AMP steps and a collapsing loss scale, a backward that "
+      "accumulated into gradients an optimizer step had already used (missing zero_grad), memory that "
+      "grows across steps.\n"
+      "Click a row to jump: the timeline shows its span, the memory view its moment, the gradients "
+      "view its parameter and step.");
   if (rows.empty()) {
     plot::empty_state("No anomalies in this trace.",
                       "Either the run was healthy, or it ran without the monitors: they run at each step end when "
@@ -73,10 +77,12 @@ void anomalies(TraceModel& m, ViewState& v) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r.step ? std::to_string(*r.step).c_str() : "-");
       ImGui::TableNextColumn();
-      const int sev = static_cast<int>(r.severity) % 3;
-      ImGui::TextColored(kSeverityColor[sev], "%s", kSeverity[sev]);
+      const int sev = std::clamp(static_cast<int>(r.severity), 0, 2);
+      const std::string_view severity = gb::trace::name(static_cast<gb::trace::Severity>(sev));
+      ImGui::TextColored(kSeverityColor[sev], "%.*s", static_cast<int>(severity.size()), severity.data());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(kKinds[static_cast<int>(r.kind) % 7]);
+      const std::string_view kind = gb::trace::name(r.kind);  // "unknown" for a kind newer than this viewer
+      ImGui::TextUnformatted(kind.data(), kind.data() + kind.size());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(a.module.empty() ? "-" : a.module.c_str());
       ImGui::TableNextColumn();

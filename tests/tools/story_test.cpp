@@ -1,0 +1,272 @@
+// tests/tools/story_test.cpp — tools/story.cpp and tools/alarms.cpp: the story `glassbox report` tells first, on
+// runs that went wrong (bad_runs.h): out of memory, killed, interrupted, NaN in the forward, NaN in the backward
+// only, alarms grouped by kind; and the one line of a healthy run.
+#include "tools/story.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "bad_runs.h"
+#include "tools/alarms.h"
+#include "tools/report.h"
+#include "traces/temp_dir.h"
+
+using namespace gb::tools;
+using bad_runs::kMs;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  bool found = text.find(part) != std::string::npos;
+  if (!found) MESSAGE("missing: [" << part << "] in\n" << text);
+  return found;
+}
+std::string story(const std::string& path) {
+  std::ostringstream out;
+  write_story(TraceDb(path), out);
+  return out.str();
+}
+std::string report(const std::string& path) {
+  std::ostringstream out;
+  write_report(TraceDb(path), ReportOptions{}, out);
+  return out.str();
+}
+void run_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+}  // namespace
+
+TEST_CASE("a run that died of an OOM: the story says so first, with the stored report, before the sections") {
+  TempDir tmp;
+  std::string path = tmp.file("oom.db");
+  bad_runs::write_oom(path);
+  std::string s = story(path);
+  CHECK(s.starts_with("story: ran out of memory; failed with an uncaught exception\n"));
+  CHECK(has(s,
+            "  ended: stopped by uncaught exception: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+            "capacity of 16.00 GiB ... (the program failed); the trace was closed cleanly\n"));
+  CHECK(has(s,
+            "  ran out of memory at 55.000ms (step 5) on cuda:0: tried to allocate 2.00 GiB; 1.00 GiB free of 16.00 "
+            "GiB; 14.00 GiB allocated, 14.50 GiB reserved, largest free block 256.00 MiB\n"));
+  // the stored report follows, every line indented by four spaces (empty lines stay empty)
+  CHECK(has(s,
+            "MiB\n    CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 16.00 GiB of which "
+            "1.00 GiB is free.\n\n    Memory on cuda:0 when it failed:\n      allocated                      14.00 "
+            "GiB\n"));
+  CHECK(has(s, "    What to do:\n      - activations are 71% of allocated memory: activation checkpointing"));
+  CHECK(has(s, "  the viewer shows it: glassbox view " + path + ", Memory panel, \"OOM report\" button\n"));
+  CHECK(s.find("healthy") == std::string::npos);
+  CHECK(s.ends_with("\n\n"));
+
+  // In the report: the story comes before the run section, which no longer hides the failure.
+  std::string r = report(path);
+  CHECK(r.starts_with("story: ran out of memory"));
+  CHECK(r.find("story: ") < r.find("run: "));
+  CHECK(has(r,
+            "  closed_cleanly    yes\n  stopped_by        uncaught exception: CUDA out of memory. Tried to allocate "
+            "2.00 GiB. GPU 0 has a total capacity of 16.00 GiB What to do: ...\n"));
+  CHECK(has(r, "anomalies: none\n"));
+
+  RunEnd e = run_end(TraceDb(path));
+  CHECK(e.closed_cleanly);
+  REQUIRE(e.ooms.size() == 1);
+  CHECK(e.ooms[0].step == 5);
+  CHECK(e.ooms[0].device == 0);
+  CHECK(e.ooms[0].requested == 2 * bad_runs::kGiB);
+  REQUIRE(e.ooms[0].report.has_value());
+  CHECK(e.ooms[0].report->report == bad_runs::kOomText);
+}
+
+TEST_CASE("an OOM after the last step, a second OOM, and an oom event without a stored report") {
+  TempDir tmp;
+  std::string path = tmp.file("oom2.db");
+  {
+    bad_runs::Run r(path, 3);  // steps end at 30 ms
+    r.oom(1, 34 * kMs, 3 * bad_runs::kGiB);
+    r.oom(2, 36 * kMs, 4 * bad_runs::kGiB);
+    r.w.close();
+  }
+  std::string s = story(path);
+  CHECK(s.starts_with("story: ran out of memory\n  ended: closed cleanly, stopped by exit\n"));
+  CHECK(has(s, "  ran out of memory at 34.000ms (after step 2 ended) on cuda:0: tried to allocate 3.00 GiB; "));
+  CHECK(has(s, "  and 1 more out-of-memory failure, the last at 36.000ms (after step 2 ended)\n"));
+
+  std::string bare = tmp.file("bare.db");
+  {
+    bad_runs::Run r(bare, 3);
+    r.w.add(gb::trace::MemoryEventRecord{1, 15 * kMs, gb::trace::MemAction::oom, -1, 0, 4096, 4096, std::nullopt, 0,
+                                         gb::trace::MemCategory::input, std::nullopt, std::nullopt, 0, 0});
+    r.w.close();
+  }
+  CHECK(has(story(bare),
+            "  ran out of memory at 15.000ms (step 1) on cpu: tried to allocate 4.00 KiB (no report stored: the trace "
+            "has the allocator's oom event only)\n"));
+}
+
+TEST_CASE("a killed run (no closed_cleanly, read while its writer is still open) with dropped events") {
+  TempDir tmp;
+  std::string path = tmp.file("killed.db");
+  bad_runs::Run r(path, 4);
+  r.w.set_meta("dropped_events", "42");
+  r.w.flush();  // what a SIGKILL leaves: the committed rows, a WAL file, no closed_cleanly, no indexes
+  std::string s = story(path);
+  CHECK(s ==
+        "story: killed or crashed (the trace was not closed); 42 events dropped\n"
+        "  ended: the trace was not closed: the program was killed or crashed; the last ~100 ms may be missing\n"
+        "  dropped events: 42 (rings were full: raise the ring size, or use the blocking mode); the trace misses "
+        "them\n\n");
+  CHECK_FALSE(run_end(TraceDb(path)).closed_cleanly);
+}
+
+TEST_CASE("an interrupted run: stopped by a signal, closed cleanly") {
+  TempDir tmp;
+  std::string path = tmp.file("int.db");
+  {
+    bad_runs::Run r(path, 2);
+    r.w.set_meta("stopped_by", "signal SIGINT");
+  }
+  CHECK(story(path) ==
+        "story: interrupted by SIGINT\n"
+        "  ended: stopped by signal SIGINT (interrupted); the trace was closed cleanly\n\n");
+  CHECK(stop_kind(std::nullopt) == StopKind::normal);
+  CHECK(stop_kind("session end") == StopKind::normal);
+  CHECK(stop_kind("signal SIGTERM") == StopKind::signal);
+  CHECK(stop_kind("std::terminate") == StopKind::failure);
+  CHECK(stop_kind("uncaught exception") == StopKind::failure);
+  CHECK(stop_kind("disk full") == StopKind::other);
+}
+
+TEST_CASE("a NaN run: the forward finding comes first, with its op, shapes, dtypes, module and step") {
+  TempDir tmp;
+  std::string path = tmp.file("nan.db");
+  bad_runs::write_nan(path);
+  std::string s = story(path);
+  CHECK(s ==
+        "story: non-finite values from step 12; 2 other alarms of 2 kinds\n"
+        "  ended: closed cleanly, stopped by exit\n"
+        "  first non-finite value: started in the forward pass at op log in module encoder.norm, step 12\n"
+        "    op log: inputs [[64, 128]], dtypes float32, on cuda:0\n"
+        "    error at 120.002ms: log produced 12 NaN from finite inputs (a negative input?)\n"
+        "    then 2 more non-finite findings (below)\n"
+        "  other alarms by kind (errors and warnings first):\n"
+        "    nonfinite_loss: 1 error, step 12\n"
+        "      first: the loss of step 12 is nan\n"
+        "    nonfinite_backward: 1 error, step 12; on encoder.norm\n"
+        "      first: SqrtBackward0 produced NaN gradients from finite ones\n\n");
+
+  std::optional<FirstNonFinite> f = first_nonfinite(TraceDb(path));
+  REQUIRE(f.has_value());
+  CHECK(f->anomaly.id == 2);  // the earliest by time, not the smallest id
+  CHECK(f->op->name == "log");
+  CHECK(f->op->input_shapes == "[[64, 128]]");
+  CHECK(f->later == 2);
+
+  std::string r = report(path);
+  CHECK(r.find("first non-finite value") < r.find("run: "));
+  CHECK(has(r, "anomalies: 3\n"));  // the table of every anomaly is still there
+}
+
+TEST_CASE("a NaN only in the backward: the story names the node, its forward op and module, and the step") {
+  TempDir tmp;
+  std::string path = tmp.file("bwd.db");
+  bad_runs::write_backward_nan(path);
+  std::string s = story(path);
+  CHECK(s ==
+        "story: non-finite values from step 3\n"
+        "  ended: closed cleanly, stopped by exit\n"
+        "  first non-finite value: started in the backward pass at node SqrtBackward0 (forward op sqrt, module "
+        "encoder.norm), step 3\n"
+        "    forward op sqrt: inputs [[128]], dtypes float32, on cpu\n"
+        "    error at 35.000ms: SqrtBackward0 produced inf gradients from finite ones\n\n");
+
+  // The graph of that step was not stored: no node to name. A masked finding (info) says so.
+  run_sql(path, "DELETE FROM graph_nodes; UPDATE anomalies SET node_id = NULL, severity = 0, step = 3");
+  s = story(path);
+  CHECK(has(s,
+            "  first non-finite value: started in the backward pass at node (not recorded: the graph of this "
+            "step was not stored), step 3\n"));
+  CHECK(has(s,
+            "    info at 35.000ms (a later node masked it: the gradients that reached the parameters stayed "
+            "finite): SqrtBackward0 produced inf"));
+
+  // A loss that went non-finite with no op or node before it.
+  run_sql(path, "UPDATE anomalies SET kind = 7, severity = 2, message = 'loss is inf'");
+  CHECK(has(story(path),
+            "  first non-finite value: first seen in the loss, step 3 (no op or backward node reported "
+            "one before it)\n    error at 35.000ms: loss is inf\n"));
+}
+
+TEST_CASE("alarms grouped by kind: counts, severities, first and last step, worst value, places; info last") {
+  TempDir tmp;
+  std::string path = tmp.file("alarms.db");
+  bad_runs::write_alarms(path);
+  std::string s = story(path);
+  CHECK(s ==
+        "story: 5 alarms of 3 kinds\n"
+        "  ended: closed cleanly, stopped by exit\n"
+        "  alarms by kind (errors and warnings first):\n"
+        "    exploding_norm: 3 warnings, steps 4..9, largest norm 120; on fc1.weight, fc2.weight\n"
+        "      first: gradient norm of fc1.weight is 50 (40x its running mean)\n"
+        "    update_ratio: 1 warning, step 7, largest update/param ratio 0.52; on fc2.weight\n"
+        "      first: learning rate too high for fc2: the update is 0.52 of fc2.weight\n"
+        "    dead_relu: 1 info, step 3, most zeros 99.80%; on act1\n"
+        "      first: act1: 99.8% of the ReLU's outputs were zero for 3 steps\n\n");
+
+  std::vector<AlarmGroup> g = alarm_groups(TraceDb(path));
+  REQUIRE(g.size() == 3);
+  CHECK(g[0].kind == gb::trace::AnomalyKind::exploding_norm);
+  CHECK(g[0].count == 3);
+  CHECK(g[0].first_step == 4);
+  CHECK(g[0].last_step == 9);
+  CHECK(g[0].worst == 120.0);
+  CHECK(g[2].severity == gb::trace::Severity::info);
+  CHECK(alarm_groups(TraceDb(path), 2)[0].count == 2);  // skip one anomaly by id
+}
+
+TEST_CASE("more than five places, mixed severities, the smallest value of vanishing_norm, an unknown kind") {
+  TempDir tmp;
+  std::string path = tmp.file("many.db");
+  {
+    bad_runs::Run r(path);
+    for (int p = 1; p <= 8; ++p)
+      r.anomaly(p, p * kMs, p, gb::trace::AnomalyKind::vanishing_norm,
+                p == 3 ? gb::trace::Severity::error : gb::trace::Severity::info, std::nullopt, std::nullopt,
+                std::nullopt, p, 1e-6 * p, "tiny gradient " + std::to_string(p));
+    r.anomaly(9, 90 * kMs, std::nullopt, static_cast<gb::trace::AnomalyKind>(14), gb::trace::Severity::warning,
+              std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, "from the future");
+  }
+  std::string s = story(path);
+  CHECK(has(s,
+            "    vanishing_norm: 8 (1 error, 7 info), steps 1..8, smallest norm 1e-06; on fc1.weight, fc1.bias, "
+            "fc2.weight, fc2.bias, encoder.norm.weight and 3 more\n      first: tiny gradient 1\n"));
+  CHECK(has(s, "    unknown (kind 14, newer than this glassbox): 1 warning\n      first: from the future\n"));
+  CHECK(s.find("vanishing_norm") < s.find("unknown"));  // error before warning
+}
+
+TEST_CASE("a healthy run prints one line and no alarm sections") {
+  TempDir tmp;
+  std::string path = tmp.file("ok.db");
+  bad_runs::write_healthy(path);
+  CHECK(story(path) == "healthy: closed cleanly, no anomalies, no out-of-memory\n\n");
+  std::string r = report(path);
+  CHECK(r.starts_with("healthy: closed cleanly, no anomalies, no out-of-memory\n\nrun: "));
+  CHECK(r.find("story:") == std::string::npos);
+  CHECK(r.find("alarms by kind") == std::string::npos);
+  CHECK(has(r, "  stopped_by        exit\n"));
+}
+
+TEST_CASE("a version 1 trace (anomaly kinds 0..6) tells its story like a version 2 one") {
+  TempDir tmp;
+  std::string path = tmp.file("v1.db");
+  bad_runs::write_alarms(path);
+  run_sql(path, "DELETE FROM anomalies WHERE kind > 6; PRAGMA user_version = 1");
+  std::string r = report(path);
+  CHECK(r.starts_with("story: 3 alarms of 1 kind\n"));
+  CHECK(has(r, "run: " + path + " (schema version 1)\n"));
+}

@@ -1,0 +1,288 @@
+// tools/story.cpp — how a run ended (meta, oom_reports, memory_events oom rows, steps) and the text of the story:
+// the ending, the out-of-memory failures, the first non-finite value and the alarms by kind (tools/alarms.h).
+#include "tools/story.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "tools/alarms.h"
+#include "tools/format.h"
+#include "tools/memory.h"
+#include "traces/schema.h"
+
+namespace gb::tools {
+
+using gb::trace::AnomalyKind;
+using gb::trace::Severity;
+
+StopKind stop_kind(const std::optional<std::string>& stopped_by) {
+  if (!stopped_by || *stopped_by == "exit" || *stopped_by == "session end") return StopKind::normal;
+  if (stopped_by->starts_with("signal ")) return StopKind::signal;
+  if (stopped_by->starts_with("uncaught exception") || *stopped_by == "std::terminate") return StopKind::failure;
+  return StopKind::other;
+}
+
+namespace {
+
+constexpr auto kOomAction = static_cast<std::int64_t>(gb::trace::MemAction::oom);
+
+struct OomEvent {
+  std::int64_t t_ns = 0;
+  int device = 0;
+  std::int64_t size = 0;
+  gb::trace::OptId span_id;
+  bool used = false;
+};
+
+// The step running at t: the steps row around it, else the step of the span that failed; when neither, the last
+// step that ended before it.
+void place_in_steps(const TraceDb& db, OutOfMemory& o, gb::trace::OptId span_id) {
+  db.each("SELECT step FROM steps WHERE start_ns <= ?1 AND end_ns >= ?1 ORDER BY step LIMIT 1", {o.t_ns},
+          [&](const Row& r) { o.step = r.i64(0); });
+  if (!o.step && span_id)
+    db.each("SELECT step FROM spans WHERE id = ?1", {*span_id}, [&](const Row& r) { o.step = r.opt_i64(0); });
+  if (!o.step)
+    db.each("SELECT max(step) FROM steps WHERE end_ns <= ?1", {o.t_ns},
+            [&](const Row& r) { o.after_step = r.opt_i64(0); });
+}
+
+}  // namespace
+
+RunEnd run_end(const TraceDb& db) {
+  RunEnd e;
+  const gb::trace::Reader& r = db.reader();
+  e.closed_cleanly = r.meta("closed_cleanly") == "1";
+  e.stopped_by = r.meta("stopped_by");
+  e.dropped_events = db.meta_int("dropped_events").value_or(0);
+
+  std::vector<OomEvent> events;  // few: one per failed allocation
+  db.each("SELECT t_ns, device, size, span_id FROM memory_events WHERE action = ?1 ORDER BY t_ns, id", {kOomAction},
+          [&](const Row& row) {
+            events.push_back({row.i64(0), static_cast<int>(row.i64(1)), row.i64(2), row.opt_i64(3)});
+          });
+  // Each report takes the unused oom event nearest in time (the two are written by separate observers).
+  auto nearest = [&](std::int64_t t) -> OomEvent* {
+    OomEvent* best = nullptr;
+    for (OomEvent& ev : events)
+      if (!ev.used && (!best || std::llabs(ev.t_ns - t) < std::llabs(best->t_ns - t))) best = &ev;
+    if (best) best->used = true;
+    return best;
+  };
+  for (gb::trace::OomReportRecord& rep : r.all<gb::trace::OomReportRecord>()) {
+    OutOfMemory o;
+    o.t_ns = rep.t_ns;
+    o.requested = rep.requested;
+    gb::trace::OptId span;
+    if (OomEvent* ev = nearest(rep.t_ns)) {
+      o.device = ev->device;
+      span = ev->span_id;
+    }
+    o.report = std::move(rep);
+    place_in_steps(db, o, span);
+    e.ooms.push_back(std::move(o));
+  }
+  for (const OomEvent& ev : events) {
+    if (ev.used) continue;
+    OutOfMemory o;
+    o.t_ns = ev.t_ns;
+    o.device = ev.device;
+    o.requested = ev.size;
+    place_in_steps(db, o, ev.span_id);
+    e.ooms.push_back(std::move(o));
+  }
+  std::stable_sort(e.ooms.begin(), e.ooms.end(),
+                   [](const OutOfMemory& a, const OutOfMemory& b) { return a.t_ns < b.t_ns; });
+  return e;
+}
+
+namespace {
+
+std::string first_line(const std::string& s) {
+  std::size_t n = s.find_first_of("\r\n");
+  return n == std::string::npos ? s : s.substr(0, n) + " ...";
+}
+
+std::string plural(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string step_text(const OutOfMemory& o) {
+  if (o.step) return " (step " + std::to_string(*o.step) + ")";
+  if (o.after_step) return " (after step " + std::to_string(*o.after_step) + " ended)";
+  return "";
+}
+
+void write_ending(const RunEnd& e, std::ostream& out) {
+  out << "  ended: ";
+  const StopKind k = stop_kind(e.stopped_by);
+  if (!e.closed_cleanly) {
+    out << "the trace was not closed: the program was killed or crashed; the last ~100 ms may be missing\n";
+  } else if (k == StopKind::normal) {
+    out << "closed cleanly" << (e.stopped_by ? ", stopped by " + *e.stopped_by : "") << "\n";
+  } else {
+    out << "stopped by " << first_line(*e.stopped_by)
+        << (k == StopKind::signal    ? " (interrupted)"
+            : k == StopKind::failure ? " (the program failed)"
+                                     : "")
+        << "; the trace was closed cleanly\n";
+  }
+  if (e.dropped_events > 0)
+    out << "  dropped events: " << e.dropped_events
+        << " (rings were full: raise the ring size, or use the blocking mode); the trace misses them\n";
+}
+
+void write_oom(const TraceDb& db, const RunEnd& e, std::ostream& out) {
+  if (e.ooms.empty()) return;
+  const OutOfMemory& o = e.ooms.front();
+  out << "  ran out of memory at " << format_time(static_cast<double>(o.t_ns)) << step_text(o);
+  if (o.device) out << " on " << device_name(*o.device);
+  out << ": tried to allocate " << format_bytes(o.requested);
+  if (o.report) {
+    const gb::trace::OomReportRecord& r = *o.report;
+    if (r.capacity > 0) out << "; " << format_bytes(r.free) << " free of " << format_bytes(r.capacity);
+    out << "; " << format_bytes(r.allocated) << " allocated, " << format_bytes(r.reserved) << " reserved, largest free "
+        << "block " << format_bytes(r.largest_free_block) << "\n";
+    std::istringstream lines(r.report);
+    for (std::string line; std::getline(lines, line);) out << (line.empty() ? "" : "    ") << line << "\n";
+  } else {
+    out << " (no report stored: the trace has the allocator's oom event only)\n";
+  }
+  if (e.ooms.size() > 1)
+    out << "  and "
+        << plural(static_cast<std::int64_t>(e.ooms.size()) - 1, "more out-of-memory failure",
+                  "more out-of-memory failures")
+        << ", the last at " << format_time(static_cast<double>(e.ooms.back().t_ns)) << step_text(e.ooms.back()) << "\n";
+  out << "  the viewer shows it: glassbox view " << db.path() << ", Memory panel, \"OOM report\" button\n";
+}
+
+std::string op_line(const char* label, const SpanInfo& op) {
+  std::string s = std::string("    ") + label + " " + op.name + ":";
+  if (op.input_shapes.empty() && op.dtypes.empty()) return s + " no input shapes recorded (no op_details row)\n";
+  if (!op.input_shapes.empty()) s += " inputs " + op.input_shapes;
+  if (!op.dtypes.empty()) s += (op.input_shapes.empty() ? " dtypes " : ", dtypes ") + op.dtypes;
+  if (op.device) s += ", on " + device_name(*op.device);
+  return s + "\n";
+}
+
+void write_first_nonfinite(const FirstNonFinite& f, std::ostream& out) {
+  const gb::trace::AnomalyRecord& a = f.anomaly;
+  const std::string step = f.step ? ", step " + std::to_string(*f.step) : "";
+  const std::string module = f.module.empty() ? "" : " in module " + f.module;
+  out << "  first non-finite value: ";
+  if (a.kind == AnomalyKind::nonfinite_forward) {
+    out << "started in the forward pass at op " << (f.op ? f.op->name : "(not recorded)") << module << step << "\n";
+    if (f.op) out << op_line("op", *f.op);
+  } else if (a.kind == AnomalyKind::nonfinite_backward) {
+    out << "started in the backward pass at node "
+        << (f.node.empty() ? "(not recorded: the graph of this step was not stored)" : f.node);
+    std::string where;
+    if (f.forward_op) where = "forward op " + f.forward_op->name;
+    if (!f.module.empty()) where += (where.empty() ? "module " : ", module ") + f.module;
+    if (!where.empty()) out << " (" << where << ")";
+    out << step << "\n";
+    if (f.forward_op) out << op_line("forward op", *f.forward_op);
+  } else {
+    out << "first seen in the loss" << step << " (no op or backward node reported one before it)\n";
+  }
+  out << "    " << gb::trace::name(a.severity) << " at " << format_time(static_cast<double>(a.t_ns));
+  if (a.kind == AnomalyKind::nonfinite_backward && a.severity == Severity::info)
+    out << " (a later node masked it: the gradients that reached the parameters stayed finite)";
+  out << ": " << first_line(a.message) << "\n";
+  if (f.later > 0)
+    out << "    then " << plural(f.later, "more non-finite finding", "more non-finite findings") << " (below)\n";
+}
+
+std::string value_text(AnomalyKind k, double v) {
+  switch (k) {
+    case AnomalyKind::exploding_norm:
+      return "largest norm " + format_number(v);
+    case AnomalyKind::vanishing_norm:
+      return "smallest norm " + format_number(v);
+    case AnomalyKind::loss_spike:
+      return "largest loss " + format_number(v);
+    case AnomalyKind::memory_growth:
+      return "fastest growth " + format_bytes(static_cast<std::int64_t>(v)) + " per step";
+    case AnomalyKind::update_ratio:
+      return "largest update/param ratio " + format_number(v);
+    case AnomalyKind::dead_relu:
+      return "most zeros " + format_share(v, 1.0);
+    default:
+      return "largest value " + format_number(v);
+  }
+}
+
+std::string severity_text(const AlarmGroup& g) {
+  static constexpr const char* kOne[] = {"info", "warning", "error"};
+  static constexpr const char* kMany[] = {"info", "warnings", "errors"};
+  int kinds = 0;
+  for (std::int64_t n : g.by_severity) kinds += n > 0;
+  if (kinds == 1) return plural(g.count, kOne[static_cast<int>(g.severity)], kMany[static_cast<int>(g.severity)]);
+  std::string s = std::to_string(g.count) + " (";
+  for (int i = 2, first = 1; i >= 0; --i) {
+    const std::int64_t n = g.by_severity[static_cast<std::size_t>(i)];
+    if (n == 0) continue;
+    s += (first ? "" : ", ") + plural(n, kOne[i], kMany[i]);
+    first = 0;
+  }
+  return s + ")";
+}
+
+void write_alarms(const std::vector<AlarmGroup>& groups, bool other, std::ostream& out) {
+  if (groups.empty()) return;
+  out << "  " << (other ? "other alarms" : "alarms") << " by kind (errors and warnings first):\n";
+  for (const AlarmGroup& g : groups) {
+    const std::string_view name = gb::trace::name(g.kind);
+    out << "    " << name;
+    if (name == "unknown") out << " (kind " << static_cast<int>(g.kind) << ", newer than this glassbox)";
+    out << ": " << severity_text(g);
+    if (g.first_step)
+      out << (*g.first_step == *g.last_step
+                  ? ", step " + std::to_string(*g.first_step)
+                  : ", steps " + std::to_string(*g.first_step) + ".." + std::to_string(*g.last_step));
+    if (g.worst) out << ", " << value_text(g.kind, *g.worst);
+    for (std::size_t i = 0; i < g.where.size(); ++i) out << (i ? ", " : "; on ") << g.where[i];
+    if (g.more_places > 0) out << " and " << g.more_places << " more";
+    out << "\n      first: " << first_line(g.first_message) << "\n";
+  }
+}
+
+}  // namespace
+
+void write_story(const TraceDb& db, std::ostream& out) {
+  const RunEnd e = run_end(db);
+  const std::optional<FirstNonFinite> f = first_nonfinite(db);
+  const std::vector<AlarmGroup> groups = alarm_groups(db, f ? gb::trace::OptId(f->anomaly.id) : std::nullopt);
+  const StopKind stop = stop_kind(e.stopped_by);
+  if (e.closed_cleanly && stop == StopKind::normal && e.dropped_events == 0 && e.ooms.empty() && !f && groups.empty()) {
+    out << "healthy: closed cleanly, no anomalies, no out-of-memory\n\n";
+    return;
+  }
+  std::vector<std::string> what;
+  if (!e.ooms.empty()) what.push_back("ran out of memory");
+  if (!e.closed_cleanly)
+    what.push_back("killed or crashed (the trace was not closed)");
+  else if (stop == StopKind::signal)
+    what.push_back("interrupted by " + e.stopped_by->substr(7));
+  else if (stop == StopKind::failure)
+    what.push_back("failed with an uncaught exception");
+  else if (stop == StopKind::other)
+    what.push_back("stopped by " + first_line(*e.stopped_by));
+  if (f) what.push_back("non-finite values" + (f->step ? " from step " + std::to_string(*f->step) : std::string()));
+  std::int64_t alarms = 0;
+  for (const AlarmGroup& g : groups) alarms += g.count;
+  if (alarms > 0)
+    what.push_back(plural(alarms, f ? "other alarm" : "alarm", f ? "other alarms" : "alarms") + " of " +
+                   plural(static_cast<std::int64_t>(groups.size()), "kind", "kinds"));
+  if (e.dropped_events > 0) what.push_back(plural(e.dropped_events, "event dropped", "events dropped"));
+  out << "story:";
+  for (std::size_t i = 0; i < what.size(); ++i) out << (i ? "; " : " ") << what[i];
+  out << "\n";
+  write_ending(e, out);
+  write_oom(db, e, out);
+  if (f) write_first_nonfinite(*f, out);
+  write_alarms(groups, f.has_value(), out);
+  out << "\n";
+}
+
+}  // namespace gb::tools

@@ -1,0 +1,55 @@
+// tools/story.h — the story of a run, the first thing `glassbox report` prints: how it ended (closed cleanly or
+// not, meta stopped_by, dropped events, out of memory with the report stored in the trace), where the first
+// non-finite value appeared, then the other alarms grouped by kind (tools/alarms.h).
+//
+// A healthy run (closed cleanly, stopped normally or by an unknown closer, no dropped events, no out-of-memory, no
+// anomalies) gets one line: "healthy: closed cleanly, no anomalies, no out-of-memory". Otherwise:
+//   story: <what went wrong, in a few words>
+//     ended: ...                                  always
+//     dropped events: N (...)                     when meta dropped_events > 0
+//     ran out of memory at T (step N): ...        per oom_reports row (or memory_events oom row without one),
+//       <the stored report, indented>             the first one in full
+//     first non-finite value: started in ...      with its op, shapes, dtypes, module, node, time and message
+//     alarms by kind / other alarms by kind: ...  one block per kind
+// Every part ends with a blank line after the last.
+//
+//   gb::tools::TraceDb db("run.db");
+//   gb::tools::write_story(db, std::cout);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/trace_db.h"
+#include "traces/records.h"
+
+namespace gb::tools {
+
+// How meta stopped_by reads: "exit" and "session end" (and no value) are a normal end; "signal SIGINT" an interrupt;
+// "uncaught exception: ..." and "std::terminate" a failure (instrument/session.cpp and collector.cpp write them).
+enum class StopKind { normal, signal, failure, other };
+StopKind stop_kind(const std::optional<std::string>& stopped_by);
+
+struct OutOfMemory {
+  std::int64_t t_ns = 0;
+  std::optional<int> device;                         // from the memory_events oom row nearest in time
+  std::int64_t requested = 0;                        // bytes it tried to allocate
+  std::optional<gb::trace::OomReportRecord> report;  // absent when only a memory_events oom row exists
+  std::optional<std::int64_t> step;                  // the step running then (steps table, else the event's span)
+  std::optional<std::int64_t> after_step;            // no such step: the last step that ended before it
+};
+
+struct RunEnd {
+  bool closed_cleanly = false;
+  std::optional<std::string> stopped_by;
+  std::int64_t dropped_events = 0;
+  std::vector<OutOfMemory> ooms;  // by time
+};
+RunEnd run_end(const TraceDb& db);
+
+void write_story(const TraceDb& db, std::ostream& out);
+
+}  // namespace gb::tools
