@@ -89,14 +89,30 @@ std::string host_name() {
 
 }  // namespace
 
-// Spans are most of a trace: they are inserted kSpanBatch rows per statement (one sqlite3_step per batch).
-constexpr int kSpanBatch = 32;
-constexpr int kSpanColumns = std::tuple_size_v<decltype(detail::Codec<detail::StoredSpan>::fields)>;
+// The tables a training run writes many rows into (spans, memory events, op details, grad stats, graphs,
+// counters, instants) are inserted kBatch rows per statement: one sqlite3_step per batch instead of one per row.
+// Pending rows are written before every commit, so a committed trace never misses rows queued before it.
+constexpr int kBatch = 32;
+
+template <class Row>
+struct Batch {
+  Stmt stmt;  // INSERT of kBatch rows
+  std::vector<Row> pending;
+};
+template <class R>
+using BatchOf = Batch<typename Stored<R>::type>;
+using Batched = std::tuple<SpanRecord, MemoryEventRecord, OpDetailsRecord, GradStatRecord, GraphNodeRecord,
+                           GraphEdgeRecord, CounterRecord, InstantRecord>;
+template <class R, class Tuple>
+struct is_batched;
+template <class R, class... Ts>
+struct is_batched<R, std::tuple<Ts...>> : std::bool_constant<(std::is_same_v<R, Ts> || ...)> {};
 
 struct Writer::Statements {
   std::array<Stmt, kSlots> insert;
-  Stmt span_batch;
-  std::vector<detail::StoredSpan> pending_spans;
+  std::tuple<BatchOf<SpanRecord>, BatchOf<MemoryEventRecord>, BatchOf<OpDetailsRecord>, BatchOf<GradStatRecord>,
+             BatchOf<GraphNodeRecord>, BatchOf<GraphEdgeRecord>, BatchOf<CounterRecord>, BatchOf<InstantRecord>>
+      batches;
   Stmt begin, commit, meta, string;
   std::unordered_map<std::string, Id, StringHash, std::equal_to<>> strings;
   Id next_string_id = 1;
@@ -142,9 +158,14 @@ Writer::Writer(const std::string& path, WriterOptions options) : path_(path), op
                std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
                           GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*, GradStatRecord*,
                           AnomalyRecord*, CounterRecord*, KernelRecord*, InstantRecord*>{});
-    stmts_->span_batch =
-        Stmt(db_, path_, detail::insert_rows_sql<detail::StoredSpan>(kSpanBatch), __FILE__, __LINE__);
-    stmts_->pending_spans.reserve(kSpanBatch);
+    std::apply(
+        [&](auto&... b) {
+          ((b.stmt = Stmt(db_, path_, detail::insert_rows_sql<typename std::decay_t<decltype(b.pending)>::value_type>(kBatch),
+                          __FILE__, __LINE__),
+            b.pending.reserve(kBatch)),
+           ...);
+        },
+        stmts_->batches);
     stmts_->begin = Stmt(db_, path_, "BEGIN", __FILE__, __LINE__);
     stmts_->commit = Stmt(db_, path_, "COMMIT", __FILE__, __LINE__);
     stmts_->meta = Stmt(db_, path_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", __FILE__, __LINE__);
@@ -185,26 +206,36 @@ void Writer::before_write() {
   txn_start_ = now;
 }
 
-void Writer::write_pending_spans() {
-  auto& pending = stmts_->pending_spans;
-  if (pending.size() == kSpanBatch) {
-    Stmt& s = stmts_->span_batch;
-    for (int i = 0; i < kSpanBatch; ++i) detail::bind_row(s, pending[static_cast<std::size_t>(i)], 1 + i * kSpanColumns);
-    s.step(__FILE__, __LINE__);
-    s.reset_keep_bindings();
+namespace {
+// Writes a batch's pending rows: one multi-row statement when full, row by row otherwise (at a commit).
+template <class Row>
+void write_batch(Batch<Row>& b, Stmt& single) {
+  constexpr int columns = std::tuple_size_v<decltype(detail::Codec<Row>::fields)>;
+  if (b.pending.size() == kBatch) {
+    for (int i = 0; i < kBatch; ++i) detail::bind_row(b.stmt, b.pending[static_cast<std::size_t>(i)], 1 + i * columns);
+    b.stmt.step(__FILE__, __LINE__);
+    b.stmt.reset_keep_bindings();
   } else {
-    Stmt& s = stmts_->insert[slot<SpanRecord>];
-    for (const auto& row : pending) {
-      detail::bind_row(s, row);
-      s.step(__FILE__, __LINE__);
-      s.reset_keep_bindings();
+    for (const auto& row : b.pending) {
+      detail::bind_row(single, row);
+      single.step(__FILE__, __LINE__);
+      single.reset_keep_bindings();
     }
   }
-  pending.clear();
+  b.pending.clear();
+}
+}  // namespace
+
+void Writer::write_pending() {
+  auto one = [&]<class R>(R*) {
+    auto& b = std::get<BatchOf<R>>(stmts_->batches);
+    if (!b.pending.empty()) write_batch(b, stmts_->insert[slot<R>]);
+  };
+  std::apply([&](auto... r) { (one(&r), ...); }, Batched{});
 }
 
 void Writer::commit() {
-  if (!stmts_->pending_spans.empty()) write_pending_spans();
+  write_pending();
   stmts_->commit.step(__FILE__, __LINE__);
   stmts_->commit.reset();
   in_txn_ = false;
@@ -246,9 +277,10 @@ void Writer::add(const R& record) {
                   std::to_string(record.thread_id) + "'s id range; make span ids with gb::trace::span_id(thread, n)");
   }
   before_write();
-  if constexpr (std::is_same_v<R, SpanRecord>) {
-    stmts_->pending_spans.push_back(detail::stored(record));
-    if (stmts_->pending_spans.size() == kSpanBatch) write_pending_spans();
+  if constexpr (is_batched<R, Batched>::value) {
+    auto& b = std::get<BatchOf<R>>(stmts_->batches);
+    b.pending.push_back(Stored<R>::row(record));
+    if (b.pending.size() == kBatch) write_batch(b, stmts_->insert[slot<R>]);
     return;
   }
   Stmt& s = stmts_->insert[slot<R>];

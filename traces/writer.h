@@ -69,7 +69,7 @@ class Writer {
   struct Statements;
   void before_write();  // opens a transaction, or commits one that is older than commit_interval
   void commit();
-  void write_pending_spans();
+  void write_pending();
 
   std::string path_;
   WriterOptions options_;

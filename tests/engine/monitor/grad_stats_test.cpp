@@ -53,7 +53,7 @@ struct Net : gb::nn::Module {
     fc2 = register_module("fc2", gb::nn::Linear(16, 3));
   }
   gb::Tensor forward(const gb::Tensor& x) { return fc2->forward(gb::relu(fc1->forward(x))); }
-  std::shared_ptr<gb::nn::LinearImpl> fc1, fc2;
+  gb::nn::Linear fc1{nullptr}, fc2{nullptr};
 };
 
 // Runs 3 steps of `make_opt`'s optimizer on Net, traced, and checks every row against float64 references.

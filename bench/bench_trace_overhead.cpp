@@ -1,0 +1,192 @@
+// bench/bench_trace_overhead.cpp — what tracing costs a training step with everything on (op spans and op_details,
+// backward nodes, memory events, module spans, grad_stats, the autograd graph of the first steps, every anomaly
+// detector), and with the detectors off (GLASSBOX_ANOMALY=off), against the same step untraced. Three models: the
+// MLP 784-1024-1024-10 at batch 256, a small CNN (two conv blocks with batch norm, batch 64 of 16x16), and a tiny
+// MLP 32-64-64-4 at batch 32 where per-op costs dominate. Targets: <= 1.05x, <= 1.05x, <= 1.25x.
+//
+// The peer is PyTorch's own instrumentation of the same step in the same process: the profiler with input shapes,
+// memory and FLOPs (the legacy CPU profiler: Debian's libtorch has no Kineto), and anomaly mode
+// (DetectAnomalyGuard: NaN checks after every backward node). Each line's value is glassbox's traced/untraced
+// ratio; peer_value is libtorch's instrumented/plain ratio.
+#include <glassbox/glassbox.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "bench_common.h"
+
+namespace F = gb::nn::functional;
+
+namespace {
+
+struct Model {
+  std::string name;
+  std::function<void()> gb_step, torch_step;
+  int inner;  // steps per timing sample
+};
+
+Model mlp(const std::string& name, std::vector<int64_t> widths, int64_t batch, int inner) {
+  gb::manual_seed(0);
+  auto net = std::make_shared<gb::nn::Sequential>();
+  auto tnet = std::make_shared<torch::nn::Sequential>();
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    (*net)->push_back(gb::nn::Linear(widths[i], widths[i + 1]));
+    (*tnet)->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size()) {
+      (*net)->push_back(gb::nn::ReLU());
+      (*tnet)->push_back(torch::nn::ReLU());
+    }
+  }
+  auto opt = std::make_shared<gb::optim::SGD>((*net)->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
+  auto topt = std::make_shared<torch::optim::SGD>((*tnet)->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  auto x = gb::randn({batch, widths.front()});
+  auto y = gb::randint(0, widths.back(), {batch});
+  auto tx = torch::randn({batch, widths.front()});
+  auto ty = torch::randint(0, widths.back(), {batch});
+  Model m;
+  m.name = name;
+  m.inner = inner;
+  m.gb_step = [=] {
+    opt->zero_grad();
+    F::cross_entropy((*net)(x), y).backward();
+    opt->step();
+  };
+  m.torch_step = [=] {
+    topt->zero_grad();
+    torch::nn::functional::cross_entropy((*tnet)->forward(tx), ty).backward();
+    topt->step();
+  };
+  return m;
+}
+
+struct CnnImpl : gb::nn::Module {
+  CnnImpl() {
+    conv1 = register_module("conv1", gb::nn::Conv2d(gb::nn::Conv2dOptions(1, 16, 3).padding(1)));
+    bn1 = register_module("bn1", gb::nn::BatchNorm2d(16));
+    conv2 = register_module("conv2", gb::nn::Conv2d(gb::nn::Conv2dOptions(16, 32, 3).padding(1)));
+    bn2 = register_module("bn2", gb::nn::BatchNorm2d(32));
+    fc = register_module("fc", gb::nn::Linear(32 * 4 * 4, 10));
+  }
+  gb::Tensor forward(gb::Tensor x) {  // x is (N,1,16,16)
+    x = gb::max_pool2d(gb::relu(bn1(conv1(x))), {2, 2});
+    x = gb::max_pool2d(gb::relu(bn2(conv2(x))), {2, 2});
+    return fc(x.flatten(1));
+  }
+  gb::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  gb::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  gb::nn::Linear fc{nullptr};
+};
+GB_MODULE(Cnn);
+
+Model cnn(int inner) {
+  gb::manual_seed(0);
+  const int64_t batch = 64;
+  auto net = std::make_shared<Cnn>();
+  auto tnet = std::make_shared<torch::nn::Sequential>(
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 3).padding(1)), torch::nn::BatchNorm2d(16), torch::nn::ReLU(),
+      torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 3).padding(1)),
+      torch::nn::BatchNorm2d(32), torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
+      torch::nn::Linear(32 * 4 * 4, 10));
+  auto opt = std::make_shared<gb::optim::SGD>((*net)->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
+  auto topt = std::make_shared<torch::optim::SGD>((*tnet)->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  auto x = gb::randn({batch, 1, 16, 16});
+  auto y = gb::randint(0, 10, {batch});
+  auto tx = torch::randn({batch, 1, 16, 16});
+  auto ty = torch::randint(0, 10, {batch});
+  Model m;
+  m.name = "cnn_b64_16x16";
+  m.inner = inner;
+  m.gb_step = [=] {
+    opt->zero_grad();
+    F::cross_entropy((*net)(x), y).backward();
+    opt->step();
+  };
+  m.torch_step = [=] {
+    topt->zero_grad();
+    torch::nn::functional::cross_entropy((*tnet)->forward(tx), ty).backward();
+    topt->step();
+  };
+  return m;
+}
+
+struct Times {
+  double off = 1e30, on = 1e30, on_quiet = 1e30, torch = 1e30, torch_prof = 1e30, torch_anomaly = 1e30;
+  int64_t dropped = 0;
+};
+
+int64_t dropped_events(const std::string& path) {  // meta dropped_events of the finished file
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'dropped_events'", -1, &s, nullptr) == SQLITE_OK &&
+      sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+Times measure(const Model& m, double seconds) {
+  Times t;
+  const std::string path = (std::filesystem::temp_directory_path() / "glassbox-bench-trace.db").string();
+  gb::monitor::Config quiet;
+  quiet.mode = gb::monitor::Mode::off;
+  for (int round = 0; round < 3; ++round) {
+    t.off = std::min(t.off, bench::time_per_call(m.gb_step, m.inner, seconds));
+    {
+      gb::monitor::set_config(gb::monitor::Config{});
+      gb::trace::Session session(path);
+      t.on = std::min(t.on, bench::time_per_call(m.gb_step, m.inner, seconds));
+      session.stop();
+      if (round == 0) t.dropped = dropped_events(path);
+    }
+    {
+      gb::monitor::set_config(quiet);
+      gb::trace::Session session(path);
+      t.on_quiet = std::min(t.on_quiet, bench::time_per_call(m.gb_step, m.inner, seconds));
+    }
+    gb::monitor::set_config(gb::monitor::Config{});
+    std::filesystem::remove(path);
+    t.torch = std::min(t.torch, bench::time_per_call(m.torch_step, m.inner, seconds));
+    {
+      torch::autograd::profiler::TLSLegacyProfilerGuard prof(torch::profiler::impl::ProfilerConfig(
+          torch::profiler::impl::ProfilerState::CPU, /*report_input_shapes=*/true, /*profile_memory=*/true,
+          /*with_stack=*/false, /*with_flops=*/true));
+      t.torch_prof = std::min(t.torch_prof, bench::time_per_call(m.torch_step, m.inner, seconds));
+    }
+    {
+      torch::autograd::DetectAnomalyGuard anomaly;
+      t.torch_anomaly = std::min(t.torch_anomaly, bench::time_per_call(m.torch_step, m.inner, seconds));
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+int main() {
+  const int threads = gb::get_num_threads();
+  gb::set_num_threads(threads);
+  torch::set_num_threads(1);  // libtorch's fastest setting here (bench_mlp_step): OpenBLAS owns the cores
+  std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 2), cnn(10),
+                               mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 200)};
+  for (const Model& m : models) {
+    Times t = measure(m, 0.4);
+    char extra[256];
+    std::snprintf(extra, sizeof extra, "\"step_untraced_s\": %.6g, \"step_traced_s\": %.6g, \"dropped_events\": %lld",
+                  t.off, t.on, static_cast<long long>(t.dropped));
+    bench::emit_vs("trace_overhead", m.name + ".all_on", t.on / t.off, "x", "libtorch profiler (shapes, memory, flops)",
+                   t.torch_prof / t.torch, extra);
+    bench::emit_vs("trace_overhead", m.name + ".detectors_off", t.on_quiet / t.off, "x",
+                   "libtorch profiler (shapes, memory, flops)", t.torch_prof / t.torch);
+    bench::emit_vs("trace_overhead", m.name + ".all_on_vs_detect_anomaly", t.on / t.off, "x",
+                   "libtorch detect_anomaly", t.torch_anomaly / t.torch);
+    bench::emit("trace_overhead", m.name + ".step_untraced", t.off, "s", t.torch);
+  }
+  return 0;
+}

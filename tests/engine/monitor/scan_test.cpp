@@ -1,0 +1,68 @@
+// Tests engine/monitor/scan.cpp: NaN / Inf / zero counts, the sum of squares against float64, the largest finite
+// |x|, every floating dtype, non-contiguous tensors, and the fused update norm.
+#include <doctest/doctest.h>
+
+#include <glassbox/glassbox.h>
+
+#include <cmath>
+
+#include "monitor/scan.h"
+
+using gb::monitor::detail::scan;
+
+TEST_CASE("scan counts NaN, Inf and zeros and sums squares like float64 (a length that is no block multiple)") {
+  gb::manual_seed(3);
+  gb::Tensor t = gb::randn({1000, 3});  // 3000 elements: 11 full blocks and a tail
+  auto flat = t.view({-1});
+  flat.narrow(0, 10, 4).fill_(0.0);
+  double want = 0, max_abs = 0;
+  gb::Tensor d = t.to(gb::kDouble);
+  for (int64_t i = 0; i < 3000; ++i) {
+    double v = d.view({-1})[i].item<double>();
+    want += v * v;
+    max_abs = std::max(max_abs, std::fabs(v));
+  }
+  auto r = scan(t);
+  CHECK(r.scanned);
+  CHECK(r.n == 3000);
+  CHECK(r.nan == 0);
+  CHECK(r.inf == 0);
+  CHECK(r.zeros == 4);
+  CHECK(r.sumsq == doctest::Approx(want).epsilon(1e-7));
+  CHECK(r.max_abs == doctest::Approx(max_abs).epsilon(1e-7));
+  flat.narrow(0, 2999, 1).fill_(std::nan(""));
+  flat.narrow(0, 5, 2).fill_(-INFINITY);
+  r = scan(t);
+  CHECK(r.nan == 1);
+  CHECK(r.inf == 2);
+  CHECK(std::isnan(r.norm()));
+  CHECK(r.max_abs == INFINITY);
+}
+
+TEST_CASE("scan: float64, bfloat16, float16, non-contiguous; integers and meta are not scanned") {
+  gb::Tensor x = gb::tensor(std::vector<double>{3, 0, -4, 0});
+  for (auto dt : {gb::kDouble, gb::kFloat, gb::kBFloat16, gb::kHalf}) {
+    auto r = scan(x.to(dt));
+    CHECK(r.scanned);
+    CHECK(r.sumsq == 25.0);
+    CHECK(r.norm() == 5.0);
+    CHECK(r.max_abs == 4.0);
+    CHECK(r.zeros == 2);
+  }
+  gb::Tensor m = gb::arange(12, gb::TensorOptions().dtype(gb::kFloat)).view({3, 4}).t();
+  CHECK(!m.is_contiguous());
+  CHECK(scan(m).sumsq == 506.0);  // 0^2 + ... + 11^2
+  CHECK(!scan(gb::ones({3}, gb::TensorOptions().dtype(gb::kLong))).scanned);
+  CHECK(!scan(gb::empty({3}, gb::TensorOptions().device(gb::kMeta))).scanned);
+}
+
+TEST_CASE("update_sumsq: sum of (cp * p + ca * a / b)^2, fused, against float64") {
+  gb::manual_seed(4);
+  gb::Tensor p = gb::randn({777}), a = gb::randn({777}), b = gb::rand({777}) + 0.5;
+  gb::Tensor ref = (p.to(gb::kDouble) * -0.01 + a.to(gb::kDouble) / b.to(gb::kDouble) * 0.3).pow(2).sum();
+  CHECK(gb::monitor::detail::update_sumsq(p, -0.01, a, b, 0.3) == doctest::Approx(ref.item<double>()).epsilon(1e-6));
+  gb::Tensor ref2 = (a.to(gb::kDouble) * -0.1).pow(2).sum();
+  CHECK(gb::monitor::detail::update_sumsq(p, 0, a, gb::Tensor(), -0.1) == doctest::Approx(ref2.item<double>()).epsilon(1e-6));
+  CHECK(gb::monitor::detail::update_sumsq(p.to(gb::kDouble), 0, a.to(gb::kDouble), gb::Tensor(), -0.1) ==
+        doctest::Approx(ref2.item<double>()).epsilon(1e-12));
+}

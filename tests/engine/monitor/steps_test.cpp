@@ -1,0 +1,133 @@
+// Tests engine/monitor/steps.cpp: steps without a StepScope (each optimizer.step() ends one, with its loss and lr),
+// a StepScope still wins, loss spikes, memory growing step after step (a loss kept with its graph), and AMP
+// skipped steps and a collapsing loss scale.
+#include <doctest/doctest.h>
+
+#include <glassbox/glassbox.h>
+
+#include "engine/monitor/monitor_test_util.h"
+
+using gb::trace::AnomalyKind;
+
+namespace {
+struct Net : gb::nn::Module {
+  Net() { fc = register_module("fc", gb::nn::Linear(4, 2)); }
+  gb::Tensor forward(const gb::Tensor& x) { return fc->forward(x); }
+  gb::nn::Linear fc{nullptr};
+};
+}  // namespace
+
+TEST_CASE("without a StepScope each optimizer.step() ends a step: numbered from 0, with the loss and the lr") {
+  TempDir tmp;
+  std::string path = tmp.file("auto.db");
+  std::vector<double> losses;
+  {
+    gb::trace::Session session(path);
+    gb::manual_seed(0);
+    auto net = std::make_shared<Net>();
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.25));
+    for (int i = 0; i < 4; ++i) {
+      opt.zero_grad();
+      auto loss = gb::nn::functional::mse_loss(net->forward(gb::randn({8, 4})), gb::zeros({8, 2}));
+      loss.backward();
+      losses.push_back(loss.item<double>());
+      opt.step();
+      opt.param_groups()[0].options().set_lr(0.25 / (i + 2));
+    }
+  }
+  CHECK(sql_double(path, "SELECT count(*) FROM steps") == 4);
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(sql_double(path, "SELECT loss FROM steps WHERE step = " + std::to_string(i)) ==
+          doctest::Approx(losses[size_t(i)]));
+    CHECK(sql_double(path, "SELECT lr FROM steps WHERE step = " + std::to_string(i)) == doctest::Approx(0.25 / (i + 1)));
+    CHECK(sql_double(path, "SELECT skipped FROM steps WHERE step = " + std::to_string(i)) == 0);
+  }
+  // steps tile the run: each starts where the previous ended, and the ops of step 2 lie inside its window
+  CHECK(sql_double(path, "SELECT count(*) FROM steps a JOIN steps b ON b.step = a.step + 1 WHERE b.start_ns != a.end_ns") == 0);
+  CHECK(sql_double(path, "SELECT count(*) FROM spans s JOIN steps t ON t.step = s.step WHERE s.step = 2 AND s.kind = 0 "
+                         "AND (s.start_ns < t.start_ns OR s.start_ns > t.end_ns)") == 0);
+  CHECK(sql_double(path, "SELECT count(*) FROM spans WHERE step = 2 AND kind = 1") >= 2);  // its backward nodes
+}
+
+TEST_CASE("a StepScope wins: its numbers; the loss and lr it was not given are filled in") {
+  TempDir tmp;
+  std::string path = tmp.file("scope.db");
+  {
+    gb::trace::Session session(path);
+    auto net = std::make_shared<Net>();
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.5));
+    for (int i = 0; i < 3; ++i) {
+      gb::trace::StepScope step(100 + i);
+      opt.zero_grad();
+      auto loss = net->forward(gb::ones({2, 4})).sum();
+      loss.backward();
+      opt.step();
+      if (i == 1) step.set_loss(7.0);
+    }
+  }
+  CHECK(sql_double(path, "SELECT count(*) FROM steps") == 3);
+  CHECK(sql_double(path, "SELECT min(step) FROM steps") == 100);
+  CHECK(sql_double(path, "SELECT loss FROM steps WHERE step = 101") == 7.0);  // the user's value
+  CHECK(sql_double(path, "SELECT loss IS NOT NULL AND lr = 0.5 FROM steps WHERE step = 102") == 1);
+  CHECK(sql_double(path, "SELECT count(DISTINCT step) FROM grad_stats") == 3);
+}
+
+TEST_CASE("one mislabelled batch: a loss spike at exactly that step, and no other warning before it") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "loss_spike");
+  REQUIRE(!db.empty());
+  auto rows = read_anomalies(db);
+  auto spikes = of_kind(rows, AnomalyKind::loss_spike);
+  REQUIRE(spikes.size() == 1);
+  CHECK(spikes[0].step == 40);
+  CHECK(spikes[0].severity == 1);
+  CHECK(spikes[0].value > 5);
+  CHECK(spikes[0].message.find("loss spiked to") == 0);
+  for (const auto& r : rows) CHECK(r.step == 40);
+}
+
+TEST_CASE("a loss kept with its graph across steps: memory_growth, held by activations") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "kept_graph");
+  REQUIRE(!db.empty());
+  auto rows = read_anomalies(db);
+  auto growth = of_kind(rows, AnomalyKind::memory_growth);
+  REQUIRE(growth.size() == 1);
+  CHECK(growth[0].severity == 1);
+  CHECK(growth[0].value > 256 * 1024);  // bytes per step
+  CHECK(growth[0].message.find("cpu memory allocated at step end grew 6 steps in a row") == 0);
+  CHECK(growth[0].message.find("grew most: activation made by relu in act") != std::string::npos);
+  CHECK(warnings(rows) == 1);
+}
+
+TEST_CASE("AMP: skipped steps are info rows; a scale that keeps falling is a warning, once") {
+  TempDir tmp;
+  std::string path = tmp.file("amp.db");
+  {
+    gb::trace::Session session(path);
+    auto net = std::make_shared<Net>();
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.1));
+    // a scale so large that every scaled gradient overflows float32
+    gb::amp::GradScaler scaler(gb::amp::GradScalerOptions().init_scale(1e38).growth_interval(1000));
+    for (int i = 0; i < 8; ++i) {
+      opt.zero_grad();
+      auto loss = net->forward(gb::full({4, 4}, 1e3)).pow(2).sum();
+      scaler.scale(loss).backward();
+      scaler.step(opt);
+      scaler.update();
+    }
+  }
+  auto rows = read_anomalies(path);
+  auto skipped = of_kind(rows, AnomalyKind::amp_skipped_step);
+  CHECK(skipped.size() >= 5);
+  for (const auto& r : skipped) CHECK(r.severity == 0);
+  auto collapse = of_kind(rows, AnomalyKind::amp_scale_collapse);
+  REQUIRE(collapse.size() == 1);
+  CHECK(collapse[0].severity == 1);
+  CHECK(collapse[0].message.find("5 steps in a row were skipped") != std::string::npos);
+  CHECK(sql_double(path, "SELECT count(*) FROM steps WHERE skipped = 1") == skipped.size());
+  CHECK(sql_double(path, "SELECT grad_scale FROM steps WHERE step = 0") == doctest::Approx(1e38).epsilon(1e-6));
+  // with a GradScaler, a non-finite backward is expected: info, never an error
+  for (const auto& r : of_kind(rows, AnomalyKind::nonfinite_backward)) CHECK(r.severity == 0);
+}
