@@ -18,8 +18,8 @@ template <typename T>
 const T& get(const std::variant<std::monostate, double, int64_t, bool, std::string, Tensor, std::vector<int64_t>>& v,
              const char* want) {
   if (const T* p = std::get_if<T>(&v)) return *p;
-  throw Error(gb::detail::str_cat("IValue: expected ", want, " but the stored value is of another type (index ", v.index(),
-                              "); read it back with the accessor matching what forward stored"));
+  throw Error(gb::detail::str_cat("IValue: expected ", want, " but the stored value is of another type (index ",
+                                  v.index(), "); read it back with the accessor matching what forward stored"));
 }
 }  // namespace
 
@@ -68,7 +68,8 @@ std::string demangle(const char* name) {
 variable_list validate_custom_outputs(const std::string& fn_name, variable_list grads, const edge_list& edges,
                                       const std::vector<std::vector<int64_t>>& input_sizes) {
   GB_CHECK(grads.size() == edges.size(), "function ", fn_name, " returned an incorrect number of gradients (expected ",
-           edges.size(), ", got ", grads.size(), "); return one gradient per forward argument, gb::Tensor() for "
+           edges.size(), ", got ", grads.size(),
+           "); return one gradient per forward argument, gb::Tensor() for "
            "arguments without one");
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!edges[i].is_valid()) {
@@ -84,8 +85,8 @@ variable_list validate_custom_outputs(const std::string& fn_name, variable_list 
       for (size_t d = 0; d < want.size(); ++d)
         if (want[d] != 1 && want[d] != grads[i].size(lead + int64_t(d))) reducible = false;
     }
-    GB_CHECK(reducible, "Function ", fn_name, " returned an invalid gradient at index ", i, " - got ",
-             grads[i].sizes(), " but expected shape compatible with ", want);
+    GB_CHECK(reducible, "Function ", fn_name, " returned an invalid gradient at index ", i, " - got ", grads[i].sizes(),
+             " but expected shape compatible with ", want);
     grads[i] = sum_to(grads[i], want);
   }
   return grads;

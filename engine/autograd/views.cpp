@@ -80,7 +80,8 @@ void check_inplace_view(const Tensor& view, bool grad_needed) {
   Tensor base(impl->view_base);
   GB_CHECK(!(base.is_leaf() && base.requires_grad()),
            "a view of a leaf Variable that requires grad is being used in an in-place operation. (The view has shape ",
-           view.sizes(), ", its base ", base.sizes(), "; modify the leaf under gb::NoGradGuard if this is an update, "
+           view.sizes(), ", its base ", base.sizes(),
+           "; modify the leaf under gb::NoGradGuard if this is an update, "
            "or clone it first: y = x.clone(); y.select(...).mul_(...).)");
 }
 
@@ -114,8 +115,10 @@ variable_list CopySlices::apply(variable_list&& grads) {
   variable_list res;
   if (fn_) res = fn_->apply(variable_list{slice.clone()});
   if (should_compute_output(0)) {
-    if (!res.empty() && res[0].defined()) slice.copy_(res[0]);
-    else slice.zero_();
+    if (!res.empty() && res[0].defined())
+      slice.copy_(res[0]);
+    else
+      slice.zero_();
     out[0] = std::move(result);
   }
   for (size_t i = 1; i < out.size() && i < res.size(); ++i) out[i] = std::move(res[i]);

@@ -18,13 +18,20 @@ std::atomic<int64_t> g_next_param_id{1};
 
 trace::DType trace_dtype(ScalarType t) {
   switch (t) {
-    case kBool: return trace::DType::bool_;
-    case kInt: return trace::DType::int32;
-    case kLong: return trace::DType::int64;
-    case kHalf: return trace::DType::float16;
-    case kBFloat16: return trace::DType::bfloat16;
-    case kDouble: return trace::DType::float64;
-    default: return trace::DType::float32;
+    case kBool:
+      return trace::DType::bool_;
+    case kInt:
+      return trace::DType::int32;
+    case kLong:
+      return trace::DType::int64;
+    case kHalf:
+      return trace::DType::float16;
+    case kBFloat16:
+      return trace::DType::bfloat16;
+    case kDouble:
+      return trace::DType::float64;
+    default:
+      return trace::DType::float32;
   }
 }
 
@@ -81,10 +88,9 @@ ModuleCallScope::~ModuleCallScope() {
   t_current = prev_;
 }
 
-void replace_from(const std::vector<Tensor*>& refs, const variable_list& values, const char* what,
-                  const Module& m) {
-  GB_CHECK(values.size() == refs.size(), m.name(), " ", what, " returned ", values.size(), " tensors for ",
-           refs.size(), "; return one per tensor (or std::nullopt to keep them)");
+void replace_from(const std::vector<Tensor*>& refs, const variable_list& values, const char* what, const Module& m) {
+  GB_CHECK(values.size() == refs.size(), m.name(), " ", what, " returned ", values.size(), " tensors for ", refs.size(),
+           "; return one per tensor (or std::nullopt to keep them)");
   for (size_t i = 0; i < refs.size(); ++i) *refs[i] = values[i];
 }
 

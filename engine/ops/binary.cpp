@@ -6,12 +6,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 
@@ -102,7 +102,8 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
            " doesn't match the broadcast shape ", IntArrayRef(shape));
   ScalarType rt = result_type(self, other);
   GB_CHECK(promote_types(rt, self.scalar_type()) == self.scalar_type() || is_floating_point(self.scalar_type()), op,
-           ": result type ", to_string(rt), " can't be cast to the desired output type ", to_string(self.scalar_type()));
+           ": result type ", to_string(rt), " can't be cast to the desired output type ",
+           to_string(self.scalar_type()));
   Tensor oo = other.scalar_type() == self.scalar_type() ? other : detail::shallow_alias(other).to(self.scalar_type());
   detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -156,9 +157,8 @@ Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
                                                                 : Scalar(b.to_long() * alpha.to_long());
   Tensor out = scalar_kernel(a, v, "add", result_type(a, b), [](auto x, auto s) { return x + s; });
   if (autograd::needs_grad(a))
-    autograd::record("AddBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad()};
-    });
+    autograd::record("AddBackward1", {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
   return out;
 }
 
@@ -184,9 +184,8 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
                                                                 : Scalar(b.to_long() * alpha.to_long());
   Tensor out = scalar_kernel(a, v, "sub", result_type(a, b), [](auto x, auto s) { return x - s; });
   if (autograd::needs_grad(a))
-    autograd::record("SubBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad()};
-    });
+    autograd::record("SubBackward1", {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
   return out;
 }
 
@@ -194,18 +193,18 @@ Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   double al = alpha.to_double();
   Tensor out = scalar_kernel(a, b, "rsub", result_type(a, b), [al](auto x, auto s) { return s - decltype(x)(al) * x; });
   if (autograd::needs_grad(a))
-    autograd::record("RsubBackward1", {a}, out, {}, [al](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * (-al)};
-    });
+    autograd::record("RsubBackward1", {a}, out, {},
+                     [al](autograd::BackwardContext& c) { return variable_list{c.grad() * (-al)}; });
   return out;
 }
 
 // ---- mul / div ----
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = a.scalar_type() == kBool && b.scalar_type() == kBool
-                   ? binary_kernel(a.to(kInt64), b.to(kInt64), "mul", kInt64, [](auto x, auto y) { return x * y; }).to(kBool)
-                   : binary_kernel(a, b, "mul", result_type(a, b), [](auto x, auto y) { return x * y; });
+  Tensor out =
+      a.scalar_type() == kBool && b.scalar_type() == kBool
+          ? binary_kernel(a.to(kInt64), b.to(kInt64), "mul", kInt64, [](auto x, auto y) { return x * y; }).to(kBool)
+          : binary_kernel(a, b, "mul", result_type(a, b), [](auto x, auto y) { return x * y; });
   if (autograd::needs_grad(a, b))
     autograd::record("MulBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
                      [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
@@ -219,9 +218,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 Tensor mul(const Tensor& a, const Scalar& b) {
   Tensor out = scalar_kernel(a, b, "mul", result_type(a, b), [](auto x, auto s) { return x * s; });
   if (autograd::needs_grad(a))
-    autograd::record("MulBackward1", {a}, out, {}, [b](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * b};
-    });
+    autograd::record("MulBackward1", {a}, out, {},
+                     [b](autograd::BackwardContext& c) { return variable_list{c.grad() * b}; });
   return out;
 }
 
@@ -246,9 +244,8 @@ Tensor div(const Tensor& a, const Scalar& b) {
   if (!is_floating_point(rt)) rt = get_default_dtype();
   Tensor out = scalar_kernel(a, b, "div", rt, [](auto x, auto s) { return x / s; });
   if (autograd::needs_grad(a))
-    autograd::record("DivBackward1", {a}, out, {}, [b](autograd::BackwardContext& c) {
-      return variable_list{c.grad() / b};
-    });
+    autograd::record("DivBackward1", {a}, out, {},
+                     [b](autograd::BackwardContext& c) { return variable_list{c.grad() / b}; });
   return out;
 }
 
@@ -423,6 +420,8 @@ Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(full({}, a, TensorOptions().dtype(result_type(b, a)).device(b.device())), b); }
+Tensor operator/(const Scalar& a, const Tensor& b) {
+  return div(full({}, a, TensorOptions().dtype(result_type(b, a)).device(b.device())), b);
+}
 
 }  // namespace gb

@@ -12,12 +12,12 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/shape.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {

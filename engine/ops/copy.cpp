@@ -4,12 +4,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace detail {
@@ -37,10 +37,17 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
   int64_t R = src.size(0), C = src.size(1), sr = src.stride(0), sc = src.stride(1);
   if (sc == 1 || sc == 0 || sr == 0 || R < 32 || C < 32) return false;
   switch (src.element_size()) {
-    case 8: tiled_copy(static_cast<uint64_t*>(dst.data_ptr()), static_cast<const uint64_t*>(src.data_ptr()), R, C, sr, sc); return true;
-    case 4: tiled_copy(static_cast<uint32_t*>(dst.data_ptr()), static_cast<const uint32_t*>(src.data_ptr()), R, C, sr, sc); return true;
-    case 2: tiled_copy(static_cast<uint16_t*>(dst.data_ptr()), static_cast<const uint16_t*>(src.data_ptr()), R, C, sr, sc); return true;
-    default: return false;
+    case 8:
+      tiled_copy(static_cast<uint64_t*>(dst.data_ptr()), static_cast<const uint64_t*>(src.data_ptr()), R, C, sr, sc);
+      return true;
+    case 4:
+      tiled_copy(static_cast<uint32_t*>(dst.data_ptr()), static_cast<const uint32_t*>(src.data_ptr()), R, C, sr, sc);
+      return true;
+    case 2:
+      tiled_copy(static_cast<uint16_t*>(dst.data_ptr()), static_cast<const uint16_t*>(src.data_ptr()), R, C, sr, sc);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -64,10 +71,14 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     dispatch_all(src.scalar_type(), "copy_", [&](auto stag) {
       using S = typename decltype(stag)::type;
       unary_loop<D, S>(dst, src, [](S x) {
-        if constexpr (std::is_same_v<D, bool>) return bool(opmath_t<S>(x) != opmath_t<S>(0));
-        else if constexpr (std::is_same_v<S, bool>) return D(float(x));
-        else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(float(x));
-        else return D(opmath_t<S>(x));
+        if constexpr (std::is_same_v<D, bool>)
+          return bool(opmath_t<S>(x) != opmath_t<S>(0));
+        else if constexpr (std::is_same_v<S, bool>)
+          return D(float(x));
+        else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>)
+          return D(float(x));
+        else
+          return D(opmath_t<S>(x));
       });
     });
   });
@@ -78,7 +89,8 @@ void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
   if (!grad_needed) return;
   GB_CHECK(!(self.is_leaf() && self.requires_grad()),
            "a leaf Variable that requires grad is being used in an in-place operation (", op, " on a tensor of shape ",
-           self.sizes(), "). Wrap it in gb::NoGradGuard if this is an update (like an optimizer step), or use the "
+           self.sizes(),
+           "). Wrap it in gb::NoGradGuard if this is an update (like an optimizer step), or use the "
            "out-of-place op.");
   autograd::check_inplace_view(self, grad_needed);
 }
@@ -91,9 +103,8 @@ Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
   Tensor out = detail::make_empty(sizes(), t, device());
   detail::copy_into(out, *this);
   if (autograd::needs_grad(*this) && is_floating_point() && gb::is_floating_point(t))
-    autograd::record("ToCopyBackward0", {*this}, out, {}, [src = scalar_type()](autograd::BackwardContext& c) {
-      return variable_list{c.grad().to(src)};
-    });
+    autograd::record("ToCopyBackward0", {*this}, out, {},
+                     [src = scalar_type()](autograd::BackwardContext& c) { return variable_list{c.grad().to(src)}; });
   return out;
 }
 
@@ -111,7 +122,9 @@ Tensor Tensor::to(Device d) const {
            "reports the GPU itself); keep tensors on the cpu, or plan on meta");
   return *this;
 }
-Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const { return to(d).to(t, non_blocking, copy); }
+Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const {
+  return to(d).to(t, non_blocking, copy);
+}
 Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
   Tensor r = to(o.device());
   return o.has_dtype() ? r.to(o.dtype(), non_blocking, copy) : r;

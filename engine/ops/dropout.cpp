@@ -5,12 +5,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/generator.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {

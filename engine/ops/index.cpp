@@ -10,13 +10,13 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -25,8 +25,9 @@ constexpr int64_t kCopyGrain = 1 << 15;  // bytes below which a row copy stays o
 
 void check_index_dtype(const Tensor& index, const char* op, const char* arg = "index") {
   detail::check_device(index, op, arg);
-  GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op, "(): Expected dtype int64 or int32 ",
-                "for ", arg, ", but got ", to_string(index.scalar_type()), ". Convert it with .to(gb::kInt64)");
+  GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op,
+                "(): Expected dtype int64 or int32 ", "for ", arg, ", but got ", to_string(index.scalar_type()),
+                ". Convert it with .to(gb::kInt64)");
 }
 
 // The values of an index tensor (any strides, int64 or int32) as int64. On meta: zeros (a meta index has no values;
@@ -111,27 +112,28 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
     Tensor gc = detail::shallow_alias(g).contiguous();
     Split3 s = split_at(sizes, dim);
     const int64_t n = int64_t(idx.size());
-    if (!detail::skip_kernel(gc)) detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {  // meta: none
-      using T = typename decltype(tag)::type;
-      using M = opmath_t<T>;
-      const T* src = gc.data_ptr<T>();
-      T* dst = out.data_ptr<T>();
-      auto run = [&](int64_t o0, int64_t o1, int64_t j0, int64_t j1) {
-        for (int64_t o = o0; o < o1; ++o)
-          for (int64_t i = 0; i < n; ++i) {
-            if (idx[i] == skip) continue;
-            T* d = dst + (o * s.size + idx[i]) * s.inner;
-            const T* x = src + (o * n + i) * s.inner;
-            for (int64_t j = j0; j < j1; ++j) d[j] = T(M(d[j]) + M(x[j]));
-          }
-      };
-      int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(n * s.inner, 1));
-      if (s.outer > 1)
-        parallel_for(0, s.outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, s.inner); });
-      else
-        parallel_for(0, s.inner, std::max<int64_t>(64, detail::kElementwiseGrain / std::max<int64_t>(n, 1)),
-                     [&](int64_t b, int64_t e) { run(0, 1, b, e); });
-    });
+    if (!detail::skip_kernel(gc))
+      detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {  // meta: none
+        using T = typename decltype(tag)::type;
+        using M = opmath_t<T>;
+        const T* src = gc.data_ptr<T>();
+        T* dst = out.data_ptr<T>();
+        auto run = [&](int64_t o0, int64_t o1, int64_t j0, int64_t j1) {
+          for (int64_t o = o0; o < o1; ++o)
+            for (int64_t i = 0; i < n; ++i) {
+              if (idx[i] == skip) continue;
+              T* d = dst + (o * s.size + idx[i]) * s.inner;
+              const T* x = src + (o * n + i) * s.inner;
+              for (int64_t j = j0; j < j1; ++j) d[j] = T(M(d[j]) + M(x[j]));
+            }
+        };
+        int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(n * s.inner, 1));
+        if (s.outer > 1)
+          parallel_for(0, s.outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, s.inner); });
+        else
+          parallel_for(0, s.inner, std::max<int64_t>(64, detail::kElementwiseGrain / std::max<int64_t>(n, 1)),
+                       [&](int64_t b, int64_t e) { run(0, 1, b, e); });
+      });
   }
   if (autograd::needs_grad(g))
     autograd::record(name, {g}, out, {autograd::input(index)}, [dim, skip](autograd::BackwardContext& c) {
@@ -322,14 +324,14 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   Tensor out = index_select_kernel(weight, 0, idx, false).view(shape);
   // padding_idx < 0 means none (at::embedding's convention; torch.nn wraps negative values before calling it)
   if (autograd::needs_grad(weight))
-    autograd::record("EmbeddingBackward0", {weight}, out, {autograd::input(indices)},
-                     [V, D, padding_idx](autograd::BackwardContext& c) {
-                       const Tensor& index = c.saved(0);
-                       auto idx = checked_indices(index, V, 0, "embedding");
-                       Tensor g2 = c.grad().reshape({-1, D});
-                       return variable_list{
-                           index_add_zeros(g2, 0, idx, index, {V, D}, padding_idx, "EmbeddingDenseBackward0")};
-                     });
+    autograd::record(
+        "EmbeddingBackward0", {weight}, out, {autograd::input(indices)},
+        [V, D, padding_idx](autograd::BackwardContext& c) {
+          const Tensor& index = c.saved(0);
+          auto idx = checked_indices(index, V, 0, "embedding");
+          Tensor g2 = c.grad().reshape({-1, D});
+          return variable_list{index_add_zeros(g2, 0, idx, index, {V, D}, padding_idx, "EmbeddingDenseBackward0")};
+        });
   return out;
 }
 
@@ -343,7 +345,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
                 to_string(indices.scalar_type()));
   GB_CHECK(num_classes >= -1, "one_hot: num_classes should be -1 (infer) or a positive number, got ", num_classes);
   if (num_classes == -1)
-    detail::check_has_data(indices, "one_hot", "num_classes=-1 infers the class count from the values: pass num_classes");
+    detail::check_has_data(indices, "one_hot",
+                           "num_classes=-1 infers the class count from the values: pass num_classes");
   auto idx = index_values(indices, "one_hot");
   for (int64_t v : idx) GB_CHECK_INDEX(v >= 0, "one_hot(): Class values must be non-negative, got index ", v);
   if (num_classes == -1) {

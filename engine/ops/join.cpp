@@ -3,9 +3,9 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -51,9 +51,8 @@ Tensor cat(TensorList tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (legacy_skip(t) && int64_t(i) != ref) continue;
-    GB_CHECK(t.dim() == r.dim(), "cat(): Tensors must have same number of dimensions: got ", r.dim(), " and ",
-             t.dim(), " (tensor number ", ref, " has shape ", r.sizes(), ", tensor number ", i, " has shape ",
-             t.sizes(), ")");
+    GB_CHECK(t.dim() == r.dim(), "cat(): Tensors must have same number of dimensions: got ", r.dim(), " and ", t.dim(),
+             " (tensor number ", ref, " has shape ", r.sizes(), ", tensor number ", i, " has shape ", t.sizes(), ")");
     for (int64_t d = 0; d < r.dim(); ++d)
       GB_CHECK(d == dim || t.size(d) == r.size(d), "cat(): Sizes of tensors must match except in dimension ", dim,
                ". Expected size ", r.size(d), " but got size ", t.size(d), " for tensor number ", i,
@@ -134,8 +133,8 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   GB_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
   dim = detail::wrap_dim(dim, a.dim(), "split");
   int64_t dim_size = a.size(dim);
-  GB_CHECK(split_size > 0 || dim_size == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
-           dim_size);
+  GB_CHECK(split_size > 0 || dim_size == 0,
+           "split_size can only be 0 if dimension size is 0, but got dimension size of ", dim_size);
   int64_t num_splits = split_size == 0 ? 1 : std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
   int64_t last = split_size - (split_size * num_splits - dim_size);
   std::vector<Tensor> out;
@@ -151,7 +150,8 @@ std::vector<Tensor> split_with_sizes(const Tensor& a, IntArrayRef sizes, int64_t
   dim = detail::wrap_dim(dim, a.dim(), "split_with_sizes");
   int64_t dim_size = a.size(dim), total = 0;
   for (int64_t s : sizes) {
-    GB_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", sizes);
+    GB_CHECK(s >= 0,
+             "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", sizes);
     total += s;
   }
   GB_CHECK(total == dim_size, "split_with_sizes expects split_sizes to sum exactly to ", dim_size,

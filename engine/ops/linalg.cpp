@@ -12,6 +12,7 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/linalg.h"
@@ -19,7 +20,6 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -27,13 +27,20 @@ namespace {
 // The C++ spelling PyTorch prints for a dtype in its matmul messages ("float != double").
 const char* cpp_name(ScalarType t) {
   switch (t) {
-    case kBool: return "bool";
-    case kInt32: return "int";
-    case kInt64: return "long int";
-    case kHalf: return "c10::Half";
-    case kBFloat16: return "c10::BFloat16";
-    case kFloat: return "float";
-    case kDouble: return "double";
+    case kBool:
+      return "bool";
+    case kInt32:
+      return "int";
+    case kInt64:
+      return "long int";
+    case kHalf:
+      return "c10::Half";
+    case kBFloat16:
+      return "c10::BFloat16";
+    case kFloat:
+      return "float";
+    case kDouble:
+      return "double";
   }
   return "unknown";
 }
@@ -49,10 +56,11 @@ std::string x_shape(IntArrayRef s) {
 }
 
 void check_mat_dtypes(const Tensor& a, const Tensor& b, const char* op) {
-  GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), op, ": expected m1 and m2 to have the same dtype, but got: ",
-                cpp_name(a.scalar_type()), " != ", cpp_name(b.scalar_type()),
-                ". Convert one operand first, e.g. b.to(a.scalar_type())");
-  GB_CHECK_TYPE(a.scalar_type() != kBool, op, ": matrix products of bool tensors are not supported; convert to an "
+  GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), op,
+                ": expected m1 and m2 to have the same dtype, but got: ", cpp_name(a.scalar_type()),
+                " != ", cpp_name(b.scalar_type()), ". Convert one operand first, e.g. b.to(a.scalar_type())");
+  GB_CHECK_TYPE(a.scalar_type() != kBool, op,
+                ": matrix products of bool tensors are not supported; convert to an "
                 "integer or floating dtype first");
 }
 
@@ -100,10 +108,10 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
   Tensor a = blas_ready(a_in, la);
   Tensor b = blas_ready(b_in, lb);
   int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
-  GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k,
-           "x", m, " exceed what BLAS can index (2^31 - 1)");
+  GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k, "x",
+           m, " exceed what BLAS can index (2^31 - 1)");
   if (detail::skip_kernel(out)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
-  (void)get_num_threads();  // makes sure OpenBLAS has been given glassbox's thread count
+  (void)get_num_threads();               // makes sure OpenBLAS has been given glassbox's thread count
   const T* ap = a.data_ptr<T>();
   const T* bp = b.data_ptr<T>();
   T* cp = out.data_ptr<T>();
@@ -142,25 +150,33 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
   if (out.numel() == 0) return;
   if (a.size(2) == 0) {  // empty sum: BLAS may not touch C, so scale it here
     NoGradGuard ng;
-    if (beta == 0.0) detail::shallow_alias(out).zero_();
-    else if (beta != 1.0) detail::shallow_alias(out).mul_(beta);
+    if (beta == 0.0)
+      detail::shallow_alias(out).zero_();
+    else if (beta != 1.0)
+      detail::shallow_alias(out).mul_(beta);
     return;
   }
   switch (out.scalar_type()) {
-    case kFloat: return gemm_blas<float>(out, a, b, alpha, beta);
-    case kDouble: return gemm_blas<double>(out, a, b, alpha, beta);
+    case kFloat:
+      return gemm_blas<float>(out, a, b, alpha, beta);
+    case kDouble:
+      return gemm_blas<double>(out, a, b, alpha, beta);
     case kHalf:
     case kBFloat16: {  // through float: convert the operands once, multiply, round the result once
       Tensor a32 = detail::shallow_alias(a).to(kFloat);
       Tensor b32 = detail::shallow_alias(b).to(kFloat);
-      Tensor o32 = beta == 0.0 ? detail::make_empty(out.sizes(), kFloat, out.device()) : detail::shallow_alias(out).to(kFloat);
+      Tensor o32 =
+          beta == 0.0 ? detail::make_empty(out.sizes(), kFloat, out.device()) : detail::shallow_alias(out).to(kFloat);
       gemm_blas<float>(o32, a32, b32, alpha, beta);
       detail::copy_into(out, o32);
       return;
     }
-    case kInt64: return gemm_loop<int64_t>(out, a, b, alpha, beta);
-    case kInt32: return gemm_loop<int32_t>(out, a, b, alpha, beta);
-    case kBool: break;
+    case kInt64:
+      return gemm_loop<int64_t>(out, a, b, alpha, beta);
+    case kInt32:
+      return gemm_loop<int32_t>(out, a, b, alpha, beta);
+    case kBool:
+      break;
   }
   detail::throw_unsupported_dtype("matmul", out.scalar_type(), "a floating or integer dtype");
 }
@@ -213,8 +229,9 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   check_matrix(a, "addmm", "mat1");
   check_matrix(b, "addmm", "mat2");
   check_mat_dtypes(a, b, "addmm");
-  GB_CHECK_TYPE(self.scalar_type() == a.scalar_type(), "addmm: expected self and mat1 to have the same dtype, but got: ",
-                cpp_name(self.scalar_type()), " != ", cpp_name(a.scalar_type()));
+  GB_CHECK_TYPE(self.scalar_type() == a.scalar_type(),
+                "addmm: expected self and mat1 to have the same dtype, but got: ", cpp_name(self.scalar_type()),
+                " != ", cpp_name(a.scalar_type()));
   check_mm_shapes(a, b, "addmm");
   detail::check_same_device(a, self, "addmm");
   std::vector<int64_t> shape{a.size(0), b.size(1)};
@@ -296,8 +313,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   detail::check_device(a, "matmul", "self");
   detail::check_device(b, "matmul", "other", a);
   const int64_t da = a.dim(), db = b.dim();
-  GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ",
-           db, "D");
+  GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
+           "D");
   check_mat_dtypes(a, b, "matmul");
   const int64_t ka = a.size(-1), kb = db == 1 ? b.size(0) : b.size(-2);
   GB_CHECK(ka == kb, "matmul: mat1 and mat2 shapes cannot be multiplied (", x_shape(a.sizes()), " and ",
@@ -354,9 +371,9 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   GB_CHECK(input.dim() >= 1, "linear: input must have at least 1 dim (its last dim is in_features), got shape ",
            input.sizes());
   GB_CHECK(input.size(-1) == weight.size(1), "linear: mat1 and mat2 shapes cannot be multiplied (",
-           x_shape(input.dim() == 1 ? std::vector<int64_t>{1, input.size(0)}
-                                    : std::vector<int64_t>{input.numel() / std::max<int64_t>(input.size(-1), 1),
-                                                           input.size(-1)}),
+           x_shape(input.dim() == 1
+                       ? std::vector<int64_t>{1, input.size(0)}
+                       : std::vector<int64_t>{input.numel() / std::max<int64_t>(input.size(-1), 1), input.size(-1)}),
            " and ", x_shape(std::vector<int64_t>{weight.size(1), weight.size(0)}), "): input ", input.sizes(),
            " has in_features ", input.size(-1), " but weight ", weight.sizes(), " expects ", weight.size(1));
   if (bias.defined()) {
@@ -379,8 +396,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   // g^T @ x, contiguous (out,in)), so nothing is transposed or copied on the way to .grad.
   if (autograd::needs_grad(input, weight, bias))
     autograd::record("LinearBackward0", {input, weight, bias}, y, {autograd::input(input), autograd::input(weight)},
-                     [in_shape = input.sizes().vec(), bs = bias.defined() ? bias.sizes().vec() : std::vector<int64_t>{}](
-                         autograd::BackwardContext& c) {
+                     [in_shape = input.sizes().vec(),
+                      bs = bias.defined() ? bias.sizes().vec() : std::vector<int64_t>{}](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& w = c.saved(1);
                        Tensor g2 = c.grad().reshape({-1, w.size(0)});  // (rows, out)
@@ -413,12 +430,11 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
   gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
   if (autograd::needs_grad(a, b))
-    autograd::record("DotBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
-                     [](autograd::BackwardContext& c) {
-                       const Tensor& g = c.grad();
-                       return variable_list{c.needs(0) ? g * c.saved(1) : Tensor(),
-                                            c.needs(1) ? g * c.saved(0) : Tensor()};
-                     });
+    autograd::record(
+        "DotBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)}, [](autograd::BackwardContext& c) {
+          const Tensor& g = c.grad();
+          return variable_list{c.needs(0) ? g * c.saved(1) : Tensor(), c.needs(1) ? g * c.saved(0) : Tensor()};
+        });
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
@@ -20,7 +21,6 @@
 #include "glassbox/ops/shape.h"
 #include "ops/loops.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -55,8 +55,8 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   const int64_t n = int64_t(plan->pos.size());
-  Tensor out = detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct,
-                                  x.device());
+  Tensor out =
+      detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct, x.device());
   auto run = [&](auto zero) {
     if (detail::skip_kernel(out)) return;  // meta: no values
     using T = decltype(zero);

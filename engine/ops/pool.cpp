@@ -11,10 +11,10 @@
 
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/nn.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {

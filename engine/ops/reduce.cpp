@@ -13,6 +13,7 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -20,7 +21,6 @@
 #include "ops/reduce_kernels.h"
 #include "ops/reduce_util.h"
 #include "ops/vec_math.h"
-#include "core/op_scope.h"
 
 namespace gb {
 using namespace detail;  // the driver and reducers of reduce_kernels.h
@@ -128,7 +128,8 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
                      [](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& r = c.saved(1);
-                       Tensor hit = where(isnan(r), isnan(x), eq(x, r)).to(c.grad().scalar_type());  // no item(): runs on meta
+                       Tensor hit =
+                           where(isnan(r), isnan(x), eq(x, r)).to(c.grad().scalar_type());  // no item(): runs on meta
                        return variable_list{hit * (c.grad() / hit.sum())};
                      });
   return out;

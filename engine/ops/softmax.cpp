@@ -15,12 +15,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/loops.h"
 #include "ops/vec_math.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {

@@ -5,9 +5,9 @@
 
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/tensor_options.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb::detail {
 

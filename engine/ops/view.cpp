@@ -83,9 +83,8 @@ Tensor embed_grad(const Tensor& g, const std::vector<int64_t>& input_sizes, cons
     detail::copy_into(pick(out), g);
   }
   if (autograd::needs_grad(g))
-    autograd::record(name, {g}, out, {}, [pick](autograd::BackwardContext& c) {
-      return variable_list{pick(c.grad()).clone()};
-    });
+    autograd::record(name, {g}, out, {},
+                     [pick](autograd::BackwardContext& c) { return variable_list{pick(c.grad()).clone()}; });
   return out;
 }
 
@@ -106,20 +105,21 @@ Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::op
   int64_t last = offset;
   bool empty = false;
   for (size_t d = 0; d < size.size(); ++d) {
-    GB_CHECK(size[d] >= 0 && stride[d] >= 0, "as_strided: negative sizes or strides are not supported (sizes ",
-             size, ", strides ", stride, ")");
+    GB_CHECK(size[d] >= 0 && stride[d] >= 0, "as_strided: negative sizes or strides are not supported (sizes ", size,
+             ", strides ", stride, ")");
     if (size[d] == 0) empty = true;
     last += (size[d] - 1) * stride[d];
   }
   int64_t have = a.storage()->nbytes / a.element_size();
-  GB_CHECK(offset >= 0 && (empty || last < have), "setStorage: sizes ", size, ", strides ", stride,
-           ", storage offset ", offset, ", and itemsize ", a.element_size(), " requiring a storage size of ",
-           (last + 1) * a.element_size(), " are out of bounds for storage of size ", a.storage()->nbytes);
+  GB_CHECK(offset >= 0 && (empty || last < have), "setStorage: sizes ", size, ", strides ", stride, ", storage offset ",
+           offset, ", and itemsize ", a.element_size(), " requiring a storage size of ", (last + 1) * a.element_size(),
+           " are out of bounds for storage of size ", a.storage()->nbytes);
   Tensor out = make_view_of(a, size.vec(), stride.vec(), offset);
   if (autograd::needs_grad(a))
-    autograd::record("AsStridedBackward0", {a}, out, {}, [geo = autograd::geometry_of(a, out)](autograd::BackwardContext& c) {
-      return variable_list{autograd::strided_embed(c.grad(), geo)};
-    });
+    autograd::record("AsStridedBackward0", {a}, out, {},
+                     [geo = autograd::geometry_of(a, out)](autograd::BackwardContext& c) {
+                       return variable_list{autograd::strided_embed(c.grad(), geo)};
+                     });
   return out;
 }
 
@@ -127,9 +127,10 @@ Tensor view(const Tensor& a, IntArrayRef shape) {
   detail::check_defined(a, "view");
   auto sizes = infer_size(shape, a.numel(), "view");
   auto strides = compute_stride(a.sizes(), a.strides(), sizes);
-  GB_CHECK(strides.has_value(), "view size is not compatible with input tensor's size and stride (at least one dimension "
-           "spans across two contiguous subspaces): input ", a.sizes(), " with strides ", a.strides(), " viewed as ",
-           IntArrayRef(sizes), ". Use .reshape(...) instead.");
+  GB_CHECK(strides.has_value(),
+           "view size is not compatible with input tensor's size and stride (at least one dimension "
+           "spans across two contiguous subspaces): input ",
+           a.sizes(), " with strides ", a.strides(), " viewed as ", IntArrayRef(sizes), ". Use .reshape(...) instead.");
   Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
   return record_reshape_back(out, a, "ViewBackward0");
 }
@@ -156,18 +157,18 @@ Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
   std::swap(strides[d0], strides[d1]);
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
   if (autograd::needs_grad(a))
-    autograd::record("TransposeBackward0", {a}, out, {}, [d0, d1](autograd::BackwardContext& c) {
-      return variable_list{c.grad().transpose(d0, d1)};
-    });
+    autograd::record("TransposeBackward0", {a}, out, {},
+                     [d0, d1](autograd::BackwardContext& c) { return variable_list{c.grad().transpose(d0, d1)}; });
   return out;
 }
 
 Tensor permute(const Tensor& a, IntArrayRef dims) {
   detail::check_defined(a, "permute");
   int64_t n = a.dim();
-  GB_CHECK(int64_t(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor input does not match the "
-           "length of the desired ordering of dimensions i.e. input.dim() = ", n, " is not equal to len(dims) = ",
-           dims.size());
+  GB_CHECK(int64_t(dims.size()) == n,
+           "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+           "length of the desired ordering of dimensions i.e. input.dim() = ",
+           n, " is not equal to len(dims) = ", dims.size());
   std::vector<int64_t> sizes(n), strides(n), inverse(n);
   std::vector<bool> seen(n, false);
   for (int64_t i = 0; i < n; ++i) {
@@ -180,9 +181,8 @@ Tensor permute(const Tensor& a, IntArrayRef dims) {
   }
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
   if (autograd::needs_grad(a))
-    autograd::record("PermuteBackward0", {a}, out, {}, [inverse](autograd::BackwardContext& c) {
-      return variable_list{c.grad().permute(inverse)};
-    });
+    autograd::record("PermuteBackward0", {a}, out, {},
+                     [inverse](autograd::BackwardContext& c) { return variable_list{c.grad().permute(inverse)}; });
   return out;
 }
 
@@ -194,7 +194,8 @@ Tensor t(const Tensor& a) {
   return transpose(a, 0, 1);
 }
 
-Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt, int64_t step) {
+Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
+             int64_t step) {
   detail::check_defined(a, "slice");
   GB_CHECK(a.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
   GB_CHECK(step > 0, "slice step must be positive, got ", step);
@@ -213,11 +214,11 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std
   strides[dim] *= step;
   Tensor out = make_view_of(a, sizes, strides, offset);
   if (autograd::needs_grad(a))
-    autograd::record("SliceBackward0", {a}, out, {},
-                     [s = a.sizes().vec(), dim, start, end, step](autograd::BackwardContext& c) {
-                       return variable_list{embed_grad(c.grad(), s, "SliceBackwardBackward0",
-                                                       [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
-                     });
+    autograd::record(
+        "SliceBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, start, end, step](autograd::BackwardContext& c) {
+          return variable_list{embed_grad(c.grad(), s, "SliceBackwardBackward0",
+                                          [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
+        });
   return out;
 }
 
@@ -250,8 +251,8 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
   Tensor out = make_view_of(a, sizes, strides, offset);
   if (autograd::needs_grad(a))
     autograd::record("SelectBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, index](autograd::BackwardContext& c) {
-      return variable_list{embed_grad(c.grad(), s, "SelectBackwardBackward0",
-                                      [=](const Tensor& t) { return t.select(dim, index); })};
+      return variable_list{
+          embed_grad(c.grad(), s, "SelectBackwardBackward0", [=](const Tensor& t) { return t.select(dim, index); })};
     });
   return out;
 }
@@ -259,9 +260,8 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
 Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
   detail::check_defined(a, "expand");
   int64_t n = int64_t(sizes_in.size()), ad = a.dim();
-  GB_CHECK(n >= ad, "expand(", a.toString(), "{", a.sizes(), "}, size=", sizes_in,
-           "): the number of sizes provided (", n, ") must be greater or equal to the number of dimensions in the tensor (",
-           ad, ")");
+  GB_CHECK(n >= ad, "expand(", a.toString(), "{", a.sizes(), "}, size=", sizes_in, "): the number of sizes provided (",
+           n, ") must be greater or equal to the number of dimensions in the tensor (", ad, ")");
   std::vector<int64_t> sizes(n), strides(n);
   for (int64_t i = n - 1; i >= 0; --i) {
     int64_t off = i - (n - ad);
@@ -269,13 +269,13 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
     if (off >= 0) {
       int64_t have = a.size(off);
       if (want == -1) want = have;
-      GB_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
-               ") must match the existing size (", have, ") at non-singleton dimension ", i, ".  Target sizes: ",
-               sizes_in, ".  Tensor sizes: ", a.sizes());
+      GB_CHECK(have == want || have == 1, "The expanded size of the tensor (", want, ") must match the existing size (",
+               have, ") at non-singleton dimension ", i, ".  Target sizes: ", sizes_in, ".  Tensor sizes: ", a.sizes());
       sizes[i] = want;
       strides[i] = have == want ? a.stride(off) : 0;
     } else {
-      GB_CHECK(want >= 0, "The expanded size of the tensor (", want, ") isn't allowed in a leading, non-existing dimension ", i);
+      GB_CHECK(want >= 0, "The expanded size of the tensor (", want,
+               ") isn't allowed in a leading, non-existing dimension ", i);
       sizes[i] = want;
       strides[i] = 0;
     }
@@ -367,10 +367,20 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   int64_t d = 0;
   for (const auto& ix : indices) {
     switch (ix.kind()) {
-      case TensorIndex::Kind::Integer: r = r.select(d, ix.integer()); break;
-      case TensorIndex::Kind::Slice: r = r.slice(d, ix.slice().start, ix.slice().stop, ix.slice().step); ++d; break;
-      case TensorIndex::Kind::None: r = r.unsqueeze(d); ++d; break;
-      case TensorIndex::Kind::Ellipsis: d += dim() - consumed; break;
+      case TensorIndex::Kind::Integer:
+        r = r.select(d, ix.integer());
+        break;
+      case TensorIndex::Kind::Slice:
+        r = r.slice(d, ix.slice().start, ix.slice().stop, ix.slice().step);
+        ++d;
+        break;
+      case TensorIndex::Kind::None:
+        r = r.unsqueeze(d);
+        ++d;
+        break;
+      case TensorIndex::Kind::Ellipsis:
+        d += dim() - consumed;
+        break;
     }
   }
   return r;

@@ -37,13 +37,13 @@ namespace gb::autograd {
 class IValue {
  public:
   IValue() = default;
-  IValue(double v) : v_(v) {}  // NOLINT
-  IValue(int64_t v) : v_(v) {}  // NOLINT
-  IValue(int v) : v_(int64_t(v)) {}  // NOLINT
-  IValue(bool v) : v_(v) {}  // NOLINT
-  IValue(std::string v) : v_(std::move(v)) {}  // NOLINT
-  IValue(const char* v) : v_(std::string(v)) {}  // NOLINT
-  IValue(Tensor v) : v_(std::move(v)) {}  // NOLINT
+  IValue(double v) : v_(v) {}                           // NOLINT
+  IValue(int64_t v) : v_(v) {}                          // NOLINT
+  IValue(int v) : v_(int64_t(v)) {}                     // NOLINT
+  IValue(bool v) : v_(v) {}                             // NOLINT
+  IValue(std::string v) : v_(std::move(v)) {}           // NOLINT
+  IValue(const char* v) : v_(std::string(v)) {}         // NOLINT
+  IValue(Tensor v) : v_(std::move(v)) {}                // NOLINT
   IValue(std::vector<int64_t> v) : v_(std::move(v)) {}  // NOLINT
 
   double toDouble() const;
@@ -151,8 +151,10 @@ struct Function {
       result = T::forward(&node->ctx_, std::forward<Args>(args)...);
     }
     variable_list outputs;
-    if constexpr (std::is_same_v<Ret, Tensor>) outputs = {result};
-    else outputs = result;
+    if constexpr (std::is_same_v<Ret, Tensor>)
+      outputs = {result};
+    else
+      outputs = result;
 
     if (any_grad) {
       node->mutable_next_edges() = std::move(edges);
@@ -176,8 +178,10 @@ struct Function {
       for (const auto& t : node->ctx_.to_save_) node->ctx_.saved_.emplace_back(t, false);
     }
     node->ctx_.to_save_.clear();
-    if constexpr (std::is_same_v<Ret, Tensor>) return outputs[0];
-    else return outputs;
+    if constexpr (std::is_same_v<Ret, Tensor>)
+      return outputs[0];
+    else
+      return outputs;
   }
 
  private:
