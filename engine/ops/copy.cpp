@@ -56,7 +56,6 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
-  detail::OpScope op_scope("copy_");
   check_device(dst, "copy_", "self");
   check_device(src, "copy_", "src");
   auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
@@ -100,8 +99,10 @@ void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
 Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
   detail::check_defined(*this, "to");
   if (t == scalar_type() && !copy) return *this;
+  detail::OpScope op_scope("to", {*this});
   Tensor out = detail::make_empty(sizes(), t, device());
   detail::copy_into(out, *this);
+  op_scope.set_output(out);
   if (autograd::needs_grad(*this) && is_floating_point() && gb::is_floating_point(t))
     autograd::record("ToCopyBackward0", {*this}, out, {},
                      [src = scalar_type()](autograd::BackwardContext& c) { return variable_list{c.grad().to(src)}; });
@@ -132,8 +133,10 @@ Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
 
 Tensor Tensor::clone() const {
   detail::check_defined(*this, "clone");
+  detail::OpScope op_scope("clone", {*this});
   Tensor out = detail::make_empty(sizes(), scalar_type(), device());
   detail::copy_into(out, *this);
+  op_scope.set_output(out);
   if (autograd::needs_grad(*this))
     autograd::record("CloneBackward0", {*this}, out, {},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
@@ -149,7 +152,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   detail::check_defined(src, "copy_", "src");
   if (src.is_same(*this)) return *this;
   return detail::apply_inplace(
-      *this, autograd::needs_grad(src), false, "copy_",
+      *this, {src}, autograd::needs_grad(src), false, "copy_",
       [&](const Tensor& self) {
         Tensor out = detail::make_empty(self.sizes(), self.scalar_type(), self.device());
         detail::copy_into(out, src);
@@ -166,7 +169,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 
 Tensor& Tensor::fill_(const Scalar& v) {
   return detail::apply_inplace(
-      *this, false, false, "fill_",
+      *this, {}, false, false, "fill_",
       [&](const Tensor& self) {
         Tensor out = full(self.sizes(), v, self.options());
         if (autograd::needs_grad(self))

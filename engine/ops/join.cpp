@@ -26,6 +26,12 @@ ScalarType promoted_dtype(TensorList ts) {
 // PyTorch's legacy rule: a 1-D tensor with no elements is skipped by cat whatever the other shapes are.
 bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
+// The i-th of a list's tensors, undefined past its end: the op scope takes a fixed list (it keeps six at most).
+const Tensor& nth(TensorList ts, size_t i) {
+  static const Tensor none;
+  return i < ts.size() ? ts[i] : none;
+}
+
 }  // namespace
 
 // ---- cat ----
@@ -33,8 +39,9 @@ bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 Tensor cat(TensorList tensors, int64_t dim) {
   GB_AUTOCAST(promote, cat, tensors, dim);
   GB_CHECK(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
+  detail::OpScope op_scope(
+      "cat", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3), nth(tensors, 4), nth(tensors, 5)});
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::OpScope op_scope("cat");
     detail::check_device(tensors[i], "cat", "tensors", tensors[0]);
     GB_CHECK(tensors[i].dim() > 0, "cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated; ",
              "unsqueeze it first or use stack");
@@ -75,6 +82,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
     detail::copy_into(raw_narrow(out, dim, off, t.size(dim)), t);
     off += t.size(dim);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad_list(tensors))
     autograd::record("CatBackward0", autograd::collect_edges(tensors), {&out}, {},
                      [dim, offsets, lengths, in_sizes](autograd::BackwardContext& c) {
@@ -96,8 +104,9 @@ Tensor stack(TensorList tensors, int64_t dim) {
   GB_AUTOCAST(promote, stack, tensors, dim);
   GB_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   const Tensor& r = tensors[0];
+  detail::OpScope op_scope(
+      "stack", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3), nth(tensors, 4), nth(tensors, 5)});
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::OpScope op_scope("stack");
     detail::check_device(tensors[i], "stack", "tensors", tensors[0]);
     GB_CHECK(tensors[i].sizes() == r.sizes(), "stack expects each tensor to be equal size, but got ", r.sizes(),
              " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
@@ -114,6 +123,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
     strides.erase(strides.begin() + dim);
     detail::copy_into(detail::make_view(out, sizes, strides, offset), tensors[i]);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad_list(tensors))
     autograd::record("StackBackward0", autograd::collect_edges(tensors), {&out}, {},
                      [dim, n = tensors.size()](autograd::BackwardContext& c) {

@@ -14,7 +14,7 @@ namespace {
 
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {self});
   detail::check_device(self, op, "self");
   bool grad_needed = GradMode::is_enabled() && self.requires_grad();
   detail::check_inplace(self, grad_needed, op);
@@ -28,6 +28,7 @@ Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
     });
   if (!target.is_same(self)) detail::copy_into(self, target);
   detail::bump_version(self);
+  op_scope.set_output(self);
   // A fresh value: on a view, the base's history gets a CopySlices that sends no gradient to the old values.
   if (grad_needed && self.unsafe_impl()->view_base) autograd::rebase_view_history(self, nullptr, {}, Tensor());
   return self;

@@ -45,7 +45,6 @@ ScalarType acc_type_for(ScalarType t) {
 }  // namespace
 
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  detail::OpScope op_scope("sum");
   check_device(a, "sum");
   auto keep_shape = reduced_shape(a.sizes(), mask, true);
   ScalarType acc_t = acc_type_for(out_dtype);
@@ -102,6 +101,7 @@ Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, 
   }
   Tensor out = acc_t == out_dtype ? acc : acc.to(out_dtype);
   if (!keepdim) out = out.reshape(reduced_shape(a.sizes(), mask, false));
+  op_output(out);  // the result of the op that called (sum, mean): the kernel opens no scope of its own
   return out;
 }
 
@@ -116,6 +116,7 @@ ScalarType sum_dtype(const Tensor& a, std::optional<ScalarType> dtype) {
 
 Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   if (!dtype) GB_AUTOCAST(fp32, sum, a, dims, keepdim, dtype);
+  detail::OpScope op_scope("sum", {a});
   detail::check_defined(a, "sum");
   auto mask = detail::dim_mask(dims, a.dim(), "sum");
   Tensor out;
@@ -134,6 +135,7 @@ Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<Scalar
 Tensor sum(const Tensor& a, std::optional<ScalarType> dtype) { return sum(a, IntArrayRef{}, false, dtype); }
 
 Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  detail::OpScope op_scope("mean", {a});
   detail::check_defined(a, "mean");
   ScalarType t = dtype.value_or(a.scalar_type());
   GB_CHECK_TYPE(is_floating_point(t),
