@@ -8,6 +8,7 @@
 
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 
@@ -94,9 +95,11 @@ variable_list validate_custom_outputs(const std::string& fn_name, variable_list 
 
 void set_history_for_outputs(const std::shared_ptr<Node>& node, variable_list& outputs,
                              const std::vector<const TensorImpl*>& non_differentiable) {
+  const Tensor* first_defined = nullptr;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor& o = outputs[i];
     if (!o.defined()) continue;
+    if (!first_defined) first_defined = &o;
     bool nondiff = false;
     for (const TensorImpl* p : non_differentiable)
       if (p == o.unsafe_impl()) nondiff = true;
@@ -105,10 +108,25 @@ void set_history_for_outputs(const std::shared_ptr<Node>& node, variable_list& o
     if (o.requires_grad()) o = gb::detail::shallow_alias(o);
     set_history(o, node, uint32_t(i));
   }
+  // the node is not made by record(): link it to the Function's op (run_as_op) here
+  link_to_op(*node, first_defined);
 }
 
 Tensor zeros_for(const std::vector<int64_t>& sizes, ScalarType dtype, Device device) {
   return zeros(sizes, TensorOptions().dtype(dtype).device(device));
+}
+
+void run_as_op(const char* name, const Tensor* const* inputs, size_t n_inputs, const variable_list& outputs,
+               void (*body)(void*), void* arg) {
+  static const Tensor none;
+  auto in = [&](size_t i) -> const Tensor& { return i < n_inputs ? *inputs[i] : none; };
+  gb::detail::OpScope op_scope(name, {in(0), in(1), in(2), in(3), in(4), in(5)});
+  body(arg);
+  for (const Tensor& o : outputs)
+    if (o.defined()) {
+      op_scope.set_output(o);
+      break;
+    }
 }
 
 }  // namespace detail
