@@ -8,6 +8,7 @@
 
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 
@@ -18,8 +19,8 @@ template <typename T>
 const T& get(const std::variant<std::monostate, double, int64_t, bool, std::string, Tensor, std::vector<int64_t>>& v,
              const char* want) {
   if (const T* p = std::get_if<T>(&v)) return *p;
-  throw Error(gb::detail::str_cat("IValue: expected ", want, " but the stored value is of another type (index ", v.index(),
-                              "); read it back with the accessor matching what forward stored"));
+  throw Error(gb::detail::str_cat("IValue: expected ", want, " but the stored value is of another type (index ",
+                                  v.index(), "); read it back with the accessor matching what forward stored"));
 }
 }  // namespace
 
@@ -68,7 +69,8 @@ std::string demangle(const char* name) {
 variable_list validate_custom_outputs(const std::string& fn_name, variable_list grads, const edge_list& edges,
                                       const std::vector<std::vector<int64_t>>& input_sizes) {
   GB_CHECK(grads.size() == edges.size(), "function ", fn_name, " returned an incorrect number of gradients (expected ",
-           edges.size(), ", got ", grads.size(), "); return one gradient per forward argument, gb::Tensor() for "
+           edges.size(), ", got ", grads.size(),
+           "); return one gradient per forward argument, gb::Tensor() for "
            "arguments without one");
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!edges[i].is_valid()) {
@@ -84,8 +86,8 @@ variable_list validate_custom_outputs(const std::string& fn_name, variable_list 
       for (size_t d = 0; d < want.size(); ++d)
         if (want[d] != 1 && want[d] != grads[i].size(lead + int64_t(d))) reducible = false;
     }
-    GB_CHECK(reducible, "Function ", fn_name, " returned an invalid gradient at index ", i, " - got ",
-             grads[i].sizes(), " but expected shape compatible with ", want);
+    GB_CHECK(reducible, "Function ", fn_name, " returned an invalid gradient at index ", i, " - got ", grads[i].sizes(),
+             " but expected shape compatible with ", want);
     grads[i] = sum_to(grads[i], want);
   }
   return grads;
@@ -93,9 +95,11 @@ variable_list validate_custom_outputs(const std::string& fn_name, variable_list 
 
 void set_history_for_outputs(const std::shared_ptr<Node>& node, variable_list& outputs,
                              const std::vector<const TensorImpl*>& non_differentiable) {
+  const Tensor* first_defined = nullptr;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor& o = outputs[i];
     if (!o.defined()) continue;
+    if (!first_defined) first_defined = &o;
     bool nondiff = false;
     for (const TensorImpl* p : non_differentiable)
       if (p == o.unsafe_impl()) nondiff = true;
@@ -104,10 +108,25 @@ void set_history_for_outputs(const std::shared_ptr<Node>& node, variable_list& o
     if (o.requires_grad()) o = gb::detail::shallow_alias(o);
     set_history(o, node, uint32_t(i));
   }
+  // the node is not made by record(): link it to the Function's op (run_as_op) here
+  link_to_op(*node, first_defined);
 }
 
 Tensor zeros_for(const std::vector<int64_t>& sizes, ScalarType dtype, Device device) {
   return zeros(sizes, TensorOptions().dtype(dtype).device(device));
+}
+
+void run_as_op(const char* name, const Tensor* const* inputs, size_t n_inputs, const variable_list& outputs,
+               void (*body)(void*), void* arg) {
+  static const Tensor none;
+  auto in = [&](size_t i) -> const Tensor& { return i < n_inputs ? *inputs[i] : none; };
+  gb::detail::OpScope op_scope(name, {in(0), in(1), in(2), in(3), in(4), in(5)});
+  body(arg);
+  for (const Tensor& o : outputs)
+    if (o.defined()) {
+      op_scope.set_output(o);
+      break;
+    }
 }
 
 }  // namespace detail

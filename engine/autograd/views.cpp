@@ -1,8 +1,11 @@
 // engine/autograd/views.cpp — view tracking, CopySlices and regenerated view grad_fns (the design is in views.h).
 #include "autograd/views.h"
 
+#include <optional>
+
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
@@ -64,6 +67,9 @@ void regenerate_view_grad_fn(const Tensor& view) {
     }
     return;
   }
+  // Its own op (as_strided of the base): regeneration happens wherever a stale view's grad_fn is first read, inside
+  // another op (whose own node must keep that op's span) or outside any.
+  gb::detail::OpScope op_scope("as_strided", {base});
   Tensor v = view;
   record("AsStridedBackward0", edge_list{gradient_edge(base)}, {&v}, {},
          [geo = geometry_of(base, view)](BackwardContext& c) { return variable_list{strided_embed(c.grad(), geo)}; });
@@ -80,13 +86,18 @@ void check_inplace_view(const Tensor& view, bool grad_needed) {
   Tensor base(impl->view_base);
   GB_CHECK(!(base.is_leaf() && base.requires_grad()),
            "a view of a leaf Variable that requires grad is being used in an in-place operation. (The view has shape ",
-           view.sizes(), ", its base ", base.sizes(), "; modify the leaf under gb::NoGradGuard if this is an update, "
+           view.sizes(), ", its base ", base.sizes(),
+           "; modify the leaf under gb::NoGradGuard if this is an update, "
            "or clone it first: y = x.clone(); y.select(...).mul_(...).)");
 }
 
 void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn, const Edge& stand_in_edge,
                          const Tensor& result) {
   Tensor base(view.unsafe_impl()->view_base);
+  // CopySlices belongs to the in-place op the user called (apply_inplace and the random fills open its scope);
+  // "copy_slices" only if some caller has none.
+  std::optional<gb::detail::OpScope> own_scope;
+  if (!gb::detail::OpScope::current()) own_scope.emplace("copy_slices", gb::detail::OpScope::Inputs{view, result});
   std::shared_ptr<Node> f = fn;
   if (f && !f->next_edges().empty()) {
     const Edge& e0 = f->next_edge(0);
@@ -100,6 +111,10 @@ void rebase_view_history(const Tensor& view, const std::shared_ptr<Node>& fn, co
     for (size_t i = 1; i < f->next_edges().size(); ++i) edges.push_back(f->next_edge(i));
   auto copy_slices = std::make_shared<CopySlices>(std::move(edges), geometry_of(base, view), std::move(f));
   set_history(base, copy_slices, 0);
+  link_to_op(*copy_slices, &view);
+  // the in-place op's own node (run by CopySlices, never by the engine) when it had none recorded in a nested op
+  if (const auto& inner = copy_slices->fn(); inner && inner->forward_span_id == 0)
+    inner->forward_span_id = copy_slices->forward_span_id;
   regenerate_view_grad_fn(view);
 }
 
@@ -114,8 +129,10 @@ variable_list CopySlices::apply(variable_list&& grads) {
   variable_list res;
   if (fn_) res = fn_->apply(variable_list{slice.clone()});
   if (should_compute_output(0)) {
-    if (!res.empty() && res[0].defined()) slice.copy_(res[0]);
-    else slice.zero_();
+    if (!res.empty() && res[0].defined())
+      slice.copy_(res[0]);
+    else
+      slice.zero_();
     out[0] = std::move(result);
   }
   for (size_t i = 1; i < out.size() && i < res.size(); ++i) out[i] = std::move(res[i]);

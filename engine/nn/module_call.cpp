@@ -5,6 +5,7 @@
 
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/memory/category.h"
 #include "glassbox/nn/module.h"
@@ -19,13 +20,20 @@ std::atomic<int64_t> g_next_param_id{1};
 
 trace::DType trace_dtype(ScalarType t) {
   switch (t) {
-    case kBool: return trace::DType::bool_;
-    case kInt: return trace::DType::int32;
-    case kLong: return trace::DType::int64;
-    case kHalf: return trace::DType::float16;
-    case kBFloat16: return trace::DType::bfloat16;
-    case kDouble: return trace::DType::float64;
-    default: return trace::DType::float32;
+    case kBool:
+      return trace::DType::bool_;
+    case kInt:
+      return trace::DType::int32;
+    case kLong:
+      return trace::DType::int64;
+    case kHalf:
+      return trace::DType::float16;
+    case kBFloat16:
+      return trace::DType::bfloat16;
+    case kDouble:
+      return trace::DType::float64;
+    default:
+      return trace::DType::float32;
   }
 }
 
@@ -84,10 +92,9 @@ ModuleCallScope::~ModuleCallScope() {
   t_current = prev_;
 }
 
-void replace_from(const std::vector<Tensor*>& refs, const variable_list& values, const char* what,
-                  const Module& m) {
-  GB_CHECK(values.size() == refs.size(), m.name(), " ", what, " returned ", values.size(), " tensors for ",
-           refs.size(), "; return one per tensor (or std::nullopt to keep them)");
+void replace_from(const std::vector<Tensor*>& refs, const variable_list& values, const char* what, const Module& m) {
+  GB_CHECK(values.size() == refs.size(), m.name(), " ", what, " returned ", values.size(), " tensors for ", refs.size(),
+           "; return one per tensor (or std::nullopt to keep them)");
   for (size_t i = 0; i < refs.size(); ++i) *refs[i] = values[i];
 }
 
@@ -139,9 +146,15 @@ struct OutputsNode final : autograd::Node {
   std::shared_ptr<BackwardHookState> state;
 };
 
-// Routes each tensor that requires grad through `node` (identity forward; the gradient passes through apply).
+const Tensor& nth(const variable_list& ts, size_t i) {
+  static const Tensor none;
+  return i < ts.size() ? ts[i] : none;
+}
+
+// Routes each tensor that requires grad through a new node N (identity forward; the gradient passes through apply).
+// The node is made and linked inside an op of its own, "backward_hook", like any op that records a node.
 template <typename N>
-bool wrap(const std::shared_ptr<N>& node, variable_list& tensors) {
+bool wrap(const std::shared_ptr<BackwardHookState>& state, variable_list& tensors) {
   if (!GradMode::is_enabled()) return false;
   autograd::edge_list edges;
   bool any = false;
@@ -151,14 +164,21 @@ bool wrap(const std::shared_ptr<N>& node, variable_list& tensors) {
     edges.push_back(std::move(e));
   }
   if (!any) return false;
+  // inputs: the tensors as passed (an identity: each is replaced below by an alias of itself, same shape and dtype)
+  gb::detail::OpScope op_scope("backward_hook", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3),
+                                                 nth(tensors, 4), nth(tensors, 5)});
+  auto node = std::make_shared<N>(state);
   node->mutable_next_edges() = std::move(edges);
   node->set_inputs(uint32_t(tensors.size()));
+  const Tensor* first = nullptr;
   for (size_t i = 0; i < tensors.size(); ++i) {
     Tensor& t = tensors[i];
     if (!t.defined() || !node->next_edges()[i].is_valid()) continue;
     t = gb::detail::shallow_alias(t);
     autograd::set_history(t, node, uint32_t(i));
+    if (!first) first = &t;
   }
+  autograd::link_to_op(*node, first);
   return true;
 }
 
@@ -168,14 +188,12 @@ std::shared_ptr<BackwardHookState> backward_hooks_begin(Module& m, variable_list
   auto state = std::make_shared<BackwardHookState>();
   state->module = &m;
   state->n_inputs = inputs.size();
-  auto node = std::make_shared<InputsNode>(state);
-  state->inputs_wrapped = wrap(node, inputs);
+  state->inputs_wrapped = wrap<InputsNode>(state, inputs);
   return state;
 }
 
 void backward_hooks_end(const std::shared_ptr<BackwardHookState>& state, variable_list& outputs) {
-  auto node = std::make_shared<OutputsNode>(state);
-  wrap(node, outputs);
+  wrap<OutputsNode>(state, outputs);
 }
 
 }  // namespace detail

@@ -29,6 +29,7 @@ constexpr auto relu_fn = [](auto x) { return x < decltype(x)(0) ? decltype(x)(0)
 // ---- relu ----
 
 Tensor relu(const Tensor& a) {
+  detail::OpScope op_scope("relu", {a});
   GB_CHECK(a.scalar_type() != kBool, "relu: bool tensors are not supported (shape ", a.sizes(),
            "); convert with .to(gb::kFloat) first");
   Tensor out = detail::unary_numeric_kernel(a, "relu", relu_fn);
@@ -42,13 +43,14 @@ Tensor relu(const Tensor& a) {
 Tensor& Tensor::relu_() {
   GB_CHECK(scalar_type() != kBool, "relu_: bool tensors are not supported (shape ", sizes(), ")");
   return detail::apply_inplace(
-      *this, false, false, "relu_", [](const Tensor& s) { return gb::relu(s); },
+      *this, {}, false, false, "relu_", [](const Tensor& s) { return gb::relu(s); },
       [](Tensor& s) { detail::unary_numeric_inplace_raw(s, "relu_", relu_fn); });
 }
 
 // ---- leaky_relu ----
 
 Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope) {
+  detail::OpScope op_scope("leaky_relu", {a});
   check_floating(a, "leaky_relu");
   double slope = negative_slope.to_double();
   Tensor out = detail::unary_float_kernel(a, "leaky_relu", [slope](auto x) {
@@ -80,6 +82,7 @@ bool gelu_is_tanh(const std::string& approximate) {
 
 // g * gelu'(x), fused; differentiable in g and x (GeluBackwardBackward0) so double backward works.
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
+  detail::OpScope op_scope("gelu_backward", {g, x});  // runs in backward; records a node under create_graph
   Tensor gg = g.scalar_type() == x.scalar_type() ? g : detail::shallow_alias(g).to(x.scalar_type());
   Tensor out = detail::make_empty(broadcast_shapes(g.sizes(), x.sizes(), "gelu_backward"), x.scalar_type(), x.device());
   detail::dispatch_floating(x.scalar_type(), "gelu_backward", [&](auto tag) {
@@ -100,6 +103,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
         return T(M(gv) * (cdf + v * pdf));
       });
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(g, x))
     autograd::record("GeluBackwardBackward0", {g, x}, out, {autograd::input(g), autograd::input(x)},
                      [is_tanh, gs = g.sizes().vec(), xs = x.sizes().vec()](autograd::BackwardContext& c) {
@@ -127,6 +131,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
 }  // namespace
 
 Tensor gelu(const Tensor& a, const std::string& approximate) {
+  detail::OpScope op_scope("gelu", {a});
   bool is_tanh = gelu_is_tanh(approximate);
   check_floating(a, "gelu");
   Tensor out = is_tanh ? detail::unary_float_kernel(a, "gelu",
@@ -149,6 +154,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
 // ---- silu ----
 
 Tensor silu(const Tensor& a) {
+  detail::OpScope op_scope("silu", {a});
   check_floating(a, "silu");
   Tensor out = detail::unary_float_kernel(a, "silu", [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); });
   // d/dx x s(x) = s (1 + x (1 - s))
@@ -165,6 +171,7 @@ Tensor silu(const Tensor& a) {
 
 Tensor softplus(const Tensor& a, const Scalar& beta, const Scalar& threshold) {
   GB_AUTOCAST(fp32, softplus, a, beta, threshold);
+  detail::OpScope op_scope("softplus", {a});
   check_floating(a, "softplus");
   double b = beta.to_double(), th = threshold.to_double();
   Tensor out = detail::unary_float_kernel(a, "softplus", [b, th](auto x) {

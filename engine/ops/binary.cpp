@@ -6,12 +6,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 
@@ -57,10 +57,11 @@ std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* 
 
 namespace {
 
+// The kernels open no op scope (the public op does, around its autograd::record too); they hand the op their result.
+
 // Runs f(x, y) in opmath over broadcast a, b into a new tensor of dtype `compute` (or `out_dtype` when given).
 template <typename F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f) {
-  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
@@ -72,13 +73,13 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
     using M = opmath_t<T>;
     detail::binary_loop<T, T, T>(out, aa, bb, [&](T x, T y) { return T(f(M(x), M(y))); });
   });
+  detail::op_output(out);
   return out;
 }
 
 // f(x, s) with a scalar s in opmath.
 template <typename F>
 Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f) {
-  detail::OpScope op_scope(op);
   detail::check_device(a, op, "self");
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor out = detail::make_empty(a.sizes(), compute, a.device());
@@ -88,13 +89,13 @@ Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarTyp
     M sv = s.to<M>();
     detail::unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x), sv)); });
   });
+  detail::op_output(out);
   return out;
 }
 
 // In place: self = f(self, other) with other broadcast to self's shape, computed in self's dtype.
 template <typename F>
 void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f) {
-  detail::OpScope op_scope(op);
   detail::check_device(self, op, "self");
   detail::check_device(other, op, "other", self);
   auto shape = broadcast_shapes(self.sizes(), other.sizes(), op);
@@ -102,7 +103,8 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
            " doesn't match the broadcast shape ", IntArrayRef(shape));
   ScalarType rt = result_type(self, other);
   GB_CHECK(promote_types(rt, self.scalar_type()) == self.scalar_type() || is_floating_point(self.scalar_type()), op,
-           ": result type ", to_string(rt), " can't be cast to the desired output type ", to_string(self.scalar_type()));
+           ": result type ", to_string(rt), " can't be cast to the desired output type ",
+           to_string(self.scalar_type()));
   Tensor oo = other.scalar_type() == self.scalar_type() ? other : detail::shallow_alias(other).to(self.scalar_type());
   detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -113,7 +115,6 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
 
 template <typename F>
 void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f) {
-  detail::OpScope op_scope(op);
   detail::check_device(self, op, "self");
   GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
            "to the desired output type ", to_string(self.scalar_type()));
@@ -132,6 +133,7 @@ Tensor reduce_grad(const Tensor& g, const std::vector<int64_t>& shape) { return 
 // ---- add / sub ----
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  detail::OpScope op_scope("add", {a, b});
   ScalarType rt = result_type(a, b);
   Tensor out;
   if (alpha.to_double() == 1.0)
@@ -152,17 +154,18 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  detail::OpScope op_scope("add", {a});
   Scalar v = b.is_floating_point() || alpha.is_floating_point() ? Scalar(b.to_double() * alpha.to_double())
                                                                 : Scalar(b.to_long() * alpha.to_long());
   Tensor out = scalar_kernel(a, v, "add", result_type(a, b), [](auto x, auto s) { return x + s; });
   if (autograd::needs_grad(a))
-    autograd::record("AddBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad()};
-    });
+    autograd::record("AddBackward1", {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
   return out;
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  detail::OpScope op_scope("sub", {a, b});
   GB_CHECK(a.scalar_type() != kBool || b.scalar_type() != kBool,
            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
            "operator instead.");
@@ -180,32 +183,34 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  detail::OpScope op_scope("sub", {a});
   Scalar v = b.is_floating_point() || alpha.is_floating_point() ? Scalar(b.to_double() * alpha.to_double())
                                                                 : Scalar(b.to_long() * alpha.to_long());
   Tensor out = scalar_kernel(a, v, "sub", result_type(a, b), [](auto x, auto s) { return x - s; });
   if (autograd::needs_grad(a))
-    autograd::record("SubBackward1", {a}, out, {}, [](autograd::BackwardContext& c) {
-      return variable_list{c.grad()};
-    });
+    autograd::record("SubBackward1", {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
   return out;
 }
 
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  detail::OpScope op_scope("rsub", {a});
   double al = alpha.to_double();
   Tensor out = scalar_kernel(a, b, "rsub", result_type(a, b), [al](auto x, auto s) { return s - decltype(x)(al) * x; });
   if (autograd::needs_grad(a))
-    autograd::record("RsubBackward1", {a}, out, {}, [al](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * (-al)};
-    });
+    autograd::record("RsubBackward1", {a}, out, {},
+                     [al](autograd::BackwardContext& c) { return variable_list{c.grad() * (-al)}; });
   return out;
 }
 
 // ---- mul / div ----
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = a.scalar_type() == kBool && b.scalar_type() == kBool
-                   ? binary_kernel(a.to(kInt64), b.to(kInt64), "mul", kInt64, [](auto x, auto y) { return x * y; }).to(kBool)
-                   : binary_kernel(a, b, "mul", result_type(a, b), [](auto x, auto y) { return x * y; });
+  detail::OpScope op_scope("mul", {a, b});
+  Tensor out =
+      a.scalar_type() == kBool && b.scalar_type() == kBool
+          ? binary_kernel(a.to(kInt64), b.to(kInt64), "mul", kInt64, [](auto x, auto y) { return x * y; }).to(kBool)
+          : binary_kernel(a, b, "mul", result_type(a, b), [](auto x, auto y) { return x * y; });
   if (autograd::needs_grad(a, b))
     autograd::record("MulBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
                      [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
@@ -217,15 +222,16 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, const Scalar& b) {
+  detail::OpScope op_scope("mul", {a});
   Tensor out = scalar_kernel(a, b, "mul", result_type(a, b), [](auto x, auto s) { return x * s; });
   if (autograd::needs_grad(a))
-    autograd::record("MulBackward1", {a}, out, {}, [b](autograd::BackwardContext& c) {
-      return variable_list{c.grad() * b};
-    });
+    autograd::record("MulBackward1", {a}, out, {},
+                     [b](autograd::BackwardContext& c) { return variable_list{c.grad() * b}; });
   return out;
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
+  detail::OpScope op_scope("div", {a, b});
   ScalarType rt = result_type(a, b);
   if (!is_floating_point(rt)) rt = get_default_dtype();  // true division
   Tensor out = binary_kernel(a, b, "div", rt, [](auto x, auto y) { return x / y; });
@@ -242,13 +248,13 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Scalar& b) {
+  detail::OpScope op_scope("div", {a});
   ScalarType rt = result_type(a, b);
   if (!is_floating_point(rt)) rt = get_default_dtype();
   Tensor out = scalar_kernel(a, b, "div", rt, [](auto x, auto s) { return x / s; });
   if (autograd::needs_grad(a))
-    autograd::record("DivBackward1", {a}, out, {}, [b](autograd::BackwardContext& c) {
-      return variable_list{c.grad() / b};
-    });
+    autograd::record("DivBackward1", {a}, out, {},
+                     [b](autograd::BackwardContext& c) { return variable_list{c.grad() / b}; });
   return out;
 }
 
@@ -256,6 +262,7 @@ Tensor div(const Tensor& a, const Scalar& b) {
 
 Tensor pow(const Tensor& a, const Tensor& e) {
   GB_AUTOCAST(fp32, pow, a, e);
+  detail::OpScope op_scope("pow", {a, e});
   Tensor out = binary_kernel(a, e, "pow", result_type(a, e), [](auto x, auto y) {
     using M = decltype(x);
     if constexpr (std::is_integral_v<M>) {
@@ -286,6 +293,7 @@ Tensor pow(const Tensor& a, const Tensor& e) {
 
 Tensor pow(const Tensor& a, const Scalar& e) {
   GB_AUTOCAST(fp32, pow, a, e);
+  detail::OpScope op_scope("pow", {a});
   ScalarType rt = result_type(a, e);
   double ed = e.to_double();
   Tensor out;
@@ -324,6 +332,7 @@ Tensor pow(const Scalar& a, const Tensor& e) {
 namespace {
 Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
   const char* op = is_max ? "maximum" : "minimum";
+  detail::OpScope op_scope(op, {a, b});
   Tensor out = binary_kernel(a, b, op, result_type(a, b), [is_max](auto x, auto y) {
     if constexpr (std::is_floating_point_v<decltype(x)>) {
       if (std::isnan(x) || std::isnan(y)) return x + y;  // NaN propagates
@@ -359,20 +368,20 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false);
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
   double al = alpha.to_double();
   return detail::apply_inplace(
-      *this, autograd::needs_grad(o), false, "add_", [&](const Tensor& s) { return gb::add(s, o, alpha); },
+      *this, {o}, autograd::needs_grad(o), false, "add_", [&](const Tensor& s) { return gb::add(s, o, alpha); },
       [&](Tensor& s) { binary_inplace_raw(s, o, "add_", [al](auto x, auto y) { return x + decltype(x)(al) * y; }); });
 }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
   Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(o.to_double() * alpha.to_double())
                                                                 : Scalar(o.to_long() * alpha.to_long());
   return detail::apply_inplace(
-      *this, false, false, "add_", [&](const Tensor& s) { return gb::add(s, v); },
+      *this, {}, false, false, "add_", [&](const Tensor& s) { return gb::add(s, v); },
       [&](Tensor& s) { scalar_inplace_raw(s, v, "add_", [](auto x, auto y) { return x + y; }); });
 }
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
   double al = alpha.to_double();
   return detail::apply_inplace(
-      *this, autograd::needs_grad(o), false, "sub_", [&](const Tensor& s) { return gb::sub(s, o, alpha); },
+      *this, {o}, autograd::needs_grad(o), false, "sub_", [&](const Tensor& s) { return gb::sub(s, o, alpha); },
       [&](Tensor& s) { binary_inplace_raw(s, o, "sub_", [al](auto x, auto y) { return x - decltype(x)(al) * y; }); });
 }
 Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
@@ -382,31 +391,32 @@ Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
 }
 Tensor& Tensor::mul_(const Tensor& o) {
   return detail::apply_inplace(
-      *this, autograd::needs_grad(o), autograd::needs_grad(o), "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
+      *this, {o}, autograd::needs_grad(o), autograd::needs_grad(o), "mul_",
+      [&](const Tensor& s) { return gb::mul(s, o); },
       [&](Tensor& s) { binary_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }); });
 }
 Tensor& Tensor::mul_(const Scalar& o) {
   return detail::apply_inplace(
-      *this, false, false, "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
+      *this, {}, false, false, "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
       [&](Tensor& s) { scalar_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
            to_string(scalar_type()), "; true division of integers needs a floating tensor");
   return detail::apply_inplace(
-      *this, autograd::needs_grad(o), true, "div_", [&](const Tensor& s) { return gb::div(s, o); },
+      *this, {o}, autograd::needs_grad(o), true, "div_", [&](const Tensor& s) { return gb::div(s, o); },
       [&](Tensor& s) { binary_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }); });
 }
 Tensor& Tensor::div_(const Scalar& o) {
   GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
            to_string(scalar_type()), "; true division of integers needs a floating tensor");
   return detail::apply_inplace(
-      *this, false, false, "div_", [&](const Tensor& s) { return gb::div(s, o); },
+      *this, {}, false, false, "div_", [&](const Tensor& s) { return gb::div(s, o); },
       [&](Tensor& s) { scalar_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }); });
 }
 Tensor& Tensor::pow_(const Scalar& e) {
   return detail::apply_inplace(
-      *this, false, true, "pow_", [&](const Tensor& s) { return gb::pow(s, e); },
+      *this, {}, false, true, "pow_", [&](const Tensor& s) { return gb::pow(s, e); },
       [&](Tensor& s) { detail::copy_into(s, gb::pow(detail::shallow_alias(s), e)); });
 }
 
@@ -423,6 +433,8 @@ Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(full({}, a, TensorOptions().dtype(result_type(b, a)).device(b.device())), b); }
+Tensor operator/(const Scalar& a, const Tensor& b) {
+  return div(full({}, a, TensorOptions().dtype(result_type(b, a)).device(b.device())), b);
+}
 
 }  // namespace gb

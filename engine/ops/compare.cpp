@@ -9,12 +9,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 
@@ -73,7 +73,7 @@ namespace {
 
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp) {
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a, b});
   detail::check_device(a, op, "self");
   detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
@@ -85,12 +85,13 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp)
     using M = opmath_t<T>;
     detail::binary_loop<bool, T, T>(out, aa, bb, [&](T x, T y) { return cmp(M(x), M(y)); });
   });
+  op_scope.set_output(out);
   return out;
 }
 
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp) {
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op, "self");
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct);
@@ -101,6 +102,7 @@ Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp)
     M bv = scalar_as<T>(b);
     detail::unary_loop<bool, T>(out, aa, [&](T x) { return cmp(M(x), bv); });
   });
+  op_scope.set_output(out);
   return out;
 }
 
@@ -128,28 +130,31 @@ Tensor as_bool(const Tensor& t) { return convert(t, kBool); }
 }  // namespace
 
 Tensor logical_not(const Tensor& a) {
-  detail::OpScope op_scope("logical_not");
+  detail::OpScope op_scope("logical_not", {a});
   detail::check_device(a, "logical_not", "self");
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::unary_loop<bool, bool>(out, as_bool(a), [](bool x) { return !x; });
+  op_scope.set_output(out);
   return out;
 }
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  detail::OpScope op_scope("logical_and");
+  detail::OpScope op_scope("logical_and", {a, b});
   detail::check_device(a, "logical_and", "self");
   detail::check_device(b, "logical_and", "other", a);
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_and"), kBool, a.device());
   detail::binary_loop<bool, bool, bool>(out, as_bool(a), as_bool(b), [](bool x, bool y) { return x && y; });
+  op_scope.set_output(out);
   return out;
 }
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  detail::OpScope op_scope("logical_or");
+  detail::OpScope op_scope("logical_or", {a, b});
   detail::check_device(a, "logical_or", "self");
   detail::check_device(b, "logical_or", "other", a);
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_or"), kBool, a.device());
   detail::binary_loop<bool, bool, bool>(out, as_bool(a), as_bool(b), [](bool x, bool y) { return x || y; });
+  op_scope.set_output(out);
   return out;
 }
 
@@ -158,14 +163,19 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 namespace {
 template <typename F>
 Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, const F& f) {
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op, "self");
-  if (!a.is_floating_point()) return full(a.sizes(), integer_answer, TensorOptions().dtype(kBool).device(a.device()));
+  if (!a.is_floating_point()) {
+    Tensor answer = full(a.sizes(), integer_answer, TensorOptions().dtype(kBool).device(a.device()));
+    op_scope.set_output(answer);
+    return answer;
+  }
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::dispatch_floating(a.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     detail::unary_loop<bool, T>(out, a, [&](T x) { return f(opmath_t<T>(x)); });
   });
+  op_scope.set_output(out);
   return out;
 }
 }  // namespace
@@ -194,7 +204,7 @@ bool all_true(const Tensor& b, const char* op) {  // b: a fresh contiguous bool 
 
 // Like libtorch's CPU equal: same sizes and equal elements after promotion (a float 1 equals a double 1).
 bool equal(const Tensor& a, const Tensor& b) {
-  detail::OpScope op_scope("equal");
+  detail::OpScope op_scope("equal", {a, b});
   detail::check_device(a, "equal", "self");
   detail::check_device(b, "equal", "other", a);
   if (a.sizes() != b.sizes()) return false;
@@ -202,7 +212,7 @@ bool equal(const Tensor& a, const Tensor& b) {
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
-  detail::OpScope op_scope("allclose");
+  detail::OpScope op_scope("allclose", {a, b});
   detail::check_device(a, "allclose", "self");
   detail::check_device(b, "allclose", "other", a);
   GB_CHECK(a.scalar_type() == b.scalar_type(), "allclose: ", to_string(a.scalar_type()), " did not match ",
@@ -280,7 +290,7 @@ Tensor scalar_operand(const Scalar& s, ScalarType t, const Tensor& like) {
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   check_bool_condition(condition, "where");
-  detail::OpScope op_scope("where");
+  detail::OpScope op_scope("where", {condition, a, b});
   detail::check_device(condition, "where", "condition");
   detail::check_device(a, "where", "self", condition);
   detail::check_device(b, "where", "other", condition);
@@ -290,6 +300,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   Tensor out = detail::make_empty(shape, rt, a.device());
   detail::dispatch_all(rt, "where",
                        [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
+  op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record("WhereBackward0", {a, b}, out, {autograd::input(condition)},
                      [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
@@ -337,12 +348,13 @@ void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, 
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
-  detail::OpScope op_scope("masked_fill");
+  detail::OpScope op_scope("masked_fill", {a, mask});
   detail::check_device(a, "masked_fill", "self");
   detail::check_device(mask, "masked_fill", "mask", a);
   Tensor out =
       detail::make_empty(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill"), a.scalar_type(), a.device());
   masked_fill_kernel(out, a, mask, value, "masked_fill");
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("MaskedFillBackward0", {a}, out, {autograd::input(mask)},
                      [as = a.sizes().vec()](autograd::BackwardContext& c) {
@@ -358,9 +370,8 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
            " must broadcast to the tensor's shape ", sizes(), " (in place, the tensor cannot grow to ",
            IntArrayRef(shape), "); use the out-of-place masked_fill");
   return detail::apply_inplace(
-      *this, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
+      *this, {mask}, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
       [&](Tensor& s) {
-        detail::OpScope op_scope("masked_fill_");
         detail::check_device(s, "masked_fill_", "self");
         masked_fill_kernel(s, s, mask, value, "masked_fill_");
       });
@@ -392,12 +403,13 @@ void clamp_scalar_kernel(const Tensor& out, const Tensor& a, std::optional<Scala
 }  // namespace
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
-  detail::OpScope op_scope("clamp");
+  detail::OpScope op_scope("clamp", {a});
   detail::check_device(a, "clamp", "self");
   GB_CHECK(min || max, "clamp: At least one of 'min' or 'max' must not be None");
   ScalarType rt = Promotion().add(a).add(min).add(max).result();
   Tensor out = detail::make_empty(a.sizes(), rt, a.device());
   clamp_scalar_kernel(out, convert(a, rt), min, max, "clamp");
+  op_scope.set_output(out);
   // the gradient passes where min <= x <= max (inclusive), as in PyTorch
   if (autograd::needs_grad(a))
     autograd::record("ClampBackward1", {a}, out, {autograd::input(a)}, [min, max](autograd::BackwardContext& c) {
@@ -411,7 +423,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
 Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
   GB_CHECK(lo.defined() || hi.defined(), "clamp: At least one of 'min' or 'max' must not be None");
-  detail::OpScope op_scope("clamp");
+  detail::OpScope op_scope("clamp", {a, lo, hi});
   detail::check_device(a, "clamp", "self");
   if (lo.defined()) detail::check_device(lo, "clamp", "min", a);
   if (hi.defined()) detail::check_device(hi, "clamp", "max", a);
@@ -433,6 +445,7 @@ Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optio
     else
       detail::binary_loop<T, T, T>(out, aa, convert(hi, rt), [&](T x, T h) { return T(upper(M(x), M(h))); });
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(a, lo, hi))
     autograd::record("ClampBackward0", {a, lo, hi}, out, {autograd::input(a), autograd::input(lo), autograd::input(hi)},
                      [as = a.sizes().vec(), ls = lo.defined() ? lo.sizes().vec() : std::vector<int64_t>(),
@@ -470,9 +483,8 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
            " can't be cast to the desired output type ", to_string(scalar_type()), " (bounds are floating, the tensor ",
            "of shape ", sizes(), " is not); use the out-of-place clamp");
   return detail::apply_inplace(
-      *this, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
+      *this, {}, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
       [&](Tensor& s) {
-        detail::OpScope op_scope("clamp_");
         detail::check_device(s, "clamp_", "self");
         clamp_scalar_kernel(s, s, min, max, "clamp_");
       });
@@ -507,12 +519,13 @@ void lerp_kernel(const Tensor& out, const Tensor& start, const Tensor& end, doub
 }  // namespace
 
 Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
-  detail::OpScope op_scope("lerp");
+  detail::OpScope op_scope("lerp", {start, end});
   check_lerp(start, end, "lerp");
   double w = weight.to_double();
   Tensor out =
       detail::make_empty(broadcast_shapes(start.sizes(), end.sizes(), "lerp"), start.scalar_type(), start.device());
   lerp_kernel(out, start, end, w);
+  op_scope.set_output(out);
   if (autograd::needs_grad(start, end))
     autograd::record("LerpBackward0", {start, end}, out, {},
                      [ss = start.sizes().vec(), es = end.sizes().vec(), w](autograd::BackwardContext& c) {
@@ -524,13 +537,13 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
 }
 
 Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
-  detail::OpScope op_scope("lerp_");
   check_lerp(*this, end, "lerp_");
   auto shape = broadcast_shapes(sizes(), end.sizes(), "lerp_");
   GB_CHECK(IntArrayRef(shape) == sizes(), "lerp_: output with shape ", sizes(), " doesn't match the broadcast shape ",
            IntArrayRef(shape));
   return detail::apply_inplace(
-      *this, autograd::needs_grad(end), false, "lerp_", [&](const Tensor& s) { return gb::lerp(s, end, weight); },
+      *this, {end}, autograd::needs_grad(end), false, "lerp_",
+      [&](const Tensor& s) { return gb::lerp(s, end, weight); },
       [&](Tensor& s) { lerp_kernel(s, s, end, weight.to_double()); });
 }
 
@@ -569,10 +582,11 @@ void addc_kernel(const Tensor& out, const Tensor& self, const Tensor& t1, const 
 
 Tensor addc(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div) {
   const char* op = is_div ? "addcdiv" : "addcmul";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {self, t1, t2});
   ScalarType rt = addc_type(self, t1, t2, value, is_div, op);
   Tensor out = detail::make_empty(broadcast3(self, t1, t2, op), rt, self.device());
   addc_kernel(out, self, t1, t2, value, is_div, op);
+  op_scope.set_output(out);
   if (autograd::needs_grad(self, t1, t2))
     autograd::record(is_div ? "AddcdivBackward0" : "AddcmulBackward0", {self, t1, t2}, out,
                      {autograd::input(t1), autograd::input(t2)},
@@ -597,7 +611,6 @@ Tensor addc(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar
 
 Tensor& addc_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div) {
   const char* op = is_div ? "addcdiv_" : "addcmul_";
-  detail::OpScope op_scope(op);
   ScalarType rt = addc_type(self, t1, t2, value, is_div, op);
   GB_CHECK(is_floating_point(self.scalar_type()) || !is_floating_point(rt), op, ": result type ", to_string(rt),
            " can't be cast to the desired output type ", to_string(self.scalar_type()), "; use the out-of-place ", op);
@@ -605,7 +618,8 @@ Tensor& addc_(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& va
   GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
            " doesn't match the broadcast shape ", IntArrayRef(shape));
   return detail::apply_inplace(
-      self, autograd::needs_grad(t1, t2), false, op, [&](const Tensor& s) { return addc(s, t1, t2, value, is_div); },
+      self, {t1, t2}, autograd::needs_grad(t1, t2), false, op,
+      [&](const Tensor& s) { return addc(s, t1, t2, value, is_div); },
       [&](Tensor& s) { addc_kernel(s, s, t1, t2, value, is_div, op); });
 }
 

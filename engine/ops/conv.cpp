@@ -12,12 +12,12 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/shape.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -170,7 +170,6 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   GB_AUTOCAST(lower_precision_fp, conv2d, x_in, weight, bias, stride, padding, dilation, groups);
   detail::check_defined(x_in, "conv2d");
   detail::check_defined(weight, "conv2d", "weight");
-  detail::OpScope op_scope("conv2d");
   detail::check_device(x_in, "conv2d");
   detail::check_device(weight, "conv2d", "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
@@ -178,7 +177,9 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   GB_CHECK(weight.dim() == 4,
            "conv2d: expected weight of 4 dims (out_channels, in_channels/groups, kH, kW), but got weight of size ",
            weight.sizes());
+  // unbatched: the batched op is the op (one conv2d span, with its node), between an unsqueeze and a squeeze
   if (x_in.dim() == 3) return conv2d(x_in.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0);
+  detail::OpScope op_scope("conv2d", {x_in, weight, bias});
   const Tensor& x = x_in;
   GB_CHECK(x.scalar_type() == weight.scalar_type(), "conv2d: Input type (", detail::torch_type_name(x.scalar_type()),
            ") and weight type (", detail::torch_type_name(weight.scalar_type()), ") should be the same");
@@ -216,6 +217,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
            ")");
   g.Ho = (g.H + 2 * g.pH - eff_kH) / g.sH + 1;
   g.Wo = (g.W + 2 * g.pW - eff_kW) / g.sW + 1;
+  const int64_t out_elems = g.N * g.O * g.Ho * g.Wo;
+  op_scope.set_flops(2 * out_elems * g.Cg() * g.kH * g.kW + (bias.defined() ? out_elems : 0));
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
@@ -231,6 +234,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
                           out.data_ptr<float>());
   }
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
+  op_scope.set_output(out);
 
   if (autograd::needs_grad(x, weight, bias)) {
     const Tensor& b = bias;

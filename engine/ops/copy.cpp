@@ -4,12 +4,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace detail {
@@ -37,10 +37,17 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
   int64_t R = src.size(0), C = src.size(1), sr = src.stride(0), sc = src.stride(1);
   if (sc == 1 || sc == 0 || sr == 0 || R < 32 || C < 32) return false;
   switch (src.element_size()) {
-    case 8: tiled_copy(static_cast<uint64_t*>(dst.data_ptr()), static_cast<const uint64_t*>(src.data_ptr()), R, C, sr, sc); return true;
-    case 4: tiled_copy(static_cast<uint32_t*>(dst.data_ptr()), static_cast<const uint32_t*>(src.data_ptr()), R, C, sr, sc); return true;
-    case 2: tiled_copy(static_cast<uint16_t*>(dst.data_ptr()), static_cast<const uint16_t*>(src.data_ptr()), R, C, sr, sc); return true;
-    default: return false;
+    case 8:
+      tiled_copy(static_cast<uint64_t*>(dst.data_ptr()), static_cast<const uint64_t*>(src.data_ptr()), R, C, sr, sc);
+      return true;
+    case 4:
+      tiled_copy(static_cast<uint32_t*>(dst.data_ptr()), static_cast<const uint32_t*>(src.data_ptr()), R, C, sr, sc);
+      return true;
+    case 2:
+      tiled_copy(static_cast<uint16_t*>(dst.data_ptr()), static_cast<const uint16_t*>(src.data_ptr()), R, C, sr, sc);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -49,7 +56,6 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
-  detail::OpScope op_scope("copy_");
   check_device(dst, "copy_", "self");
   check_device(src, "copy_", "src");
   auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
@@ -64,10 +70,14 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     dispatch_all(src.scalar_type(), "copy_", [&](auto stag) {
       using S = typename decltype(stag)::type;
       unary_loop<D, S>(dst, src, [](S x) {
-        if constexpr (std::is_same_v<D, bool>) return bool(opmath_t<S>(x) != opmath_t<S>(0));
-        else if constexpr (std::is_same_v<S, bool>) return D(float(x));
-        else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) return D(float(x));
-        else return D(opmath_t<S>(x));
+        if constexpr (std::is_same_v<D, bool>)
+          return bool(opmath_t<S>(x) != opmath_t<S>(0));
+        else if constexpr (std::is_same_v<S, bool>)
+          return D(float(x));
+        else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>)
+          return D(float(x));
+        else
+          return D(opmath_t<S>(x));
       });
     });
   });
@@ -78,7 +88,8 @@ void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
   if (!grad_needed) return;
   GB_CHECK(!(self.is_leaf() && self.requires_grad()),
            "a leaf Variable that requires grad is being used in an in-place operation (", op, " on a tensor of shape ",
-           self.sizes(), "). Wrap it in gb::NoGradGuard if this is an update (like an optimizer step), or use the "
+           self.sizes(),
+           "). Wrap it in gb::NoGradGuard if this is an update (like an optimizer step), or use the "
            "out-of-place op.");
   autograd::check_inplace_view(self, grad_needed);
 }
@@ -88,12 +99,13 @@ void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
 Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
   detail::check_defined(*this, "to");
   if (t == scalar_type() && !copy) return *this;
+  detail::OpScope op_scope("to", {*this});
   Tensor out = detail::make_empty(sizes(), t, device());
   detail::copy_into(out, *this);
+  op_scope.set_output(out);
   if (autograd::needs_grad(*this) && is_floating_point() && gb::is_floating_point(t))
-    autograd::record("ToCopyBackward0", {*this}, out, {}, [src = scalar_type()](autograd::BackwardContext& c) {
-      return variable_list{c.grad().to(src)};
-    });
+    autograd::record("ToCopyBackward0", {*this}, out, {},
+                     [src = scalar_type()](autograd::BackwardContext& c) { return variable_list{c.grad().to(src)}; });
   return out;
 }
 
@@ -111,7 +123,9 @@ Tensor Tensor::to(Device d) const {
            "reports the GPU itself); keep tensors on the cpu, or plan on meta");
   return *this;
 }
-Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const { return to(d).to(t, non_blocking, copy); }
+Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const {
+  return to(d).to(t, non_blocking, copy);
+}
 Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
   Tensor r = to(o.device());
   return o.has_dtype() ? r.to(o.dtype(), non_blocking, copy) : r;
@@ -119,8 +133,10 @@ Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
 
 Tensor Tensor::clone() const {
   detail::check_defined(*this, "clone");
+  detail::OpScope op_scope("clone", {*this});
   Tensor out = detail::make_empty(sizes(), scalar_type(), device());
   detail::copy_into(out, *this);
+  op_scope.set_output(out);
   if (autograd::needs_grad(*this))
     autograd::record("CloneBackward0", {*this}, out, {},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
@@ -136,7 +152,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   detail::check_defined(src, "copy_", "src");
   if (src.is_same(*this)) return *this;
   return detail::apply_inplace(
-      *this, autograd::needs_grad(src), false, "copy_",
+      *this, {src}, autograd::needs_grad(src), false, "copy_",
       [&](const Tensor& self) {
         Tensor out = detail::make_empty(self.sizes(), self.scalar_type(), self.device());
         detail::copy_into(out, src);
@@ -153,7 +169,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 
 Tensor& Tensor::fill_(const Scalar& v) {
   return detail::apply_inplace(
-      *this, false, false, "fill_",
+      *this, {}, false, false, "fill_",
       [&](const Tensor& self) {
         Tensor out = full(self.sizes(), v, self.options());
         if (autograd::needs_grad(self))

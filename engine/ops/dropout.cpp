@@ -5,12 +5,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/generator.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -57,12 +57,13 @@ void check_input(const Tensor& x, const char* op) {
 Tensor dropout(const Tensor& x, double p, bool train) {
   check_p(p, "dropout");
   if (!train || p == 0) return x;  // PyTorch's CPU dropout returns its input then (no mask drawn, no generator use)
-  detail::OpScope op_scope("dropout");
+  detail::OpScope op_scope("dropout", {x});
   check_input(x, "dropout");
   const double scale = keep_scale(p);
   Tensor mask = draw_mask(x, p);
   Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
   apply_mask(out, x, mask, scale);
+  op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)},
                      [scale](autograd::BackwardContext& c) { return variable_list{c.grad() * c.saved(0) * scale}; });
@@ -72,10 +73,9 @@ Tensor dropout(const Tensor& x, double p, bool train) {
 Tensor& dropout_(Tensor& x, double p, bool train) {
   check_p(p, "dropout_");
   if (!train || p == 0) return x;
-  detail::OpScope op_scope("dropout_");
   check_input(x, "dropout_");
   return detail::apply_inplace(
-      x, false, false, "dropout_", [&](const Tensor& s) { return dropout(s, p, true); },
+      x, {}, false, false, "dropout_", [&](const Tensor& s) { return dropout(s, p, true); },
       [&](Tensor& s) { apply_mask(s, s, draw_mask(s, p), keep_scale(p)); });
 }
 

@@ -10,13 +10,13 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -25,8 +25,9 @@ constexpr int64_t kCopyGrain = 1 << 15;  // bytes below which a row copy stays o
 
 void check_index_dtype(const Tensor& index, const char* op, const char* arg = "index") {
   detail::check_device(index, op, arg);
-  GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op, "(): Expected dtype int64 or int32 ",
-                "for ", arg, ", but got ", to_string(index.scalar_type()), ". Convert it with .to(gb::kInt64)");
+  GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op,
+                "(): Expected dtype int64 or int32 ", "for ", arg, ", but got ", to_string(index.scalar_type()),
+                ". Convert it with .to(gb::kInt64)");
 }
 
 // The values of an index tensor (any strides, int64 or int32) as int64. On meta: zeros (a meta index has no values;
@@ -105,34 +106,37 @@ Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int
 // is the matching index_select (rows with idx == skip get no gradient), so index_select and embedding have
 // double backward. Duplicate indices accumulate: work is split over outer rows or inner columns, never over i.
 Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>& idx, const Tensor& index,
-                       std::vector<int64_t> sizes, int64_t skip, const char* name) {
+                       std::vector<int64_t> sizes, int64_t skip, const char* op, const char* name) {
+  detail::OpScope op_scope(op, {g, index});  // runs in backward (index_select's, embedding's)
   Tensor out = zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device()));
   if (g.numel() > 0) {
     Tensor gc = detail::shallow_alias(g).contiguous();
     Split3 s = split_at(sizes, dim);
     const int64_t n = int64_t(idx.size());
-    if (!detail::skip_kernel(gc)) detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {  // meta: none
-      using T = typename decltype(tag)::type;
-      using M = opmath_t<T>;
-      const T* src = gc.data_ptr<T>();
-      T* dst = out.data_ptr<T>();
-      auto run = [&](int64_t o0, int64_t o1, int64_t j0, int64_t j1) {
-        for (int64_t o = o0; o < o1; ++o)
-          for (int64_t i = 0; i < n; ++i) {
-            if (idx[i] == skip) continue;
-            T* d = dst + (o * s.size + idx[i]) * s.inner;
-            const T* x = src + (o * n + i) * s.inner;
-            for (int64_t j = j0; j < j1; ++j) d[j] = T(M(d[j]) + M(x[j]));
-          }
-      };
-      int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(n * s.inner, 1));
-      if (s.outer > 1)
-        parallel_for(0, s.outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, s.inner); });
-      else
-        parallel_for(0, s.inner, std::max<int64_t>(64, detail::kElementwiseGrain / std::max<int64_t>(n, 1)),
-                     [&](int64_t b, int64_t e) { run(0, 1, b, e); });
-    });
+    if (!detail::skip_kernel(gc))
+      detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {  // meta: none
+        using T = typename decltype(tag)::type;
+        using M = opmath_t<T>;
+        const T* src = gc.data_ptr<T>();
+        T* dst = out.data_ptr<T>();
+        auto run = [&](int64_t o0, int64_t o1, int64_t j0, int64_t j1) {
+          for (int64_t o = o0; o < o1; ++o)
+            for (int64_t i = 0; i < n; ++i) {
+              if (idx[i] == skip) continue;
+              T* d = dst + (o * s.size + idx[i]) * s.inner;
+              const T* x = src + (o * n + i) * s.inner;
+              for (int64_t j = j0; j < j1; ++j) d[j] = T(M(d[j]) + M(x[j]));
+            }
+        };
+        int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(n * s.inner, 1));
+        if (s.outer > 1)
+          parallel_for(0, s.outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, s.inner); });
+        else
+          parallel_for(0, s.inner, std::max<int64_t>(64, detail::kElementwiseGrain / std::max<int64_t>(n, 1)),
+                       [&](int64_t b, int64_t e) { run(0, 1, b, e); });
+      });
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(g))
     autograd::record(name, {g}, out, {autograd::input(index)}, [dim, skip](autograd::BackwardContext& c) {
       const Tensor& gg = c.grad();
@@ -150,7 +154,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
 // ---- index_select ----
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
-  detail::OpScope op_scope("index_select");
+  detail::OpScope op_scope("index_select", {a, index});
   detail::check_device(a, "index_select", "self");
   check_index_dtype(index, "index_select");
   detail::check_same_device(a, index, "index_select");
@@ -162,12 +166,14 @@ Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
   GB_CHECK_INDEX(a.dim() > 0 || idx.size() == 1, "index_select(): Index to scalar can have only 1 value, got ",
                  idx.size(), " value(s)");
   Tensor out = index_select_kernel(a, dim, idx, a.dim() == 0);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("IndexSelectBackward0", {a}, out, {autograd::input(index)},
                      [s = a.sizes().vec(), dim](autograd::BackwardContext& c) {
                        const Tensor& index = c.saved(0);
                        auto idx = checked_indices(index, s.empty() ? 1 : s[dim], dim, "index_select");
-                       return variable_list{index_add_zeros(c.grad(), dim, idx, index, s, -1, "IndexAddBackward0")};
+                       return variable_list{index_add_zeros(c.grad(), dim, idx, index, s, -1, "index_select_backward",
+                                                            "IndexAddBackward0")};
                      });
   return out;
 }
@@ -215,7 +221,7 @@ Tensor cut_to(const Tensor& t, const Tensor& index) {
 }  // namespace
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
-  detail::OpScope op_scope("gather");
+  detail::OpScope op_scope("gather", {a, index});
   detail::check_device(a, "gather", "self");
   check_index_dtype(index, "gather");
   detail::check_same_device(a, index, "gather");
@@ -241,6 +247,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
       });
     });
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("GatherBackward0", {a}, out, {autograd::input(index)},
                      [s = a.sizes().vec(), dim](autograd::BackwardContext& c) {
@@ -252,7 +259,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
   GB_AUTOCAST(promote, scatter_add, a, dim, index, src);
-  detail::OpScope op_scope("scatter_add");
+  detail::OpScope op_scope("scatter_add", {a, index, src});
   detail::check_device(a, "scatter_add", "self");
   detail::check_device(src, "scatter_add", "src", a);
   check_index_dtype(index, "scatter_add");
@@ -286,6 +293,7 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
       });
     });
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(a, src))
     autograd::record("ScatterAddBackward0", {a, src}, out, {autograd::input(index)},
                      [dim, ss = src.sizes().vec()](autograd::BackwardContext& c) {
@@ -309,7 +317,7 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
 // ---- embedding ----
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
-  detail::OpScope op_scope("embedding");
+  detail::OpScope op_scope("embedding", {weight, indices});
   detail::check_device(weight, "embedding", "weight");
   check_index_dtype(indices, "embedding", "indices");
   detail::check_same_device(weight, indices, "embedding");
@@ -320,6 +328,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(D);
   Tensor out = index_select_kernel(weight, 0, idx, false).view(shape);
+  op_scope.set_output(out);
   // padding_idx < 0 means none (at::embedding's convention; torch.nn wraps negative values before calling it)
   if (autograd::needs_grad(weight))
     autograd::record("EmbeddingBackward0", {weight}, out, {autograd::input(indices)},
@@ -327,8 +336,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                        const Tensor& index = c.saved(0);
                        auto idx = checked_indices(index, V, 0, "embedding");
                        Tensor g2 = c.grad().reshape({-1, D});
-                       return variable_list{
-                           index_add_zeros(g2, 0, idx, index, {V, D}, padding_idx, "EmbeddingDenseBackward0")};
+                       return variable_list{index_add_zeros(g2, 0, idx, index, {V, D}, padding_idx,
+                                                            "embedding_dense_backward", "EmbeddingDenseBackward0")};
                      });
   return out;
 }
@@ -336,14 +345,15 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 // ---- one_hot ----
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
-  detail::OpScope op_scope("one_hot");
+  detail::OpScope op_scope("one_hot", {indices});
   detail::check_device(indices, "one_hot", "self");
   GB_CHECK_TYPE(indices.scalar_type() == kInt64 || indices.scalar_type() == kInt32,
                 "one_hot is only applicable to index tensor of type LongTensor (or int32), got ",
                 to_string(indices.scalar_type()));
   GB_CHECK(num_classes >= -1, "one_hot: num_classes should be -1 (infer) or a positive number, got ", num_classes);
   if (num_classes == -1)
-    detail::check_has_data(indices, "one_hot", "num_classes=-1 infers the class count from the values: pass num_classes");
+    detail::check_has_data(indices, "one_hot",
+                           "num_classes=-1 infers the class count from the values: pass num_classes");
   auto idx = index_values(indices, "one_hot");
   for (int64_t v : idx) GB_CHECK_INDEX(v >= 0, "one_hot(): Class values must be non-negative, got index ", v);
   if (num_classes == -1) {
@@ -356,6 +366,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(num_classes);
   Tensor out = zeros(shape, TensorOptions().dtype(kInt64).device(indices.device()));
+  op_scope.set_output(out);
   if (detail::skip_kernel(out)) return out;
   int64_t* p = out.data_ptr<int64_t>();
   for (size_t i = 0; i < idx.size(); ++i) p[int64_t(i) * num_classes + idx[i]] = 1;

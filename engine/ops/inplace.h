@@ -7,11 +7,16 @@
 // and raises PyTorch's "modified by an inplace operation" error instead of using the overwritten values.
 // When self is a view (made by a view op), the history that changes is its base's: the base's grad_fn becomes
 // CopySlices(f's node) and self's grad_fn a view of that (autograd/views.h, PyTorch's rebase_history).
+//
+// apply_inplace opens the in-place op's scope (detail::OpScope, named like the method: "add_", "relu_"), so the raw
+// kernel, the out-of-place f (whose own scope, nested, links f's node) and the CopySlices of a view (linked to this
+// scope) all run inside it.
 #pragma once
 
 #include "autograd/record.h"
 #include "autograd/views.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 
 namespace gb::detail {
 
@@ -22,15 +27,21 @@ void copy_into(const Tensor& dst, const Tensor& src);
 // one, a view made in no-grad mode.
 void check_inplace(const Tensor& self, bool grad_needed, const char* op);
 
-// out_of_place(stand_in) computes the op's result with autograd; raw(self) computes it in place without.
+// out_of_place(stand_in) computes the op's result with autograd; raw(self) computes it in place without. `others`
+// are the op's other tensor inputs (at most two; for the op's span), `op` a string literal.
 template <typename OutOfPlace, typename Raw>
-Tensor& apply_inplace(Tensor& self, bool others_require_grad, bool saves_self, const char* op,
+Tensor& apply_inplace(Tensor& self, OpScope::Inputs others, bool others_require_grad, bool saves_self, const char* op,
                       const OutOfPlace& out_of_place, const Raw& raw) {
+  const Tensor none;
+  const Tensor& other0 = others.size() > 0 ? others.begin()[0].get() : none;
+  const Tensor& other1 = others.size() > 1 ? others.begin()[1].get() : none;
+  OpScope op_scope(op, {self, other0, other1});
   bool grad_needed = GradMode::is_enabled() && (self.requires_grad() || others_require_grad);
   check_inplace(self, grad_needed, op);
   if (!grad_needed) {
     raw(self);
     bump_version(self);
+    op_scope.set_output(self);
     return self;
   }
   Tensor stand_in = saves_self ? shallow_alias(self).clone() : shallow_alias(self);
@@ -49,6 +60,7 @@ Tensor& apply_inplace(Tensor& self, bool others_require_grad, bool saves_self, c
     copy_into(self, result);
   }
   bump_version(self);
+  op_scope.set_output(self);
   if (self.unsafe_impl()->view_base) {
     autograd::rebase_view_history(self, result.grad_fn(), autograd::gradient_edge(stand_in), result);
     return self;

@@ -3,9 +3,9 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -26,6 +26,12 @@ ScalarType promoted_dtype(TensorList ts) {
 // PyTorch's legacy rule: a 1-D tensor with no elements is skipped by cat whatever the other shapes are.
 bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
+// The i-th of a list's tensors, undefined past its end: the op scope takes a fixed list (it keeps six at most).
+const Tensor& nth(TensorList ts, size_t i) {
+  static const Tensor none;
+  return i < ts.size() ? ts[i] : none;
+}
+
 }  // namespace
 
 // ---- cat ----
@@ -33,8 +39,9 @@ bool legacy_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 Tensor cat(TensorList tensors, int64_t dim) {
   GB_AUTOCAST(promote, cat, tensors, dim);
   GB_CHECK(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
+  detail::OpScope op_scope(
+      "cat", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3), nth(tensors, 4), nth(tensors, 5)});
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::OpScope op_scope("cat");
     detail::check_device(tensors[i], "cat", "tensors", tensors[0]);
     GB_CHECK(tensors[i].dim() > 0, "cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated; ",
              "unsqueeze it first or use stack");
@@ -51,9 +58,8 @@ Tensor cat(TensorList tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (legacy_skip(t) && int64_t(i) != ref) continue;
-    GB_CHECK(t.dim() == r.dim(), "cat(): Tensors must have same number of dimensions: got ", r.dim(), " and ",
-             t.dim(), " (tensor number ", ref, " has shape ", r.sizes(), ", tensor number ", i, " has shape ",
-             t.sizes(), ")");
+    GB_CHECK(t.dim() == r.dim(), "cat(): Tensors must have same number of dimensions: got ", r.dim(), " and ", t.dim(),
+             " (tensor number ", ref, " has shape ", r.sizes(), ", tensor number ", i, " has shape ", t.sizes(), ")");
     for (int64_t d = 0; d < r.dim(); ++d)
       GB_CHECK(d == dim || t.size(d) == r.size(d), "cat(): Sizes of tensors must match except in dimension ", dim,
                ". Expected size ", r.size(d), " but got size ", t.size(d), " for tensor number ", i,
@@ -76,6 +82,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
     detail::copy_into(raw_narrow(out, dim, off, t.size(dim)), t);
     off += t.size(dim);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad_list(tensors))
     autograd::record("CatBackward0", autograd::collect_edges(tensors), {&out}, {},
                      [dim, offsets, lengths, in_sizes](autograd::BackwardContext& c) {
@@ -97,8 +104,9 @@ Tensor stack(TensorList tensors, int64_t dim) {
   GB_AUTOCAST(promote, stack, tensors, dim);
   GB_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   const Tensor& r = tensors[0];
+  detail::OpScope op_scope(
+      "stack", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3), nth(tensors, 4), nth(tensors, 5)});
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::OpScope op_scope("stack");
     detail::check_device(tensors[i], "stack", "tensors", tensors[0]);
     GB_CHECK(tensors[i].sizes() == r.sizes(), "stack expects each tensor to be equal size, but got ", r.sizes(),
              " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
@@ -115,6 +123,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
     strides.erase(strides.begin() + dim);
     detail::copy_into(detail::make_view(out, sizes, strides, offset), tensors[i]);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad_list(tensors))
     autograd::record("StackBackward0", autograd::collect_edges(tensors), {&out}, {},
                      [dim, n = tensors.size()](autograd::BackwardContext& c) {
@@ -134,8 +143,8 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   GB_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
   dim = detail::wrap_dim(dim, a.dim(), "split");
   int64_t dim_size = a.size(dim);
-  GB_CHECK(split_size > 0 || dim_size == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
-           dim_size);
+  GB_CHECK(split_size > 0 || dim_size == 0,
+           "split_size can only be 0 if dimension size is 0, but got dimension size of ", dim_size);
   int64_t num_splits = split_size == 0 ? 1 : std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
   int64_t last = split_size - (split_size * num_splits - dim_size);
   std::vector<Tensor> out;
@@ -151,7 +160,8 @@ std::vector<Tensor> split_with_sizes(const Tensor& a, IntArrayRef sizes, int64_t
   dim = detail::wrap_dim(dim, a.dim(), "split_with_sizes");
   int64_t dim_size = a.size(dim), total = 0;
   for (int64_t s : sizes) {
-    GB_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", sizes);
+    GB_CHECK(s >= 0,
+             "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", sizes);
     total += s;
   }
   GB_CHECK(total == dim_size, "split_with_sizes expects split_sizes to sum exactly to ", dim_size,

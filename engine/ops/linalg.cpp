@@ -12,6 +12,7 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/linalg.h"
@@ -19,7 +20,6 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -27,13 +27,20 @@ namespace {
 // The C++ spelling PyTorch prints for a dtype in its matmul messages ("float != double").
 const char* cpp_name(ScalarType t) {
   switch (t) {
-    case kBool: return "bool";
-    case kInt32: return "int";
-    case kInt64: return "long int";
-    case kHalf: return "c10::Half";
-    case kBFloat16: return "c10::BFloat16";
-    case kFloat: return "float";
-    case kDouble: return "double";
+    case kBool:
+      return "bool";
+    case kInt32:
+      return "int";
+    case kInt64:
+      return "long int";
+    case kHalf:
+      return "c10::Half";
+    case kBFloat16:
+      return "c10::BFloat16";
+    case kFloat:
+      return "float";
+    case kDouble:
+      return "double";
   }
   return "unknown";
 }
@@ -49,10 +56,11 @@ std::string x_shape(IntArrayRef s) {
 }
 
 void check_mat_dtypes(const Tensor& a, const Tensor& b, const char* op) {
-  GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), op, ": expected m1 and m2 to have the same dtype, but got: ",
-                cpp_name(a.scalar_type()), " != ", cpp_name(b.scalar_type()),
-                ". Convert one operand first, e.g. b.to(a.scalar_type())");
-  GB_CHECK_TYPE(a.scalar_type() != kBool, op, ": matrix products of bool tensors are not supported; convert to an "
+  GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), op,
+                ": expected m1 and m2 to have the same dtype, but got: ", cpp_name(a.scalar_type()),
+                " != ", cpp_name(b.scalar_type()), ". Convert one operand first, e.g. b.to(a.scalar_type())");
+  GB_CHECK_TYPE(a.scalar_type() != kBool, op,
+                ": matrix products of bool tensors are not supported; convert to an "
                 "integer or floating dtype first");
 }
 
@@ -100,10 +108,10 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
   Tensor a = blas_ready(a_in, la);
   Tensor b = blas_ready(b_in, lb);
   int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
-  GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k,
-           "x", m, " exceed what BLAS can index (2^31 - 1)");
+  GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k, "x",
+           m, " exceed what BLAS can index (2^31 - 1)");
   if (detail::skip_kernel(out)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
-  (void)get_num_threads();  // makes sure OpenBLAS has been given glassbox's thread count
+  (void)get_num_threads();               // makes sure OpenBLAS has been given glassbox's thread count
   const T* ap = a.data_ptr<T>();
   const T* bp = b.data_ptr<T>();
   T* cp = out.data_ptr<T>();
@@ -142,25 +150,33 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
   if (out.numel() == 0) return;
   if (a.size(2) == 0) {  // empty sum: BLAS may not touch C, so scale it here
     NoGradGuard ng;
-    if (beta == 0.0) detail::shallow_alias(out).zero_();
-    else if (beta != 1.0) detail::shallow_alias(out).mul_(beta);
+    if (beta == 0.0)
+      detail::shallow_alias(out).zero_();
+    else if (beta != 1.0)
+      detail::shallow_alias(out).mul_(beta);
     return;
   }
   switch (out.scalar_type()) {
-    case kFloat: return gemm_blas<float>(out, a, b, alpha, beta);
-    case kDouble: return gemm_blas<double>(out, a, b, alpha, beta);
+    case kFloat:
+      return gemm_blas<float>(out, a, b, alpha, beta);
+    case kDouble:
+      return gemm_blas<double>(out, a, b, alpha, beta);
     case kHalf:
     case kBFloat16: {  // through float: convert the operands once, multiply, round the result once
       Tensor a32 = detail::shallow_alias(a).to(kFloat);
       Tensor b32 = detail::shallow_alias(b).to(kFloat);
-      Tensor o32 = beta == 0.0 ? detail::make_empty(out.sizes(), kFloat, out.device()) : detail::shallow_alias(out).to(kFloat);
+      Tensor o32 =
+          beta == 0.0 ? detail::make_empty(out.sizes(), kFloat, out.device()) : detail::shallow_alias(out).to(kFloat);
       gemm_blas<float>(o32, a32, b32, alpha, beta);
       detail::copy_into(out, o32);
       return;
     }
-    case kInt64: return gemm_loop<int64_t>(out, a, b, alpha, beta);
-    case kInt32: return gemm_loop<int32_t>(out, a, b, alpha, beta);
-    case kBool: break;
+    case kInt64:
+      return gemm_loop<int64_t>(out, a, b, alpha, beta);
+    case kInt32:
+      return gemm_loop<int32_t>(out, a, b, alpha, beta);
+    case kBool:
+      break;
   }
   detail::throw_unsupported_dtype("matmul", out.scalar_type(), "a floating or integer dtype");
 }
@@ -187,13 +203,15 @@ void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, mm, a, b);
-  detail::OpScope op_scope("mm");
+  detail::OpScope op_scope("mm", {a, b});
   check_matrix(a, "mm", "self");
   check_matrix(b, "mm", "mat2");
   check_mat_dtypes(a, b, "mm");
   check_mm_shapes(a, b, "mm");
+  op_scope.set_flops(2 * a.size(0) * b.size(1) * a.size(1));
   Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.scalar_type(), a.device());
   gemm_batched(as_batch(out), as_batch(a), as_batch(b), 1.0, 0.0);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record("MmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
                      [](autograd::BackwardContext& c) {
@@ -208,13 +226,14 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   GB_AUTOCAST(lower_precision_fp, addmm, self, a, b, beta, alpha);
-  detail::OpScope op_scope("addmm");
+  detail::OpScope op_scope("addmm", {self, a, b});
   detail::check_device(self, "addmm", "self");
   check_matrix(a, "addmm", "mat1");
   check_matrix(b, "addmm", "mat2");
   check_mat_dtypes(a, b, "addmm");
-  GB_CHECK_TYPE(self.scalar_type() == a.scalar_type(), "addmm: expected self and mat1 to have the same dtype, but got: ",
-                cpp_name(self.scalar_type()), " != ", cpp_name(a.scalar_type()));
+  GB_CHECK_TYPE(self.scalar_type() == a.scalar_type(),
+                "addmm: expected self and mat1 to have the same dtype, but got: ", cpp_name(self.scalar_type()),
+                " != ", cpp_name(a.scalar_type()));
   check_mm_shapes(a, b, "addmm");
   detail::check_same_device(a, self, "addmm");
   std::vector<int64_t> shape{a.size(0), b.size(1)};
@@ -225,10 +244,12 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   }
   GB_CHECK(fits, "addmm: self of shape ", self.sizes(), " cannot be broadcast to the product's shape ",
            IntArrayRef(shape), " (mat1 ", a.sizes(), " @ mat2 ", b.sizes(), ")");
+  op_scope.set_flops(2 * a.size(0) * b.size(1) * a.size(1) + a.size(0) * b.size(1));
   double be = beta.to_double(), al = alpha.to_double();
   Tensor out = detail::make_empty(shape, a.scalar_type(), a.device());
   if (be != 0.0) detail::copy_into(out, self);
   gemm_batched(as_batch(out), as_batch(a), as_batch(b), al, be);
+  op_scope.set_output(out);
   if (autograd::needs_grad(self, a, b))
     autograd::record("AddmmBackward0", {self, a, b}, out, {autograd::input(a), autograd::input(b)},
                      [ss = self.sizes().vec(), be, al](autograd::BackwardContext& c) {
@@ -246,7 +267,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, bmm, a, b);
-  detail::OpScope op_scope("bmm");
+  detail::OpScope op_scope("bmm", {a, b});
   detail::check_device(a, "bmm", "self");
   detail::check_device(b, "bmm", "mat2", a);
   GB_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape ", a.sizes());
@@ -255,8 +276,10 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   GB_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1),
            "bmm: Expected size for first two dimensions of batch2 tensor to be: [", a.size(0), ", ", a.size(2),
            "] but got: [", b.size(0), ", ", b.size(1), "] (shapes ", a.sizes(), " and ", b.sizes(), ")");
+  op_scope.set_flops(2 * a.size(0) * a.size(1) * b.size(2) * a.size(2));
   Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.scalar_type(), a.device());
   gemm_batched(out, a, b, 1.0, 0.0);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record("BmmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
                      [](autograd::BackwardContext& c) {
@@ -290,20 +313,11 @@ bool should_fold(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  GB_AUTOCAST(lower_precision_fp, matmul, a, b);
-  detail::OpScope op_scope("matmul");
-  detail::check_device(a, "matmul", "self");
-  detail::check_device(b, "matmul", "other", a);
-  const int64_t da = a.dim(), db = b.dim();
-  GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ",
-           db, "D");
-  check_mat_dtypes(a, b, "matmul");
-  const int64_t ka = a.size(-1), kb = db == 1 ? b.size(0) : b.size(-2);
-  GB_CHECK(ka == kb, "matmul: mat1 and mat2 shapes cannot be multiplied (", x_shape(a.sizes()), " and ",
-           x_shape(b.sizes()), "): the last dim of the first (", ka, ") must equal the ",
-           db == 1 ? "size of the 1-D second (" : "second-to-last dim of the second (", kb, ")");
+namespace {
 
+// matmul's result once its arguments are checked: one dot, mm or bmm (each records its own node) and views.
+Tensor matmul_checked(const Tensor& a, const Tensor& b) {
+  const int64_t da = a.dim(), db = b.dim();
   if (da == 1 && db == 1) return dot(a, b);
   if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
   if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
@@ -343,20 +357,47 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out.view(out_shape);
 }
 
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  GB_AUTOCAST(lower_precision_fp, matmul, a, b);
+  detail::OpScope op_scope("matmul", {a, b});
+  detail::check_device(a, "matmul", "self");
+  detail::check_device(b, "matmul", "other", a);
+  const int64_t da = a.dim(), db = b.dim();
+  GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
+           "D");
+  check_mat_dtypes(a, b, "matmul");
+  const int64_t ka = a.size(-1), kb = db == 1 ? b.size(0) : b.size(-2);
+  GB_CHECK(ka == kb, "matmul: mat1 and mat2 shapes cannot be multiplied (", x_shape(a.sizes()), " and ",
+           x_shape(b.sizes()), "): the last dim of the first (", ka, ") must equal the ",
+           db == 1 ? "size of the 1-D second (" : "second-to-last dim of the second (", kb, ")");
+  // 2 K per output element; the output is the broadcast batch dims x rows x columns (1-D sides drop theirs)
+  int64_t outputs = (da >= 2 ? a.size(-2) : 1) * (db >= 2 ? b.size(-1) : 1);
+  for (int64_t i = 3; i <= std::max(da, db); ++i) {
+    const int64_t sa = i <= da ? a.size(-i) : 1, sb = i <= db ? b.size(-i) : 1;
+    outputs *= sa == 1 ? sb : sa;
+  }
+  op_scope.set_flops(2 * outputs * ka);
+  Tensor out = matmul_checked(a, b);
+  op_scope.set_output(out);
+  return out;
+}
+
 // ---- linear ----
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   GB_AUTOCAST(lower_precision_fp, linear, input, weight, bias);
-  detail::OpScope op_scope("linear");
+  detail::OpScope op_scope("linear", {input, weight, bias});
   detail::check_device(input, "linear", "input");
   check_matrix(weight, "linear", "weight");
   detail::check_same_device(input, weight, "linear");
   GB_CHECK(input.dim() >= 1, "linear: input must have at least 1 dim (its last dim is in_features), got shape ",
            input.sizes());
   GB_CHECK(input.size(-1) == weight.size(1), "linear: mat1 and mat2 shapes cannot be multiplied (",
-           x_shape(input.dim() == 1 ? std::vector<int64_t>{1, input.size(0)}
-                                    : std::vector<int64_t>{input.numel() / std::max<int64_t>(input.size(-1), 1),
-                                                           input.size(-1)}),
+           x_shape(input.dim() == 1
+                       ? std::vector<int64_t>{1, input.size(0)}
+                       : std::vector<int64_t>{input.numel() / std::max<int64_t>(input.size(-1), 1), input.size(-1)}),
            " and ", x_shape(std::vector<int64_t>{weight.size(1), weight.size(0)}), "): input ", input.sizes(),
            " has in_features ", input.size(-1), " but weight ", weight.sizes(), " expects ", weight.size(1));
   if (bias.defined()) {
@@ -368,6 +409,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   // fold the leading dims into rows: one GEMM whatever the input's rank
   std::vector<int64_t> out_shape(input.sizes().begin(), input.sizes().end() - 1);
   out_shape.push_back(weight.size(0));
+  int64_t rows = 1;  // the leading dims folded
+  for (int64_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
+  const int64_t out_features = weight.size(0), in_features = weight.size(1);
+  op_scope.set_flops(2 * rows * in_features * out_features + (bias.defined() ? rows * out_features : 0));
   Tensor y;
   {
     NoGradGuard ng;  // one node for the whole layer, recorded below
@@ -375,12 +420,13 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     y = bias.defined() ? addmm(bias, x2, weight.t()) : mm(x2, weight.t());
     if (input.dim() != 2) y = y.view(out_shape);
   }
+  op_scope.set_output(y);
   // LinearBackward0: every gradient comes out of one GEMM already in its parameter's layout (grad_weight is
   // g^T @ x, contiguous (out,in)), so nothing is transposed or copied on the way to .grad.
   if (autograd::needs_grad(input, weight, bias))
     autograd::record("LinearBackward0", {input, weight, bias}, y, {autograd::input(input), autograd::input(weight)},
-                     [in_shape = input.sizes().vec(), bs = bias.defined() ? bias.sizes().vec() : std::vector<int64_t>{}](
-                         autograd::BackwardContext& c) {
+                     [in_shape = input.sizes().vec(),
+                      bs = bias.defined() ? bias.sizes().vec() : std::vector<int64_t>{}](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& w = c.saved(1);
                        Tensor g2 = c.grad().reshape({-1, w.size(0)});  // (rows, out)
@@ -397,7 +443,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 
 Tensor dot(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(promote, dot, a, b);
-  detail::OpScope op_scope("dot");
+  detail::OpScope op_scope("dot", {a, b});
   detail::check_device(a, "dot", "self");
   detail::check_device(b, "dot", "tensor", a);
   GB_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
@@ -407,28 +453,31 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   GB_CHECK(a.numel() == b.numel(), "dot: inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
            b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
            " elements respectively");
+  op_scope.set_flops(2 * a.numel());
   // (1,K) @ (K,1): a strided vector is a valid BLAS operand either way, so nothing is copied
   Tensor out = detail::make_empty({}, a.scalar_type(), a.device());
   Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
   Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
   gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
-    autograd::record("DotBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
-                     [](autograd::BackwardContext& c) {
-                       const Tensor& g = c.grad();
-                       return variable_list{c.needs(0) ? g * c.saved(1) : Tensor(),
-                                            c.needs(1) ? g * c.saved(0) : Tensor()};
-                     });
+    autograd::record(
+        "DotBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)}, [](autograd::BackwardContext& c) {
+          const Tensor& g = c.grad();
+          return variable_list{c.needs(0) ? g * c.saved(1) : Tensor(), c.needs(1) ? g * c.saved(0) : Tensor()};
+        });
   return out;
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
-  detail::OpScope op_scope("outer");
+  detail::OpScope op_scope("outer", {a, b});
   detail::check_device(a, "outer", "self");
   detail::check_device(b, "outer", "vec2", a);
   GB_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D (shape ", a.sizes(), ")");
   GB_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D (shape ", b.sizes(), ")");
-  return a.unsqueeze(1) * b;
+  Tensor out = a.unsqueeze(1) * b;
+  op_scope.set_output(out);
+  return out;
 }
 
 }  // namespace gb

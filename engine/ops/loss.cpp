@@ -13,6 +13,7 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
@@ -20,7 +21,6 @@
 #include "glassbox/ops/shape.h"
 #include "ops/loops.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -50,13 +50,13 @@ struct NllPlan {
 
 Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan);
 
-// loss_i = -w_i * x[pos_i], reduced.
+// loss_i = -w_i * x[pos_i], reduced. Runs inside an nll_loss scope (nll_loss's, or its own in double backward).
 Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   const int64_t n = int64_t(plan->pos.size());
-  Tensor out = detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct,
-                                  x.device());
+  Tensor out =
+      detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct, x.device());
   auto run = [&](auto zero) {
     if (detail::skip_kernel(out)) return;  // meta: no values
     using T = decltype(zero);
@@ -78,6 +78,7 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
   else
     run(float{});
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
+  detail::op_output(out);
   if (autograd::needs_grad(x))
     autograd::record(plan->in_shape.size() >= 3 ? "NllLoss2DBackward0" : "NllLossBackward0", {x}, out, {},
                      [plan](autograd::BackwardContext& c) { return variable_list{nll_scatter(c.grad(), plan)}; });
@@ -86,6 +87,7 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
 
 // The adjoint: gx[pos_i] = -w_i * g_i (g a scalar for Sum, g / total_weight for Mean).
 Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) {
+  detail::OpScope op_scope("nll_loss_backward", {g});  // runs in backward
   const ScalarType ct = detail::compute_type(g.scalar_type());
   Tensor gc = detail::raw_contiguous(g, ct);
   Tensor gx = zeros(plan->in_shape, TensorOptions().dtype(ct).device(g.device()));
@@ -107,9 +109,12 @@ Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) 
   else
     run(float{});
   if (ct != g.scalar_type()) gx = gx.to(g.scalar_type());
+  op_scope.set_output(gx);
   if (autograd::needs_grad(g))
-    autograd::record("NllLossBackwardBackward0", {g}, gx, {},
-                     [plan](autograd::BackwardContext& c) { return variable_list{nll_gather(c.grad(), plan)}; });
+    autograd::record("NllLossBackwardBackward0", {g}, gx, {}, [plan](autograd::BackwardContext& c) {
+      detail::OpScope op_scope("nll_loss", {c.grad()});
+      return variable_list{nll_gather(c.grad(), plan)};
+    });
   return gx;
 }
 
@@ -199,17 +204,18 @@ Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
   GB_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
-  detail::OpScope op_scope("nll_loss");
+  detail::OpScope op_scope("nll_loss", {input, target, weight});
   return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
 }
 
 // ---- cross_entropy ----
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
-                     int64_t ignore_index, double label_smoothing) {
-  GB_AUTOCAST(fp32, cross_entropy, logits, target, weight, reduction, ignore_index, label_smoothing);
+namespace {
+
+// log_softmax, then nll_loss (or the class-probability form) and label smoothing: each part records its own node.
+Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
+                           int64_t ignore_index, double label_smoothing) {
   const char* op = "cross_entropy";
-  detail::OpScope op_scope(op);
   detail::check_defined(logits, op);
   detail::check_defined(target, op, "target");
   GB_CHECK(logits.dim() >= 1, op, ": expected logits of shape (C), (N, C) or (N, C, d1, ...), but got ",
@@ -272,6 +278,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   return nll * (1 - label_smoothing) + ret * (label_smoothing / double(C));
 }
 
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
+                     int64_t ignore_index, double label_smoothing) {
+  GB_AUTOCAST(fp32, cross_entropy, logits, target, weight, reduction, ignore_index, label_smoothing);
+  detail::OpScope op_scope("cross_entropy", {logits, target, weight});
+  Tensor out = cross_entropy_parts(logits, target, weight, reduction, ignore_index, label_smoothing);
+  op_scope.set_output(out);
+  return out;
+}
+
 // ---- mse_loss, l1_loss ----
 
 namespace {
@@ -316,13 +333,14 @@ variable_list pointwise_loss_grads(autograd::BackwardContext& c, const Tensor& d
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   GB_AUTOCAST(fp32, mse_loss, input, target, reduction);
-  detail::OpScope op_scope("mse_loss");
+  detail::OpScope op_scope("mse_loss", {input, target});
   check_pointwise_loss(input, target, "mse_loss");
   Tensor out;
   {
     NoGradGuard ng;
     out = reduce_loss(diff_map(input, target, "mse_loss", [](auto d) { return d * d; }), reduction);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(input, target)) {
     int64_t n = detail::numel_of(broadcast_shapes(input.sizes(), target.sizes(), "mse_loss"));
     autograd::record("MseLossBackward0", {input, target}, out, {autograd::input(input), autograd::input(target)},
@@ -336,13 +354,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   GB_AUTOCAST(fp32, l1_loss, input, target, reduction);
-  detail::OpScope op_scope("l1_loss");
+  detail::OpScope op_scope("l1_loss", {input, target});
   check_pointwise_loss(input, target, "l1_loss");
   Tensor out;
   {
     NoGradGuard ng;
     out = reduce_loss(diff_map(input, target, "l1_loss", [](auto d) { return d < 0 ? -d : d; }), reduction);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(input, target)) {
     int64_t n = detail::numel_of(broadcast_shapes(input.sizes(), target.sizes(), "l1_loss"));
     autograd::record("L1LossBackward0", {input, target}, out, {autograd::input(input), autograd::input(target)},
@@ -363,7 +382,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
                                         const Tensor& pos_weight, Reduction reduction) {
   GB_AUTOCAST(fp32, binary_cross_entropy_with_logits, logits, target, weight, pos_weight, reduction);
   const char* op = "binary_cross_entropy_with_logits";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {logits, target, weight, pos_weight});
   check_pointwise_loss(logits, target, op);
   GB_CHECK(logits.sizes() == target.sizes(), "Target size (", target.sizes(), ") must be the same as input size (",
            logits.sizes(), ")");
@@ -402,6 +421,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
     out = reduce_loss(l, reduction);
     if (out.scalar_type() != dt) out = out.to(dt);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(logits, target, weight, pos_weight)) {
     const int64_t n = logits.numel();
     autograd::record(

@@ -12,13 +12,13 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -210,7 +210,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
                   const Tensor& running_var, bool training, double momentum, double eps) {
   const char* op = "batch_norm";
   detail::check_defined(x, op);
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x, weight, bias, running_mean, running_var});
   detail::check_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got input of size ", x.sizes());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
@@ -259,6 +259,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
   else
     run(float{});
   out = as_type(out, x.scalar_type());
+  op_scope.set_output(out);
 
   if (training && running_mean.defined()) {  // running statistics take the unbiased variance
     NoGradGuard ng;
@@ -328,7 +329,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   GB_AUTOCAST(fp32, layer_norm, x, normalized_shape, weight, bias, eps);
   const char* op = "layer_norm";
   detail::check_defined(x, op);
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x, weight, bias});
   detail::check_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t k = int64_t(normalized_shape.size());
@@ -374,6 +375,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
                      for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt + (bp ? bp[i] : T(0));
                  });
   out = as_type(out, x.scalar_type());
+  op_scope.set_output(out);
 
   if (autograd::needs_grad(x, weight, bias)) {
     autograd::record("NativeLayerNormBackward0", autograd::collect_edges({x, weight, bias}), {&out},
@@ -403,7 +405,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   GB_AUTOCAST(fp32, group_norm, x, num_groups, weight, bias, eps);
   const char* op = "group_norm";
   detail::check_defined(x, op);
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x, weight, bias});
   detail::check_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": Expected at least 2 dimensions for input tensor but received ", x.dim());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
@@ -436,6 +438,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
                    }
                  });
   out = as_type(out, x.scalar_type());
+  op_scope.set_output(out);
 
   if (autograd::needs_grad(x, weight, bias)) {
     std::vector<int64_t> cshape(size_t(x.dim()), 1);  // (1, C, 1, ...)

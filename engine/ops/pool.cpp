@@ -11,10 +11,10 @@
 
 #include "autograd/record.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/nn.h"
 #include "ops/nn_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -64,8 +64,9 @@ struct PlaneDims {
 
 Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d);
 
-// out[p][o] = src[p][idx[p][o]]: (..., H, W) -> (..., Ho, Wo)
+// out[p][o] = src[p][idx[p][o]]: (..., H, W) -> (..., Ho, Wo); max pooling at known indices (double backward).
 Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
+  detail::OpScope op_scope("max_pool2d_gather", {src, idx});
   ScalarType dt = src.scalar_type();
   Tensor out;
   with_compute_type(dt, [&](auto zero) {
@@ -82,6 +83,7 @@ Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
     });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(src))
     autograd::record("MaxPool2DWithIndicesBackward0", {src}, out, {}, [idx, d](autograd::BackwardContext& c) {
       return variable_list{max_unpool_add(c.grad(), idx, d)};
@@ -91,6 +93,7 @@ Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
 
 // out[p][idx[p][o]] += g[p][o]: (..., Ho, Wo) -> (..., H, W); the gradient of max pooling.
 Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
+  detail::OpScope op_scope("max_pool2d_with_indices_backward", {g, idx});  // runs in backward
   ScalarType dt = g.scalar_type();
   Tensor out;
   with_compute_type(dt, [&](auto zero) {
@@ -110,6 +113,7 @@ Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
     });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(g))
     autograd::record("MaxPool2DWithIndicesBackwardBackward0", {g}, out, {},
                      [idx, d](autograd::BackwardContext& c) { return variable_list{max_gather(c.grad(), idx, d)}; });
@@ -125,11 +129,13 @@ struct Windows {
   std::vector<double> div;              // per output position (Ho*Wo)
   const char* name;                     // the backward node of the forward map
   const char* adjoint_name;             // the node of the adjoint's backward
+  const char* op;                       // the forward op (its scope)
+  const char* backward_op;              // the adjoint's op (its scope: it runs in backward)
 };
 
 Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>& w);
 
-// out[p][oh][ow] = sum(window) / div: (..., H, W) -> (..., Ho, Wo)
+// out[p][oh][ow] = sum(window) / div: (..., H, W) -> (..., Ho, Wo). Runs inside w->op's scope (its callers open it).
 Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
   const PlaneDims d = w->d;
   ScalarType dt = x.scalar_type();
@@ -156,6 +162,7 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
     });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
+  detail::op_output(out);
   if (autograd::needs_grad(x))
     autograd::record(w->name, {x}, out, {},
                      [w](autograd::BackwardContext& c) { return variable_list{window_mean_adjoint(c.grad(), w)}; });
@@ -164,6 +171,7 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
 
 // gx[p][window] += g[p][oh][ow] / div: (..., Ho, Wo) -> (..., H, W)
 Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>& w) {
+  detail::OpScope op_scope(w->backward_op, {g});  // runs in backward
   const PlaneDims d = w->d;
   ScalarType dt = g.scalar_type();
   Tensor out;
@@ -189,9 +197,12 @@ Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>
     });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(g))
-    autograd::record(w->adjoint_name, {g}, out, {},
-                     [w](autograd::BackwardContext& c) { return variable_list{window_mean(c.grad(), w)}; });
+    autograd::record(w->adjoint_name, {g}, out, {}, [w](autograd::BackwardContext& c) {
+      detail::OpScope op_scope(w->op, {c.grad()});
+      return variable_list{window_mean(c.grad(), w)};
+    });
   return out;
 }
 
@@ -228,7 +239,7 @@ void check_output_size(const Tensor& x, int64_t Ho, int64_t Wo, const char* op) 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const char* op = "max_pool2d";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x});
   check_pool_input(x, op);
   PoolArgs a = pool_args(op, kernel_size, stride, padding, dilation);
   const int64_t H = x.size(-2), W = x.size(-1);
@@ -275,6 +286,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
     });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("MaxPool2DWithIndicesBackward0", {x}, out, {}, [idx, d](autograd::BackwardContext& c) {
       return variable_list{max_unpool_add(c.grad(), idx, d)};
@@ -290,7 +302,7 @@ Tensor max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
 Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool2d";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x});
   check_pool_input(x, op);
   PoolArgs a = pool_args(op, kernel_size, stride, padding, 1);
   GB_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
@@ -302,6 +314,8 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
   w->d = {H, W, Ho, Wo};
   w->name = "AvgPool2DBackward0";
   w->adjoint_name = "AvgPool2DBackwardBackward0";
+  w->op = op;
+  w->backward_op = "avg_pool2d_backward";
   // PyTorch's windows: the padded extent (clipped at H + pad) counts toward count_include_pad's divisor
   std::vector<int64_t> hpad(Ho), wpad(Wo);
   for (int64_t oh = 0; oh < Ho; ++oh) {
@@ -330,7 +344,7 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
 Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   detail::check_defined(x, op);
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x});
   detail::check_device(x, op);
   GB_CHECK(output_size.size() == 1 || output_size.size() == 2, op, ": output_size must be 2, but got ",
            output_size.size(), " values ", output_size);
@@ -345,6 +359,8 @@ Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   w->d = {H, W, Ho, Wo};
   w->name = "AdaptiveAvgPool2DBackward0";
   w->adjoint_name = "AdaptiveAvgPool2DBackwardBackward0";
+  w->op = op;
+  w->backward_op = "adaptive_avg_pool2d_backward";
   for (int64_t oh = 0; oh < Ho; ++oh) {  // start = floor(o * in / out), end = ceil((o + 1) * in / out)
     w->hs.push_back(oh * H / Ho);
     w->he.push_back(((oh + 1) * H + Ho - 1) / Ho);

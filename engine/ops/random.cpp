@@ -4,29 +4,31 @@
 // in-place writes that autograd treats as a fresh value (no gradient flows to what was there before).
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/generator.h"
 #include "glassbox/ops/factory.h"
 #include "ops/inplace.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
 
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {self});
   detail::check_device(self, op, "self");
   bool grad_needed = GradMode::is_enabled() && self.requires_grad();
   detail::check_inplace(self, grad_needed, op);
   Tensor target = self.is_contiguous() ? self : detail::make_empty(self.sizes(), self.scalar_type(), self.device());
-  if (!detail::skip_kernel(target)) detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {  // meta: no draws
-    using T = typename decltype(tag)::type;
-    T* p = reinterpret_cast<T*>(target.data_ptr());
-    Generator& g = default_generator();
-    for (int64_t i = 0; i < target.numel(); ++i) p[i] = T(opmath_t<T>(draw(g)));
-  });
+  if (!detail::skip_kernel(target))
+    detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {  // meta: no draws
+      using T = typename decltype(tag)::type;
+      T* p = reinterpret_cast<T*>(target.data_ptr());
+      Generator& g = default_generator();
+      for (int64_t i = 0; i < target.numel(); ++i) p[i] = T(opmath_t<T>(draw(g)));
+    });
   if (!target.is_same(self)) detail::copy_into(self, target);
   detail::bump_version(self);
+  op_scope.set_output(self);
   // A fresh value: on a view, the base's history gets a CopySlices that sends no gradient to the old values.
   if (grad_needed && self.unsafe_impl()->view_base) autograd::rebase_view_history(self, nullptr, {}, Tensor());
   return self;

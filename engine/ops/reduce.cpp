@@ -13,6 +13,7 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -20,7 +21,6 @@
 #include "ops/reduce_kernels.h"
 #include "ops/reduce_util.h"
 #include "ops/vec_math.h"
-#include "core/op_scope.h"
 
 namespace gb {
 using namespace detail;  // the driver and reducers of reduce_kernels.h
@@ -117,18 +117,20 @@ Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType 
 
 Tensor extreme_all(const Tensor& a, bool is_max) {
   const char* op = is_max ? "max" : "min";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   check_nonempty(a, mask, false, op);
   Tensor out = extreme_kernel(a, mask, false, is_max, op);
+  op_scope.set_output(out);
   // The gradient is split evenly among the elements equal to the result (PyTorch's evenly_distribute_backward).
   if (autograd::needs_grad(a))
     autograd::record(is_max ? "MaxBackward1" : "MinBackward1", {a}, out, {autograd::input(a), autograd::output(out)},
                      [](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& r = c.saved(1);
-                       Tensor hit = where(isnan(r), isnan(x), eq(x, r)).to(c.grad().scalar_type());  // no item(): runs on meta
+                       Tensor hit =
+                           where(isnan(r), isnan(x), eq(x, r)).to(c.grad().scalar_type());  // no item(): runs on meta
                        return variable_list{hit * (c.grad() / hit.sum())};
                      });
   return out;
@@ -138,7 +140,7 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
 
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "max" : "min";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op);
   int64_t d = detail::wrap_dim(dim, a.dim(), op);
   auto mask = detail::dim_mask({d}, a.dim(), op);
@@ -147,6 +149,7 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdi
   Tensor values = detail::make_empty(shape, a.scalar_type(), a.device());
   Tensor indices = detail::make_empty(shape, kInt64, a.device());
   arg_extreme_kernel(a, mask, is_max, values, indices, op);
+  op_scope.set_output(values);
   // The gradient flows to the index picked.
   if (autograd::needs_grad(a))
     autograd::record(is_max ? "MaxBackward0" : "MinBackward0", autograd::collect_edges({a}), {&values},
@@ -163,11 +166,12 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdi
 
 Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
   const char* op = is_max ? "amax" : "amin";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op);
   auto mask = detail::dim_mask(dims, a.dim(), op);
   check_nonempty(a, mask, !dims.empty(), op);
   Tensor out = extreme_kernel(a, mask, keepdim, is_max, op);
+  op_scope.set_output(out);
   // The gradient is split evenly among ties.
   if (autograd::needs_grad(a))
     autograd::record(is_max ? "AmaxBackward0" : "AminBackward0", {a}, out, {autograd::input(a), autograd::output(out)},
@@ -185,7 +189,7 @@ Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
 
 Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op);
   std::vector<bool> mask;
   if (dim)
@@ -195,6 +199,7 @@ Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool 
   check_nonempty(a, mask, dim.has_value(), op);
   Tensor indices = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), kInt64, a.device());
   arg_extreme_kernel(a, mask, is_max, Tensor(), indices, op);
+  op_scope.set_output(indices);
   return indices;
 }
 
@@ -248,10 +253,11 @@ Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { retur
 Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) { return arg_impl(a, dim, keepdim, false); }
 
 Tensor var(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
-  detail::OpScope op_scope("var");
+  detail::OpScope op_scope("var", {a});
   VarSetup s = var_setup(a, dims, correction, "var");
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), s.mask, keepdim), a.scalar_type(), a.device());
   moments_kernel(a, s, false, out, Tensor(), "var");
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("VarBackward0", {a}, out, {autograd::input(a)},
                      [mask = s.mask, div = s.divisor, keepdim](autograd::BackwardContext& c) {
@@ -262,10 +268,11 @@ Tensor var(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) 
 }
 
 Tensor std(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
-  detail::OpScope op_scope("std");
+  detail::OpScope op_scope("std", {a});
   VarSetup s = var_setup(a, dims, correction, "std");
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), s.mask, keepdim), a.scalar_type(), a.device());
   moments_kernel(a, s, true, out, Tensor(), "std");
+  op_scope.set_output(out);
   // d std = d var / (2 std), taken as 0 where std is 0 (PyTorch's std_backward).
   if (autograd::needs_grad(a))
     autograd::record(
@@ -279,12 +286,13 @@ Tensor std(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) 
 }
 
 std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t correction, bool keepdim) {
-  detail::OpScope op_scope("var_mean");
+  detail::OpScope op_scope("var_mean", {a});
   VarSetup s = var_setup(a, dims, correction, "var_mean");
   auto shape = detail::reduced_shape(a.sizes(), s.mask, keepdim);
   Tensor v = detail::make_empty(shape, a.scalar_type(), a.device());
   Tensor m = detail::make_empty(shape, a.scalar_type(), a.device());
   moments_kernel(a, s, false, v, m, "var_mean");
+  op_scope.set_output(v);
   if (autograd::needs_grad(a))
     autograd::record(
         "VarMeanBackward0", autograd::collect_edges({a}), {&v, &m}, {autograd::input(a)},
@@ -305,7 +313,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
 
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
   GB_AUTOCAST(fp32, norm, a, p, dims, keepdim);
-  detail::OpScope op_scope("norm");
+  detail::OpScope op_scope("norm", {a});
   detail::check_device(a, "norm");
   GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
                 "as input. Got ", to_string(a.scalar_type()), "; convert first, e.g. x.to(gb::kFloat)");
@@ -348,6 +356,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
         break;
     }
   });
+  op_scope.set_output(out);
   // PyTorch's norm_backward; where the norm is 0 the gradient is taken as 0.
   if (autograd::needs_grad(a))
     autograd::record(dims.empty() ? "NormBackward0" : "NormBackward1", {a}, out,
@@ -378,7 +387,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
 
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
   GB_AUTOCAST(fp32, logsumexp, a, dims, keepdim);
-  detail::OpScope op_scope("logsumexp");
+  detail::OpScope op_scope("logsumexp", {a});
   detail::check_device(a, "logsumexp");
   auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
   // Integers and bools are computed in the default float dtype, like PyTorch.
@@ -389,6 +398,7 @@ Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
     using T = typename decltype(tag)::type;
     run_reduce(x, l, LogSumExp<T>{out.data_ptr<T>()});
   });
+  op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("LogsumexpBackward0", {x}, out, {autograd::input(x), autograd::output(out)},
                      [mask, keepdim](autograd::BackwardContext& c) {
@@ -404,7 +414,7 @@ Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
 namespace {
 template <bool kAll>
 Tensor logical_reduce(const Tensor& a, const char* op) {
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {a});
   detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   Tensor out = detail::make_empty({}, kBool, a.device());
@@ -413,6 +423,7 @@ Tensor logical_reduce(const Tensor& a, const char* op) {
     using T = typename decltype(tag)::type;
     run_reduce(a, l, Logical<T, kAll>{out.data_ptr<bool>()});
   });
+  op_scope.set_output(out);
   return out;
 }
 }  // namespace
@@ -422,7 +433,7 @@ Tensor any(const Tensor& a) { return logical_reduce<false>(a, "any"); }
 
 Tensor prod(const Tensor& a) {
   GB_AUTOCAST(fp32, prod, a);
-  detail::OpScope op_scope("prod");
+  detail::OpScope op_scope("prod", {a});
   detail::check_device(a, "prod");
   auto mask = all_dims(a.dim());
   ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
@@ -432,6 +443,7 @@ Tensor prod(const Tensor& a) {
     using T = typename decltype(tag)::type;
     run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
   });
+  op_scope.set_output(out);
   // d prod / dx_i = the product of the others: result / x_i without zeros; with one zero only that element gets
   // a gradient (the product of the rest, computed differentiably); with two or more every first derivative is 0.
   if (autograd::needs_grad(a))

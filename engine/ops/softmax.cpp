@@ -15,12 +15,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/loops.h"
 #include "ops/vec_math.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace {
@@ -156,7 +156,7 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
 template <bool kLog>
 Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   const char* op = kLog ? "log_softmax" : "softmax";
-  detail::OpScope op_scope(op);
+  detail::OpScope op_scope(op, {x});
   detail::check_device(x, op);
   Tensor in = dtype && *dtype != x.scalar_type() ? x.to(*dtype) : x;  // a differentiable cast, before the op
   GB_CHECK_TYPE(is_floating_point(in.scalar_type()), op, ": expected a floating point input, got ",
@@ -164,6 +164,7 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtyp
                 "dtype=gb::kFloat");
   const int64_t d = detail::wrap_dim(dim, in.dim(), op);
   Tensor out = softmax_kernel<kLog>(in, in.dim() == 0 ? 0 : d, op);
+  op_scope.set_output(out);
   if (autograd::needs_grad(in)) {
     if constexpr (kLog)
       autograd::record("LogSoftmaxBackward0", {in}, out, {autograd::output(out)}, [d](autograd::BackwardContext& c) {

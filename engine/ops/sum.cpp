@@ -7,12 +7,12 @@
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/loops.h"
 #include "ops/reduce_util.h"
-#include "core/op_scope.h"
 
 namespace gb {
 namespace detail {
@@ -20,8 +20,10 @@ namespace detail {
 std::vector<int64_t> reduced_shape(IntArrayRef sizes, const std::vector<bool>& mask, bool keepdim) {
   std::vector<int64_t> out;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (!mask[d]) out.push_back(sizes[d]);
-    else if (keepdim) out.push_back(1);
+    if (!mask[d])
+      out.push_back(sizes[d]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -43,7 +45,6 @@ ScalarType acc_type_for(ScalarType t) {
 }  // namespace
 
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  detail::OpScope op_scope("sum");
   check_device(a, "sum");
   auto keep_shape = reduced_shape(a.sizes(), mask, true);
   ScalarType acc_t = acc_type_for(out_dtype);
@@ -100,6 +101,7 @@ Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, 
   }
   Tensor out = acc_t == out_dtype ? acc : acc.to(out_dtype);
   if (!keepdim) out = out.reshape(reduced_shape(a.sizes(), mask, false));
+  op_output(out);  // the result of the op that called (sum, mean): the kernel opens no scope of its own
   return out;
 }
 
@@ -114,6 +116,7 @@ ScalarType sum_dtype(const Tensor& a, std::optional<ScalarType> dtype) {
 
 Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   if (!dtype) GB_AUTOCAST(fp32, sum, a, dims, keepdim, dtype);
+  detail::OpScope op_scope("sum", {a});
   detail::check_defined(a, "sum");
   auto mask = detail::dim_mask(dims, a.dim(), "sum");
   Tensor out;
@@ -132,9 +135,11 @@ Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<Scalar
 Tensor sum(const Tensor& a, std::optional<ScalarType> dtype) { return sum(a, IntArrayRef{}, false, dtype); }
 
 Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  detail::OpScope op_scope("mean", {a});
   detail::check_defined(a, "mean");
   ScalarType t = dtype.value_or(a.scalar_type());
-  GB_CHECK_TYPE(is_floating_point(t), "mean(): could not infer output dtype. Input dtype must be either a floating point ",
+  GB_CHECK_TYPE(is_floating_point(t),
+                "mean(): could not infer output dtype. Input dtype must be either a floating point ",
                 "or complex dtype. Got: ", to_string(t), ". Convert first (x.to(gb::kFloat)) or pass dtype.");
   auto mask = detail::dim_mask(dims, a.dim(), "mean");
   int64_t count = 1;
@@ -147,10 +152,11 @@ Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<Scala
     if (count != 1) out = out.div_(double(count));
   }
   if (autograd::needs_grad(a))
-    autograd::record(dims.empty() ? "MeanBackward0" : "MeanBackward1", {a}, out, {},
-                     [s = a.sizes().vec(), mask, keepdim, count](autograd::BackwardContext& c) {
-                       return variable_list{detail::unsqueeze_reduced(c.grad() / double(count), mask, keepdim).expand(s)};
-                     });
+    autograd::record(
+        dims.empty() ? "MeanBackward0" : "MeanBackward1", {a}, out, {},
+        [s = a.sizes().vec(), mask, keepdim, count](autograd::BackwardContext& c) {
+          return variable_list{detail::unsqueeze_reduced(c.grad() / double(count), mask, keepdim).expand(s)};
+        });
   return out;
 }
 

@@ -27,6 +27,7 @@ constexpr auto sigmoid_fn = [](auto x) { return decltype(x)(1) / (decltype(x)(1)
 // ---- sign-like ops (integers too) ----
 
 Tensor neg(const Tensor& a) {
+  detail::OpScope op_scope("neg", {a});
   GB_CHECK(a.scalar_type() != kBool,
            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
            "`~` or `logical_not()` operator instead.");
@@ -38,6 +39,7 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor abs(const Tensor& a) {
+  detail::OpScope op_scope("abs", {a});
   Tensor out = detail::unary_numeric_kernel(a, "abs", [](auto x) { return std::abs(x); });
   // d|x|/dx = sign(x), so abs'(0) = 0 like PyTorch
   if (autograd::needs_grad(a))
@@ -47,6 +49,7 @@ Tensor abs(const Tensor& a) {
 }
 
 Tensor sign(const Tensor& a) {
+  detail::OpScope op_scope("sign", {a});
   if (a.scalar_type() == kBool) return a.clone();  // sign of a bool is itself
   // (0 < x) - (x < 0): NaN gives 0, as PyTorch's CPU kernel does
   Tensor out = detail::unary_numeric_kernel(a, "sign", [](auto x) {
@@ -66,6 +69,7 @@ Tensor square(const Tensor& a) { return pow(a, 2); }
 
 Tensor reciprocal(const Tensor& a) {
   GB_AUTOCAST(fp32, reciprocal, a);
+  detail::OpScope op_scope("reciprocal", {a});
   Tensor out = detail::unary_float_kernel(a, "reciprocal", [](auto x) { return decltype(x)(1) / x; });
   if (autograd::needs_grad(a))
     autograd::record("ReciprocalBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
@@ -77,6 +81,7 @@ Tensor reciprocal(const Tensor& a) {
 
 Tensor exp(const Tensor& a) {
   GB_AUTOCAST(fp32, exp, a);
+  detail::OpScope op_scope("exp", {a});
   Tensor out = detail::unary_float_kernel(a, "exp", exp_fn);
   if (autograd::needs_grad(a))
     autograd::record("ExpBackward0", {a}, out, {autograd::output(out)},
@@ -86,6 +91,7 @@ Tensor exp(const Tensor& a) {
 
 Tensor log(const Tensor& a) {
   GB_AUTOCAST(fp32, log, a);
+  detail::OpScope op_scope("log", {a});
   Tensor out = detail::unary_float_kernel(a, "log", log_fn);
   if (autograd::needs_grad(a))
     autograd::record("LogBackward0", {a}, out, {autograd::input(a)},
@@ -95,6 +101,7 @@ Tensor log(const Tensor& a) {
 
 Tensor log1p(const Tensor& a) {
   GB_AUTOCAST(fp32, log1p, a);
+  detail::OpScope op_scope("log1p", {a});
   Tensor out = detail::unary_float_kernel(a, "log1p", [](auto x) { return std::log1p(x); });
   if (autograd::needs_grad(a))
     autograd::record("Log1PBackward0", {a}, out, {autograd::input(a)},
@@ -103,6 +110,7 @@ Tensor log1p(const Tensor& a) {
 }
 
 Tensor sqrt(const Tensor& a) {
+  detail::OpScope op_scope("sqrt", {a});
   Tensor out = detail::unary_float_kernel(a, "sqrt", sqrt_fn);
   if (autograd::needs_grad(a))
     autograd::record("SqrtBackward0", {a}, out, {autograd::output(out)},
@@ -112,6 +120,7 @@ Tensor sqrt(const Tensor& a) {
 
 Tensor rsqrt(const Tensor& a) {
   GB_AUTOCAST(fp32, rsqrt, a);
+  detail::OpScope op_scope("rsqrt", {a});
   Tensor out = detail::unary_float_kernel(a, "rsqrt", [](auto x) { return decltype(x)(1) / std::sqrt(x); });
   // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
   if (autograd::needs_grad(a))
@@ -123,6 +132,7 @@ Tensor rsqrt(const Tensor& a) {
 }
 
 Tensor sin(const Tensor& a) {
+  detail::OpScope op_scope("sin", {a});
   Tensor out = detail::unary_float_kernel(a, "sin", [](auto x) { return std::sin(x); });
   if (autograd::needs_grad(a))
     autograd::record("SinBackward0", {a}, out, {autograd::input(a)},
@@ -131,6 +141,7 @@ Tensor sin(const Tensor& a) {
 }
 
 Tensor cos(const Tensor& a) {
+  detail::OpScope op_scope("cos", {a});
   Tensor out = detail::unary_float_kernel(a, "cos", [](auto x) { return std::cos(x); });
   if (autograd::needs_grad(a))
     autograd::record("CosBackward0", {a}, out, {autograd::input(a)},
@@ -139,6 +150,7 @@ Tensor cos(const Tensor& a) {
 }
 
 Tensor tanh(const Tensor& a) {
+  detail::OpScope op_scope("tanh", {a});
   Tensor out = detail::unary_float_kernel(a, "tanh", tanh_fn);
   if (autograd::needs_grad(a))
     autograd::record("TanhBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
@@ -149,6 +161,7 @@ Tensor tanh(const Tensor& a) {
 }
 
 Tensor sigmoid(const Tensor& a) {
+  detail::OpScope op_scope("sigmoid", {a});
   Tensor out = detail::unary_float_kernel(a, "sigmoid", sigmoid_fn);
   if (autograd::needs_grad(a))
     autograd::record("SigmoidBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
@@ -165,32 +178,32 @@ Tensor& Tensor::neg_() {
            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
            "`~` or `logical_not()` operator instead.");
   return detail::apply_inplace(
-      *this, false, false, "neg_", [](const Tensor& s) { return gb::neg(s); },
+      *this, {}, false, false, "neg_", [](const Tensor& s) { return gb::neg(s); },
       [](Tensor& s) { detail::unary_numeric_inplace_raw(s, "neg_", neg_fn); });
 }
 Tensor& Tensor::exp_() {
   return detail::apply_inplace(
-      *this, false, false, "exp_", [](const Tensor& s) { return gb::exp(s); },
+      *this, {}, false, false, "exp_", [](const Tensor& s) { return gb::exp(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "exp_", exp_fn); });
 }
 Tensor& Tensor::log_() {
   return detail::apply_inplace(
-      *this, false, true, "log_", [](const Tensor& s) { return gb::log(s); },
+      *this, {}, false, true, "log_", [](const Tensor& s) { return gb::log(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "log_", log_fn); });
 }
 Tensor& Tensor::sqrt_() {
   return detail::apply_inplace(
-      *this, false, false, "sqrt_", [](const Tensor& s) { return gb::sqrt(s); },
+      *this, {}, false, false, "sqrt_", [](const Tensor& s) { return gb::sqrt(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "sqrt_", sqrt_fn); });
 }
 Tensor& Tensor::tanh_() {
   return detail::apply_inplace(
-      *this, false, false, "tanh_", [](const Tensor& s) { return gb::tanh(s); },
+      *this, {}, false, false, "tanh_", [](const Tensor& s) { return gb::tanh(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "tanh_", tanh_fn); });
 }
 Tensor& Tensor::sigmoid_() {
   return detail::apply_inplace(
-      *this, false, false, "sigmoid_", [](const Tensor& s) { return gb::sigmoid(s); },
+      *this, {}, false, false, "sigmoid_", [](const Tensor& s) { return gb::sigmoid(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "sigmoid_", sigmoid_fn); });
 }
 

@@ -1,13 +1,14 @@
 // engine/ops/unary_kernel.h — the kernels unary.cpp and activation.cpp share (internal): a floating op f(x) into a new
 // tensor or in place, a numeric (integer-capable) op, and their dtype rules. f is a generic lambda called in opmath
-// (float for the 16-bit floats), so the contiguous case is a plain pointer loop in loops.h.
+// (float for the 16-bit floats), so the contiguous case is a plain pointer loop in loops.h. The kernels open no op
+// scope: the public op does (around its autograd::record too), and the kernels hand it their result (op_output).
 #pragma once
 
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/tensor_options.h"
 #include "ops/loops.h"
-#include "core/op_scope.h"
 
 namespace gb::detail {
 
@@ -19,7 +20,6 @@ inline ScalarType float_result_type(const Tensor& a) {
 // out = f(a) for floating ops; integer and bool inputs are converted to the default float dtype first.
 template <typename F>
 Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
-  detail::OpScope op_scope(op);
   check_device(a, op, "self");
   ScalarType rt = float_result_type(a);
   Tensor aa = a.scalar_type() == rt ? a : shallow_alias(a).to(rt);
@@ -29,13 +29,13 @@ Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
     using M = opmath_t<T>;
     unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x))); });
   });
+  op_output(out);
   return out;
 }
 
 // out = f(a) in a's own dtype, for ops defined on integers too (neg, abs, relu, ...); bool is refused.
 template <typename F>
 Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
-  detail::OpScope op_scope(op);
   check_device(a, op, "self");
   Tensor out = make_empty(a.sizes(), a.scalar_type(), a.device());
   dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
@@ -43,13 +43,13 @@ Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
     using M = opmath_t<T>;
     unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
   });
+  op_output(out);
   return out;
 }
 
 // self = f(self) without autograd (the `raw` half of apply_inplace). Floating ops cannot write an integer self.
 template <typename F>
 void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
-  detail::OpScope op_scope(op);
   check_device(self, op, "self");
   GB_CHECK(is_floating_point(self.scalar_type()), op, ": result type Float can't be cast to the desired output type ",
            to_string(self.scalar_type()), " (a tensor of shape ", self.sizes(), "); use the out-of-place op, or ",
@@ -63,7 +63,6 @@ void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
 
 template <typename F>
 void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f) {
-  detail::OpScope op_scope(op);
   check_device(self, op, "self");
   dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -1,11 +1,14 @@
 // engine/ops/view.cpp — views that share storage (view, reshape, transpose, permute, t, narrow, select, slice,
 // expand, squeeze, unsqueeze, flatten, unflatten, index, as_strided) with their backward formulas. Each view
 // records its root base (autograd::track_view) so that in-place ops on it can rewrite the base's history.
+// Every view op that records a node opens its op scope (detail::OpScope) first; the composites (t, narrow, flatten,
+// unflatten, index) are made of them and open none.
 #include <numeric>
 
 #include "autograd/record.h"
 #include "autograd/views.h"
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
@@ -66,6 +69,7 @@ std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArra
 }
 
 Tensor record_reshape_back(Tensor out, const Tensor& a, const char* name) {
+  detail::op_output(out);  // the calling view op's result
   if (autograd::needs_grad(a))
     autograd::record(name, {a}, out, {}, [s = a.sizes().vec()](autograd::BackwardContext& c) {
       return variable_list{c.grad().reshape(s)};
@@ -76,16 +80,18 @@ Tensor record_reshape_back(Tensor out, const Tensor& a, const char* name) {
 // The gradient of a view that picks part of the input: zeros of the input's shape with g written into the part
 // picked by `pick` (a view function). Differentiable itself (its backward is `pick`), for double backward.
 template <typename Pick>
-Tensor embed_grad(const Tensor& g, const std::vector<int64_t>& input_sizes, const char* name, Pick pick) {
+Tensor embed_grad(const Tensor& g, const std::vector<int64_t>& input_sizes, const char* op, const char* name,
+                  Pick pick) {
+  detail::OpScope op_scope(op, {g});  // runs in backward: slice_backward, select_backward
   Tensor out = zeros(input_sizes, g.options());
   {
     NoGradGuard ng;
     detail::copy_into(pick(out), g);
   }
+  op_scope.set_output(out);
   if (autograd::needs_grad(g))
-    autograd::record(name, {g}, out, {}, [pick](autograd::BackwardContext& c) {
-      return variable_list{pick(c.grad()).clone()};
-    });
+    autograd::record(name, {g}, out, {},
+                     [pick](autograd::BackwardContext& c) { return variable_list{pick(c.grad()).clone()}; });
   return out;
 }
 
@@ -99,6 +105,7 @@ Tensor make_view_of(const Tensor& a, std::vector<int64_t> sizes, std::vector<int
 }  // namespace
 
 Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  detail::OpScope op_scope("as_strided", {a});
   detail::check_defined(a, "as_strided");
   GB_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape: as_strided got sizes ", size,
            " and strides ", stride);
@@ -106,68 +113,82 @@ Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::op
   int64_t last = offset;
   bool empty = false;
   for (size_t d = 0; d < size.size(); ++d) {
-    GB_CHECK(size[d] >= 0 && stride[d] >= 0, "as_strided: negative sizes or strides are not supported (sizes ",
-             size, ", strides ", stride, ")");
+    GB_CHECK(size[d] >= 0 && stride[d] >= 0, "as_strided: negative sizes or strides are not supported (sizes ", size,
+             ", strides ", stride, ")");
     if (size[d] == 0) empty = true;
     last += (size[d] - 1) * stride[d];
   }
   int64_t have = a.storage()->nbytes / a.element_size();
-  GB_CHECK(offset >= 0 && (empty || last < have), "setStorage: sizes ", size, ", strides ", stride,
-           ", storage offset ", offset, ", and itemsize ", a.element_size(), " requiring a storage size of ",
-           (last + 1) * a.element_size(), " are out of bounds for storage of size ", a.storage()->nbytes);
+  GB_CHECK(offset >= 0 && (empty || last < have), "setStorage: sizes ", size, ", strides ", stride, ", storage offset ",
+           offset, ", and itemsize ", a.element_size(), " requiring a storage size of ", (last + 1) * a.element_size(),
+           " are out of bounds for storage of size ", a.storage()->nbytes);
   Tensor out = make_view_of(a, size.vec(), stride.vec(), offset);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("AsStridedBackward0", {a}, out, {}, [geo = autograd::geometry_of(a, out)](autograd::BackwardContext& c) {
-      return variable_list{autograd::strided_embed(c.grad(), geo)};
-    });
+    autograd::record("AsStridedBackward0", {a}, out, {},
+                     [geo = autograd::geometry_of(a, out)](autograd::BackwardContext& c) {
+                       return variable_list{autograd::strided_embed(c.grad(), geo)};
+                     });
   return out;
 }
 
 Tensor view(const Tensor& a, IntArrayRef shape) {
+  detail::OpScope op_scope("view", {a});
   detail::check_defined(a, "view");
   auto sizes = infer_size(shape, a.numel(), "view");
   auto strides = compute_stride(a.sizes(), a.strides(), sizes);
-  GB_CHECK(strides.has_value(), "view size is not compatible with input tensor's size and stride (at least one dimension "
-           "spans across two contiguous subspaces): input ", a.sizes(), " with strides ", a.strides(), " viewed as ",
-           IntArrayRef(sizes), ". Use .reshape(...) instead.");
+  GB_CHECK(strides.has_value(),
+           "view size is not compatible with input tensor's size and stride (at least one dimension "
+           "spans across two contiguous subspaces): input ",
+           a.sizes(), " with strides ", a.strides(), " viewed as ", IntArrayRef(sizes), ". Use .reshape(...) instead.");
   Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
   return record_reshape_back(out, a, "ViewBackward0");
 }
 
 Tensor reshape(const Tensor& a, IntArrayRef shape) {
+  detail::OpScope op_scope("reshape", {a});
   detail::check_defined(a, "reshape");
   auto sizes = infer_size(shape, a.numel(), "reshape");
   if (auto strides = compute_stride(a.sizes(), a.strides(), sizes)) {
     Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
     return record_reshape_back(out, a, "ViewBackward0");
   }
-  return view(a.clone(), sizes);
+  Tensor out = view(a.clone(), sizes);
+  op_scope.set_output(out);
+  return out;
 }
 
 Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
+  detail::OpScope op_scope("transpose", {a});
   detail::check_defined(a, "transpose");
   int64_t n = a.dim();
   d0 = detail::wrap_dim(d0, n, "transpose");
   d1 = detail::wrap_dim(d1, n, "transpose");
-  if (n == 0) return make_view_of(a, {}, {}, a.storage_offset());
+  if (n == 0) {
+    Tensor out = make_view_of(a, {}, {}, a.storage_offset());
+    op_scope.set_output(out);
+    return out;
+  }
   auto sizes = a.sizes().vec();
   auto strides = a.strides().vec();
   std::swap(sizes[d0], sizes[d1]);
   std::swap(strides[d0], strides[d1]);
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("TransposeBackward0", {a}, out, {}, [d0, d1](autograd::BackwardContext& c) {
-      return variable_list{c.grad().transpose(d0, d1)};
-    });
+    autograd::record("TransposeBackward0", {a}, out, {},
+                     [d0, d1](autograd::BackwardContext& c) { return variable_list{c.grad().transpose(d0, d1)}; });
   return out;
 }
 
 Tensor permute(const Tensor& a, IntArrayRef dims) {
+  detail::OpScope op_scope("permute", {a});
   detail::check_defined(a, "permute");
   int64_t n = a.dim();
-  GB_CHECK(int64_t(dims.size()) == n, "permute(sparse_coo): number of dimensions in the tensor input does not match the "
-           "length of the desired ordering of dimensions i.e. input.dim() = ", n, " is not equal to len(dims) = ",
-           dims.size());
+  GB_CHECK(int64_t(dims.size()) == n,
+           "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+           "length of the desired ordering of dimensions i.e. input.dim() = ",
+           n, " is not equal to len(dims) = ", dims.size());
   std::vector<int64_t> sizes(n), strides(n), inverse(n);
   std::vector<bool> seen(n, false);
   for (int64_t i = 0; i < n; ++i) {
@@ -179,10 +200,10 @@ Tensor permute(const Tensor& a, IntArrayRef dims) {
     inverse[d] = i;
   }
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("PermuteBackward0", {a}, out, {}, [inverse](autograd::BackwardContext& c) {
-      return variable_list{c.grad().permute(inverse)};
-    });
+    autograd::record("PermuteBackward0", {a}, out, {},
+                     [inverse](autograd::BackwardContext& c) { return variable_list{c.grad().permute(inverse)}; });
   return out;
 }
 
@@ -194,7 +215,9 @@ Tensor t(const Tensor& a) {
   return transpose(a, 0, 1);
 }
 
-Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt, int64_t step) {
+Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
+             int64_t step) {
+  detail::OpScope op_scope("slice", {a});
   detail::check_defined(a, "slice");
   GB_CHECK(a.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
   GB_CHECK(step > 0, "slice step must be positive, got ", step);
@@ -212,12 +235,13 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std
   sizes[dim] = len;
   strides[dim] *= step;
   Tensor out = make_view_of(a, sizes, strides, offset);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("SliceBackward0", {a}, out, {},
-                     [s = a.sizes().vec(), dim, start, end, step](autograd::BackwardContext& c) {
-                       return variable_list{embed_grad(c.grad(), s, "SliceBackwardBackward0",
-                                                       [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
-                     });
+    autograd::record(
+        "SliceBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, start, end, step](autograd::BackwardContext& c) {
+          return variable_list{embed_grad(c.grad(), s, "slice_backward", "SliceBackwardBackward0",
+                                          [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
+        });
   return out;
 }
 
@@ -235,6 +259,7 @@ Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length) {
 }
 
 Tensor select(const Tensor& a, int64_t dim, int64_t index) {
+  detail::OpScope op_scope("select", {a});
   detail::check_defined(a, "select");
   GB_CHECK_INDEX(a.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
   dim = detail::wrap_dim(dim, a.dim(), "select");
@@ -248,20 +273,21 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
   Tensor out = make_view_of(a, sizes, strides, offset);
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("SelectBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, index](autograd::BackwardContext& c) {
-      return variable_list{embed_grad(c.grad(), s, "SelectBackwardBackward0",
+      return variable_list{embed_grad(c.grad(), s, "select_backward", "SelectBackwardBackward0",
                                       [=](const Tensor& t) { return t.select(dim, index); })};
     });
   return out;
 }
 
 Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
+  detail::OpScope op_scope("expand", {a});
   detail::check_defined(a, "expand");
   int64_t n = int64_t(sizes_in.size()), ad = a.dim();
-  GB_CHECK(n >= ad, "expand(", a.toString(), "{", a.sizes(), "}, size=", sizes_in,
-           "): the number of sizes provided (", n, ") must be greater or equal to the number of dimensions in the tensor (",
-           ad, ")");
+  GB_CHECK(n >= ad, "expand(", a.toString(), "{", a.sizes(), "}, size=", sizes_in, "): the number of sizes provided (",
+           n, ") must be greater or equal to the number of dimensions in the tensor (", ad, ")");
   std::vector<int64_t> sizes(n), strides(n);
   for (int64_t i = n - 1; i >= 0; --i) {
     int64_t off = i - (n - ad);
@@ -269,18 +295,19 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
     if (off >= 0) {
       int64_t have = a.size(off);
       if (want == -1) want = have;
-      GB_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
-               ") must match the existing size (", have, ") at non-singleton dimension ", i, ".  Target sizes: ",
-               sizes_in, ".  Tensor sizes: ", a.sizes());
+      GB_CHECK(have == want || have == 1, "The expanded size of the tensor (", want, ") must match the existing size (",
+               have, ") at non-singleton dimension ", i, ".  Target sizes: ", sizes_in, ".  Tensor sizes: ", a.sizes());
       sizes[i] = want;
       strides[i] = have == want ? a.stride(off) : 0;
     } else {
-      GB_CHECK(want >= 0, "The expanded size of the tensor (", want, ") isn't allowed in a leading, non-existing dimension ", i);
+      GB_CHECK(want >= 0, "The expanded size of the tensor (", want,
+               ") isn't allowed in a leading, non-existing dimension ", i);
       sizes[i] = want;
       strides[i] = 0;
     }
   }
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
+  op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("ExpandBackward0", {a}, out, {}, [s = a.sizes().vec()](autograd::BackwardContext& c) {
       return variable_list{sum_to(c.grad(), s)};
@@ -289,6 +316,7 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
 }
 
 Tensor squeeze(const Tensor& a) {
+  detail::OpScope op_scope("squeeze", {a});
   detail::check_defined(a, "squeeze");
   std::vector<int64_t> sizes, strides;
   for (int64_t d = 0; d < a.dim(); ++d)
@@ -300,6 +328,7 @@ Tensor squeeze(const Tensor& a) {
 }
 
 Tensor squeeze(const Tensor& a, int64_t dim) {
+  detail::OpScope op_scope("squeeze", {a});
   detail::check_defined(a, "squeeze");
   dim = detail::wrap_dim(dim, a.dim(), "squeeze");
   auto sizes = a.sizes().vec();
@@ -312,6 +341,7 @@ Tensor squeeze(const Tensor& a, int64_t dim) {
 }
 
 Tensor unsqueeze(const Tensor& a, int64_t dim) {
+  detail::OpScope op_scope("unsqueeze", {a});
   detail::check_defined(a, "unsqueeze");
   dim = detail::wrap_dim(dim, a.dim() + 1, "unsqueeze");
   auto sizes = a.sizes().vec();
@@ -367,10 +397,20 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   int64_t d = 0;
   for (const auto& ix : indices) {
     switch (ix.kind()) {
-      case TensorIndex::Kind::Integer: r = r.select(d, ix.integer()); break;
-      case TensorIndex::Kind::Slice: r = r.slice(d, ix.slice().start, ix.slice().stop, ix.slice().step); ++d; break;
-      case TensorIndex::Kind::None: r = r.unsqueeze(d); ++d; break;
-      case TensorIndex::Kind::Ellipsis: d += dim() - consumed; break;
+      case TensorIndex::Kind::Integer:
+        r = r.select(d, ix.integer());
+        break;
+      case TensorIndex::Kind::Slice:
+        r = r.slice(d, ix.slice().start, ix.slice().stop, ix.slice().step);
+        ++d;
+        break;
+      case TensorIndex::Kind::None:
+        r = r.unsqueeze(d);
+        ++d;
+        break;
+      case TensorIndex::Kind::Ellipsis:
+        d += dim() - consumed;
+        break;
     }
   }
   return r;
