@@ -18,6 +18,7 @@ void on_backward_roots(const variable_list& roots) {
   if (!active() || roots.size() != 1) return;
   const Tensor& loss = roots[0];
   if (!loss.defined() || loss.numel() != 1 || !scannable(loss)) return;
+  Busy busy;
   double v = loss.detach().to(kDouble).item<double>();
   Run& r = run();
   bool nonfinite = !std::isfinite(v);
@@ -104,6 +105,7 @@ void BackwardWatch::node_done(autograd::Node* node, const variable_list& receive
     return;
   }
   const bool got_bad = s_->received_bad.count(node) > 0;
+  Busy busy;
   int64_t nan = 0, inf = 0;
   const auto& edges = node->next_edges();
   for (size_t i = 0; i < sent.size() && i < edges.size(); ++i) {

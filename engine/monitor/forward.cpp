@@ -50,6 +50,7 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
   }
   Run& r = run();
   if (!r.auto_started) on_node_recorded();  // the training forward begins: step 0
+  Busy busy;
   const ScanResult s = scan(out);
   if (is_relu(op)) {
     std::lock_guard lock(r.mu);

@@ -133,6 +133,7 @@ void judge_update(Run& r, ParamState& st, double update, double param, int64_t s
 
 void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a) {
   if (!t_updates || !t_due) return;
+  Busy busy;
   const double sumsq = update_sumsq(param, coef_p, a, b, coef_a);
   t_updates->emplace_back(param.unsafe_impl(), std::sqrt(sumsq));
 }
@@ -165,6 +166,7 @@ namespace {
 // norms noted during the step (none when it was skipped).
 void after_step(const optim::Optimizer& opt, const std::vector<std::pair<const TensorImpl*, double>>& updates,
                 bool skipped) {
+  Busy busy;
   Run& r = run();
   std::unique_lock lock(r.mu);
   if (trace::detail::g_step_scopes.load(std::memory_order_relaxed) == 0 && !r.auto_started) start_auto_steps_locked();

@@ -31,9 +31,18 @@ class Optimizer;
 namespace gb::monitor::detail {
 
 extern std::atomic<int> g_mode;  // Mode of the session that records (Mode::off when none)
+inline thread_local bool t_busy = false;  // the monitor's own work (a scan's contiguous copy) is not monitored
 inline bool active() noexcept {
-  return trace::enabled() && g_mode.load(std::memory_order_relaxed) != static_cast<int>(Mode::off);
+  return trace::enabled() && g_mode.load(std::memory_order_relaxed) != static_cast<int>(Mode::off) && !t_busy;
 }
+// Marks the monitor's own work on this thread for its lifetime.
+struct Busy {
+  bool prev = t_busy;
+  Busy() { t_busy = true; }
+  ~Busy() { t_busy = prev; }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+};
 
 // ---- names (names.cpp): what messages and grad_stats rows call modules and parameters ----
 void note_module(uint32_t id, std::string path, std::string type);

@@ -226,8 +226,10 @@ void report_nonfinite(trace::AnomalyRecord r) {
 }
 
 std::string shape_text(const Tensor& t) {
+  static const char* const names[] = {"bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+  const auto d = static_cast<size_t>(t.scalar_type());
   std::ostringstream o;
-  o << t.sizes() << " " << to_string(t.scalar_type());
+  o << t.sizes() << " " << (d < std::size(names) ? names[d] : "unknown");
   return o.str();
 }
 
