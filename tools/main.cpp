@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
   report->add_option("--kind", kind, "span kind of the op table")
       ->check(CLI::IsMember(names(gb::tools::span_kind_names())))
       ->capture_default_str();
+  std::string fail_on;
+  report->add_option("--fail-on", fail_on,
+                     "exit code 3 when the run has an anomaly of this severity or worse (a CI gate: "
+                     "--fail-on warning)")
+      ->check(CLI::IsMember({"info", "warning", "error"}));
 
   CLI::App* exp = app.add_subcommand("export", "write the trace in another format");
   exp->add_option("FILE", file, "the trace (.db)")->required();
@@ -137,6 +142,16 @@ int main(int argc, char** argv) {
       gb::tools::TraceDb db(file);
       gb::tools::ReportOptions o{*gb::tools::parse_op_sort(sort), limit, *gb::tools::parse_span_kind(kind)};
       gb::tools::write_report(db, o, out);
+      if (!fail_on.empty()) {
+        const std::int64_t level = fail_on == "info" ? 0 : fail_on == "warning" ? 1 : 2;
+        const std::int64_t n = db.scalar("SELECT count(*) FROM anomalies WHERE severity >= ?", {level});
+        if (n > 0) {
+          std::cout << out.str() << std::flush;
+          std::cerr << "glassbox: " << n << (n == 1 ? " anomaly" : " anomalies") << " of severity " << fail_on
+                    << " or worse in " << file << " (--fail-on " << fail_on << "); the story above names them\n";
+          return 3;
+        }
+      }
     } else if (*exp) {
       gb::tools::TraceDb db(file);
       gb::tools::ExportCounts n = gb::tools::export_chrome(db, chrome_out);

@@ -125,6 +125,14 @@ TEST_CASE("report tells the story of a bad run first: an OOM with its stored rep
 
   r = glassbox(tmp, "report " + quote(ok));
   CHECK(r.out.rfind("healthy: closed cleanly, no anomalies, no out-of-memory\n\nrun: ", 0) == 0);
+
+  // --fail-on: a CI gate on the anomalies' severity (the NaN run has errors; the healthy one has none)
+  r = glassbox(tmp, "report " + quote(nan) + " --fail-on warning");
+  CHECK(r.rc == 3);
+  CHECK(r.out.find("first non-finite value") != std::string::npos);  // the report is still printed
+  CHECK(r.err.find("glassbox: 3 anomalies of severity warning or worse in ") == 0);
+  CHECK(glassbox(tmp, "report " + quote(ok) + " --fail-on info").rc == 0);
+  CHECK(glassbox(tmp, "report " + quote(ok) + " --fail-on loud").rc != 0);
 }
 
 TEST_CASE("check exits 1 on problems; bad arguments get CLI11's message and a non-zero code") {

@@ -28,3 +28,17 @@ TEST_CASE("anomalies screenshot: the planted NaN is listed as an error") {
   CHECK(reddish(*a) > 20);
   CHECK(reddish(*b) == 0);
 }
+
+TEST_CASE("anomalies screenshot of real traced runs: log of zeros lists its errors; a healthy run lists none") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string sick = shot::engine_run(tmp, "log_zero"), healthy = shot::engine_run(tmp, "healthy");
+  REQUIRE(!sick.empty());
+  REQUIRE(!healthy.empty());
+  auto a = shot::take(sick, "anomalies", tmp.file("a.png"));
+  auto b = shot::take(healthy, "anomalies", tmp.file("b.png"));
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(reddish(*a) > 20);
+  CHECK(reddish(*b) == 0);
+}

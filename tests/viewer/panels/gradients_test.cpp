@@ -56,3 +56,21 @@ TEST_CASE("gradients screenshot: the selected parameter's update/parameter ratio
   CHECK(tick[0] > ratio[0]);  // step 9 of 0..15 lies inside the line's x range
   CHECK(tick[2] < ratio[2]);
 }
+
+TEST_CASE("gradients screenshot of real traced runs: NaN cells once the sqrt backward broke; none when healthy") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string sick = shot::engine_run(tmp, "sqrt_zero_row"), healthy = shot::engine_run(tmp, "healthy");
+  REQUIRE(!sick.empty());
+  REQUIRE(!healthy.empty());
+  auto a = shot::take(sick, "gradients", tmp.file("sick.png"));
+  auto b = shot::take(healthy, "gradients", tmp.file("healthy.png"));
+  REQUIRE(a);
+  REQUIRE(b);
+  const int below_legend = 80;
+  CHECK(a->count(color::kNaN, 0, below_legend) > 200);  // the proj weight's NaN gradient, steps 0..2
+  CHECK(b->count(color::kNaN, 0, below_legend) == 0);
+  std::int64_t cells = 0;  // the healthy heatmap: 6 parameters x 60 steps of viridis cells
+  for (int k = 0; k <= 16; ++k) cells += b->count(color::viridis(k / 16.0), 6, below_legend);
+  CHECK(cells > 20000);
+}

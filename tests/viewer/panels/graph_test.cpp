@@ -48,3 +48,16 @@ TEST_CASE("graph screenshot: a trace without a graph shows the empty state") {
   CHECK(png->count(color::kGraphEdge, 40, 60) < 20);  // below the tabs
   CHECK(viridis_pixels(*png, 60) < 50);
 }
+
+TEST_CASE("graph screenshot of a real traced run: step 0 of an MLP, coloured by backward time, with its edges") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = shot::engine_run(tmp, "healthy");
+  REQUIRE(!trace.empty());
+  auto png = shot::take(trace, "graph", tmp.file("g.png"), "1280x900", "--step 0");
+  REQUIRE(png);
+  const int below_toolbar = 60;
+  // Linear x3 (AddmmBackward0), ReLU x2, cross entropy (log_softmax + nll_loss), the parameters' leaves
+  CHECK(viridis_pixels(*png, below_toolbar) > 5 * 170 * 30);
+  CHECK(png->count(color::kGraphEdge, 40, below_toolbar) > 300);
+}

@@ -71,3 +71,16 @@ TEST_CASE("memory screenshot: an OOM shows its marker and, selected, its report 
   // The report window covers the middle of the plot (mostly the CUDA context layer).
   CHECK(report->count(color::kContext) < plain->count(color::kContext) - 50000);
 }
+
+TEST_CASE("memory screenshot of a real traced run: parameters, gradients, optimizer state and activations") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = shot::engine_run(tmp, "kept_graph");  // activations pile up step after step
+  REQUIRE(!trace.empty());
+  auto png = shot::take(trace, "memory", tmp.file("m.png"));
+  REQUIRE(png);
+  const int below_legend = 120;
+  CHECK(png->count(color::category(MemCategory::activation), 0, below_legend) > 5000);
+  CHECK(png->count(color::category(MemCategory::parameter), 0, below_legend) > 500);
+  CHECK(png->count(color::category(MemCategory::gradient), 0, below_legend) > 200);
+}

@@ -111,3 +111,15 @@ TEST_CASE("timeline screenshot: allocated and reserved plots under the tracks wh
   CHECK(none->count(gb::viewer::color::kAllocatedLine, 8) < 20);
   CHECK(none->count(gb::viewer::color::kReservedLine, 8) < 20);
 }
+
+TEST_CASE("timeline screenshot of a real traced run: op, module, backward node and optimizer spans") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string trace = shot::engine_run(tmp, "healthy");
+  REQUIRE(!trace.empty());
+  auto png = shot::take(trace, "timeline", tmp.file("t.png"), "1200x760", "--step 5");
+  REQUIRE(png);
+  using gb::trace::SpanKind;
+  for (auto k : {SpanKind::op, SpanKind::module, SpanKind::backward_node, SpanKind::optimizer})
+    CHECK_MESSAGE(png->count(color::span_kind(k), 0, 150) > 100, "kind " << int(k));
+}
