@@ -5,6 +5,7 @@
 // gives higher-order gradients for free):
 //
 //   Tensor mul(const Tensor& a, const Tensor& b) {
+//     detail::OpScope op_scope("mul", {a, b});  // the op's span; the node recorded inside it links to it
 //     Tensor out = mul_kernel(a, b);
 //     if (autograd::needs_grad(a, b))
 //       autograd::record("MulBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},

@@ -16,7 +16,12 @@ namespace gb::monitor::detail {
 
 namespace {
 
-thread_local std::vector<std::pair<const TensorImpl*, double>>* t_updates = nullptr;  // the open step's notes
+struct UpdateNote {
+  const TensorImpl* param;
+  double norm, param_norm_after;
+};
+using Updates = std::vector<UpdateNote>;
+thread_local Updates* t_updates = nullptr;  // the open step's notes
 thread_local bool t_due = false;  // the open step writes grad_stats
 
 bool stats_due(const Run& r, int64_t step) {
@@ -98,15 +103,22 @@ void judge_norm(Run& r, ParamState& st, double norm, int64_t step) {
                 fmt(ratio) + "x its recent median " + fmt(median_norm) +
                 ": the layer stopped learning; look for dead units, saturated activations or a detached graph");
     } else {
-      // sustained growth: beyond sustained_factor x the median when the streak began, steps in a row. (Norms
-      // that shrink steadily are what convergence looks like: only a sudden collapse is an alarm.)
-      if (st.high_streak == 0) st.streak_ref = median_norm;
+      // sustained growth: beyond sustained_factor x the median when the streak began, steps in a row, while the
+      // loss did not improve. (Gradients that grow while the loss falls are a network leaving its initialisation,
+      // e.g. under a warm-up; norms that shrink steadily are convergence: only a sudden collapse is an alarm.)
+      if (st.high_streak == 0) {
+        st.streak_ref = median_norm;
+        st.streak_loss = r.losses.size() ? r.losses.median() : std::nan("");
+      }
       st.high_streak = norm >= c.sustained_factor * st.streak_ref ? st.high_streak + 1 : 0;
+      const bool loss_improved = std::isfinite(st.streak_loss) && r.losses.median() < st.streak_loss;
+      if (st.high_streak >= c.sustained_steps && loss_improved) st.high_streak = 0;  // the new normal: start over
       if (st.high_streak >= c.sustained_steps)
         alarm(trace::AnomalyKind::exploding_norm,
               "gradient norm of " + st.label + " has stayed above " + fmt(c.sustained_factor) + "x its earlier median " +
                   fmt(st.streak_ref) + " for " + std::to_string(c.sustained_steps) + " steps (now " + fmt(norm) +
-                  ", step " + std::to_string(step) + "): training is diverging; lower the learning rate");
+                  ", step " + std::to_string(step) + ") while the loss did not improve: training is diverging; lower "
+                  "the learning rate");
     }
   }
   if (norm > 0) st.log_norms.push(lg);
@@ -134,8 +146,8 @@ void judge_update(Run& r, ParamState& st, double update, double param, int64_t s
 void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a) {
   if (!t_updates || !t_due) return;
   Busy busy;
-  const double sumsq = update_sumsq(param, coef_p, a, b, coef_a);
-  t_updates->emplace_back(param.unsafe_impl(), std::sqrt(sumsq));
+  const UpdateSums u = update_sums(param, coef_p, a, b, coef_a);
+  t_updates->push_back({param.unsafe_impl(), u.norm(), u.param_norm_after()});
 }
 
 void on_accumulate(const Tensor& param) {
@@ -164,8 +176,7 @@ namespace {
 
 // The statistics, detectors and marks of one finished (or skipped) optimizer step. `updates` holds the update
 // norms noted during the step (none when it was skipped).
-void after_step(const optim::Optimizer& opt, const std::vector<std::pair<const TensorImpl*, double>>& updates,
-                bool skipped) {
+void after_step(const optim::Optimizer& opt, const Updates& updates, bool skipped) {
   Busy busy;
   Run& r = run();
   std::unique_lock lock(r.mu);
@@ -189,9 +200,13 @@ void after_step(const optim::Optimizer& opt, const std::vector<std::pair<const T
         m.grad_used_step = step;
       }
       if (!due) continue;
+      const UpdateNote* note = nullptr;
+      for (const auto& u : updates)
+        if (u.param == p.unsafe_impl()) note = &u;
       lock.unlock();  // the scans run without the lock
       const ScanResult gs = scan(g);
-      const ScanResult ps = scan(p);
+      // the parameter's norm after the update came with the update's pass; a step without one reads it here
+      const double param_norm = note && std::isfinite(note->param_norm_after) ? note->param_norm_after : scan(p).norm();
       lock.lock();
       if (!gs.scanned) continue;
       trace::GradStatRecord rec;
@@ -202,9 +217,8 @@ void after_step(const optim::Optimizer& opt, const std::vector<std::pair<const T
       rec.nan_count = gs.nan;
       rec.inf_count = gs.inf;
       rec.zero_frac = gs.n ? static_cast<double>(gs.zeros) / static_cast<double>(gs.n) : 0;
-      rec.param_norm = ps.norm();
-      for (const auto& [impl, norm] : updates)
-        if (impl == p.unsafe_impl()) rec.update_norm = rec.update_norm.value_or(0) + norm;
+      rec.param_norm = param_norm;
+      if (note) rec.update_norm = note->norm;
       trace::emit(rec);
       ++st.seen;
       judge_norm(r, st, rec.norm, step);
@@ -221,7 +235,7 @@ OptimizerStep::OptimizerStep(const optim::Optimizer& opt) {
   if (!active() || t_updates) return;  // a step inside a step (a closure) is the outer one's
   opt_ = &opt;
   uncaught_ = std::uncaught_exceptions();
-  t_updates = new std::vector<std::pair<const TensorImpl*, double>>();
+  t_updates = new Updates();
   Run& r = run();
   std::lock_guard lock(r.mu);
   t_due = stats_due(r, r.auto_started || current_step() >= 0 ? current_step() : 0);
@@ -229,7 +243,7 @@ OptimizerStep::OptimizerStep(const optim::Optimizer& opt) {
 
 OptimizerStep::~OptimizerStep() {
   if (!opt_) return;
-  std::unique_ptr<std::vector<std::pair<const TensorImpl*, double>>> updates(t_updates);
+  std::unique_ptr<Updates> updates(t_updates);
   t_updates = nullptr;
   if (std::uncaught_exceptions() > uncaught_) return;  // the step failed: nothing happened
   try {

@@ -44,6 +44,7 @@ struct ParamState {
   int64_t seen = 0;      // steps with statistics
   int64_t high_streak = 0;
   double streak_ref = 0;  // the baseline median when the streak began
+  double streak_loss = 0; // the median (log) loss when it began
   int64_t ratio_streak = 0;
   int64_t quiet_until = -1;        // no further norm alarm before this step
   int64_t ratio_quiet_until = -1;  // no further update-ratio alarm before this step

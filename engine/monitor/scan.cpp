@@ -4,7 +4,9 @@
 #include "monitor/scan.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "glassbox/core/half.h"
 
@@ -104,10 +106,27 @@ bool scannable(const Tensor& t) {
   return t.defined() && t.is_floating_point() && t.device().is_cpu() && t.numel() > 0;
 }
 
+namespace {
+// True when t's elements fill one block of memory in some order (a transpose or permute of a contiguous tensor):
+// counts and sums do not depend on the order, so the block is scanned as it lies, without a copy.
+bool dense(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+  std::sort(dims.begin(), dims.end());
+  int64_t expect = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expect) return false;
+    expect *= size;
+  }
+  return true;
+}
+}  // namespace
+
 ScanResult scan(const Tensor& t) {
   ScanResult r;
   if (!scannable(t)) return r;
-  Tensor c = t.is_contiguous() ? t : t.contiguous();
+  Tensor c = t.is_contiguous() || dense(t) ? t : t.contiguous();
   Partial p;
   double max_abs = 0;
   const int64_t n = c.numel();
@@ -129,50 +148,86 @@ ScanResult scan(const Tensor& t) {
 }
 
 namespace {
-__attribute__((target_clones("avx2", "default"))) double update_f32(const float* p, double cp, const float* a,
-                                                                    const float* b, double ca, int64_t n) {
-  double total = 0;
+// One pass over p, a (and b): sums of u^2, p^2 and p*u for u = cp * p + ca * a / b, in float lanes per block, double
+// across blocks. B: whether b is given.
+template <bool B>
+__attribute__((target_clones("avx2", "default"))) void update_f32(const float* p, double cp, const float* a,
+                                                                  const float* b, double ca, int64_t n, UpdateSums& out) {
   const float fp = static_cast<float>(cp), fa = static_cast<float>(ca);
   for (int64_t s = 0; s < n; s += kBlock) {
     const int64_t m = std::min(kBlock, n - s);
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    vf8 uu = {}, pp = {}, pw = {}, ww = {};
     int64_t i = 0;
-    for (; i + 8 <= m; i += 8)
-      for (int j = 0; j < 8; ++j) {
-        int64_t k = s + i + j;
-        float u = fp * p[k] + fa * (b ? a[k] / b[k] : a[k]);
-        acc[j] += u * u;
+    for (; i + 8 <= m; i += 8) {
+      vf8 vp, va;
+      std::memcpy(&vp, p + s + i, sizeof vp);
+      std::memcpy(&va, a + s + i, sizeof va);
+      if constexpr (B) {
+        vf8 vb;
+        std::memcpy(&vb, b + s + i, sizeof vb);
+        va /= vb;
       }
-    for (; i < m; ++i) {
-      int64_t k = s + i;
-      float u = fp * p[k] + fa * (b ? a[k] / b[k] : a[k]);
-      acc[0] += u * u;
+      const vf8 w = fa * va;  // the part added after this pass
+      const vf8 u = fp * vp + w;
+      uu += u * u;
+      pp += vp * vp;
+      pw += vp * w;
+      ww += w * w;
     }
-    for (float v : acc) total += v;
+    double suu = 0, spp = 0, spw = 0, sww = 0;
+    for (; i < m; ++i) {
+      const int64_t k = s + i;
+      const float w = fa * (B ? a[k] / b[k] : a[k]);
+      const float u = fp * p[k] + w;
+      suu += u * u;
+      spp += p[k] * p[k];
+      spw += p[k] * w;
+      sww += w * w;
+    }
+    for (int j = 0; j < 8; ++j) {
+      suu += uu[j];
+      spp += pp[j];
+      spw += pw[j];
+      sww += ww[j];
+    }
+    out.uu += suu;
+    out.pp += spp;
+    out.pw += spw;
+    out.ww += sww;
   }
-  return total;
 }
 }  // namespace
 
-double update_sumsq(const Tensor& p, double cp, const Tensor& a, const Tensor& b, double ca) {
-  if (!scannable(p) || !a.defined() || a.numel() != p.numel()) return std::nan("");
+double UpdateSums::param_norm_after() const { return std::sqrt(std::max(0.0, pp + 2 * pw + ww)); }
+
+UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor& b, double ca) {
+  UpdateSums r;
+  if (!scannable(p) || !a.defined() || a.numel() != p.numel()) {
+    r.uu = r.pp = r.pw = r.ww = std::nan("");
+    return r;
+  }
   const bool f32 = p.scalar_type() == kFloat && a.scalar_type() == kFloat && (!b.defined() || b.scalar_type() == kFloat);
-  if (f32) {
-    Tensor pc = p.contiguous(), ac = a.contiguous(), bc = b.defined() ? b.contiguous() : Tensor();
-    return update_f32(pc.data_ptr<float>(), cp, ac.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
-                      ca, p.numel());
+  if (f32 && p.is_contiguous() && a.is_contiguous() && (!b.defined() || b.is_contiguous())) {
+    if (b.defined())
+      update_f32<true>(p.data_ptr<float>(), cp, a.data_ptr<float>(), b.data_ptr<float>(), ca, p.numel(), r);
+    else
+      update_f32<false>(p.data_ptr<float>(), cp, a.data_ptr<float>(), nullptr, ca, p.numel(), r);
+    return r;
   }
   Tensor pc = p.to(kDouble).contiguous(), ac = a.to(kDouble).contiguous();
   Tensor bc = b.defined() ? b.to(kDouble).contiguous() : Tensor();
-  const double* pp = pc.data_ptr<double>();
-  const double* ap = ac.data_ptr<double>();
-  const double* bp = bc.defined() ? bc.data_ptr<double>() : nullptr;
-  double total = 0;
+  const double* pd = pc.data_ptr<double>();
+  const double* ad = ac.data_ptr<double>();
+  const double* bd = bc.defined() ? bc.data_ptr<double>() : nullptr;
   for (int64_t k = 0; k < p.numel(); ++k) {
-    double u = cp * pp[k] + ca * (bp ? ap[k] / bp[k] : ap[k]);
-    total += u * u;
+    const double w = ca * (bd ? ad[k] / bd[k] : ad[k]);
+    const double u = cp * pd[k] + w;
+    r.uu += u * u;
+    r.pp += pd[k] * pd[k];
+    r.pw += pd[k] * w;
+    r.ww += w * w;
   }
-  return total;
+  return r;
 }
 
 }  // namespace gb::monitor::detail

@@ -3,6 +3,7 @@
 // CPU tensors of float32, float64, float16 and bfloat16; anything else (integers, meta, cuda) is not scanned.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "glassbox/core/tensor.h"
@@ -25,7 +26,15 @@ ScanResult scan(const Tensor& t);
 // True when t can be scanned cheaply (floating, on the cpu, with elements).
 bool scannable(const Tensor& t);
 
-// sum over elements of (cp * p + ca * a / b)^2 (b undefined: 1), in double; the shapes must match p's.
-double update_sumsq(const Tensor& p, double cp, const Tensor& a, const Tensor& b, double ca);
+// The update u = cp * p + w, w = ca * a / b (b undefined: 1), that an optimizer applies to p: cp * p is what it has
+// already done to p (AdamW's decay: p holds the decayed value), w what it is about to add. One pass over p, a, b
+// gives sum(u^2) (the update's norm squared) and sum(p^2), sum(p * w), sum(w^2), which give the parameter's norm
+// after the update (|p + w|) without reading it again. In double; the shapes must match p's.
+struct UpdateSums {
+  double uu = 0, pp = 0, pw = 0, ww = 0;
+  double norm() const { return std::sqrt(uu); }
+  double param_norm_after() const;  // |p + w|
+};
+UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor& b, double ca);
 
 }  // namespace gb::monitor::detail

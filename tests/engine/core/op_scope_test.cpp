@@ -306,3 +306,57 @@ TEST_CASE("without a trace, nodes keep forward_span_id 0") {
   gb::Tensor h = fc(gb::randn({3, 4}));
   CHECK(h.grad_fn()->forward_span_id == 0);
 }
+
+namespace {
+std::string sql_text(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  std::string v;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
+      sqlite3_column_text(s, 0))
+    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("every op span of a traced MLP and CNN step has op_details: shapes, dtypes, FLOPs by formula, bytes") {
+  TempDir tmp;
+  const std::string path = tmp.file("details.db");
+  {
+    gb::trace::Session session(path, blocking());
+    mlp_step();
+    cnn_step();
+  }
+  CHECK(sql_int(path, "SELECT count(*) FROM spans WHERE kind = 0") > 40);
+  CHECK(sql_int(path, "SELECT count(*) FROM spans s LEFT JOIN op_details d ON d.span_id = s.id "
+                      "WHERE s.kind = 0 AND d.span_id IS NULL") == 0);
+  CHECK(sql_int(path, "SELECT count(*) FROM op_details WHERE device != -1") == 0);
+  // fc1 of the MLP: x (5,8) @ W^T (16,8) + b: 2*5*8*16 + 5*16
+  const std::string linear = "(SELECT d.span_id FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n "
+                             "ON n.id = s.name_id WHERE n.text = 'linear' ORDER BY s.id LIMIT 1)";
+  CHECK(sql_text(path, "SELECT t.text FROM op_details d JOIN strings t ON t.id = d.input_shapes WHERE d.span_id = " +
+                           linear) == "[[5, 8], [16, 8], [16]]");
+  CHECK(sql_text(path, "SELECT t.text FROM op_details d JOIN strings t ON t.id = d.dtypes WHERE d.span_id = " +
+                           linear) == "float32,float32,float32");
+  CHECK(sql_int(path, "SELECT flops FROM op_details WHERE span_id = " + linear) == 2 * 5 * 8 * 16 + 5 * 16);
+  CHECK(sql_int(path, "SELECT bytes FROM op_details WHERE span_id = " + linear) == 4 * (5 * 8 + 16 * 8 + 16 + 5 * 16));
+  // the conv: (2,3,8,8) * (4,3,3,3), padding 1: 2 * N*C_out*H*W * C_in*3*3, + N*C_out*H*W for the bias
+  CHECK(sql_int(path, "SELECT d.flops FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n ON n.id = "
+                      "s.name_id WHERE n.text = 'conv2d'") == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3) + 2 * 4 * 8 * 8);
+  // relu: one per element; a view op reads, writes and computes nothing
+  CHECK(sql_int(path, "SELECT d.flops FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n ON n.id = "
+                      "s.name_id WHERE n.text = 'relu' ORDER BY s.id LIMIT 1") == 5 * 16);
+  CHECK(sql_int(path, "SELECT max(d.flops) + max(d.bytes) FROM op_details d JOIN spans s ON s.id = d.span_id "
+                      "JOIN strings n ON n.id = s.name_id WHERE n.text IN ('view', 'transpose', 'unsqueeze')") <= 0);
+  // the file passes `glassbox check`, and the memory events balance: what was allocated minus what was freed is
+  // the running total the last event reports
+  CHECK(std::system((std::string(GLASSBOX_BIN) + " check '" + path + "' > /dev/null").c_str()) == 0);
+  CHECK(sql_int(path, "SELECT sum(CASE action WHEN 0 THEN size WHEN 1 THEN -size ELSE 0 END) FROM memory_events "
+                      "WHERE device = -1") ==
+        sql_int(path, "SELECT allocated FROM memory_events WHERE device = -1 ORDER BY id DESC LIMIT 1"));
+  CHECK(sql_int(path, "SELECT count(*) FROM memory_events f WHERE f.action = 1 AND NOT EXISTS (SELECT 1 FROM "
+                      "memory_events a WHERE a.action = 0 AND a.addr = f.addr AND a.id < f.id)") == 0);
+}

@@ -51,18 +51,26 @@ TEST_CASE("scan: float64, bfloat16, float16, non-contiguous; integers and meta a
   }
   gb::Tensor m = gb::arange(12, gb::TensorOptions().dtype(gb::kFloat)).view({3, 4}).t();
   CHECK(!m.is_contiguous());
-  CHECK(scan(m).sumsq == 506.0);  // 0^2 + ... + 11^2
+  CHECK(scan(m).sumsq == 506.0);  // 0^2 + ... + 11^2 (a transpose: scanned in place)
+  gb::Tensor strided = gb::arange(12, gb::TensorOptions().dtype(gb::kFloat)).view({3, 4}).narrow(1, 0, 2);
+  CHECK(scan(strided).sumsq == 0 + 1 + 16 + 25 + 64 + 81);  // not dense: through a copy
   CHECK(!scan(gb::ones({3}, gb::TensorOptions().dtype(gb::kLong))).scanned);
   CHECK(!scan(gb::empty({3}, gb::TensorOptions().device(gb::kMeta))).scanned);
 }
 
-TEST_CASE("update_sumsq: sum of (cp * p + ca * a / b)^2, fused, against float64") {
+TEST_CASE("update_sums: |u|^2 for u = cp * p + ca * a / b, and |p + ca * a / b| from the same pass, vs float64") {
   gb::manual_seed(4);
   gb::Tensor p = gb::randn({777}), a = gb::randn({777}), b = gb::rand({777}) + 0.5;
-  gb::Tensor ref = (p.to(gb::kDouble) * -0.01 + a.to(gb::kDouble) / b.to(gb::kDouble) * 0.3).pow(2).sum();
-  CHECK(gb::monitor::detail::update_sumsq(p, -0.01, a, b, 0.3) == doctest::Approx(ref.item<double>()).epsilon(1e-6));
-  gb::Tensor ref2 = (a.to(gb::kDouble) * -0.1).pow(2).sum();
-  CHECK(gb::monitor::detail::update_sumsq(p, 0, a, gb::Tensor(), -0.1) == doctest::Approx(ref2.item<double>()).epsilon(1e-6));
-  CHECK(gb::monitor::detail::update_sumsq(p.to(gb::kDouble), 0, a.to(gb::kDouble), gb::Tensor(), -0.1) ==
-        doctest::Approx(ref2.item<double>()).epsilon(1e-12));
+  auto check = [&](double cp, const gb::Tensor& bb, double ca, const gb::Tensor& pp, const gb::Tensor& aa, double eps) {
+    gb::Tensor pd = pp.to(gb::kDouble), ad = aa.to(gb::kDouble);
+    gb::Tensor u = pd * cp + (bb.defined() ? ad / bb.to(gb::kDouble) : ad) * ca;
+    auto r = gb::monitor::detail::update_sums(pp, cp, aa, bb, ca);
+    CHECK(r.norm() == doctest::Approx(u.pow(2).sum().sqrt().item<double>()).epsilon(eps));
+    gb::Tensor w = (bb.defined() ? ad / bb.to(gb::kDouble) : ad) * ca;  // p already holds the cp * p part
+    CHECK(r.param_norm_after() == doctest::Approx((pd + w).pow(2).sum().sqrt().item<double>()).epsilon(eps));
+  };
+  check(-0.01, b, 0.3, p, a, 1e-6);                                    // AdamW: decay and m / denom
+  check(0, gb::Tensor(), -0.1, p, a, 1e-6);                            // SGD
+  check(0, gb::Tensor(), -0.1, p.to(gb::kDouble), a.to(gb::kDouble), 1e-12);  // float64
+  check(0, gb::Tensor(), -0.1, p.view({7, 111}).t(), a.view({7, 111}).t(), 1e-6);  // non-contiguous
 }
