@@ -7,7 +7,7 @@
 // The peer is PyTorch's own instrumentation of the same step in the same process: the profiler with input shapes,
 // memory and FLOPs (the legacy CPU profiler: Debian's libtorch has no Kineto), and anomaly mode
 // (DetectAnomalyGuard: NaN checks after every backward node). Each line's value is glassbox's traced/untraced
-// ratio; peer_value is libtorch's instrumented/plain ratio.
+// ratio; peer_value is libtorch's instrumented/plain ratio. An argument picks the models whose name contains it.
 #include <glassbox/glassbox.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
@@ -169,13 +169,15 @@ Times measure(const Model& m, double seconds) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";  // e.g. `bench_trace_overhead tiny`: the models whose name has it
   const int threads = gb::get_num_threads();
   gb::set_num_threads(threads);
   torch::set_num_threads(1);  // libtorch's fastest setting here (bench_mlp_step): OpenBLAS owns the cores
   std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 2), cnn(10),
                                mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 200)};
   for (const Model& m : models) {
+    if (m.name.find(only) == std::string::npos) continue;
     Times t = measure(m, 0.4);
     char extra[256];
     std::snprintf(extra, sizeof extra, "\"step_untraced_s\": %.6g, \"step_traced_s\": %.6g, \"dropped_events\": %lld",

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/node.h"
 #include "memory/context.h"
 #include "monitor/monitor.h"
@@ -131,7 +132,13 @@ OpScope::~OpScope() {
   t_current = parent_;
   memory::detail::thread_context().op = prev_op_;
   if (span_.id() == 0 || !trace::enabled()) return;
-  // op_details: what the op read and wrote, and its FLOPs
+  // op_details for the ops of the forward pass (inside a module call, or recording autograd): what the op read and
+  // wrote, and its FLOPs. The backward's and the optimizer's inner ops have their spans, not these rows: they are
+  // most of a small step's ops and would double what the collector writes per step.
+  bool forward = trace::detail::t_module >= 0;
+  if (!forward && GradMode::is_enabled())
+    for (int i = 0; i < n_inputs_ && !forward; ++i) forward = inputs_[i]->requires_grad();
+  if (!forward) return;
   try {
     thread_local SignatureCache signatures;
     trace::OpDetailsRecord d;
@@ -160,8 +167,9 @@ OpScope::~OpScope() {
       elements = std::max(elements, output_.numel());
       if (!view) read += nbytes(output_);
     }
-    d.bytes = view ? 0 : read;
-    d.flops = flops_ >= 0 ? flops_ : view ? 0 : elements;
+    if (view) return;  // a view reads, writes and computes nothing
+    d.bytes = read;
+    d.flops = flops_ >= 0 ? flops_ : elements;
     trace::emit(d);
   } catch (...) {  // out of memory while formatting: the row is skipped, the op is not
   }

@@ -181,23 +181,27 @@ void Window::push(double v) {
   next_ = (next_ + 1) % cap_;
 }
 
+namespace {
+double median_of(std::vector<double>& v) {  // reorders v
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (v.size() % 2) return hi;
+  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)));
+}
+}  // namespace
+
 double Window::median() const {
   if (values_.empty()) return std::nan("");
-  std::vector<double> v = values_;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return 0.5 * (lo + hi);
+  scratch_.assign(values_.begin(), values_.end());
+  return median_of(scratch_);
 }
 
 double Window::mad() const {
   if (values_.empty()) return std::nan("");
-  double m = median();
-  Window d(values_.size());
-  for (double x : values_) d.push(std::fabs(x - m));
-  return 1.4826 * d.median();
+  const double m = median();
+  for (double& x : scratch_) x = std::fabs(x - m);  // scratch_ holds the values (reordered)
+  return 1.4826 * median_of(scratch_);
 }
 
 int64_t current_step() { return trace::current_step(); }

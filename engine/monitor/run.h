@@ -34,6 +34,7 @@ class Window {
   size_t cap_;
   size_t next_ = 0;
   std::vector<double> values_;
+  mutable std::vector<double> scratch_;  // reused by median() and mad(): no allocation per call
 };
 
 struct ParamState {
