@@ -186,8 +186,8 @@ int main(int argc, char** argv) {
                    t.torch_prof / t.torch, extra);
     bench::emit_vs("trace_overhead", m.name + ".detectors_off", t.on_quiet / t.off, "x",
                    "libtorch profiler (shapes, memory, flops)", t.torch_prof / t.torch);
-    bench::emit_vs("trace_overhead", m.name + ".all_on_vs_detect_anomaly", t.on / t.off, "x",
-                   "libtorch detect_anomaly", t.torch_anomaly / t.torch);
+    bench::emit_vs("trace_overhead", m.name + ".all_on_vs_detect_anomaly", t.on / t.off, "x", "libtorch detect_anomaly",
+                   t.torch_anomaly / t.torch);
     bench::emit("trace_overhead", m.name + ".step_untraced", t.off, "s", t.torch);
   }
   return 0;

@@ -11,9 +11,12 @@ namespace {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    default: return "signal " + std::to_string(sig);
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -50,7 +53,9 @@ Collector::~Collector() {
   }
 }
 
-void Collector::start() { thread_ = std::thread([this] { run(); }); }
+void Collector::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void Collector::stop(const std::string& stopped_by) {
   g_recording.store(false, std::memory_order_release);
@@ -84,8 +89,10 @@ void Collector::fail(const std::exception& e) {
   g_recording.store(false, std::memory_order_release);
   failed_ = true;
   finished_ = true;
-  std::fprintf(stderr, "glassbox: warning: tracing stopped, the program goes on: %s; the trace keeps what was "
-               "written before (%s)\n", e.what(), writer_->path().c_str());
+  std::fprintf(stderr,
+               "glassbox: warning: tracing stopped, the program goes on: %s; the trace keeps what was "
+               "written before (%s)\n",
+               e.what(), writer_->path().c_str());
   try {
     writer_->close();
   } catch (...) {
@@ -104,7 +111,8 @@ void Collector::finish(const std::string& stopped_by) {
     std::uint64_t dropped = 0;
     for (ThreadEntry* t : snapshot_threads()) {
       auto it = dropped_at_start_.find(t);
-      std::uint64_t d = t->buf.dropped.load(std::memory_order_relaxed) - (it == dropped_at_start_.end() ? 0 : it->second);
+      std::uint64_t d =
+          t->buf.dropped.load(std::memory_order_relaxed) - (it == dropped_at_start_.end() ? 0 : it->second);
       if (d) writer_->set_meta("dropped_events.thread." + std::to_string(t->buf.thread_id), std::to_string(d));
       dropped += d;
     }
@@ -143,7 +151,8 @@ void Collector::write_new_registry_rows() {
       for (auto& t : r.threads) threads.push_back({t->buf.thread_id, t->buf.os_tid, t->name, t->role});
     }
   }
-  for (std::size_t i = 0; i < strings.size(); ++i) writer_->add_string(static_cast<Id>(first_string + i + 1), strings[i]);
+  for (std::size_t i = 0; i < strings.size(); ++i)
+    writer_->add_string(static_cast<Id>(first_string + i + 1), strings[i]);
   strings_written_ += strings.size();
   for (auto& m : modules) writer_->add(m);
   modules_written_ += modules.size();
@@ -189,8 +198,12 @@ std::size_t Collector::drain(ThreadEntry& t) {
   while (tail < head) {
     const Event& e = *b.at(tail);
     switch (e.type) {
-      case EventType::span: write_span(b, e); break;
-      case EventType::record: write_record(b, e); break;
+      case EventType::span:
+        write_span(b, e);
+        break;
+      case EventType::record:
+        write_record(b, e);
+        break;
       case EventType::instant:
         writer_->add(InstantRecord{next_instant_++, clock_.ns(e.t0), name_id(e.loc), b.thread_id,
                                    e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.step)});
@@ -211,8 +224,16 @@ std::size_t Collector::drain(ThreadEntry& t) {
 void Collector::write_span(const ThreadBuffer& b, const Event& e) {
   if (e.t1 < clock_.start_ticks()) return;  // ended before this session began
   std::int64_t start = std::max<std::int64_t>(0, clock_.ns(e.t0)), end = clock_.ns(e.t1);
-  SpanRecord r{span_id(b.thread_id, e.id), e.loc->kind, name_id(e.loc), b.thread_id, start, end, opt(e.step),
-               e.parent ? OptId(span_id(b.thread_id, e.parent)) : std::nullopt, opt(e.seq), opt(e.module)};
+  SpanRecord r{span_id(b.thread_id, e.id),
+               e.loc->kind,
+               name_id(e.loc),
+               b.thread_id,
+               start,
+               end,
+               opt(e.step),
+               e.parent ? OptId(span_id(b.thread_id, e.parent)) : std::nullopt,
+               opt(e.seq),
+               opt(e.module)};
   if (r.kind == SpanKind::step && e.step >= 0) step_spans_[e.step] = {start, end};
   writer_->add(r);
 }
@@ -266,8 +287,8 @@ void Collector::write_record(const ThreadBuffer& b, const Event& e) {
   std::uint64_t at = static_cast<std::uint64_t>(&e - b.slots);  // the header's slot index
   for (std::uint32_t i = 0; i < e.slots && i < 8; ++i)
     std::memcpy(bytes + std::size_t(i) * sizeof(Event), b.at(at + 1 + i), sizeof(Event));
-  const Context c{clock_.ns(e.t0), e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.module),
-                  &step_spans_, &last_step_end_};
+  const Context c{clock_.ns(e.t0), e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.module), &step_spans_,
+                  &last_step_end_};
   auto one = [&]<class R>(R*) {
     if (e.record_type != ring_record<R>) return;
     R r;

@@ -62,8 +62,8 @@ struct alignas(64) Event {
   std::int32_t step;          // -1 = outside any step
   std::int32_t module;        // -1 = none
   EventType type;
-  std::uint8_t record_type;   // record: index in RecordTypes
-  std::uint16_t slots;        // record: payload slots that follow
+  std::uint8_t record_type;  // record: index in RecordTypes
+  std::uint16_t slots;       // record: payload slots that follow
 };
 static_assert(sizeof(Event) == 64);
 
@@ -93,7 +93,9 @@ struct ThreadBuffer {
   }
   Event* reserve_slow(std::uint32_t n) noexcept;  // drops (nullptr) or, in block mode, waits for room
   Event* at(std::uint64_t i) const noexcept { return &slots[i & mask]; }
-  void commit(std::uint32_t n) noexcept { head.store(head.load(std::memory_order_relaxed) + n, std::memory_order_release); }
+  void commit(std::uint32_t n) noexcept {
+    head.store(head.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
 };
 
 extern std::atomic<bool> g_recording;  // a session is on
@@ -114,14 +116,22 @@ inline ThreadBuffer* this_thread() noexcept {
 
 // The records that go through the rings (trivially copyable); the others take a mutex (cold path).
 // Keep in step with RingRecords in collector.cpp.
-template <class R> constexpr int ring_record = -1;
-template <> inline constexpr int ring_record<MemoryEventRecord> = 0;
-template <> inline constexpr int ring_record<GraphNodeRecord> = 1;
-template <> inline constexpr int ring_record<GraphEdgeRecord> = 2;
-template <> inline constexpr int ring_record<GradStatRecord> = 3;
-template <> inline constexpr int ring_record<StepRecord> = 4;
-template <> inline constexpr int ring_record<OpDetailsRecord> = 5;
-template <> inline constexpr int ring_record<CounterRecord> = 6;
+template <class R>
+constexpr int ring_record = -1;
+template <>
+inline constexpr int ring_record<MemoryEventRecord> = 0;
+template <>
+inline constexpr int ring_record<GraphNodeRecord> = 1;
+template <>
+inline constexpr int ring_record<GraphEdgeRecord> = 2;
+template <>
+inline constexpr int ring_record<GradStatRecord> = 3;
+template <>
+inline constexpr int ring_record<StepRecord> = 4;
+template <>
+inline constexpr int ring_record<OpDetailsRecord> = 5;
+template <>
+inline constexpr int ring_record<CounterRecord> = 6;
 
 void push_record(int type, const void* bytes, std::size_t size) noexcept;
 void emit_cold(const ModuleRecord& r);
@@ -160,10 +170,12 @@ inline std::int64_t current_step() noexcept { return detail::g_step.load(std::me
 class Span {
  public:
   explicit Span(const SourceLocation* loc, std::int64_t seq = -1) noexcept {
-    if (enabled() && loc) [[unlikely]] begin(loc, seq);
+    if (enabled() && loc) [[unlikely]]
+      begin(loc, seq);
   }
   ~Span() {
-    if (buf_) [[unlikely]] end();
+    if (buf_) [[unlikely]]
+      end();
   }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
@@ -209,10 +221,12 @@ class Span {
 };
 
 inline void instant(const SourceLocation* loc) noexcept {
-  if (enabled()) [[unlikely]] detail::push_instant(loc);
+  if (enabled()) [[unlikely]]
+    detail::push_instant(loc);
 }
 inline void counter(const SourceLocation* loc, double value) noexcept {
-  if (enabled()) [[unlikely]] detail::push_counter(loc, value);
+  if (enabled()) [[unlikely]]
+    detail::push_counter(loc, value);
 }
 
 // Queue one typed row of the trace (records.h). Modules and params are kept even when tracing is off.
@@ -328,28 +342,29 @@ class StepScope {
 #define GB_TRACE_LOCATION(var, kind, name) \
   static constexpr ::gb::trace::SourceLocation var { name, __FILE__, __LINE__, kind }
 // A span of `kind` (gb::trace::SpanKind) named `name` (a string literal) until the end of the scope.
-#define GB_TRACE_SPAN(kind, name)                                                   \
-  GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name);             \
+#define GB_TRACE_SPAN(kind, name)                                       \
+  GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name); \
   ::gb::trace::Span GB_TRACE_CAT(gb_trace_span_, __LINE__) { &GB_TRACE_CAT(gb_trace_loc_, __LINE__) }
 // The same, as a named variable: `GB_TRACE_SPAN_AS(span, SpanKind::op, "linear"); ... span.id()`.
-#define GB_TRACE_SPAN_AS(var, kind, name)                                           \
-  GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name);             \
+#define GB_TRACE_SPAN_AS(var, kind, name)                               \
+  GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name); \
   ::gb::trace::Span var { &GB_TRACE_CAT(gb_trace_loc_, __LINE__) }
 // A span of kind user.
 #define GB_TRACE_SCOPE(name) GB_TRACE_SPAN(::gb::trace::SpanKind::user, name)
-#define GB_TRACE_INSTANT(name)                                                            \
-  do {                                                                                    \
-    GB_TRACE_LOCATION(gb_trace_loc, ::gb::trace::SpanKind::user, name);                   \
-    ::gb::trace::instant(&gb_trace_loc);                                                  \
+#define GB_TRACE_INSTANT(name)                                          \
+  do {                                                                  \
+    GB_TRACE_LOCATION(gb_trace_loc, ::gb::trace::SpanKind::user, name); \
+    ::gb::trace::instant(&gb_trace_loc);                                \
   } while (0)
-#define GB_TRACE_COUNTER(name, value)                                                     \
-  do {                                                                                    \
-    GB_TRACE_LOCATION(gb_trace_loc, ::gb::trace::SpanKind::user, name);                   \
-    ::gb::trace::counter(&gb_trace_loc, static_cast<double>(value));                      \
+#define GB_TRACE_COUNTER(name, value)                                   \
+  do {                                                                  \
+    GB_TRACE_LOCATION(gb_trace_loc, ::gb::trace::SpanKind::user, name); \
+    ::gb::trace::counter(&gb_trace_loc, static_cast<double>(value));    \
   } while (0)
 #else
 #define GB_TRACE_SPAN(kind, name) static_assert(true)
-#define GB_TRACE_SPAN_AS(var, kind, name) ::gb::trace::Span var { nullptr }
+#define GB_TRACE_SPAN_AS(var, kind, name) \
+  ::gb::trace::Span var { nullptr }
 #define GB_TRACE_SCOPE(name) static_assert(true)
 #define GB_TRACE_INSTANT(name) static_cast<void>(0)
 #define GB_TRACE_COUNTER(name, value) static_cast<void>(0)

@@ -24,11 +24,12 @@ std::atomic<StepEndHook> g_step_end_hook{nullptr};
 
 namespace {
 
-std::mutex g_session_mu;                 // guards g_collector and the handlers
-Collector* g_collector = nullptr;        // the recording, if any
+std::mutex g_session_mu;           // guards g_collector and the handlers
+Collector* g_collector = nullptr;  // the recording, if any
 std::atomic<Collector*> g_signal_target{nullptr};
 std::string g_path;
-struct sigaction g_old_int{}, g_old_term{};
+struct sigaction g_old_int {
+}, g_old_term{};
 bool g_int_installed = false, g_term_installed = false;
 std::terminate_handler g_old_terminate = nullptr;
 
@@ -54,7 +55,7 @@ extern "C" void on_signal(int sig) {
 void install_handler(int sig, struct sigaction& old, bool& installed) {
   installed = false;
   if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) return;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   installed = sigaction(sig, &sa, nullptr) == 0;

@@ -12,14 +12,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "glassbox/memory/category.h"
 #include "core/make.h"
-#include "glassbox/memory/category.h"
-#include "instrument/probe.h"
-#include "monitor/monitor.h"
 #include "glassbox/autograd/autograd.h"
+#include "glassbox/memory/category.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
+#include "instrument/probe.h"
+#include "monitor/monitor.h"
 
 namespace gb::autograd {
 namespace {
@@ -52,8 +51,10 @@ struct ReadyCompare {
 };
 
 void accumulate(Tensor& slot, Tensor&& g) {
-  if (!slot.defined()) slot = std::move(g);
-  else slot = slot + g;
+  if (!slot.defined())
+    slot = std::move(g);
+  else
+    slot = slot + g;
 }
 
 // Runs the graph below `roots` with `root_grads`. When captures is non-empty, only nodes leading to them run and
@@ -161,14 +162,17 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
           } else if (!is_acc) {  // backward(inputs=[non-leaf]): accumulate into its .grad
             Tensor& slot = capture_tensors[c->slot].unsafe_impl()->meta().grad;
             memory::CategoryGuard grad_category(memory::Category::gradient);
-            if (!slot.defined()) slot = create_graph ? g : g.detach().clone();
-            else slot = slot + g;
+            if (!slot.defined())
+              slot = create_graph ? g : g.detach().clone();
+            else
+              slot = slot + g;
           }
         }
       }
       // Leaves accumulate normally under backward(inputs=...); grad() never touches .grad.
       bool run = false;
-      if (is_acc) run = accumulate_captures_into;
+      if (is_acc)
+        run = accumulate_captures_into;
       else
         for (const auto& e : node->next_edges())
           if (e.function && needed.count(e.function.get())) run = true;
@@ -235,8 +239,8 @@ void make_root(const variable_list& tensors, const variable_list& grad_tensors, 
     GB_CHECK(e.is_valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
     Tensor g = i < grad_tensors.size() ? grad_tensors[i] : Tensor();
     if (!g.defined()) {
-      GB_CHECK(t.numel() == 1, "grad can be implicitly created only for scalar outputs (output ", i,
-               " has shape ", t.sizes(), "); pass a gradient of the same shape, e.g. y.backward(gb::ones_like(y))");
+      GB_CHECK(t.numel() == 1, "grad can be implicitly created only for scalar outputs (output ", i, " has shape ",
+               t.sizes(), "); pass a gradient of the same shape, e.g. y.backward(gb::ones_like(y))");
       g = ones_like(t);
     } else {
       GB_CHECK(g.sizes() == t.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ", g.sizes(),
@@ -261,7 +265,8 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
   std::vector<Capture> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Edge e = gradient_edge(inputs[i]);
-    GB_CHECK(e.is_valid(), "backward(inputs=...): input ", i, " does not require grad; every input must be a tensor "
+    GB_CHECK(e.is_valid(), "backward(inputs=...): input ", i,
+             " does not require grad; every input must be a tensor "
              "that requires grad");
     captures.push_back(Capture{e.function.get(), e.input_nr, i});
   }
@@ -296,7 +301,8 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
                                       captures, inputs.size(), false, {});
   for (size_t i = 0; i < result.size(); ++i) {
     GB_CHECK(result[i].defined() || allow_unused, "One of the differentiated Tensors (input ", i, ", shape ",
-             inputs[i].sizes(), ") appears to not have been used in the graph. Set allow_unused=True if this is the "
+             inputs[i].sizes(),
+             ") appears to not have been used in the graph. Set allow_unused=True if this is the "
              "desired behavior.");
     if (result[i].defined() && !create_graph) result[i] = result[i].detach();
   }

@@ -8,10 +8,10 @@
 #include "autograd/views.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "monitor/monitor.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/ops/pointwise.h"
+#include "monitor/monitor.h"
 
 namespace gb::autograd {
 
@@ -100,7 +100,8 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   uint32_t now = saved_version_;
   if (hooks_) {
     data = hooks_->unpack(packed_);
-    GB_CHECK(data.defined(), "saved_tensors_hooks: the unpack hook returned an undefined tensor; it must return "
+    GB_CHECK(data.defined(),
+             "saved_tensors_hooks: the unpack hook returned an undefined tensor; it must return "
              "the tensor pack was given (or one equal to it)");
     if (auto s = storage_.lock()) now = s->version;  // freed storage: nobody can have written to it
   } else {
@@ -108,8 +109,10 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   }
   if (now != saved_version_) {
     std::string who;
-    if (!grad_fn_name_.empty()) who = detail::str_cat(", which is output ", output_nr_, " of ", grad_fn_name_, ",");
-    else if (is_leaf_ && requires_grad_) who = ", which is a leaf tensor that requires grad,";
+    if (!grad_fn_name_.empty())
+      who = detail::str_cat(", which is output ", output_nr_, " of ", grad_fn_name_, ",");
+    else if (is_leaf_ && requires_grad_)
+      who = ", which is a leaf tensor that requires grad,";
     throw Error(detail::str_cat(
         "one of the variables needed for gradient computation has been modified by an inplace operation: [",
         tensor_type_name(data.scalar_type()), " ", data.sizes(), "]", who, " is at version ", now,
@@ -154,13 +157,13 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   }
   Tensor& grad = meta.grad;
   if (grad.defined()) monitor::detail::on_accumulate(variable);  // traced: a .grad a step used, not zeroed since?
-  memory::CategoryGuard category(memory::Category::gradient);  // a new .grad buffer is a gradient
+  memory::CategoryGuard category(memory::Category::gradient);    // a new .grad buffer is a gradient
   if (!grad.defined()) {
     if (!GradMode::is_enabled()) {
       // Steal the buffer when nobody else can see it (PyTorch does the same); copy otherwise, so that .grad never
       // aliases another tensor's gradient.
-      bool unique = g.use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() &&
-                    g.sizes() == variable.sizes();
+      bool unique =
+          g.use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous() && g.sizes() == variable.sizes();
       grad = unique ? g.detach() : g.detach().clone();
       if (unique) gb::detail::tag_storage(grad, memory::Category::gradient);  // the engine's buffer, now the .grad
     } else {

@@ -31,13 +31,20 @@ thread_local OpScope* t_current = nullptr;
 
 const char* dtype_name(ScalarType t) {
   switch (t) {
-    case kBool: return "bool";
-    case kInt32: return "int32";
-    case kInt64: return "int64";
-    case kHalf: return "float16";
-    case kBFloat16: return "bfloat16";
-    case kFloat: return "float32";
-    case kDouble: return "float64";
+    case kBool:
+      return "bool";
+    case kInt32:
+      return "int32";
+    case kInt64:
+      return "int64";
+    case kHalf:
+      return "float16";
+    case kBFloat16:
+      return "bfloat16";
+    case kFloat:
+      return "float32";
+    case kDouble:
+      return "float64";
   }
   return "unknown";
 }

@@ -4,8 +4,8 @@
 // snapshots, OOM reports: "the largest live allocations with the op that made them"), and, while a trace session
 // records, makes the op a span of kind op in the trace, with an op_details row (input shapes, dtypes, device, FLOPs,
 // bytes read + written) when it is an op of the forward pass (inside a module call, or an input requires grad
-// while grad mode is on) and not a view. Nested ops nest (linear -> addmm); the innermost names an allocation. `op` must be a
-// string literal or otherwise live for the whole process: its address keys the caches.
+// while grad mode is on) and not a view. Nested ops nest (linear -> addmm); the innermost names an allocation. `op`
+// must be a string literal or otherwise live for the whole process: its address keys the caches.
 //
 // Contract for op authors (engine/ops/):
 //   - Open the scope in the public op function, around both the computation and its autograd::record(...): the
@@ -35,7 +35,7 @@ struct Node;
 namespace gb::detail {
 
 const trace::SourceLocation* op_location(const char* op);  // one per op name, cached by address
-uint32_t op_name_id(const char* op);                        // gb::memory::intern_name(op), cached by address
+uint32_t op_name_id(const char* op);                       // gb::memory::intern_name(op), cached by address
 
 class OpScope {
  public:

@@ -38,14 +38,15 @@ void on_backward_roots(const variable_list& roots) {
   a.severity = trace::Severity::error;
   a.value = v;
   a.message = "the loss is " + std::string(std::isnan(v) ? "NaN" : "Inf") + " at step " +
-              std::to_string(current_step()) + ": backward starts from it, so every gradient will be non-finite; the "
+              std::to_string(current_step()) +
+              ": backward starts from it, so every gradient will be non-finite; the "
               "first non-finite anomaly of the run names the op that made it";
   report_nonfinite(std::move(a));
 }
 
 struct BackwardWatch::State {
   std::unordered_map<const autograd::Node*, int64_t> ids;  // graph_nodes.id of each node of this backward
-  std::unordered_set<const autograd::Node*> received_bad;   // nodes sent a non-finite gradient
+  std::unordered_set<const autograd::Node*> received_bad;  // nodes sent a non-finite gradient
   bool scaled = false;
   // the first node that made a non-finite gradient
   const autograd::Node* maker = nullptr;
@@ -166,8 +167,8 @@ void BackwardWatch::finish() {
                       : s_->reached_leaf ? "they reached the parameters' gradients"
                                          : "a later node masked them (no parameter gradient became non-finite)";
   if (s_->scaled) where += "; with a GradScaler the step is skipped and the scale lowered";
-  a.message = s_->maker_name + " (the backward of " + op + " in " + module_label(n->forward_module_id) +
-              ") made " + count_text(s_->nan, s_->inf) + " in its gradient from finite incoming gradients at step " +
+  a.message = s_->maker_name + " (the backward of " + op + " in " + module_label(n->forward_module_id) + ") made " +
+              count_text(s_->nan, s_->inf) + " in its gradient from finite incoming gradients at step " +
               std::to_string(current_step()) + "; " + where + ". Likely " + node_hint(s_->maker_name);
   {
     Run& r = run();

@@ -50,6 +50,14 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
   }
   Run& r = run();
   if (!r.auto_started) on_node_recorded();  // the training forward begins: step 0
+  // A composite op hands on its inner op's result (linear -> addmm): that tensor was just scanned.
+  thread_local const void* last_data = nullptr;
+  thread_local int64_t last_numel = -1;
+  thread_local uint32_t last_version = 0;
+  if (out.data_ptr() == last_data && out.numel() == last_numel && out._version() == last_version) return;
+  last_data = out.data_ptr();
+  last_numel = out.numel();
+  last_version = out._version();
   Busy busy;
   const ScanResult s = scan(out);
   if (is_relu(op)) {
@@ -97,9 +105,10 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
       a.value = static_cast<double>(bad.nonfinite());
       a.message = "input " + std::to_string(bad_input) + " of " + op + " in " + module_label(module) + " at step " +
                   std::to_string(step) + " already held " + count_text(bad.nan, bad.inf) + " (" + shape_text(in) +
-                  ", " + (in.requires_grad() ? "a parameter: an earlier update made it non-finite; look at the "
-                                               "first anomalies of the run and lower the learning rate"
-                                             : "data that entered the model: check the batch and its transforms") +
+                  ", " +
+                  (in.requires_grad() ? "a parameter: an earlier update made it non-finite; look at the "
+                                        "first anomalies of the run and lower the learning rate"
+                                      : "data that entered the model: check the batch and its transforms") +
                   ")";
     }
   }

@@ -22,7 +22,7 @@ struct UpdateNote {
 };
 using Updates = std::vector<UpdateNote>;
 thread_local Updates* t_updates = nullptr;  // the open step's notes
-thread_local bool t_due = false;  // the open step writes grad_stats
+thread_local bool t_due = false;            // the open step writes grad_stats
 
 bool stats_due(const Run& r, int64_t step) {
   const int64_t every = r.cfg.grad_stats_every;
@@ -114,11 +114,12 @@ void judge_norm(Run& r, ParamState& st, double norm, int64_t step) {
       const bool loss_improved = std::isfinite(st.streak_loss) && r.losses.median() < st.streak_loss;
       if (st.high_streak >= c.sustained_steps && loss_improved) st.high_streak = 0;  // the new normal: start over
       if (st.high_streak >= c.sustained_steps)
-        alarm(trace::AnomalyKind::exploding_norm,
-              "gradient norm of " + st.label + " has stayed above " + fmt(c.sustained_factor) + "x its earlier median " +
-                  fmt(st.streak_ref) + " for " + std::to_string(c.sustained_steps) + " steps (now " + fmt(norm) +
-                  ", step " + std::to_string(step) + ") while the loss did not improve: training is diverging; lower "
-                  "the learning rate");
+        alarm(trace::AnomalyKind::exploding_norm, "gradient norm of " + st.label + " has stayed above " +
+                                                      fmt(c.sustained_factor) + "x its earlier median " +
+                                                      fmt(st.streak_ref) + " for " + std::to_string(c.sustained_steps) +
+                                                      " steps (now " + fmt(norm) + ", step " + std::to_string(step) +
+                                                      ") while the loss did not improve: training is diverging; lower "
+                                                      "the learning rate");
     }
   }
   if (norm > 0) st.log_norms.push(lg);
@@ -153,8 +154,7 @@ void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tens
 void on_accumulate(const Tensor& param) {
   if (!active()) return;
   auto& m = param.unsafe_impl()->meta();
-  if (!m.grad.defined() || m.grad_used_impl != m.grad.unsafe_impl() || m.grad._version() != m.grad_used_version)
-    return;
+  if (!m.grad.defined() || m.grad_used_impl != m.grad.unsafe_impl() || m.grad._version() != m.grad_used_version) return;
   const int64_t used_at = m.grad_used_step;
   m.grad_used_impl = nullptr;  // one finding per buffer
   Run& r = run();

@@ -30,7 +30,7 @@ class Optimizer;
 
 namespace gb::monitor::detail {
 
-extern std::atomic<int> g_mode;  // Mode of the session that records (Mode::off when none)
+extern std::atomic<int> g_mode;           // Mode of the session that records (Mode::off when none)
 inline thread_local bool t_busy = false;  // the monitor's own work (a scan's contiguous copy) is not monitored
 inline bool active() noexcept {
   return trace::enabled() && g_mode.load(std::memory_order_relaxed) != static_cast<int>(Mode::off) && !t_busy;

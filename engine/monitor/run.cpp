@@ -161,7 +161,7 @@ void on_session_stop() {
   Run& r = run();
   std::lock_guard lock(r.mu);
   if (r.graph.forced) emit_graph_locked(current_step());  // an anomaly names nodes of a step that never ended
-  if (r.auto_started) trace::set_step(-1);  // the automatic step numbers belong to this session
+  if (r.auto_started) trace::set_step(-1);                // the automatic step numbers belong to this session
   g_mode.store(static_cast<int>(Mode::off), std::memory_order_relaxed);
 }
 

@@ -40,12 +40,12 @@ class Window {
 struct ParamState {
   int64_t param_id = 0;  // params.id
   int64_t module_id = -1;
-  std::string label;     // "fc1.weight"
-  Window log_norms;      // log of finite, positive gradient norms
-  int64_t seen = 0;      // steps with statistics
+  std::string label;  // "fc1.weight"
+  Window log_norms;   // log of finite, positive gradient norms
+  int64_t seen = 0;   // steps with statistics
   int64_t high_streak = 0;
-  double streak_ref = 0;  // the baseline median when the streak began
-  double streak_loss = 0; // the median (log) loss when it began
+  double streak_ref = 0;   // the baseline median when the streak began
+  double streak_loss = 0;  // the median (log) loss when it began
   int64_t ratio_streak = 0;
   int64_t quiet_until = -1;        // no further norm alarm before this step
   int64_t ratio_quiet_until = -1;  // no further update-ratio alarm before this step
@@ -122,11 +122,11 @@ bool report(trace::AnomalyRecord r);
 void report_nonfinite(trace::AnomalyRecord r);
 
 int64_t current_step();
-std::string shape_text(const Tensor& t);  // "[64, 784] float32"
+std::string shape_text(const Tensor& t);           // "[64, 784] float32"
 std::string count_text(int64_t nan, int64_t inf);  // "12 NaN and 3 Inf"
 
 // steps.cpp
-void start_auto_steps_locked();  // step 0 begins (no StepScope)
+void start_auto_steps_locked();                                                          // step 0 begins (no StepScope)
 void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_record);  // mu NOT held
 void emit_graph_locked(int64_t step);
 

@@ -3,8 +3,8 @@
 // loops branch-free, so they vectorize; target_clones adds an AVX2 version picked at load time where it runs.
 #include "monitor/scan.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -91,9 +91,12 @@ void scan_generic(const T* x, int64_t n, Partial& out, double& max_abs) {
   for (int64_t i = 0; i < n; ++i) {
     double v = static_cast<double>(static_cast<float>(x[i]));
     if constexpr (std::is_same_v<T, double>) v = x[i];
-    if (std::isnan(v)) ++out.nan;
-    else if (std::isinf(v)) ++out.inf;
-    else max_abs = std::max(max_abs, std::fabs(v));
+    if (std::isnan(v))
+      ++out.nan;
+    else if (std::isinf(v))
+      ++out.inf;
+    else
+      max_abs = std::max(max_abs, std::fabs(v));
     out.zeros += v == 0;
     s += v * v;
   }
@@ -102,9 +105,7 @@ void scan_generic(const T* x, int64_t n, Partial& out, double& max_abs) {
 
 }  // namespace
 
-bool scannable(const Tensor& t) {
-  return t.defined() && t.is_floating_point() && t.device().is_cpu() && t.numel() > 0;
-}
+bool scannable(const Tensor& t) { return t.defined() && t.is_floating_point() && t.device().is_cpu() && t.numel() > 0; }
 
 namespace {
 // True when t's elements fill one block of memory in some order (a transpose or permute of a contiguous tensor):
@@ -131,11 +132,21 @@ ScanResult scan(const Tensor& t) {
   double max_abs = 0;
   const int64_t n = c.numel();
   switch (c.scalar_type()) {
-    case kFloat: scan_f32(static_cast<const float*>(c.data_ptr()), n, p); max_abs = p.max_abs; break;
-    case kDouble: scan_generic(static_cast<const double*>(c.data_ptr()), n, p, max_abs); break;
-    case kHalf: scan_generic(static_cast<const Half*>(c.data_ptr()), n, p, max_abs); break;
-    case kBFloat16: scan_generic(static_cast<const BFloat16*>(c.data_ptr()), n, p, max_abs); break;
-    default: return r;
+    case kFloat:
+      scan_f32(static_cast<const float*>(c.data_ptr()), n, p);
+      max_abs = p.max_abs;
+      break;
+    case kDouble:
+      scan_generic(static_cast<const double*>(c.data_ptr()), n, p, max_abs);
+      break;
+    case kHalf:
+      scan_generic(static_cast<const Half*>(c.data_ptr()), n, p, max_abs);
+      break;
+    case kBFloat16:
+      scan_generic(static_cast<const BFloat16*>(c.data_ptr()), n, p, max_abs);
+      break;
+    default:
+      return r;
   }
   r.scanned = true;
   r.n = n;
@@ -152,7 +163,8 @@ namespace {
 // across blocks. B: whether b is given.
 template <bool B>
 __attribute__((target_clones("avx2", "default"))) void update_f32(const float* p, double cp, const float* a,
-                                                                  const float* b, double ca, int64_t n, UpdateSums& out) {
+                                                                  const float* b, double ca, int64_t n,
+                                                                  UpdateSums& out) {
   const float fp = static_cast<float>(cp), fa = static_cast<float>(ca);
   for (int64_t s = 0; s < n; s += kBlock) {
     const int64_t m = std::min(kBlock, n - s);
@@ -206,7 +218,8 @@ UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor
     r.uu = r.pp = r.pw = r.ww = std::nan("");
     return r;
   }
-  const bool f32 = p.scalar_type() == kFloat && a.scalar_type() == kFloat && (!b.defined() || b.scalar_type() == kFloat);
+  const bool f32 =
+      p.scalar_type() == kFloat && a.scalar_type() == kFloat && (!b.defined() || b.scalar_type() == kFloat);
   if (f32 && p.is_contiguous() && a.is_contiguous() && (!b.defined() || b.is_contiguous())) {
     if (b.defined())
       update_f32<true>(p.data_ptr<float>(), cp, a.data_ptr<float>(), b.data_ptr<float>(), ca, p.numel(), r);

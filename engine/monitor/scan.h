@@ -18,7 +18,7 @@ struct ScanResult {
   double max_abs = 0;        // the largest finite |x| (inf when an element is +-inf)
   bool scanned = false;      // false: the tensor's dtype or device is not scanned
   int64_t nonfinite() const { return nan + inf; }
-  double norm() const;       // sqrt(sumsq), NaN when an element is NaN
+  double norm() const;  // sqrt(sumsq), NaN when an element is NaN
 };
 
 // Scans t (a non-contiguous t is scanned through a contiguous copy).

@@ -121,10 +121,13 @@ void judge_memory(Run& r, int64_t step) {
     a.severity = trace::Severity::warning;
     const double per_step = static_cast<double>(growth) / static_cast<double>(m.streak);
     a.value = per_step;
-    a.message = std::string(d.is_cpu() ? "cpu" : d.is_meta() ? "meta" : "cuda:" + std::to_string(d.index)) + " memory allocated at step end grew " + std::to_string(m.streak) +
-                " steps in a row, by " + bytes_text(per_step) + " per step (" + bytes_text(static_cast<double>(growth)) +
-                " in all, now " + bytes_text(static_cast<double>(now)) + ", step " + std::to_string(step) + "); grew most: " +
-                (where.empty() ? "(unknown)" : where) +
+    a.message = std::string(d.is_cpu()    ? "cpu"
+                            : d.is_meta() ? "meta"
+                                          : "cuda:" + std::to_string(d.index)) +
+                " memory allocated at step end grew " + std::to_string(m.streak) + " steps in a row, by " +
+                bytes_text(per_step) + " per step (" + bytes_text(static_cast<double>(growth)) + " in all, now " +
+                bytes_text(static_cast<double>(now)) + ", step " + std::to_string(step) +
+                "); grew most: " + (where.empty() ? "(unknown)" : where) +
                 ". Something keeps tensors across steps: a loss or output kept with its graph (use loss.item() or "
                 ".detach()), or a list that grows";
     report(std::move(a));
@@ -192,8 +195,10 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
   judge_loss(r, step);
   judge_relus(r, step);
   judge_memory(r, step);
-  if (graph_due(r, step)) emit_graph_locked(step);
-  else r.graph = GraphCapture{};
+  if (graph_due(r, step))
+    emit_graph_locked(step);
+  else
+    r.graph = GraphCapture{};
   std::optional<double> loss = r.have_loss ? std::optional(r.last_loss) : std::nullopt;
   if (automatic) {
     trace::StepRecord rec;

@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "glassbox/autograd/grad_mode.h"
-#include "optim/adam_hyperparameters.h"
 #include "glassbox/memory/category.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "instrument/probe.h"
+#include "optim/adam_hyperparameters.h"
 
 #include "monitor/monitor.h"
 

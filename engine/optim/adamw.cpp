@@ -3,8 +3,8 @@
 #include "glassbox/optim/adamw.h"
 
 #include "glassbox/autograd/grad_mode.h"
-#include "optim/adam_hyperparameters.h"
 #include "instrument/probe.h"
+#include "optim/adam_hyperparameters.h"
 
 #include "monitor/monitor.h"
 

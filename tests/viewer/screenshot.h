@@ -3,8 +3,8 @@
 #pragma once
 
 #define STB_IMAGE_IMPLEMENTATION
-#include <stb_image.h>
 #include <doctest/doctest.h>
+#include <stb_image.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -77,7 +77,8 @@ inline std::optional<Png> take(const std::string& trace, const std::string& pane
 // planted fault, or a healthy one), run with only GLASSBOX_TRACE set. Returns its trace, "" when it failed.
 inline std::string engine_run(const TempDir& tmp, const std::string& scenario) {
   const std::string db = tmp.file(scenario + ".db");
-  const std::string cmd = "GLASSBOX_TRACE='" + db + "' " + std::string(GLASSBOX_FAULTS) + " " + scenario + " > /dev/null 2>&1";
+  const std::string cmd =
+      "GLASSBOX_TRACE='" + db + "' " + std::string(GLASSBOX_FAULTS) + " " + scenario + " > /dev/null 2>&1";
   const int rc = std::system(cmd.c_str());
   CHECK_MESSAGE(rc == 0, cmd);
   return rc == 0 ? db : "";
@@ -87,8 +88,8 @@ inline std::string engine_run(const TempDir& tmp, const std::string& scenario) {
 }  // namespace shot
 
 // Skips the test case with a message when xvfb-run is not installed (tools/install-deps.sh installs it).
-#define SKIP_WITHOUT_XVFB()                                                              \
-  if (!shot::have_xvfb()) {                                                              \
+#define SKIP_WITHOUT_XVFB()                                                               \
+  if (!shot::have_xvfb()) {                                                               \
     MESSAGE("skipped: xvfb-run is missing (apt-get install xvfb xauth libgl1-mesa-dri)"); \
-    return;                                                                              \
+    return;                                                                               \
   }

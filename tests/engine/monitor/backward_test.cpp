@@ -90,14 +90,17 @@ TEST_CASE("the graph of steps 0 and 1, and every N with GLASSBOX_GRAPH_EVERY; no
         sql_double(db, "SELECT count(*) FROM graph_nodes WHERE step = 0"));
   CHECK(sql_double(db, "SELECT sum(step) FROM (SELECT DISTINCT step FROM graph_nodes)") == 0 + 1 + 25 + 50);
   // every node but AccumulateGrad names the op span that recorded it, with the same seq
-  CHECK(sql_double(db, "SELECT count(*) FROM graph_nodes g JOIN strings s ON s.id = g.name_id "
-                       "WHERE s.text NOT LIKE '%AccumulateGrad' AND (g.forward_span_id IS NULL OR g.seq != "
-                       "(SELECT seq FROM spans WHERE id = g.forward_span_id))") == 0);
+  CHECK(sql_double(db,
+                   "SELECT count(*) FROM graph_nodes g JOIN strings s ON s.id = g.name_id "
+                   "WHERE s.text NOT LIKE '%AccumulateGrad' AND (g.forward_span_id IS NULL OR g.seq != "
+                   "(SELECT seq FROM spans WHERE id = g.forward_span_id))") == 0);
   CHECK(sql_double(db, "SELECT count(*) FROM graph_nodes WHERE step = 0 AND module_id IS NOT NULL") >= 5);
   // the parameters' AccumulateGrad leaves: six, each fed by one edge
-  CHECK(sql_double(db, "SELECT count(*) FROM graph_nodes g JOIN strings s ON s.id = g.name_id "
-                       "WHERE g.step = 0 AND s.text LIKE '%AccumulateGrad'") == 6);
-  CHECK(sql_double(db, "SELECT count(*) FROM graph_edges e JOIN graph_nodes g ON g.id = e.dst_node_id "
-                       "JOIN strings s ON s.id = g.name_id WHERE e.step = 0 AND s.text LIKE '%AccumulateGrad'") == 6);
+  CHECK(sql_double(db,
+                   "SELECT count(*) FROM graph_nodes g JOIN strings s ON s.id = g.name_id "
+                   "WHERE g.step = 0 AND s.text LIKE '%AccumulateGrad'") == 6);
+  CHECK(sql_double(db,
+                   "SELECT count(*) FROM graph_edges e JOIN graph_nodes g ON g.id = e.dst_node_id "
+                   "JOIN strings s ON s.id = g.name_id WHERE e.step = 0 AND s.text LIKE '%AccumulateGrad'") == 6);
   CHECK(sql_double(db, "SELECT sum(saved_bytes) FROM graph_nodes WHERE step = 0") > 64 * 32 * 4);
 }

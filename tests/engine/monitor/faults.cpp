@@ -270,10 +270,12 @@ struct Scenario {
   int (*run)();
 };
 const Scenario kScenarios[] = {
-    {"healthy", healthy},         {"healthy_adam", healthy_adam}, {"log_zero", log_zero},
-    {"sqrt_zero_row", sqrt_zero_row}, {"custom_div0", custom_div0}, {"big_lr", big_lr},
-    {"no_zero_grad", no_zero_grad}, {"accumulate_ok", accumulate_ok}, {"kept_graph", kept_graph},
-    {"dead_relu", dead_relu},     {"loss_spike", loss_spike},
+    {"healthy", healthy},           {"healthy_adam", healthy_adam},
+    {"log_zero", log_zero},         {"sqrt_zero_row", sqrt_zero_row},
+    {"custom_div0", custom_div0},   {"big_lr", big_lr},
+    {"no_zero_grad", no_zero_grad}, {"accumulate_ok", accumulate_ok},
+    {"kept_graph", kept_graph},     {"dead_relu", dead_relu},
+    {"loss_spike", loss_spike},
 };
 
 }  // namespace

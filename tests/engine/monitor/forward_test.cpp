@@ -103,7 +103,8 @@ TEST_CASE("GLASSBOX_ANOMALY=off: no detector runs, no grad_stats, no automatic s
 TEST_CASE("a bad GLASSBOX_ANOMALY value is one warning; the run goes on with the defaults") {
   TempDir tmp;
   std::string db = tmp.file("bad.db"), err = tmp.file("bad.err");
-  std::string cmd = "GLASSBOX_ANOMALY=loud GLASSBOX_TRACE=" + db + " " + GLASSBOX_FAULTS + " log_zero > /dev/null 2> " + err;
+  std::string cmd =
+      "GLASSBOX_ANOMALY=loud GLASSBOX_TRACE=" + db + " " + GLASSBOX_FAULTS + " log_zero > /dev/null 2> " + err;
   REQUIRE(std::system(cmd.c_str()) == 0);
   std::string text;
   if (FILE* f = std::fopen(err.c_str(), "r")) {
@@ -126,7 +127,8 @@ TEST_CASE("ops before the training forward carry no step; the first recorded nod
     auto loss = (a.mm(w)).sum();
     loss.backward();
   }
-  CHECK(sql_double(path, "SELECT count(*) FROM spans s JOIN strings t ON t.id = s.name_id WHERE t.text = 'mul' "
-                         "AND s.step IS NULL") == 1);
+  CHECK(sql_double(path,
+                   "SELECT count(*) FROM spans s JOIN strings t ON t.id = s.name_id WHERE t.text = 'mul' "
+                   "AND s.step IS NULL") == 1);
   CHECK(sql_double(path, "SELECT step FROM spans s JOIN strings t ON t.id = s.name_id WHERE t.text = 'mm'") == 0);
 }

@@ -33,15 +33,16 @@ std::map<std::pair<int64_t, std::string>, Row> read_stats(const std::string& pat
   sqlite3* db = nullptr;
   sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "SELECT g.step, m.path || '.' || p.name, ifnull(g.norm, -1), ifnull(g.max_abs, -1), "
+  sqlite3_prepare_v2(db,
+                     "SELECT g.step, m.path || '.' || p.name, ifnull(g.norm, -1), ifnull(g.max_abs, -1), "
                      "g.zero_frac, g.param_norm, ifnull(g.update_norm, -1), g.nan_count, g.inf_count, g.norm IS NULL "
                      "FROM grad_stats g JOIN params p ON p.id = g.param_id JOIN modules m ON m.id = p.module_id",
                      -1, &st, nullptr);
   while (sqlite3_step(st) == SQLITE_ROW)
     out[{sqlite3_column_int64(st, 0), reinterpret_cast<const char*>(sqlite3_column_text(st, 1))}] =
-        Row{sqlite3_column_double(st, 2), sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
-            sqlite3_column_double(st, 5), sqlite3_column_double(st, 6), sqlite3_column_int64(st, 7),
-            sqlite3_column_int64(st, 8), sqlite3_column_int(st, 9) != 0};
+        Row{sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),  sqlite3_column_double(st, 4),
+            sqlite3_column_double(st, 5), sqlite3_column_double(st, 6),  sqlite3_column_int64(st, 7),
+            sqlite3_column_int64(st, 8),  sqlite3_column_int(st, 9) != 0};
   sqlite3_finalize(st);
   sqlite3_close(db);
   return out;

@@ -15,10 +15,10 @@
 struct AnomalyRow {
   int64_t step = -1;  // -1: NULL
   int kind = -1, severity = -1;
-  std::string op;        // the name of the span the row names ("" when none)
-  std::string module;    // modules.path of module_id ("" when none)
-  std::string param;     // "<module path>.<param name>" of param_id ("" when none)
-  std::string node;      // graph_nodes name of node_id ("" when none)
+  std::string op;      // the name of the span the row names ("" when none)
+  std::string module;  // modules.path of module_id ("" when none)
+  std::string param;   // "<module path>.<param name>" of param_id ("" when none)
+  std::string node;    // graph_nodes name of node_id ("" when none)
   bool has_node = false;
   double value = 0;
   std::string message;

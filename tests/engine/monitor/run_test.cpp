@@ -17,9 +17,11 @@ TEST_CASE("parse_config reads key=value pairs over a base, and names a bad key o
   CHECK(c.max_per_kind == 3);
   CHECK(c.warmup == gb::monitor::Config{}.warmup);  // untouched keys keep the base
   CHECK(gb::monitor::parse_config("", c).window == 50);
-  CHECK_THROWS_WITH(gb::monitor::parse_config("windw=3"),
-                    doctest::Contains("GLASSBOX_ANOMALY_CONF: unknown key 'windw'; valid keys: mode, grad_stats_every"));
-  CHECK_THROWS_WITH(gb::monitor::parse_config("window=-1"), doctest::Contains("window=-1 is not a non-negative number"));
+  CHECK_THROWS_WITH(
+      gb::monitor::parse_config("windw=3"),
+      doctest::Contains("GLASSBOX_ANOMALY_CONF: unknown key 'windw'; valid keys: mode, grad_stats_every"));
+  CHECK_THROWS_WITH(gb::monitor::parse_config("window=-1"),
+                    doctest::Contains("window=-1 is not a non-negative number"));
   CHECK_THROWS_WITH(gb::monitor::parse_config("window=2.5"), doctest::Contains("must be a whole number"));
   CHECK_THROWS_WITH(gb::monitor::parse_config("window"), doctest::Contains("'window' is not key=value"));
   CHECK_THROWS_WITH(gb::monitor::parse_config("mode=loud"), doctest::Contains("unknown mode 'loud'"));

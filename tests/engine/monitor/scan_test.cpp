@@ -69,8 +69,8 @@ TEST_CASE("update_sums: |u|^2 for u = cp * p + ca * a / b, and |p + ca * a / b| 
     gb::Tensor w = (bb.defined() ? ad / bb.to(gb::kDouble) : ad) * ca;  // p already holds the cp * p part
     CHECK(r.param_norm_after() == doctest::Approx((pd + w).pow(2).sum().sqrt().item<double>()).epsilon(eps));
   };
-  check(-0.01, b, 0.3, p, a, 1e-6);                                    // AdamW: decay and m / denom
-  check(0, gb::Tensor(), -0.1, p, a, 1e-6);                            // SGD
-  check(0, gb::Tensor(), -0.1, p.to(gb::kDouble), a.to(gb::kDouble), 1e-12);  // float64
+  check(-0.01, b, 0.3, p, a, 1e-6);                                                // AdamW: decay and m / denom
+  check(0, gb::Tensor(), -0.1, p, a, 1e-6);                                        // SGD
+  check(0, gb::Tensor(), -0.1, p.to(gb::kDouble), a.to(gb::kDouble), 1e-12);       // float64
   check(0, gb::Tensor(), -0.1, p.view({7, 111}).t(), a.view({7, 111}).t(), 1e-6);  // non-contiguous
 }

@@ -40,13 +40,17 @@ TEST_CASE("without a StepScope each optimizer.step() ends a step: numbered from 
     CAPTURE(i);
     CHECK(sql_double(path, "SELECT loss FROM steps WHERE step = " + std::to_string(i)) ==
           doctest::Approx(losses[size_t(i)]));
-    CHECK(sql_double(path, "SELECT lr FROM steps WHERE step = " + std::to_string(i)) == doctest::Approx(0.25 / (i + 1)));
+    CHECK(sql_double(path, "SELECT lr FROM steps WHERE step = " + std::to_string(i)) ==
+          doctest::Approx(0.25 / (i + 1)));
     CHECK(sql_double(path, "SELECT skipped FROM steps WHERE step = " + std::to_string(i)) == 0);
   }
   // steps tile the run: each starts where the previous ended, and the ops of step 2 lie inside its window
-  CHECK(sql_double(path, "SELECT count(*) FROM steps a JOIN steps b ON b.step = a.step + 1 WHERE b.start_ns != a.end_ns") == 0);
-  CHECK(sql_double(path, "SELECT count(*) FROM spans s JOIN steps t ON t.step = s.step WHERE s.step = 2 AND s.kind = 0 "
-                         "AND (s.start_ns < t.start_ns OR s.start_ns > t.end_ns)") == 0);
+  CHECK(sql_double(path,
+                   "SELECT count(*) FROM steps a JOIN steps b ON b.step = a.step + 1 WHERE b.start_ns != a.end_ns") ==
+        0);
+  CHECK(sql_double(path,
+                   "SELECT count(*) FROM spans s JOIN steps t ON t.step = s.step WHERE s.step = 2 AND s.kind = 0 "
+                   "AND (s.start_ns < t.start_ns OR s.start_ns > t.end_ns)") == 0);
   CHECK(sql_double(path, "SELECT count(*) FROM spans WHERE step = 2 AND kind = 1") >= 2);  // its backward nodes
 }
 

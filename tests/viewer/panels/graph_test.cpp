@@ -10,7 +10,8 @@ using namespace gb::viewer;
 namespace {
 std::int64_t viridis_pixels(const shot::Png& p, int from_y) {
   std::int64_t n = 0;
-  for (int k = 0; k < color::kGraphLevels; ++k) n += p.count(color::viridis(k / double(color::kGraphLevels - 1)), 0, from_y);
+  for (int k = 0; k < color::kGraphLevels; ++k)
+    n += p.count(color::viridis(k / double(color::kGraphLevels - 1)), 0, from_y);
   return n;
 }
 }  // namespace
@@ -24,8 +25,8 @@ TEST_CASE("graph screenshot: node boxes, gradient-flow edges, the selected node"
   REQUIRE(png);
   const int below_toolbar = 60;
   CHECK(viridis_pixels(*png, below_toolbar) > 12000);  // 5 coloured boxes of 176x38 (AccumulateGrad has no span: grey)
-  CHECK(png->count(color::kGraphEdge, 40, below_toolbar) > 300);    // edges and arrow heads
-  CHECK(png->count(color::kSelection, 0, below_toolbar) > 300);     // node 1 (the loss) outlined
+  CHECK(png->count(color::kGraphEdge, 40, below_toolbar) > 300);  // edges and arrow heads
+  CHECK(png->count(color::kSelection, 0, below_toolbar) > 300);   // node 1 (the loss) outlined
   // Coloured by saved bytes: nodes that saved nothing turn grey, so fewer viridis pixels.
   auto saved = shot::take(trace, "graph", tmp.file("s.png"), "1280x900", "--select graph:saved");
   REQUIRE(saved);
@@ -40,8 +41,12 @@ TEST_CASE("graph screenshot: a trace without a graph shows the empty state") {
   {
     gb::trace::Writer w(trace);
     w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
-    w.add(gb::trace::SpanRecord{.id = gb::trace::span_id(1, 1), .kind = gb::trace::SpanKind::op,
-                                .name_id = w.intern("matmul"), .thread_id = 1, .start_ns = 0, .end_ns = 1000});
+    w.add(gb::trace::SpanRecord{.id = gb::trace::span_id(1, 1),
+                                .kind = gb::trace::SpanKind::op,
+                                .name_id = w.intern("matmul"),
+                                .thread_id = 1,
+                                .start_ns = 0,
+                                .end_ns = 1000});
   }
   auto png = shot::take(trace, "graph", tmp.file("e.png"));
   REQUIRE(png);

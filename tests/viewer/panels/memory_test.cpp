@@ -31,8 +31,12 @@ TEST_CASE("memory screenshot: a trace without memory events shows the empty stat
   {
     gb::trace::Writer w(trace);
     w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
-    w.add(gb::trace::SpanRecord{.id = gb::trace::span_id(1, 1), .kind = gb::trace::SpanKind::op,
-                                .name_id = w.intern("matmul"), .thread_id = 1, .start_ns = 0, .end_ns = 1000});
+    w.add(gb::trace::SpanRecord{.id = gb::trace::span_id(1, 1),
+                                .kind = gb::trace::SpanKind::op,
+                                .name_id = w.intern("matmul"),
+                                .thread_id = 1,
+                                .start_ns = 0,
+                                .end_ns = 1000});
   }
   auto png = shot::take(trace, "memory", tmp.file("m.png"));
   REQUIRE(png);
@@ -46,8 +50,9 @@ TEST_CASE("memory screenshot: the segment map at a moment shows blocks by catego
   const std::string trace = tmp.file("run.db");
   gb::tools::write_synthetic_trace(trace, {.steps = 4, .layers = 6});
   // A moment in step 2's forward, when activations are live.
-  const std::int64_t t = sql_int(trace, "SELECT max(t_ns) FROM memory_events WHERE category = 3 AND action = 0 AND "
-                                        "t_ns < (SELECT end_ns FROM steps WHERE step = 2)");
+  const std::int64_t t = sql_int(trace,
+                                 "SELECT max(t_ns) FROM memory_events WHERE category = 3 AND action = 0 AND "
+                                 "t_ns < (SELECT end_ns FROM steps WHERE step = 2)");
   auto png = shot::take(trace, "memory", tmp.file("s.png"), "1280x900", "--select time:" + std::to_string(t));
   REQUIRE(png);
   const std::vector<int> gaps = png->bbox(color::kFreeGap, 110);  // below the legend swatch

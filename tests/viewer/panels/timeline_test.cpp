@@ -26,7 +26,8 @@ TEST_CASE("timeline screenshot: tracks coloured by kind, folded runs when zoomed
   CHECK(all->width == 1200);
   CHECK(all->height == 760);
   using gb::trace::SpanKind;
-  for (SpanKind k : {SpanKind::step, SpanKind::module, SpanKind::backward_node, SpanKind::dataloader, SpanKind::backward_phase})
+  for (SpanKind k :
+       {SpanKind::step, SpanKind::module, SpanKind::backward_node, SpanKind::dataloader, SpanKind::backward_phase})
     CHECK_MESSAGE(all->count(color::span_kind(k), 0, 150) > 300, "kind " << int(k));
   // 30 short ops per layer cannot all be 3 px wide on a 1000 px view of 12 steps: they fold (darker boxes).
   CHECK(all->count(folded(color::span_kind(SpanKind::op)), 0, 150) > 50);

@@ -45,7 +45,7 @@ struct Node : std::enable_shared_from_this<Node> {
 
   virtual std::string name() const = 0;  // "MulBackward0", as PyTorch names it
   virtual variable_list apply(variable_list&& grads) = 0;
-  virtual void release_variables() {}  // drop saved tensors (after backward without retain_graph)
+  virtual void release_variables() {}                // drop saved tensors (after backward without retain_graph)
   virtual int64_t saved_bytes() const { return 0; }  // bytes of the tensors it holds for backward (0 once released)
   // The name as a string literal when it has one (cheap for the tracer; nullptr: use name()).
   virtual const char* static_name() const { return nullptr; }
@@ -71,7 +71,7 @@ struct Node : std::enable_shared_from_this<Node> {
 
   // Where the forward op was recorded in a trace (set by the instrument layer; 0 = unknown).
   uint64_t forward_span_id = 0;
-  int32_t forward_module_id = -1;  // modules.id of the module the forward op ran in (-1 = none)
+  int32_t forward_module_id = -1;    // modules.id of the module the forward op ran in (-1 = none)
   const char* forward_op = nullptr;  // the name of the op that recorded it (a literal; nullptr = unknown)
 
  protected:

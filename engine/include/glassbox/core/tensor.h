@@ -99,9 +99,9 @@ class Tensor {
   bool is_leaf() const;
   uint32_t output_nr() const;
   uint32_t _version() const;
-  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
-                bool create_graph = false, const variable_list& inputs = {}) const;
-  Tensor detach() const;   // same storage and version counter, no history
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                const variable_list& inputs = {}) const;
+  Tensor detach() const;  // same storage and version counter, no history
   Tensor& detach_();
   void retain_grad() const;  // keep .grad() on a non-leaf
   bool retains_grad() const;
@@ -143,8 +143,8 @@ class Tensor {
   Tensor t() const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
-  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+               int64_t step = 1) const;
   Tensor expand(IntArrayRef sizes) const;
   Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
   Tensor squeeze() const;
@@ -388,7 +388,8 @@ namespace detail {
 
 template <typename T>
 T* Tensor::data_ptr() const {
-  if (scalar_type_of<T>::value != scalar_type()) detail::throw_data_ptr_mismatch(scalar_type_of<T>::value, scalar_type());
+  if (scalar_type_of<T>::value != scalar_type())
+    detail::throw_data_ptr_mismatch(scalar_type_of<T>::value, scalar_type());
   return reinterpret_cast<T*>(impl_->data());
 }
 
