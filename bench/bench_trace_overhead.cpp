@@ -29,26 +29,15 @@ struct Model {
   int inner;  // steps per timing sample
 };
 
-Model mlp(const std::string& name, std::vector<int64_t> widths, int64_t batch, int inner) {
-  gb::manual_seed(0);
-  auto net = std::make_shared<gb::nn::Sequential>();
-  auto tnet = std::make_shared<torch::nn::Sequential>();
-  for (size_t i = 0; i + 1 < widths.size(); ++i) {
-    (*net)->push_back(gb::nn::Linear(widths[i], widths[i + 1]));
-    (*tnet)->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
-    if (i + 2 < widths.size()) {
-      (*net)->push_back(gb::nn::ReLU());
-      (*tnet)->push_back(torch::nn::ReLU());
-    }
-  }
+// One SGD-with-momentum training step of each side on its own copy of the data; `call` runs the net (`(*net)(x)`
+// for glassbox's holders, so module calls are traced as a user's are).
+template <class GbNet, class TorchNet>
+Model make_model(std::string name, int inner, std::shared_ptr<GbNet> net, std::shared_ptr<TorchNet> tnet,
+                 gb::Tensor x, gb::Tensor y, torch::Tensor tx, torch::Tensor ty) {
   auto opt = std::make_shared<gb::optim::SGD>((*net)->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
   auto topt = std::make_shared<torch::optim::SGD>((*tnet)->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
-  auto x = gb::randn({batch, widths.front()});
-  auto y = gb::randint(0, widths.back(), {batch});
-  auto tx = torch::randn({batch, widths.front()});
-  auto ty = torch::randint(0, widths.back(), {batch});
   Model m;
-  m.name = name;
+  m.name = std::move(name);
   m.inner = inner;
   m.gb_step = [=] {
     opt->zero_grad();
@@ -61,6 +50,22 @@ Model mlp(const std::string& name, std::vector<int64_t> widths, int64_t batch, i
     topt->step();
   };
   return m;
+}
+
+Model mlp(const std::string& name, std::vector<int64_t> widths, int64_t batch, int inner) {
+  gb::manual_seed(0);
+  auto net = std::make_shared<gb::nn::Sequential>();
+  auto tnet = std::make_shared<torch::nn::Sequential>();
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    (*net)->push_back(gb::nn::Linear(widths[i], widths[i + 1]));
+    (*tnet)->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size()) {
+      (*net)->push_back(gb::nn::ReLU());
+      (*tnet)->push_back(torch::nn::ReLU());
+    }
+  }
+  return make_model(name, inner, net, tnet, gb::randn({batch, widths.front()}), gb::randint(0, widths.back(), {batch}),
+                    torch::randn({batch, widths.front()}), torch::randint(0, widths.back(), {batch}));
 }
 
 struct CnnImpl : gb::nn::Module {
@@ -91,26 +96,8 @@ Model cnn(int inner) {
       torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 3).padding(1)),
       torch::nn::BatchNorm2d(32), torch::nn::ReLU(), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
       torch::nn::Linear(32 * 4 * 4, 10));
-  auto opt = std::make_shared<gb::optim::SGD>((*net)->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
-  auto topt = std::make_shared<torch::optim::SGD>((*tnet)->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
-  auto x = gb::randn({batch, 1, 16, 16});
-  auto y = gb::randint(0, 10, {batch});
-  auto tx = torch::randn({batch, 1, 16, 16});
-  auto ty = torch::randint(0, 10, {batch});
-  Model m;
-  m.name = "cnn_b64_16x16";
-  m.inner = inner;
-  m.gb_step = [=] {
-    opt->zero_grad();
-    F::cross_entropy((*net)(x), y).backward();
-    opt->step();
-  };
-  m.torch_step = [=] {
-    topt->zero_grad();
-    torch::nn::functional::cross_entropy((*tnet)->forward(tx), ty).backward();
-    topt->step();
-  };
-  return m;
+  return make_model("cnn_b64_16x16", inner, net, tnet, gb::randn({batch, 1, 16, 16}), gb::randint(0, 10, {batch}),
+                    torch::randn({batch, 1, 16, 16}), torch::randint(0, 10, {batch}));
 }
 
 struct Times {

@@ -44,8 +44,9 @@ struct MlpImpl : nn::Module {
 };
 GB_MODULE(Mlp);
 
-// The healthy loop every scenario starts from.
-void train(Mlp& net, gb::optim::Optimizer& opt, int steps, const std::function<Data(int)>& data = {}) {
+// The healthy loop every scenario starts from (data: the batch of each step; default 64 samples per step).
+template <class Net>
+void train(Net& net, gb::optim::Optimizer& opt, int steps, const std::function<Data(int)>& data = {}) {
   for (int step = 0; step < steps; ++step) {
     Data d = data ? data(step) : batch(64, 100 + step);
     opt.zero_grad();
@@ -92,13 +93,7 @@ int log_zero() {
   gb::manual_seed(0);
   LogNet net;
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
-  for (int step = 0; step < 3; ++step) {
-    Data d = batch(32, step);
-    opt.zero_grad();
-    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
-    loss.backward();
-    opt.step();
-  }
+  train(net, opt, 3, [](int step) { return batch(32, step); });
   return 0;
 }
 
@@ -163,13 +158,7 @@ int custom_div0() {
   gb::manual_seed(0);
   CustomNet net;
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
-  for (int step = 0; step < 3; ++step) {
-    Data d = batch(32, step);
-    opt.zero_grad();
-    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
-    loss.backward();
-    opt.step();
-  }
+  train(net, opt, 3, [](int step) { return batch(32, step); });
   return 0;
 }
 
