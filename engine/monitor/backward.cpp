@@ -56,6 +56,10 @@ struct BackwardWatch::State {
   bool reached_leaf = false;
   bool stopped = false;  // raise mode: finish() ran at the maker
   bool quiet = false;    // the forward of this step already went non-finite: no finding, the graph still
+  bool raise = false;    // raise mode: every gradient is scanned here, leaves' too
+  // gradients sent to a parameter's AccumulateGrad are scanned once, by grad_stats at the optimizer step: who sent
+  // each one (and whether it had received a non-finite gradient), for a finding made there
+  std::vector<std::tuple<const TensorImpl*, const autograd::Node*, bool>> leaf_producers;
 };
 
 BackwardWatch::BackwardWatch() {
@@ -67,6 +71,7 @@ BackwardWatch::BackwardWatch() {
   s_->scaled = r.backward_scaled;
   // The forward of this step already made a NaN/Inf (reported): what backward makes of it is a consequence.
   s_->quiet = r.tainted_step == current_step();
+  s_->raise = r.cfg.mode == Mode::raise;
 }
 
 BackwardWatch::~BackwardWatch() = default;
@@ -111,6 +116,13 @@ void BackwardWatch::node_done(autograd::Node* node, const variable_list& receive
   const auto& edges = node->next_edges();
   for (size_t i = 0; i < sent.size() && i < edges.size(); ++i) {
     if (!sent[i].defined()) continue;
+    const autograd::Node* dst = edges[i].function.get();
+    if (dst && dst->is_accumulate_grad() && !s_->raise) {  // read once, by grad_stats at the optimizer step
+      if (got_bad) s_->received_bad.insert(dst);
+      s_->leaf_producers.emplace_back(static_cast<const autograd::AccumulateGrad*>(dst)->variable.unsafe_impl(), node,
+                                      got_bad);
+      continue;
+    }
     ScanResult s = scan(sent[i]);
     if (!s.nonfinite()) continue;
     nan += s.nan;
@@ -138,7 +150,6 @@ void BackwardWatch::node_done(autograd::Node* node, const variable_list& receive
   }
 }
 
-namespace {
 std::string node_hint(const std::string& name) {
   if (name.find("Sqrt") != std::string::npos || name.find("Norm") != std::string::npos)
     return "the derivative of sqrt is infinite at 0 (e.g. the norm of an all-zero row): add an epsilon inside the "
@@ -149,10 +160,28 @@ std::string node_hint(const std::string& name) {
   if (name.find("Pow") != std::string::npos) return "a power's derivative is infinite at 0: clamp its input";
   return "its backward divides by zero or overflows: check that function's backward formula";
 }
-}  // namespace
 
 void BackwardWatch::finish() {
-  if (!on_ || !s_->maker) return;
+  if (!on_) return;
+  if (!s_->leaf_producers.empty()) {
+    Run& r = run();
+    std::lock_guard lock(r.mu);
+    for (const auto& [param, node, got_bad] : s_->leaf_producers) {
+      LeafProducer& lp = r.leaf_producers[param];
+      const char* literal = node->static_name();
+      lp.node = literal ? std::string(literal) : node->name();
+      lp.forward_op = node->forward_op;
+      lp.forward_span_id = node->forward_span_id;
+      lp.module_id = node->forward_module_id;
+      auto id = s_->ids.find(node);
+      lp.graph_node_id = id == s_->ids.end() ? 0 : id->second;
+      lp.received_nonfinite = got_bad;
+      lp.scaled = s_->scaled;
+      lp.step = current_step();
+    }
+    s_->leaf_producers.clear();
+  }
+  if (!s_->maker) return;
   const autograd::Node* n = s_->maker;
   s_->maker = nullptr;  // reported once
   trace::AnomalyRecord a;
@@ -173,6 +202,7 @@ void BackwardWatch::finish() {
   {
     Run& r = run();
     std::lock_guard lock(r.mu);
+    r.backward_finding_step = current_step();
     if (auto it = s_->ids.find(n); it != s_->ids.end()) {
       // the anomaly names a node: this step's graph is written (up to 10 such steps per run)
       if (r.graph.forced || r.forced_graphs < 10) {

@@ -125,6 +125,33 @@ void judge_norm(Run& r, ParamState& st, double norm, int64_t step) {
   if (norm > 0) st.log_norms.push(lg);
 }
 
+// A parameter's gradient holds NaN/Inf and nothing earlier in this step explains it: the node that sent it (its
+// gradient was read here, not during backward) made it, if what that node received was finite.
+void leaf_finding(Run& r, const Tensor& p, ParamState& st, const ScanResult& gs, int64_t step) {
+  if (r.tainted_step == step || r.backward_finding_step == step) return;
+  auto it = r.leaf_producers.find(p.unsafe_impl());
+  if (it == r.leaf_producers.end() || it->second.received_nonfinite || it->second.step != step) return;
+  const LeafProducer& lp = it->second;
+  r.backward_finding_step = step;
+  trace::AnomalyRecord a;
+  a.kind = trace::AnomalyKind::nonfinite_backward;
+  a.severity = lp.scaled ? trace::Severity::info : trace::Severity::error;
+  if (lp.forward_span_id) a.span_id = static_cast<trace::Id>(lp.forward_span_id);
+  if (lp.module_id >= 0) a.module_id = lp.module_id;
+  a.param_id = st.param_id;
+  if (lp.graph_node_id && (r.graph.forced || r.forced_graphs < 10)) {
+    r.graph.forced = true;  // this step's graph is written: the row names one of its nodes
+    a.node_id = lp.graph_node_id;
+  }
+  a.value = static_cast<double>(gs.nonfinite());
+  a.message = lp.node + " (the backward of " + (lp.forward_op ? lp.forward_op : "an untraced op") + " in " +
+              module_label(lp.module_id) + ") made " + count_text(gs.nan, gs.inf) + " in the gradient of " + st.label +
+              " from finite incoming gradients at step " + std::to_string(step) +
+              (lp.scaled ? "; with a GradScaler the step is skipped and the scale lowered" : "") + ". Likely " +
+              node_hint(lp.node);
+  report(std::move(a));
+}
+
 void judge_update(Run& r, ParamState& st, double update, double param, int64_t step, double lr) {
   const Config& c = r.cfg;
   if (!(param > 0) || !std::isfinite(update) || !std::isfinite(param)) return;
@@ -220,6 +247,7 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       rec.param_norm = param_norm;
       if (note) rec.update_norm = note->norm;
       trace::emit(rec);
+      if (gs.nonfinite()) leaf_finding(r, p, st, gs, step);
       ++st.seen;
       judge_norm(r, st, rec.norm, step);
       if (rec.update_norm) judge_update(r, st, *rec.update_norm, rec.param_norm, step, group_lr);

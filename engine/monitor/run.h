@@ -65,6 +65,19 @@ struct GraphCapture {
   bool forced = false;  // an anomaly needs this step's graph
 };
 
+// The node that sent a parameter its gradient in the last backward (backward.cpp), for a non-finite gradient that
+// grad_stats finds at the optimizer step.
+struct LeafProducer {
+  std::string node;
+  const char* forward_op = nullptr;
+  uint64_t forward_span_id = 0;
+  int64_t module_id = -1;
+  int64_t graph_node_id = 0;  // 0: not captured
+  bool received_nonfinite = false;
+  bool scaled = false;  // the backward started from a GradScaler's scaled loss
+  int64_t step = -1;
+};
+
 struct RunState {
   Config cfg;
   // steps
@@ -86,6 +99,8 @@ struct RunState {
   bool loss_nonfinite = false;        // the last loss was NaN/Inf (a row is written when it becomes so)
   int64_t tainted_step = -2;          // a step whose forward or loss already went non-finite
   int64_t zero_grad_step = -2;        // the step of the last missing-zero_grad row (one per step)
+  int64_t backward_finding_step = -2; // the step of the last nonfinite_backward row
+  std::unordered_map<const void*, LeafProducer> leaf_producers;  // parameter TensorImpl -> who sent its gradient
   // the graph
   GraphCapture graph;
   int64_t next_node_id = 1;
@@ -124,6 +139,9 @@ void report_nonfinite(trace::AnomalyRecord r);
 int64_t current_step();
 std::string shape_text(const Tensor& t);           // "[64, 784] float32"
 std::string count_text(int64_t nan, int64_t inf);  // "12 NaN and 3 Inf"
+
+// backward.cpp: what usually makes a NaN/Inf in this backward node, and what to do about it.
+std::string node_hint(const std::string& node_name);
 
 // steps.cpp
 void start_auto_steps_locked();                                                          // step 0 begins (no StepScope)

@@ -44,6 +44,24 @@ TEST_CASE("a custom autograd Function whose backward divides by zero is named, w
   CHECK(first.severity == 2);
 }
 
+TEST_CASE("a Function whose broken gradient goes straight to a parameter: found when the step reads .grad") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "leaf_div0");
+  REQUIRE(!db.empty());
+  auto rows = read_anomalies(db);
+  REQUIRE(!rows.empty());
+  const AnomalyRow& first = rows.front();
+  CHECK(first.kind == static_cast<int>(AnomalyKind::nonfinite_backward));
+  CHECK(first.severity == 2);
+  CHECK(first.step == 0);
+  CHECK(first.node.find("BadScale") == 0);
+  CHECK(first.op.find("BadScale") == 0);
+  CHECK(first.module == "layer");
+  CHECK(first.param == "layer.weight");
+  CHECK(first.message.find("in the gradient of layer.weight from finite incoming gradients at step 0") !=
+        std::string::npos);
+}
+
 TEST_CASE("a NaN that a later node masks (ReLU backward) is still reported, as info") {
   TempDir tmp;
   std::string path = tmp.file("masked.db");

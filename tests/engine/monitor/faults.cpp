@@ -162,6 +162,28 @@ int custom_div0() {
   return 0;
 }
 
+// 3b. The same Function applied to a parameter itself: its broken gradient goes straight to the parameter's .grad.
+struct ScaledLinearImpl : nn::Module {
+  ScaledLinearImpl() { weight = register_parameter("weight", gb::randn({8, 3}) * 0.1); }
+  gb::Tensor forward(gb::Tensor x) { return x.mm(BadScale::apply(weight)); }
+  gb::Tensor weight;
+};
+GB_MODULE(ScaledLinear);
+struct LeafNetImpl : nn::Module {
+  LeafNetImpl() { layer = register_module("layer", ScaledLinear()); }
+  gb::Tensor forward(gb::Tensor x) { return layer(x); }
+  ScaledLinear layer{nullptr};
+};
+GB_MODULE(LeafNet);
+
+int leaf_div0() {
+  gb::manual_seed(0);
+  LeafNet net;
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
+  train(net, opt, 3, [](int step) { return batch(32, step); });
+  return 0;
+}
+
 // 4. One layer in its own parameter group with a far too large learning rate.
 int big_lr() {
   gb::manual_seed(0);
@@ -261,7 +283,8 @@ struct Scenario {
 const Scenario kScenarios[] = {
     {"healthy", healthy},           {"healthy_adam", healthy_adam},
     {"log_zero", log_zero},         {"sqrt_zero_row", sqrt_zero_row},
-    {"custom_div0", custom_div0},   {"big_lr", big_lr},
+    {"custom_div0", custom_div0},   {"leaf_div0", leaf_div0},
+    {"big_lr", big_lr},
     {"no_zero_grad", no_zero_grad}, {"accumulate_ok", accumulate_ok},
     {"kept_graph", kept_graph},     {"dead_relu", dead_relu},
     {"loss_spike", loss_spike},
