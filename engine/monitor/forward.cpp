@@ -4,6 +4,7 @@
 // Only ops of the training forward are checked: inside a module call, or recording autograd (grad mode on and an
 // input that requires grad). The optimizer's in-place updates and DataLoader transforms are not.
 #include <cstring>
+#include <memory>
 
 #include "glassbox/autograd/grad_mode.h"
 #include "monitor/monitor.h"
@@ -50,13 +51,13 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
   }
   Run& r = run();
   if (!r.auto_started) on_node_recorded();  // the training forward begins: step 0
-  // A composite op hands on its inner op's result (linear -> addmm): that tensor was just scanned.
-  thread_local const void* last_data = nullptr;
-  thread_local int64_t last_numel = -1;
+  // A composite op hands on its inner op's result (linear -> addmm): that very tensor, unchanged, was just scanned.
+  // (A weak reference: an address a freed tensor's block is reused at is never mistaken for it, and no tensor lives
+  // longer because of it.)
+  thread_local std::weak_ptr<TensorImpl> last;
   thread_local uint32_t last_version = 0;
-  if (out.data_ptr() == last_data && out.numel() == last_numel && out._version() == last_version) return;
-  last_data = out.data_ptr();
-  last_numel = out.numel();
+  if (auto l = last.lock(); l && l.get() == out.unsafe_impl() && out._version() == last_version) return;
+  last = out.impl_ptr();
   last_version = out._version();
   Busy busy;
   const ScanResult s = scan(out);
