@@ -188,7 +188,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
       trace::Span span(trace::enabled() ? node_location(*node) : nullptr,
                        node->is_accumulate_grad() ? -1 : static_cast<int64_t>(node->sequence_nr()));
       outputs = node->apply(std::move(grads));
-      if (watch.on()) watch.node_done(node, grads, outputs);
+      if (watch.on()) watch.node_done(node, outputs);
     }
     if (!keep_graph) {
       int64_t r0 = now_ns();

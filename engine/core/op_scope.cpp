@@ -29,26 +29,6 @@ struct AddressCache {
 
 thread_local OpScope* t_current = nullptr;
 
-const char* dtype_name(ScalarType t) {
-  switch (t) {
-    case kBool:
-      return "bool";
-    case kInt32:
-      return "int32";
-    case kInt64:
-      return "int64";
-    case kHalf:
-      return "float16";
-    case kBFloat16:
-      return "bfloat16";
-    case kFloat:
-      return "float32";
-    case kDouble:
-      return "float64";
-  }
-  return "unknown";
-}
-
 // The interned input_shapes and dtypes strings of a list of inputs, cached per thread by their shapes and dtypes:
 // a training loop repeats the same few signatures, so formatting and interning happen once per signature.
 struct SignatureCache {
@@ -102,6 +82,26 @@ int device_code(const Device& d) { return d.is_cpu() ? trace::kCpu : d.is_meta()
 int64_t nbytes(const Tensor& t) { return t.numel() * element_size(t.scalar_type()); }
 
 }  // namespace
+
+const char* dtype_name(ScalarType t) {
+  switch (t) {
+    case kBool:
+      return "bool";
+    case kInt32:
+      return "int32";
+    case kInt64:
+      return "int64";
+    case kHalf:
+      return "float16";
+    case kBFloat16:
+      return "bfloat16";
+    case kFloat:
+      return "float32";
+    case kDouble:
+      return "float64";
+  }
+  return "unknown";
+}
 
 uint32_t op_name_id(const char* op) {
   thread_local AddressCache<uint32_t> cache;

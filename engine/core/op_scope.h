@@ -71,6 +71,9 @@ class OpScope {
   trace::Span span_;
 };
 
+// "float32", "int64", ...: dtypes as op_details and messages write them.
+const char* dtype_name(ScalarType t);
+
 // The innermost open op's result (OpScope::set_output); nothing outside an op. Kernel helpers call it.
 void op_output(const Tensor& out);
 

@@ -52,7 +52,6 @@ struct BackwardWatch::State {
   const autograd::Node* maker = nullptr;
   std::string maker_name;
   int64_t nan = 0, inf = 0;
-  int64_t makers = 0;
   bool reached_leaf = false;
   bool stopped = false;  // raise mode: finish() ran at the maker
   bool quiet = false;    // the forward of this step already went non-finite: no finding, the graph still
@@ -104,7 +103,7 @@ void BackwardWatch::discovered(const std::vector<autograd::Node*>& order) {
           g.edges.push_back(trace::GraphEdgeRecord{0, s_->ids[n], dst->second, static_cast<int64_t>(e.input_nr)});
 }
 
-void BackwardWatch::node_done(autograd::Node* node, const variable_list& received, const variable_list& sent) {
+void BackwardWatch::node_done(autograd::Node* node, const variable_list& sent) {
   if (!on_ || s_->quiet) return;
   if (node->is_accumulate_grad()) {
     if (s_->received_bad.count(node)) s_->reached_leaf = true;
@@ -132,7 +131,6 @@ void BackwardWatch::node_done(autograd::Node* node, const variable_list& receive
   if (!nan && !inf) return;
   if (node->next_edges().empty()) s_->reached_leaf = true;  // a captured input (grad()) got it
   if (got_bad) return;
-  ++s_->makers;
   if (s_->maker) return;
   s_->maker = node;
   s_->maker_name = node->name();

@@ -29,11 +29,7 @@ bool stats_due(const Run& r, int64_t step) {
   return every > 0 && step >= 0 && step % every == 0;
 }
 
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
+std::string fmt(double v) { return number_text(v, 3); }
 
 ParamState& param_state(Run& r, const Tensor& p) {
   ParamState& st = r.params[p.unsafe_impl()];
@@ -43,7 +39,6 @@ ParamState& param_state(Run& r, const Tensor& p) {
       // A tensor no traced module owns: a params row of its own under module 0, "(no module)".
       static std::once_flag once;  // modules rows are kept for every later session too
       std::call_once(once, [] { trace::emit(trace::ModuleRecord{0, "(no module)", "", std::nullopt}); });
-      ++r.unowned_params;
       static std::atomic<int64_t> next{1};
       st.param_id = -(next++);  // negative: never collides with the modules' params
       st.module_id = 0;

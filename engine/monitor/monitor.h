@@ -63,8 +63,8 @@ class BackwardWatch {
   ~BackwardWatch();
   bool on() const { return on_; }
   void discovered(const std::vector<autograd::Node*>& order);  // the graph, before anything runs or is released
-  // After node ran: grads it received and the gradients it sends along its next edges.
-  void node_done(autograd::Node* node, const variable_list& received, const variable_list& sent);
+  // After node ran: the gradients it sends along its next edges.
+  void node_done(autograd::Node* node, const variable_list& sent);
   void finish();  // emits what this backward found; may throw gb::AnomalyError (raise mode)
 
  private:

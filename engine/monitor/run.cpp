@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/op_scope.h"
 #include "monitor/monitor.h"
 
 namespace gb::monitor {
@@ -230,11 +231,15 @@ void report_nonfinite(trace::AnomalyRecord r) {
 }
 
 std::string shape_text(const Tensor& t) {
-  static const char* const names[] = {"bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
-  const auto d = static_cast<size_t>(t.scalar_type());
   std::ostringstream o;
-  o << t.sizes() << " " << (d < std::size(names) ? names[d] : "unknown");
+  o << t.sizes() << " " << gb::detail::dtype_name(t.scalar_type());
   return o.str();
+}
+
+std::string number_text(double v, int digits) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*g", digits, v);
+  return b;
 }
 
 std::string count_text(int64_t nan, int64_t inf) {

@@ -94,12 +94,12 @@ struct RunState {
   // anomalies
   std::array<int64_t, trace::kAnomalyKinds> counts{};
   int64_t anomalies = 0;
-  int64_t forward_finding_step = -2;  // the step of the last forward non-finite finding (one per step)
-  bool entered_reported = false;      // a NaN/Inf that no traced op made (data or parameters) was reported
-  bool loss_nonfinite = false;        // the last loss was NaN/Inf (a row is written when it becomes so)
-  int64_t tainted_step = -2;          // a step whose forward or loss already went non-finite
-  int64_t zero_grad_step = -2;        // the step of the last missing-zero_grad row (one per step)
-  int64_t backward_finding_step = -2; // the step of the last nonfinite_backward row
+  int64_t forward_finding_step = -2;   // the step of the last forward non-finite finding (one per step)
+  bool entered_reported = false;       // a NaN/Inf that no traced op made (data or parameters) was reported
+  bool loss_nonfinite = false;         // the last loss was NaN/Inf (a row is written when it becomes so)
+  int64_t tainted_step = -2;           // a step whose forward or loss already went non-finite
+  int64_t zero_grad_step = -2;         // the step of the last missing-zero_grad row (one per step)
+  int64_t backward_finding_step = -2;  // the step of the last nonfinite_backward row
   std::unordered_map<const void*, LeafProducer> leaf_producers;  // parameter TensorImpl -> who sent its gradient
   // the graph
   GraphCapture graph;
@@ -119,7 +119,6 @@ struct RunState {
   // AMP
   int64_t skip_streak = 0;
   bool collapse_alarmed = false;
-  int64_t unowned_params = 0;
 };
 struct Run : RunState {
   std::mutex mu;
@@ -139,6 +138,7 @@ void report_nonfinite(trace::AnomalyRecord r);
 int64_t current_step();
 std::string shape_text(const Tensor& t);           // "[64, 784] float32"
 std::string count_text(int64_t nan, int64_t inf);  // "12 NaN and 3 Inf"
+std::string number_text(double v, int digits);     // "%.<digits>g": 0.0095, 1.2e+03
 
 // backward.cpp: what usually makes a NaN/Inf in this backward node, and what to do about it.
 std::string node_hint(const std::string& node_name);

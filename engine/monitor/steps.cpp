@@ -18,23 +18,8 @@ namespace gb::monitor::detail {
 
 namespace {
 
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
-
-std::string bytes_text(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (std::fabs(b) >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  char s[32];
-  std::snprintf(s, sizeof s, u ? "%.2f %s" : "%.0f %s", b, units[u]);
-  return s;
-}
+std::string fmt(double v) { return number_text(v, 4); }
+std::string bytes_text(double b) { return memory::format_size(static_cast<int64_t>(b)); }
 
 bool graph_due(const Run& r, int64_t step) {
   if (step >= 0 && step < r.cfg.graph_first_steps) return true;
