@@ -2,7 +2,9 @@
 // to the autograd node it records, and the monitor's check of its result.
 #include "core/op_scope.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
@@ -123,11 +125,36 @@ const trace::SourceLocation* op_location(const char* op) {
   return slot.value;
 }
 
+namespace {
+// The ops that only make a view (no element is read, written or computed). Inside another op, and recording no
+// autograd node, they are that op's implementation, not a step of the user's program: they get no span of their
+// own (the reshapes and transposes inside backward formulas are a large part of a small step's rows). Called by the
+// user, or recording a node (a view's history), they have one.
+bool is_view_op(const char* op) {
+  thread_local AddressCache<bool> cache;
+  auto& slot = cache.at(op);
+  if (slot.key != op) {
+    static constexpr std::string_view kViews[] = {"as_strided", "expand",    "permute", "reshape", "select",
+                                                  "slice",      "squeeze",   "transpose", "unsqueeze", "view"};
+    slot.value = std::find(std::begin(kViews), std::end(kViews), std::string_view(op)) != std::end(kViews);
+    slot.key = op;
+  }
+  return slot.value;
+}
+
+bool records(OpScope::Inputs inputs) {  // autograd records a node for an op on these inputs
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+}  // namespace
+
 OpScope::OpScope(const char* op, Inputs inputs) noexcept
     : op_(op),
       parent_(t_current),
       prev_op_(memory::detail::thread_context().op),
-      span_(trace::enabled() ? op_location(op) : nullptr) {
+      span_(trace::enabled() && !(t_current && is_view_op(op) && !records(inputs)) ? op_location(op) : nullptr) {
   memory::detail::thread_context().op = op_name_id(op);
   t_current = this;
   if (span_.id() != 0) [[unlikely]]

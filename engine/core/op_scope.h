@@ -4,7 +4,9 @@
 // snapshots, OOM reports: "the largest live allocations with the op that made them"), and, while a trace session
 // records, makes the op a span of kind op in the trace, with an op_details row (input shapes, dtypes, device, FLOPs,
 // bytes read + written) when it is an op of the forward pass (inside a module call, or an input requires grad
-// while grad mode is on) and not a view. Nested ops nest (linear -> addmm); the innermost names an allocation. `op`
+// while grad mode is on) and not a view. Nested ops nest (linear -> addmm); the innermost names an allocation. A view
+// op (reshape, transpose, ...) inside another op and recording no autograd node has no span: it is that op's
+// implementation. `op`
 // must be a string literal or otherwise live for the whole process: its address keys the caches.
 //
 // Contract for op authors (engine/ops/):

@@ -122,8 +122,8 @@ void BackwardWatch::node_done(autograd::Node* node, const variable_list& sent) {
                                       got_bad);
       continue;
     }
-    ScanResult s = scan(sent[i]);
-    if (!s.nonfinite()) continue;
+    if (all_finite(sent[i])) continue;
+    const ScanResult s = scan(sent[i]);
     nan += s.nan;
     inf += s.inf;
     if (edges[i].function) s_->received_bad.insert(edges[i].function.get());

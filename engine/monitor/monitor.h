@@ -5,7 +5,7 @@
 //   core/op_scope.cpp     on_node_recorded (the first step starts), check_output (forward non-finite, dead ReLUs)
 //   autograd/engine.cpp   on_backward_roots (the loss), BackwardWatch (non-finite backward, the graph)
 //   autograd/node.cpp     on_accumulate (a missing zero_grad)
-//   optim/*.cpp           OptimizerStep around each step(); note_update for each parameter's update
+//   optim/*.cpp           OptimizerStep around each step(); note_update (or note_step_sums) for each parameter
 //   amp/grad_scaler.cpp   on_scaled_loss, on_skipped_step, on_scale_update
 //   nn/module_call.cpp    note_module / note_param (names for messages, param ids for grad_stats)
 // Every hook starts with active() — one relaxed load when no trace records — and does nothing when it is false.
@@ -93,6 +93,12 @@ class OptimizerStep {
 // The update the optimizer applies to param: coef_p * param + coef_a * a / b (b undefined: 1). Its L2 norm goes to
 // grad_stats.update_norm. Call before param changes; free unless the step's statistics are due.
 void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a);
+// An optimizer that fuses its update with the statistics (optim/sgd_update.h) asks step_stats_due() and, when it
+// is true, hands over what its one pass measured: the gradient as a scan would have read it, the update's norm and
+// the parameter's norm after the update. grad_stats then reads neither the gradient nor the parameter again.
+struct ScanResult;
+bool step_stats_due();
+void note_step_sums(const Tensor& param, const ScanResult& grad, double update_norm, double param_norm_after);
 
 // ---- AMP (steps.cpp) ----
 void on_scaled_loss(const Tensor& scaled, double scale);

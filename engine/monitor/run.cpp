@@ -174,6 +174,7 @@ const bool g_connected = [] {
 }  // namespace
 
 void Window::push(double v) {
+  fresh_ = false;
   if (values_.size() < cap_) {
     values_.push_back(v);
     return;
@@ -192,17 +193,24 @@ double median_of(std::vector<double>& v) {  // reorders v
 }
 }  // namespace
 
+void Window::compute() const {
+  scratch_.assign(values_.begin(), values_.end());
+  median_ = median_of(scratch_);
+  for (double& x : scratch_) x = std::fabs(x - median_);  // scratch_ holds the values (reordered)
+  mad_ = 1.4826 * median_of(scratch_);
+  fresh_ = true;
+}
+
 double Window::median() const {
   if (values_.empty()) return std::nan("");
-  scratch_.assign(values_.begin(), values_.end());
-  return median_of(scratch_);
+  if (!fresh_) compute();
+  return median_;
 }
 
 double Window::mad() const {
   if (values_.empty()) return std::nan("");
-  const double m = median();
-  for (double& x : scratch_) x = std::fabs(x - m);  // scratch_ holds the values (reordered)
-  return 1.4826 * median_of(scratch_);
+  if (!fresh_) compute();
+  return mad_;
 }
 
 int64_t current_step() { return trace::current_step(); }

@@ -23,7 +23,8 @@ namespace gb::monitor::detail {
 // The last `capacity` values (a rolling window) and their robust centre and spread.
 class Window {
  public:
-  explicit Window(size_t capacity = 20) : cap_(capacity) {}
+  Window() = default;
+  explicit Window(size_t capacity) : cap_(capacity) {}
   void push(double v);
   size_t size() const { return values_.size(); }
   double median() const;
@@ -31,10 +32,13 @@ class Window {
   void set_capacity(size_t c) { cap_ = c; }
 
  private:
-  size_t cap_;
+  void compute() const;  // median_ and mad_ of the values, once per push
+  size_t cap_ = 20;
   size_t next_ = 0;
   std::vector<double> values_;
-  mutable std::vector<double> scratch_;  // reused by median() and mad(): no allocation per call
+  mutable std::vector<double> scratch_;  // reused: no allocation per call
+  mutable bool fresh_ = false;           // median_ and mad_ describe the values
+  mutable double median_ = 0, mad_ = 0;
 };
 
 struct ParamState {

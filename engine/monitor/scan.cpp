@@ -84,6 +84,39 @@ __attribute__((target_clones("avx2", "default"))) void scan_f32(const float* x, 
   }
 }
 
+// float32: the largest |x| as bits over 32 elements a step (four independent 8-lane maxima); an exponent of all ones
+// is an Inf or a NaN.
+__attribute__((target_clones("avx2", "default"))) bool finite_f32(const float* x, int64_t n) {
+  vu8 m0 = {}, m1 = {}, m2 = {}, m3 = {};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    vu8 a, b, c, d;
+    std::memcpy(&a, x + i, sizeof a);
+    std::memcpy(&b, x + i + 8, sizeof b);
+    std::memcpy(&c, x + i + 16, sizeof c);
+    std::memcpy(&d, x + i + 24, sizeof d);
+    a &= 0x7fffffffu;
+    b &= 0x7fffffffu;
+    c &= 0x7fffffffu;
+    d &= 0x7fffffffu;
+    m0 = a > m0 ? a : m0;
+    m1 = b > m1 ? b : m1;
+    m2 = c > m2 ? c : m2;
+    m3 = d > m3 ? d : m3;
+  }
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  m0 = m2 > m0 ? m2 : m0;
+  uint32_t top = 0;
+  for (int j = 0; j < 8; ++j) top = std::max(top, m0[j]);
+  for (; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, x + i, 4);
+    top = std::max(top, u & 0x7fffffffu);
+  }
+  return top < 0x7f800000u;
+}
+
 // Any other floating type, element by element in double (float64 tensors and the 16-bit types are rare here).
 template <typename T>
 void scan_generic(const T* x, int64_t n, Partial& out, double& max_abs) {
@@ -123,6 +156,13 @@ bool dense(const Tensor& t) {
   return true;
 }
 }  // namespace
+
+bool all_finite(const Tensor& t) {
+  if (!scannable(t)) return true;
+  if (t.scalar_type() == kFloat && (t.is_contiguous() || dense(t)))
+    return finite_f32(static_cast<const float*>(t.data_ptr()), t.numel());
+  return scan(t).nonfinite() == 0;
+}
 
 ScanResult scan(const Tensor& t) {
   ScanResult r;

@@ -25,6 +25,10 @@ struct ScanResult {
 ScanResult scan(const Tensor& t);
 // True when t can be scanned cheaply (floating, on the cpu, with elements).
 bool scannable(const Tensor& t);
+// False when t holds a NaN or an Inf: the cheap question (one integer max per 8 floats, no sums), asked of every
+// forward output and every backward gradient; scan() answers the rest only when it is false. True for what is not
+// scannable.
+bool all_finite(const Tensor& t);
 
 // The update u = cp * p + w, w = ca * a / b (b undefined: 1), that an optimizer applies to p: cp * p is what it has
 // already done to p (AdamW's decay: p holds the decayed value), w what it is about to add. One pass over p, a, b

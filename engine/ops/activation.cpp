@@ -6,6 +6,7 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -28,6 +29,24 @@ constexpr auto relu_fn = [](auto x) { return x < decltype(x)(0) ? decltype(x)(0)
 
 // ---- relu ----
 
+namespace {
+// PyTorch's threshold_backward(g, y, 0): g where y > 0, else 0 (relu'(0) = 0; a NaN y passes g on, as where(y <= 0)
+// does). One pass and one output on the cpu; under create_graph (grad mode on in backward) the differentiable
+// composite records its own graph. Meta allocates what the cpu does and computes nothing.
+Tensor threshold_backward(const Tensor& g, const Tensor& y) {
+  if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() || g.sizes() != y.sizes())
+    return where(le(y, 0), 0, g);
+  detail::OpScope op_scope("threshold_backward", {g, y});
+  Tensor out = detail::make_empty(g.sizes(), g.scalar_type(), g.device());
+  detail::dispatch_numeric(g.scalar_type(), "threshold_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    detail::binary_loop<T, T, T>(out, g, y, [](T gv, T yv) { return yv <= T(0) ? T(0) : gv; });
+  });
+  op_scope.set_output(out);
+  return out;
+}
+}  // namespace
+
 Tensor relu(const Tensor& a) {
   detail::OpScope op_scope("relu", {a});
   GB_CHECK(a.scalar_type() != kBool, "relu: bool tensors are not supported (shape ", a.sizes(),
@@ -36,7 +55,7 @@ Tensor relu(const Tensor& a) {
   // PyTorch's threshold_backward on the result: no gradient where y <= 0, so relu'(0) = 0
   if (autograd::needs_grad(a))
     autograd::record("ReluBackward0", {a}, out, {autograd::output(out)},
-                     [](autograd::BackwardContext& c) { return variable_list{where(le(c.saved(0), 0), 0, c.grad())}; });
+                     [](autograd::BackwardContext& c) { return variable_list{threshold_backward(c.grad(), c.saved(0))}; });
   return out;
 }
 

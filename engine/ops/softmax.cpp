@@ -8,11 +8,14 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "glassbox/autograd/grad_mode.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -153,6 +156,62 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
   return out;
 }
 
+// The backward of (log_)softmax along dim, y its result, in one pass per row (PyTorch's
+// _log_softmax_backward_data / _softmax_backward_data):
+//   log_softmax: g - exp(y) * sum(g)        softmax: y * (g - sum(g * y))
+// Under create_graph (grad mode on in backward) the differentiable composite records its own graph.
+template <bool kLog>
+Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
+  if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() || g.sizes() != y.sizes()) {
+    if constexpr (kLog) return g - exp(y) * g.sum({d}, true);
+    else return y * (g - (g * y).sum({d}, true));
+  }
+  const char* op = kLog ? "log_softmax_backward" : "softmax_backward";
+  detail::OpScope op_scope(op, {g, y});
+  Tensor gc = g.contiguous(), yc = y.contiguous();
+  Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
+  if (out.numel() == 0 || detail::skip_kernel(out)) return out;
+  int64_t outer = 1, C = 1, inner = 1;
+  for (int64_t k = 0; k < y.dim(); ++k) {
+    if (k < d)
+      outer *= y.size(k);
+    else if (k == d)
+      C = y.size(k);
+    else
+      inner *= y.size(k);
+  }
+  detail::dispatch_floating(y.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    const T* gp = static_cast<const T*>(gc.data_ptr());
+    const T* yp = static_cast<const T*>(yc.data_ptr());
+    T* op_ = out.data_ptr<T>();
+    const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / (C * inner));
+    parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+      std::vector<M> sum(static_cast<size_t>(inner));
+      for (int64_t o = b; o < e; ++o) {
+        const int64_t base = o * C * inner;
+        std::fill(sum.begin(), sum.end(), M(0));
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < inner; ++j) {
+            const int64_t k = base + c * inner + j;
+            sum[j] += kLog ? M(gp[k]) : M(gp[k]) * M(yp[k]);
+          }
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < inner; ++j) {
+            const int64_t k = base + c * inner + j;
+            if constexpr (kLog)
+              op_[k] = T(M(gp[k]) - std::exp(M(yp[k])) * sum[j]);
+            else
+              op_[k] = T(M(yp[k]) * (M(gp[k]) - sum[j]));
+          }
+      }
+    });
+  });
+  op_scope.set_output(out);
+  return out;
+}
+
 template <bool kLog>
 Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   const char* op = kLog ? "log_softmax" : "softmax";
@@ -168,14 +227,11 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtyp
   if (autograd::needs_grad(in)) {
     if constexpr (kLog)
       autograd::record("LogSoftmaxBackward0", {in}, out, {autograd::output(out)}, [d](autograd::BackwardContext& c) {
-        const Tensor& g = c.grad();
-        return variable_list{g - exp(c.saved(0)) * g.sum({d}, true)};
+        return variable_list{softmax_backward<true>(c.grad(), c.saved(0), d)};
       });
     else
       autograd::record("SoftmaxBackward0", {in}, out, {autograd::output(out)}, [d](autograd::BackwardContext& c) {
-        const Tensor& g = c.grad();
-        const Tensor& y = c.saved(0);
-        return variable_list{y * (g - (g * y).sum({d}, true))};
+        return variable_list{softmax_backward<false>(c.grad(), c.saved(0), d)};
       });
   }
   return out;

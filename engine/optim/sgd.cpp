@@ -1,11 +1,14 @@
 // engine/optim/sgd.cpp — SGD's update, written as PyTorch 1.13's _single_tensor_sgd.
 #include "glassbox/optim/sgd.h"
 
+#include <cmath>
+
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/memory/category.h"
 #include "instrument/probe.h"
 
 #include "monitor/monitor.h"
+#include "optim/sgd_update.h"
 
 namespace gb::optim {
 
@@ -72,6 +75,34 @@ SGD::SGD(const std::vector<OptimizerParamGroup>& param_groups, SGDOptions defaul
   }
 }
 
+// One pass over p, its gradient and its momentum buffer (optim/sgd_update.h) for float32 cpu parameters once the
+// buffer exists; the statistics the monitor wants come from the same pass. False: the unfused path below.
+bool SGD::step_fused(const Tensor& p, const SGDOptions& o) {
+  Tensor buf;
+  if (o.momentum() != 0) {
+    auto it = state_.find(p.unsafe_impl());
+    if (it == state_.end() || !it->second) return false;
+    buf = static_cast<SGDParamState&>(*it->second).momentum_buffer();
+    if (!buf.defined()) return false;
+  }
+  if (!detail::sgd_fusable(p, p.grad(), buf)) return false;
+  detail::SgdCoefs c;
+  c.lr = o.lr();
+  c.momentum = o.momentum();
+  c.dampening = o.dampening();
+  c.weight_decay = o.weight_decay();
+  c.nesterov = o.nesterov();
+  c.maximize = o.maximize();
+  if (!monitor::detail::step_stats_due()) {
+    detail::sgd_update(p, p.grad(), buf, c, nullptr);
+    return true;
+  }
+  detail::SgdStepSums sums;
+  detail::sgd_update(p, p.grad(), buf, c, &sums);
+  monitor::detail::note_step_sums(p, sums.grad, std::sqrt(sums.update_sumsq), std::sqrt(sums.param_sumsq));
+  return true;
+}
+
 Tensor SGD::step(LossClosure closure) {
   GB_TRACE_SPAN(gb::trace::SpanKind::optimizer, "SGD.step");
   monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
@@ -81,6 +112,7 @@ Tensor SGD::step(LossClosure closure) {
     const SGDOptions& o = options_of(group);
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
+      if (step_fused(p, o)) continue;
       Tensor d_p = o.maximize() ? p.grad().neg() : p.grad();
       if (o.weight_decay() != 0) d_p = d_p.add(p, o.weight_decay());
       if (o.momentum() != 0) {

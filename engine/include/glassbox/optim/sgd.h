@@ -53,6 +53,9 @@ class SGD : public Optimizer {
 
  protected:
   std::unique_ptr<OptimizerParamState> make_param_state() const override { return std::make_unique<SGDParamState>(); }
+
+ private:
+  bool step_fused(const Tensor& p, const SGDOptions& o);
 };
 
 }  // namespace gb::optim

@@ -1,0 +1,192 @@
+// engine/optim/sgd_update.cpp — SGD's fused update (sgd_update.h): one pass, split across the pool; with the
+// statistics, 8-lane vectors per block of 256 elements (float partial sums, double across blocks) and the same bit
+// tests as the monitor's scan (monitor/scan.cpp), so both count NaN, Inf and zeros alike.
+#include "optim/sgd_update.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "core/make.h"
+#include "glassbox/core/parallel.h"
+
+namespace gb::optim::detail {
+
+namespace {
+
+constexpr int64_t kBlock = 256;
+constexpr int64_t kGrain = 32768;  // elements below which the update stays on one thread
+
+struct Coefs {
+  float lr, momentum, damp1, wd, sign, nest_d, nest_buf;  // dp = nest_d * d + nest_buf * buf
+  bool has_buf;
+};
+
+struct Partial {
+  int64_t nan = 0, inf = 0, zeros = 0;
+  double gg = 0, uu = 0, pp = 0;
+  uint32_t max_bits = 0;  // the largest finite |g| as its bits
+};
+
+typedef float vf8 __attribute__((vector_size(32)));
+typedef uint32_t vu8 __attribute__((vector_size(32)));
+
+// The update alone: a plain loop the compiler vectorizes (restrict pointers, the coefficients in locals).
+__attribute__((target_clones("avx2", "default"))) void update_plain(float* __restrict p, const float* __restrict g,
+                                                                    float* __restrict buf, int64_t n, Coefs c) {
+  const float lr = c.lr, sign = c.sign, wd = c.wd, momentum = c.momentum, damp1 = c.damp1, nest_d = c.nest_d,
+              nest_buf = c.nest_buf;
+  if (c.has_buf) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = sign * g[i] + wd * p[i];
+      const float b = momentum * buf[i] + damp1 * d;
+      buf[i] = b;
+      p[i] -= lr * (nest_d * d + nest_buf * b);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (sign * g[i] + wd * p[i]);
+  }
+}
+
+// The update and its statistics.
+__attribute__((target_clones("avx2", "default"))) void update_stats(float* p, const float* g, float* buf, int64_t n,
+                                                                    const Coefs& c, Partial& out) {
+  const float momentum = c.has_buf ? c.momentum : 0.f, damp1 = c.has_buf ? c.damp1 : 1.f;
+  const float nest_d = c.has_buf ? c.nest_d : 1.f, nest_buf = c.has_buf ? c.nest_buf : 0.f;
+  float zero_buf[8] = {};
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    vu8 nonfinite = {}, nan = {}, zeros = {}, mx = {};
+    vf8 gg = {}, uu = {}, pp = {};
+    int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+      float* pi = p + s + i;
+      float* bi = c.has_buf ? buf + s + i : zero_buf;
+      vf8 vg, vp, vb;
+      std::memcpy(&vg, g + s + i, sizeof vg);
+      std::memcpy(&vp, pi, sizeof vp);
+      std::memcpy(&vb, bi, sizeof vb);
+      vu8 u;
+      std::memcpy(&u, &vg, sizeof u);
+      const vu8 a = u & 0x7fffffffu;
+      const vu8 bad = (vu8)(a >= 0x7f800000u);
+      nonfinite -= bad;
+      nan -= (vu8)(a > 0x7f800000u);
+      zeros -= (vu8)(a == 0u);
+      const vu8 f = a & ~bad;
+      mx = f > mx ? f : mx;
+      gg += vg * vg;
+      const vf8 d = c.sign * vg + c.wd * vp;
+      vb = momentum * vb + damp1 * d;
+      const vf8 step = c.lr * (nest_d * d + nest_buf * vb);
+      vp -= step;
+      uu += step * step;
+      pp += vp * vp;
+      std::memcpy(pi, &vp, sizeof vp);
+      if (c.has_buf) std::memcpy(bi, &vb, sizeof vb);
+    }
+    double sgg = 0, suu = 0, spp = 0;
+    uint32_t top = 0;
+    for (; i < m; ++i) {
+      const int64_t k = s + i;
+      const float v = g[k];
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      const uint32_t a = bits & 0x7fffffffu;
+      const bool bad = a >= 0x7f800000u;
+      out.nan += a > 0x7f800000u;
+      out.inf += bad && a == 0x7f800000u;
+      out.zeros += a == 0;
+      if (!bad) top = std::max(top, a);
+      sgg += double(v) * v;
+      const float d = c.sign * v + c.wd * p[k];
+      const float b = momentum * (c.has_buf ? buf[k] : 0.f) + damp1 * d;
+      if (c.has_buf) buf[k] = b;
+      const float step = c.lr * (nest_d * d + nest_buf * b);
+      p[k] -= step;
+      suu += double(step) * step;
+      spp += double(p[k]) * p[k];
+    }
+    for (int j = 0; j < 8; ++j) {
+      out.nan += nan[j];
+      out.inf += nonfinite[j] - nan[j];
+      out.zeros += zeros[j];
+      sgg += gg[j];
+      suu += uu[j];
+      spp += pp[j];
+      top = std::max(top, mx[j]);
+    }
+    out.gg += sgg;
+    out.uu += suu;
+    out.pp += spp;
+    out.max_bits = std::max(out.max_bits, top);
+  }
+}
+
+}  // namespace
+
+bool sgd_fusable(const Tensor& p, const Tensor& g, const Tensor& buf) {
+  auto ok = [&](const Tensor& t) {
+    return t.defined() && t.scalar_type() == kFloat && (t.device().is_cpu() || t.device().is_meta()) &&
+           t.device() == p.device() && t.is_contiguous() &&
+           t.sizes() == p.sizes();
+  };
+  return ok(p) && ok(g) && (!buf.defined() || ok(buf)) && p.numel() > 0;
+}
+
+void sgd_update(const Tensor& p, const Tensor& g, const Tensor& buf, const SgdCoefs& c, SgdStepSums* sums) {
+  Coefs k;
+  k.lr = static_cast<float>(c.lr);
+  k.momentum = static_cast<float>(c.momentum);
+  k.damp1 = static_cast<float>(1 - c.dampening);
+  k.wd = static_cast<float>(c.weight_decay);
+  k.sign = c.maximize ? -1.f : 1.f;
+  k.nest_d = c.nesterov ? 1.f : 0.f;
+  k.nest_buf = c.nesterov ? k.momentum : 1.f;
+  k.has_buf = buf.defined();
+  float* pd = static_cast<float*>(p.data_ptr());
+  const float* gd = static_cast<const float*>(g.data_ptr());
+  float* bd = k.has_buf ? static_cast<float*>(buf.data_ptr()) : nullptr;
+  const int64_t n = p.numel();
+  if (gb::detail::skip_kernel(p)) {  // meta: nothing to compute or measure
+    if (sums) *sums = {};
+  } else if (!sums) {
+    parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) { update_plain(pd + b, gd + b, bd ? bd + b : nullptr, e - b, k); });
+  } else {
+    Partial total;
+    std::mutex mu;
+    // Chunks start on block boundaries so that the float partial sums cover the same elements however the pool
+    // splits the range.
+    parallel_for(0, (n + kBlock - 1) / kBlock, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b, int64_t e) {
+      const int64_t lo = b * kBlock, hi = std::min(n, e * kBlock);
+      Partial part;
+      update_stats(pd + lo, gd + lo, bd ? bd + lo : nullptr, hi - lo, k, part);
+      std::lock_guard lock(mu);
+      total.nan += part.nan;
+      total.inf += part.inf;
+      total.zeros += part.zeros;
+      total.gg += part.gg;
+      total.uu += part.uu;
+      total.pp += part.pp;
+      total.max_bits = std::max(total.max_bits, part.max_bits);
+    });
+    monitor::detail::ScanResult& r = sums->grad;
+    r = {};
+    r.scanned = true;
+    r.n = n;
+    r.nan = total.nan;
+    r.inf = total.inf;
+    r.zeros = total.zeros;
+    r.sumsq = total.gg;
+    float top;
+    std::memcpy(&top, &total.max_bits, 4);
+    r.max_abs = total.inf ? INFINITY : top;
+    sums->update_sumsq = total.uu;
+    sums->param_sumsq = total.pp;
+  }
+  gb::detail::bump_version(p);
+  if (k.has_buf) gb::detail::bump_version(buf);
+}
+
+}  // namespace gb::optim::detail
