@@ -165,6 +165,12 @@ inline void set_step(std::int64_t step) noexcept {
 }
 inline std::int64_t current_step() noexcept { return detail::g_step.load(std::memory_order_relaxed); }
 
+// Calls start() each time a session starts recording (at once when one already records) and stop() just before
+// it stops: how the engine hooks its observers (the allocator's memory events) in only while a trace records.
+// Both run on the thread that starts or stops the session, inside it (recording is on in start(), still on in
+// stop()): they may emit and set_meta, but must not start or stop a session. Hooks stay for the process.
+void add_session_hook(void (*start)(), void (*stop)());
+
 #ifndef GLASSBOX_NO_PROBES
 
 class Span {
@@ -251,12 +257,6 @@ inline void set_meta(std::string_view key, std::string_view value) {
   if (enabled()) detail::set_meta_cold(key, value);
 }
 
-// Calls start() each time a session starts recording (at once when one already records) and stop() just before
-// it stops: how the engine hooks its observers (the allocator's memory events) in only while a trace records.
-// Both run on the thread that starts or stops the session, inside it (recording is on in start(), still on in
-// stop()): they may emit and set_meta, but must not start or stop a session. Hooks stay for the process.
-void add_session_hook(void (*start)(), void (*stop)());
-
 // Spans and records of this thread inside the scope belong to module_id (modules.id).
 class ModuleScope {
  public:
@@ -317,7 +317,6 @@ inline void counter(const SourceLocation*, double) noexcept {}
 template <class R>
 void emit(const R&) {}
 inline void set_meta(std::string_view, std::string_view) {}
-inline void add_session_hook(void (*)(), void (*)()) {}
 class ModuleScope {
  public:
   explicit ModuleScope(Id) noexcept {}
@@ -338,9 +337,9 @@ class StepScope {
 #define GB_TRACE_CAT2(a, b) a##b
 #define GB_TRACE_CAT(a, b) GB_TRACE_CAT2(a, b)
 
-#ifndef GLASSBOX_NO_PROBES
 #define GB_TRACE_LOCATION(var, kind, name) \
   static constexpr ::gb::trace::SourceLocation var { name, __FILE__, __LINE__, kind }
+#ifndef GLASSBOX_NO_PROBES
 // A span of `kind` (gb::trace::SpanKind) named `name` (a string literal) until the end of the scope.
 #define GB_TRACE_SPAN(kind, name)                                       \
   GB_TRACE_LOCATION(GB_TRACE_CAT(gb_trace_loc_, __LINE__), kind, name); \

@@ -32,8 +32,13 @@ namespace gb::monitor::detail {
 
 extern std::atomic<int> g_mode;           // Mode of the session that records (Mode::off when none)
 inline thread_local bool t_busy = false;  // the monitor's own work (a scan's contiguous copy) is not monitored
+// False, always, in a build without probes (-DGLASSBOX_PROBES=OFF): nothing the monitor finds could be written.
 inline bool active() noexcept {
+#ifdef GLASSBOX_NO_PROBES
+  return false;
+#else
   return trace::enabled() && g_mode.load(std::memory_order_relaxed) != static_cast<int>(Mode::off) && !t_busy;
+#endif
 }
 // Marks the monitor's own work on this thread for its lifetime.
 struct Busy {

@@ -74,3 +74,29 @@ TEST_CASE("update_sums: |u|^2 for u = cp * p + ca * a / b, and |p + ca * a / b| 
   check(0, gb::Tensor(), -0.1, p.to(gb::kDouble), a.to(gb::kDouble), 1e-12);       // float64
   check(0, gb::Tensor(), -0.1, p.view({7, 111}).t(), a.view({7, 111}).t(), 1e-6);  // non-contiguous
 }
+
+TEST_CASE("all_finite finds one NaN or Inf anywhere: in a 32-element group, in the tail, in a transposed tensor") {
+  using gb::monitor::detail::all_finite;
+  gb::manual_seed(5);
+  for (int64_t n : {1, 31, 32, 33, 1000, 4099}) {
+    CAPTURE(n);
+    gb::Tensor t = gb::randn({n});
+    CHECK(all_finite(t));
+    for (int64_t at : {int64_t(0), n / 2, n - 1}) {
+      CAPTURE(at);
+      gb::Tensor u = t.clone();
+      u.narrow(0, at, 1).fill_(std::nan(""));
+      CHECK_FALSE(all_finite(u));
+      u.narrow(0, at, 1).fill_(-INFINITY);
+      CHECK_FALSE(all_finite(u));
+      u.narrow(0, at, 1).fill_(3.4e38);  // the largest floats are finite
+      CHECK(all_finite(u));
+    }
+  }
+  gb::Tensor m = gb::randn({40, 7});
+  m.narrow(0, 39, 1).narrow(1, 6, 1).fill_(INFINITY);
+  CHECK_FALSE(all_finite(m.t()));                                // dense, not contiguous: read as it lies
+  CHECK_FALSE(all_finite(m.to(gb::kDouble)));                    // other dtypes: through scan
+  CHECK(all_finite(gb::randint(0, 3, {5})));                     // not scannable: nothing to find
+  CHECK_FALSE(all_finite(m.narrow(0, 30, 10).narrow(1, 5, 2)));  // neither: a copy
+}
