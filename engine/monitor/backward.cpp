@@ -87,10 +87,15 @@ void BackwardWatch::discovered(const std::vector<autograd::Node*>& order) {
     rec.id = id;
     rec.seq = n->is_accumulate_grad() ? -1 : static_cast<int64_t>(n->sequence_nr());
     const char* literal = n->static_name();
-    std::string name = literal ? std::string(literal) : n->name();
-    auto it = r.node_names.find(name);
-    if (it == r.node_names.end()) it = r.node_names.emplace(name, trace::intern(name)).first;
-    rec.name_id = it->second;
+    if (auto lit = literal ? r.node_literals.find(literal) : r.node_literals.end(); lit != r.node_literals.end()) {
+      rec.name_id = lit->second;
+    } else {
+      std::string name = literal ? std::string(literal) : n->name();
+      auto it = r.node_names.find(name);
+      if (it == r.node_names.end()) it = r.node_names.emplace(name, trace::intern(name)).first;
+      rec.name_id = it->second;
+      if (literal) r.node_literals.emplace(literal, rec.name_id);
+    }
     if (n->forward_span_id) rec.forward_span_id = static_cast<trace::Id>(n->forward_span_id);
     if (n->forward_module_id >= 0) rec.module_id = n->forward_module_id;
     rec.saved_bytes = n->saved_bytes();

@@ -60,16 +60,19 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
   last = out.impl_ptr();
   last_version = out._version();
   Busy busy;
-  const bool relu = is_relu(op);
-  if (!relu && all_finite(out)) return;  // the common case: one cheap pass
-  const ScanResult s = scan(out);
-  if (relu) {
-    std::lock_guard lock(r.mu);
-    ReluState& st = r.relus[{module, op}];
-    st.zeros += s.zeros;
-    st.total += s.n;
+  if (is_relu(op)) {  // its zeros (dead units) and finiteness in one pass
+    const ZeroCount z = count_zeros(out);
+    {
+      std::lock_guard lock(r.mu);
+      ReluState& st = r.relus[{module, op}];
+      st.zeros += z.zeros;
+      st.total += z.n;
+    }
+    if (z.finite) return;
+  } else if (all_finite(out)) {
+    return;  // the common case: one cheap pass
   }
-  if (s.nonfinite() == 0) return;
+  const ScanResult s = scan(out);  // the rare path: the counts for the message
 
   // The rare path: which inputs were already non-finite?
   std::string shapes;

@@ -110,6 +110,7 @@ struct RunState {
   int64_t next_node_id = 1;
   int64_t forced_graphs = 0;
   std::unordered_map<std::string, trace::Id> node_names;
+  std::unordered_map<const char*, trace::Id> node_literals;  // the same, keyed by a node's static name (no string)
   // parameters and ReLUs
   std::unordered_map<const void*, ParamState> params;
   std::map<std::pair<int64_t, const char*>, ReluState> relus;  // (module id, op) -> this step's zeros

@@ -117,6 +117,34 @@ __attribute__((target_clones("avx2", "default"))) bool finite_f32(const float* x
   return top < 0x7f800000u;
 }
 
+// float32: exact zeros (either sign) and the largest |x| as bits, 8 lanes at a time.
+__attribute__((target_clones("avx2", "default"))) void zeros_f32(const float* x, int64_t n, int64_t& zeros,
+                                                                 uint32_t& top) {
+  for (int64_t b = 0; b < n; b += kBlock) {  // uint32 lane counts: a block keeps them small
+    const int64_t m = std::min(kBlock, n - b);
+    vu8 z = {}, mx = {};
+    int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+      vu8 u;
+      std::memcpy(&u, x + b + i, sizeof u);
+      u &= 0x7fffffffu;
+      z -= (vu8)(u == 0u);
+      mx = u > mx ? u : mx;
+    }
+    for (int j = 0; j < 8; ++j) {
+      zeros += z[j];
+      top = std::max(top, mx[j]);
+    }
+    for (; i < m; ++i) {
+      uint32_t u;
+      std::memcpy(&u, x + b + i, 4);
+      u &= 0x7fffffffu;
+      zeros += u == 0;
+      top = std::max(top, u);
+    }
+  }
+}
+
 // Any other floating type, element by element in double (float64 tensors and the 16-bit types are rare here).
 template <typename T>
 void scan_generic(const T* x, int64_t n, Partial& out, double& max_abs) {
@@ -162,6 +190,22 @@ bool all_finite(const Tensor& t) {
   if (t.scalar_type() == kFloat && (t.is_contiguous() || dense(t)))
     return finite_f32(static_cast<const float*>(t.data_ptr()), t.numel());
   return scan(t).nonfinite() == 0;
+}
+
+ZeroCount count_zeros(const Tensor& t) {
+  ZeroCount z;
+  if (!scannable(t)) return z;
+  z.n = t.numel();
+  if (t.scalar_type() == kFloat && (t.is_contiguous() || dense(t))) {
+    uint32_t top = 0;
+    zeros_f32(static_cast<const float*>(t.data_ptr()), z.n, z.zeros, top);
+    z.finite = top < 0x7f800000u;
+    return z;
+  }
+  const ScanResult s = scan(t);
+  z.zeros = s.zeros;
+  z.finite = s.nonfinite() == 0;
+  return z;
 }
 
 ScanResult scan(const Tensor& t) {

@@ -29,6 +29,12 @@ bool scannable(const Tensor& t);
 // forward output and every backward gradient; scan() answers the rest only when it is false. True for what is not
 // scannable.
 bool all_finite(const Tensor& t);
+// The exact zeros of t and whether it is all finite, in one pass cheaper than scan() (a ReLU's output: dead units).
+struct ZeroCount {
+  int64_t n = 0, zeros = 0;
+  bool finite = true;
+};
+ZeroCount count_zeros(const Tensor& t);
 
 // The update u = cp * p + w, w = ca * a / b (b undefined: 1), that an optimizer applies to p: cp * p is what it has
 // already done to p (AdamW's decay: p holds the decayed value), w what it is about to add. One pass over p, a, b

@@ -100,3 +100,21 @@ TEST_CASE("all_finite finds one NaN or Inf anywhere: in a 32-element group, in t
   CHECK(all_finite(gb::randint(0, 3, {5})));                     // not scannable: nothing to find
   CHECK_FALSE(all_finite(m.narrow(0, 30, 10).narrow(1, 5, 2)));  // neither: a copy
 }
+
+TEST_CASE("count_zeros counts exact zeros of either sign and sees a NaN or an Inf, like scan") {
+  using gb::monitor::detail::count_zeros;
+  gb::Tensor t = gb::relu(gb::randn({33, 31}));  // 1023 elements: blocks of 256 and a tail
+  auto z = count_zeros(t);
+  auto s = gb::monitor::detail::scan(t);
+  CHECK(z.n == 1023);
+  CHECK(z.zeros == s.zeros);
+  CHECK(z.zeros > 300);
+  CHECK(z.finite);
+  t.view({-1}).narrow(0, 1022, 1).fill_(-0.0);
+  t.view({-1}).narrow(0, 1000, 1).fill_(std::nan(""));
+  z = count_zeros(t);
+  CHECK(z.zeros == count_zeros(t.t()).zeros);  // transposed: read as it lies
+  CHECK(z.zeros == gb::monitor::detail::scan(t).zeros);
+  CHECK_FALSE(z.finite);
+  CHECK(count_zeros(t.to(gb::kDouble)).zeros == z.zeros);  // other dtypes: through scan
+}
