@@ -14,7 +14,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <filesystem>
 
 #include "bench_common.h"
@@ -101,7 +103,9 @@ Model cnn(int inner) {
 }
 
 struct Times {
-  double off = 1e30, on = 1e30, on_quiet = 1e30, torch = 1e30, torch_prof = 1e30, torch_anomaly = 1e30;
+  double off = 0, on = 0, on_quiet = 0;  // glassbox: medians of single samples
+  double on_ratio = 0, quiet_ratio = 0;   // medians of the paired ratios (traced / untraced next to it)
+  double torch = 1e30, torch_prof = 1e30, torch_anomaly = 1e30;
   int64_t dropped = 0;
 };
 
@@ -118,40 +122,68 @@ int64_t dropped_events(const std::string& path) {  // meta dropped_events of the
   return v;
 }
 
-Times measure(const Model& m, double seconds) {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One timing sample: `inner` steps, per step.
+double sample(const Model& m) {
+  const double t0 = bench::now_s();
+  for (int i = 0; i < m.inner; ++i) m.gb_step();
+  return (bench::now_s() - t0) / m.inner;
+}
+
+// This machine's speed wanders by tens of percent from one second to the next, so glassbox's three modes are
+// measured as triples of adjacent samples (untraced, traced, traced with the detectors off; a fresh session per
+// traced sample) and each ratio is the median over the triples of traced / untraced: the drift cancels within a
+// triple. The peers, whose costs are far larger, keep each mode's best median over three rounds.
+Times measure(const Model& m, int triples) {
   Times t;
   const std::string path = (std::filesystem::temp_directory_path() / "glassbox-bench-trace.db").string();
   gb::monitor::Config quiet;
   quiet.mode = gb::monitor::Mode::off;
-  // This machine's timings wander by tens of percent between seconds: the three glassbox modes alternate over five
-  // rounds and each keeps its fastest; the peers, slower to measure, get three.
-  for (int round = 0; round < 5; ++round) {
-    t.off = std::min(t.off, bench::time_per_call(m.gb_step, m.inner, seconds));
+  std::vector<double> off, on, on_quiet, on_r, quiet_r;
+  for (int i = 0; i < m.inner; ++i) m.gb_step();  // warm up (allocator caches, the pool)
+  for (int k = 0; k < triples; ++k) {
+    off.push_back(sample(m));
     {
       gb::monitor::set_config(gb::monitor::Config{});
       gb::trace::Session session(path);
-      t.on = std::min(t.on, bench::time_per_call(m.gb_step, m.inner, seconds));
+      m.gb_step();  // the session's first step (automatic step 0, the first graphs) is not the steady state
+      on.push_back(sample(m));
       session.stop();
-      if (round == 0) t.dropped = dropped_events(path);
+      if (k == 0) t.dropped = dropped_events(path);
+      t.dropped = std::max(t.dropped, dropped_events(path));
     }
     {
       gb::monitor::set_config(quiet);
       gb::trace::Session session(path);
-      t.on_quiet = std::min(t.on_quiet, bench::time_per_call(m.gb_step, m.inner, seconds));
+      m.gb_step();
+      on_quiet.push_back(sample(m));
     }
     gb::monitor::set_config(gb::monitor::Config{});
     std::filesystem::remove(path);
-    if (round >= 3) continue;
-    t.torch = std::min(t.torch, bench::time_per_call(m.torch_step, m.inner, seconds));
+    on_r.push_back(on.back() / off.back());
+    quiet_r.push_back(on_quiet.back() / off.back());
+  }
+  t.off = median(off);
+  t.on = median(on);
+  t.on_quiet = median(on_quiet);
+  t.on_ratio = median(on_r);
+  t.quiet_ratio = median(quiet_r);
+  for (int round = 0; round < 3; ++round) {
+    t.torch = std::min(t.torch, bench::time_per_call(m.torch_step, m.inner, 0.4));
     {
       torch::autograd::profiler::TLSLegacyProfilerGuard prof(torch::profiler::impl::ProfilerConfig(
           torch::profiler::impl::ProfilerState::CPU, /*report_input_shapes=*/true, /*profile_memory=*/true,
           /*with_stack=*/false, /*with_flops=*/true));
-      t.torch_prof = std::min(t.torch_prof, bench::time_per_call(m.torch_step, m.inner, seconds));
+      t.torch_prof = std::min(t.torch_prof, bench::time_per_call(m.torch_step, m.inner, 0.4));
     }
     {
       torch::autograd::DetectAnomalyGuard anomaly;
-      t.torch_anomaly = std::min(t.torch_anomaly, bench::time_per_call(m.torch_step, m.inner, seconds));
+      // hundreds of times slower on small steps: fewer steps per sample (the value is per step)
+      t.torch_anomaly = std::min(t.torch_anomaly, bench::time_per_call(m.torch_step, std::max(1, m.inner / 50), 0.4));
     }
   }
   return t;
@@ -164,19 +196,19 @@ int main(int argc, char** argv) {
   const int threads = gb::get_num_threads();
   gb::set_num_threads(threads);
   torch::set_num_threads(1);  // libtorch's fastest setting here (bench_mlp_step): OpenBLAS owns the cores
-  std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 2), cnn(10),
-                               mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 200)};
+  std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 4), cnn(20),
+                               mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 1000)};
   for (const Model& m : models) {
     if (m.name.find(only) == std::string::npos) continue;
-    Times t = measure(m, 0.4);
+    Times t = measure(m, 15);
     char extra[256];
     std::snprintf(extra, sizeof extra, "\"step_untraced_s\": %.6g, \"step_traced_s\": %.6g, \"dropped_events\": %lld",
                   t.off, t.on, static_cast<long long>(t.dropped));
-    bench::emit_vs("trace_overhead", m.name + ".all_on", t.on / t.off, "x", "libtorch profiler (shapes, memory, flops)",
+    bench::emit_vs("trace_overhead", m.name + ".all_on", t.on_ratio, "x", "libtorch profiler (shapes, memory, flops)",
                    t.torch_prof / t.torch, extra);
-    bench::emit_vs("trace_overhead", m.name + ".detectors_off", t.on_quiet / t.off, "x",
+    bench::emit_vs("trace_overhead", m.name + ".detectors_off", t.quiet_ratio, "x",
                    "libtorch profiler (shapes, memory, flops)", t.torch_prof / t.torch);
-    bench::emit_vs("trace_overhead", m.name + ".all_on_vs_detect_anomaly", t.on / t.off, "x", "libtorch detect_anomaly",
+    bench::emit_vs("trace_overhead", m.name + ".all_on_vs_detect_anomaly", t.on_ratio, "x", "libtorch detect_anomaly",
                    t.torch_anomaly / t.torch);
     bench::emit("trace_overhead", m.name + ".step_untraced", t.off, "s", t.torch);
   }
