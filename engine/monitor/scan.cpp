@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "glassbox/core/half.h"
+#include "monitor/lanes.h"
 
 namespace gb::monitor::detail {
 
@@ -24,64 +25,34 @@ struct Partial {
   float max_abs = 0;
 };
 
-// float32: one block at a time in 8-lane vectors (GCC/Clang vector extensions; two SSE registers by default, one
-// AVX2 register in the avx2 clone): counts as uint32 lanes (a comparison is -1 where true), the largest finite |x|
-// as the integer order of its bits (the float order for non-negative finite values), squares as float partial sums
-// added into double per block.
-typedef float vf8 __attribute__((vector_size(32)));
-typedef uint32_t vu8 __attribute__((vector_size(32)));
-
+// float32: one block at a time in 8-lane vectors, the counts and the largest finite |x| by lanes.h's bit tests,
+// squares as float partial sums added into double per block.
 __attribute__((target_clones("avx2", "default"))) void scan_f32(const float* x, int64_t n, Partial& out) {
+  uint32_t top;
+  std::memcpy(&top, &out.max_abs, 4);
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
     const float* p = x + b;
-    vu8 nonfinite = {}, nan = {}, zeros = {}, mx = {};
+    LaneCounts lanes;
     vf8 acc = {};
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) {
       vf8 v;
       std::memcpy(&v, p + i, sizeof v);
-      vu8 u;
-      std::memcpy(&u, &v, sizeof u);
-      const vu8 a = u & 0x7fffffffu;
-      const vu8 bad = (vu8)(a >= 0x7f800000u);
-      nonfinite -= bad;
-      nan -= (vu8)(a > 0x7f800000u);
-      zeros -= (vu8)(a == 0u);
-      const vu8 f = a & ~bad;
-      mx = f > mx ? f : mx;
+      lanes.add(v);
       acc += v * v;
     }
-    uint32_t tail_bad = 0, tail_nan = 0, tail_zero = 0, top = 0;
     float tail_acc = 0;
     for (; i < m; ++i) {
-      const float v = p[i];
-      uint32_t u;
-      std::memcpy(&u, &v, 4);
-      const uint32_t a = u & 0x7fffffffu;
-      const bool bad = a >= 0x7f800000u;
-      tail_bad += bad;
-      tail_nan += a > 0x7f800000u;
-      tail_zero += a == 0;
-      if (!bad) top = std::max(top, a);
-      tail_acc += v * v;
+      lanes.add_one(p[i]);
+      tail_acc += p[i] * p[i];
     }
     double s = tail_acc;
-    for (int j = 0; j < 8; ++j) {
-      out.nan += nan[j];
-      out.inf += nonfinite[j] - nan[j];
-      out.zeros += zeros[j];
-      s += acc[j];
-      top = std::max(top, mx[j]);
-    }
-    out.nan += tail_nan;
-    out.inf += tail_bad - tail_nan;
-    out.zeros += tail_zero;
+    for (int j = 0; j < 8; ++j) s += acc[j];
+    lanes.drain(out.nan, out.inf, out.zeros, top);
     out.sumsq += s;
-    float top_f;
-    std::memcpy(&top_f, &top, 4);
-    out.max_abs = std::max(out.max_abs, top_f);
   }
+  std::memcpy(&out.max_abs, &top, 4);
 }
 
 // float32: the largest |x| as bits over 32 elements a step (four independent 8-lane maxima); an exponent of all ones

@@ -1,6 +1,6 @@
 // engine/optim/sgd_update.cpp — SGD's fused update (sgd_update.h): one pass, split across the pool; with the
-// statistics, 8-lane vectors per block of 256 elements (float partial sums, double across blocks) and the same bit
-// tests as the monitor's scan (monitor/scan.cpp), so both count NaN, Inf and zeros alike.
+// statistics, 8-lane vectors per block of 256 elements (float partial sums, double across blocks) and the monitor's
+// bit tests (monitor/lanes.h), so both count NaN, Inf and zeros alike.
 #include "optim/sgd_update.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "core/make.h"
 #include "glassbox/core/parallel.h"
+#include "monitor/lanes.h"
 
 namespace gb::optim::detail {
 
@@ -29,8 +30,8 @@ struct Partial {
   uint32_t max_bits = 0;  // the largest finite |g| as its bits
 };
 
-typedef float vf8 __attribute__((vector_size(32)));
-typedef uint32_t vu8 __attribute__((vector_size(32)));
+using monitor::detail::LaneCounts;
+using monitor::detail::vf8;
 
 // The update alone: a plain loop the compiler vectorizes (restrict pointers, the coefficients in locals).
 __attribute__((target_clones("avx2", "default"))) void update_plain(float* __restrict p, const float* __restrict g,
@@ -57,7 +58,7 @@ __attribute__((target_clones("avx2", "default"))) void update_stats(float* p, co
   float zero_buf[8] = {};
   for (int64_t s = 0; s < n; s += kBlock) {
     const int64_t m = std::min(kBlock, n - s);
-    vu8 nonfinite = {}, nan = {}, zeros = {}, mx = {};
+    LaneCounts lanes;
     vf8 gg = {}, uu = {}, pp = {};
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) {
@@ -67,15 +68,7 @@ __attribute__((target_clones("avx2", "default"))) void update_stats(float* p, co
       std::memcpy(&vg, g + s + i, sizeof vg);
       std::memcpy(&vp, pi, sizeof vp);
       std::memcpy(&vb, bi, sizeof vb);
-      vu8 u;
-      std::memcpy(&u, &vg, sizeof u);
-      const vu8 a = u & 0x7fffffffu;
-      const vu8 bad = (vu8)(a >= 0x7f800000u);
-      nonfinite -= bad;
-      nan -= (vu8)(a > 0x7f800000u);
-      zeros -= (vu8)(a == 0u);
-      const vu8 f = a & ~bad;
-      mx = f > mx ? f : mx;
+      lanes.add(vg);
       gg += vg * vg;
       const vf8 d = c.sign * vg + c.wd * vp;
       vb = momentum * vb + damp1 * d;
@@ -87,18 +80,10 @@ __attribute__((target_clones("avx2", "default"))) void update_stats(float* p, co
       if (c.has_buf) std::memcpy(bi, &vb, sizeof vb);
     }
     double sgg = 0, suu = 0, spp = 0;
-    uint32_t top = 0;
     for (; i < m; ++i) {
       const int64_t k = s + i;
       const float v = g[k];
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      const uint32_t a = bits & 0x7fffffffu;
-      const bool bad = a >= 0x7f800000u;
-      out.nan += a > 0x7f800000u;
-      out.inf += bad && a == 0x7f800000u;
-      out.zeros += a == 0;
-      if (!bad) top = std::max(top, a);
+      lanes.add_one(v);
       sgg += double(v) * v;
       const float d = c.sign * v + c.wd * p[k];
       const float b = momentum * (c.has_buf ? buf[k] : 0.f) + damp1 * d;
@@ -109,18 +94,14 @@ __attribute__((target_clones("avx2", "default"))) void update_stats(float* p, co
       spp += double(p[k]) * p[k];
     }
     for (int j = 0; j < 8; ++j) {
-      out.nan += nan[j];
-      out.inf += nonfinite[j] - nan[j];
-      out.zeros += zeros[j];
       sgg += gg[j];
       suu += uu[j];
       spp += pp[j];
-      top = std::max(top, mx[j]);
     }
+    lanes.drain(out.nan, out.inf, out.zeros, out.max_bits);
     out.gg += sgg;
     out.uu += suu;
     out.pp += spp;
-    out.max_bits = std::max(out.max_bits, top);
   }
 }
 
