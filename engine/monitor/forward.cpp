@@ -72,9 +72,8 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
   } else if (all_finite(out)) {
     return;  // the common case: one cheap pass
   }
-  const ScanResult s = scan(out);  // the rare path: the counts for the message
-
-  // The rare path: which inputs were already non-finite?
+  // The rare path: the counts for the message, and which inputs were already non-finite.
+  const ScanResult s = scan(out);
   std::string shapes;
   int bad_input = -1;
   ScanResult bad;

@@ -19,8 +19,7 @@ namespace {
 struct UpdateNote {
   const TensorImpl* param;
   double norm, param_norm_after;
-  bool has_grad = false;  // grad: the gradient's statistics, measured by the optimizer's fused pass
-  ScanResult grad;
+  ScanResult grad;  // scanned: the gradient's statistics, measured by the optimizer's fused pass
 };
 using Updates = std::vector<UpdateNote>;
 thread_local Updates* t_updates = nullptr;  // the open step's notes
@@ -172,14 +171,14 @@ void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tens
   if (!t_updates || !t_due) return;
   Busy busy;
   const UpdateSums u = update_sums(param, coef_p, a, b, coef_a);
-  t_updates->push_back({param.unsafe_impl(), u.norm(), u.param_norm_after(), false, {}});
+  t_updates->push_back({param.unsafe_impl(), u.norm(), u.param_norm_after(), {}});
 }
 
 bool step_stats_due() { return t_updates && t_due; }
 
 void note_step_sums(const Tensor& param, const ScanResult& grad, double update_norm, double param_norm_after) {
   if (!t_updates || !t_due) return;
-  t_updates->push_back({param.unsafe_impl(), update_norm, param_norm_after, true, grad});
+  t_updates->push_back({param.unsafe_impl(), update_norm, param_norm_after, grad});
 }
 
 void on_accumulate(const Tensor& param) {
@@ -235,7 +234,7 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       for (const auto& u : updates)
         if (u.param == p.unsafe_impl()) note = &u;
       lock.unlock();  // the scans run without the lock
-      const ScanResult gs = note && note->has_grad ? note->grad : scan(g);
+      const ScanResult gs = note && note->grad.scanned ? note->grad : scan(g);
       // the parameter's norm after the update came with the update's pass; a step without one reads it here
       const double param_norm = note && std::isfinite(note->param_norm_after) ? note->param_norm_after : scan(p).norm();
       lock.lock();

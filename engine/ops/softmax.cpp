@@ -185,7 +185,7 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
     using M = opmath_t<T>;
     const T* gp = static_cast<const T*>(gc.data_ptr());
     const T* yp = static_cast<const T*>(yc.data_ptr());
-    T* op_ = out.data_ptr<T>();
+    T* dx = out.data_ptr<T>();
     const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / (C * inner));
     parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       std::vector<M> sum(static_cast<size_t>(inner));
@@ -201,9 +201,9 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
           for (int64_t j = 0; j < inner; ++j) {
             const int64_t k = base + c * inner + j;
             if constexpr (kLog)
-              op_[k] = T(M(gp[k]) - std::exp(M(yp[k])) * sum[j]);
+              dx[k] = T(M(gp[k]) - std::exp(M(yp[k])) * sum[j]);
             else
-              op_[k] = T(M(yp[k]) * (M(gp[k]) - sum[j]));
+              dx[k] = T(M(yp[k]) * (M(gp[k]) - sum[j]));
           }
       }
     });

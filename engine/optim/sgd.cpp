@@ -93,13 +93,10 @@ bool SGD::step_fused(const Tensor& p, const SGDOptions& o) {
   c.weight_decay = o.weight_decay();
   c.nesterov = o.nesterov();
   c.maximize = o.maximize();
-  if (!monitor::detail::step_stats_due()) {
-    detail::sgd_update(p, p.grad(), buf, c, nullptr);
-    return true;
-  }
+  const bool due = monitor::detail::step_stats_due();
   detail::SgdStepSums sums;
-  detail::sgd_update(p, p.grad(), buf, c, &sums);
-  monitor::detail::note_step_sums(p, sums.grad, std::sqrt(sums.update_sumsq), std::sqrt(sums.param_sumsq));
+  detail::sgd_update(p, p.grad(), buf, c, due ? &sums : nullptr);
+  if (due) monitor::detail::note_step_sums(p, sums.grad, std::sqrt(sums.update_sumsq), std::sqrt(sums.param_sumsq));
   return true;
 }
 
