@@ -5,8 +5,10 @@
 // scanned when those ran: a set of nodes that received a non-finite gradient is all it takes to tell a node that
 // made one from a node that passed one on. Whether a finding reached a parameter's .grad (error) or was masked by
 // a later node (where/ReLU backward: info) is known when the backward ends.
-#include <unordered_map>
+#include <algorithm>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "monitor/monitor.h"
 #include "monitor/run.h"
@@ -45,7 +47,13 @@ void on_backward_roots(const variable_list& roots) {
 }
 
 struct BackwardWatch::State {
-  std::unordered_map<const autograd::Node*, int64_t> ids;  // graph_nodes.id of each node of this backward
+  // graph_nodes.id of each node of this backward, sorted by node (one allocation per backward, not one per node)
+  std::vector<std::pair<const autograd::Node*, int64_t>> ids;
+  int64_t id_of(const autograd::Node* n) const {  // 0: not in this backward
+    auto it =
+        std::lower_bound(ids.begin(), ids.end(), n, [](const auto& e, const autograd::Node* k) { return e.first < k; });
+    return it != ids.end() && it->first == n ? it->second : 0;
+  }
   std::unordered_set<const autograd::Node*> received_bad;  // nodes sent a non-finite gradient
   bool scaled = false;
   // the first node that made a non-finite gradient
@@ -80,9 +88,12 @@ void BackwardWatch::discovered(const std::vector<autograd::Node*>& order) {
   Run& r = run();
   std::lock_guard lock(r.mu);
   GraphCapture& g = r.graph;
+  const int64_t first_id = r.next_node_id;
+  s_->ids.reserve(order.size());
+  s_->leaf_producers.reserve(order.size());
   for (const autograd::Node* n : order) {
     const int64_t id = r.next_node_id++;
-    s_->ids.emplace(n, id);
+    s_->ids.emplace_back(n, id);
     trace::GraphNodeRecord rec;
     rec.id = id;
     rec.seq = n->is_accumulate_grad() ? -1 : static_cast<int64_t>(n->sequence_nr());
@@ -101,11 +112,13 @@ void BackwardWatch::discovered(const std::vector<autograd::Node*>& order) {
     rec.saved_bytes = n->saved_bytes();
     g.nodes.push_back(rec);
   }
-  for (const autograd::Node* n : order)
-    for (const auto& e : n->next_edges())
+  std::sort(s_->ids.begin(), s_->ids.end());
+  for (size_t i = 0; i < order.size(); ++i)
+    for (const auto& e : order[i]->next_edges())
       if (e.function)
-        if (auto dst = s_->ids.find(e.function.get()); dst != s_->ids.end())
-          g.edges.push_back(trace::GraphEdgeRecord{0, s_->ids[n], dst->second, static_cast<int64_t>(e.input_nr)});
+        if (const int64_t dst = s_->id_of(e.function.get()))
+          g.edges.push_back(
+              trace::GraphEdgeRecord{0, first_id + static_cast<int64_t>(i), dst, static_cast<int64_t>(e.input_nr)});
 }
 
 void BackwardWatch::node_done(autograd::Node* node, const variable_list& sent) {
@@ -176,8 +189,7 @@ void BackwardWatch::finish() {
       lp.forward_op = node->forward_op;
       lp.forward_span_id = node->forward_span_id;
       lp.module_id = node->forward_module_id;
-      auto id = s_->ids.find(node);
-      lp.graph_node_id = id == s_->ids.end() ? 0 : id->second;
+      lp.graph_node_id = s_->id_of(node);
       lp.received_nonfinite = got_bad;
       lp.scaled = s_->scaled;
       lp.step = current_step();
@@ -206,11 +218,11 @@ void BackwardWatch::finish() {
     Run& r = run();
     std::lock_guard lock(r.mu);
     r.backward_finding_step = current_step();
-    if (auto it = s_->ids.find(n); it != s_->ids.end()) {
+    if (const int64_t id = s_->id_of(n)) {
       // the anomaly names a node: this step's graph is written (up to 10 such steps per run)
       if (r.graph.forced || r.forced_graphs < 10) {
         r.graph.forced = true;
-        a.node_id = it->second;
+        a.node_id = id;
       }
     }
   }

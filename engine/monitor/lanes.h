@@ -13,22 +13,25 @@ namespace gb::monitor::detail {
 
 typedef float vf8 __attribute__((vector_size(32)));
 typedef uint32_t vu8 __attribute__((vector_size(32)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
 
-// The counts of one block of elements; add() per 8 floats, add_one() per tail element, then drain().
+// The counts of one block of elements; add() per 8 floats, add_one() per tail element, then drain(). With the sign
+// bit cleared a float's bits are a non-negative int32, so the tests are signed compares (one instruction each on
+// AVX2, which has no unsigned compare).
 struct LaneCounts {
-  vu8 nonfinite = {}, nan = {}, zeros = {}, mx = {};
+  vi8 nonfinite = {}, nan = {}, zeros = {}, mx = {};
   int64_t tail_nan = 0, tail_inf = 0, tail_zeros = 0;
   uint32_t tail_top = 0;
 
   __attribute__((always_inline)) void add(vf8 v) {
-    vu8 u;
-    std::memcpy(&u, &v, sizeof u);
-    const vu8 a = u & 0x7fffffffu;
-    const vu8 bad = (vu8)(a >= 0x7f800000u);
+    vi8 a;
+    std::memcpy(&a, &v, sizeof a);
+    a &= 0x7fffffff;
+    const vi8 bad = a > 0x7f7fffff;  // exponent all ones: Inf or NaN
     nonfinite -= bad;
-    nan -= (vu8)(a > 0x7f800000u);
-    zeros -= (vu8)(a == 0u);
-    const vu8 f = a & ~bad;
+    nan -= a > 0x7f800000;
+    zeros -= a == 0;
+    const vi8 f = a & ~bad;
     mx = f > mx ? f : mx;
   }
   __attribute__((always_inline)) void add_one(float v) {
@@ -50,7 +53,7 @@ struct LaneCounts {
       n_nan += nan[j];
       n_inf += nonfinite[j] - nan[j];
       n_zeros += zeros[j];
-      top = std::max(top, mx[j]);
+      top = std::max(top, static_cast<uint32_t>(mx[j]));
     }
   }
 };

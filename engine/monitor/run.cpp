@@ -174,43 +174,42 @@ const bool g_connected = [] {
 }  // namespace
 
 void Window::push(double v) {
-  fresh_ = false;
+  if (!std::isfinite(v) || cap_ == 0) return;
   if (values_.size() < cap_) {
     values_.push_back(v);
-    return;
+  } else {
+    const double old = values_[next_];
+    values_[next_] = v;
+    next_ = (next_ + 1) % cap_;
+    sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), old));
   }
-  values_[next_] = v;
-  next_ = (next_ + 1) % cap_;
-}
-
-namespace {
-double median_of(std::vector<double>& v) {  // reorders v
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double hi = v[mid];
-  if (v.size() % 2) return hi;
-  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)));
-}
-}  // namespace
-
-void Window::compute() const {
-  scratch_.assign(values_.begin(), values_.end());
-  median_ = median_of(scratch_);
-  for (double& x : scratch_) x = std::fabs(x - median_);  // scratch_ holds the values (reordered)
-  mad_ = 1.4826 * median_of(scratch_);
-  fresh_ = true;
+  sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), v), v);
 }
 
 double Window::median() const {
-  if (values_.empty()) return std::nan("");
-  if (!fresh_) compute();
-  return median_;
+  const size_t n = sorted_.size();
+  if (n == 0) return std::nan("");
+  return n % 2 ? sorted_[n / 2] : 0.5 * (sorted_[n / 2 - 1] + sorted_[n / 2]);
 }
 
 double Window::mad() const {
-  if (values_.empty()) return std::nan("");
-  if (!fresh_) compute();
-  return mad_;
+  const size_t n = sorted_.size();
+  if (n == 0) return std::nan("");
+  // The deviations |x - m| in ascending order are a merge of two ascending runs: m - x walking left from the
+  // median, x - m walking right. The k-th smallest of them is the median (and, for even n, the one before it).
+  const double m = median();
+  const auto split = std::lower_bound(sorted_.begin(), sorted_.end(), m) - sorted_.begin();
+  std::ptrdiff_t left = split - 1, right = split;
+  const size_t want = n / 2;  // index of the (upper) median deviation
+  double prev = 0, cur = 0;
+  for (size_t k = 0; k <= want; ++k) {
+    prev = cur;
+    const bool take_left =
+        right >= static_cast<std::ptrdiff_t>(n) ||
+        (left >= 0 && m - sorted_[static_cast<size_t>(left)] <= sorted_[static_cast<size_t>(right)] - m);
+    cur = take_left ? m - sorted_[static_cast<size_t>(left--)] : sorted_[static_cast<size_t>(right++)] - m;
+  }
+  return 1.4826 * (n % 2 ? cur : 0.5 * (prev + cur));
 }
 
 int64_t current_step() { return trace::current_step(); }

@@ -20,25 +20,24 @@
 
 namespace gb::monitor::detail {
 
-// The last `capacity` values (a rolling window) and their robust centre and spread.
+// The last `capacity` finite values (a rolling window) and their robust centre and spread. The values are also
+// kept sorted (an insertion and an erasure per push, no allocation once full), so the median is a lookup and the
+// MAD a walk outwards from it over half the window: this runs for every parameter at every step.
 class Window {
  public:
   Window() = default;
   explicit Window(size_t capacity) : cap_(capacity) {}
-  void push(double v);
+  void push(double v);  // non-finite values are not pushed
   size_t size() const { return values_.size(); }
   double median() const;
   double mad() const;  // median absolute deviation from the median, times 1.4826 (a standard deviation for normal data)
   void set_capacity(size_t c) { cap_ = c; }
 
  private:
-  void compute() const;  // median_ and mad_ of the values, once per push
   size_t cap_ = 20;
   size_t next_ = 0;
-  std::vector<double> values_;
-  mutable std::vector<double> scratch_;  // reused: no allocation per call
-  mutable bool fresh_ = false;           // median_ and mad_ describe the values
-  mutable double median_ = 0, mad_ = 0;
+  std::vector<double> values_;  // in arrival order (a ring once full)
+  std::vector<double> sorted_;  // the same values, ascending
 };
 
 struct ParamState {
@@ -67,6 +66,11 @@ struct GraphCapture {
   std::vector<trace::GraphNodeRecord> nodes;  // step set when written
   std::vector<trace::GraphEdgeRecord> edges;
   bool forced = false;  // an anomaly needs this step's graph
+  void clear() {        // keeps the vectors' capacity: a graph is captured at every step
+    nodes.clear();
+    edges.clear();
+    forced = false;
+  }
 };
 
 // The node that sent a parameter its gradient in the last backward (backward.cpp), for a non-finite gradient that

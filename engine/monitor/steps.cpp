@@ -157,7 +157,7 @@ void emit_graph_locked(int64_t step) {
     e.step = step;
     trace::emit(e);
   }
-  g = GraphCapture{};
+  g.clear();
 }
 
 void start_auto_steps_locked() {
@@ -183,7 +183,7 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
   if (graph_due(r, step))
     emit_graph_locked(step);
   else
-    r.graph = GraphCapture{};
+    r.graph.clear();
   std::optional<double> loss = r.have_loss ? std::optional(r.last_loss) : std::nullopt;
   if (automatic) {
     trace::StepRecord rec;

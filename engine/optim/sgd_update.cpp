@@ -50,34 +50,46 @@ __attribute__((target_clones("avx2", "default"))) void update_plain(float* __res
   }
 }
 
-// The update and its statistics.
-__attribute__((target_clones("avx2", "default"))) void update_stats(float* p, const float* g, float* buf, int64_t n,
-                                                                    const Coefs& c, Partial& out) {
-  const float momentum = c.has_buf ? c.momentum : 0.f, damp1 = c.has_buf ? c.damp1 : 1.f;
-  const float nest_d = c.has_buf ? c.nest_d : 1.f, nest_buf = c.has_buf ? c.nest_buf : 0.f;
-  float zero_buf[8] = {};
+// The update and its statistics over [0, n), in blocks. kBuf: a momentum buffer; kPlain: no weight decay, no
+// dampening, not maximizing, not Nesterov (SGD's usual settings: d = g, buf = momentum * buf + g, step = lr * buf),
+// which skips the multiplications by 1 and 0 (and a 0 * Inf that would make a NaN the plain formula has not).
+// The coefficients are broadcast once into vector registers.
+template <bool kBuf, bool kPlain>
+__attribute__((always_inline)) inline void update_stats_impl(float* __restrict p, const float* __restrict g,
+                                                             float* __restrict buf, int64_t n, const Coefs& c,
+                                                             Partial& out) {
+  const float momentum = kBuf ? c.momentum : 0.f, damp1 = kBuf ? c.damp1 : 1.f;
+  const float nest_d = kBuf ? c.nest_d : 1.f, nest_buf = kBuf ? c.nest_buf : 0.f;
+  const float lr = c.lr, sign = c.sign, wd = c.wd;
+  const vf8 v_lr = vf8{} + lr, v_sign = vf8{} + sign, v_wd = vf8{} + wd, v_mom = vf8{} + momentum,
+            v_damp1 = vf8{} + damp1, v_nest_d = vf8{} + nest_d, v_nest_buf = vf8{} + nest_buf;
   for (int64_t s = 0; s < n; s += kBlock) {
     const int64_t m = std::min(kBlock, n - s);
     LaneCounts lanes;
     vf8 gg = {}, uu = {}, pp = {};
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) {
-      float* pi = p + s + i;
-      float* bi = c.has_buf ? buf + s + i : zero_buf;
-      vf8 vg, vp, vb;
-      std::memcpy(&vg, g + s + i, sizeof vg);
-      std::memcpy(&vp, pi, sizeof vp);
-      std::memcpy(&vb, bi, sizeof vb);
+      const int64_t k = s + i;
+      vf8 vg, vp, vb = {};
+      std::memcpy(&vg, g + k, sizeof vg);
+      std::memcpy(&vp, p + k, sizeof vp);
+      if constexpr (kBuf) std::memcpy(&vb, buf + k, sizeof vb);
       lanes.add(vg);
       gg += vg * vg;
-      const vf8 d = c.sign * vg + c.wd * vp;
-      vb = momentum * vb + damp1 * d;
-      const vf8 step = c.lr * (nest_d * d + nest_buf * vb);
+      vf8 step;
+      if constexpr (kPlain) {
+        if constexpr (kBuf) vb = v_mom * vb + vg;
+        step = v_lr * (kBuf ? vb : vg);
+      } else {
+        const vf8 d = v_sign * vg + v_wd * vp;
+        if constexpr (kBuf) vb = v_mom * vb + v_damp1 * d;
+        step = kBuf ? v_lr * (v_nest_d * d + v_nest_buf * vb) : v_lr * d;
+      }
       vp -= step;
       uu += step * step;
       pp += vp * vp;
-      std::memcpy(pi, &vp, sizeof vp);
-      if (c.has_buf) std::memcpy(bi, &vb, sizeof vb);
+      std::memcpy(p + k, &vp, sizeof vp);
+      if constexpr (kBuf) std::memcpy(buf + k, &vb, sizeof vb);
     }
     double sgg = 0, suu = 0, spp = 0;
     for (; i < m; ++i) {
@@ -85,10 +97,16 @@ __attribute__((target_clones("avx2", "default"))) void update_stats(float* p, co
       const float v = g[k];
       lanes.add_one(v);
       sgg += double(v) * v;
-      const float d = c.sign * v + c.wd * p[k];
-      const float b = momentum * (c.has_buf ? buf[k] : 0.f) + damp1 * d;
-      if (c.has_buf) buf[k] = b;
-      const float step = c.lr * (nest_d * d + nest_buf * b);
+      float b = 0, step;
+      if constexpr (kPlain) {
+        if constexpr (kBuf) b = momentum * buf[k] + v;
+        step = lr * (kBuf ? b : v);
+      } else {
+        const float d = sign * v + wd * p[k];
+        if constexpr (kBuf) b = momentum * buf[k] + damp1 * d;
+        step = kBuf ? lr * (nest_d * d + nest_buf * b) : lr * d;
+      }
+      if constexpr (kBuf) buf[k] = b;
       p[k] -= step;
       suu += double(step) * step;
       spp += double(p[k]) * p[k];
@@ -105,13 +123,22 @@ __attribute__((target_clones("avx2", "default"))) void update_stats(float* p, co
   }
 }
 
+__attribute__((target_clones("avx2", "default"))) void update_stats(float* p, const float* g, float* buf, int64_t n,
+                                                                    const Coefs& c, Partial& out) {
+  const bool plain = c.sign == 1.f && c.wd == 0.f && (!c.has_buf || (c.damp1 == 1.f && c.nest_d == 0.f));
+  if (c.has_buf)
+    plain ? update_stats_impl<true, true>(p, g, buf, n, c, out) : update_stats_impl<true, false>(p, g, buf, n, c, out);
+  else
+    plain ? update_stats_impl<false, true>(p, g, buf, n, c, out)
+          : update_stats_impl<false, false>(p, g, buf, n, c, out);
+}
+
 }  // namespace
 
 bool sgd_fusable(const Tensor& p, const Tensor& g, const Tensor& buf) {
   auto ok = [&](const Tensor& t) {
     return t.defined() && t.scalar_type() == kFloat && (t.device().is_cpu() || t.device().is_meta()) &&
-           t.device() == p.device() && t.is_contiguous() &&
-           t.sizes() == p.sizes();
+           t.device() == p.device() && t.is_contiguous() && t.sizes() == p.sizes();
   };
   return ok(p) && ok(g) && (!buf.defined() || ok(buf)) && p.numel() > 0;
 }
@@ -133,7 +160,8 @@ void sgd_update(const Tensor& p, const Tensor& g, const Tensor& buf, const SgdCo
   if (gb::detail::skip_kernel(p)) {  // meta: nothing to compute or measure
     if (sums) *sums = {};
   } else if (!sums) {
-    parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) { update_plain(pd + b, gd + b, bd ? bd + b : nullptr, e - b, k); });
+    parallel_for(0, n, kGrain,
+                 [&](int64_t b, int64_t e) { update_plain(pd + b, gd + b, bd ? bd + b : nullptr, e - b, k); });
   } else {
     Partial total;
     std::mutex mu;

@@ -4,7 +4,10 @@
 
 #include <glassbox/glassbox.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "monitor/monitor.h"
 #include "monitor/run.h"
@@ -39,6 +42,36 @@ TEST_CASE("Window: median and scaled MAD over the last N values") {
   gb::monitor::detail::Window even(4);
   for (double v : {1.0, 2.0, 3.0, 10.0}) even.push(v);
   CHECK(even.median() == 2.5);
+}
+
+TEST_CASE("Window: the sorted bookkeeping gives the median and MAD of a brute-force sort at every push") {
+  // 400 pushes of values with many repeats (ties in values and in deviations) through windows of odd and even size
+  for (size_t cap : {1u, 2u, 7u, 20u}) {
+    gb::monitor::detail::Window w(cap);
+    std::vector<double> all;
+    uint32_t seed = 12345;
+    for (int i = 0; i < 400; ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      const double v = static_cast<double>((seed >> 16) % 13) * 0.25 - 1.0;
+      w.push(v);
+      all.push_back(v);
+      std::vector<double> last(all.end() - static_cast<std::ptrdiff_t>(std::min(all.size(), cap)), all.end());
+      std::sort(last.begin(), last.end());
+      const size_t n = last.size();
+      const double med = n % 2 ? last[n / 2] : 0.5 * (last[n / 2 - 1] + last[n / 2]);
+      std::vector<double> dev;
+      for (double x : last) dev.push_back(std::fabs(x - med));
+      std::sort(dev.begin(), dev.end());
+      const double mad = 1.4826 * (n % 2 ? dev[n / 2] : 0.5 * (dev[n / 2 - 1] + dev[n / 2]));
+      REQUIRE(w.size() == n);
+      REQUIRE(w.median() == med);
+      REQUIRE(w.mad() == mad);
+    }
+  }
+  gb::monitor::detail::Window w(3);
+  w.push(std::nan(""));
+  w.push(INFINITY);
+  CHECK(w.size() == 0);  // non-finite values are not pushed
 }
 
 TEST_CASE("set_config applies to the next session; a session start resets the run's state") {

@@ -27,34 +27,44 @@ void reference(gb::Tensor p, const gb::Tensor& g, gb::Tensor buf, const SgdCoefs
   p.add_(d, -c.lr);
 }
 
-void check_close(const gb::Tensor& a, const gb::Tensor& b) {
-  CHECK(gb::allclose(a, b, 1e-6, 1e-7));
-}
+void check_close(const gb::Tensor& a, const gb::Tensor& b) { CHECK(gb::allclose(a, b, 1e-6, 1e-7)); }
 
 }  // namespace
 
-TEST_CASE("the fused update equals the unfused ops for every option") {
+TEST_CASE("the fused update equals the unfused ops for every option, with and without the statistics") {
   struct Case {
     double momentum, dampening, weight_decay;
     bool nesterov, maximize;
   };
-  for (const Case& k : {Case{0.9, 0, 0, false, false}, Case{0.9, 0.1, 1e-2, false, false}, Case{0.9, 0, 1e-3, true, false},
-                        Case{0.5, 0, 0, false, true}, Case{0, 0, 1e-2, false, false}}) {
-    CAPTURE(k.momentum);
-    CAPTURE(k.nesterov);
-    CAPTURE(k.maximize);
-    gb::manual_seed(1);
-    gb::Tensor p = gb::randn({37, 29}), g = gb::randn({37, 29});  // 1073 elements: blocks and a tail
-    gb::Tensor buf = k.momentum != 0 ? gb::randn({37, 29}) : gb::Tensor();
-    gb::Tensor p2 = p.clone(), buf2 = buf.defined() ? buf.clone() : gb::Tensor();
-    SgdCoefs c{0.05, k.momentum, k.dampening, k.weight_decay, k.nesterov, k.maximize};
-    REQUIRE(gb::optim::detail::sgd_fusable(p, g, buf));
-    const uint32_t v = p._version();
-    gb::optim::detail::sgd_update(p, g, buf, c, nullptr);
-    CHECK(p._version() == v + 1);
-    reference(p2, g, buf2, c);
-    check_close(p, p2);
-    if (buf.defined()) check_close(buf, buf2);
+  for (const Case& k : {Case{0.9, 0, 0, false, false}, Case{0.9, 0.1, 1e-2, false, false},
+                        Case{0.9, 0, 1e-3, true, false}, Case{0.5, 0, 0, false, true}, Case{0, 0, 1e-2, false, false},
+                        Case{0, 0, 0, false, false}, Case{0.9, 0, 0, true, false}}) {
+    for (bool stats : {false, true}) {
+      CAPTURE(stats);
+      CAPTURE(k.momentum);
+      CAPTURE(k.nesterov);
+      CAPTURE(k.maximize);
+      gb::manual_seed(1);
+      gb::Tensor p = gb::randn({37, 29}), g = gb::randn({37, 29});  // 1073 elements: blocks and a tail
+      gb::Tensor buf = k.momentum != 0 ? gb::randn({37, 29}) : gb::Tensor();
+      gb::Tensor p2 = p.clone(), buf2 = buf.defined() ? buf.clone() : gb::Tensor();
+      SgdCoefs c{0.05, k.momentum, k.dampening, k.weight_decay, k.nesterov, k.maximize};
+      REQUIRE(gb::optim::detail::sgd_fusable(p, g, buf));
+      const uint32_t v = p._version();
+      SgdStepSums sums;
+      gb::optim::detail::sgd_update(p, g, buf, c, stats ? &sums : nullptr);
+      CHECK(p._version() == v + 1);
+      const gb::Tensor before = p2.clone();
+      reference(p2, g, buf2, c);
+      check_close(p, p2);
+      if (buf.defined()) check_close(buf, buf2);
+      if (stats) {
+        CHECK(sums.grad.sumsq == doctest::Approx(g.to(gb::kDouble).pow(2).sum().item<double>()).epsilon(1e-6));
+        CHECK(sums.update_sumsq ==
+              doctest::Approx((p2 - before).to(gb::kDouble).pow(2).sum().item<double>()).epsilon(1e-4));
+        CHECK(sums.param_sumsq == doctest::Approx(p2.to(gb::kDouble).pow(2).sum().item<double>()).epsilon(1e-6));
+      }
+    }
   }
 }
 
