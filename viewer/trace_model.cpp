@@ -430,46 +430,86 @@ bool TraceModel::timeline_partial(Id thread_id) const {
   return it != timeline_cache_.end() && it->second.partial;
 }
 
-std::optional<SpanDetails> TraceModel::details(Id id) const {
+namespace {
+SpanRecord span_row(const gb::tools::Row& row) {  // the columns of kSpanCols
+  return SpanRecord{.id = row.i64(8),
+                    .kind = static_cast<SpanKind>(row.i64(0)),
+                    .name_id = row.i64(1),
+                    .thread_id = span_thread(row.i64(8)),
+                    .start_ns = row.i64(2),
+                    .end_ns = row.i64(3),
+                    .step = row.opt_i64(4),
+                    .parent_id = row.opt_i64(5),
+                    .seq = row.opt_i64(6),
+                    .module_id = row.opt_i64(7)};
+}
+const std::string kSpanCols = "SELECT kind, name_id, start_ns, end_ns, step, parent_id, seq, module_id, id FROM spans ";
+}  // namespace
+
+std::optional<SpanRecord> TraceModel::span_record(Id id) const {
+  std::optional<SpanRecord> out;
+  db_->each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::tools::Row& row) { out = span_row(row); });
+  return out;
+}
+
+std::optional<SpanDetails> TraceModel::details(Id id) const { return read_details(*db_, id); }
+
+struct TraceModel::DetailsJob {
+  std::optional<SpanDetails> result;
+  std::atomic<bool> done{false};
+};
+
+std::shared_ptr<const SpanDetails> TraceModel::details_async(Id id) {
+  if (auto it = details_.find(id); it != details_.end()) return it->second;
+  auto j = details_jobs_.find(id);
+  if (j == details_jobs_.end()) {
+    auto job = std::make_shared<DetailsJob>();
+    details_jobs_.emplace(id, job);
+    queries_->post([this, job, id](const gb::tools::TraceDb* db) {
+      try {
+        if (db) job->result = read_details(*db, id);
+      } catch (const std::exception&) {  // interrupted (the model closes) or unreadable: no details
+      }
+      job->done.store(true, std::memory_order_release);
+    });
+    return nullptr;
+  }
+  if (!j->second->done.load(std::memory_order_acquire)) return nullptr;
+  if (details_.size() >= 4096) details_.clear();  // answers handed out stay alive with their holders
+  std::shared_ptr<const SpanDetails> answer;
+  if (j->second->result) answer = std::make_shared<const SpanDetails>(std::move(*j->second->result));
+  details_jobs_.erase(j);
+  details_.emplace(id, answer);
+  return answer;
+}
+
+std::optional<SpanDetails> TraceModel::read_details(const gb::tools::TraceDb& db, Id id) const {
   std::optional<SpanDetails> d;
-  const std::string cols = "SELECT kind, name_id, start_ns, end_ns, step, parent_id, seq, module_id, id FROM spans ";
-  auto read = [](const gb::tools::Row& row) {
-    return SpanRecord{.id = row.i64(8),
-                      .kind = static_cast<SpanKind>(row.i64(0)),
-                      .name_id = row.i64(1),
-                      .thread_id = span_thread(row.i64(8)),
-                      .start_ns = row.i64(2),
-                      .end_ns = row.i64(3),
-                      .step = row.opt_i64(4),
-                      .parent_id = row.opt_i64(5),
-                      .seq = row.opt_i64(6),
-                      .module_id = row.opt_i64(7)};
-  };
-  db_->each(cols + "WHERE id = ?1", {id}, [&](const gb::tools::Row& row) { d = SpanDetails{.span = read(row)}; });
+  db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::tools::Row& row) { d.emplace().span = span_row(row); });
   if (!d) return d;
   d->name = std::string(string(d->span.name_id));
   d->module = module_path(d->span.module_id);
   for (const Track& t : tracks_)
     if (t.thread_id == d->span.thread_id) d->thread = t.name;
-  db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {id}, [&](const gb::tools::Row& row) {
+  db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {id}, [&](const gb::tools::Row& row) {
     if (auto s = row.opt_i64(0)) d->shapes = std::string(string(*s));
     if (auto s = row.opt_i64(1)) d->dtypes = std::string(string(*s));
   });
   // Forward op <-> backward node, through the autograd sequence number.
   if (d->span.seq && (d->span.kind == SpanKind::op || d->span.kind == SpanKind::backward_node)) {
     const auto other = static_cast<std::int64_t>(d->span.kind == SpanKind::op ? SpanKind::backward_node : SpanKind::op);
-    db_->each(cols + "WHERE kind = ?1 AND seq = ?2 LIMIT 1", {other, *d->span.seq},
-              [&](const gb::tools::Row& row) { d->linked = read(row); });
+    db.each(kSpanCols + "WHERE kind = ?1 AND seq = ?2 LIMIT 1", {other, *d->span.seq},
+              [&](const gb::tools::Row& row) { d->linked = span_row(row); });
     if (d->linked) d->linked_name = std::string(string(d->linked->name_id));
   }
   std::int64_t child_ns = 0;
-  for (const SpanItem& s : db_->reader().spans(d->span.thread_id, d->span.start_ns, d->span.end_ns))
+  for (const SpanItem& s : db.reader().spans(d->span.thread_id, d->span.start_ns, d->span.end_ns))
     if (s.span.parent_id == id) ++d->children, child_ns += s.end_ns - s.start_ns;
   d->self_ns = d->span.end_ns - d->span.start_ns - child_ns;
-  db_->each("SELECT count(*), coalesce(sum(size), 0) FROM memory_events WHERE span_id = ?1 AND action = 0", {id},
+  db.each("SELECT count(*), coalesce(sum(size), 0) FROM memory_events WHERE span_id = ?1 AND action = 0", {id},
             [&](const gb::tools::Row& row) { d->allocations = row.i64(0), d->allocated_bytes = row.i64(1); });
   if (has_kernels_)
-    db_->each("SELECT k.span_id, s.name_id, s.start_ns, s.end_ns - s.start_ns, k.grid, k.block, k.stream FROM kernels k "
+    db.each("SELECT k.span_id, s.name_id, s.start_ns, s.end_ns - s.start_ns, k.grid, k.block, k.stream FROM kernels k "
               "JOIN spans s ON s.id = k.span_id WHERE k.launch_span_id = ?1 ORDER BY s.start_ns, k.span_id",
               {id}, [&](const gb::tools::Row& row) {
                 d->kernels.push_back(LaunchedKernel{row.i64(0), std::string(string(row.i64(1))), std::string(row.text(4)),

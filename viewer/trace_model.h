@@ -315,7 +315,15 @@ class TraceModel {
   const std::vector<gb::trace::StepRecord>& steps() const { return steps_; }
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   const std::vector<CounterSeries>& counters() const { return counters_; }
+  // A span's details: its name, module, thread, op_details, the linked forward op / backward node, children and
+  // self time, allocations, launched kernels (about six queries, one a window read). details_async() never waits:
+  // it starts them on the query worker and answers nullptr until they are in (details_pending() is then true), or
+  // when no span has this id. Answers are kept per span id in this model, so another trace's ids never mix in.
+  // details() runs the same queries here (tests, the command line).
+  std::shared_ptr<const SpanDetails> details_async(Id span_id);
+  bool details_pending(Id span_id) const { return details_jobs_.count(span_id) > 0; }
   std::optional<SpanDetails> details(Id span_id) const;
+  std::optional<gb::trace::SpanRecord> span_record(Id span_id) const;  // one primary-key lookup (a jump on click)
   // The span's op_details: {input_shapes, dtypes} ("" when it has none). One primary-key lookup, cached for the
   // last span (the hover asks every frame).
   std::pair<std::string, std::string> span_shapes(Id span_id) const;
@@ -399,6 +407,7 @@ class TraceModel {
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
+  std::optional<SpanDetails> read_details(const gb::tools::TraceDb& db, Id span_id) const;  // any thread
   SegmentMap replay_segments(std::int64_t t) const;
   GradColumns reduce_grad(int columns) const;
   using Key = std::array<std::int64_t, 3>;
@@ -465,6 +474,9 @@ class TraceModel {
   std::optional<SegmentMap> segment_map_;
   std::vector<gb::trace::OomReportRecord> ooms_;
 
+  struct DetailsJob;
+  std::unordered_map<Id, std::shared_ptr<const SpanDetails>> details_;  // answers by span id (nullptr: no such span)
+  std::unordered_map<Id, std::shared_ptr<DetailsJob>> details_jobs_;    // being read on the query worker
   struct SearchJob;   // span_search.cpp
   struct CompareJob;  // span_search.cpp
   void poll_compare() const;

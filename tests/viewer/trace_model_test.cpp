@@ -594,6 +594,42 @@ TEST_CASE("shapes: synth writes op_details; the model returns a span's shapes an
   CHECK(m.span_shapes(999'999'999).first.empty());
 }
 
+TEST_CASE("details_async: read on the query worker, equal to details(), kept per model so two traces never mix") {
+  // Two traces whose span ids coincide but whose spans differ (other widths, so other shapes and durations).
+  Fixture a({.steps = 2, .layers = 2, .ops_per_layer = 1, .batch = 64, .width = 32});
+  Fixture b({.steps = 2, .layers = 2, .ops_per_layer = 1, .batch = 16, .width = 8});
+  const std::string q = "SELECT s.id FROM spans s JOIN strings n ON n.id = s.name_id WHERE n.text = 'matmul' LIMIT 1";
+  const std::int64_t id = sql(a.path, q);
+  REQUIRE(sql(b.path, q) == id);
+  TraceModel ma(a.path, kSync), mb(b.path, kSync);
+  ma.wait_loaded();
+  mb.wait_loaded();
+  CHECK(ma.details_async(id) == nullptr);  // never waits: the first ask starts the read
+  CHECK(ma.details_pending(id));
+  ma.wait_queries();
+  const std::shared_ptr<const SpanDetails> da = ma.details_async(id);
+  REQUIRE(da);
+  CHECK_FALSE(ma.details_pending(id));
+  CHECK(da->shapes == "[[64, 32], [32, 32]]");
+  CHECK(da->span == ma.details(id)->span);
+  CHECK(da->name == "matmul");
+  CHECK(ma.details_async(id) == da);  // kept: the same answer, no second read
+  // the other trace, same id: its own span, not the first trace's cached answer
+  CHECK(mb.details_async(id) == nullptr);
+  mb.wait_queries();
+  const std::shared_ptr<const SpanDetails> db = mb.details_async(id);
+  REQUIRE(db);
+  CHECK(db->shapes == "[[16, 8], [8, 8]]");
+  CHECK(db->span == mb.details(id)->span);
+  // no such span: not pending once read, and no answer
+  CHECK(ma.details_async(999'999'999) == nullptr);
+  ma.wait_queries();
+  CHECK(ma.details_async(999'999'999) == nullptr);
+  CHECK_FALSE(ma.details_pending(999'999'999));
+  CHECK(ma.span_record(id)->start_ns == da->span.start_ns);
+  CHECK_FALSE(ma.span_record(999'999'999));
+}
+
 TEST_CASE("shapes: the most common shape string of a name wins") {
   TempDir tmp;
   const std::string path = tmp.file("s.db");

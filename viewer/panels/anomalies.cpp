@@ -21,8 +21,8 @@ void jump(TraceModel& m, ViewState& v, const AnomalyRow& a) {
   v.step = r.step;
   v.param = r.param_id;
   v.span = r.span_id;
-  std::optional<SpanDetails> d = r.span_id ? m.details(*r.span_id) : std::nullopt;
-  if (d) v.focus(d->span.start_ns, d->span.end_ns, 3.0);
+  std::optional<gb::trace::SpanRecord> s = r.span_id ? m.span_record(*r.span_id) : std::nullopt;
+  if (s) v.focus(s->start_ns, s->end_ns, 3.0);
   else v.focus(r.t_ns - 500'000, r.t_ns + 500'000);
   v.show = Panel::timeline;
 }

@@ -50,9 +50,9 @@ void details(TraceModel& m, ViewState& v, const AutogradGraph& g) {
   else ImGui::TextDisabled("why: (no note for this node; it saved what its backward formula reads)");
   ImGui::PopTextWrapPos();
   if (r.forward_span_id && ImGui::SmallButton("go to forward op")) {
-    if (auto d = m.details(*r.forward_span_id)) {
-      v.span = d->span.id;
-      v.focus(d->span.start_ns, d->span.end_ns, 2.0);
+    if (auto s = m.span_record(*r.forward_span_id)) {
+      v.span = s->id;
+      v.focus(s->start_ns, s->end_ns, 2.0);
       v.show = Panel::timeline;
     }
   }

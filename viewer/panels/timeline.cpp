@@ -20,17 +20,19 @@ namespace {
 
 constexpr float kLabelW = 150, kRowH = 20, kRulerH = 40, kCounterH = 46;
 
-std::optional<SpanDetails> g_details;  // the selected span's details, fetched once per selection
-
 void details_pane(TraceModel& m, ViewState& v) {
   if (!v.span) {
     ImGui::TextDisabled("Click a span to see its details: duration, self time, module, shapes, the backward node "
                         "of a forward op (and back), its allocations, the CUDA kernels it launched.");
     return;
   }
-  if (!g_details || g_details->span.id != *v.span) g_details = m.details(*v.span);
-  if (!g_details) return;
-  const SpanDetails& d = *g_details;
+  const std::shared_ptr<const SpanDetails> details = m.details_async(*v.span);  // read off the UI thread
+  if (!details) {
+    if (m.details_pending(*v.span)) ImGui::TextDisabled("reading the details of span %" PRId64 "...", *v.span);
+    else ImGui::TextDisabled("no span %" PRId64 " in this trace", *v.span);
+    return;
+  }
+  const SpanDetails& d = *details;
   const auto& s = d.span;
   ImGui::Text("%s", d.name.c_str());
   ImGui::SameLine();
@@ -203,7 +205,7 @@ void timeline(TraceModel& m, ViewState& v) {
     ImGui::SameLine();
   }
   if (v.span && !ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('Z'))
-    if (auto d = m.details(*v.span)) v.zoom_to(d->span.start_ns, d->span.end_ns);
+    if (auto s = m.span_record(*v.span)) v.zoom_to(s->start_ns, s->end_ns);
   ImGui::TextDisabled("window %s .. %s (%s)", plot::time_label(static_cast<double>(v.t0)).c_str(),
                       plot::time_label(static_cast<double>(v.t1)).c_str(), plot::time_label(static_cast<double>(v.t1 - v.t0)).c_str());
   ImGui::SameLine();
