@@ -23,7 +23,8 @@ void duration_histogram(SpanSearch& s, int bins) {
   const double a = static_cast<double>(std::max<std::int64_t>(lo, 1)), b = static_cast<double>(std::max(hi, lo + 1));
   s.edges.push_back(lo);
   for (int i = 1; i < bins; ++i) {
-    const auto e = static_cast<std::int64_t>(std::floor(a * std::pow(b / a, static_cast<double>(i) / bins) * (1 + 1e-12)));
+    const auto e =
+        static_cast<std::int64_t>(std::floor(a * std::pow(b / a, static_cast<double>(i) / bins) * (1 + 1e-12)));
     if (e > s.edges.back() && e < hi) s.edges.push_back(e);
   }
   s.edges.push_back(std::max(hi, lo + 1));  // the last bin is closed: it holds hi
@@ -49,11 +50,12 @@ SpanSearch run_search(const gb::tools::TraceDb& db, const std::string& text, std
     needle += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (c == '\'') needle += '\'';
   }
-  const std::string from = " FROM spans JOIN strings ON strings.id = spans.name_id WHERE instr(lower(strings.text), '" +
-                           needle + "') > 0";
+  const std::string from =
+      " FROM spans JOIN strings ON strings.id = spans.name_id WHERE instr(lower(strings.text), '" + needle + "') > 0";
   db.each("SELECT spans.id, spans.start_ns, spans.dur_ns" + from + " ORDER BY spans.id LIMIT ?1",
-          {static_cast<std::int64_t>(cap)},
-          [&](const gb::tools::Row& r) { s.hits.push_back({r.i64(0), r.i64(1), r.i64(2)}); });
+          {static_cast<std::int64_t>(cap)}, [&](const gb::tools::Row& r) {
+            s.hits.push_back({r.i64(0), r.i64(1), r.i64(2)});
+          });
   s.matches = static_cast<std::int64_t>(s.hits.size());
   if (s.hits.size() >= cap) s.matches = db.scalar("SELECT count(*)" + from);
   s.capped = s.matches > static_cast<std::int64_t>(s.hits.size());
@@ -148,7 +150,8 @@ void TraceModel::wait_queries() {
   windows_->wait_idle();
   compute_->wait_idle();
   poll_compare();
-  if (search_job_) search_async(search_job_->text, search_job_->cap, search_job_->bins);
+  // The job is held here: search_async() drops search_job_ once it is done, and its text is the argument.
+  if (const std::shared_ptr<SearchJob> job = search_job_) search_async(job->text, job->cap, job->bins);
 }
 
 }  // namespace gb::viewer
