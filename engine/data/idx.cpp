@@ -23,9 +23,9 @@ constexpr IdxType k_types[] = {{0x08, "ubyte", 1}, {0x09, "byte", 1},    {0x0B, 
 
 template <class T>
 T big_endian(const uint8_t* p) {
-  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
-                               std::conditional_t<sizeof(T) == 2, uint16_t,
-                                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  using U = std::conditional_t<
+      sizeof(T) == 1, uint8_t,
+      std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
   U u = 0;
   for (size_t i = 0; i < sizeof(T); ++i) u = U(u << 8) | p[i];
   return std::bit_cast<T>(u);
@@ -64,6 +64,11 @@ Tensor read_idx(const std::string& path) {
     int64_t n = big_endian<int32_t>(&b[4 + 4 * d]);
     GB_CHECK(n >= 0, "read_idx: ", path, ": dim ", d, " at byte offset ", 4 + 4 * d, " is negative (", n, ")");
     dims.push_back(n);
+    // no file holds 2^59 values (of up to 8 bytes): a header that multiplies past that is damaged (and the byte
+    // count below must not overflow)
+    GB_CHECK(n == 0 || count <= (int64_t(1) << 59) / n, "read_idx: ", path, ": the header's dims ", IntArrayRef(dims),
+             " (of ", ndim, ") already declare more values than any file holds: the header is damaged; download or ",
+             "copy the file again");
     count *= n;
   }
   const size_t want = header + size_t(count) * type->bytes;
@@ -88,10 +93,18 @@ Tensor read_idx(const std::string& path) {
   int32_t* o = t.data_ptr<int32_t>();
   for (int64_t i = 0; i < count; ++i) {
     switch (type->code) {
-      case 0x08: o[i] = p[i]; break;
-      case 0x09: o[i] = static_cast<int8_t>(p[i]); break;
-      case 0x0B: o[i] = big_endian<int16_t>(p + 2 * i); break;
-      default: o[i] = big_endian<int32_t>(p + 4 * i); break;
+      case 0x08:
+        o[i] = p[i];
+        break;
+      case 0x09:
+        o[i] = static_cast<int8_t>(p[i]);
+        break;
+      case 0x0B:
+        o[i] = big_endian<int16_t>(p + 2 * i);
+        break;
+      default:
+        o[i] = big_endian<int32_t>(p + 4 * i);
+        break;
     }
   }
   return t;

@@ -91,6 +91,7 @@ Config parse_config(std::string_view text, Config c) {
       throw Error("GLASSBOX_ANOMALY_CONF: " + key + "=" + value + " is not a non-negative number");
     if (f->i) {
       if (v != std::floor(v)) throw Error("GLASSBOX_ANOMALY_CONF: " + key + "=" + value + " must be a whole number");
+      if (v >= 9.2e18) throw Error("GLASSBOX_ANOMALY_CONF: " + key + "=" + value + " is too large");
       c.*(f->i) = static_cast<int64_t>(v);
     } else {
       c.*(f->d) = v;

@@ -32,6 +32,7 @@ class StridedLoop {
   // body(char** ptrs, const int64_t* inner_strides_bytes, int64_t n) for each run in [begin, end).
   template <typename Body>
   void run(int64_t begin, int64_t end, const Body& body) const {
+    if (begin >= end) return;  // nothing to do (and an empty shape has a 0 to divide by below)
     const int nd = int(shape_.size());
     std::array<int64_t, kMaxOperands> inner{};
     std::array<char*, kMaxOperands> ptrs{};

@@ -17,7 +17,9 @@ namespace gb::detail {
 
 inline float exp_vec(float x) {
   const float lo = -104.0f, hi = 88.72283f;
-  float xc = x < lo ? lo : (x > hi ? hi : x);
+  // NaN compares false both ways: it takes the lo branch (a NaN n would make the int conversion below undefined)
+  // and is returned as itself at the end
+  float xc = x >= lo ? (x > hi ? hi : x) : lo;
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   float n = (xc * 1.44269504088896341f + shifter) - shifter;
   float r = xc - n * 0.693359375f - n * -2.12194440e-4f;
@@ -38,7 +40,7 @@ inline float exp_vec(float x) {
   float y = p * s1 * s2;
   y = x < lo ? 0.0f : y;
   y = x > hi ? INFINITY : y;
-  return x != x ? x : y;
+  return x != x ? x : y;  // NaN in, NaN out
 }
 
 inline double exp_vec(double x) { return std::exp(x); }

@@ -51,15 +51,23 @@ TEST_CASE("truncated, corrupt and mismatched files name the file and the byte of
   std::string p = tmp.file("bad-idx3-ubyte");
   write(p, idx(0x08, {2, 2, 2}, {1, 2, 3}));  // 8 values declared, 3 present
   CHECK_THROWS_WITH(gb::data::read_idx(p), gbtest::contains(p + ": truncated at byte offset 19: the header says "
-                                                                 "[2, 2, 2] ubyte values, which end at byte offset 24"));
+                                                                "[2, 2, 2] ubyte values, which end at byte offset 24"));
   write(p, {0x1f, 0x8b, 0x08, 0x00});  // gzip bytes
   CHECK_THROWS_WITH(gb::data::read_idx(p), gbtest::contains(p + ": bad magic number 0x1f8b0800 at byte offset 0"));
   write(p, {0, 0, 8, 3, 0, 0});  // dims cut short
-  CHECK_THROWS_WITH(gb::data::read_idx(p), gbtest::contains(p + ": truncated at byte offset 6: the header declares 3 dims"));
+  CHECK_THROWS_WITH(gb::data::read_idx(p),
+                    gbtest::contains(p + ": truncated at byte offset 6: the header declares 3 dims"));
   write(p, idx(0x08, {2}, {1, 2, 3}));
   CHECK_THROWS_WITH(gb::data::read_idx(p), gbtest::contains("1 unexpected bytes after byte offset 10"));
   CHECK_THROWS_WITH(gb::data::read_idx(tmp.file("missing")), gbtest::contains("cannot open " + tmp.file("missing")));
+  // found by fuzz/dataset_fuzz.cpp: dims whose product overflows int64 (signed overflow before the size check)
+  write(p, {0x00, 0x00, 0x08, 0x03, 0x00, 0x6c, 0x00, 0x00, 0x2c, 0x02, 0x00, 0x00,
+            0x00, 0x0d, 0x1a, 0x78, 0x00, 0x00, 0x00, 0x1b, 0x41, 0x4e, 0x2c, 0x5b});
+  CHECK_THROWS_WITH(gb::data::read_idx(p),
+                    gbtest::contains("[7077888, 738328576, 858744] (of 3) already declare more values "
+                                     "than any file holds"));
   write(tmp.file("i"), idx(0x08, {2, 1, 1}, {1, 2}));
   write(tmp.file("l"), idx(0x08, {3}, {1, 2, 3}));
-  CHECK_THROWS_WITH(gb::data::datasets::MNIST(tmp.file("i"), tmp.file("l")), gbtest::contains("the two files must match"));
+  CHECK_THROWS_WITH(gb::data::datasets::MNIST(tmp.file("i"), tmp.file("l")),
+                    gbtest::contains("the two files must match"));
 }

@@ -30,7 +30,8 @@ TEST_CASE("an observer sees segment_alloc, alloc, free, segment_free, empty_cach
   CHECK_THROWS_AS(a.allocate(5 * MiB), gb::OutOfMemoryError);
   mem::set_event_observer(nullptr);
   CHECK_FALSE(mem::has_event_observer());
-  (void)a.allocate(10);  // not observed
+  gb::DataPtr unseen = a.allocate(10);  // not observed
+  unseen.deleter(unseen.ptr);
 
   using A = mem::MemoryAction;
   std::vector<A> actions;

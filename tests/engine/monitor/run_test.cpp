@@ -26,6 +26,8 @@ TEST_CASE("parse_config reads key=value pairs over a base, and names a bad key o
   CHECK_THROWS_WITH(gb::monitor::parse_config("window=-1"),
                     doctest::Contains("window=-1 is not a non-negative number"));
   CHECK_THROWS_WITH(gb::monitor::parse_config("window=2.5"), doctest::Contains("must be a whole number"));
+  // found by fuzz/config_fuzz.cpp: a whole number beyond int64 (an undefined conversion before)
+  CHECK_THROWS_WITH(gb::monitor::parse_config("window=5011111111111111111111111111"), doctest::Contains("too large"));
   CHECK_THROWS_WITH(gb::monitor::parse_config("window"), doctest::Contains("'window' is not key=value"));
   CHECK_THROWS_WITH(gb::monitor::parse_config("mode=loud"), doctest::Contains("unknown mode 'loud'"));
 }
