@@ -1,14 +1,15 @@
 # glassbox — the two commands of the README's Quick start, and a few more.
 #   make demo    install what is missing, build (Release), run the flagship sample traced, report the trace
 #   make test    install, build, run every test through CTest
-#   make test-noprobes   the same with -DGLASSBOX_PROBES=OFF in build-noprobes (tests of trace contents excluded)
+#   make test-options    the options the default leaves off, in build-options: no probes, no CUDA, Clang with
+#                        ASan + UBSan, the fuzzers (tests of trace contents excluded)
 #   make bench   build and run the benchmarks (make bench BENCH=bench_matmul runs one)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 
-.PHONY: all deps configure build demo test test-noprobes bench clean
+.PHONY: all deps configure build demo test test-options bench clean
 
 all: build
 
@@ -35,10 +36,14 @@ demo: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
-# The option nobody would build otherwise: every probe compiled out. The tests labelled `trace` read back what the
-# probes write, so they are left out; everything else must pass.
-test-noprobes: deps
-	@$(MAKE) --no-print-directory BUILD=build-noprobes CMAKE_FLAGS="-DGLASSBOX_PROBES=OFF" CTEST_FLAGS="-LE trace" test
+# The build options the default leaves off, in one more build folder: every probe compiled out, no CUDA sources
+# (the default build compiles them wherever nvcc is), Clang with AddressSanitizer + UndefinedBehaviorSanitizer, and
+# the fuzzers (fuzz/, 20 s each under CTest). The tests labelled `trace` read back what the probes write, so they
+# are left out; everything else must pass. CMAKE_FLAGS adds to these (CI: -DGLASSBOX_WERROR=ON).
+test-options: deps
+	@$(MAKE) --no-print-directory BUILD=build-options CTEST_FLAGS="-LE trace" \
+	  CMAKE_FLAGS="-DCMAKE_CXX_COMPILER=clang++ -DGLASSBOX_PROBES=OFF -DGLASSBOX_CUDA=OFF -DGLASSBOX_SANITIZE=ON \
+	               -DGLASSBOX_FUZZ=ON -DGLASSBOX_BUILD_BENCH=OFF $(CMAKE_FLAGS)" test
 
 bench: build
 	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \

@@ -16,6 +16,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # the viewer (viewer/): Dear ImGui 1.86, GLFW, OpenGL 3, PNG
   fonts-dejavu-core                        # the viewer's font (falls back to ImGui's own without it)
   xvfb xauth libgl1-mesa-dri               # the viewer's screenshot tests: a headless X server with Mesa GL
+  clang libclang-rt-14-dev                 # make test-options: Clang, its sanitizer and libFuzzer runtimes (fuzz/)
 )
 
 missing=()

@@ -140,7 +140,11 @@ class Generator {
       const auto n = std::count(shapes.begin(), shapes.end(), '[') - 1;
       std::string dtypes;
       for (long i = 0; i < n; ++i) dtypes += i ? ",float32" : "float32";
-      w_.add(OpDetailsRecord{.span_id = r.id, .input_shapes = w_.intern(shapes), .dtypes = w_.intern(dtypes)});
+      OpDetailsRecord d;
+      d.span_id = r.id;
+      d.input_shapes = w_.intern(shapes);
+      d.dtypes = w_.intern(dtypes);
+      w_.add(d);
     }
   }
   // A main-thread span of `dur` ns at the cursor; the cursor moves past it plus a small gap.

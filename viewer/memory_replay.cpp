@@ -106,7 +106,8 @@ const SegmentMap& TraceModel::segment_map(std::int64_t t) {
 }
 
 SegmentMap TraceModel::replay_segments(std::int64_t t) const {
-  SegmentMap map{.t_ns = t};
+  SegmentMap map;
+  map.t_ns = t;
   std::map<Id, SegmentRow> segs;
   std::map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
   const auto n = has_memory() ? static_cast<std::size_t>(std::upper_bound(mem_t_.begin(), mem_t_.end(), t) - mem_t_.begin()) : 0;
@@ -116,7 +117,10 @@ SegmentMap TraceModel::replay_segments(std::int64_t t) const {
     switch (static_cast<MemAction>(e.action)) {
       case MemAction::segment_alloc: {
         const Id id = e.segment >= 0 ? e.segment : -static_cast<Id>(i) - 1;
-        segs[id] = SegmentRow{.id = id, .addr = e.addr, .size = e.size};
+        SegmentRow& row = segs[id] = SegmentRow{};
+        row.id = id;
+        row.addr = e.addr;
+        row.size = e.size;
         seg_by_addr[e.addr] = {e.size, id};
         break;
       }

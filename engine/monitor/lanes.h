@@ -23,7 +23,7 @@ struct LaneCounts {
   int64_t tail_nan = 0, tail_inf = 0, tail_zeros = 0;
   uint32_t tail_top = 0;
 
-  __attribute__((always_inline)) void add(vf8 v) {
+  __attribute__((always_inline)) void add(const vf8& v) {  // by reference: no vector ABI in a non-AVX caller
     vi8 a;
     std::memcpy(&a, &v, sizeof a);
     a &= 0x7fffffff;

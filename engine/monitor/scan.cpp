@@ -215,11 +215,11 @@ ScanResult scan(const Tensor& t) {
 
 namespace {
 // One pass over p, a (and b): sums of u^2, p^2 and p*u for u = cp * p + ca * a / b, in float lanes per block, double
-// across blocks. B: whether b is given.
+// across blocks. B: whether b is given. (Inlined into the two target_clones functions below: Clang multiversions
+// no function templates.)
 template <bool B>
-__attribute__((target_clones("avx2", "default"))) void update_f32(const float* p, double cp, const float* a,
-                                                                  const float* b, double ca, int64_t n,
-                                                                  UpdateSums& out) {
+__attribute__((always_inline)) inline void update_f32_impl(const float* p, double cp, const float* a, const float* b,
+                                                           double ca, int64_t n, UpdateSums& out) {
   const float fp = static_cast<float>(cp), fa = static_cast<float>(ca);
   for (int64_t s = 0; s < n; s += kBlock) {
     const int64_t m = std::min(kBlock, n - s);
@@ -263,6 +263,15 @@ __attribute__((target_clones("avx2", "default"))) void update_f32(const float* p
     out.ww += sww;
   }
 }
+__attribute__((target_clones("avx2", "default"))) void update_f32(const float* p, double cp, const float* a, double ca,
+                                                                  int64_t n, UpdateSums& out) {
+  update_f32_impl<false>(p, cp, a, nullptr, ca, n, out);
+}
+__attribute__((target_clones("avx2", "default"))) void update_f32_ratio(const float* p, double cp, const float* a,
+                                                                        const float* b, double ca, int64_t n,
+                                                                        UpdateSums& out) {
+  update_f32_impl<true>(p, cp, a, b, ca, n, out);
+}
 }  // namespace
 
 double UpdateSums::param_norm_after() const { return std::sqrt(std::max(0.0, pp + 2 * pw + ww)); }
@@ -277,9 +286,9 @@ UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor
       p.scalar_type() == kFloat && a.scalar_type() == kFloat && (!b.defined() || b.scalar_type() == kFloat);
   if (f32 && p.is_contiguous() && a.is_contiguous() && (!b.defined() || b.is_contiguous())) {
     if (b.defined())
-      update_f32<true>(p.data_ptr<float>(), cp, a.data_ptr<float>(), b.data_ptr<float>(), ca, p.numel(), r);
+      update_f32_ratio(p.data_ptr<float>(), cp, a.data_ptr<float>(), b.data_ptr<float>(), ca, p.numel(), r);
     else
-      update_f32<false>(p.data_ptr<float>(), cp, a.data_ptr<float>(), nullptr, ca, p.numel(), r);
+      update_f32(p.data_ptr<float>(), cp, a.data_ptr<float>(), ca, p.numel(), r);
     return r;
   }
   Tensor pc = p.to(kDouble).contiguous(), ac = a.to(kDouble).contiguous();

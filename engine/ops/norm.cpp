@@ -419,7 +419,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
              " to be a vector of size equal to the number of channels in input, but got ",
              t == &weight ? "weight" : "bias", " of shape ", t->sizes(), " and input of shape ", x.sizes());
   }
-  const int64_t G = num_groups, S = N * C ? x.numel() / (N * C) : 0, Cg = C / G, D = Cg * S;
+  const int64_t G = num_groups, S = N * C != 0 ? x.numel() / (N * C) : 0, Cg = C / G, D = Cg * S;
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);

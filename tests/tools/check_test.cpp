@@ -202,7 +202,9 @@ TEST_CASE("damaged files do not open: random bytes, truncated, a dropped table, 
       {truncated, "truncated"},
       {dropped, "has no table 'kernels'"},
       {future, "trace schema version 7 is newer than this glassbox reads (2); upgrade glassbox"}};
-  for (const auto& [path, why] : cases) {
+  for (const auto& c : cases) {  // no structured binding: CAPTURE's lambda captures it (Clang 14)
+    const std::string& path = c.first;
+    const std::string& why = c.second;
     CAPTURE(path);
     try {
       TraceDb db(path);

@@ -101,7 +101,7 @@ TEST_CASE("queries, nesting and disabled regions restore the outer state") {
   }
   CHECK_THROWS_WITH_AS(gb::autocast(gb::kCPU, gb::kFloat), doctest::Contains("target dtype is not supported"),
                        gb::Error);
-  CHECK_THROWS_AS(gb::autocast(gb::kMeta), gb::Error);
+  CHECK_THROWS_AS(gb::autocast{gb::kMeta}, gb::Error);  // braces: not a declaration of kMeta
   CHECK(!gb::amp::is_autocast_enabled(gb::kCPU));
 }
 

@@ -33,7 +33,7 @@ struct WrongCount : gb::autograd::Function<WrongCount> {
 
 struct WrongShape : gb::autograd::Function<WrongShape> {
   static gb::Tensor forward(gb::autograd::AutogradContext*, gb::Tensor x) { return x.sum(); }
-  static gb::variable_list backward(gb::autograd::AutogradContext*, gb::variable_list g) { return {gb::ones({7})}; }
+  static gb::variable_list backward(gb::autograd::AutogradContext*, gb::variable_list) { return {gb::ones({7})}; }
 };
 
 struct Exp2 : gb::autograd::Function<Exp2> {  // 2^x, saving its output

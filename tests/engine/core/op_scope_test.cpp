@@ -111,7 +111,9 @@ std::set<std::pair<std::string, std::string>> check_links(const std::string& pat
   Trace t = read_trace(path);
   std::set<std::pair<std::string, std::string>> seen;
   int checked = 0;
-  for (const auto& [node, seq] : t.nodes) {
+  for (const auto& entry : t.nodes) {  // no structured binding: CAPTURE's lambda captures these (Clang 14)
+    const auto& node = entry.first;
+    const auto& seq = entry.second;
     if (is_accumulate_grad(node.name)) continue;
     CAPTURE(node.name);
     CAPTURE(seq);
@@ -261,7 +263,9 @@ TEST_CASE("views, in-place ops, reductions and a custom Function link their node
 
   // a node made while tracing knows the id of the op span that made it: the one op span with its seq
   Trace t = read_trace(path);
-  for (const auto& [seq, span_id] : links) {
+  for (const auto& link : links) {  // no structured binding: CAPTURE's lambda captures it (Clang 14)
+    const auto& seq = link.first;
+    const auto& span_id = link.second;
     CAPTURE(seq);
     CHECK(span_id != 0);
     auto [lo, hi] = t.ops_by_seq.equal_range(int64_t(seq));
@@ -333,16 +337,19 @@ TEST_CASE("every forward op span of a traced MLP and CNN step has op_details: sh
   // every op that recorded a node (the forward ops) has its row; view ops, the backward's and the optimizer's
   // inner ops have none
   CHECK(sql_int(path, "SELECT count(*) FROM spans WHERE kind = 0 AND seq IS NOT NULL") >= 13);
-  CHECK(sql_int(path, "SELECT count(*) FROM spans s JOIN strings n ON n.id = s.name_id LEFT JOIN op_details d ON "
-                      "d.span_id = s.id WHERE s.kind = 0 AND s.seq IS NOT NULL AND d.span_id IS NULL AND n.text NOT IN "
-                      "('view', 'transpose', 'unsqueeze', 'squeeze', 'permute', 'expand', 'as_strided', 'select', "
-                      "'slice', 'reshape')") == 0);
-  CHECK(sql_int(path, "SELECT count(*) FROM op_details d JOIN spans s ON s.id = d.span_id WHERE s.parent_id IN "
-                      "(SELECT id FROM spans WHERE kind IN (1, 4))") == 0);  // under a backward node or optimizer step
+  CHECK(sql_int(path,
+                "SELECT count(*) FROM spans s JOIN strings n ON n.id = s.name_id LEFT JOIN op_details d ON "
+                "d.span_id = s.id WHERE s.kind = 0 AND s.seq IS NOT NULL AND d.span_id IS NULL AND n.text NOT IN "
+                "('view', 'transpose', 'unsqueeze', 'squeeze', 'permute', 'expand', 'as_strided', 'select', "
+                "'slice', 'reshape')") == 0);
+  CHECK(sql_int(path,
+                "SELECT count(*) FROM op_details d JOIN spans s ON s.id = d.span_id WHERE s.parent_id IN "
+                "(SELECT id FROM spans WHERE kind IN (1, 4))") == 0);  // under a backward node or optimizer step
   CHECK(sql_int(path, "SELECT count(*) FROM op_details WHERE device != -1") == 0);
   // fc1 of the MLP: x (5,8) @ W^T (16,8) + b: 2*5*8*16 + 5*16
-  const std::string linear = "(SELECT d.span_id FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n "
-                             "ON n.id = s.name_id WHERE n.text = 'linear' ORDER BY s.id LIMIT 1)";
+  const std::string linear =
+      "(SELECT d.span_id FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n "
+      "ON n.id = s.name_id WHERE n.text = 'linear' ORDER BY s.id LIMIT 1)";
   CHECK(sql_text(path, "SELECT t.text FROM op_details d JOIN strings t ON t.id = d.input_shapes WHERE d.span_id = " +
                            linear) == "[[5, 8], [16, 8], [16]]");
   CHECK(sql_text(path, "SELECT t.text FROM op_details d JOIN strings t ON t.id = d.dtypes WHERE d.span_id = " +
@@ -350,17 +357,21 @@ TEST_CASE("every forward op span of a traced MLP and CNN step has op_details: sh
   CHECK(sql_int(path, "SELECT flops FROM op_details WHERE span_id = " + linear) == 2 * 5 * 8 * 16 + 5 * 16);
   CHECK(sql_int(path, "SELECT bytes FROM op_details WHERE span_id = " + linear) == 4 * (5 * 8 + 16 * 8 + 16 + 5 * 16));
   // the conv: (2,3,8,8) * (4,3,3,3), padding 1: 2 * N*C_out*H*W * C_in*3*3, + N*C_out*H*W for the bias
-  CHECK(sql_int(path, "SELECT d.flops FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n ON n.id = "
-                      "s.name_id WHERE n.text = 'conv2d'") == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3) + 2 * 4 * 8 * 8);
+  CHECK(sql_int(path,
+                "SELECT d.flops FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n ON n.id = "
+                "s.name_id WHERE n.text = 'conv2d'") == 2 * (2 * 4 * 8 * 8) * (3 * 3 * 3) + 2 * 4 * 8 * 8);
   // relu: one per element
-  CHECK(sql_int(path, "SELECT d.flops FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n ON n.id = "
-                      "s.name_id WHERE n.text = 'relu' ORDER BY s.id LIMIT 1") == 5 * 16);
+  CHECK(sql_int(path,
+                "SELECT d.flops FROM op_details d JOIN spans s ON s.id = d.span_id JOIN strings n ON n.id = "
+                "s.name_id WHERE n.text = 'relu' ORDER BY s.id LIMIT 1") == 5 * 16);
   // the file passes `glassbox check`, and the memory events balance: what was allocated minus what was freed is
   // the running total the last event reports
   CHECK(std::system((std::string(GLASSBOX_BIN) + " check '" + path + "' > /dev/null").c_str()) == 0);
-  CHECK(sql_int(path, "SELECT sum(CASE action WHEN 0 THEN size WHEN 1 THEN -size ELSE 0 END) FROM memory_events "
-                      "WHERE device = -1") ==
+  CHECK(sql_int(path,
+                "SELECT sum(CASE action WHEN 0 THEN size WHEN 1 THEN -size ELSE 0 END) FROM memory_events "
+                "WHERE device = -1") ==
         sql_int(path, "SELECT allocated FROM memory_events WHERE device = -1 ORDER BY id DESC LIMIT 1"));
-  CHECK(sql_int(path, "SELECT count(*) FROM memory_events f WHERE f.action = 1 AND NOT EXISTS (SELECT 1 FROM "
-                      "memory_events a WHERE a.action = 0 AND a.addr = f.addr AND a.id < f.id)") == 0);
+  CHECK(sql_int(path,
+                "SELECT count(*) FROM memory_events f WHERE f.action = 1 AND NOT EXISTS (SELECT 1 FROM "
+                "memory_events a WHERE a.action = 0 AND a.addr = f.addr AND a.id < f.id)") == 0);
 }

@@ -20,7 +20,7 @@ TEST_CASE("exceptions inside chunks reach the caller; nested calls run inline") 
                        }),
                        "boom in a chunk", gb::Error);
   std::atomic<int64_t> total{0};
-  gb::parallel_for(0, 4, 1, [&](int64_t b, int64_t e) {
+  gb::parallel_for(0, 4, 1, [&](int64_t, int64_t) {
     gb::parallel_for(0, 1000, 1, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
   });
   CHECK(total.load() >= 1000);

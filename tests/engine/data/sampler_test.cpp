@@ -34,7 +34,8 @@ TEST_CASE("sequential and random samplers; a seeded sampler repeats, epochs diff
   CHECK(rep.size() == 100);
   CHECK(*std::max_element(rep.begin(), rep.end()) == 2);
   CHECK(RandomSampler(4, false, 10).indices(g).size() == 10);
-  CHECK_THROWS_WITH(RandomSampler(4, false, 0), "num_samples should be a positive integer value, but got num_samples=0");
+  CHECK_THROWS_WITH(RandomSampler(4, false, 0),
+                    "num_samples should be a positive integer value, but got num_samples=0");
 }
 
 TEST_CASE("subset, weighted and distributed samplers") {
@@ -62,6 +63,11 @@ TEST_CASE("subset, weighted and distributed samplers") {
   u.erase(std::unique(u.begin(), u.end()), u.end());
   CHECK(u == iota(10));  // the ranks together cover everything (12 = 10 + 2 padded repeats)
   CHECK_THROWS_WITH(DistributedSampler(10, 2, 2), "Invalid rank 2, rank should be in the interval [0, 1]");
+  DistributedSampler dropping(10, 3, 0, false, 0, /*drop_last=*/true);  // floor(10 / 3): no padded repeats
+  CHECK(dropping.drop_last());
+  CHECK_FALSE(DistributedSampler(10, 3, 0).drop_last());
+  CHECK(dropping.size() == 3);
+  CHECK(dropping.indices(g) == std::vector<int64_t>{0, 3, 6});
 }
 
 TEST_CASE("BatchSampler groups indices; drop_last drops the short batch") {

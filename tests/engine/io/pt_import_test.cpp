@@ -76,7 +76,8 @@ const std::string& files() {
     return std::system((py + " " + (dir / "make.py") + " " + dir.path + " > /dev/null").c_str()) == 0;
   }();
   REQUIRE_MESSAGE(written, "Python with PyTorch is needed to write the .pt files: `import torch` failed for '",
-                  python(), "'. Install it with `apt-get install python3-torch` (tools/install-deps.sh does), or "
+                  python(),
+                  "'. Install it with `apt-get install python3-torch` (tools/install-deps.sh does), or "
                   "point GLASSBOX_PYTHON at a python that has torch");
   return dir.path;
 }
@@ -91,7 +92,9 @@ double compare(const gb::StateDict& sd, const nlohmann::ordered_json& want) {
   for (const auto& [k, v] : want.items()) names.push_back(k);
   CHECK(sd.keys() == names);
   double worst = 0;
-  for (const auto& [k, v] : want.items()) {
+  for (const auto& item : want.items()) {  // no structured binding: CAPTURE's lambda captures it (Clang 14)
+    const std::string& k = item.key();
+    const auto& v = item.value();
     CAPTURE(k);
     const gb::Tensor* t = sd.find(k);
     REQUIRE(t != nullptr);
@@ -127,8 +130,8 @@ uint32_t crc32(const std::string& s) {
 void patch_crc(std::string& zip, const std::string& name, uint32_t crc) {
   std::string le(4, '\0');
   for (int i = 0; i < 4; ++i) le[size_t(i)] = char((crc >> (8 * i)) & 0xff);
-  for (const auto& [sig, name_at, crc_at] : {std::tuple{std::string("PK\x03\x04"), 30, 14},
-                                             std::tuple{std::string("PK\x01\x02"), 46, 16}}) {
+  for (const auto& [sig, name_at, crc_at] :
+       {std::tuple{std::string("PK\x03\x04"), 30, 14}, std::tuple{std::string("PK\x01\x02"), 46, 16}}) {
     for (size_t at = zip.find(sig); at != std::string::npos; at = zip.find(sig, at + 1))
       if (zip.compare(at + size_t(name_at), name.size(), name) == 0) zip.replace(at + size_t(crc_at), 4, le);
   }
@@ -188,8 +191,10 @@ TEST_CASE("a real Sequential(Linear, BatchNorm1d) state dict loads and fills a m
 
   // DataParallel's "module." prefix: strict loading names the problem, strip_prefix fixes it.
   gb::nn::Sequential net2{LinearLike(), NormLike()};
-  CHECK_THROWS_WITH_AS(gb::load(net2, files() + "/ddp.pt"), doctest::Contains("Unexpected key(s) in state_dict: "
-                       "\"module.0.weight\""), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::load(net2, files() + "/ddp.pt"),
+                       doctest::Contains("Unexpected key(s) in state_dict: "
+                                         "\"module.0.weight\""),
+                       gb::Error);
   CHECK(net2->load_state_dict(gb::strip_prefix(gb::load(files() + "/ddp.pt"))).empty());
   CHECK(values(net2->named_parameters()["0.bias"]) == values(sd["0.bias"]));
 }
@@ -214,7 +219,8 @@ TEST_CASE("what the loader refuses, it names") {
   std::string custom = error_of("custom.pt");
   CHECK_MESSAGE(custom.find("the global '__main__.Custom'") != std::string::npos, custom);
   std::string u8 = error_of("uint8.pt");
-  CHECK_MESSAGE(u8.find("entry 'pixels' has dtype torch.uint8, which glassbox does not support") != std::string::npos, u8);
+  CHECK_MESSAGE(u8.find("entry 'pixels' has dtype torch.uint8, which glassbox does not support") != std::string::npos,
+                u8);
   std::string nested = error_of("nested.pt");
   CHECK_MESSAGE(nested.find("entry 'inner' is a nested dict, not a tensor") != std::string::npos, nested);
   std::string module = error_of("module.pt");  // a whole pickled nn.Module

@@ -135,9 +135,9 @@ TEST_CASE("load_state_dict copies values and reports keys with PyTorch's wording
 TEST_CASE("forward pre-hooks and forward hooks run on module(x) and may replace values; ->forward skips them") {
   Leaf leaf(3);
   int pre = 0, post = 0;
-  auto h1 = leaf->register_forward_pre_hook([&](gb::nn::Module&, const gb::variable_list& in) { ++pre; });
+  auto h1 = leaf->register_forward_pre_hook([&](gb::nn::Module&, const gb::variable_list&) { ++pre; });
   auto h2 = leaf->register_forward_hook(
-      [&](gb::nn::Module&, const gb::variable_list& in, const gb::variable_list& out) -> std::optional<gb::variable_list> {
+      [&](gb::nn::Module&, const gb::variable_list&, const gb::variable_list& out) -> std::optional<gb::variable_list> {
         ++post;
         return gb::variable_list{out[0] + 1};
       });

@@ -87,6 +87,7 @@ class DistributedSampler : public Sampler {
   std::vector<int64_t> indices(Generator& gen) override;
   int64_t size() const override { return num_samples_; }
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  bool drop_last() const { return drop_last_; }
 
  private:
   int64_t n_, num_replicas_, rank_, num_samples_;

@@ -1,0 +1,19 @@
+// fuzz/image_fuzz.cpp — an image a dataset folder may hold: ImageFolder lists it and get() decodes it (stb_image:
+// PNG, JPEG, BMP, GIF, TGA, PNM, by content) into a tensor, in grey and in RGBA. Refusing with an exception is
+// expected; a crash, a sanitizer report, a hang or a runaway allocation is a bug.
+#include <glassbox/data/image_folder.h>
+
+#include "fuzz/input_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  gb::fuzz::input_file(data, size, "images/class_a/x.png");
+  const std::string root = (gb::fuzz::scratch_dir() / "images").string();
+  for (int channels : {1, 4}) {
+    try {
+      gb::data::datasets::ImageFolder folder(root, gb::data::ImageFolderOptions().channels(channels));
+      if (folder.size() > 0) folder.get(0);
+    } catch (const std::exception&) {
+    }
+  }
+  return 0;
+}
