@@ -39,9 +39,13 @@ int64_t numel_of(IntArrayRef sizes) {
 }
 
 Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
-  for (int64_t s : sizes)
-    GB_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes,
-             ". Every size must be >= 0.");
+  int64_t span = 1;  // the product of the sizes (0 counted as 1): the strides, which must fit in int64
+  for (int64_t s : sizes) {
+    GB_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes, ". Every size must be >= 0.");
+    GB_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span), "Trying to create tensor of shape ", sizes,
+             ": the product of its sizes overflows int64 (no tensor can have that many elements); check the "
+             "sizes");
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes.assign(sizes.begin(), sizes.end());
   impl->strides = contiguous_strides(sizes);
@@ -84,8 +88,8 @@ Tensor shallow_alias(const Tensor& t) {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);  // a 0-dim tensor accepts dim 0 and -1, like PyTorch
   if (dim < -n || dim >= n)
-    throw IndexError(str_cat(op ? op : "", op ? ": " : "", "Dimension out of range (expected to be in range of [",
-                             -n, ", ", n - 1, "], but got ", dim, ")"));
+    throw IndexError(str_cat(op ? op : "", op ? ": " : "", "Dimension out of range (expected to be in range of [", -n,
+                             ", ", n - 1, "], but got ", dim, ")"));
   return dim < 0 ? dim + n : dim;
 }
 
@@ -130,8 +134,9 @@ void check_has_data(const Tensor& t, const char* op, const char* why) {
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  GB_CHECK(a.device() == b.device(), op, ": Expected all tensors to be on the same device, but found at least two devices, ",
-           a.device().str(), " and ", b.device().str(), "!");
+  GB_CHECK(a.device() == b.device(), op,
+           ": Expected all tensors to be on the same device, but found at least two devices, ", a.device().str(),
+           " and ", b.device().str(), "!");
 }
 
 }  // namespace detail

@@ -23,6 +23,11 @@ Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, i
   GB_CHECK(channels >= 0 && channels <= 4, "decode_image: channels must be 0 (as in the file), 1, 3 or 4, got ",
            channels);
   int w = 0, h = 0, c = 0;
+  // stb_image's 16-bit PGM/PPM path reads past its buffer on a damaged file (found by fuzz/image_fuzz.cpp): those
+  // files are refused before decoding.
+  const bool pnm = bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6');
+  GB_CHECK(!(pnm && stbi_is_16_bit_from_memory(bytes.data(), static_cast<int>(bytes.size()))), "cannot decode image ",
+           name, ": 16-bit PGM/PPM images are not supported; convert it to 8 bits (e.g. `convert IN -depth 8 OUT`)");
   uint8_t* p = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, channels);
   GB_CHECK(p, "cannot decode image ", name, " (", bytes.size(), " bytes): ", stbi_failure_reason(),
            "; the file is not a PNG/JPEG/BMP/GIF/TGA/PNM image or is damaged: replace or remove it");
@@ -45,8 +50,8 @@ Image read_image(const std::string& path, int channels) {
 namespace transforms {
 namespace {
 Tensor check_chw(const Tensor& x, const char* op) {
-  GB_CHECK(x.dim() == 3 && x.scalar_type() == kFloat, op, ": expected a (C,H,W) float32 tensor, got ",
-           x.dim(), "-D ", x.sizes(), " ", python_name(x.scalar_type()), "; ToTensor() makes one from an Image");
+  GB_CHECK(x.dim() == 3 && x.scalar_type() == kFloat, op, ": expected a (C,H,W) float32 tensor, got ", x.dim(), "-D ",
+           x.sizes(), " ", python_name(x.scalar_type()), "; ToTensor() makes one from an Image");
   return x.contiguous();
 }
 }  // namespace
@@ -62,8 +67,10 @@ Tensor ToTensor::operator()(const Image& img) const {
 }
 
 Normalize::Normalize(std::vector<double> m, std::vector<double> s) : mean(std::move(m)), std(std::move(s)) {
-  GB_CHECK(!mean.empty() && mean.size() == std.size(), "Normalize: mean and std need the same number of values "
-           "(one per channel, or one for all), got ", mean.size(), " and ", std.size());
+  GB_CHECK(!mean.empty() && mean.size() == std.size(),
+           "Normalize: mean and std need the same number of values "
+           "(one per channel, or one for all), got ",
+           mean.size(), " and ", std.size());
   for (double v : std) GB_CHECK(v != 0, "Normalize: std evaluated to zero, leading to division by zero.");
 }
 Tensor Normalize::operator()(const Tensor& input) const {

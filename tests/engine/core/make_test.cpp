@@ -23,7 +23,12 @@ TEST_CASE("make_empty, make_view and shallow_alias") {
   auto a = gb::detail::shallow_alias(w);
   CHECK(a.storage() == w.storage());
   CHECK_FALSE(a.requires_grad());
-  CHECK_THROWS_WITH_AS(gb::detail::make_empty({-2}, gb::kFloat, gb::kCPU), doctest::Contains("negative dimension -2"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::detail::make_empty({-2}, gb::kFloat, gb::kCPU), doctest::Contains("negative dimension -2"),
+                       gb::Error);
+  // found by fuzz/dataset_fuzz.cpp (an IDX header): sizes whose product overflows, even with a 0 among them
+  CHECK_THROWS_WITH_AS(gb::detail::make_empty({0, int64_t(1) << 40, int64_t(1) << 40}, gb::kFloat, gb::kCPU),
+                       doctest::Contains("the product of its sizes overflows int64"), gb::Error);
+  CHECK(gb::detail::make_empty({0, int64_t(1) << 30}, gb::kFloat, gb::kCPU).numel() == 0);
 }
 
 TEST_CASE("wrap_dim and dim_mask speak PyTorch") {

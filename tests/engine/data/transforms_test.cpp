@@ -38,6 +38,20 @@ TEST_CASE("RandomCrop with padding and RandomHorizontalFlip draw from the sample
   CHECK(flipped[0][0][0].item<float>() == 3.0f);
   CHECK(gbtest::bytes(T::RandomHorizontalFlip(0.0)(x)) == gbtest::bytes(x));
   CHECK_THROWS_WITH(T::RandomCrop(9, 2)(x), gbtest::contains("required crop size (9, 9) is larger than the padded "
-                                                              "input image size (8, 8)"));
+                                                             "input image size (8, 8)"));
   CHECK_THROWS_WITH(T::RandomCrop(2)(gb::zeros({4, 4})), gbtest::contains("expected a (C,H,W) float32 tensor"));
+}
+
+TEST_CASE("decode_image refuses 16-bit PGM/PPM, whose stb_image path overruns its buffer on a damaged file") {
+  // found by fuzz/image_fuzz.cpp: a P5 header with maxval 325 and too few bytes (a heap overflow inside stb_image)
+  const std::string crash =
+      "P5\x0b"
+      "45\x0b"
+      "4 325\n255\n@@@@@@@@@@@@ 3\n255\n@@@@@@@@@@@@";
+  const std::vector<uint8_t> bytes(crash.begin(), crash.end());
+  CHECK_THROWS_WITH(gb::data::decode_image(bytes, "crash.pgm", 1),
+                    doctest::Contains("crash.pgm: 16-bit PGM/PPM images are not supported"));
+  const std::string good8 = "P5\n2 1\n255\n\x10\x20";  // an 8-bit PGM still decodes
+  const gb::data::Image img = gb::data::decode_image(std::vector<uint8_t>(good8.begin(), good8.end()), "ok.pgm", 1);
+  CHECK(img.pixels == std::vector<uint8_t>{0x10, 0x20});
 }
