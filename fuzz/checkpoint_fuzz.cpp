@@ -7,17 +7,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = gb::fuzz::input_file(data, size, "input.ckpt");
-  try {
-    gb::load(path);
-  } catch (const std::exception&) {
-  }
-  try {
-    gb::load_metadata(path);
-  } catch (const std::exception&) {
-  }
-  try {
-    gb::load_pt(path);
-  } catch (const std::exception&) {
-  }
+  gb::fuzz::read_or_refuse([&] { gb::load(path); });
+  gb::fuzz::read_or_refuse([&] { gb::load_metadata(path); });
+  gb::fuzz::read_or_refuse([&] { gb::load_pt(path); });
   return 0;
 }

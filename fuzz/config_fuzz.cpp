@@ -6,15 +6,11 @@
 
 #include <string_view>
 
+#include "fuzz/input_file.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  try {
-    gb::memory::parse_alloc_conf(text);
-  } catch (const std::exception&) {
-  }
-  try {
-    gb::monitor::parse_config(text);
-  } catch (const std::exception&) {
-  }
+  gb::fuzz::read_or_refuse([&] { gb::memory::parse_alloc_conf(text); });
+  gb::fuzz::read_or_refuse([&] { gb::monitor::parse_config(text); });
   return 0;
 }

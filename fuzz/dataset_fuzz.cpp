@@ -7,13 +7,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = gb::fuzz::input_file(data, size, "input.data");
-  try {
-    gb::data::read_idx(path);
-  } catch (const std::exception&) {
-  }
-  try {
-    gb::data::read_csv(path);
-  } catch (const std::exception&) {
-  }
+  gb::fuzz::read_or_refuse([&] { gb::data::read_idx(path); });
+  gb::fuzz::read_or_refuse([&] { gb::data::read_csv(path); });
   return 0;
 }

@@ -10,12 +10,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = gb::fuzz::input_file(data, size, "input.db");
-  try {
+  gb::fuzz::read_or_refuse([&] {
     const gb::tools::TraceDb db(path);
     gb::tools::check_trace(db);
     std::ostringstream out;
     gb::tools::write_report(db, gb::tools::ReportOptions{}, out);
-  } catch (const std::exception&) {
-  }
+  });
   return 0;
 }

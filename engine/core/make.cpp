@@ -27,7 +27,8 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
   int64_t s = 1;
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
     st[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    GB_CHECK(!__builtin_mul_overflow(s, std::max<int64_t>(sizes[d], 1), &s), "a tensor of shape ", sizes,
+             ": the product of its sizes overflows int64 (no tensor can have that many elements); check the sizes");
   }
   return st;
 }
@@ -39,13 +40,8 @@ int64_t numel_of(IntArrayRef sizes) {
 }
 
 Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
-  int64_t span = 1;  // the product of the sizes (0 counted as 1): the strides, which must fit in int64
-  for (int64_t s : sizes) {
+  for (int64_t s : sizes)
     GB_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes, ". Every size must be >= 0.");
-    GB_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span), "Trying to create tensor of shape ", sizes,
-             ": the product of its sizes overflows int64 (no tensor can have that many elements); check the "
-             "sizes");
-  }
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes.assign(sizes.begin(), sizes.end());
   impl->strides = contiguous_strides(sizes);
