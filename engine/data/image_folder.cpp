@@ -42,7 +42,7 @@ Example<> ImageFolder::get(int64_t index) {
   GB_CHECK_INDEX(index >= 0 && index < size(), "ImageFolder: index ", index, " is out of range for ", size(),
                  " images");
   const auto& [path, cls] = samples_[size_t(index)];
-  Tensor x = transforms::ToTensor()(read_image(path, options_.channels()));
+  Tensor x = transforms::ToTensor()(read_image(path, options_.channels(), options_.max_pixels()));
   if (options_.transform()) x = options_.transform()(x);
   return {x, gb::tensor(cls)};
 }

@@ -1,86 +1,13 @@
-// engine/data/transforms.cpp — image decoding (stb_image) and the per-sample transforms, as plain loops over
-// contiguous (C,H,W) floats (a sample is small: no kernel dispatch per pixel op).
+// engine/data/transforms.cpp — the per-sample transforms, as plain loops over contiguous (C,H,W) floats (a sample
+// is small: no kernel dispatch per pixel op). Decoding is engine/data/image_decode.cpp.
 #include "glassbox/data/transforms.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "glassbox/data/dataset.h"
 #include "glassbox/ops/factory.h"
 
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_FAILURE_USERMSG
-#if __has_include(<stb/stb_image.h>)
-#include <stb/stb_image.h>
-#else
-#include <stb_image.h>
-#endif
-
 namespace gb::data {
-
-namespace {
-
-// stb_image's binary PGM/PPM reader overflows an int on a long number, overruns its buffer on a damaged 16-bit file
-// and allocates whatever size the header claims (all found by fuzz/image_fuzz.cpp): such a header is checked here,
-// before stb_image sees it. 16-bit files are refused.
-void check_pnm(const std::vector<uint8_t>& b, const std::string& name) {
-  static const char* const kField[] = {"width", "height", "maximum value"};
-  size_t i = 2;
-  int64_t v[3] = {0, 0, 0};
-  for (int k = 0; k < 3; ++k) {
-    while (i < b.size() && (std::isspace(b[i]) || b[i] == '#')) {  // whitespace and # comments
-      if (b[i] == '#')
-        while (i < b.size() && b[i] != '\n' && b[i] != '\r') ++i;
-      else
-        ++i;
-    }
-    int digits = 0;
-    for (; i < b.size() && std::isdigit(b[i]) && digits < 10; ++i, ++digits) v[k] = v[k] * 10 + (b[i] - '0');
-    GB_CHECK(digits > 0 && digits < 10, "cannot decode image ", name, ": its PGM/PPM header is damaged (the ",
-             kField[k], " is not a number below 10^9)");
-  }
-  GB_CHECK(v[2] <= 255, "cannot decode image ", name,
-           ": 16-bit PGM/PPM images are not supported; convert it to 8 bits (e.g. `convert IN -depth 8 OUT`)");
-  const int64_t need = v[0] * v[1] * (b[1] == '6' ? 3 : 1),
-                have = static_cast<int64_t>(b.size() - std::min(b.size(), i + 1));
-  GB_CHECK(need <= have, "cannot decode image ", name, ": its PGM/PPM header declares ", v[0], "x", v[1], " pixels (",
-           need, " bytes) but the file holds ", have, " after it: the file is truncated or damaged");
-}
-
-constexpr int64_t kMaxPixels = 178'956'970;  // PIL refuses more (2x its decompression-bomb warning)
-
-}  // namespace
-
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int channels) {
-  GB_CHECK(channels >= 0 && channels <= 4, "decode_image: channels must be 0 (as in the file), 1, 3 or 4, got ",
-           channels);
-  int w = 0, h = 0, c = 0;
-  if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm(bytes, name);
-  int iw = 0, ih = 0, ic = 0;
-  if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &iw, &ih, &ic))
-    GB_CHECK(int64_t(iw) * ih <= kMaxPixels, "cannot decode image ", name, ": it declares ", iw, "x", ih,
-             " pixels, more than the ", kMaxPixels, " PIL also refuses (a decompression bomb or a damaged header)");
-  uint8_t* p = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, channels);
-  GB_CHECK(p, "cannot decode image ", name, " (", bytes.size(), " bytes): ", stbi_failure_reason(),
-           "; the file is not a PNG/JPEG/BMP/GIF/TGA/PNM image or is damaged: replace or remove it");
-  Image img;
-  img.height = h;
-  img.width = w;
-  img.channels = channels ? channels : c;
-  img.pixels.assign(p, p + static_cast<size_t>(h) * w * img.channels);
-  stbi_image_free(p);
-  return img;
-}
-
-Image read_image(const std::string& path, int channels) {
-  std::ifstream f(path, std::ios::binary);
-  GB_CHECK(f, "cannot open image ", path, ": ", std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return decode_image(bytes, path, channels);
-}
 
 namespace transforms {
 namespace {

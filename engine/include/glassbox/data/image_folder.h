@@ -21,6 +21,7 @@ namespace gb::data {
 struct ImageFolderOptions {
   GB_ARG(int, channels) = 3;                    // 1 grey, 3 RGB (torchvision's default loader converts to RGB), 4
   GB_ARG(transforms::Transform, transform);     // applied after ToTensor
+  GB_ARG(int64_t, max_pixels) = kMaxImagePixels;  // an image declaring more pixels is refused (PIL's limit)
 };
 
 namespace datasets {

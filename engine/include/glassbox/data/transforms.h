@@ -24,10 +24,16 @@ struct Image {
   std::vector<uint8_t> pixels;
 };
 
-// Decodes PNG, JPEG, BMP, GIF, TGA, PNM bytes (stb_image). channels 0 keeps the file's, else 1 (grey), 3 (RGB)
-// or 4 (RGBA). Throws gb::Error naming `name` and stb's reason when the bytes are not a decodable image.
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int channels = 0);
-Image read_image(const std::string& path, int channels = 0);
+// PIL's limit on an image's pixels (twice its decompression-bomb warning): a larger header is refused.
+inline constexpr int64_t kMaxImagePixels = 178'956'970;
+
+// Decodes PNG, JPEG, BMP, GIF, TGA, PNM (8-bit) bytes (stb_image). channels 0 keeps the file's, else 1 (grey),
+// 3 (RGB) or 4 (RGBA). Throws gb::Error naming `name` and the reason when the bytes are not a decodable image,
+// when the header declares more than max_pixels pixels, or when the file is shorter than its header says
+// (truncated: refused as PIL refuses it, not decoded into zeros).
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int channels = 0,
+                   int64_t max_pixels = kMaxImagePixels);
+Image read_image(const std::string& path, int channels = 0, int64_t max_pixels = kMaxImagePixels);
 
 namespace transforms {
 
