@@ -6,12 +6,12 @@
 #include "fuzz/input_file.h"
 #include "tools/check.h"
 #include "tools/report.h"
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = gb::fuzz::input_file(data, size, "input.db");
   gb::fuzz::read_or_refuse([&] {
-    const gb::tools::TraceDb db(path);
+    const gb::query::TraceDb db(path);
     gb::tools::check_trace(db);
     std::ostringstream out;
     gb::tools::write_report(db, gb::tools::ReportOptions{}, out);

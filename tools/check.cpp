@@ -10,6 +10,8 @@
 
 namespace gb::tools {
 
+using namespace gb::query;
+
 namespace {
 
 constexpr std::size_t kExamples = 5;

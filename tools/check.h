@@ -21,9 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
 namespace gb::tools {
+
+using query::TraceDb;
 
 struct Finding {
   std::string what;                    // "spans end before they start (dur_ns < 0)"

@@ -7,6 +7,8 @@
 
 namespace gb::tools {
 
+using namespace gb::query;
+
 namespace {
 
 using gb::trace::SpanKind;

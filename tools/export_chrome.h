@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <string>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
 namespace gb::tools {
+
+using query::TraceDb;
 
 struct ExportCounts {
   std::int64_t threads = 0, spans = 0, counters = 0, instants = 0, anomalies = 0;

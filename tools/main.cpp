@@ -15,12 +15,12 @@
 #include <string>
 
 #include "tools/check.h"
-#include "tools/diff.h"
+#include "traces/query/diff.h"
 #include "tools/export_chrome.h"
-#include "tools/op_table.h"
+#include "traces/query/op_table.h"
 #include "tools/report.h"
 #include "tools/synth.h"
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
 namespace {
 
@@ -79,11 +79,11 @@ int main(int argc, char** argv) {
                                         "memory peaks, data-loader wait, anomalies");
   report->add_option("FILE", file, "the trace (.db)")->required();
   report->add_option("--sort", sort, "op table order")
-      ->check(CLI::IsMember(names(gb::tools::op_sort_names())))
+      ->check(CLI::IsMember(names(gb::query::op_sort_names())))
       ->capture_default_str();
   report->add_option("--limit", limit, "rows of the op and anomaly tables (0 = all)")->capture_default_str();
   report->add_option("--kind", kind, "span kind of the op table")
-      ->check(CLI::IsMember(names(gb::tools::span_kind_names())))
+      ->check(CLI::IsMember(names(gb::query::span_kind_names())))
       ->capture_default_str();
   std::string fail_on;
   report->add_option("--fail-on", fail_on,
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   diff->add_option("B", file_b, "the second trace, compared with A")->required();
   diff->add_option("--limit", limit, "rows of the op table (0 = all)")->capture_default_str();
   diff->add_option("--kind", kind, "span kind of the op table")
-      ->check(CLI::IsMember(names(gb::tools::span_kind_names())))
+      ->check(CLI::IsMember(names(gb::query::span_kind_names())))
       ->capture_default_str();
 
   gb::tools::SynthOptions so;
@@ -139,8 +139,8 @@ int main(int argc, char** argv) {
     std::ostringstream out;  // printed whole at the end, so a failure prints one error line and nothing else
     int rc = 0;
     if (*report) {
-      gb::tools::TraceDb db(file);
-      gb::tools::ReportOptions o{*gb::tools::parse_op_sort(sort), limit, *gb::tools::parse_span_kind(kind)};
+      gb::query::TraceDb db(file);
+      gb::tools::ReportOptions o{*gb::query::parse_op_sort(sort), limit, *gb::query::parse_span_kind(kind)};
       gb::tools::write_report(db, o, out);
       if (!fail_on.empty()) {
         const std::int64_t level = fail_on == "info" ? 0 : fail_on == "warning" ? 1 : 2;
@@ -153,18 +153,18 @@ int main(int argc, char** argv) {
         }
       }
     } else if (*exp) {
-      gb::tools::TraceDb db(file);
+      gb::query::TraceDb db(file);
       gb::tools::ExportCounts n = gb::tools::export_chrome(db, chrome_out);
       out << "wrote " << chrome_out << ": " << n.spans << " spans, " << n.counters << " counter samples, " << n.instants
           << " instants, " << n.anomalies << " anomalies, " << n.threads << " threads\n";
     } else if (*check) {
-      gb::tools::TraceDb db(file);
+      gb::query::TraceDb db(file);
       gb::tools::CheckResult r = gb::tools::check_trace(db);
       gb::tools::write_check(r, file, out);
       rc = r.ok() ? 0 : 1;
     } else if (*diff) {
-      gb::tools::TraceDb a(file), b(file_b);
-      gb::tools::write_diff(gb::tools::diff_traces(a, b, *gb::tools::parse_span_kind(kind)), limit, out);
+      gb::query::TraceDb a(file), b(file_b);
+      gb::query::write_diff(gb::query::diff_traces(a, b, *gb::query::parse_span_kind(kind)), limit, out);
     } else if (*synth) {
       gb::tools::SynthResult r = gb::tools::write_synthetic_trace(synth_out, so);
       out << "wrote " << synth_out << ": " << r.spans << " spans, " << r.steps << " steps, " << r.memory_events

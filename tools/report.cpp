@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "tools/dataloader.h"
-#include "tools/format.h"
-#include "tools/memory.h"
-#include "tools/steps.h"
+#include "traces/query/dataloader.h"
+#include "traces/query/format.h"
+#include "traces/query/memory.h"
+#include "traces/query/steps.h"
 #include "tools/story.h"
 #include "traces/schema.h"
 
 namespace gb::tools {
+
+using namespace gb::query;
 
 namespace {
 std::string one_line(std::string s) {  // a message with newlines would break the table

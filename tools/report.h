@@ -18,10 +18,12 @@
 #include <cstddef>
 #include <ostream>
 
-#include "tools/op_table.h"
-#include "tools/trace_db.h"
+#include "traces/query/op_table.h"
+#include "traces/query/trace_db.h"
 
 namespace gb::tools {
+
+using query::TraceDb;
 
 struct ReportOptions {
   OpSort sort = OpSort::self_cpu;

@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "tools/alarms.h"
-#include "tools/format.h"
-#include "tools/memory.h"
+#include "traces/query/alarms.h"
+#include "traces/query/format.h"
+#include "traces/query/memory.h"
 #include "traces/schema.h"
 
 namespace gb::tools {
+
+using namespace gb::query;
 
 using gb::trace::AnomalyKind;
 using gb::trace::Severity;

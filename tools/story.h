@@ -13,7 +13,7 @@
 //     alarms by kind / other alarms by kind: ...  one block per kind
 // Every part ends with a blank line after the last.
 //
-//   gb::tools::TraceDb db("run.db");
+//   gb::query::TraceDb db("run.db");
 //   gb::tools::write_story(db, std::cout);
 #pragma once
 
@@ -23,10 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/records.h"
 
 namespace gb::tools {
+
+using query::TraceDb;
 
 // How meta stopped_by reads: "exit" and "session end" (and no value) are a normal end; "signal SIGINT" an interrupt;
 // "uncaught exception: ..." and "std::terminate" a failure (instrument/session.cpp and collector.cpp write them).

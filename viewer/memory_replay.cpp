@@ -20,10 +20,10 @@ struct TraceModel::LiveEntry {
   OptId span, module;
 };
 
-void TraceModel::load_memory(const gb::tools::TraceDb& db) {
+void TraceModel::load_memory(const gb::query::TraceDb& db) {
   bool any = false;
   db.each("SELECT device, count(*) AS n FROM memory_events GROUP BY device ORDER BY device < 0, n DESC LIMIT 1",
-            [&](const gb::tools::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
+            [&](const gb::query::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
   if (!any) return;
   if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
@@ -31,7 +31,7 @@ void TraceModel::load_memory(const gb::tools::TraceDb& db) {
   db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id FROM memory_events "
           "WHERE device = ?1 "
             "ORDER BY id",
-            {mem_device_}, [&](const gb::tools::Row& row) {
+            {mem_device_}, [&](const gb::query::Row& row) {
               if (stop_) throw MemoryLoadStopped{};
               const auto action = static_cast<MemAction>(row.i64(1));
               if (action == MemAction::alloc) {
@@ -213,7 +213,7 @@ std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t 
   std::unordered_map<std::int64_t, LiveEntry> live;
   db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
             "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
-            {mem_device_, t}, [&](const gb::tools::Row& row) {
+            {mem_device_, t}, [&](const gb::query::Row& row) {
               const auto action = static_cast<MemAction>(row.i64(0));
               if (action == MemAction::alloc)
                 live[row.i64(1)] = LiveEntry{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),

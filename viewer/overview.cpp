@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "viewer/trace_model.h"
 
 namespace gb::viewer {
@@ -56,7 +56,7 @@ std::string Overview::error() const {
 
 void Overview::build(std::string path, std::vector<ThreadRange> threads, std::int64_t direct_rows) {
   try {
-    gb::tools::TraceDb db(path);
+    gb::query::TraceDb db(path);
     for (const ThreadRange& r : threads) {
       const std::int64_t rows = r.last_id - r.first_id + 1, span = std::max<std::int64_t>(1, r.end_ns - r.begin_ns);
       Thread t;
@@ -84,7 +84,7 @@ void Overview::build(std::string path, std::vector<ThreadRange> threads, std::in
   done_.store(true, std::memory_order_release);
 }
 
-void Overview::build_thread(const gb::tools::TraceDb& db, const ThreadRange& r, Thread& t) {
+void Overview::build_thread(const gb::query::TraceDb& db, const ThreadRange& r, Thread& t) {
   struct Raw {
     std::int64_t id, start, dur, parent, name, seq, step, module;  // parent 0, seq/step/module -1: NULL
     int kind;
@@ -159,10 +159,10 @@ void Overview::build_thread(const gb::tools::TraceDb& db, const ThreadRange& r, 
     rows_read_ += static_cast<std::int64_t>(batch.size());
     batch.clear();
   };
-  auto opt = [](const gb::tools::Row& x, int c) { return x.is_null(c) ? std::int64_t{-1} : x.i64(c); };
+  auto opt = [](const gb::query::Row& x, int c) { return x.is_null(c) ? std::int64_t{-1} : x.i64(c); };
   db.each("SELECT id, start_ns, dur_ns, parent_delta, kind, name_id, step, seq, module_id FROM spans "
           "WHERE id >= ?1 AND id <= ?2 ORDER BY id",
-          {r.first_id, r.last_id}, [&](const gb::tools::Row& x) {
+          {r.first_id, r.last_id}, [&](const gb::query::Row& x) {
             const Id id = x.i64(0);
             batch.push_back(Raw{id, x.i64(1), std::max<std::int64_t>(0, x.i64(2)), x.is_null(3) ? 0 : id - x.i64(3),
                                 x.i64(5), opt(x, 7), opt(x, 6), opt(x, 8), static_cast<int>(x.i64(4))});

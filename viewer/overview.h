@@ -35,7 +35,7 @@
 
 #include "traces/records.h"
 
-namespace gb::tools {
+namespace gb::query {
 class TraceDb;
 }
 
@@ -103,7 +103,7 @@ class Overview {
   };
 
   void build(std::string path, std::vector<ThreadRange> threads, std::int64_t direct_rows);
-  void build_thread(const gb::tools::TraceDb& db, const ThreadRange& r, Thread& t);
+  void build_thread(const gb::query::TraceDb& db, const ThreadRange& r, Thread& t);
 
   mutable std::mutex mu_;
   std::map<gb::trace::Id, Thread> threads_;

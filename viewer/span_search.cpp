@@ -41,7 +41,7 @@ void duration_histogram(SpanSearch& s, int bins) {
 
 namespace {
 
-SpanSearch run_search(const gb::tools::TraceDb& db, const std::string& text, std::size_t cap, int bins) {
+SpanSearch run_search(const gb::query::TraceDb& db, const std::string& text, std::size_t cap, int bins) {
   SpanSearch s;
   s.text = text;
   if (text.empty()) return s;
@@ -53,7 +53,7 @@ SpanSearch run_search(const gb::tools::TraceDb& db, const std::string& text, std
   const std::string from =
       " FROM spans JOIN strings ON strings.id = spans.name_id WHERE instr(lower(strings.text), '" + needle + "') > 0";
   db.each("SELECT spans.id, spans.start_ns, spans.dur_ns" + from + " ORDER BY spans.id LIMIT ?1",
-          {static_cast<std::int64_t>(cap)}, [&](const gb::tools::Row& r) {
+          {static_cast<std::int64_t>(cap)}, [&](const gb::query::Row& r) {
             s.hits.push_back({r.i64(0), r.i64(1), r.i64(2)});
           });
   s.matches = static_cast<std::int64_t>(s.hits.size());
@@ -76,7 +76,7 @@ struct TraceModel::SearchJob {
 
 struct TraceModel::CompareJob {
   std::string path;
-  std::optional<gb::tools::TraceDiff> result;
+  std::optional<gb::query::TraceDiff> result;
   std::string error;
   std::atomic<bool> done{false}, cancelled{false};
 };
@@ -97,7 +97,7 @@ const SpanSearch* TraceModel::search_async(const std::string& text, std::size_t 
   auto job = std::make_shared<SearchJob>();
   job->text = text, job->cap = cap, job->bins = bins;
   search_job_ = job;
-  queries_->post([job](const gb::tools::TraceDb* db) {
+  queries_->post([job](const gb::query::TraceDb* db) {
     if (!job->cancelled) {
       try {
         if (db) job->result = run_search(*db, job->text, job->cap, job->bins);
@@ -124,12 +124,12 @@ void TraceModel::compare_with(const std::string& path) {
   auto job = std::make_shared<CompareJob>();
   job->path = path;
   compare_job_ = job;
-  queries_->post([job](const gb::tools::TraceDb* a) {
+  queries_->post([job](const gb::query::TraceDb* a) {
     if (!job->cancelled) {
       try {
         if (!a) throw std::runtime_error("this trace cannot be read again");
-        const gb::tools::TraceDb b(job->path);
-        job->result = gb::tools::diff_traces(*a, b);
+        const gb::query::TraceDb b(job->path);
+        job->result = gb::query::diff_traces(*a, b);
       } catch (const std::exception& e) {
         job->error = job->path + ": " + e.what();
       }

@@ -31,11 +31,11 @@ int role_order(ThreadRole r) {
 }  // namespace
 
 TraceModel::TraceModel(const std::string& path, ModelOptions options)
-    : db_(std::make_unique<gb::tools::TraceDb>(path)), options_(options), queries_(std::make_unique<Worker>(path)),
+    : db_(std::make_unique<gb::query::TraceDb>(path)), options_(options), queries_(std::make_unique<Worker>(path)),
       windows_(std::make_unique<Worker>(path)), compute_(std::make_unique<Worker>("")) {
   const Reader& r = db_->reader();
   db_->each("SELECT id, text FROM strings",
-            [&](const gb::tools::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
+            [&](const gb::query::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
   for (auto& m : r.all<ModuleRecord>()) modules_.emplace(m.id, m);
   params_ = r.all<ParamRecord>();
   std::sort(params_.begin(), params_.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -43,7 +43,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   std::sort(steps_.begin(), steps_.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
   if (steps_.empty()) {  // a trace with step spans but no steps table
     db_->each("SELECT step, start_ns, end_ns FROM spans WHERE kind = ?1 AND step IS NOT NULL ORDER BY start_ns",
-              {static_cast<std::int64_t>(SpanKind::step)}, [&](const gb::tools::Row& row) {
+              {static_cast<std::int64_t>(SpanKind::step)}, [&](const gb::query::Row& row) {
                 steps_.push_back(StepRecord{row.i64(0), row.i64(1), row.i64(2), {}, {}, {}, false});
               });
   }
@@ -67,14 +67,14 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
     const Id lo = span_id(t.id, 0), hi = span_id(t.id + 1, 0);
     std::int64_t first = 0, last_id = 0, n = 0;
     db_->each("SELECT id, start_ns FROM spans WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1", {lo, hi},
-              [&](const gb::tools::Row& row) { first = row.i64(1), n = 1; });
+              [&](const gb::query::Row& row) { first = row.i64(1), n = 1; });
     if (n == 0) continue;
     db_->each("SELECT id FROM spans WHERE id >= ?1 AND id < ?2 ORDER BY id DESC LIMIT 1", {lo, hi},
-              [&](const gb::tools::Row& row) { last_id = row.i64(0); });
+              [&](const gb::query::Row& row) { last_id = row.i64(0); });
     std::int64_t end = first;
     for (Id cur = last_id; cur != 0;) {  // walk up to the root
       Id parent = 0;
-      db_->each("SELECT end_ns, parent_id FROM spans WHERE id = ?1", {cur}, [&](const gb::tools::Row& row) {
+      db_->each("SELECT end_ns, parent_id FROM spans WHERE id = ?1", {cur}, [&](const gb::query::Row& row) {
         end = std::max(end, row.i64(0));
         parent = row.is_null(1) ? 0 : row.i64(1);
       });
@@ -109,13 +109,13 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   // Memory events are in time order by id: the first and the last give the extent without reading the rest.
   db_->each("SELECT (SELECT t_ns FROM memory_events ORDER BY id LIMIT 1), (SELECT t_ns FROM memory_events ORDER BY id "
             "DESC LIMIT 1)",
-            [&](const gb::tools::Row& row) {
+            [&](const gb::query::Row& row) {
               if (!row.is_null(0)) extend(row.i64(0), row.i64(1));
             });
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
   ooms_ = r.all<OomReportRecord>();
   has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
-  db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::tools::Row& row) { graph_steps_.push_back(row.i64(0)); });
+  db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::query::Row& row) { graph_steps_.push_back(row.i64(0)); });
   if (options_.background) loader_ = std::thread([this, ranges = std::move(ranges)]() mutable { load(std::move(ranges)); });
   else load(std::move(ranges));
 }
@@ -129,9 +129,9 @@ TraceModel::~TraceModel() {
 }
 
 void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
-  std::unique_ptr<gb::tools::TraceDb> db;
+  std::unique_ptr<gb::query::TraceDb> db;
   try {
-    db = std::make_unique<gb::tools::TraceDb>(path());
+    db = std::make_unique<gb::query::TraceDb>(path());
     load_memory(*db);
   } catch (...) {  // stopped, or the file changed under us: the panels show what they have
   }
@@ -151,11 +151,11 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
       db->each("SELECT step, sum(dur_ns) FROM spans WHERE kind = ?1 AND step IS NOT NULL AND "
                "name_id IN (SELECT id FROM strings WHERE text = 'wait') GROUP BY step",
                {static_cast<std::int64_t>(SpanKind::dataloader)},
-               [&](const gb::tools::Row& row) { wait[row.i64(0)] = row.i64(1); });
+               [&](const gb::query::Row& row) { wait[row.i64(0)] = row.i64(1); });
       std::vector<StepWait> v;
       for (const StepRecord& s : steps_) v.push_back(StepWait{s.step, s.start_ns, s.end_ns, wait[s.step]});
       waits_ = std::move(v);
-      if (!stop_) dl_summary_ = gb::tools::dataloader_summary(*db);
+      if (!stop_) dl_summary_ = gb::query::dataloader_summary(*db);
     }
   } catch (const std::exception&) {
   }
@@ -166,7 +166,7 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
       FlameBuilder fb;  // streamed in id order: memory is the stacks of open spans and the path nodes
       db->each("SELECT id, parent_id, kind, name_id, end_ns - start_ns FROM spans WHERE kind IN (?1, ?2) ORDER BY id",
                {static_cast<std::int64_t>(SpanKind::module), static_cast<std::int64_t>(SpanKind::op)},
-               [&](const gb::tools::Row& row) {
+               [&](const gb::query::Row& row) {
                  fb.add(FlameSpan{row.i64(0), row.opt_i64(1), static_cast<SpanKind>(row.i64(2)), string(row.i64(3)),
                                   row.i64(4)});
                });
@@ -181,7 +181,7 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
       std::map<std::pair<int, std::string>, std::pair<std::int64_t, std::string>> best;
       db->each("SELECT s.kind, s.name_id, d.input_shapes, count(*) FROM op_details d JOIN spans s ON s.id = d.span_id "
                "WHERE d.input_shapes IS NOT NULL GROUP BY s.kind, s.name_id, d.input_shapes",
-               [&](const gb::tools::Row& row) {
+               [&](const gb::query::Row& row) {
                  auto& b = best[{static_cast<int>(row.i64(0)), std::string(string(row.i64(1)))}];
                  std::string text(string(row.i64(2)));
                  const std::int64_t n = row.i64(3);
@@ -197,7 +197,7 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
 std::pair<std::string, std::string> TraceModel::span_shapes(Id span_id) const {
   if (shapes_cache_ && shapes_cache_->first == span_id) return shapes_cache_->second;
   std::pair<std::string, std::string> r;
-  db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::tools::Row& row) {
+  db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
     if (auto s = row.opt_i64(0)) r.first = std::string(string(*s));
     if (auto s = row.opt_i64(1)) r.second = std::string(string(*s));
   });
@@ -299,7 +299,7 @@ std::string TraceModel::module_path(OptId module) const {
 }
 
 std::string TraceModel::kind_name(SpanKind k) const {
-  auto names = gb::tools::span_kind_names();
+  auto names = gb::query::span_kind_names();
   auto i = static_cast<std::size_t>(k);
   return i < names.size() ? std::string(names[i]) : "kind " + std::to_string(i);
 }
@@ -339,7 +339,7 @@ void TraceModel::post_window(Id thread_id, TimelineCache& c, std::int64_t q0, st
   auto job = std::make_shared<WindowJob>();
   job->q0 = q0, job->q1 = q1, job->fold = fold, job->direct_rows = options_.direct_rows, job->direct = direct;
   c.job = job;
-  windows_->post([job, thread_id](const gb::tools::TraceDb* db) {
+  windows_->post([job, thread_id](const gb::query::TraceDb* db) {
     if (!job->cancelled && db) {
       try {
         const Reader& r = db->reader();
@@ -431,7 +431,7 @@ bool TraceModel::timeline_partial(Id thread_id) const {
 }
 
 namespace {
-SpanRecord span_row(const gb::tools::Row& row) {  // the columns of kSpanCols
+SpanRecord span_row(const gb::query::Row& row) {  // the columns of kSpanCols
   return SpanRecord{.id = row.i64(8),
                     .kind = static_cast<SpanKind>(row.i64(0)),
                     .name_id = row.i64(1),
@@ -448,7 +448,7 @@ const std::string kSpanCols = "SELECT kind, name_id, start_ns, end_ns, step, par
 
 std::optional<SpanRecord> TraceModel::span_record(Id id) const {
   std::optional<SpanRecord> out;
-  db_->each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::tools::Row& row) { out = span_row(row); });
+  db_->each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { out = span_row(row); });
   return out;
 }
 
@@ -465,7 +465,7 @@ std::shared_ptr<const SpanDetails> TraceModel::details_async(Id id) {
   if (j == details_jobs_.end()) {
     auto job = std::make_shared<DetailsJob>();
     details_jobs_.emplace(id, job);
-    queries_->post([this, job, id](const gb::tools::TraceDb* db) {
+    queries_->post([this, job, id](const gb::query::TraceDb* db) {
       try {
         if (db) job->result = read_details(*db, id);
       } catch (const std::exception&) {  // interrupted (the model closes) or unreadable: no details
@@ -483,15 +483,15 @@ std::shared_ptr<const SpanDetails> TraceModel::details_async(Id id) {
   return answer;
 }
 
-std::optional<SpanDetails> TraceModel::read_details(const gb::tools::TraceDb& db, Id id) const {
+std::optional<SpanDetails> TraceModel::read_details(const gb::query::TraceDb& db, Id id) const {
   std::optional<SpanDetails> d;
-  db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::tools::Row& row) { d.emplace().span = span_row(row); });
+  db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { d.emplace().span = span_row(row); });
   if (!d) return d;
   d->name = std::string(string(d->span.name_id));
   d->module = module_path(d->span.module_id);
   for (const Track& t : tracks_)
     if (t.thread_id == d->span.thread_id) d->thread = t.name;
-  db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {id}, [&](const gb::tools::Row& row) {
+  db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {id}, [&](const gb::query::Row& row) {
     if (auto s = row.opt_i64(0)) d->shapes = std::string(string(*s));
     if (auto s = row.opt_i64(1)) d->dtypes = std::string(string(*s));
   });
@@ -499,7 +499,7 @@ std::optional<SpanDetails> TraceModel::read_details(const gb::tools::TraceDb& db
   if (d->span.seq && (d->span.kind == SpanKind::op || d->span.kind == SpanKind::backward_node)) {
     const auto other = static_cast<std::int64_t>(d->span.kind == SpanKind::op ? SpanKind::backward_node : SpanKind::op);
     db.each(kSpanCols + "WHERE kind = ?1 AND seq = ?2 LIMIT 1", {other, *d->span.seq},
-              [&](const gb::tools::Row& row) { d->linked = span_row(row); });
+              [&](const gb::query::Row& row) { d->linked = span_row(row); });
     if (d->linked) d->linked_name = std::string(string(d->linked->name_id));
   }
   std::int64_t child_ns = 0;
@@ -507,11 +507,11 @@ std::optional<SpanDetails> TraceModel::read_details(const gb::tools::TraceDb& db
     if (s.span.parent_id == id) ++d->children, child_ns += s.end_ns - s.start_ns;
   d->self_ns = d->span.end_ns - d->span.start_ns - child_ns;
   db.each("SELECT count(*), coalesce(sum(size), 0) FROM memory_events WHERE span_id = ?1 AND action = 0", {id},
-            [&](const gb::tools::Row& row) { d->allocations = row.i64(0), d->allocated_bytes = row.i64(1); });
+            [&](const gb::query::Row& row) { d->allocations = row.i64(0), d->allocated_bytes = row.i64(1); });
   if (has_kernels_)
     db.each("SELECT k.span_id, s.name_id, s.start_ns, s.end_ns - s.start_ns, k.grid, k.block, k.stream FROM kernels k "
               "JOIN spans s ON s.id = k.span_id WHERE k.launch_span_id = ?1 ORDER BY s.start_ns, k.span_id",
-              {id}, [&](const gb::tools::Row& row) {
+              {id}, [&](const gb::query::Row& row) {
                 d->kernels.push_back(LaunchedKernel{row.i64(0), std::string(string(row.i64(1))), std::string(row.text(4)),
                                                     std::string(row.text(5)), row.i64(2), row.i64(3), row.i64(6)});
               });
@@ -544,7 +544,7 @@ const T* TraceModel::async_get(Slot<T>& s, Key key, F compute) {
     auto job = std::make_shared<typename Slot<T>::Job>();
     job->key = key;
     s.job = job;
-    compute_->post([job, compute](const gb::tools::TraceDb*) {
+    compute_->post([job, compute](const gb::query::TraceDb*) {
       if (!job->cancelled.load()) job->result = compute();
       job->done.store(true, std::memory_order_release);
     });
@@ -589,7 +589,7 @@ const AutogradGraph* TraceModel::graph(std::int64_t step) {
   std::unordered_map<Id, int> index;
   db_->each("SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes FROM graph_nodes WHERE step = ?1 "
             "ORDER BY id",
-            {step}, [&](const gb::tools::Row& row) {
+            {step}, [&](const gb::query::Row& row) {
               GraphNode n;
               n.record = GraphNodeRecord{row.i64(0), row.i64(1), row.i64(2), row.i64(3), row.opt_i64(4), row.opt_i64(5), row.i64(6)};
               n.name = std::string(string(n.record.name_id));
@@ -599,7 +599,7 @@ const AutogradGraph* TraceModel::graph(std::int64_t step) {
               g.nodes.push_back(std::move(n));
             });
   db_->each("SELECT src_node_id, dst_node_id, input_nr FROM graph_edges WHERE step = ?1 ORDER BY rowid", {step},
-            [&](const gb::tools::Row& row) {
+            [&](const gb::query::Row& row) {
               auto a = index.find(row.i64(0)), b = index.find(row.i64(1));
               if (a == index.end() || b == index.end()) return;
               g.edges.emplace_back(a->second, b->second);
@@ -627,20 +627,20 @@ const AutogradGraph* TraceModel::graph(std::int64_t step) {
 
 // --- ops, gradients, data loader --------------------------------------------------------------------------------
 
-const gb::tools::OpTable& TraceModel::op_table(SpanKind kind) {
-  static const gb::tools::OpTable kEmpty;
+const gb::query::OpTable& TraceModel::op_table(SpanKind kind) {
+  static const gb::query::OpTable kEmpty;
   if (!overview_.ready()) return kEmpty;
   auto it = op_tables_.find(static_cast<int>(kind));
   if (it != op_tables_.end()) return it->second;
-  if (has_kernels_) return op_tables_.emplace(static_cast<int>(kind), gb::tools::op_table(*db_, kind)).first->second;
-  gb::tools::OpTable t;
+  if (has_kernels_) return op_tables_.emplace(static_cast<int>(kind), gb::query::op_table(*db_, kind)).first->second;
+  gb::query::OpTable t;
   t.kind = kind;
   for (const auto& [key, a] : overview_.op_aggregates()) {
     if (key.first != static_cast<int>(kind)) continue;
-    t.rows.push_back(gb::tools::OpStats{std::string(string(key.second)), a.calls, a.self_ns, a.total_ns, 0, 0});
+    t.rows.push_back(gb::query::OpStats{std::string(string(key.second)), a.calls, a.self_ns, a.total_ns, 0, 0});
     t.self_total_ns += a.self_ns;
   }
-  gb::tools::sort_ops(t.rows, gb::tools::OpSort::cpu_total);
+  gb::query::sort_ops(t.rows, gb::query::OpSort::cpu_total);
   return op_tables_.emplace(static_cast<int>(kind), std::move(t)).first->second;
 }
 
@@ -678,7 +678,7 @@ GradColumns TraceModel::reduce_grad(int columns) const {
   return g;
 }
 
-GradHeatmap TraceModel::load_heatmap(const gb::tools::TraceDb& db) const {
+GradHeatmap TraceModel::load_heatmap(const gb::query::TraceDb& db) const {
   GradHeatmap h;
   std::vector<GradStatRecord> stats = db.reader().grad_stats();
   std::unordered_map<Id, std::size_t> row;
@@ -736,8 +736,8 @@ const std::vector<StepWait>& TraceModel::step_waits() {
   return dataloader_ready_.load(std::memory_order_acquire) && waits_ ? *waits_ : kEmpty;
 }
 
-const gb::tools::DataLoaderSummary& TraceModel::dataloader_summary() {
-  static const gb::tools::DataLoaderSummary kEmpty;
+const gb::query::DataLoaderSummary& TraceModel::dataloader_summary() {
+  static const gb::query::DataLoaderSummary kEmpty;
   return dataloader_ready_.load(std::memory_order_acquire) && dl_summary_ ? *dl_summary_ : kEmpty;
 }
 

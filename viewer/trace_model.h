@@ -1,7 +1,7 @@
 // viewer/trace_model.h — everything the viewer shows, queried and aggregated from one trace; no ImGui here.
 //
 // Contract:
-//   - TraceModel(path) opens the file through gb::tools::TraceDb (the Reader's checks) and throws its
+//   - TraceModel(path) opens the file through gb::query::TraceDb (the Reader's checks) and throws its
 //     gb::trace::Error (missing, empty, corrupt, not a trace, newer schema) with the message to show the user.
 //     Opening reads the small tables (threads, strings, steps, modules, params, counters, anomalies) and the
 //     memory events of one device; spans are read on demand, by time window, with level of detail.
@@ -46,10 +46,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tools/dataloader.h"
-#include "tools/diff.h"
-#include "tools/op_table.h"
-#include "tools/trace_db.h"
+#include "traces/query/dataloader.h"
+#include "traces/query/diff.h"
+#include "traces/query/op_table.h"
+#include "traces/query/trace_db.h"
 #include "traces/records.h"
 #include "viewer/overview.h"
 #include "viewer/worker.h"
@@ -375,7 +375,7 @@ class TraceModel {
   // --- ops, anomalies, gradients, data loader
   // From the overview's sums (empty while it builds); a trace with CUDA kernels gets tools::op_table's (SQL) for
   // its CUDA columns, computed once per kind.
-  const gb::tools::OpTable& op_table(gb::trace::SpanKind kind);
+  const gb::query::OpTable& op_table(gb::trace::SpanKind kind);
   bool ops_loading() const { return !overview_.ready(); }
   const Flame& flame() const;  // empty while loading (flame_loading())
   // The most common input_shapes string (op_details) of the spans of this kind and name (ties: the smaller text);
@@ -390,7 +390,7 @@ class TraceModel {
   bool gradients_pending() const { return grad_slot_.job != nullptr; }
   UpdateRatio update_ratio(Id param_id);          // from the heatmap; empty while loading or for an unknown param
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
-  const gb::tools::DataLoaderSummary& dataloader_summary();
+  const gb::query::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
   // --- compare: this trace (A) with a second one (B), through tools::diff_traces (steps, op deltas, memory peaks).
   // compare_with(path) returns at once: the diff (one scan of each trace's spans) runs on the query worker, and
@@ -398,7 +398,7 @@ class TraceModel {
   // comparison and compare_error() says why. "" clears it. wait_queries() waits for it.
   void compare_with(const std::string& path);
   bool comparing() const { poll_compare(); return compare_job_ != nullptr; }
-  const gb::tools::TraceDiff* comparison() const { poll_compare(); return compare_ ? &*compare_ : nullptr; }
+  const gb::query::TraceDiff* comparison() const { poll_compare(); return compare_ ? &*compare_ : nullptr; }
   const std::string& compare_error() const { poll_compare(); return compare_error_; }
   void wait_queries();  // until the search, comparison and timeline windows asked for so far are answered
 
@@ -407,7 +407,7 @@ class TraceModel {
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
-  std::optional<SpanDetails> read_details(const gb::tools::TraceDb& db, Id span_id) const;  // any thread
+  std::optional<SpanDetails> read_details(const gb::query::TraceDb& db, Id span_id) const;  // any thread
   SegmentMap replay_segments(std::int64_t t) const;
   GradColumns reduce_grad(int columns) const;
   using Key = std::array<std::int64_t, 3>;
@@ -424,7 +424,7 @@ class TraceModel {
   };
   template <class T, class F>
   const T* async_get(Slot<T>& s, Key key, F compute);
-  void load_memory(const gb::tools::TraceDb& db);
+  void load_memory(const gb::query::TraceDb& db);
   struct LiveEntry;  // a live block during a replay (memory_replay.cpp)
   std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
                                   std::vector<gb::trace::OptId>* spans = nullptr) const;  // spans: names left to fill
@@ -435,7 +435,7 @@ class TraceModel {
     bool named = false;
   };
   LiveTop replay_live(std::int64_t t, std::size_t n) const;
-  GradHeatmap load_heatmap(const gb::tools::TraceDb& db) const;
+  GradHeatmap load_heatmap(const gb::query::TraceDb& db) const;
   struct WindowJob;  // a window's Reader work on windows_ (trace_model.cpp)
   struct TimelineCache {
     std::int64_t q0 = 0, q1 = -1, fold = -1;
@@ -448,7 +448,7 @@ class TraceModel {
   void apply_window(Id thread_id, TimelineCache& c);
   void from_overview(Id thread_id, TimelineCache& c);
 
-  std::unique_ptr<gb::tools::TraceDb> db_;
+  std::unique_ptr<gb::query::TraceDb> db_;
   ModelOptions options_;
   std::int64_t begin_ns_ = 0, end_ns_ = 0, span_count_ = 0, timeline_queries_ = 0, overview_queries_ = 0;
   std::unordered_map<Id, std::string> strings_;
@@ -482,14 +482,14 @@ class TraceModel {
   void poll_compare() const;
   std::optional<SpanSearch> search_;
   std::shared_ptr<SearchJob> search_job_;
-  mutable std::optional<gb::tools::TraceDiff> compare_;
+  mutable std::optional<gb::query::TraceDiff> compare_;
   mutable std::string compare_error_;
   mutable std::shared_ptr<CompareJob> compare_job_;
-  std::map<int, gb::tools::OpTable> op_tables_;
+  std::map<int, gb::query::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
   GradColumns grad_columns_;
   std::optional<std::vector<StepWait>> waits_;
-  std::optional<gb::tools::DataLoaderSummary> dl_summary_;
+  std::optional<gb::query::DataLoaderSummary> dl_summary_;
   bool has_kernels_ = false;
   std::vector<std::int64_t> graph_steps_;
   std::map<std::int64_t, AutogradGraph> graphs_;

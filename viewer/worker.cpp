@@ -1,7 +1,7 @@
 // viewer/worker.cpp — the background query thread (contract in worker.h).
 #include "viewer/worker.h"
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
 namespace gb::viewer {
 
@@ -37,7 +37,7 @@ void Worker::interrupt() {
 }
 
 void Worker::run() {
-  std::unique_ptr<gb::tools::TraceDb> db;
+  std::unique_ptr<gb::query::TraceDb> db;
   bool opened = false;
   for (;;) {
     Job job;
@@ -52,7 +52,7 @@ void Worker::run() {
     if (!opened && !path_.empty()) {
       opened = true;
       try {
-        db = std::make_unique<gb::tools::TraceDb>(path_);
+        db = std::make_unique<gb::query::TraceDb>(path_);
         std::lock_guard lock(m_);
         db_ = db.get();
       } catch (const std::exception&) {

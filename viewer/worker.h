@@ -2,7 +2,7 @@
 // a slow query (a search, a comparison, a timeline window) never runs inside a frame. No ImGui.
 //
 // Contract:
-//   - Worker(path) starts the thread; the connection (gb::tools::TraceDb) is opened on it, on the first job. A job
+//   - Worker(path) starts the thread; the connection (gb::query::TraceDb) is opened on it, on the first job. A job
 //     gets that connection, or nullptr when the trace cannot be opened; it reports its result through state it
 //     shares with the poster (a shared_ptr with an atomic `done`), never by touching the poster's members.
 //   - Worker("") opens no connection (jobs get nullptr): a thread for in-memory work.
@@ -13,7 +13,7 @@
 //
 //   Worker w("run.db");
 //   auto out = std::make_shared<Result>();
-//   w.post([out](const gb::tools::TraceDb* db) { out->value = query(*db); out->done = true; });
+//   w.post([out](const gb::query::TraceDb* db) { out->value = query(*db); out->done = true; });
 #pragma once
 
 #include <condition_variable>
@@ -24,7 +24,7 @@
 #include <string>
 #include <thread>
 
-namespace gb::tools {
+namespace gb::query {
 class TraceDb;
 }
 
@@ -32,7 +32,7 @@ namespace gb::viewer {
 
 class Worker {
  public:
-  using Job = std::function<void(const gb::tools::TraceDb*)>;
+  using Job = std::function<void(const gb::query::TraceDb*)>;
   explicit Worker(std::string path);
   ~Worker();
   Worker(const Worker&) = delete;
@@ -49,7 +49,7 @@ class Worker {
   std::condition_variable work_, idle_;
   std::deque<Job> jobs_;
   bool stop_ = false, busy_ = false;
-  const gb::tools::TraceDb* db_ = nullptr;  // the open connection (guarded by m_), for interrupt()
+  const gb::query::TraceDb* db_ = nullptr;  // the open connection (guarded by m_), for interrupt()
   std::thread thread_;  // last: started once the rest exists
 };
 

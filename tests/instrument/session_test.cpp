@@ -151,7 +151,7 @@ TEST_CASE("a process killed with SIGKILL leaves a readable trace holding every e
   Reader r(path);
   CHECK_FALSE(r.meta("closed_cleanly").has_value());
   CHECK(count_spans(r, "tick") >= old);
-  gb::tools::CheckResult check = gb::tools::check_trace(gb::tools::TraceDb(path));  // `glassbox check` passes
+  gb::tools::CheckResult check = gb::tools::check_trace(gb::query::TraceDb(path));  // `glassbox check` passes
   for (const auto& p : check.problems) FAIL_CHECK(p.what);
   CHECK(check.ok());
   auto spans = r.all<SpanRecord>();

@@ -13,6 +13,7 @@
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
+using namespace gb::query;
 using gb::trace::span_id;
 
 namespace {

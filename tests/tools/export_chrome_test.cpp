@@ -18,6 +18,7 @@
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
+using namespace gb::query;
 using nlohmann::json;
 
 namespace {

@@ -9,6 +9,7 @@
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
+using namespace gb::query;
 
 namespace {
 bool has(const std::string& text, const std::string& part) {

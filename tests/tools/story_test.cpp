@@ -8,11 +8,12 @@
 #include <sstream>
 
 #include "bad_runs.h"
-#include "tools/alarms.h"
+#include "traces/query/alarms.h"
 #include "tools/report.h"
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
+using namespace gb::query;
 using bad_runs::kMs;
 
 namespace {

@@ -6,10 +6,11 @@
 
 #include "tools/check.h"
 #include "tools/synth.h"
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
+using namespace gb::query;
 
 TEST_CASE("synth: a trace glassbox check accepts, with the counts it reports") {
   TempDir tmp;

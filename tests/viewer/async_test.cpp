@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "tools/synth.h"
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/temp_dir.h"
 #include "viewer/trace_model.h"
 #include "viewer/worker.h"
@@ -122,7 +122,7 @@ TEST_CASE("Worker: destroying it interrupts a running query instead of waiting f
   gb::tools::write_synthetic_trace(path, {.steps = 2, .layers = 2, .ops_per_layer = 1});
   std::atomic<bool> started{false}, finished{false}, threw{false};
   auto w = std::make_unique<Worker>(path);
-  w->post([&](const gb::tools::TraceDb* db) {
+  w->post([&](const gb::query::TraceDb* db) {
     started = true;
     if (!db) return;  // `finished` and `threw` stay false: the checks below fail
     try {  // ~10 s of SQLite work when not interrupted

@@ -3,7 +3,7 @@
 // error and cleared states.
 #include <doctest/doctest.h>
 
-#include "tools/diff.h"
+#include "traces/query/diff.h"
 #include "tools/synth.h"
 #include "traces/temp_dir.h"
 #include "viewer/trace_model.h"
@@ -21,8 +21,8 @@ TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
   m.wait_queries();
   REQUIRE(m.comparison() != nullptr);
   CHECK(m.compare_error().empty());
-  const gb::tools::TraceDiff& got = *m.comparison();
-  const gb::tools::TraceDiff want = gb::tools::diff_traces(gb::tools::TraceDb(a), gb::tools::TraceDb(b));
+  const gb::query::TraceDiff& got = *m.comparison();
+  const gb::query::TraceDiff want = gb::query::diff_traces(gb::query::TraceDb(a), gb::query::TraceDb(b));
   CHECK(got.steps_a.count == 6);
   CHECK(got.steps_b.count == 8);
   CHECK(got.steps_a.mean == want.steps_a.mean);

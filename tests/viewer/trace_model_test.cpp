@@ -422,10 +422,10 @@ TEST_CASE("timeline on a cache miss: answers at once with a stand-in, the exact 
 TEST_CASE("ops from the overview's pass equal tools::op_table (calls, CPU total, Self CPU) for every kind") {
   Fixture f({.steps = 5, .layers = 3, .ops_per_layer = 4});
   TraceModel m(f.path, {.direct_rows = 100, .background = false});
-  gb::tools::TraceDb db(f.path);
+  gb::query::TraceDb db(f.path);
   for (SpanKind k : {SpanKind::op, SpanKind::backward_node, SpanKind::module, SpanKind::optimizer, SpanKind::step}) {
-    const gb::tools::OpTable want = gb::tools::op_table(db, k);
-    const gb::tools::OpTable& got = m.op_table(k);
+    const gb::query::OpTable want = gb::query::op_table(db, k);
+    const gb::query::OpTable& got = m.op_table(k);
     REQUIRE(got.rows.size() == want.rows.size());
     CHECK(got.self_total_ns == want.self_total_ns);
     for (std::size_t i = 0; i < got.rows.size(); ++i) {

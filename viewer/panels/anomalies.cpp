@@ -5,7 +5,7 @@
 #include <cinttypes>
 #include <string_view>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "traces/schema.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
@@ -70,7 +70,7 @@ void anomalies(TraceModel& m, ViewState& v) {
       ImGui::TableNextColumn();
       ImGui::PushID(i);
       const bool selected = v.cursor == r.t_ns && v.span == r.span_id;
-      if (ImGui::Selectable(gb::tools::format_time(static_cast<double>(r.t_ns)).c_str(), selected,
+      if (ImGui::Selectable(gb::query::format_time(static_cast<double>(r.t_ns)).c_str(), selected,
                             ImGuiSelectableFlags_SpanAllColumns))
         jump(m, v, a);
       ImGui::PopID();

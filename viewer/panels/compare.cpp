@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
@@ -38,7 +38,7 @@ std::string pct(double a, double b) {
 }  // namespace
 
 void compare(TraceModel& m, ViewState&) {
-  const gb::tools::TraceDiff* d = m.comparison();
+  const gb::query::TraceDiff* d = m.comparison();
   ImGui::Text("Compare with a second trace");
   ImGui::SameLine();
   plot::help_marker("This trace is A; the second is B. Step time (mean, median), memory peaks per device, and the "
@@ -68,19 +68,19 @@ void compare(TraceModel& m, ViewState&) {
   const auto& sb = d->steps_b;
   ImGui::Text("Steps: A %" PRId64 ", B %" PRId64, sa.count, sb.count);
   const double smax = std::max({sa.mean, sb.mean, sa.median, sb.median, sa.p90, sb.p90});
-  bar_pair("step time, mean", sa.mean, sb.mean, smax, gb::tools::format_time(sa.mean),
-           gb::tools::format_time(sb.mean) + "  " + pct(sa.mean, sb.mean));
-  bar_pair("step time, median", sa.median, sb.median, smax, gb::tools::format_time(sa.median),
-           gb::tools::format_time(sb.median) + "  " + pct(sa.median, sb.median));
-  for (const gb::tools::MemoryDelta& md : d->memory) {
+  bar_pair("step time, mean", sa.mean, sb.mean, smax, gb::query::format_time(sa.mean),
+           gb::query::format_time(sb.mean) + "  " + pct(sa.mean, sb.mean));
+  bar_pair("step time, median", sa.median, sb.median, smax, gb::query::format_time(sa.median),
+           gb::query::format_time(sb.median) + "  " + pct(sa.median, sb.median));
+  for (const gb::query::MemoryDelta& md : d->memory) {
     const double ra = static_cast<double>(md.reserved_a.value_or(0)), rb = static_cast<double>(md.reserved_b.value_or(0));
     const double aa = static_cast<double>(md.allocated_a.value_or(0)), ab = static_cast<double>(md.allocated_b.value_or(0));
     const double mmax = std::max({ra, rb, aa, ab});
     const std::string dev = md.device < 0 ? "cpu" : "device " + std::to_string(md.device);
-    bar_pair((dev + " peak allocated").c_str(), aa, ab, mmax, gb::tools::format_bytes(md.allocated_a.value_or(0)),
-             gb::tools::format_bytes(md.allocated_b.value_or(0)) + "  " + pct(aa, ab));
-    bar_pair((dev + " peak reserved").c_str(), ra, rb, mmax, gb::tools::format_bytes(md.reserved_a.value_or(0)),
-             gb::tools::format_bytes(md.reserved_b.value_or(0)) + "  " + pct(ra, rb));
+    bar_pair((dev + " peak allocated").c_str(), aa, ab, mmax, gb::query::format_bytes(md.allocated_a.value_or(0)),
+             gb::query::format_bytes(md.allocated_b.value_or(0)) + "  " + pct(aa, ab));
+    bar_pair((dev + " peak reserved").c_str(), ra, rb, mmax, gb::query::format_bytes(md.reserved_a.value_or(0)),
+             gb::query::format_bytes(md.reserved_b.value_or(0)) + "  " + pct(ra, rb));
   }
   ImGui::Separator();
   ImGui::Text("Ops (%s), by |CPU total change|", m.kind_name(d->kind).c_str());
@@ -95,7 +95,7 @@ void compare(TraceModel& m, ViewState&) {
   clip.Begin(static_cast<int>(d->ops.size()));
   while (clip.Step())
     for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
-      const gb::tools::OpDelta& o = d->ops[static_cast<std::size_t>(i)];
+      const gb::query::OpDelta& o = d->ops[static_cast<std::size_t>(i)];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(o.name.c_str());
@@ -105,13 +105,13 @@ void compare(TraceModel& m, ViewState&) {
       ImGui::TableNextColumn();
       ImGui::Text("%" PRId64, o.b ? o.b->calls : 0);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(o.a ? gb::tools::format_time(static_cast<double>(o.a->total_ns)).c_str() : "-");
+      ImGui::TextUnformatted(o.a ? gb::query::format_time(static_cast<double>(o.a->total_ns)).c_str() : "-");
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(o.b ? gb::tools::format_time(static_cast<double>(o.b->total_ns)).c_str() : "-");
+      ImGui::TextUnformatted(o.b ? gb::query::format_time(static_cast<double>(o.b->total_ns)).c_str() : "-");
       ImGui::TableNextColumn();
       const auto dn = o.total_delta_ns();
       ImGui::TextColored(dn > 0 ? ImVec4(1, 0.45f, 0.4f, 1) : ImVec4(0.45f, 0.85f, 0.45f, 1), "%s%s", dn > 0 ? "+" : "",
-                         gb::tools::format_time(static_cast<double>(dn)).c_str());
+                         gb::query::format_time(static_cast<double>(dn)).c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(pct(o.a ? static_cast<double>(o.a->total_ns) : 0, o.b ? static_cast<double>(o.b->total_ns) : 0).c_str());
     }

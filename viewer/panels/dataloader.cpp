@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
@@ -14,7 +14,7 @@ bool is_dataloader(const TimelineItem& it) { return it.span.kind == gb::trace::S
 }  // namespace
 
 void dataloader(TraceModel& m, ViewState& v) {
-  const gb::tools::DataLoaderSummary& s = m.dataloader_summary();
+  const gb::query::DataLoaderSummary& s = m.dataloader_summary();
   ImGui::Text("Data loading");
   ImGui::SameLine();
   plot::help_marker("Top: the share of each step the training thread spent waiting for its batch (the `wait` "
@@ -33,8 +33,8 @@ void dataloader(TraceModel& m, ViewState& v) {
     return;
   }
   ImGui::SameLine(0, 20);
-  ImGui::TextDisabled("waiting for data took %s of step time (%s of %s)", gb::tools::format_share(static_cast<double>(s.wait_ns), s.step_total_ns).c_str(),
-                      gb::tools::format_time(static_cast<double>(s.wait_ns)).c_str(), gb::tools::format_time(s.step_total_ns).c_str());
+  ImGui::TextDisabled("waiting for data took %s of step time (%s of %s)", gb::query::format_share(static_cast<double>(s.wait_ns), s.step_total_ns).c_str(),
+                      gb::query::format_time(static_cast<double>(s.wait_ns)).c_str(), gb::query::format_time(s.step_total_ns).c_str());
 
   const auto& waits = m.step_waits();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -61,9 +61,9 @@ void dataloader(TraceModel& m, ViewState& v) {
     ImGui::InvisibleButton("##bars", ImVec2(p1.x - p0.x, bars_h));
     if (ImGui::IsItemHovered()) {
       const auto i = std::min(waits.size() - 1, static_cast<std::size_t>((ImGui::GetIO().MousePos.x - p0.x) / bw));
-      ImGui::SetTooltip("step %" PRId64 ": waited %s of %s (%s)", waits[i].step, gb::tools::format_time(static_cast<double>(waits[i].wait_ns)).c_str(),
-                        gb::tools::format_time(static_cast<double>(waits[i].end_ns - waits[i].start_ns)).c_str(),
-                        gb::tools::format_share(static_cast<double>(waits[i].wait_ns), static_cast<double>(waits[i].end_ns - waits[i].start_ns)).c_str());
+      ImGui::SetTooltip("step %" PRId64 ": waited %s of %s (%s)", waits[i].step, gb::query::format_time(static_cast<double>(waits[i].wait_ns)).c_str(),
+                        gb::query::format_time(static_cast<double>(waits[i].end_ns - waits[i].start_ns)).c_str(),
+                        gb::query::format_share(static_cast<double>(waits[i].wait_ns), static_cast<double>(waits[i].end_ns - waits[i].start_ns)).c_str());
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         v.step = waits[i].step;
         v.focus(waits[i].start_ns, waits[i].end_ns, 0.3);

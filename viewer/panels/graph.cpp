@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "viewer/graph_notes.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
@@ -42,8 +42,8 @@ void details(TraceModel& m, ViewState& v, const AutogradGraph& g) {
   ImGui::Text("%s", sel->name.c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("(node %" PRId64 ", seq %" PRId64 ", module %s)", r.id, r.seq, sel->module.empty() ? "-" : sel->module.c_str());
-  ImGui::Text("saved for backward: %s   backward time: %s", gb::tools::format_bytes(r.saved_bytes).c_str(),
-              sel->backward ? gb::tools::format_time(static_cast<double>(sel->backward->end_ns - sel->backward->start_ns)).c_str() : "-");
+  ImGui::Text("saved for backward: %s   backward time: %s", gb::query::format_bytes(r.saved_bytes).c_str(),
+              sel->backward ? gb::query::format_time(static_cast<double>(sel->backward->end_ns - sel->backward->start_ns)).c_str() : "-");
   const std::string_view note = graph_note(sel->name);
   ImGui::PushTextWrapPos(0);
   if (!note.empty()) ImGui::TextColored(ImVec4(0.75f, 0.9f, 1, 1), "why: %.*s", static_cast<int>(note.size()), note.data());
@@ -141,8 +141,8 @@ void graph(TraceModel& m, ViewState& v) {
     const ImU32 fg = plot::is_dark(c) ? IM_COL32(255, 255, 255, 255) : IM_COL32(15, 15, 15, 255);
     dl->PushClipRect(a, b, true);
     dl->AddText(ImVec2(a.x + 6, a.y + 3), fg, n.name.c_str());
-    const std::string sub = v.graph_by_saved ? "saved " + gb::tools::format_bytes(n.record.saved_bytes)
-                            : n.backward ? gb::tools::format_time(static_cast<double>(n.backward->end_ns - n.backward->start_ns))
+    const std::string sub = v.graph_by_saved ? "saved " + gb::query::format_bytes(n.record.saved_bytes)
+                            : n.backward ? gb::query::format_time(static_cast<double>(n.backward->end_ns - n.backward->start_ns))
                                          : std::string("no backward span");
     dl->AddText(ImVec2(a.x + 6, a.y + 19), fg, (sub + (n.module.empty() ? "" : "  " + n.module)).c_str());
     dl->PopClipRect();
@@ -152,7 +152,7 @@ void graph(TraceModel& m, ViewState& v) {
   if (hovered && ImGui::IsWindowHovered()) {
     ImGui::BeginTooltip();
     ImGui::Text("%s", hovered->name.c_str());
-    ImGui::Text("saved %s", gb::tools::format_bytes(hovered->record.saved_bytes).c_str());
+    ImGui::Text("saved %s", gb::query::format_bytes(hovered->record.saved_bytes).c_str());
     const std::string_view note = graph_note(hovered->name);
     if (!note.empty()) ImGui::TextDisabled("%.*s", static_cast<int>(note.size()), note.data());
     ImGui::EndTooltip();

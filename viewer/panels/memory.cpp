@@ -2,8 +2,8 @@
 // reserved but unallocated, then the CUDA context; click a moment for the largest live allocations then.
 #include <cinttypes>
 
-#include "tools/format.h"
-#include "tools/memory.h"
+#include "traces/query/format.h"
+#include "traces/query/memory.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
@@ -24,11 +24,11 @@ constexpr const char* kCategoryNames[] = {"unknown",         "parameter", "gradi
 void segment_map(TraceModel& m, std::int64_t t) {
   const SegmentMap* replayed = m.segment_map_async(t);  // the replay runs off the frame; the last one meanwhile
   if (!replayed) {
-    ImGui::TextDisabled("Segments at %s: computing...", gb::tools::format_time(static_cast<double>(t)).c_str());
+    ImGui::TextDisabled("Segments at %s: computing...", gb::query::format_time(static_cast<double>(t)).c_str());
     return;
   }
   const SegmentMap& map = *replayed;
-  ImGui::Text("Segments at %s: %zu%s", gb::tools::format_time(static_cast<double>(map.t_ns)).c_str(), map.segments.size(),
+  ImGui::Text("Segments at %s: %zu%s", gb::query::format_time(static_cast<double>(map.t_ns)).c_str(), map.segments.size(),
               map.t_ns != t ? "  (updating...)" : "");
   ImGui::SameLine();
   plot::help_marker("Each row is one segment the caching allocator reserved from the device (cudaMalloc), drawn "
@@ -37,7 +37,7 @@ void segment_map(TraceModel& m, std::int64_t t) {
                     "request (what an OOM with much 'reserved but unallocated' memory looks like).");
   if (map.unplaced > 0) {
     ImGui::SameLine();
-    ImGui::TextDisabled("(%s live outside any known segment)", gb::tools::format_bytes(map.unplaced).c_str());
+    ImGui::TextDisabled("(%s live outside any known segment)", gb::query::format_bytes(map.unplaced).c_str());
   }
   if (map.segments.empty()) {
     ImGui::TextDisabled("No segments are reserved at this moment.");
@@ -64,14 +64,14 @@ void segment_map(TraceModel& m, std::int64_t t) {
       }
       char label[96];
       std::snprintf(label, sizeof label, "#%lld %s, %.0f%% used", static_cast<long long>(s.id),
-                    gb::tools::format_bytes(s.size).c_str(), 100.0 * static_cast<double>(s.allocated) / static_cast<double>(std::max<std::int64_t>(1, s.size)));
+                    gb::query::format_bytes(s.size).c_str(), 100.0 * static_cast<double>(s.allocated) / static_cast<double>(std::max<std::int64_t>(1, s.size)));
       dl->AddText(ImVec2(p.x + 2, y - 1), ImGui::GetColorU32(ImGuiCol_Text), label);
       ImGui::Dummy(ImVec2(x1 - p.x, row_h + 3));
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
-        ImGui::Text("segment %lld at 0x%llx: %s", static_cast<long long>(s.id), static_cast<unsigned long long>(s.addr), gb::tools::format_bytes(s.size).c_str());
-        ImGui::Text("%zu live blocks, %s allocated; largest free gap %s", s.blocks.size(), gb::tools::format_bytes(s.allocated).c_str(),
-                    gb::tools::format_bytes(s.largest_free).c_str());
+        ImGui::Text("segment %lld at 0x%llx: %s", static_cast<long long>(s.id), static_cast<unsigned long long>(s.addr), gb::query::format_bytes(s.size).c_str());
+        ImGui::Text("%zu live blocks, %s allocated; largest free gap %s", s.blocks.size(), gb::query::format_bytes(s.allocated).c_str(),
+                    gb::query::format_bytes(s.largest_free).c_str());
         ImGui::EndTooltip();
       }
     }
@@ -86,12 +86,12 @@ void oom_window(TraceModel& m, ViewState& v) {
   ImGui::SetNextWindowSize(ImVec2(760, 300), ImGuiCond_Appearing);
   ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   if (ImGui::Begin("Out of memory", &v.show_oom, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
-    ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "OOM at %s: requested %s", gb::tools::format_time(static_cast<double>(o.t_ns)).c_str(),
-                       gb::tools::format_bytes(o.requested).c_str());
+    ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "OOM at %s: requested %s", gb::query::format_time(static_cast<double>(o.t_ns)).c_str(),
+                       gb::query::format_bytes(o.requested).c_str());
     ImGui::Text("capacity %s   free %s   allocated %s   reserved %s   largest free block %s",
-                gb::tools::format_bytes(o.capacity).c_str(), gb::tools::format_bytes(o.free).c_str(),
-                gb::tools::format_bytes(o.allocated).c_str(), gb::tools::format_bytes(o.reserved).c_str(),
-                gb::tools::format_bytes(o.largest_free_block).c_str());
+                gb::query::format_bytes(o.capacity).c_str(), gb::query::format_bytes(o.free).c_str(),
+                gb::query::format_bytes(o.allocated).c_str(), gb::query::format_bytes(o.reserved).c_str(),
+                gb::query::format_bytes(o.largest_free_block).c_str());
     ImGui::Separator();
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(o.report.c_str());
@@ -116,10 +116,10 @@ void memory(TraceModel& m, ViewState& v) {
     return;
   }
   const int dev = m.memory_device();
-  ImGui::Text("%s", gb::tools::device_name(dev).c_str());
+  ImGui::Text("%s", gb::query::device_name(dev).c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("peak reserved %s   context %s   %zu events", gb::tools::format_bytes(m.peak_reserved()).c_str(),
-                      gb::tools::format_bytes(m.context_bytes()).c_str(), m.memory_events());
+  ImGui::TextDisabled("peak reserved %s   context %s   %zu events", gb::query::format_bytes(m.peak_reserved()).c_str(),
+                      gb::query::format_bytes(m.context_bytes()).c_str(), m.memory_events());
   ImGui::SameLine();
   plot::help_marker("Three layers, bottom to top: memory allocated to tensors (split by what it holds), memory the "
                     "caching allocator reserved but has not handed out, and the CUDA context.\n"
@@ -196,11 +196,11 @@ void memory(TraceModel& m, ViewState& v) {
     const MemoryColumn c = cols[std::min(cols.size() - 1, static_cast<std::size_t>(std::max(0.0f, io.MousePos.x - p0.x) *
                                                                                     static_cast<float>(cols.size()) / std::max(1.0f, p1.x - p0.x)))];
     ImGui::BeginTooltip();
-    ImGui::Text("%s", gb::tools::format_time(static_cast<double>(t)).c_str());
-    ImGui::Text("allocated %s   reserved %s", gb::tools::format_bytes(c.allocated).c_str(), gb::tools::format_bytes(c.reserved).c_str());
+    ImGui::Text("%s", gb::query::format_time(static_cast<double>(t)).c_str());
+    ImGui::Text("allocated %s   reserved %s", gb::query::format_bytes(c.allocated).c_str(), gb::query::format_bytes(c.reserved).c_str());
     for (MemCategory k : kOrder)
       if (c.by_category[static_cast<std::size_t>(k)] > 0)
-        ImGui::Text("  %-16s %s", kCategoryNames[static_cast<int>(k)], gb::tools::format_bytes(c.by_category[static_cast<std::size_t>(k)]).c_str());
+        ImGui::Text("  %-16s %s", kCategoryNames[static_cast<int>(k)], gb::query::format_bytes(c.by_category[static_cast<std::size_t>(k)]).c_str());
     ImGui::EndTooltip();
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 9) v.cursor = t;
   }
@@ -215,8 +215,8 @@ void memory(TraceModel& m, ViewState& v) {
   segment_map(m, *v.cursor);
   const std::vector<LiveBlock>* live = m.largest_live_async(*v.cursor, 50);  // replayed off the frame
   const MemoryColumn at = m.memory_at(*v.cursor);
-  ImGui::Text("Largest live allocations at %s: allocated %s, reserved %s%s", gb::tools::format_time(static_cast<double>(*v.cursor)).c_str(),
-              gb::tools::format_bytes(at.allocated).c_str(), gb::tools::format_bytes(at.reserved).c_str(),
+  ImGui::Text("Largest live allocations at %s: allocated %s, reserved %s%s", gb::query::format_time(static_cast<double>(*v.cursor)).c_str(),
+              gb::query::format_bytes(at.allocated).c_str(), gb::query::format_bytes(at.reserved).c_str(),
               !live ? "  (computing...)" : m.memory_pending() ? "  (updating...)" : "");
   static const std::vector<LiveBlock> kNone;
   const std::vector<LiveBlock>& blocks = live ? *live : kNone;
@@ -235,7 +235,7 @@ void memory(TraceModel& m, ViewState& v) {
         const LiveBlock& b = blocks[static_cast<std::size_t>(i)];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(gb::tools::format_bytes(b.size).c_str());
+        ImGui::TextUnformatted(gb::query::format_bytes(b.size).c_str());
         ImGui::TableNextColumn();
         plot::color_square(color::category(b.category));
         ImGui::TextUnformatted(kCategoryNames[static_cast<int>(b.category) & 7]);
@@ -244,7 +244,7 @@ void memory(TraceModel& m, ViewState& v) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(b.module.empty() ? "-" : b.module.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(b.t_alloc_ns)).c_str());
+        ImGui::TextUnformatted(gb::query::format_time(static_cast<double>(b.t_alloc_ns)).c_str());
       }
     ImGui::EndTable();
   }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
@@ -28,7 +28,7 @@ void flame(TraceModel& m) {
     return;
   }
   ImGui::TextDisabled("module -> op time, %d levels, roots total %s", f.depth,
-                      gb::tools::format_time(static_cast<double>(f.total_ns)).c_str());
+                      gb::query::format_time(static_cast<double>(f.total_ns)).c_str());
   std::vector<plot::IcicleBox> boxes;
   boxes.reserve(f.nodes.size());
   for (const FlameNode& n : f.nodes)
@@ -44,8 +44,8 @@ void flame(TraceModel& m) {
     const FlameNode& n = f.nodes[static_cast<std::size_t>(hit)];
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(n.path.c_str());
-    ImGui::Text("total %s   %" PRId64 " calls   %s of the roots", gb::tools::format_time(static_cast<double>(n.total_ns)).c_str(),
-                n.calls, gb::tools::format_share(static_cast<double>(n.total_ns), static_cast<double>(f.total_ns)).c_str());
+    ImGui::Text("total %s   %" PRId64 " calls   %s of the roots", gb::query::format_time(static_cast<double>(n.total_ns)).c_str(),
+                n.calls, gb::query::format_share(static_cast<double>(n.total_ns), static_cast<double>(f.total_ns)).c_str());
     ImGui::EndTooltip();
   }
 }
@@ -60,7 +60,7 @@ void ops(TraceModel& m, ViewState& v) {
     flame(m);
     return;
   }
-  auto kinds = gb::tools::span_kind_names();
+  auto kinds = gb::query::span_kind_names();
   ImGui::SetNextItemWidth(160);
   if (ImGui::BeginCombo("span kind", std::string(kinds[static_cast<std::size_t>(g_kind)]).c_str())) {
     for (std::size_t k = 0; k < kinds.size(); ++k)
@@ -74,7 +74,7 @@ void ops(TraceModel& m, ViewState& v) {
                     "Self CPU (minus the time of direct children) and the average. Shares are of the Self CPU total. "
                     "With CUDA kernels in the trace, Self CUDA and CUDA total come from the kernels each op launched.\n"
                     "Click a header to sort; type in the filter to keep matching names (\"-name\" excludes).\nShapes: the most common input shapes of the name's calls (op_details).");
-  const gb::tools::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(g_kind));
+  const gb::query::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(g_kind));
   if (m.ops_loading()) {
     plot::empty_state("Summing the op table...", "One pass over every span, in the background (it also builds the "
                       "timeline's overview).");
@@ -86,12 +86,12 @@ void ops(TraceModel& m, ViewState& v) {
                       "Pick another kind above, or trace a run with GLASSBOX_TRACE=run.db.");
     return;
   }
-  std::vector<const gb::tools::OpStats*> rows;
+  std::vector<const gb::query::OpStats*> rows;
   for (const auto& r : t.rows)
     if (g_filter.PassFilter(r.name.c_str())) rows.push_back(&r);
   ImGui::TextDisabled("%zu of %zu names   Self CPU time total: %s%s", rows.size(), t.rows.size(),
-                      gb::tools::format_time(static_cast<double>(t.self_total_ns)).c_str(),
-                      t.has_cuda ? ("   Self CUDA time total: " + gb::tools::format_time(static_cast<double>(t.cuda_total_ns))).c_str() : "");
+                      gb::query::format_time(static_cast<double>(t.self_total_ns)).c_str(),
+                      t.has_cuda ? ("   Self CUDA time total: " + gb::query::format_time(static_cast<double>(t.cuda_total_ns))).c_str() : "");
   const int ncols = t.has_cuda ? 11 : 8;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
@@ -113,7 +113,7 @@ void ops(TraceModel& m, ViewState& v) {
   ImGui::TableHeadersRow();
   if (const ImGuiTableSortSpecs* s = ImGui::TableGetSortSpecs(); s && s->SpecsCount > 0) {
     const ImGuiTableColumnSortSpecs& c = s->Specs[0];
-    auto key = [&](const gb::tools::OpStats* r) -> double {
+    auto key = [&](const gb::query::OpStats* r) -> double {
       switch (c.ColumnUserID) {
         case 1: return static_cast<double>(r->self_ns);
         case 2: return static_cast<double>(r->total_ns);
@@ -138,7 +138,7 @@ void ops(TraceModel& m, ViewState& v) {
   clip.Begin(static_cast<int>(rows.size()));
   while (clip.Step())
     for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
-      const gb::tools::OpStats& r = *rows[static_cast<std::size_t>(i)];
+      const gb::query::OpStats& r = *rows[static_cast<std::size_t>(i)];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r.name.c_str());
@@ -148,24 +148,24 @@ void ops(TraceModel& m, ViewState& v) {
       const float share = static_cast<float>(r.self_ns / self_total);
       ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + share * ImGui::GetColumnWidth(), p.y + ImGui::GetTextLineHeight()),
                                                 plot::to_imgui(color::span_kind(t.kind), 0.45f));
-      ImGui::TextUnformatted(gb::tools::format_share(static_cast<double>(r.self_ns), self_total).c_str());
+      ImGui::TextUnformatted(gb::query::format_share(static_cast<double>(r.self_ns), self_total).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.self_ns)).c_str());
+      ImGui::TextUnformatted(gb::query::format_time(static_cast<double>(r.self_ns)).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(gb::tools::format_share(static_cast<double>(r.total_ns), cpu_total).c_str());
+      ImGui::TextUnformatted(gb::query::format_share(static_cast<double>(r.total_ns), cpu_total).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.total_ns)).c_str());
+      ImGui::TextUnformatted(gb::query::format_time(static_cast<double>(r.total_ns)).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(gb::tools::format_time(r.avg_ns()).c_str());
+      ImGui::TextUnformatted(gb::query::format_time(r.avg_ns()).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%" PRId64, r.calls);
       if (t.has_cuda) {
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.self_cuda_ns)).c_str());
+        ImGui::TextUnformatted(gb::query::format_time(static_cast<double>(r.self_cuda_ns)).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(gb::tools::format_time(static_cast<double>(r.cuda_total_ns)).c_str());
+        ImGui::TextUnformatted(gb::query::format_time(static_cast<double>(r.cuda_total_ns)).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(gb::tools::format_time(r.cuda_avg_ns()).c_str());
+        ImGui::TextUnformatted(gb::query::format_time(r.cuda_avg_ns()).c_str());
       }
       ImGui::TableNextColumn();  // the most common input shapes of the name (op_details)
       ImGui::TextUnformatted(m.op_shapes(t.kind, r.name).c_str());

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "viewer/panels/panels.h"
 #include "viewer/plot.h"
 
@@ -37,8 +37,8 @@ void details_pane(TraceModel& m, ViewState& v) {
   ImGui::Text("%s", d.name.c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("(%s on %s, id %" PRId64 ")", m.kind_name(s.kind).c_str(), d.thread.c_str(), s.id);
-  ImGui::Text("start %s   duration %s   self %s   children %" PRId64, gb::tools::format_time(s.start_ns).c_str(),
-              gb::tools::format_time(s.end_ns - s.start_ns).c_str(), gb::tools::format_time(d.self_ns).c_str(),
+  ImGui::Text("start %s   duration %s   self %s   children %" PRId64, gb::query::format_time(s.start_ns).c_str(),
+              gb::query::format_time(s.end_ns - s.start_ns).c_str(), gb::query::format_time(d.self_ns).c_str(),
               d.children);
   ImGui::Text("step %s   module %s   seq %s", s.step ? std::to_string(*s.step).c_str() : "-",
               d.module.empty() ? "-" : d.module.c_str(), s.seq ? std::to_string(*s.seq).c_str() : "-");
@@ -48,11 +48,11 @@ void details_pane(TraceModel& m, ViewState& v) {
     for (std::size_t i = 0; i < d.kernels.size() && i < 8; ++i) {
       const LaunchedKernel& k = d.kernels[i];
       ImGui::BulletText("%s  %s  grid (%s)  block (%s)  stream %" PRId64, k.name.c_str(),
-                        gb::tools::format_time(k.dur_ns).c_str(), k.grid.c_str(), k.block.c_str(), k.stream);
+                        gb::query::format_time(k.dur_ns).c_str(), k.grid.c_str(), k.block.c_str(), k.stream);
     }
     if (d.kernels.size() > 8) ImGui::TextDisabled("... and %zu more", d.kernels.size() - 8);
   }
-  if (d.allocations) ImGui::Text("allocated %" PRId64 " blocks, %s", d.allocations, gb::tools::format_bytes(d.allocated_bytes).c_str());
+  if (d.allocations) ImGui::Text("allocated %" PRId64 " blocks, %s", d.allocations, gb::query::format_bytes(d.allocated_bytes).c_str());
   if (d.linked) {
     const char* what = s.kind == gb::trace::SpanKind::op ? "backward node" : "forward op";
     if (ImGui::SmallButton((std::string("go to ") + what + ": " + d.linked_name).c_str())) {
@@ -113,14 +113,14 @@ void span_tooltip(const TraceModel& m, const TimelineItem& it) {
   const auto& s = it.span;
   if (it.count > 1) {
     ImGui::Text("%" PRId64 " spans folded (each shorter than 3 px)", it.count);
-    ImGui::Text("from %s to %s (%s)", gb::tools::format_time(it.start_ns).c_str(),
-                gb::tools::format_time(it.end_ns).c_str(), gb::tools::format_time(it.end_ns - it.start_ns).c_str());
+    ImGui::Text("from %s to %s (%s)", gb::query::format_time(it.start_ns).c_str(),
+                gb::query::format_time(it.end_ns).c_str(), gb::query::format_time(it.end_ns - it.start_ns).c_str());
     ImGui::TextDisabled("first: %s (%s); zoom in to see them", std::string(m.string(s.name_id)).c_str(),
                         m.kind_name(s.kind).c_str());
   } else {
     ImGui::Text("%s", std::string(m.string(s.name_id)).c_str());
     ImGui::Separator();
-    ImGui::Text("duration  %s", gb::tools::format_time(s.end_ns - s.start_ns).c_str());
+    ImGui::Text("duration  %s", gb::query::format_time(s.end_ns - s.start_ns).c_str());
     ImGui::Text("kind      %s", m.kind_name(s.kind).c_str());
     if (s.step) ImGui::Text("step      %" PRId64, *s.step);
     if (s.module_id) ImGui::Text("module    %s", m.module_path(s.module_id).c_str());

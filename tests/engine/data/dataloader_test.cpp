@@ -243,7 +243,7 @@ TEST_CASE("invalid options fail at construction with PyTorch's messages") {
 
 // ---- the trace: stage spans linked by batch index, and the wait share that says data-bound or not ----
 
-#include "tools/dataloader.h"
+#include "traces/query/dataloader.h"
 #include "traces/temp_dir.h"
 
 namespace {
@@ -263,7 +263,7 @@ double traced_wait_share(const std::string& path, int sample_us, int compute_us,
       std::this_thread::sleep_for(std::chrono::microseconds(compute_us));
     }
   }
-  return gb::tools::dataloader_summary(gb::tools::TraceDb(path)).wait_share();
+  return gb::query::dataloader_summary(gb::query::TraceDb(path)).wait_share();
 }
 
 }  // namespace

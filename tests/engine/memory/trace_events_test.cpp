@@ -9,9 +9,9 @@
 #include <glassbox/glassbox.h>
 
 #include "instrument/session.h"
-#include "tools/memory.h"
+#include "traces/query/memory.h"
 #include "tools/report.h"
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/temp_dir.h"
 
 namespace mem = gb::memory;
@@ -70,14 +70,14 @@ TEST_CASE("a traced forward/backward: memory_events' running totals end at memor
   CHECK(sql_int(path, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'device_total_bytes.cpu'") > 0);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM meta WHERE key = 'context_bytes'") == 1);
 
-  gb::tools::TraceDb db(path);
+  gb::query::TraceDb db(path);
   std::ostringstream report;
   gb::tools::write_memory_section(db, report);
   MESSAGE(report.str());
   for (const char* c : {"parameter", "gradient", "activation", "input", "autograd_detail"})
     CHECK(report.str().find(c) != std::string::npos);
   bool found = false;
-  for (const auto& c : gb::tools::memory_peaks(db).categories)
+  for (const auto& c : gb::query::memory_peaks(db).categories)
     if (c.device == gb::trace::kCpu && c.category == gb::trace::MemCategory::parameter) {
       found = true;
       CHECK(c.peak == 256 * 128 * 4 + 10 * 256 * 4);  // w1 and w2 (both multiples of 512 B)
@@ -112,7 +112,7 @@ TEST_CASE("a meta planning run traces as device -2 with its capacity in meta; an
   CHECK(sql_int(path, "SELECT allocated FROM oom_reports") == (32 << 20));
   CHECK(sql_int(path, "SELECT capacity FROM oom_reports") == (64 << 20));
   CHECK(sql_int(path, "SELECT LENGTH(report) FROM oom_reports") == int64_t(message.size()));  // the full text
-  gb::tools::TraceDb db(path);
+  gb::query::TraceDb db(path);
   std::ostringstream report;
   gb::tools::write_memory_section(db, report);
   CHECK(report.str().find("meta") != std::string::npos);

@@ -1,12 +1,12 @@
-// tests/tools/memory_test.cpp — tools/memory.cpp: device peaks from the running totals, category peaks by replay.
-#include "tools/memory.h"
+// tests/traces/query/memory_test.cpp — traces/query/memory.cpp: device peaks from the running totals, category peaks by replay.
+#include "traces/query/memory.h"
 
 #include <doctest/doctest.h>
 
-#include "synthetic_trace.h"
+#include "tools/synthetic_trace.h"
 #include "traces/temp_dir.h"
 
-using namespace gb::tools;
+using namespace gb::query;
 using gb::trace::MemCategory;
 
 namespace {

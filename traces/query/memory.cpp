@@ -1,12 +1,12 @@
-// tools/memory.cpp — one scan of memory_events: device peaks from the running totals, category peaks by replay.
-#include "tools/memory.h"
+// traces/query/memory.cpp — one scan of memory_events: device peaks from the running totals, category peaks by replay.
+#include "traces/query/memory.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
 
-namespace gb::tools {
+namespace gb::query {
 
 using gb::trace::MemAction;
 using gb::trace::MemCategory;
@@ -77,4 +77,4 @@ MemoryPeaks memory_peaks(const TraceDb& db) {
   return m;
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,15 +1,15 @@
-// tools/diff.cpp — joins two runs' step summaries, op tables and memory peaks by key.
-#include "tools/diff.h"
+// traces/query/diff.cpp — joins two runs' step summaries, op tables and memory peaks by key.
+#include "traces/query/diff.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 
-#include "tools/format.h"
-#include "tools/memory.h"
+#include "traces/query/format.h"
+#include "traces/query/memory.h"
 #include "traces/schema.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 TraceDiff diff_traces(const TraceDb& a, const TraceDb& b, gb::trace::SpanKind kind) {
   TraceDiff d;
@@ -112,4 +112,4 @@ void write_diff(const TraceDiff& d, std::size_t limit, std::ostream& out) {
   }
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,11 +1,11 @@
-// tools/format.cpp — number and table formatting shared by report, check and diff.
-#include "tools/format.h"
+// traces/query/format.cpp — number and table formatting shared by report, check and diff.
+#include "traces/query/format.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace gb::tools {
+namespace gb::query {
 
 std::string format_fixed(double v, int decimals) {
   char buf[64];
@@ -83,4 +83,4 @@ std::string format_table(const std::vector<std::string>& header, const std::vect
   return out;
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,12 +1,12 @@
-// tests/tools/dataloader_test.cpp — tools/dataloader.cpp: stage totals and the wait share of step time.
-#include "tools/dataloader.h"
+// tests/traces/query/dataloader_test.cpp — traces/query/dataloader.cpp: stage totals and the wait share of step time.
+#include "traces/query/dataloader.h"
 
 #include <doctest/doctest.h>
 
-#include "synthetic_trace.h"
+#include "tools/synthetic_trace.h"
 #include "traces/temp_dir.h"
 
-using namespace gb::tools;
+using namespace gb::query;
 
 TEST_CASE("wait share = wait spans / total step time; stage totals by name") {
   TempDir tmp;

@@ -1,12 +1,12 @@
-// tools/steps.cpp — step durations from the steps table (or step spans) and their order statistics.
-#include "tools/steps.h"
+// traces/query/steps.cpp — step durations from the steps table (or step spans) and their order statistics.
+#include "traces/query/steps.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "traces/records.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 double quantile(const std::vector<double>& sorted, double q) {
   double pos = q * static_cast<double>(sorted.size() - 1);
@@ -47,4 +47,4 @@ StepTimes step_durations(const TraceDb& db) {
   return t;
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

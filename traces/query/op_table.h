@@ -1,4 +1,4 @@
-// tools/op_table.h — PyTorch's key_averages() table over the spans of one kind, with CUDA columns from kernels.
+// traces/query/op_table.h — PyTorch's key_averages() table over the spans of one kind, with CUDA columns from kernels.
 //
 // Per span name: # of Calls, CPU total (sum of durations), Self CPU (durations minus those of direct children, any
 // kind), CPU time avg (total / calls). When the trace has cuda_kernel spans, also Self CUDA (kernels whose
@@ -19,10 +19,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/records.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 struct OpStats {
   std::string name;
@@ -63,4 +63,4 @@ void sort_ops(std::vector<OpStats>& rows, OpSort by);
 // "Self CUDA time total: ..." with CUDA columns). limit = 0 prints every row.
 std::string render_op_table(const OpTable& table, std::size_t limit);
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,11 +1,11 @@
-// tests/tools/format_test.cpp — tools/format.cpp: PyTorch's time and share formats, bytes, plain tables.
-#include "tools/format.h"
+// tests/traces/query/format_test.cpp — traces/query/format.cpp: PyTorch's time and share formats, bytes, plain tables.
+#include "traces/query/format.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-using namespace gb::tools;
+using namespace gb::query;
 
 TEST_CASE("times print like PyTorch's profiler tables: us below 1 ms, then ms, then s, three decimals") {
   CHECK(format_time(0) == "0.000us");

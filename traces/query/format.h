@@ -1,4 +1,4 @@
-// tools/format.h — how the glassbox command prints times, shares, bytes and plain text tables.
+// traces/query/format.h — how the glassbox command prints times, shares, bytes and plain text tables.
 //
 // Times follow PyTorch's profiler tables (torch.autograd.profiler_util._format_time): microseconds with three
 // decimals below 1 ms ("56.000us"), then milliseconds ("1.234ms"), then seconds ("2.345s"). Shares are
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace gb::tools {
+namespace gb::query {
 
 std::string format_time(double ns);                   // "1.234ms"
 std::string format_share(double part, double total);  // "12.34%"
@@ -26,4 +26,4 @@ std::string format_number(double v);                  // printf("%.4g"): "12.5",
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                          int indent = 2, const std::string& align = "");
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,4 +1,4 @@
-// tools/memory.h — memory peaks of a run, per device and per allocation category, from memory_events.
+// traces/query/memory.h — memory peaks of a run, per device and per allocation category, from memory_events.
 //
 // Per device: the peak of `allocated` and of `reserved` (the running totals the allocator wrote), the part of
 // reserved that was not allocated at the allocated peak (the cache), and the device context (meta
@@ -15,10 +15,10 @@
 #include <optional>
 #include <vector>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/records.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 struct DeviceMemory {
   int device = gb::trace::kCpu;
@@ -45,4 +45,4 @@ MemoryPeaks memory_peaks(const TraceDb& db);
 constexpr int kMetaDevice = -2;       // memory_events.device of the meta device (traces/SCHEMA.md)
 std::string device_name(int device);  // "cpu", "meta", "cuda:0"
 
-}  // namespace gb::tools
+}  // namespace gb::query

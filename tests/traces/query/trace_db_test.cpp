@@ -1,14 +1,14 @@
-// tests/tools/trace_db_test.cpp — tools/trace_db.cpp: the Reader's checks at opening, streamed rows, scalars.
-#include "tools/trace_db.h"
+// tests/traces/query/trace_db_test.cpp — traces/query/trace_db.cpp: the Reader's checks at opening, streamed rows, scalars.
+#include "traces/query/trace_db.h"
 
 #include <doctest/doctest.h>
 
-#include "synthetic_trace.h"
+#include "tools/synthetic_trace.h"
 #include "traces/error.h"
 #include "traces/schema.h"
 #include "traces/temp_dir.h"
 
-using namespace gb::tools;
+using namespace gb::query;
 
 TEST_CASE("rows come one at a time with their columns; NULLs read as nullopt; binds fill ?1, ?2") {
   TempDir tmp;

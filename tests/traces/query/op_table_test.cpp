@@ -1,13 +1,13 @@
-// tests/tools/op_table_test.cpp — tools/op_table.cpp: the key_averages table of the synthetic trace, number by
+// tests/traces/query/op_table_test.cpp — traces/query/op_table.cpp: the key_averages table of the synthetic trace, number by
 // number, its sort orders, the CUDA columns and PyTorch's layout.
-#include "tools/op_table.h"
+#include "traces/query/op_table.h"
 
 #include <doctest/doctest.h>
 
-#include "synthetic_trace.h"
+#include "tools/synthetic_trace.h"
 #include "traces/temp_dir.h"
 
-using namespace gb::tools;
+using namespace gb::query;
 using gb::trace::Id;
 using gb::trace::OptId;
 using gb::trace::SpanKind;

@@ -1,12 +1,12 @@
-// tools/dataloader.cpp — DataLoader stage totals, by span name.
-#include "tools/dataloader.h"
+// traces/query/dataloader.cpp — DataLoader stage totals, by span name.
+#include "traces/query/dataloader.h"
 
 #include <cmath>
 
-#include "tools/steps.h"
+#include "traces/query/steps.h"
 #include "traces/records.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 DataLoaderSummary dataloader_summary(const TraceDb& db) {
   DataLoaderSummary d;
@@ -45,4 +45,4 @@ std::string data_bound_verdict(const DataLoaderSummary& d) {
   return "not data-bound: the training loop waited " + pct + " of its step time for batches";
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

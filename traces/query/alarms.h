@@ -1,4 +1,4 @@
-// tools/alarms.h — the anomalies of a run as its story tells them: the first non-finite value with the place it was
+// traces/query/alarms.h — the anomalies of a run as its story tells them: the first non-finite value with the place it was
 // found (its op with input shapes and dtypes, module, backward node and that node's forward op), and the other
 // anomalies grouped by kind (count, severities, first and last step, worst value, the params or modules concerned).
 //
@@ -7,9 +7,9 @@
 // first one, told on its own); kinds whose worst severity is error come first, then warning, then info-only kinds;
 // within a severity, by the time of their first anomaly. Anomalies are streamed (TraceDb::each), not collected.
 //
-//   gb::tools::TraceDb db("run.db");
-//   std::optional<gb::tools::FirstNonFinite> f = gb::tools::first_nonfinite(db);
-//   for (const gb::tools::AlarmGroup& g : gb::tools::alarm_groups(db, f ? f->anomaly.id : gb::trace::OptId{})) ...
+//   gb::query::TraceDb db("run.db");
+//   std::optional<gb::query::FirstNonFinite> f = gb::query::first_nonfinite(db);
+//   for (const gb::query::AlarmGroup& g : gb::query::alarm_groups(db, f ? f->anomaly.id : gb::trace::OptId{})) ...
 #pragma once
 
 #include <array>
@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 #include "traces/records.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 // An op span (or any span) with its op_details, when the trace has them.
 struct SpanInfo {
@@ -67,4 +67,4 @@ bool lower_is_worse(gb::trace::AnomalyKind kind);
 // "encoder.norm", "(root)" for the root module, "" when id is empty or unknown.
 std::string module_path(const TraceDb& db, gb::trace::OptId module_id);
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,4 +1,4 @@
-// tools/dataloader.h — how long training waited for data: the DataLoader stage spans (kind dataloader).
+// traces/query/dataloader.h — how long training waited for data: the DataLoader stage spans (kind dataloader).
 //
 // Stages are spans of kind 5 named sample, fetch, collate, pin, transfer and wait (SCHEMA.md). The wait share is the sum of
 // the `wait` spans over the total step time (tools/steps.h: the steps table, else step spans); 0 when there is no
@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 struct DataLoaderSummary {
   std::int64_t spans = 0;
@@ -27,4 +27,4 @@ inline constexpr double k_data_bound_share = 0.10;
 // "not data-bound: ...".
 std::string data_bound_verdict(const DataLoaderSummary& d);
 
-}  // namespace gb::tools
+}  // namespace gb::query

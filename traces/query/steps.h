@@ -1,4 +1,4 @@
-// tools/steps.h — step-time statistics: the durations of a run's training steps and their summary.
+// traces/query/steps.h — step-time statistics: the durations of a run's training steps and their summary.
 //
 // step_durations() reads the `steps` table (end_ns - start_ns, by step); a trace whose steps table is empty but has
 // spans of kind step (6) uses those (by id). summarize() gives count, mean, median, p90, min, max and the population
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/trace_db.h"
+#include "traces/query/trace_db.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 struct Summary {
   std::int64_t count = 0;
@@ -29,4 +29,4 @@ struct StepTimes {
 };
 StepTimes step_durations(const TraceDb& db);
 
-}  // namespace gb::tools
+}  // namespace gb::query

@@ -1,6 +1,6 @@
-// tools/alarms.cpp — the first non-finite value and its place (spans, op_details, graph_nodes, modules), and the
+// traces/query/alarms.cpp — the first non-finite value and its place (spans, op_details, graph_nodes, modules), and the
 // anomalies grouped by kind in one streamed pass.
-#include "tools/alarms.h"
+#include "traces/query/alarms.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <set>
 #include <unordered_map>
 
-namespace gb::tools {
+namespace gb::query {
 
 using gb::trace::AnomalyKind;
 using gb::trace::AnomalyRecord;
@@ -182,4 +182,4 @@ std::vector<AlarmGroup> alarm_groups(const TraceDb& db, OptId skip) {
   return out;
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

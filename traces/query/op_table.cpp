@@ -1,14 +1,14 @@
-// tools/op_table.cpp — the aggregated op table: CPU columns from the Reader, CUDA columns from kernels.
-#include "tools/op_table.h"
+// traces/query/op_table.cpp — the aggregated op table: CPU columns from the Reader, CUDA columns from kernels.
+#include "traces/query/op_table.h"
 
 #include <algorithm>
 #include <array>
 #include <map>
 
-#include "tools/format.h"
+#include "traces/query/format.h"
 #include "traces/schema.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 using gb::trace::SpanKind;
 
@@ -160,4 +160,4 @@ std::string render_op_table(const OpTable& t, std::size_t limit) {
   return out;
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

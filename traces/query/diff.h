@@ -1,4 +1,4 @@
-// tools/diff.h — `glassbox diff A B`: two runs side by side (B compared with A).
+// traces/query/diff.h — `glassbox diff A B`: two runs side by side (B compared with A).
 //
 // Step time: mean and median of each run, delta (B - A) and ratio (B / A). Ops (spans of one kind, per name): calls,
 // CPU total and Self CPU in A and B, the delta of CPU total and its percentage of A's; names found in one run only
@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/op_table.h"
-#include "tools/steps.h"
-#include "tools/trace_db.h"
+#include "traces/query/op_table.h"
+#include "traces/query/steps.h"
+#include "traces/query/trace_db.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 struct OpDelta {
   std::string name;
@@ -45,4 +45,4 @@ TraceDiff diff_traces(const TraceDb& a, const TraceDb& b, gb::trace::SpanKind ki
 // limit: rows of the op table, 0 = all.
 void write_diff(const TraceDiff& d, std::size_t limit, std::ostream& out);
 
-}  // namespace gb::tools
+}  // namespace gb::query

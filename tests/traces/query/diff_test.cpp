@@ -1,14 +1,14 @@
-// tests/tools/diff_test.cpp — tools/diff.cpp: two synthetic runs with known differences, delta by delta.
-#include "tools/diff.h"
+// tests/traces/query/diff_test.cpp — traces/query/diff.cpp: two synthetic runs with known differences, delta by delta.
+#include "traces/query/diff.h"
 
 #include <doctest/doctest.h>
 
 #include <sstream>
 
-#include "synthetic_trace.h"
+#include "tools/synthetic_trace.h"
 #include "traces/temp_dir.h"
 
-using namespace gb::tools;
+using namespace gb::query;
 
 namespace {
 const OpDelta& op(const TraceDiff& d, const std::string& name) {

@@ -1,14 +1,14 @@
-// tests/tools/steps_test.cpp — tools/steps.cpp: order statistics and where step durations come from.
-#include "tools/steps.h"
+// tests/traces/query/steps_test.cpp — traces/query/steps.cpp: order statistics and where step durations come from.
+#include "traces/query/steps.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "synthetic_trace.h"
+#include "tools/synthetic_trace.h"
 #include "traces/temp_dir.h"
 
-using namespace gb::tools;
+using namespace gb::query;
 
 TEST_CASE("summary of known durations: mean, median, p90 (linear between ranks), min, max, population std") {
   Summary s = summarize({14, 10, 12});

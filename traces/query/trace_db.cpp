@@ -1,11 +1,11 @@
-// tools/trace_db.cpp — the validated read-only connection and row access.
-#include "tools/trace_db.h"
+// traces/query/trace_db.cpp — the validated read-only connection and row access.
+#include "traces/query/trace_db.h"
 
 #include <charconv>
 
 #include "traces/sqlite.h"
 
-namespace gb::tools {
+namespace gb::query {
 
 std::int64_t Row::i64(int col) const { return sqlite3_column_int64(s_, col); }
 double Row::f64(int col) const { return sqlite3_column_double(s_, col); }
@@ -68,4 +68,4 @@ std::optional<std::int64_t> TraceDb::meta_int(std::string_view key) const {
   return n;
 }
 
-}  // namespace gb::tools
+}  // namespace gb::query

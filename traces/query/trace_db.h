@@ -1,4 +1,4 @@
-// tools/trace_db.h — one trace opened for the glassbox command: the Reader's checks, then plain SQL over the file.
+// traces/query/trace_db.h — one trace opened for queries (the glassbox command, the viewer): the Reader's checks, then plain SQL over the file.
 //
 // Contract:
 //   - TraceDb(path) validates the file with gb::trace::Reader (missing, empty, truncated, not SQLite, not a trace,
@@ -8,8 +8,8 @@
 //     so a query over millions of spans runs in constant memory. SQLite failures throw gb::trace::Error naming the
 //     call site (traces/sqlite.h).
 //
-//   gb::tools::TraceDb db("run.db");
-//   db.each("SELECT id, dur_ns FROM spans WHERE kind = ?1", {0}, [](const gb::tools::Row& r) { use(r.i64(1)); });
+//   gb::query::TraceDb db("run.db");
+//   db.each("SELECT id, dur_ns FROM spans WHERE kind = ?1", {0}, [](const gb::query::Row& r) { use(r.i64(1)); });
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace gb::tools {
+namespace gb::query {
 
 // One result row, valid only inside the each() callback.
 class Row {
@@ -68,4 +68,4 @@ class TraceDb {
   sqlite3* db_ = nullptr;
 };
 
-}  // namespace gb::tools
+}  // namespace gb::query
