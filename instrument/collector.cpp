@@ -277,8 +277,11 @@ void complete(CounterRecord& r, const Context& c, Id&) {
   if (!r.t_ns) r.t_ns = c.t_ns;
 }
 
-using RingRecords = std::tuple<MemoryEventRecord, GraphNodeRecord, GraphEdgeRecord, GradStatRecord, StepRecord,
-                               OpDetailsRecord, CounterRecord>;
+// Calls f((R*)nullptr) for each record type of a RecordList.
+template <class... Rs, class F>
+void for_each_record(RecordList<Rs...>, F&& f) {
+  (f(static_cast<Rs*>(nullptr)), ...);
+}
 
 }  // namespace
 
@@ -289,14 +292,13 @@ void Collector::write_record(const ThreadBuffer& b, const Event& e) {
     std::memcpy(bytes + std::size_t(i) * sizeof(Event), b.at(at + 1 + i), sizeof(Event));
   const Context c{clock_.ns(e.t0), e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.module), &step_spans_,
                   &last_step_end_};
-  auto one = [&]<class R>(R*) {
+  for_each_record(RingRecords{}, [&]<class R>(R*) {
     if (e.record_type != ring_record<R>) return;
     R r;
     std::memcpy(&r, bytes, sizeof(R));
     complete(r, c, next_memory_);
     writer_->add(r);
-  };
-  std::apply([&](auto... r) { (one(&r), ...); }, RingRecords{});
+  });
 }
 
 std::size_t Collector::write_cold() {

@@ -1,8 +1,8 @@
 // instrument/probe.h — the probes the engine (and any program) calls to write a glassbox trace.
 //
-// A probe records a few integers into its thread's lock-free ring (ring.h); the collector thread (collector.h)
-// turns them into rows of the trace file (traces/SCHEMA.md). Nothing is recorded unless a session is on
-// (session.h: GLASSBOX_TRACE=path.db in the environment, or a gb::trace::Session in code).
+// A probe records a few integers into its thread's lock-free ring (ThreadBuffer, below); the collector thread
+// (collector.h) turns them into rows of the trace file (traces/SCHEMA.md). Nothing is recorded unless a session is
+// on (session.h: GLASSBOX_TRACE=path.db in the environment, or a gb::trace::Session in code).
 //
 // Contract:
 //   - GB_TRACE_SPAN(kind, "name") opens a span until the end of the enclosing scope. Its name is a static
@@ -114,24 +114,9 @@ inline ThreadBuffer* this_thread() noexcept {
   return b ? b : register_thread();
 }
 
-// The records that go through the rings (trivially copyable); the others take a mutex (cold path).
-// Keep in step with RingRecords in collector.cpp.
+// A record's ring tag (its position in records.h RingRecords), or -1: such records take a mutex (cold path).
 template <class R>
-constexpr int ring_record = -1;
-template <>
-inline constexpr int ring_record<MemoryEventRecord> = 0;
-template <>
-inline constexpr int ring_record<GraphNodeRecord> = 1;
-template <>
-inline constexpr int ring_record<GraphEdgeRecord> = 2;
-template <>
-inline constexpr int ring_record<GradStatRecord> = 3;
-template <>
-inline constexpr int ring_record<StepRecord> = 4;
-template <>
-inline constexpr int ring_record<OpDetailsRecord> = 5;
-template <>
-inline constexpr int ring_record<CounterRecord> = 6;
+inline constexpr int ring_record = record_index<R, RingRecords>;
 
 void push_record(int type, const void* bytes, std::size_t size) noexcept;
 void emit_cold(const ModuleRecord& r);

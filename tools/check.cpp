@@ -2,10 +2,10 @@
 #include "tools/check.h"
 
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 
+#include "traces/query/memory_replay.h"
 #include "traces/records.h"
 
 namespace gb::tools {
@@ -26,18 +26,15 @@ void rule(const TraceDb& db, std::vector<Finding>& into, std::string what, const
   if (f.count > 0) into.push_back(std::move(f));
 }
 
-// Replays alloc/free per (device, addr): a free must find a live block.
+// Replays alloc/free per device (memory_replay.h): a free must find a live block.
 void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
   Finding f{"memory_events frees with no live alloc at that (device, addr)", 0, {}};
-  std::set<std::pair<std::int64_t, std::int64_t>> live;
+  std::map<std::int64_t, MemoryReplay<>> replays;
   db.each(
       "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY id",
       {static_cast<std::int64_t>(gb::trace::MemAction::alloc), static_cast<std::int64_t>(gb::trace::MemAction::free)},
       [&](const Row& r) {
-        std::pair<std::int64_t, std::int64_t> key{r.i64(2), r.i64(3)};
-        if (r.i64(1) == static_cast<std::int64_t>(gb::trace::MemAction::alloc)) {
-          live.insert(key);
-        } else if (live.erase(key) == 0) {
+        if (!replays[r.i64(2)].apply(mem_action(r.i64(1)), r.i64(3), 0, gb::trace::MemCategory::unknown)) {
           if (f.examples.size() < kExamples) f.examples.push_back(r.i64(0));
           ++f.count;
         }

@@ -23,6 +23,7 @@
 
 namespace gb::tools {
 
+using query::OpSort;
 using query::TraceDb;
 
 struct ReportOptions {

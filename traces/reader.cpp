@@ -249,21 +249,6 @@ std::int64_t Reader::span_count(Id thread_id, std::int64_t t0_ns, std::int64_t t
   return b - a;
 }
 
-std::vector<MemoryPoint> Reader::memory_timeline(int device, std::int64_t t0_ns, std::int64_t t1_ns) const {
-  Stmt s(db_, path_,
-         "SELECT t_ns, allocated, reserved FROM memory_events WHERE device = ? AND t_ns >= ? AND t_ns <= ? "
-         "ORDER BY t_ns, id",
-         __FILE__, __LINE__);
-  s.bind(1, static_cast<std::int64_t>(device), __FILE__, __LINE__);
-  s.bind(2, t0_ns, __FILE__, __LINE__);
-  s.bind(3, t1_ns, __FILE__, __LINE__);
-  std::vector<MemoryPoint> points;
-  while (s.step(__FILE__, __LINE__))
-    points.push_back({sqlite3_column_int64(s.get(), 0), sqlite3_column_int64(s.get(), 1),
-                      sqlite3_column_int64(s.get(), 2)});
-  return points;
-}
-
 std::vector<GradStatRecord> Reader::grad_stats(OptId step, OptId param_id) const {
   Stmt s(db_, path_,
          detail::select_sql<GradStatRecord>() +

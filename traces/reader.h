@@ -35,13 +35,6 @@ struct SpanItem {
   SpanRecord span;  // the span itself, or the first span of a folded run
 };
 
-struct MemoryPoint {
-  std::int64_t t_ns = 0;
-  std::int64_t allocated = 0;  // bytes, after the event at t_ns
-  std::int64_t reserved = 0;   // bytes, after the event at t_ns
-  bool operator==(const MemoryPoint&) const = default;
-};
-
 // One row of the aggregated op table (PyTorch's key_averages): self = total minus the time of direct children.
 struct OpRow {
   Id name_id = 0;
@@ -80,9 +73,6 @@ class Reader {
   // How many spans of one thread start in [t0_ns, t1_ns]: the difference of the two ids the binary search finds
   // (exact while the thread's ids are dense, as the probes write them). O(log n) lookups, no rows read.
   std::int64_t span_count(Id thread_id, std::int64_t t0_ns, std::int64_t t1_ns) const;
-  // (t, allocated, reserved) after each memory event of one device (-1 = CPU), by time.
-  std::vector<MemoryPoint> memory_timeline(int device, std::int64_t t0_ns = kTimeMin,
-                                           std::int64_t t1_ns = kTimeMax) const;
   // Gradient statistics, optionally of one step and/or one parameter, by (step, param_id).
   std::vector<GradStatRecord> grad_stats(OptId step = {}, OptId param_id = {}) const;
   std::vector<AnomalyRecord> anomalies() const;  // by time

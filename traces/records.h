@@ -5,42 +5,75 @@
 // collector numbers spans before they end, so a child can name its parent). std::nullopt is stored as SQL NULL.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace gb::trace {
 
 using Id = std::int64_t;
 using OptId = std::optional<std::int64_t>;
 
+// The enums below are stored as small integers; each has its names, in value order, in one table beside it (the
+// schema's name(), the glassbox command and the viewer all print these; the engine's own enums that are written
+// as these assert, where they are cast, that their values agree).
+
 // spans.kind
 enum class SpanKind : int {
   op = 0, backward_node = 1, backward_phase = 2, module = 3, optimizer = 4, dataloader = 5, step = 6, user = 7,
   cuda_kernel = 8, cuda_memcpy = 9, cuda_memset = 10, cuda_api = 11,
 };
+inline constexpr std::array<std::string_view, 12> kSpanKindNames = {
+    "op",   "backward_node", "backward_phase", "module",      "optimizer",   "dataloader",
+    "step", "user",          "cuda_kernel",    "cuda_memcpy", "cuda_memset", "cuda_api"};
 // threads.role
 enum class ThreadRole : int { main = 0, dataloader_worker = 1, pin_memory = 2, collector = 3, cuda_stream = 4, other = 5 };
+inline constexpr std::array<std::string_view, 6> kThreadRoleNames = {"main",      "dataloader_worker", "pin_memory",
+                                                                     "collector", "cuda_stream",       "other"};
 // memory_events.action
 enum class MemAction : int {
   alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5, retag = 6,
 };
+inline constexpr std::array<std::string_view, 7> kMemActionNames = {
+    "alloc", "free", "segment_alloc", "segment_free", "oom", "empty_cache", "retag"};
 // memory_events.category
 enum class MemCategory : int {
   unknown = 0, parameter = 1, gradient = 2, activation = 3, optimizer_state = 4, temporary = 5, input = 6,
   autograd_detail = 7,
 };
+inline constexpr std::array<std::string_view, 8> kMemCategoryNames = {
+    "unknown", "parameter", "gradient", "activation", "optimizer_state", "temporary", "input", "autograd_detail"};
+constexpr int kMemCategories = static_cast<int>(kMemCategoryNames.size());
 // params.dtype — the engine's ScalarType order (glassbox/core/dtype.h).
 enum class DType : int { bool_ = 0, int32 = 1, int64 = 2, float16 = 3, bfloat16 = 4, float32 = 5, float64 = 6 };
+inline constexpr std::array<std::string_view, 7> kDTypeNames = {"bool",     "int32",   "int64",  "float16",
+                                                                "bfloat16", "float32", "float64"};
 // anomalies.kind — append only: the numbers are stored in files (schema version 2 added 7..11).
 enum class AnomalyKind : int {
   nonfinite_forward = 0, nonfinite_backward = 1, exploding_norm = 2, vanishing_norm = 3, loss_spike = 4,
   amp_skipped_step = 5, memory_growth = 6, nonfinite_loss = 7, update_ratio = 8, dead_relu = 9,
   amp_scale_collapse = 10, missing_zero_grad = 11,
 };
-constexpr int kAnomalyKinds = 12;
+inline constexpr std::array<std::string_view, 12> kAnomalyKindNames = {
+    "nonfinite_forward", "nonfinite_backward", "exploding_norm", "vanishing_norm",     "loss_spike",
+    "amp_skipped_step",  "memory_growth",      "nonfinite_loss", "update_ratio",       "dead_relu",
+    "amp_scale_collapse", "missing_zero_grad"};
+constexpr int kAnomalyKinds = static_cast<int>(kAnomalyKindNames.size());
 // anomalies.severity
 enum class Severity : int { info = 0, warning = 1, error = 2 };
+inline constexpr std::array<std::string_view, 3> kSeverityNames = {"info", "warning", "error"};
+
+// Each table names every value: the last enumerator is the table's last entry.
+static_assert(kSpanKindNames.size() == static_cast<std::size_t>(SpanKind::cuda_api) + 1);
+static_assert(kThreadRoleNames.size() == static_cast<std::size_t>(ThreadRole::other) + 1);
+static_assert(kMemActionNames.size() == static_cast<std::size_t>(MemAction::retag) + 1);
+static_assert(kMemCategoryNames.size() == static_cast<std::size_t>(MemCategory::autograd_detail) + 1);
+static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::float64) + 1);
+static_assert(kAnomalyKindNames.size() == static_cast<std::size_t>(AnomalyKind::missing_zero_grad) + 1);
+static_assert(kSeverityNames.size() == static_cast<std::size_t>(Severity::error) + 1);
 
 // Devices are integers everywhere: -1 is the CPU, n >= 0 is cuda:n.
 constexpr int kCpu = -1;
@@ -210,5 +243,53 @@ struct KernelRecord {
   std::int64_t shared_mem = 0;  // bytes per block
   bool operator==(const KernelRecord&) const = default;
 };
+
+// Every record type, declared once here: the lists below are where each is registered, and the probes (ring
+// tags), the collector (what it reads back from a ring) and the writer (statement slots, batched inserts) are
+// generated from them. Adding a table: its struct above, its columns in codec.h and schema.cpp, one entry here.
+template <class... Rs>
+struct RecordList {
+  static constexpr std::size_t size = sizeof...(Rs);
+};
+// Every table's record, in the schema's order (the writer's statement slot is the position).
+using AllRecords = RecordList<ThreadRecord, SpanRecord, OpDetailsRecord, ModuleRecord, ParamRecord, StepRecord,
+                              GraphNodeRecord, GraphEdgeRecord, MemoryEventRecord, OomReportRecord, GradStatRecord,
+                              AnomalyRecord, CounterRecord, KernelRecord, InstantRecord>;
+// Records the probes copy into a thread's lock-free ring (trivially copyable, hot; the position is the ring tag).
+// The others (strings inside) take the registry's mutex, or are spans and instants, which have their own events.
+using RingRecords = RecordList<MemoryEventRecord, GraphNodeRecord, GraphEdgeRecord, GradStatRecord, StepRecord,
+                               OpDetailsRecord, CounterRecord>;
+// Records the writer inserts many rows per statement (the many-per-step tables).
+using BatchedRecords = RecordList<SpanRecord, MemoryEventRecord, OpDetailsRecord, GradStatRecord, GraphNodeRecord,
+                                  GraphEdgeRecord, CounterRecord, InstantRecord>;
+
+namespace detail {
+template <class R, class... Rs>
+constexpr int index_of() {
+  int i = 0, found = -1;
+  ((std::is_same_v<R, Rs> ? (found = found < 0 ? i : found, ++i) : ++i), ...);
+  return found;
+}
+template <class R, class List>
+struct IndexIn;
+template <class R, class... Rs>
+struct IndexIn<R, RecordList<Rs...>> : std::integral_constant<int, index_of<R, Rs...>()> {};
+template <class List>
+struct AllTrivial;
+template <class... Rs>
+struct AllTrivial<RecordList<Rs...>> : std::bool_constant<(std::is_trivially_copyable_v<Rs> && ...)> {};
+template <class List, class All>
+struct Within;
+template <class... Rs, class All>
+struct Within<RecordList<Rs...>, All> : std::bool_constant<((IndexIn<Rs, All>::value >= 0) && ...)> {};
+}  // namespace detail
+
+// R's position in List, or -1.
+template <class R, class List>
+inline constexpr int record_index = detail::IndexIn<R, List>::value;
+
+static_assert(detail::AllTrivial<RingRecords>::value, "a ring record is copied byte for byte: no strings inside");
+static_assert(detail::Within<RingRecords, AllRecords>::value && detail::Within<BatchedRecords, AllRecords>::value,
+              "every record of a list is in AllRecords");
 
 }  // namespace gb::trace

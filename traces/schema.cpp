@@ -76,42 +76,12 @@ std::string_view pick(const std::array<std::string_view, N>& names, int v) {
 }
 }  // namespace
 
-std::string_view name(SpanKind k) {
-  static constexpr std::array<std::string_view, 12> n = {
-      "op",   "backward_node", "backward_phase", "module",      "optimizer",   "dataloader",
-      "step", "user",          "cuda_kernel",    "cuda_memcpy", "cuda_memset", "cuda_api"};
-  return pick(n, static_cast<int>(k));
-}
-std::string_view name(ThreadRole r) {
-  static constexpr std::array<std::string_view, 6> n = {"main",      "dataloader_worker", "pin_memory",
-                                                        "collector", "cuda_stream",       "other"};
-  return pick(n, static_cast<int>(r));
-}
-std::string_view name(MemAction a) {
-  static constexpr std::array<std::string_view, 7> n = {"alloc", "free", "segment_alloc", "segment_free", "oom",
-                                                        "empty_cache", "retag"};
-  return pick(n, static_cast<int>(a));
-}
-std::string_view name(MemCategory c) {
-  static constexpr std::array<std::string_view, 8> n = {"unknown",         "parameter", "gradient", "activation",
-                                                        "optimizer_state", "temporary", "input",    "autograd_detail"};
-  return pick(n, static_cast<int>(c));
-}
-std::string_view name(DType d) {
-  static constexpr std::array<std::string_view, 7> n = {"bool",     "int32",   "int64",  "float16",
-                                                        "bfloat16", "float32", "float64"};
-  return pick(n, static_cast<int>(d));
-}
-std::string_view name(AnomalyKind k) {
-  static constexpr std::array<std::string_view, kAnomalyKinds> n = {
-      "nonfinite_forward", "nonfinite_backward", "exploding_norm", "vanishing_norm",     "loss_spike",
-      "amp_skipped_step",  "memory_growth",      "nonfinite_loss", "update_ratio",       "dead_relu",
-      "amp_scale_collapse", "missing_zero_grad"};
-  return pick(n, static_cast<int>(k));
-}
-std::string_view name(Severity s) {
-  static constexpr std::array<std::string_view, 3> n = {"info", "warning", "error"};
-  return pick(n, static_cast<int>(s));
-}
+std::string_view name(SpanKind k) { return pick(kSpanKindNames, static_cast<int>(k)); }
+std::string_view name(ThreadRole r) { return pick(kThreadRoleNames, static_cast<int>(r)); }
+std::string_view name(MemAction a) { return pick(kMemActionNames, static_cast<int>(a)); }
+std::string_view name(MemCategory c) { return pick(kMemCategoryNames, static_cast<int>(c)); }
+std::string_view name(DType d) { return pick(kDTypeNames, static_cast<int>(d)); }
+std::string_view name(AnomalyKind k) { return pick(kAnomalyKindNames, static_cast<int>(k)); }
+std::string_view name(Severity s) { return pick(kSeverityNames, static_cast<int>(s)); }
 
 }  // namespace gb::trace

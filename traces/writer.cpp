@@ -26,24 +26,16 @@ using detail::Stmt;
 
 namespace {
 
-// Each record type's slot in Statements::insert.
-template <class R> constexpr int slot = -1;
-template <> constexpr int slot<ThreadRecord> = 0;
-template <> constexpr int slot<SpanRecord> = 1;
-template <> constexpr int slot<OpDetailsRecord> = 2;
-template <> constexpr int slot<ModuleRecord> = 3;
-template <> constexpr int slot<ParamRecord> = 4;
-template <> constexpr int slot<StepRecord> = 5;
-template <> constexpr int slot<GraphNodeRecord> = 6;
-template <> constexpr int slot<GraphEdgeRecord> = 7;
-template <> constexpr int slot<MemoryEventRecord> = 8;
-template <> constexpr int slot<OomReportRecord> = 9;
-template <> constexpr int slot<GradStatRecord> = 10;
-template <> constexpr int slot<AnomalyRecord> = 11;
-template <> constexpr int slot<CounterRecord> = 12;
-template <> constexpr int slot<KernelRecord> = 13;
-template <> constexpr int slot<InstantRecord> = 14;
-constexpr int kSlots = 15;
+// Each record type's slot in Statements::insert: its position in records.h AllRecords.
+template <class R>
+constexpr int slot = record_index<R, AllRecords>;
+constexpr int kSlots = static_cast<int>(AllRecords::size);
+
+// Calls f((R*)nullptr) for each record type of a RecordList.
+template <class... Rs, class F>
+void for_each_record(RecordList<Rs...>, F&& f) {
+  (f(static_cast<Rs*>(nullptr)), ...);
+}
 
 // The row a record is stored as: itself, except spans (codec.h StoredSpan).
 template <class R> struct Stored { using type = R; static const R& row(const R& r) { return r; } };
@@ -101,18 +93,18 @@ struct Batch {
 };
 template <class R>
 using BatchOf = Batch<typename Stored<R>::type>;
-using Batched = std::tuple<SpanRecord, MemoryEventRecord, OpDetailsRecord, GradStatRecord, GraphNodeRecord,
-                           GraphEdgeRecord, CounterRecord, InstantRecord>;
-template <class R, class Tuple>
-struct is_batched;
-template <class R, class... Ts>
-struct is_batched<R, std::tuple<Ts...>> : std::bool_constant<(std::is_same_v<R, Ts> || ...)> {};
+template <class List>
+struct BatchesOf;
+template <class... Rs>
+struct BatchesOf<RecordList<Rs...>> {
+  using type = std::tuple<BatchOf<Rs>...>;
+};
+template <class R>
+constexpr bool is_batched = record_index<R, BatchedRecords> >= 0;
 
 struct Writer::Statements {
   std::array<Stmt, kSlots> insert;
-  std::tuple<BatchOf<SpanRecord>, BatchOf<MemoryEventRecord>, BatchOf<OpDetailsRecord>, BatchOf<GradStatRecord>,
-             BatchOf<GraphNodeRecord>, BatchOf<GraphEdgeRecord>, BatchOf<CounterRecord>, BatchOf<InstantRecord>>
-      batches;
+  BatchesOf<BatchedRecords>::type batches;
   Stmt begin, commit, meta, string;
   std::unordered_map<std::string, Id, StringHash, std::equal_to<>> strings;
   Id next_string_id = 1;
@@ -151,13 +143,9 @@ Writer::Writer(const std::string& path, WriterOptions options) : path_(path), op
     GB_SQL_EXEC(db_, path_, "COMMIT");
 
     stmts_ = std::make_unique<Statements>();
-    auto prepare = [&]<class R>(R*) {
+    for_each_record(AllRecords{}, [&]<class R>(R*) {
       stmts_->insert[slot<R>] = Stmt(db_, path_, detail::insert_sql<typename Stored<R>::type>(), __FILE__, __LINE__);
-    };
-    std::apply([&](auto... p) { (prepare(p), ...); },
-               std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
-                          GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*, GradStatRecord*,
-                          AnomalyRecord*, CounterRecord*, KernelRecord*, InstantRecord*>{});
+    });
     std::apply(
         [&](auto&... b) {
           ((b.stmt = Stmt(db_, path_, detail::insert_rows_sql<typename std::decay_t<decltype(b.pending)>::value_type>(kBatch),
@@ -227,11 +215,10 @@ void write_batch(Batch<Row>& b, Stmt& single) {
 }  // namespace
 
 void Writer::write_pending() {
-  auto one = [&]<class R>(R*) {
+  for_each_record(BatchedRecords{}, [&]<class R>(R*) {
     auto& b = std::get<BatchOf<R>>(stmts_->batches);
     if (!b.pending.empty()) write_batch(b, stmts_->insert[slot<R>]);
-  };
-  std::apply([&](auto... r) { (one(&r), ...); }, Batched{});
+  });
 }
 
 void Writer::commit() {
@@ -277,7 +264,7 @@ void Writer::add(const R& record) {
                   std::to_string(record.thread_id) + "'s id range; make span ids with gb::trace::span_id(thread, n)");
   }
   before_write();
-  if constexpr (is_batched<R, Batched>::value) {
+  if constexpr (is_batched<R>) {
     auto& b = std::get<BatchOf<R>>(stmts_->batches);
     b.pending.push_back(Stored<R>::row(record));
     if (b.pending.size() == kBatch) write_batch(b, stmts_->insert[slot<R>]);
@@ -313,20 +300,12 @@ void Writer::close() {
     throw Error("glassbox trace '" + path_ + "': sqlite3_close failed: " + sqlite3_errstr(rc));
 }
 
-template void Writer::add(const ThreadRecord&);
-template void Writer::add(const SpanRecord&);
-template void Writer::add(const OpDetailsRecord&);
-template void Writer::add(const ModuleRecord&);
-template void Writer::add(const ParamRecord&);
-template void Writer::add(const StepRecord&);
-template void Writer::add(const GraphNodeRecord&);
-template void Writer::add(const GraphEdgeRecord&);
-template void Writer::add(const MemoryEventRecord&);
-template void Writer::add(const OomReportRecord&);
-template void Writer::add(const GradStatRecord&);
-template void Writer::add(const AnomalyRecord&);
-template void Writer::add(const CounterRecord&);
-template void Writer::add(const KernelRecord&);
-template void Writer::add(const InstantRecord&);
+// Writer::add for every record type of AllRecords: the table of their addresses is kept ([[gnu::used]]), so each
+// is instantiated and emitted here, where add() is defined.
+template <class... Rs>
+constexpr auto add_functions(RecordList<Rs...>) {
+  return std::make_tuple(&Writer::add<Rs>...);
+}
+[[gnu::used]] const auto kAddFunctions = add_functions(AllRecords{});
 
 }  // namespace gb::trace

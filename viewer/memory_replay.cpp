@@ -1,9 +1,12 @@
 // viewer/memory_replay.cpp — the memory side of TraceModel (contract in trace_model.h): memory_events loaded once
-// into a compact replay, the three layers per column, the segment map at a moment, and the largest live blocks
-// (from the replay, or by SQL while the replay is still loading).
+// into a compact copy with the per-category totals after each event, the three layers per column, the segment map
+// at a moment, and the largest live blocks (from the copy, or by SQL while it is still loading). Every replay is
+// traces/query/memory_replay.h's MemoryReplay.
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
+#include "traces/query/memory_replay.h"
 #include "viewer/trace_model.h"
 
 namespace gb::viewer {
@@ -14,9 +17,8 @@ namespace {
 struct MemoryLoadStopped {};  // thrown out of load_memory when the model closes; TraceModel::load catches it
 }  // namespace
 
-struct TraceModel::LiveEntry {
-  std::int64_t size, t;
-  int cat;
+struct TraceModel::LiveEntry {  // what the viewer keeps of a live block beyond its size and category
+  std::int64_t t = 0;
   OptId span, module;
 };
 
@@ -26,39 +28,21 @@ void TraceModel::load_memory(const gb::query::TraceDb& db) {
             [&](const gb::query::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
   if (!any) return;
   if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
-  std::unordered_map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
-  std::array<std::int64_t, 8> cat{};
-  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id FROM memory_events "
-          "WHERE device = ?1 "
-            "ORDER BY id",
+  gb::query::MemoryReplay<> replay;
+  db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id "
+          "FROM memory_events WHERE device = ?1 ORDER BY id",
             {mem_device_}, [&](const gb::query::Row& row) {
               if (stop_) throw MemoryLoadStopped{};
-              const auto action = static_cast<MemAction>(row.i64(1));
-              if (action == MemAction::alloc) {
-                const int c = static_cast<int>(row.i64(4)) & 7;
-                live[row.i64(2)] = {row.i64(3), c};
-                cat[static_cast<std::size_t>(c)] += row.i64(3);
-              } else if (action == MemAction::free) {
-                auto it = live.find(row.i64(2));
-                if (it != live.end()) {
-                  cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
-                  live.erase(it);
-                }
-              } else if (action == MemAction::retag) {  // the block's bytes move to its new category
-                auto it = live.find(row.i64(2));
-                if (it != live.end()) {
-                  cat[static_cast<std::size_t>(it->second.second)] -= it->second.first;
-                  it->second.second = static_cast<int>(row.i64(4)) & 7;
-                  cat[static_cast<std::size_t>(it->second.second)] += it->second.first;
-                }
-              }
+              const MemAction action = gb::query::mem_action(row.i64(1));
+              const MemCategory category = gb::query::mem_category(row.i64(4));
+              replay.apply(action, row.i64(2), row.i64(3), category);
               mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7), row.opt_i64(8),
-                                         row.opt_i64(9), static_cast<std::uint8_t>(action),
-                                         static_cast<std::uint8_t>(row.i64(4) & 7)});
+                                         row.opt_i64(9), static_cast<std::uint8_t>(row.i64(1) & 255),
+                                         static_cast<std::uint8_t>(category)});
               mem_t_.push_back(row.i64(0));
               mem_alloc_.push_back(row.i64(5));
               mem_reserved_.push_back(row.i64(6));
-              mem_cat_.push_back(cat);
+              mem_cat_.push_back(replay.by_category());
               peak_reserved_ = std::max(peak_reserved_, row.i64(6));
             });
 }
@@ -109,7 +93,7 @@ SegmentMap TraceModel::replay_segments(std::int64_t t) const {
   SegmentMap map;
   map.t_ns = t;
   std::map<Id, SegmentRow> segs;
-  std::map<std::int64_t, std::pair<std::int64_t, int>> live;  // addr -> (size, category)
+  gb::query::MemoryReplay<> replay;
   const auto n = has_memory() ? static_cast<std::size_t>(std::upper_bound(mem_t_.begin(), mem_t_.end(), t) - mem_t_.begin()) : 0;
   std::map<std::int64_t, std::pair<std::int64_t, Id>> seg_by_addr;  // addr -> (size, id)
   for (std::size_t i = 0; i < n; ++i) {
@@ -132,24 +116,20 @@ SegmentMap TraceModel::replay_segments(std::int64_t t) const {
           }
         seg_by_addr.erase(e.addr);
         break;
-      case MemAction::alloc: live[e.addr] = {e.size, e.category}; break;
-      case MemAction::free: live.erase(e.addr); break;
-      case MemAction::retag:
-        if (auto it = live.find(e.addr); it != live.end()) it->second.second = e.category;
-        break;
-      default: break;
+      default: replay.apply(static_cast<MemAction>(e.action), e.addr, e.size, static_cast<MemCategory>(e.category));
     }
   }
+  const std::map<std::int64_t, gb::query::MemoryReplay<>::Block> live(replay.live().begin(), replay.live().end());
   for (const auto& [addr, b] : live) {  // by address: blocks come out in offset order
     auto s = seg_by_addr.upper_bound(addr);
-    if (s == seg_by_addr.begin() || addr + b.first > std::prev(s)->first + std::prev(s)->second.first) {
-      map.unplaced += b.first;
+    if (s == seg_by_addr.begin() || addr + b.size > std::prev(s)->first + std::prev(s)->second.first) {
+      map.unplaced += b.size;
       continue;
     }
     --s;
     SegmentRow& row = segs[s->second.second];
-    row.blocks.push_back(SegmentBlock{addr - row.addr, b.first, static_cast<MemCategory>(b.second)});
-    row.allocated += b.first;
+    row.blocks.push_back(SegmentBlock{addr - row.addr, b.size, b.category});
+    row.allocated += b.size;
   }
   for (auto& [id, row] : segs) {
     std::int64_t at = 0;
@@ -160,9 +140,9 @@ SegmentMap TraceModel::replay_segments(std::int64_t t) const {
   return map;
 }
 
-std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
-                                            std::vector<OptId>* spans) const {
-  std::vector<std::pair<std::int64_t, const LiveEntry*>> v;
+std::vector<LiveBlock> TraceModel::top_live(const LiveReplay& replay, std::size_t n, std::vector<OptId>* spans) const {
+  const auto& live = replay.live();
+  std::vector<std::pair<std::int64_t, const LiveReplay::Block*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
   const std::size_t k = std::min(n, v.size());
   std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end(), [](const auto& a, const auto& b) {
@@ -170,10 +150,11 @@ std::vector<LiveBlock> TraceModel::top_live(const std::unordered_map<std::int64_
   });
   std::vector<LiveBlock> out;
   for (std::size_t i = 0; i < k; ++i) {
-    const LiveEntry& b = *v[i].second;
-    LiveBlock lb{v[i].first, b.size, b.t, static_cast<MemCategory>(b.cat), {}, module_path(b.module)};
-    if (spans) spans->push_back(b.span);
-    else if (b.span) lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.span})));
+    const LiveReplay::Block& b = *v[i].second;
+    LiveBlock lb{v[i].first, b.size, b.extra.t, b.category, {}, module_path(b.extra.module)};
+    if (spans) spans->push_back(b.extra.span);
+    else if (b.extra.span)
+      lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.extra.span})));
     out.push_back(std::move(lb));
   }
   return out;
@@ -192,38 +173,27 @@ std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) c
 }
 
 TraceModel::LiveTop TraceModel::replay_live(std::int64_t t, std::size_t n) const {
-  std::unordered_map<std::int64_t, LiveEntry> live;  // the replay loaded at open: no SQL but the op names
+  LiveReplay replay;  // over the events loaded at open: no SQL but the op names
   for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
     if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
     const MemEvent& e = mem_ev_[i];
-    const auto action = static_cast<MemAction>(e.action);
-    if (action == MemAction::alloc)
-      live[e.addr] = LiveEntry{e.size, mem_t_[i], e.category, e.span, e.module};
-    else if (action == MemAction::free)
-      live.erase(e.addr);
-    else if (action == MemAction::retag)
-      if (auto it = live.find(e.addr); it != live.end()) it->second.cat = e.category;
+    replay.apply(static_cast<MemAction>(e.action), e.addr, e.size, static_cast<MemCategory>(e.category),
+                 LiveEntry{mem_t_[i], e.span, e.module});
   }
   LiveTop top;
-  top.blocks = top_live(live, n, &top.spans);
+  top.blocks = top_live(replay, n, &top.spans);
   return top;
 }
 
 std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {
-  std::unordered_map<std::int64_t, LiveEntry> live;
+  LiveReplay replay;
   db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
             "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
             {mem_device_, t}, [&](const gb::query::Row& row) {
-              const auto action = static_cast<MemAction>(row.i64(0));
-              if (action == MemAction::alloc)
-                live[row.i64(1)] = LiveEntry{row.i64(2), row.i64(6), static_cast<int>(row.i64(3)) & 7, row.opt_i64(4),
-                                             row.opt_i64(5)};
-              else if (action == MemAction::free)
-                live.erase(row.i64(1));
-              else if (action == MemAction::retag)
-                if (auto it = live.find(row.i64(1)); it != live.end()) it->second.cat = static_cast<int>(row.i64(3)) & 7;
+              replay.apply(gb::query::mem_action(row.i64(0)), row.i64(1), row.i64(2),
+                           gb::query::mem_category(row.i64(3)), LiveEntry{row.i64(6), row.opt_i64(4), row.opt_i64(5)});
             });
-  return top_live(live, n);
+  return top_live(replay, n);
 }
 
 }  // namespace gb::viewer

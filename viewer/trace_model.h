@@ -48,6 +48,7 @@
 
 #include "traces/query/dataloader.h"
 #include "traces/query/diff.h"
+#include "traces/query/memory_replay.h"
 #include "traces/query/op_table.h"
 #include "traces/query/trace_db.h"
 #include "traces/records.h"
@@ -86,7 +87,7 @@ struct CounterSeries {
 struct MemoryColumn {
   std::int64_t t_ns = 0;
   std::int64_t context = 0, reserved = 0, allocated = 0;
-  std::array<std::int64_t, 8> by_category{};  // MemCategory order
+  gb::query::CategoryBytes by_category{};  // MemCategory order
   std::int64_t reserved_unallocated() const { return reserved - allocated; }
 };
 
@@ -425,8 +426,9 @@ class TraceModel {
   template <class T, class F>
   const T* async_get(Slot<T>& s, Key key, F compute);
   void load_memory(const gb::query::TraceDb& db);
-  struct LiveEntry;  // a live block during a replay (memory_replay.cpp)
-  std::vector<LiveBlock> top_live(const std::unordered_map<std::int64_t, LiveEntry>& live, std::size_t n,
+  struct LiveEntry;  // what a replay keeps of a live block beyond size and category (memory_replay.cpp)
+  using LiveReplay = gb::query::MemoryReplay<LiveEntry>;
+  std::vector<LiveBlock> top_live(const LiveReplay& replay, std::size_t n,
                                   std::vector<gb::trace::OptId>* spans = nullptr) const;  // spans: names left to fill
   void name_live(std::vector<LiveBlock>& blocks, const std::vector<gb::trace::OptId>& spans) const;
   struct LiveTop {
@@ -464,7 +466,7 @@ class TraceModel {
   int mem_device_ = 0;
   std::int64_t context_ = 0, peak_reserved_ = 0;
   std::vector<std::int64_t> mem_t_, mem_alloc_, mem_reserved_;
-  std::vector<std::array<std::int64_t, 8>> mem_cat_;
+  std::vector<gb::query::CategoryBytes> mem_cat_;
   struct MemEvent {
     std::int64_t addr, size, segment;  // segment -1: NULL
     gb::trace::OptId span, module;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "memory/context.h"
+#include "traces/records.h"
 
 namespace gb::memory {
 namespace {
@@ -31,18 +32,8 @@ ThreadContext& thread_context() {
 }
 }  // namespace detail
 
-const char* to_string(Category c) {
-  switch (c) {
-    case Category::unknown: return "unknown";
-    case Category::parameter: return "parameter";
-    case Category::gradient: return "gradient";
-    case Category::activation: return "activation";
-    case Category::optimizer_state: return "optimizer_state";
-    case Category::temporary: return "temporary";
-    case Category::input: return "input";
-    case Category::autograd_detail: return "autograd_detail";
-  }
-  return "unknown";
+const char* to_string(Category c) {  // the schema's names (traces/records.h: string literals, so NUL-terminated)
+  return trace::kMemCategoryNames[static_cast<std::size_t>(c) % trace::kMemCategoryNames.size()].data();
 }
 
 Category current_category() { return detail::thread_context().category; }

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <vector>
 
+#include "traces/records.h"
+
 namespace gb::memory {
 
 namespace detail {
@@ -21,17 +23,8 @@ std::vector<std::unique_ptr<EventObserver>>& installed() {
 }
 }  // namespace
 
-const char* to_string(MemoryAction a) {
-  switch (a) {
-    case MemoryAction::alloc: return "alloc";
-    case MemoryAction::free: return "free";
-    case MemoryAction::segment_alloc: return "segment_alloc";
-    case MemoryAction::segment_free: return "segment_free";
-    case MemoryAction::oom: return "oom";
-    case MemoryAction::empty_cache: return "empty_cache";
-    case MemoryAction::retag: return "retag";
-  }
-  return "alloc";
+const char* to_string(MemoryAction a) {  // the schema's names (traces/records.h)
+  return trace::kMemActionNames[static_cast<std::size_t>(a) % trace::kMemActionNames.size()].data();
 }
 
 void set_event_observer(EventObserver observer) {

@@ -27,9 +27,29 @@ void for_each_allocator(void (*f)(CachingAllocator&));
 
 namespace {
 
+// The allocator's enums are written as the schema's: every value must agree.
+#define GB_SAME(engine, trace_enum) static_assert(static_cast<int>(engine) == static_cast<int>(trace_enum))
+GB_SAME(MemoryAction::alloc, trace::MemAction::alloc);
+GB_SAME(MemoryAction::free, trace::MemAction::free);
+GB_SAME(MemoryAction::segment_alloc, trace::MemAction::segment_alloc);
+GB_SAME(MemoryAction::segment_free, trace::MemAction::segment_free);
+GB_SAME(MemoryAction::oom, trace::MemAction::oom);
+GB_SAME(MemoryAction::empty_cache, trace::MemAction::empty_cache);
+GB_SAME(MemoryAction::retag, trace::MemAction::retag);
+GB_SAME(Category::unknown, trace::MemCategory::unknown);
+GB_SAME(Category::parameter, trace::MemCategory::parameter);
+GB_SAME(Category::gradient, trace::MemCategory::gradient);
+GB_SAME(Category::activation, trace::MemCategory::activation);
+GB_SAME(Category::optimizer_state, trace::MemCategory::optimizer_state);
+GB_SAME(Category::temporary, trace::MemCategory::temporary);
+GB_SAME(Category::input, trace::MemCategory::input);
+GB_SAME(Category::autograd_detail, trace::MemCategory::autograd_detail);
+#undef GB_SAME
+static_assert(kNumCategories == trace::kMemCategories);
+
 void on_event(const MemoryEvent& e) {
   trace::MemoryEventRecord r;
-  r.action = static_cast<trace::MemAction>(static_cast<int>(e.action));  // the enums share their order
+  r.action = static_cast<trace::MemAction>(static_cast<int>(e.action));  // the same values (asserted above)
   r.device = trace_device(e.device);
   r.addr = static_cast<std::int64_t>(e.addr);
   r.size = e.size;

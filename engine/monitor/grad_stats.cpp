@@ -14,6 +14,15 @@
 
 namespace gb::monitor::detail {
 
+// params.dtype is the engine's ScalarType, value for value.
+static_assert(static_cast<int>(ScalarType::Bool) == static_cast<int>(trace::DType::bool_) &&
+              static_cast<int>(ScalarType::Int32) == static_cast<int>(trace::DType::int32) &&
+              static_cast<int>(ScalarType::Int64) == static_cast<int>(trace::DType::int64) &&
+              static_cast<int>(ScalarType::Half) == static_cast<int>(trace::DType::float16) &&
+              static_cast<int>(ScalarType::BFloat16) == static_cast<int>(trace::DType::bfloat16) &&
+              static_cast<int>(ScalarType::Float) == static_cast<int>(trace::DType::float32) &&
+              static_cast<int>(ScalarType::Double) == static_cast<int>(trace::DType::float64));
+
 namespace {
 
 struct UpdateNote {
@@ -52,7 +61,7 @@ ParamState& param_state(Run& r, const Tensor& p) {
       pr.name = st.label;
       pr.shape = shape.str();
       pr.numel = p.numel();
-      pr.dtype = static_cast<trace::DType>(static_cast<int>(p.scalar_type()));
+      pr.dtype = static_cast<trace::DType>(static_cast<int>(p.scalar_type()));  // the same order (asserted above)
       trace::emit(pr);
     }
   }

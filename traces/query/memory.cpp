@@ -1,5 +1,8 @@
-// traces/query/memory.cpp — one scan of memory_events: device peaks from the running totals, category peaks by replay.
+// traces/query/memory.cpp — one scan of memory_events: device peaks from the running totals, category peaks from
+// the replay (memory_replay.h).
 #include "traces/query/memory.h"
+
+#include "traces/query/memory_replay.h"
 
 #include <algorithm>
 #include <map>
@@ -20,50 +23,20 @@ std::string device_name(int device) {
 MemoryPeaks memory_peaks(const TraceDb& db) {
   MemoryPeaks m;
   std::map<int, DeviceMemory> devices;
-  struct Block {
-    MemCategory category;
-    std::int64_t size;
-  };
-  std::map<std::pair<int, std::int64_t>, Block> live;                                // (device, addr) -> the live block
-  std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>> by_category;  // -> (current, peak)
-  auto add = [&](int device, MemCategory c, std::int64_t delta) {
-    auto& [cur, peak] = by_category[{device, static_cast<int>(c)}];
-    cur += delta;
-    peak = std::max(peak, cur);
-  };
+  std::map<int, MemoryReplay<>> replays;  // per device: the category peaks
   db.each("SELECT action, device, addr, size, category, allocated, reserved FROM memory_events ORDER BY id",
           [&](const Row& r) {
             ++m.events;
-            const auto action = static_cast<MemAction>(r.i64(0));
             const int device = static_cast<int>(r.i64(1));
-            const std::int64_t addr = r.i64(2), size = r.i64(3), allocated = r.i64(5), reserved = r.i64(6);
-            auto [at, fresh_device] = devices.try_emplace(device);
-            DeviceMemory& d = at->second;
+            const std::int64_t allocated = r.i64(5), reserved = r.i64(6);
+            DeviceMemory& d = devices[device];
             d.device = device;
             if (allocated > d.peak_allocated) {
               d.peak_allocated = allocated;
               d.cached_at_peak = reserved - allocated;
             }
             d.peak_reserved = std::max(d.peak_reserved, reserved);
-            if (action == MemAction::alloc) {
-              auto [it, fresh] = live.try_emplace({device, addr}, Block{static_cast<MemCategory>(r.i64(4)), size});
-              if (!fresh) {  // an alloc over a live block: the old one is gone (check reports nothing; be robust)
-                add(device, it->second.category, -it->second.size);
-                it->second = Block{static_cast<MemCategory>(r.i64(4)), size};
-              }
-              add(device, it->second.category, size);
-            } else if (action == MemAction::retag) {  // the block's bytes move to its new category
-              if (auto it = live.find({device, addr}); it != live.end()) {
-                add(device, it->second.category, -it->second.size);
-                it->second.category = static_cast<MemCategory>(r.i64(4));
-                add(device, it->second.category, it->second.size);
-              }
-            } else if (action == MemAction::free) {
-              if (auto it = live.find({device, addr}); it != live.end()) {
-                add(device, it->second.category, -it->second.size);
-                live.erase(it);
-              }
-            }
+            replays[device].apply(mem_action(r.i64(0)), r.i64(2), r.i64(3), mem_category(r.i64(4)));
           });
   std::optional<std::int64_t> context = db.meta_int("context_bytes");
   for (auto& [device, d] : devices) {
@@ -72,8 +45,10 @@ MemoryPeaks memory_peaks(const TraceDb& db) {
       d.context = own;  // the per-device row the engine writes (cpu and meta: only when one was configured)
     m.devices.push_back(d);
   }
-  for (const auto& [key, v] : by_category)
-    if (v.second > 0) m.categories.push_back({key.first, static_cast<MemCategory>(key.second), v.second});
+  for (const auto& [device, replay] : replays)
+    for (int c = 0; c < gb::trace::kMemCategories; ++c)
+      if (const std::int64_t peak = replay.peaks()[static_cast<std::size_t>(c)]; peak > 0)
+        m.categories.push_back({device, static_cast<MemCategory>(c), peak});
   return m;
 }
 

@@ -2,13 +2,10 @@
 //
 // Per device: the peak of `allocated` and of `reserved` (the running totals the allocator wrote), the part of
 // reserved that was not allocated at the allocated peak (the cache), and the device context (meta
-// context_bytes.<device> when the engine wrote it; else context_bytes, shown for every cuda device). The three layers a user sees are context · reserved but
-// unallocated · allocated.
-// Per (device, category): replaying alloc, retag and free events in id order, an alloc adds its size to its
-// category, a retag moves the live block's size to the row's category (the engine retags parameters, activations
-// and gradients after allocating them), and a free subtracts the size of the live block at that (device, addr),
-// whatever category the free row names; the
-// peak is the largest running sum. Frees with no live block are skipped (`glassbox check` reports them).
+// context_bytes.<device> when the engine wrote it; else context_bytes, shown for every cuda device). The three
+// layers a user sees are context · reserved but unallocated · allocated.
+// Per (device, category): the peak of the bytes the category holds, replaying the device's events in id order
+// (memory_replay.h: the one replay, which the viewer and `glassbox check` use too).
 #pragma once
 
 #include <cstdint>

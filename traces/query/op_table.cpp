@@ -15,13 +15,8 @@ using gb::trace::SpanKind;
 namespace {
 
 constexpr std::array<std::string_view, 6> kSortNames = {"self_cpu", "cpu_total", "calls", "avg", "name", "self_cuda"};
-constexpr int kKinds = static_cast<int>(SpanKind::cuda_api) + 1;
-// The schema's own names (traces/schema.h), so `--kind` accepts exactly what SCHEMA.md lists.
-const std::array<std::string_view, kKinds> kKindNames = [] {
-  std::array<std::string_view, kKinds> n{};
-  for (int i = 0; i < kKinds; ++i) n[static_cast<std::size_t>(i)] = gb::trace::name(static_cast<SpanKind>(i));
-  return n;
-}();
+// The schema's own names (traces/records.h), so `--kind` accepts exactly what SCHEMA.md lists.
+constexpr const auto& kKindNames = gb::trace::kSpanKindNames;
 
 // Kernel time per launching span name: the launching span itself (self), or it and its ancestors (total). Walking
 // up from each kernel's launcher gives every enclosing span the kernel's time, the way CPU total includes children.

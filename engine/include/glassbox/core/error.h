@@ -1,4 +1,4 @@
-// glassbox/core/error.h — the two tiers of errors (DESIGN.md §8).
+// glassbox/core/error.h — the two tiers of errors (docs/DESIGN.md, "Errors").
 //
 // User and resource errors (bad shapes, dtypes, dims, backward twice, ...) throw gb::Error, whose message names
 // the op, the shapes and what to do. Programmer invariants use GB_ASSERT, which aborts with file:line.

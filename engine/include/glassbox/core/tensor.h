@@ -354,7 +354,7 @@ struct TensorImpl {
   std::unique_ptr<AutogradMeta> autograd;
   // Views made by view ops (select, narrow, view, transpose, ...; not detach): the ROOT tensor they view (a view
   // of a view points at the root), so that an in-place op on the view can rewrite the base's history
-  // (CopySlices, engine/autograd/view_inplace.cpp). view_base_fn is the base's grad_fn this view's own grad_fn was
+  // (CopySlices, engine/autograd/views.h). view_base_fn is the base's grad_fn this view's own grad_fn was
   // built against: when the base's history moves on (an in-place op on it or on another view), the view's
   // grad_fn is regenerated as an AsStridedBackward0 of the base's new history the next time it is read.
   std::shared_ptr<TensorImpl> view_base;

@@ -16,7 +16,7 @@
 //   { gb::memory::CategoryGuard cat(gb::memory::Category::input); x = load_batch(); }
 //   { gb::memory::CategoryGuard cat(gb::memory::Category::optimizer_state); momentum = gb::zeros_like(w); }
 //
-// (gb::optim will do the second itself when [Training] lands.) Op and module names are interned
+// (gb::optim's optimizers do the second for their own state.) Op and module names are interned
 // once per AllocationContext (never copied per allocation); the table only grows, so use it for op names and
 // module paths, not for per-step strings.
 #pragma once
