@@ -277,11 +277,6 @@ void complete(CounterRecord& r, const Context& c, Id&) {
   if (!r.t_ns) r.t_ns = c.t_ns;
 }
 
-// Calls f((R*)nullptr) for each record type of a RecordList.
-template <class... Rs, class F>
-void for_each_record(RecordList<Rs...>, F&& f) {
-  (f(static_cast<Rs*>(nullptr)), ...);
-}
 
 }  // namespace
 

@@ -17,11 +17,6 @@ using detail::Stmt;
 
 namespace {
 
-using AllRecords = std::tuple<ThreadRecord*, SpanRecord*, OpDetailsRecord*, ModuleRecord*, ParamRecord*, StepRecord*,
-                              GraphNodeRecord*, GraphEdgeRecord*, MemoryEventRecord*, OomReportRecord*,
-                              GradStatRecord*, AnomalyRecord*, CounterRecord*, KernelRecord*,
-                              InstantRecord*>;
-
 std::uint32_t be(const unsigned char* p, int n) {
   std::uint32_t v = 0;
   for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
@@ -106,7 +101,7 @@ void Reader::validate() {
     }
     sqlite3_finalize(s);
   };
-  std::apply([&](auto... p) { (check_columns(p), ...); }, AllRecords{});
+  for_each_record(AllRecords{}, check_columns);
 }
 
 namespace {

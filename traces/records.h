@@ -284,6 +284,12 @@ template <class... Rs, class All>
 struct Within<RecordList<Rs...>, All> : std::bool_constant<((IndexIn<Rs, All>::value >= 0) && ...)> {};
 }  // namespace detail
 
+// Calls f(static_cast<R*>(nullptr)) for each record type R of the list, in order.
+template <class... Rs, class F>
+void for_each_record(RecordList<Rs...>, F&& f) {
+  (f(static_cast<Rs*>(nullptr)), ...);
+}
+
 // R's position in List, or -1.
 template <class R, class List>
 inline constexpr int record_index = detail::IndexIn<R, List>::value;

@@ -31,11 +31,6 @@ template <class R>
 constexpr int slot = record_index<R, AllRecords>;
 constexpr int kSlots = static_cast<int>(AllRecords::size);
 
-// Calls f((R*)nullptr) for each record type of a RecordList.
-template <class... Rs, class F>
-void for_each_record(RecordList<Rs...>, F&& f) {
-  (f(static_cast<Rs*>(nullptr)), ...);
-}
 
 // The row a record is stored as: itself, except spans (codec.h StoredSpan).
 template <class R> struct Stored { using type = R; static const R& row(const R& r) { return r; } };
