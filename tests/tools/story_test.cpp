@@ -1,6 +1,6 @@
-// tests/tools/story_test.cpp — tools/story.cpp and tools/alarms.cpp: the story `glassbox report` tells first, on
-// runs that went wrong (bad_runs.h): out of memory, killed, interrupted, NaN in the forward, NaN in the backward
-// only, alarms grouped by kind; and the one line of a healthy run.
+// tests/tools/story_test.cpp — tools/story.cpp (over traces/query/alarms.cpp): the story `glassbox report` tells
+// first, on runs that went wrong (bad_runs.h): out of memory, killed, interrupted, NaN in the forward, NaN in the
+// backward only, alarms grouped by kind; and the one line of a healthy run.
 #include "tools/story.h"
 
 #include <doctest/doctest.h>
