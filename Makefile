@@ -3,13 +3,15 @@
 #   make test    install, build, run every test through CTest
 #   make test-options    the options the default leaves off, in build-options: no probes, no CUDA, Clang with
 #                        ASan + UBSan, the fuzzers (tests of trace contents excluded)
+#   make test-tsan       ThreadSanitizer over the threaded parts' tests, in build-tsan: the probes' rings, the
+#                        collector and sessions, the DataLoader's workers, the viewer's worker threads
 #   make bench   build and run the benchmarks (make bench BENCH=bench_matmul runs one)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 
-.PHONY: all deps configure build demo test test-options bench clean
+.PHONY: all deps configure build demo test test-options test-tsan bench clean
 
 all: build
 
@@ -44,6 +46,19 @@ test-options: deps
 	@$(MAKE) --no-print-directory BUILD=build-options CTEST_FLAGS="-LE trace" \
 	  CMAKE_FLAGS="-DCMAKE_CXX_COMPILER=clang++ -DGLASSBOX_PROBES=OFF -DGLASSBOX_CUDA=OFF -DGLASSBOX_SANITIZE=ON \
 	               -DGLASSBOX_FUZZ=ON -DGLASSBOX_BUILD_BENCH=OFF $(CMAKE_FLAGS)" test
+
+# ThreadSanitizer, in its own folder (it cannot share one with AddressSanitizer), building only the tests of the
+# code that runs threads. OpenBLAS's own threads are not instrumented: one BLAS thread, so every thread is seen.
+TSAN_TESTS = test_instrument_clock test_instrument_collector test_instrument_probe test_instrument_session \
+             test_engine_data_dataloader test_engine_data_worker_pool test_viewer_async test_viewer_trace_model \
+             test_viewer_search test_viewer_largest_live test_viewer_compare
+test-tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-tsan configure \
+	  CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASSBOX_TSAN=ON -DGLASSBOX_CUDA=OFF -DGLASSBOX_BUILD_BENCH=OFF \
+	               -DGLASSBOX_BUILD_SAMPLES=OFF $(CMAKE_FLAGS)"
+	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS) glassbox_trace_child glassbox
+	OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan \
+	  --output-on-failure -j $(JOBS) -R '^(instrument\.(clock|collector|probe|session)|engine\.data\.(dataloader|worker_pool)|viewer\.(async|trace_model|search|largest_live|compare))$$'
 
 bench: build
 	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \

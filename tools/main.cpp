@@ -2,7 +2,7 @@
 // or runs the viewer (view).
 //
 // Exit codes: 0 done; 1 `check` found problems; 2 a file could not be read or written (one line on stderr,
-// "glassbox: ..."); CLI11's codes for bad arguments.
+// "glassbox: ..."); 3 `report --fail-on SEVERITY` found anomalies that severe; CLI11's codes for bad arguments.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>

@@ -5,10 +5,10 @@
 //              value, the alarms by kind; a healthy run gets one line
 //   run        meta: command, host, started_at, glassbox_version, device_name, closed_cleanly, stopped_by,
 //              dropped_events
-//   steps      count, mean, median, p90, min, max, std of the step durations (tools/steps.h)
-//   ops        PyTorch's key_averages table of the spans of one kind (tools/op_table.h), sorted, limited
-//   memory     peaks per device (context, reserved, allocated) and per category (tools/memory.h)
-//   data-loader  the wait share of step time and the stage totals (tools/dataloader.h)
+//   steps      count, mean, median, p90, min, max, std of the step durations (traces/query/steps.h)
+//   ops        PyTorch's key_averages table of the spans of one kind (traces/query/op_table.h), sorted, limited
+//   memory     peaks per device (context, reserved, allocated) and per category (traces/query/memory.h)
+//   data-loader  the wait share of step time and the stage totals (traces/query/dataloader.h)
 //   anomalies  time, step, kind, severity, message (at most `limit` rows, 0 = all)
 //
 //   TraceDb db("run.db");

@@ -1,5 +1,5 @@
 // tools/story.cpp — how a run ended (meta, oom_reports, memory_events oom rows, steps) and the text of the story:
-// the ending, the out-of-memory failures, the first non-finite value and the alarms by kind (tools/alarms.h).
+// the ending, the out-of-memory failures, the first non-finite value and the alarms by kind (traces/query/alarms.h).
 #include "tools/story.h"
 
 #include <algorithm>

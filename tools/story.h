@@ -1,6 +1,6 @@
 // tools/story.h — the story of a run, the first thing `glassbox report` prints: how it ended (closed cleanly or
 // not, meta stopped_by, dropped events, out of memory with the report stored in the trace), where the first
-// non-finite value appeared, then the other alarms grouped by kind (tools/alarms.h).
+// non-finite value appeared, then the other alarms grouped by kind (traces/query/alarms.h).
 //
 // A healthy run (closed cleanly, stopped normally or by an unknown closer, no dropped events, no out-of-memory, no
 // anomalies) gets one line: "healthy: closed cleanly, no anomalies, no out-of-memory". Otherwise:

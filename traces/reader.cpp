@@ -94,6 +94,7 @@ void Reader::validate() {
   auto check_columns = [&]<class R>(R*) {
     std::string sql = detail::select_sql<R>() + " LIMIT 0";
     sqlite3_stmt* s = nullptr;
+    detail::count_statement();
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
       std::string why = sqlite3_errmsg(db_);
       throw Error("glassbox: trace '" + path_ + "': table '" + detail::Codec<R>::table + "' does not have the " +

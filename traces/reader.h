@@ -48,6 +48,10 @@ struct OpRow {
 constexpr std::int64_t kTimeMin = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kTimeMax = std::numeric_limits<std::int64_t>::max();
 
+// How many SQLite statements this thread has prepared or executed through glassbox (traces and queries): the
+// viewer's tests assert that its UI thread runs none while it draws frames.
+std::int64_t sqlite_statements_on_this_thread();
+
 class Reader {
  public:
   explicit Reader(const std::string& path);

@@ -75,8 +75,9 @@ static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::float64) + 1
 static_assert(kAnomalyKindNames.size() == static_cast<std::size_t>(AnomalyKind::missing_zero_grad) + 1);
 static_assert(kSeverityNames.size() == static_cast<std::size_t>(Severity::error) + 1);
 
-// Devices are integers everywhere: -1 is the CPU, n >= 0 is cuda:n.
+// Devices are integers everywhere: -1 is the CPU, -2 the meta device, n >= 0 is cuda:n.
 constexpr int kCpu = -1;
+constexpr int kMeta = -2;
 
 struct ThreadRecord {
   Id id = 0;

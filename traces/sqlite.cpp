@@ -14,7 +14,14 @@ void sqlite_fail(sqlite3* db, int rc, const std::string& path, const char* call,
   throw Error(msg);
 }
 
+namespace {
+thread_local std::int64_t t_statements = 0;
+}  // namespace
+
+void count_statement() { ++t_statements; }
+
 void exec(sqlite3* db, const std::string& path, const char* sql, const char* file, int line) {
+  count_statement();
   char* err = nullptr;
   int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
   if (err) sqlite3_free(err);  // sqlite3_errmsg(db) still holds the message
@@ -23,6 +30,7 @@ void exec(sqlite3* db, const std::string& path, const char* sql, const char* fil
 
 Stmt::Stmt(sqlite3* db, const std::string& path, std::string_view sql, const char* file, int line)
     : db_(db), path_(path) {
+  count_statement();
   int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s_, nullptr);
   if (rc != SQLITE_OK) sqlite_fail(db, rc, path, "sqlite3_prepare_v3", file, line);
 }
@@ -47,3 +55,7 @@ bool Stmt::step(const char* file, int line) {
 }
 
 }  // namespace gb::trace::detail
+
+namespace gb::trace {
+std::int64_t sqlite_statements_on_this_thread() { return detail::t_statements; }
+}  // namespace gb::trace

@@ -23,6 +23,9 @@ inline int sqlite_checked(sqlite3* db, int rc, const std::string& path, const ch
   return rc;
 }
 
+// Counts one statement prepared or run on this thread (sqlite_statements_on_this_thread(), traces/reader.h).
+void count_statement();
+
 // Runs one or more ;-separated statements that return no rows.
 void exec(sqlite3* db, const std::string& path, const char* sql, const char* file, int line);
 

@@ -12,14 +12,29 @@
 
 namespace gb::viewer {
 
-App::App(bool remember_recent) : recent_(remember_recent ? recent_files_path() : ""), remember_(remember_recent) {}
+App::App(bool remember_recent)
+    : recent_(remember_recent ? recent_files_path() : ""),
+      panel_state_(std::make_unique<panels::PanelState>()),
+      remember_(remember_recent) {}
 App::~App() = default;
+
+void App::resolve_jump() {  // ViewState::jump: focus the span once its row is read (off the frame)
+  if (!view_.jump) return;
+  const ViewState::Jump j = *view_.jump;
+  if (const auto s = model_->span_record_async(j.span)) {
+    view_.focus(s->start_ns, s->end_ns, j.pad);
+    view_.jump.reset();
+  } else if (!model_->span_record_pending(j.span)) {
+    view_.jump.reset();  // no such span
+  }
+}
 
 void App::open(const std::string& path) {
   const bool same = path == path_ && model_;
   model_.reset();
   path_ = path;
   error_.clear();
+  view_.jump.reset();  // a span id of the previous trace
   try {
     model_ = std::make_unique<TraceModel>(path);
   } catch (const std::exception& e) {
@@ -178,8 +193,8 @@ void App::frame() {
     plot::empty_state("No trace open.", "File > Open (Ctrl+O) a glassbox trace (.db), or start the viewer with "
                                         "`glassbox view run.db`. Make one with GLASSBOX_TRACE=run.db ./train_mlp, or "
                                         "`glassbox synth run.db`.");
-  } else if (ImGui::BeginTabBar("##panels")) {
-    using Draw = void (*)(TraceModel&, ViewState&);
+  } else if (resolve_jump(); ImGui::BeginTabBar("##panels")) {
+    using Draw = void (*)(TraceModel&, ViewState&, panels::PanelState&);
     static constexpr Draw kDraw[] = {panels::timeline,  panels::memory,    panels::ops,        panels::anomalies,
                                      panels::gradients, panels::dataloader, panels::graph,
                                      panels::compare};
@@ -194,7 +209,7 @@ void App::frame() {
       if (ImGui::BeginTabItem(label.c_str(), nullptr, show == p ? ImGuiTabItemFlags_SetSelected : 0)) {
         current_ = p;
         ImGui::BeginChild("##panel", ImVec2(0, 0), false);
-        kDraw[i](*model_, view_);
+        kDraw[i](*model_, view_, *panel_state_);
         ImGui::EndChild();
         ImGui::EndTabItem();
       }

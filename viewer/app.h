@@ -17,6 +17,10 @@
 
 namespace gb::viewer {
 
+namespace panels {
+struct PanelState;  // what each panel remembers between frames (viewer/panels/panels.h)
+}
+
 class App {
  public:
   explicit App(bool remember_recent = true);
@@ -40,10 +44,12 @@ class App {
   void open_dialog();
   void pick(const std::string& path);  // the dialog's choice: open it, or compare with it
   void error_state();
+  void resolve_jump();
   std::unique_ptr<TraceModel> model_;
   std::string path_, error_;
   ViewState view_;
   RecentFiles recent_;
+  std::unique_ptr<panels::PanelState> panel_state_;
   std::string compare_path_;
   bool remember_ = true, quit_ = false, open_dialog_ = false, compare_dialog_ = false;
   char open_buf_[1024] = {};

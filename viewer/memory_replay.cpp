@@ -140,7 +140,8 @@ SegmentMap TraceModel::replay_segments(std::int64_t t) const {
   return map;
 }
 
-std::vector<LiveBlock> TraceModel::top_live(const LiveReplay& replay, std::size_t n, std::vector<OptId>* spans) const {
+std::vector<LiveBlock> TraceModel::top_live(const LiveReplay& replay, std::size_t n,
+                                            const gb::query::TraceDb& db) const {
   const auto& live = replay.live();
   std::vector<std::pair<std::int64_t, const LiveReplay::Block*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
@@ -152,27 +153,19 @@ std::vector<LiveBlock> TraceModel::top_live(const LiveReplay& replay, std::size_
   for (std::size_t i = 0; i < k; ++i) {
     const LiveReplay::Block& b = *v[i].second;
     LiveBlock lb{v[i].first, b.size, b.extra.t, b.category, {}, module_path(b.extra.module)};
-    if (spans) spans->push_back(b.extra.span);
-    else if (b.extra.span)
-      lb.op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.extra.span})));
+    if (b.extra.span)
+      lb.op = std::string(string(db.scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.extra.span})));
     out.push_back(std::move(lb));
   }
   return out;
 }
 
-void TraceModel::name_live(std::vector<LiveBlock>& blocks, const std::vector<OptId>& spans) const {
-  for (std::size_t i = 0; i < blocks.size() && i < spans.size(); ++i)
-    if (spans[i]) blocks[i].op = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*spans[i]})));
-}
-
 std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
   if (memory_loading()) return largest_live_sql(t, n);
-  LiveTop top = replay_live(t, n);
-  name_live(top.blocks, top.spans);
-  return std::move(top.blocks);
+  return replay_live(t, n, *db_);
 }
 
-TraceModel::LiveTop TraceModel::replay_live(std::int64_t t, std::size_t n) const {
+std::vector<LiveBlock> TraceModel::replay_live(std::int64_t t, std::size_t n, const gb::query::TraceDb& db) const {
   LiveReplay replay;  // over the events loaded at open: no SQL but the op names
   for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
     if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
@@ -180,9 +173,7 @@ TraceModel::LiveTop TraceModel::replay_live(std::int64_t t, std::size_t n) const
     replay.apply(static_cast<MemAction>(e.action), e.addr, e.size, static_cast<MemCategory>(e.category),
                  LiveEntry{mem_t_[i], e.span, e.module});
   }
-  LiveTop top;
-  top.blocks = top_live(replay, n, &top.spans);
-  return top;
+  return top_live(replay, n, db);
 }
 
 std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {
@@ -193,7 +184,7 @@ std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t 
               replay.apply(gb::query::mem_action(row.i64(0)), row.i64(1), row.i64(2),
                            gb::query::mem_category(row.i64(3)), LiveEntry{row.i64(6), row.opt_i64(4), row.opt_i64(5)});
             });
-  return top_live(replay, n);
+  return top_live(replay, n, *db_);
 }
 
 }  // namespace gb::viewer

@@ -1,5 +1,5 @@
 // viewer/span_search.cpp — TraceModel::search (spans by name substring, and their duration histogram) and
-// TraceModel::compare_with (tools::diff_traces against a second trace).
+// TraceModel::compare_with (query::diff_traces against a second trace).
 #include <algorithm>
 #include <cctype>
 #include <cmath>

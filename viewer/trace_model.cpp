@@ -36,6 +36,8 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   const Reader& r = db_->reader();
   db_->each("SELECT id, text FROM strings",
             [&](const gb::query::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
+  db_->each("SELECT key, value FROM meta",
+            [&](const gb::query::Row& row) { meta_.emplace(std::string(row.text(0)), std::string(row.text(1))); });
   for (auto& m : r.all<ModuleRecord>()) modules_.emplace(m.id, m);
   params_ = r.all<ParamRecord>();
   std::sort(params_.begin(), params_.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -195,14 +197,23 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
 }
 
 std::pair<std::string, std::string> TraceModel::span_shapes(Id span_id) const {
-  if (shapes_cache_ && shapes_cache_->first == span_id) return shapes_cache_->second;
   std::pair<std::string, std::string> r;
   db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
     if (auto s = row.opt_i64(0)) r.first = std::string(string(*s));
     if (auto s = row.opt_i64(1)) r.second = std::string(string(*s));
   });
-  shapes_cache_.emplace(span_id, r);
   return r;
+}
+
+std::shared_ptr<const std::pair<std::string, std::string>> TraceModel::span_shapes_async(Id span_id) {
+  return shapes_.get(span_id, *windows_, [this, span_id](const gb::query::TraceDb& db) {
+    std::optional<std::pair<std::string, std::string>> r{std::in_place};
+    db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
+      if (auto s = row.opt_i64(0)) r->first = std::string(string(*s));
+      if (auto s = row.opt_i64(1)) r->second = std::string(string(*s));
+    });
+    return r;
+  });
 }
 
 std::string TraceModel::op_shapes(SpanKind kind, const std::string& name) const {
@@ -454,33 +465,16 @@ std::optional<SpanRecord> TraceModel::span_record(Id id) const {
 
 std::optional<SpanDetails> TraceModel::details(Id id) const { return read_details(*db_, id); }
 
-struct TraceModel::DetailsJob {
-  std::optional<SpanDetails> result;
-  std::atomic<bool> done{false};
-};
-
 std::shared_ptr<const SpanDetails> TraceModel::details_async(Id id) {
-  if (auto it = details_.find(id); it != details_.end()) return it->second;
-  auto j = details_jobs_.find(id);
-  if (j == details_jobs_.end()) {
-    auto job = std::make_shared<DetailsJob>();
-    details_jobs_.emplace(id, job);
-    queries_->post([this, job, id](const gb::query::TraceDb* db) {
-      try {
-        if (db) job->result = read_details(*db, id);
-      } catch (const std::exception&) {  // interrupted (the model closes) or unreadable: no details
-      }
-      job->done.store(true, std::memory_order_release);
-    });
-    return nullptr;
-  }
-  if (!j->second->done.load(std::memory_order_acquire)) return nullptr;
-  if (details_.size() >= 4096) details_.clear();  // answers handed out stay alive with their holders
-  std::shared_ptr<const SpanDetails> answer;
-  if (j->second->result) answer = std::make_shared<const SpanDetails>(std::move(*j->second->result));
-  details_jobs_.erase(j);
-  details_.emplace(id, answer);
-  return answer;
+  return details_.get(id, *queries_, [this, id](const gb::query::TraceDb& db) { return read_details(db, id); });
+}
+
+std::shared_ptr<const SpanRecord> TraceModel::span_record_async(Id id) {
+  return records_.get(id, *windows_, [id](const gb::query::TraceDb& db) {
+    std::optional<SpanRecord> out;
+    db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { out = span_row(row); });
+    return out;
+  });
 }
 
 std::optional<SpanDetails> TraceModel::read_details(const gb::query::TraceDb& db, Id id) const {
@@ -532,7 +526,7 @@ std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
 }
 
 template <class T, class F>
-const T* TraceModel::async_get(Slot<T>& s, Key key, F compute) {
+const T* TraceModel::async_get(Slot<T>& s, Key key, F compute, Worker* worker) {
   if (s.job && s.job->done.load(std::memory_order_acquire)) {
     s.last = std::move(s.job->result);
     s.last_key = s.job->key;
@@ -544,8 +538,11 @@ const T* TraceModel::async_get(Slot<T>& s, Key key, F compute) {
     auto job = std::make_shared<typename Slot<T>::Job>();
     job->key = key;
     s.job = job;
-    compute_->post([job, compute](const gb::query::TraceDb*) {
-      if (!job->cancelled.load()) job->result = compute();
+    (worker ? worker : compute_.get())->post([job, compute](const gb::query::TraceDb* db) {
+      try {
+        if (!job->cancelled.load()) job->result = compute(db);
+      } catch (const std::exception&) {  // interrupted (the model closes) or unreadable: no answer
+      }
       job->done.store(true, std::memory_order_release);
     });
   }
@@ -554,40 +551,40 @@ const T* TraceModel::async_get(Slot<T>& s, Key key, F compute) {
 
 const std::vector<MemoryColumn>* TraceModel::memory_columns_async(std::int64_t t0, std::int64_t t1, int columns) {
   if (memory_loading()) return nullptr;
-  return async_get(mem_cols_slot_, Key{t0, t1, columns}, [this, t0, t1, columns] { return memory_columns(t0, t1, columns); });
+  return async_get(mem_cols_slot_, Key{t0, t1, columns}, [this, t0, t1, columns](const gb::query::TraceDb*) { return memory_columns(t0, t1, columns); });
 }
 
 const SegmentMap* TraceModel::segment_map_async(std::int64_t t) {
   if (memory_loading()) return nullptr;
-  return async_get(seg_slot_, Key{t, 0, 0}, [this, t] { return replay_segments(t); });
+  return async_get(seg_slot_, Key{t, 0, 0}, [this, t](const gb::query::TraceDb*) { return replay_segments(t); });
 }
 
 const GradColumns* TraceModel::grad_columns_async(int columns) {
   if (gradients_loading()) return nullptr;
   columns = std::max(1, std::min<int>(columns, static_cast<int>(grad_heatmap().cols())));
-  return async_get(grad_slot_, Key{columns, 0, 0}, [this, columns] { return reduce_grad(columns); });
+  return async_get(grad_slot_, Key{columns, 0, 0}, [this, columns](const gb::query::TraceDb*) { return reduce_grad(columns); });
 }
 
 const std::vector<LiveBlock>* TraceModel::largest_live_async(std::int64_t t, std::size_t n) {
   if (memory_loading()) return nullptr;
-  const LiveTop* top = async_get(live_slot_, Key{t, static_cast<std::int64_t>(n), 0}, [this, t, n] { return replay_live(t, n); });
-  if (!top) return nullptr;
-  if (!live_slot_.last->named) {  // top points at live_slot_.last
-    name_live(live_slot_.last->blocks, live_slot_.last->spans);
-    live_slot_.last->named = true;
-  }
-  return &top->blocks;
+  return async_get(
+      live_slot_, Key{t, static_cast<std::int64_t>(n), 0},
+      [this, t, n](const gb::query::TraceDb* db) { return db ? replay_live(t, n, *db) : std::vector<LiveBlock>{}; },
+      queries_.get());
 }
 
 // --- autograd graph (layout in graph_layout.cpp) ---------------------------------------------------------------
 
-const AutogradGraph* TraceModel::graph(std::int64_t step) {
-  if (auto it = graphs_.find(step); it != graphs_.end()) return &it->second;
+std::shared_ptr<const AutogradGraph> TraceModel::graph_async(std::int64_t step) {
   if (std::find(graph_steps_.begin(), graph_steps_.end(), step) == graph_steps_.end()) return nullptr;
+  return graphs_.get(step, *queries_, [this, step](const gb::query::TraceDb& db) { return read_graph(db, step); });
+}
+
+std::optional<AutogradGraph> TraceModel::read_graph(const gb::query::TraceDb& db, std::int64_t step) const {
   AutogradGraph g;
   g.step = step;
   std::unordered_map<Id, int> index;
-  db_->each("SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes FROM graph_nodes WHERE step = ?1 "
+  db.each("SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes FROM graph_nodes WHERE step = ?1 "
             "ORDER BY id",
             {step}, [&](const gb::query::Row& row) {
               GraphNode n;
@@ -598,7 +595,7 @@ const AutogradGraph* TraceModel::graph(std::int64_t step) {
               g.max_saved_bytes = std::max(g.max_saved_bytes, n.record.saved_bytes);
               g.nodes.push_back(std::move(n));
             });
-  db_->each("SELECT src_node_id, dst_node_id, input_nr FROM graph_edges WHERE step = ?1 ORDER BY rowid", {step},
+  db.each("SELECT src_node_id, dst_node_id, input_nr FROM graph_edges WHERE step = ?1 ORDER BY rowid", {step},
             [&](const gb::query::Row& row) {
               auto a = index.find(row.i64(0)), b = index.find(row.i64(1));
               if (a == index.end() || b == index.end()) return;
@@ -612,7 +609,7 @@ const AutogradGraph* TraceModel::graph(std::int64_t step) {
   std::int64_t t0 = begin_ns_, t1 = end_ns_;
   if (auto s = this->step(step)) t0 = s->start_ns, t1 = s->end_ns;
   for (const Track& t : tracks_)
-    for (const SpanItem& it : db_->reader().spans(t.thread_id, t0, t1))
+    for (const SpanItem& it : db.reader().spans(t.thread_id, t0, t1))
       if (it.span.kind == SpanKind::backward_node && it.span.seq)
         if (auto f = by_seq.find(*it.span.seq); f != by_seq.end()) {
           GraphNode& n = g.nodes[static_cast<std::size_t>(f->second)];
@@ -622,7 +619,7 @@ const AutogradGraph* TraceModel::graph(std::int64_t step) {
   std::vector<int> layer, order;
   std::tie(g.layers, g.width) = layout_graph(static_cast<int>(g.nodes.size()), g.edges, layer, order);
   for (std::size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].layer = layer[i], g.nodes[i].order = order[i];
-  return &graphs_.emplace(step, std::move(g)).first->second;
+  return g;
 }
 
 // --- ops, gradients, data loader --------------------------------------------------------------------------------
@@ -632,7 +629,12 @@ const gb::query::OpTable& TraceModel::op_table(SpanKind kind) {
   if (!overview_.ready()) return kEmpty;
   auto it = op_tables_.find(static_cast<int>(kind));
   if (it != op_tables_.end()) return it->second;
-  if (has_kernels_) return op_tables_.emplace(static_cast<int>(kind), gb::query::op_table(*db_, kind)).first->second;
+  if (has_kernels_) {  // the CUDA columns need SQL over kernels: on the query worker
+    auto t = cuda_op_tables_.get(static_cast<int>(kind), *queries_, [kind](const gb::query::TraceDb& db) {
+      return std::optional<gb::query::OpTable>(gb::query::op_table(db, kind));
+    });
+    return t ? op_tables_.emplace(static_cast<int>(kind), *t).first->second : kEmpty;
+  }
   gb::query::OpTable t;
   t.kind = kind;
   for (const auto& [key, a] : overview_.op_aggregates()) {

@@ -52,6 +52,7 @@
 #include "traces/query/op_table.h"
 #include "traces/query/trace_db.h"
 #include "traces/records.h"
+#include "viewer/async_cache.h"
 #include "viewer/overview.h"
 #include "viewer/worker.h"
 
@@ -287,7 +288,10 @@ class TraceModel {
   TraceModel& operator=(const TraceModel&) = delete;
 
   const std::string& path() const { return db_->path(); }
-  std::optional<std::string> meta(std::string_view key) const { return db_->reader().meta(key); }
+  std::optional<std::string> meta(std::string_view key) const {  // read at open (the menu bar asks every frame)
+    auto it = meta_.find(key);
+    return it == meta_.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
   std::int64_t begin_ns() const { return begin_ns_; }  // the earliest span, step or memory event
   std::int64_t end_ns() const { return end_ns_; }      // the latest
   std::int64_t span_count() const { return span_count_; }
@@ -322,11 +326,15 @@ class TraceModel {
   // when no span has this id. Answers are kept per span id in this model, so another trace's ids never mix in.
   // details() runs the same queries here (tests, the command line).
   std::shared_ptr<const SpanDetails> details_async(Id span_id);
-  bool details_pending(Id span_id) const { return details_jobs_.count(span_id) > 0; }
+  bool details_pending(Id span_id) const { return details_.pending(span_id); }
   std::optional<SpanDetails> details(Id span_id) const;
-  std::optional<gb::trace::SpanRecord> span_record(Id span_id) const;  // one primary-key lookup (a jump on click)
-  // The span's op_details: {input_shapes, dtypes} ("" when it has none). One primary-key lookup, cached for the
-  // last span (the hover asks every frame).
+  // One span's row (a jump on click: ViewState::jump) and its op_details {input_shapes, dtypes} ("" when it has
+  // none; the hover asks every frame): primary-key lookups on the window worker, kept per span (async_cache.h).
+  // span_record() and span_shapes() run the same lookups here (tests, the command line's --select).
+  std::shared_ptr<const gb::trace::SpanRecord> span_record_async(Id span_id);
+  bool span_record_pending(Id span_id) const { return records_.pending(span_id); }
+  std::shared_ptr<const std::pair<std::string, std::string>> span_shapes_async(Id span_id);
+  std::optional<gb::trace::SpanRecord> span_record(Id span_id) const;
   std::pair<std::string, std::string> span_shapes(Id span_id) const;
   // Spans named like `text` (substring, ASCII case-insensitive; one SQL query over spans joined with strings, at
   // most `cap` rows kept) and their duration histogram. Cached for the last text; "" answers no matches.
@@ -365,19 +373,22 @@ class TraceModel {
   // reference: the same answer).
   std::vector<LiveBlock> largest_live(std::int64_t t, std::size_t n) const;
   std::vector<LiveBlock> largest_live_sql(std::int64_t t, std::size_t n) const;
-  // largest_live off the frame (see memory_columns_async): the replay runs on the compute worker, the op names
-  // (n point lookups) are read here when the answer is picked up. nullptr while memory loads or before a first answer.
+  // largest_live off the frame (see memory_columns_async): the replay and the op names (n point lookups) run on
+  // the query worker. nullptr while memory loads or before a first answer.
   const std::vector<LiveBlock>* largest_live_async(std::int64_t t, std::size_t n);
 
   // --- autograd graph
   const std::vector<std::int64_t>& graph_steps() const { return graph_steps_; }  // steps with a recorded graph
-  const AutogradGraph* graph(std::int64_t step);  // laid out on first use; nullptr when the step has none
+  // A step's graph, read and laid out on the query worker on first use (async_cache.h); nullptr while it is read
+  // (graph_pending()) and for a step without one.
+  std::shared_ptr<const AutogradGraph> graph_async(std::int64_t step);
+  bool graph_pending(std::int64_t step) const { return graphs_.pending(step); }
 
   // --- ops, anomalies, gradients, data loader
-  // From the overview's sums (empty while it builds); a trace with CUDA kernels gets tools::op_table's (SQL) for
-  // its CUDA columns, computed once per kind.
+  // From the overview's sums (empty while it builds); a trace with CUDA kernels gets query::op_table's (SQL, on the
+  // query worker) for its CUDA columns, once per kind: empty until it is in (ops_loading() true meanwhile).
   const gb::query::OpTable& op_table(gb::trace::SpanKind kind);
-  bool ops_loading() const { return !overview_.ready(); }
+  bool ops_loading() const { return !overview_.ready() || cuda_op_tables_.any_pending(); }
   const Flame& flame() const;  // empty while loading (flame_loading())
   // The most common input_shapes string (op_details) of the spans of this kind and name (ties: the smaller text);
   // "" when none has op_details, or while the loader has not read them yet (after the flame).
@@ -393,7 +404,7 @@ class TraceModel {
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::query::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
-  // --- compare: this trace (A) with a second one (B), through tools::diff_traces (steps, op deltas, memory peaks).
+  // --- compare: this trace (A) with a second one (B), through query::diff_traces (steps, op deltas, memory peaks).
   // compare_with(path) returns at once: the diff (one scan of each trace's spans) runs on the query worker, and
   // comparing() is true until it is in (the panel shows "comparing..."); a B that cannot be read leaves no
   // comparison and compare_error() says why. "" clears it. wait_queries() waits for it.
@@ -424,19 +435,14 @@ class TraceModel {
     Key last_key{};
   };
   template <class T, class F>
-  const T* async_get(Slot<T>& s, Key key, F compute);
+  const T* async_get(Slot<T>& s, Key key, F compute, Worker* worker = nullptr);  // compute(db); default: compute_
   void load_memory(const gb::query::TraceDb& db);
   struct LiveEntry;  // what a replay keeps of a live block beyond size and category (memory_replay.cpp)
   using LiveReplay = gb::query::MemoryReplay<LiveEntry>;
-  std::vector<LiveBlock> top_live(const LiveReplay& replay, std::size_t n,
-                                  std::vector<gb::trace::OptId>* spans = nullptr) const;  // spans: names left to fill
-  void name_live(std::vector<LiveBlock>& blocks, const std::vector<gb::trace::OptId>& spans) const;
-  struct LiveTop {
-    std::vector<LiveBlock> blocks;
-    std::vector<gb::trace::OptId> spans;  // per block, the span to name it by (on the UI thread)
-    bool named = false;
-  };
-  LiveTop replay_live(std::int64_t t, std::size_t n) const;
+  // The n largest live blocks of a replay, their ops named by point lookups on db.
+  std::vector<LiveBlock> top_live(const LiveReplay& replay, std::size_t n, const gb::query::TraceDb& db) const;
+  std::vector<LiveBlock> replay_live(std::int64_t t, std::size_t n, const gb::query::TraceDb& db) const;
+  std::optional<AutogradGraph> read_graph(const gb::query::TraceDb& db, std::int64_t step) const;  // any thread
   GradHeatmap load_heatmap(const gb::query::TraceDb& db) const;
   struct WindowJob;  // a window's Reader work on windows_ (trace_model.cpp)
   struct TimelineCache {
@@ -454,6 +460,7 @@ class TraceModel {
   ModelOptions options_;
   std::int64_t begin_ns_ = 0, end_ns_ = 0, span_count_ = 0, timeline_queries_ = 0, overview_queries_ = 0;
   std::unordered_map<Id, std::string> strings_;
+  std::map<std::string, std::string, std::less<>> meta_;
   std::unordered_map<Id, gb::trace::ModuleRecord> modules_;
   std::vector<gb::trace::ParamRecord> params_;
   std::vector<Track> tracks_;
@@ -476,9 +483,11 @@ class TraceModel {
   std::optional<SegmentMap> segment_map_;
   std::vector<gb::trace::OomReportRecord> ooms_;
 
-  struct DetailsJob;
-  std::unordered_map<Id, std::shared_ptr<const SpanDetails>> details_;  // answers by span id (nullptr: no such span)
-  std::unordered_map<Id, std::shared_ptr<DetailsJob>> details_jobs_;    // being read on the query worker
+  AsyncCache<Id, SpanDetails> details_;  // by span id, per model: another trace's ids never mix in
+  AsyncCache<Id, gb::trace::SpanRecord> records_;
+  AsyncCache<Id, std::pair<std::string, std::string>> shapes_;
+  AsyncCache<std::int64_t, AutogradGraph> graphs_{64};
+  AsyncCache<int, gb::query::OpTable> cuda_op_tables_{64};
   struct SearchJob;   // span_search.cpp
   struct CompareJob;  // span_search.cpp
   void poll_compare() const;
@@ -494,8 +503,6 @@ class TraceModel {
   std::optional<gb::query::DataLoaderSummary> dl_summary_;
   bool has_kernels_ = false;
   std::vector<std::int64_t> graph_steps_;
-  std::map<std::int64_t, AutogradGraph> graphs_;
-  mutable std::optional<std::pair<Id, std::pair<std::string, std::string>>> shapes_cache_;
   std::optional<Flame> flame_;
   std::map<std::pair<int, std::string>, std::string> op_shapes_;  // (kind, name) -> most common shapes
   std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, flame_ready_{false}, shapes_ready_{false},
@@ -507,7 +514,7 @@ class TraceModel {
   Slot<std::vector<MemoryColumn>> mem_cols_slot_;
   Slot<SegmentMap> seg_slot_;
   Slot<GradColumns> grad_slot_;
-  Slot<LiveTop> live_slot_;
+  Slot<std::vector<LiveBlock>> live_slot_;
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

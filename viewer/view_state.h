@@ -34,11 +34,18 @@ struct ViewState {
   std::optional<std::int64_t> step;     // the selected step
   std::optional<gb::trace::Id> param;   // the selected parameter (gradients)
   std::optional<gb::trace::Id> node;    // the selected autograd graph node (graph_nodes.id)
-  bool graph_by_saved = false;
+  bool graph_by_saved = false;         // graph nodes coloured by saved bytes (else by backward time)
   bool ops_flame = false;               // the Ops panel shows the flame view (else the table)
-  bool show_oom = false;                // the OOM report window is open          // graph nodes coloured by saved bytes (else by backward time)
+  bool show_oom = false;                // the OOM report window is open
   std::optional<Panel> show;            // switch to this panel on the next frame
   std::string search;                   // the timeline's span search ("" = none)
+  // Focus the timeline on this span (its width padded by `pad` on each side) once its row is read: the App asks
+  // TraceModel::span_record_async each frame until it is in (an unknown id drops the jump).
+  struct Jump {
+    gb::trace::Id span = 0;
+    double pad = 0.05;
+  };
+  std::optional<Jump> jump;
 
   // Shows [a, b] with a margin of `pad` of its width on each side.
   void focus(std::int64_t a, std::int64_t b, double pad = 0.05) {

@@ -16,7 +16,7 @@ namespace gb::memory {
 
 int trace_device(Device d) {
   if (d.is_cpu()) return trace::kCpu;
-  if (d.is_meta()) return -2;
+  if (d.is_meta()) return trace::kMeta;
   return d.has_index() ? d.index : 0;
 }
 

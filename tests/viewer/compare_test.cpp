@@ -1,5 +1,5 @@
 // tests/viewer/compare_test.cpp — the Compare panel's model (TraceModel::compare_with / comparison) against
-// tools::diff_traces run directly on the two files: step statistics, every op delta, memory peaks; and the
+// query::diff_traces run directly on the two files: step statistics, every op delta, memory peaks; and the
 // error and cleared states.
 #include <doctest/doctest.h>
 

@@ -419,7 +419,7 @@ TEST_CASE("timeline on a cache miss: answers at once with a stand-in, the exact 
   CHECK_FALSE(m.timeline(1, m.begin_ns(), m.end_ns(), (m.end_ns() - m.begin_ns()) / 300).empty());
 }
 
-TEST_CASE("ops from the overview's pass equal tools::op_table (calls, CPU total, Self CPU) for every kind") {
+TEST_CASE("ops from the overview's pass equal query::op_table (calls, CPU total, Self CPU) for every kind") {
   Fixture f({.steps = 5, .layers = 3, .ops_per_layer = 4});
   TraceModel m(f.path, {.direct_rows = 100, .background = false});
   gb::query::TraceDb db(f.path);
@@ -459,8 +459,13 @@ TEST_CASE("autograd graph of a step: the loss on top, every edge downward, backw
   Fixture f({.steps = 3, .layers = 3, .ops_per_layer = 2});
   TraceModel m(f.path, kSync);
   REQUIRE(m.graph_steps() == std::vector<std::int64_t>{0});
-  CHECK(m.graph(1) == nullptr);
-  const AutogradGraph* g = m.graph(0);
+  CHECK(m.graph_async(1) == nullptr);  // no graph recorded in step 1: nothing to read
+  CHECK_FALSE(m.graph_pending(1));
+  CHECK(m.graph_async(0) == nullptr);  // read on the query worker
+  CHECK(m.graph_pending(0));
+  m.wait_queries();
+  const std::shared_ptr<const AutogradGraph> g = m.graph_async(0);
+  CHECK(m.graph_async(0) == g);  // kept
   REQUIRE(g);
   CHECK(static_cast<std::int64_t>(g->nodes.size()) == sql(f.path, "SELECT count(*) FROM graph_nodes WHERE step = 0"));
   CHECK(static_cast<std::int64_t>(g->edges.size()) == sql(f.path, "SELECT count(*) FROM graph_edges WHERE step = 0"));
@@ -592,6 +597,13 @@ TEST_CASE("shapes: synth writes op_details; the model returns a span's shapes an
   CHECK(m.op_shapes(SpanKind::op, "cross_entropy") == "[[64, 32], [64]]");
   CHECK(m.op_shapes(SpanKind::op, "no_such_op").empty());
   CHECK(m.span_shapes(999'999'999).first.empty());
+  // The hover's version: read on the window worker, the same answer, kept.
+  CHECK(m.span_shapes_async(mm) == nullptr);
+  m.wait_queries();
+  const auto shapes = m.span_shapes_async(mm);
+  REQUIRE(shapes);
+  CHECK(*shapes == m.span_shapes(mm));
+  CHECK(m.span_shapes_async(mm) == shapes);
 }
 
 TEST_CASE("details_async: read on the query worker, equal to details(), kept per model so two traces never mix") {
@@ -628,6 +640,15 @@ TEST_CASE("details_async: read on the query worker, equal to details(), kept per
   CHECK_FALSE(ma.details_pending(999'999'999));
   CHECK(ma.span_record(id)->start_ns == da->span.start_ns);
   CHECK_FALSE(ma.span_record(999'999'999));
+  CHECK(ma.span_record_async(id) == nullptr);  // a jump's lookup: on the window worker
+  CHECK(ma.span_record_pending(id));
+  ma.wait_queries();
+  REQUIRE(ma.span_record_async(id));
+  CHECK(*ma.span_record_async(id) == *ma.span_record(id));
+  CHECK(ma.span_record_async(999'999'999) == nullptr);
+  ma.wait_queries();
+  CHECK(ma.span_record_async(999'999'999) == nullptr);  // answered: no such span
+  CHECK_FALSE(ma.span_record_pending(999'999'999));
 }
 
 TEST_CASE("shapes: the most common shape string of a name wins") {

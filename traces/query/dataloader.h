@@ -1,7 +1,7 @@
 // traces/query/dataloader.h — how long training waited for data: the DataLoader stage spans (kind dataloader).
 //
 // Stages are spans of kind 5 named sample, fetch, collate, pin, transfer and wait (SCHEMA.md). The wait share is the sum of
-// the `wait` spans over the total step time (tools/steps.h: the steps table, else step spans); 0 when there is no
+// the `wait` spans over the total step time (steps.h: the steps table, else step spans); 0 when there is no
 // step time. Spans with other names are counted in `other_ns`.
 #pragma once
 

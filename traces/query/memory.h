@@ -39,7 +39,7 @@ struct MemoryPeaks {
 
 MemoryPeaks memory_peaks(const TraceDb& db);
 
-constexpr int kMetaDevice = -2;       // memory_events.device of the meta device (traces/SCHEMA.md)
+constexpr int kMetaDevice = gb::trace::kMeta;  // memory_events.device of the meta device (traces/SCHEMA.md)
 std::string device_name(int device);  // "cpu", "meta", "cuda:0"
 
 }  // namespace gb::query

@@ -15,20 +15,19 @@ namespace gb::viewer::panels {
 namespace {
 const ImVec4 kSeverityColor[] = {ImVec4(0.6f, 0.75f, 1, 1), ImVec4(1, 0.8f, 0.3f, 1), ImVec4(1, 0.35f, 0.35f, 1)};
 
-void jump(TraceModel& m, ViewState& v, const AnomalyRow& a) {
+void jump(ViewState& v, const AnomalyRow& a) {
   const auto& r = a.record;
   v.cursor = r.t_ns;
   v.step = r.step;
   v.param = r.param_id;
   v.span = r.span_id;
-  std::optional<gb::trace::SpanRecord> s = r.span_id ? m.span_record(*r.span_id) : std::nullopt;
-  if (s) v.focus(s->start_ns, s->end_ns, 3.0);
-  else v.focus(r.t_ns - 500'000, r.t_ns + 500'000);
+  v.focus(r.t_ns - 500'000, r.t_ns + 500'000);  // the moment; its span's own extent once read (ViewState::jump)
+  if (r.span_id) v.jump = ViewState::Jump{*r.span_id, 3.0};
   v.show = Panel::timeline;
 }
 }  // namespace
 
-void anomalies(TraceModel& m, ViewState& v) {
+void anomalies(TraceModel& m, ViewState& v, PanelState&) {
   const auto& rows = m.anomalies();
   ImGui::Text("%zu anomalies", rows.size());
   ImGui::SameLine();
@@ -72,7 +71,7 @@ void anomalies(TraceModel& m, ViewState& v) {
       const bool selected = v.cursor == r.t_ns && v.span == r.span_id;
       if (ImGui::Selectable(gb::query::format_time(static_cast<double>(r.t_ns)).c_str(), selected,
                             ImGuiSelectableFlags_SpanAllColumns))
-        jump(m, v, a);
+        jump(v, a);
       ImGui::PopID();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r.step ? std::to_string(*r.step).c_str() : "-");

@@ -1,6 +1,6 @@
 // viewer/panels/compare.cpp — this trace (A) beside a second one (B): step time statistics, memory peaks per
 // device (bars of A and B), and the op table's deltas (B - A), all from TraceModel::comparison(), which is
-// tools::diff_traces. Empty state until File → Compare with... (or --compare B.db) names B.
+// query::diff_traces. Empty state until File → Compare with... (or --compare B.db) names B.
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -37,7 +37,7 @@ std::string pct(double a, double b) {
 
 }  // namespace
 
-void compare(TraceModel& m, ViewState&) {
+void compare(TraceModel& m, ViewState&, PanelState&) {
   const gb::query::TraceDiff* d = m.comparison();
   ImGui::Text("Compare with a second trace");
   ImGui::SameLine();

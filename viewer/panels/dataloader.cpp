@@ -13,7 +13,7 @@ namespace {
 bool is_dataloader(const TimelineItem& it) { return it.span.kind == gb::trace::SpanKind::dataloader; }
 }  // namespace
 
-void dataloader(TraceModel& m, ViewState& v) {
+void dataloader(TraceModel& m, ViewState& v, PanelState& state) {
   const gb::query::DataLoaderSummary& s = m.dataloader_summary();
   ImGui::Text("Data loading");
   ImGui::SameLine();
@@ -89,9 +89,8 @@ void dataloader(TraceModel& m, ViewState& v) {
     dl->AddText(ImVec2(origin.x + 6, y + 4), ImGui::GetColorU32(ImGuiCol_Text),
                 t.role == gb::trace::ThreadRole::main ? (t.name + " (waits)").c_str() : t.name.c_str());
     if (const TimelineItem* hit = draw_items(items, m, v, p0.x, p1.x, y + 2, 20)) {
-      static TimelineItem keep;  // items is a local vector
-      keep = *hit;
-      hovered = &keep;
+      state.dataloader.hovered = *hit;  // items is a local vector
+      hovered = &state.dataloader.hovered;
     }
     y += 28;
   }

@@ -11,7 +11,7 @@
 
 namespace gb::viewer::panels {
 
-void gradients(TraceModel& m, ViewState& v) {
+void gradients(TraceModel& m, ViewState& v, PanelState&) {
   const GradHeatmap& h = m.grad_heatmap();
   ImGui::Text("Gradient L2 norm per parameter and step");
   if (m.gradients_loading()) {

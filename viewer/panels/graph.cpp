@@ -50,11 +50,9 @@ void details(TraceModel& m, ViewState& v, const AutogradGraph& g) {
   else ImGui::TextDisabled("why: (no note for this node; it saved what its backward formula reads)");
   ImGui::PopTextWrapPos();
   if (r.forward_span_id && ImGui::SmallButton("go to forward op")) {
-    if (auto s = m.span_record(*r.forward_span_id)) {
-      v.span = s->id;
-      v.focus(s->start_ns, s->end_ns, 2.0);
-      v.show = Panel::timeline;
-    }
+    v.span = *r.forward_span_id;
+    v.jump = ViewState::Jump{*r.forward_span_id, 2.0};
+    v.show = Panel::timeline;
   }
   if (sel->backward) {
     if (r.forward_span_id) ImGui::SameLine();
@@ -68,7 +66,7 @@ void details(TraceModel& m, ViewState& v, const AutogradGraph& g) {
 
 }  // namespace
 
-void graph(TraceModel& m, ViewState& v) {
+void graph(TraceModel& m, ViewState& v, PanelState&) {
   ImGui::Text("Autograd graph");
   ImGui::SameLine();
   plot::help_marker("The graph autograd recorded in the forward pass of a step, as backward runs it: the loss at the "
@@ -99,7 +97,12 @@ void graph(TraceModel& m, ViewState& v) {
   ImGui::SameLine();
   ImGui::RadioButton("saved bytes", &by, 1);
   v.graph_by_saved = by == 1;
-  const AutogradGraph* g = m.graph(step);
+  const std::shared_ptr<const AutogradGraph> g = m.graph_async(step);
+  if (!g && m.graph_pending(step)) {
+    ImGui::SameLine(0, 16);
+    ImGui::TextDisabled("reading the graph of step %" PRId64 "...", step);
+    return;
+  }
   if (!g || g->nodes.empty()) {
     plot::empty_state("No graph nodes in this step.", "Pick another step above.");
     return;

@@ -103,7 +103,7 @@ void oom_window(TraceModel& m, ViewState& v) {
 
 }  // namespace
 
-void memory(TraceModel& m, ViewState& v) {
+void memory(TraceModel& m, ViewState& v, PanelState&) {
   if (m.memory_loading()) {
     plot::empty_state("Loading memory events...", "They are replayed once, in the background; the timeline works meanwhile.");
     return;

@@ -1,4 +1,4 @@
-// viewer/panels/ops.cpp — PyTorch's key_averages table (tools/op_table.h) for one span kind: sortable by any
+// viewer/panels/ops.cpp — PyTorch's key_averages table (traces/query/op_table.h) for one span kind: sortable by any
 // column, filtered by name.
 #include <algorithm>
 #include <cinttypes>
@@ -8,11 +8,6 @@
 #include "viewer/plot.h"
 
 namespace gb::viewer::panels {
-
-namespace {
-int g_kind = 0;
-ImGuiTextFilter g_filter;
-}  // namespace
 
 namespace {
 // The flame view of module -> op time (TraceModel::flame, built by the loader): rows by depth, widths by total time.
@@ -51,7 +46,9 @@ void flame(TraceModel& m) {
 }
 }  // namespace
 
-void ops(TraceModel& m, ViewState& v) {
+void ops(TraceModel& m, ViewState& v, PanelState& state) {
+  int& kind = state.ops.kind;
+  ImGuiTextFilter& filter = state.ops.filter;
   ImGui::Checkbox("flame view", &v.ops_flame);
   ImGui::SameLine();
   if (v.ops_flame) {
@@ -62,33 +59,33 @@ void ops(TraceModel& m, ViewState& v) {
   }
   auto kinds = gb::query::span_kind_names();
   ImGui::SetNextItemWidth(160);
-  if (ImGui::BeginCombo("span kind", std::string(kinds[static_cast<std::size_t>(g_kind)]).c_str())) {
+  if (ImGui::BeginCombo("span kind", std::string(kinds[static_cast<std::size_t>(kind)]).c_str())) {
     for (std::size_t k = 0; k < kinds.size(); ++k)
-      if (ImGui::Selectable(std::string(kinds[k]).c_str(), static_cast<int>(k) == g_kind)) g_kind = static_cast<int>(k);
+      if (ImGui::Selectable(std::string(kinds[k]).c_str(), static_cast<int>(k) == kind)) kind = static_cast<int>(k);
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  g_filter.Draw("filter by name", 220);
+  filter.Draw("filter by name", 220);
   ImGui::SameLine();
   plot::help_marker("PyTorch's key_averages(): per span name, the number of calls, CPU total (sum of durations), "
                     "Self CPU (minus the time of direct children) and the average. Shares are of the Self CPU total. "
                     "With CUDA kernels in the trace, Self CUDA and CUDA total come from the kernels each op launched.\n"
                     "Click a header to sort; type in the filter to keep matching names (\"-name\" excludes).\nShapes: the most common input shapes of the name's calls (op_details).");
-  const gb::query::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(g_kind));
+  const gb::query::OpTable& t = m.op_table(static_cast<gb::trace::SpanKind>(kind));
   if (m.ops_loading()) {
     plot::empty_state("Summing the op table...", "One pass over every span, in the background (it also builds the "
                       "timeline's overview).");
     return;
   }
   if (t.rows.empty()) {
-    plot::empty_state(("This trace has no spans of kind " + std::string(kinds[static_cast<std::size_t>(g_kind)]) + ".").c_str(),
+    plot::empty_state(("This trace has no spans of kind " + std::string(kinds[static_cast<std::size_t>(kind)]) + ".").c_str(),
                       "Op spans come from the engine's op probes; backward_node spans from traced backward passes. "
                       "Pick another kind above, or trace a run with GLASSBOX_TRACE=run.db.");
     return;
   }
   std::vector<const gb::query::OpStats*> rows;
   for (const auto& r : t.rows)
-    if (g_filter.PassFilter(r.name.c_str())) rows.push_back(&r);
+    if (filter.PassFilter(r.name.c_str())) rows.push_back(&r);
   ImGui::TextDisabled("%zu of %zu names   Self CPU time total: %s%s", rows.size(), t.rows.size(),
                       gb::query::format_time(static_cast<double>(t.self_total_ns)).c_str(),
                       t.has_cuda ? ("   Self CUDA time total: " + gb::query::format_time(static_cast<double>(t.cuda_total_ns))).c_str() : "");

@@ -1,21 +1,46 @@
 // viewer/panels/panels.h — one function per panel, each in its own file; they draw into the current ImGui window
 // from TraceModel answers and the shared ViewState, and never query the trace themselves. Each has an empty state
-// and a help marker.
+// and a help marker. What a panel remembers between frames beyond the ViewState (widget contents, a drag in
+// progress) lives in its member of PanelState, which the App owns: no panel keeps state in globals, so two Apps
+// (or a test's fresh one) never share it.
 #pragma once
+
+#include <imgui.h>
+
+#include <optional>
+#include <string>
 
 #include "viewer/trace_model.h"
 #include "viewer/view_state.h"
 
 namespace gb::viewer::panels {
 
-void timeline(TraceModel& m, ViewState& v);
-void memory(TraceModel& m, ViewState& v);
-void ops(TraceModel& m, ViewState& v);
-void anomalies(TraceModel& m, ViewState& v);
-void gradients(TraceModel& m, ViewState& v);
-void dataloader(TraceModel& m, ViewState& v);
-void graph(TraceModel& m, ViewState& v);
-void compare(TraceModel& m, ViewState& v);
+struct TimelineState {
+  char search_buf[256] = {};   // the search box
+  std::string search_shown;    // what search_buf was last synced to, so a --search or a refresh shows in the box
+  std::optional<float> range_from;  // shift+drag: the pixel where it started
+};
+struct OpsState {
+  int kind = 0;  // gb::trace::SpanKind of the table
+  ImGuiTextFilter filter;
+};
+struct DataloaderState {
+  TimelineItem hovered;  // the lane item under the mouse (the lanes' items are rebuilt each frame)
+};
+struct PanelState {
+  TimelineState timeline;
+  OpsState ops;
+  DataloaderState dataloader;
+};
+
+void timeline(TraceModel& m, ViewState& v, PanelState& s);
+void memory(TraceModel& m, ViewState& v, PanelState& s);
+void ops(TraceModel& m, ViewState& v, PanelState& s);
+void anomalies(TraceModel& m, ViewState& v, PanelState& s);
+void gradients(TraceModel& m, ViewState& v, PanelState& s);
+void dataloader(TraceModel& m, ViewState& v, PanelState& s);
+void graph(TraceModel& m, ViewState& v, PanelState& s);
+void compare(TraceModel& m, ViewState& v, PanelState& s);
 
 // Shared by the timeline and the data-loader lanes: draws the items of one track into rows of `row_h` pixels
 // from y; returns the item under the mouse, if any. Only items with `keep(item)` are drawn.

@@ -126,9 +126,10 @@ void span_tooltip(const TraceModel& m, const TimelineItem& it) {
     if (s.module_id) ImGui::Text("module    %s", m.module_path(s.module_id).c_str());
     if (s.seq) ImGui::Text("seq       %" PRId64, *s.seq);
     if (s.kind == gb::trace::SpanKind::op || s.kind == gb::trace::SpanKind::backward_node) {
-      const auto [shapes, dtypes] = m.span_shapes(s.id);
-      if (!shapes.empty()) ImGui::Text("shapes    %s", shapes.c_str());
-      if (!dtypes.empty()) ImGui::Text("dtypes    %s", dtypes.c_str());
+      if (const auto sd = m.span_shapes_async(s.id)) {  // read off the frame; shown from the next one
+        if (!sd->first.empty()) ImGui::Text("shapes    %s", sd->first.c_str());
+        if (!sd->second.empty()) ImGui::Text("dtypes    %s", sd->second.c_str());
+      }
     }
   }
   ImGui::EndTooltip();
@@ -167,7 +168,7 @@ const TimelineItem* draw_items(const std::vector<TimelineItem>& items, const Tra
   return hovered;
 }
 
-void timeline(TraceModel& m, ViewState& v) {
+void timeline(TraceModel& m, ViewState& v, PanelState& state) {
   if (m.tracks().empty()) {
     plot::empty_state("This trace has no spans.",
                       "Spans are written by the probes of a traced run: run a training program with "
@@ -196,8 +197,8 @@ void timeline(TraceModel& m, ViewState& v) {
     ImGui::SameLine();
   }
   {
-    static char buf[256] = {};
-    static std::string shown;  // what buf was last synced to, so a --search or a refresh shows in the box
+    char(&buf)[256] = state.timeline.search_buf;
+    std::string& shown = state.timeline.search_shown;
     if (shown != v.search) std::snprintf(buf, sizeof buf, "%s", v.search.c_str()), shown = v.search;
     ImGui::SetNextItemWidth(180);
     if (ImGui::InputTextWithHint("##search", "search spans (Enter)", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue))
@@ -205,7 +206,7 @@ void timeline(TraceModel& m, ViewState& v) {
     ImGui::SameLine();
   }
   if (v.span && !ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('Z'))
-    if (auto s = m.span_record(*v.span)) v.zoom_to(s->start_ns, s->end_ns);
+    v.jump = ViewState::Jump{*v.span, 0.1};  // zoom_to's margin
   ImGui::TextDisabled("window %s .. %s (%s)", plot::time_label(static_cast<double>(v.t0)).c_str(),
                       plot::time_label(static_cast<double>(v.t1)).c_str(), plot::time_label(static_cast<double>(v.t1 - v.t0)).c_str());
   ImGui::SameLine();
@@ -330,7 +331,7 @@ void timeline(TraceModel& m, ViewState& v) {
   ImGui::InvisibleButton("##canvas", ImVec2(std::max(1.0f, x1 - origin.x), std::max(1.0f, y - origin.y)));
   const bool active = ImGui::IsItemHovered();
   const ImGuiIO& io = ImGui::GetIO();
-  static std::optional<float> range_from;  // shift+drag: where it started
+  std::optional<float>& range_from = state.timeline.range_from;
   if (active && io.KeyShift && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) range_from = io.MousePos.x;
   if (range_from) {
     dl->AddRectFilled(ImVec2(std::min(*range_from, io.MousePos.x), origin.y), ImVec2(std::max(*range_from, io.MousePos.x), y),
