@@ -29,7 +29,7 @@ color::Rgb node_color(const AutogradGraph& g, const GraphNode& n, bool by_saved)
   return plot::heat_color(v, std::max(1.0, hi / 1000), hi, color::kGraphLevels);
 }
 
-void details(TraceModel& m, ViewState& v, const AutogradGraph& g) {
+void details(ViewState& v, const AutogradGraph& g) {
   const GraphNode* sel = nullptr;
   for (const GraphNode& n : g.nodes)
     if (v.node && n.record.id == *v.node) sel = &n;
@@ -163,7 +163,7 @@ void graph(TraceModel& m, ViewState& v, PanelState&) {
   }
   ImGui::EndChild();
   ImGui::BeginChild("##node", ImVec2(0, 0), true);
-  details(m, v, *g);
+  details(v, *g);
   ImGui::EndChild();
 }
 
