@@ -46,6 +46,6 @@ void compare(TraceModel& m, ViewState& v, PanelState& s);
 // from y; returns the item under the mouse, if any. Only items with `keep(item)` are drawn.
 const TimelineItem* draw_items(const std::vector<TimelineItem>& items, const TraceModel& m, const ViewState& v,
                                float x0, float x1, float y, float row_h, bool (*keep)(const TimelineItem&) = nullptr);
-void span_tooltip(const TraceModel& m, const TimelineItem& it);
+void span_tooltip(TraceModel& m, const TimelineItem& it);
 
 }  // namespace gb::viewer::panels

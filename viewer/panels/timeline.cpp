@@ -108,7 +108,7 @@ void search_histogram(TraceModel& m, ViewState& v) {
 
 }  // namespace
 
-void span_tooltip(const TraceModel& m, const TimelineItem& it) {
+void span_tooltip(TraceModel& m, const TimelineItem& it) {
   ImGui::BeginTooltip();
   const auto& s = it.span;
   if (it.count > 1) {
