@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "glassbox/core/half.h"
+#include "core/multiversion.h"
 #include "monitor/lanes.h"
 
 namespace gb::monitor::detail {
@@ -27,7 +28,7 @@ struct Partial {
 
 // float32: one block at a time in 8-lane vectors, the counts and the largest finite |x| by lanes.h's bit tests,
 // squares as float partial sums added into double per block.
-__attribute__((target_clones("avx2", "default"))) void scan_f32(const float* x, int64_t n, Partial& out) {
+GB_AVX2_CLONES void scan_f32(const float* x, int64_t n, Partial& out) {
   uint32_t top;
   std::memcpy(&top, &out.max_abs, 4);
   for (int64_t b = 0; b < n; b += kBlock) {
@@ -57,7 +58,7 @@ __attribute__((target_clones("avx2", "default"))) void scan_f32(const float* x, 
 
 // float32: the largest |x| as bits over 32 elements a step (four independent 8-lane maxima); an exponent of all ones
 // is an Inf or a NaN.
-__attribute__((target_clones("avx2", "default"))) bool finite_f32(const float* x, int64_t n) {
+GB_AVX2_CLONES bool finite_f32(const float* x, int64_t n) {
   vu8 m0 = {}, m1 = {}, m2 = {}, m3 = {};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -89,7 +90,7 @@ __attribute__((target_clones("avx2", "default"))) bool finite_f32(const float* x
 }
 
 // float32: exact zeros (either sign) and the largest |x| as bits, 8 lanes at a time.
-__attribute__((target_clones("avx2", "default"))) void zeros_f32(const float* x, int64_t n, int64_t& zeros,
+GB_AVX2_CLONES void zeros_f32(const float* x, int64_t n, int64_t& zeros,
                                                                  uint32_t& top) {
   for (int64_t b = 0; b < n; b += kBlock) {  // uint32 lane counts: a block keeps them small
     const int64_t m = std::min(kBlock, n - b);
@@ -263,11 +264,11 @@ __attribute__((always_inline)) inline void update_f32_impl(const float* p, doubl
     out.ww += sww;
   }
 }
-__attribute__((target_clones("avx2", "default"))) void update_f32(const float* p, double cp, const float* a, double ca,
+GB_AVX2_CLONES void update_f32(const float* p, double cp, const float* a, double ca,
                                                                   int64_t n, UpdateSums& out) {
   update_f32_impl<false>(p, cp, a, nullptr, ca, n, out);
 }
-__attribute__((target_clones("avx2", "default"))) void update_f32_ratio(const float* p, double cp, const float* a,
+GB_AVX2_CLONES void update_f32_ratio(const float* p, double cp, const float* a,
                                                                         const float* b, double ca, int64_t n,
                                                                         UpdateSums& out) {
   update_f32_impl<true>(p, cp, a, b, ca, n, out);

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/make.h"
+#include "core/multiversion.h"
 #include "glassbox/core/parallel.h"
 #include "monitor/lanes.h"
 
@@ -34,7 +35,7 @@ using monitor::detail::LaneCounts;
 using monitor::detail::vf8;
 
 // The update alone: a plain loop the compiler vectorizes (restrict pointers, the coefficients in locals).
-__attribute__((target_clones("avx2", "default"))) void update_plain(float* __restrict p, const float* __restrict g,
+GB_AVX2_CLONES void update_plain(float* __restrict p, const float* __restrict g,
                                                                     float* __restrict buf, int64_t n, Coefs c) {
   const float lr = c.lr, sign = c.sign, wd = c.wd, momentum = c.momentum, damp1 = c.damp1, nest_d = c.nest_d,
               nest_buf = c.nest_buf;
@@ -123,7 +124,7 @@ __attribute__((always_inline)) inline void update_stats_impl(float* __restrict p
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void update_stats(float* p, const float* g, float* buf, int64_t n,
+GB_AVX2_CLONES void update_stats(float* p, const float* g, float* buf, int64_t n,
                                                                     const Coefs& c, Partial& out) {
   const bool plain = c.sign == 1.f && c.wd == 0.f && (!c.has_buf || (c.damp1 == 1.f && c.nest_d == 0.f));
   if (c.has_buf)
