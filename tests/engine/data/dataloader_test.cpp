@@ -5,6 +5,7 @@
 #include <set>
 
 #include "data_test_util.h"
+#include "support/sanitizers.h"
 
 using gb::data::DataLoader;
 using gb::data::DataLoaderOptions;
@@ -268,7 +269,8 @@ double traced_wait_share(const std::string& path, int sample_us, int compute_us,
 
 }  // namespace
 
-TEST_CASE("traced: a slow transform is data-bound (wait share > 50%), a heavy step is not (< 10%)") {
+TEST_CASE("traced: a slow transform is data-bound (wait share > 50%), a heavy step is not (< 10%)" *
+          doctest::skip(gbtest::kThreadSanitizer)) {  // shares of elapsed time; TSan's slowdown is not the loader's
   TempDir tmp;
   double data_bound = traced_wait_share(tmp.file("slow_data.db"), 5000, 200, 2);     // 20 ms per batch / 2 workers
   double compute_bound = traced_wait_share(tmp.file("slow_step.db"), 100, 8000, 2);  // 0.4 ms per batch, 8 ms step
