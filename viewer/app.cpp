@@ -41,7 +41,7 @@ void App::open(const std::string& path) {
     error_ = e.what();
     return;
   }
-  if (same && !compare_path_.empty()) model_->compare_with(compare_path_);
+  if (same && !compare_path_.empty()) model_->compare().start(compare_path_);
   if (!same) {
     compare_path_.clear();
     view_ = ViewState{};
@@ -90,7 +90,7 @@ void App::menu() {
 void App::compare_with(const std::string& path) {
   if (!model_) return;
   compare_path_ = path;
-  model_->compare_with(path);
+  model_->compare().start(path);
 }
 
 void App::pick(const std::string& path) {

@@ -1,5 +1,5 @@
 // viewer/span_search.cpp — TraceModel::search (spans by name substring, and their duration histogram) and
-// TraceModel::compare_with (query::diff_traces against a second trace).
+// wait_queries().
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -74,13 +74,6 @@ struct TraceModel::SearchJob {
   std::atomic<bool> done{false}, cancelled{false};
 };
 
-struct TraceModel::CompareJob {
-  std::string path;
-  std::optional<gb::query::TraceDiff> result;
-  std::string error;
-  std::atomic<bool> done{false}, cancelled{false};
-};
-
 const SpanSearch* TraceModel::search_async(const std::string& text, std::size_t cap, int bins) {
   if (search_job_ && search_job_->done.load(std::memory_order_acquire)) {
     search_ = std::move(search_job_->result);
@@ -116,40 +109,11 @@ const SpanSearch& TraceModel::search(const std::string& text, std::size_t cap, i
   return *search_async(text, cap, bins);
 }
 
-void TraceModel::compare_with(const std::string& path) {
-  if (compare_job_) compare_job_->cancelled = true, compare_job_.reset();
-  compare_.reset();
-  compare_error_.clear();
-  if (path.empty()) return;
-  auto job = std::make_shared<CompareJob>();
-  job->path = path;
-  compare_job_ = job;
-  queries_->post([job](const gb::query::TraceDb* a) {
-    if (!job->cancelled) {
-      try {
-        if (!a) throw std::runtime_error("this trace cannot be read again");
-        const gb::query::TraceDb b(job->path);
-        job->result = gb::query::diff_traces(*a, b);
-      } catch (const std::exception& e) {
-        job->error = job->path + ": " + e.what();
-      }
-    }
-    job->done.store(true, std::memory_order_release);
-  });
-}
-
-void TraceModel::poll_compare() const {
-  if (!compare_job_ || !compare_job_->done.load(std::memory_order_acquire)) return;
-  compare_ = std::move(compare_job_->result);
-  compare_error_ = std::move(compare_job_->error);
-  compare_job_.reset();
-}
-
 void TraceModel::wait_queries() {
   queries_->wait_idle();
   windows_->wait_idle();
   compute_->wait_idle();
-  poll_compare();
+  compare_.poll();
   // The job is held here: search_async() drops search_job_ once it is done, and its text is the argument.
   if (const std::shared_ptr<SearchJob> job = search_job_) search_async(job->text, job->cap, job->bins);
 }

@@ -53,6 +53,7 @@
 #include "traces/query/trace_db.h"
 #include "traces/records.h"
 #include "viewer/async_cache.h"
+#include "viewer/compare_model.h"
 #include "viewer/overview.h"
 #include "viewer/worker.h"
 
@@ -404,14 +405,10 @@ class TraceModel {
   const std::vector<StepWait>& step_waits();  // per step, the main thread's `wait` spans; empty while loading
   const gb::query::DataLoaderSummary& dataloader_summary();
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
-  // --- compare: this trace (A) with a second one (B), through query::diff_traces (steps, op deltas, memory peaks).
-  // compare_with(path) returns at once: the diff (one scan of each trace's spans) runs on the query worker, and
-  // comparing() is true until it is in (the panel shows "comparing..."); a B that cannot be read leaves no
-  // comparison and compare_error() says why. "" clears it. wait_queries() waits for it.
-  void compare_with(const std::string& path);
-  bool comparing() const { poll_compare(); return compare_job_ != nullptr; }
-  const gb::query::TraceDiff* comparison() const { poll_compare(); return compare_ ? &*compare_ : nullptr; }
-  const std::string& compare_error() const { poll_compare(); return compare_error_; }
+  // --- compare: this trace (A) with a second one (B) (compare_model.h)
+  CompareModel& compare() { return compare_; }
+  const CompareModel& compare() const { return compare_; }
+
   void wait_queries();  // until the search, comparison and timeline windows asked for so far are answered
 
   std::string loading() const;  // "memory events, overview 40%" or ""
@@ -489,13 +486,8 @@ class TraceModel {
   AsyncCache<std::int64_t, AutogradGraph> graphs_{64};
   AsyncCache<int, gb::query::OpTable> cuda_op_tables_{64};
   struct SearchJob;   // span_search.cpp
-  struct CompareJob;  // span_search.cpp
-  void poll_compare() const;
   std::optional<SpanSearch> search_;
   std::shared_ptr<SearchJob> search_job_;
-  mutable std::optional<gb::query::TraceDiff> compare_;
-  mutable std::string compare_error_;
-  mutable std::shared_ptr<CompareJob> compare_job_;
   std::map<int, gb::query::OpTable> op_tables_;
   std::optional<GradHeatmap> heatmap_;
   GradColumns grad_columns_;
@@ -515,6 +507,7 @@ class TraceModel {
   Slot<SegmentMap> seg_slot_;
   Slot<GradColumns> grad_slot_;
   Slot<std::vector<LiveBlock>> live_slot_;
+  CompareModel compare_{*queries_};
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

@@ -1,4 +1,4 @@
-// tests/viewer/compare_test.cpp — the Compare panel's model (TraceModel::compare_with / comparison) against
+// tests/viewer/compare_test.cpp — the Compare panel's model (TraceModel::compare(): start / result) against
 // query::diff_traces run directly on the two files: step statistics, every op delta, memory peaks; and the
 // error and cleared states.
 #include <doctest/doctest.h>
@@ -16,12 +16,12 @@ TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
   gb::tools::write_synthetic_trace(a, {.steps = 6, .layers = 3, .ops_per_layer = 2});
   gb::tools::write_synthetic_trace(b, {.steps = 8, .layers = 4, .ops_per_layer = 3, .seed = 7});
   TraceModel m(a, {.background = false});
-  CHECK(m.comparison() == nullptr);
-  m.compare_with(b);
+  CHECK(m.compare().result() == nullptr);
+  m.compare().start(b);
   m.wait_queries();
-  REQUIRE(m.comparison() != nullptr);
-  CHECK(m.compare_error().empty());
-  const gb::query::TraceDiff& got = *m.comparison();
+  REQUIRE(m.compare().result() != nullptr);
+  CHECK(m.compare().error().empty());
+  const gb::query::TraceDiff& got = *m.compare().result();
   const gb::query::TraceDiff want = gb::query::diff_traces(gb::query::TraceDb(a), gb::query::TraceDb(b));
   CHECK(got.steps_a.count == 6);
   CHECK(got.steps_b.count == 8);
@@ -48,11 +48,11 @@ TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
   // B has more layers: its peak allocated is larger, as the panel's bars show.
   CHECK(*got.memory[0].allocated_b > *got.memory[0].allocated_a);
 
-  m.compare_with(tmp.file("missing.db"));
+  m.compare().start(tmp.file("missing.db"));
   m.wait_queries();
-  CHECK(m.comparison() == nullptr);
-  CHECK(m.compare_error().find("missing.db") != std::string::npos);
-  m.compare_with("");
-  CHECK(m.comparison() == nullptr);
-  CHECK(m.compare_error().empty());
+  CHECK(m.compare().result() == nullptr);
+  CHECK(m.compare().error().find("missing.db") != std::string::npos);
+  m.compare().start("");
+  CHECK(m.compare().result() == nullptr);
+  CHECK(m.compare().error().empty());
 }

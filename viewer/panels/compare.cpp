@@ -1,6 +1,6 @@
 // viewer/panels/compare.cpp — this trace (A) beside a second one (B): step time statistics, memory peaks per
-// device (bars of A and B), and the op table's deltas (B - A), all from TraceModel::comparison(), which is
-// query::diff_traces. Empty state until File → Compare with... (or --compare B.db) names B.
+// device (bars of A and B), and the op table's deltas (B - A), all from TraceModel::compare() (compare_model.h:
+// query::diff_traces on the query worker). Empty state until File → Compare with... (or --compare B.db) names B.
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -38,19 +38,19 @@ std::string pct(double a, double b) {
 }  // namespace
 
 void compare(TraceModel& m, ViewState&, PanelState&) {
-  const gb::query::TraceDiff* d = m.comparison();
+  const gb::query::TraceDiff* d = m.compare().result();
   ImGui::Text("Compare with a second trace");
   ImGui::SameLine();
   plot::help_marker("This trace is A; the second is B. Step time (mean, median), memory peaks per device, and the "
                     "op table with B - A per op, largest change first (as `glassbox diff A B`).\n"
                     "Choose B with File > Compare with..., or start the viewer with --compare B.db.");
-  if (!d && m.comparing()) {
+  if (!d && m.compare().pending()) {
     plot::empty_state("comparing...", "diff_traces runs on a background thread: one scan of each trace's spans.");
     return;
   }
   if (!d) {
-    plot::empty_state(m.compare_error().empty() ? "No second trace to compare with."
-                                                : ("Cannot open the second trace: " + m.compare_error()).c_str(),
+    plot::empty_state(m.compare().error().empty() ? "No second trace to compare with."
+                                                : ("Cannot open the second trace: " + m.compare().error()).c_str(),
                       "Choose one with File > Compare with... (or run glassbox-viewer A.db --compare B.db): "
                       "step time, op deltas and memory peaks of the two runs side by side.");
     return;
