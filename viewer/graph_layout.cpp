@@ -1,11 +1,11 @@
 // viewer/graph_layout.cpp — the autograd graph's layout: layers by longest path, barycenter ordering, crossings.
-// Pure functions of the edges (declared in trace_model.h); TraceModel::graph() calls them once per step.
+// Pure functions of the edges (declared in graph_model.h); GraphModel::read() calls them once per step.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-#include "viewer/trace_model.h"
+#include "viewer/graph_model.h"
 
 namespace gb::viewer {
 

@@ -117,7 +117,9 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
   ooms_ = r.all<OomReportRecord>();
   has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
-  db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::query::Row& row) { graph_steps_.push_back(row.i64(0)); });
+  std::vector<std::int64_t> graph_steps;
+  db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::query::Row& row) { graph_steps.push_back(row.i64(0)); });
+  graph_.set_steps(std::move(graph_steps));
   if (options_.background) loader_ = std::thread([this, ranges = std::move(ranges)]() mutable { load(std::move(ranges)); });
   else load(std::move(ranges));
 }
@@ -128,6 +130,11 @@ TraceModel::~TraceModel() {
   stop_ = true;
   overview_.stop();
   if (loader_.joinable()) loader_.join();
+  // The workers go first (each drops its queue, interrupts and joins its running job): the domain models declared
+  // after them (compare_, graph_) are destroyed before them, and a running job may use its model.
+  queries_.reset();
+  windows_.reset();
+  compute_.reset();
 }
 
 void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
@@ -574,53 +581,6 @@ const std::vector<LiveBlock>* TraceModel::largest_live_async(std::int64_t t, std
 }
 
 // --- autograd graph (layout in graph_layout.cpp) ---------------------------------------------------------------
-
-std::shared_ptr<const AutogradGraph> TraceModel::graph_async(std::int64_t step) {
-  if (std::find(graph_steps_.begin(), graph_steps_.end(), step) == graph_steps_.end()) return nullptr;
-  return graphs_.get(step, *queries_, [this, step](const gb::query::TraceDb& db) { return read_graph(db, step); });
-}
-
-std::optional<AutogradGraph> TraceModel::read_graph(const gb::query::TraceDb& db, std::int64_t step) const {
-  AutogradGraph g;
-  g.step = step;
-  std::unordered_map<Id, int> index;
-  db.each("SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes FROM graph_nodes WHERE step = ?1 "
-            "ORDER BY id",
-            {step}, [&](const gb::query::Row& row) {
-              GraphNode n;
-              n.record = GraphNodeRecord{row.i64(0), row.i64(1), row.i64(2), row.i64(3), row.opt_i64(4), row.opt_i64(5), row.i64(6)};
-              n.name = std::string(string(n.record.name_id));
-              n.module = module_path(n.record.module_id);
-              index.emplace(n.record.id, static_cast<int>(g.nodes.size()));
-              g.max_saved_bytes = std::max(g.max_saved_bytes, n.record.saved_bytes);
-              g.nodes.push_back(std::move(n));
-            });
-  db.each("SELECT src_node_id, dst_node_id, input_nr FROM graph_edges WHERE step = ?1 ORDER BY rowid", {step},
-            [&](const gb::query::Row& row) {
-              auto a = index.find(row.i64(0)), b = index.find(row.i64(1));
-              if (a == index.end() || b == index.end()) return;
-              g.edges.emplace_back(a->second, b->second);
-              g.input_nr.push_back(row.i64(2));
-            });
-  // The backward_node spans of the step, by seq (a bounded read: the step's window on each thread).
-  std::unordered_map<std::int64_t, int> by_seq;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].record.seq >= 0) by_seq.emplace(g.nodes[i].record.seq, static_cast<int>(i));
-  std::int64_t t0 = begin_ns_, t1 = end_ns_;
-  if (auto s = this->step(step)) t0 = s->start_ns, t1 = s->end_ns;
-  for (const Track& t : tracks_)
-    for (const SpanItem& it : db.reader().spans(t.thread_id, t0, t1))
-      if (it.span.kind == SpanKind::backward_node && it.span.seq)
-        if (auto f = by_seq.find(*it.span.seq); f != by_seq.end()) {
-          GraphNode& n = g.nodes[static_cast<std::size_t>(f->second)];
-          n.backward = it.span;
-          g.max_backward_ns = std::max(g.max_backward_ns, it.span.end_ns - it.span.start_ns);
-        }
-  std::vector<int> layer, order;
-  std::tie(g.layers, g.width) = layout_graph(static_cast<int>(g.nodes.size()), g.edges, layer, order);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].layer = layer[i], g.nodes[i].order = order[i];
-  return g;
-}
 
 // --- ops, gradients, data loader --------------------------------------------------------------------------------
 

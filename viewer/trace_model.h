@@ -54,6 +54,7 @@
 #include "traces/records.h"
 #include "viewer/async_cache.h"
 #include "viewer/compare_model.h"
+#include "viewer/graph_model.h"
 #include "viewer/overview.h"
 #include "viewer/worker.h"
 
@@ -254,33 +255,6 @@ struct ModelOptions {
   bool background = true;             // build the overview on a background thread (false: before the constructor returns)
 };
 
-// One node of a step's autograd graph, placed: layer = longest path from a root (the loss: no edge into it), order
-// = its position in the layer after the barycenter passes.
-struct GraphNode {
-  gb::trace::GraphNodeRecord record;
-  std::string name, module;
-  int layer = 0, order = 0;
-  std::optional<gb::trace::SpanRecord> backward;  // the backward_node span with the same seq, in the step
-};
-
-struct AutogradGraph {
-  std::int64_t step = 0;
-  std::vector<GraphNode> nodes;
-  std::vector<std::pair<int, int>> edges;  // (src, dst) indices into nodes: the gradient flows from src to dst
-  std::vector<std::int64_t> input_nr;      // per edge
-  int layers = 0, width = 0;               // layer count, most nodes in one layer
-  std::int64_t max_backward_ns = 0, max_saved_bytes = 0;
-};
-
-// Layered layout of a DAG given as edges over n nodes: fills layer (longest path from the sources) and order (a
-// few downward and upward barycenter sweeps, starting from index order). Nodes on a cycle (a damaged trace) go to
-// the last layer. Returns {layers, width}.
-std::pair<int, int> layout_graph(int n, const std::vector<std::pair<int, int>>& edges, std::vector<int>& layer,
-                                 std::vector<int>& order);
-// Edge crossings between adjacent layers of a layout (what the barycenter passes reduce).
-std::int64_t crossings(const std::vector<std::pair<int, int>>& edges, const std::vector<int>& layer,
-                       const std::vector<int>& order);
-
 class TraceModel {
  public:
   explicit TraceModel(const std::string& path, ModelOptions options = {});
@@ -378,12 +352,9 @@ class TraceModel {
   // the query worker. nullptr while memory loads or before a first answer.
   const std::vector<LiveBlock>* largest_live_async(std::int64_t t, std::size_t n);
 
-  // --- autograd graph
-  const std::vector<std::int64_t>& graph_steps() const { return graph_steps_; }  // steps with a recorded graph
-  // A step's graph, read and laid out on the query worker on first use (async_cache.h); nullptr while it is read
-  // (graph_pending()) and for a step without one.
-  std::shared_ptr<const AutogradGraph> graph_async(std::int64_t step);
-  bool graph_pending(std::int64_t step) const { return graphs_.pending(step); }
+  // --- autograd graph (graph_model.h)
+  GraphModel& graph() { return graph_; }
+  const GraphModel& graph() const { return graph_; }
 
   // --- ops, anomalies, gradients, data loader
   // From the overview's sums (empty while it builds); a trace with CUDA kernels gets query::op_table's (SQL, on the
@@ -439,7 +410,6 @@ class TraceModel {
   // The n largest live blocks of a replay, their ops named by point lookups on db.
   std::vector<LiveBlock> top_live(const LiveReplay& replay, std::size_t n, const gb::query::TraceDb& db) const;
   std::vector<LiveBlock> replay_live(std::int64_t t, std::size_t n, const gb::query::TraceDb& db) const;
-  std::optional<AutogradGraph> read_graph(const gb::query::TraceDb& db, std::int64_t step) const;  // any thread
   GradHeatmap load_heatmap(const gb::query::TraceDb& db) const;
   struct WindowJob;  // a window's Reader work on windows_ (trace_model.cpp)
   struct TimelineCache {
@@ -483,7 +453,6 @@ class TraceModel {
   AsyncCache<Id, SpanDetails> details_;  // by span id, per model: another trace's ids never mix in
   AsyncCache<Id, gb::trace::SpanRecord> records_;
   AsyncCache<Id, std::pair<std::string, std::string>> shapes_;
-  AsyncCache<std::int64_t, AutogradGraph> graphs_{64};
   AsyncCache<int, gb::query::OpTable> cuda_op_tables_{64};
   struct SearchJob;   // span_search.cpp
   std::optional<SpanSearch> search_;
@@ -494,7 +463,6 @@ class TraceModel {
   std::optional<std::vector<StepWait>> waits_;
   std::optional<gb::query::DataLoaderSummary> dl_summary_;
   bool has_kernels_ = false;
-  std::vector<std::int64_t> graph_steps_;
   std::optional<Flame> flame_;
   std::map<std::pair<int, std::string>, std::string> op_shapes_;  // (kind, name) -> most common shapes
   std::atomic<bool> memory_ready_{false}, heatmap_ready_{false}, dataloader_ready_{false}, flame_ready_{false}, shapes_ready_{false},
@@ -508,6 +476,7 @@ class TraceModel {
   Slot<GradColumns> grad_slot_;
   Slot<std::vector<LiveBlock>> live_slot_;
   CompareModel compare_{*queries_};
+  GraphModel graph_{*this, *queries_};
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

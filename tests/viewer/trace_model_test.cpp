@@ -458,14 +458,14 @@ TEST_CASE("graph layout: layers follow the longest path; the barycenter passes r
 TEST_CASE("autograd graph of a step: the loss on top, every edge downward, backward spans joined by seq") {
   Fixture f({.steps = 3, .layers = 3, .ops_per_layer = 2});
   TraceModel m(f.path, kSync);
-  REQUIRE(m.graph_steps() == std::vector<std::int64_t>{0});
-  CHECK(m.graph_async(1) == nullptr);  // no graph recorded in step 1: nothing to read
-  CHECK_FALSE(m.graph_pending(1));
-  CHECK(m.graph_async(0) == nullptr);  // read on the query worker
-  CHECK(m.graph_pending(0));
+  REQUIRE(m.graph().steps() == std::vector<std::int64_t>{0});
+  CHECK(m.graph().get(1) == nullptr);  // no graph recorded in step 1: nothing to read
+  CHECK_FALSE(m.graph().pending(1));
+  CHECK(m.graph().get(0) == nullptr);  // read on the query worker
+  CHECK(m.graph().pending(0));
   m.wait_queries();
-  const std::shared_ptr<const AutogradGraph> g = m.graph_async(0);
-  CHECK(m.graph_async(0) == g);  // kept
+  const std::shared_ptr<const AutogradGraph> g = m.graph().get(0);
+  CHECK(m.graph().get(0) == g);  // kept
   REQUIRE(g);
   CHECK(static_cast<std::int64_t>(g->nodes.size()) == sql(f.path, "SELECT count(*) FROM graph_nodes WHERE step = 0"));
   CHECK(static_cast<std::int64_t>(g->edges.size()) == sql(f.path, "SELECT count(*) FROM graph_edges WHERE step = 0"));

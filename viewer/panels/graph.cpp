@@ -75,7 +75,7 @@ void graph(TraceModel& m, ViewState& v, PanelState&) {
                     "Colour: the node's backward time (its backward_node span), or the bytes it saved for backward "
                     "(viridis, log scale; grey = none). Click a node for what it saved and why; its buttons jump "
                     "to the forward op and the backward node in the timeline. Scroll to pan.");
-  const auto& steps = m.graph_steps();
+  const auto& steps = m.graph().steps();
   if (steps.empty()) {
     plot::empty_state("This trace has no autograd graph.",
                       "The engine records the graph of a step (graph_nodes, graph_edges) when tracing is on and "
@@ -97,8 +97,8 @@ void graph(TraceModel& m, ViewState& v, PanelState&) {
   ImGui::SameLine();
   ImGui::RadioButton("saved bytes", &by, 1);
   v.graph_by_saved = by == 1;
-  const std::shared_ptr<const AutogradGraph> g = m.graph_async(step);
-  if (!g && m.graph_pending(step)) {
+  const std::shared_ptr<const AutogradGraph> g = m.graph().get(step);
+  if (!g && m.graph().pending(step)) {
     ImGui::SameLine(0, 16);
     ImGui::TextDisabled("reading the graph of step %" PRId64 "...", step);
     return;
