@@ -4,7 +4,8 @@
 // truncated or damaged file decodes into a plausible image of zeros (and a 55-byte BMP claiming 4194304x3 pixels
 // takes seconds). Before stb_image sees the bytes, the header's pixel count is held to max_pixels (PIL's limit by
 // default) and, where the format says how many bytes the pixels need (BMP, TGA, PGM/PPM) or where it ends (JPEG's
-// EOI marker), the file is held to it: a truncated file is refused, as PIL refuses it. PNG needs no check
+// EOI marker), the file is held to it: a truncated file is refused, as PIL refuses it. Headers stb_image itself
+// mis-parses (PGM/PPM numbers, JPEG Huffman tables) are checked before any stb_image call. PNG needs no check
 // (stb_image verifies the inflated size); GIF's canvas may be larger than its frames, so only max_pixels bounds it.
 #include <algorithm>
 #include <cctype>
@@ -104,27 +105,46 @@ void check_tga(const Bytes& b, const std::string& name, int64_t w, int64_t h) {
   check_size(b, name, "TGA", at + (w * h - std::min(done, w * h) + 127) / 128 * (1 + pixel), w, h);
 }
 
-// A JPEG's entropy-coded data begins after its first SOS marker and ends at EOI (FF D9, which cannot occur inside
-// it: a data FF is followed by 00 or a restart marker). Past the end of the file stb_image decodes zeros; a JPEG
-// without EOI after its first scan was cut short.
+// A JPEG is walked marker by marker, the way stb_image reads it (fill bytes 0xFF before a marker are skipped):
+// segments by their length, each scan's entropy-coded data up to the next marker (a data 0xFF is followed by 0x00
+// or a restart marker). Every Huffman table (DHT) is checked: stb_image writes a table's code lengths into a
+// 257-entry array without checking that the 16 counts sum to at most 256 (found by fuzz/image_fuzz.cpp: an
+// out-of-bounds write). A JPEG without its end-of-image marker was cut short: past the end stb_image decodes zeros.
 void check_jpeg(const Bytes& b, const std::string& name) {
-  size_t i = 2;
-  while (i + 4 <= b.size()) {  // the marker segments before the first scan: FF xx, then a 2-byte length
-    if (b[i] != 0xff) return;  // damaged: stb_image refuses it
-    const uint8_t m = b[i + 1];
-    if (m == 0xff) {
-      ++i;
-      continue;
+  auto damaged = [&](const char* what) {
+    throw Error(detail::str_cat("cannot decode image ", name, ": the JPEG ", what,
+                                ": the file is truncated or damaged; replace or remove it"));
+  };
+  const size_t n = b.size();
+  size_t i = 0;
+  while (i < n && b[i] == 0xff) ++i;  // fill bytes, then SOI
+  ++i;
+  while (i < n) {
+    if (b[i] != 0xff) return;  // not at a marker: damaged, stb_image refuses it
+    while (i < n && b[i] == 0xff) ++i;
+    if (i >= n) break;
+    const uint8_t m = b[i++];
+    if (m == 0xd9) return;                                   // EOI
+    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7)) continue;     // markers without a segment
+    if (i + 2 > n) break;
+    const size_t len = static_cast<size_t>(be16(b, i));
+    if (len < 2 || i + len > n) break;
+    if (m == 0xc4) {  // DHT: one or more tables of (class/id, 16 counts, values)
+      for (size_t t = i + 2; t < i + len;) {
+        if (t + 17 > i + len) damaged("has a damaged Huffman table");
+        size_t codes = 0;
+        for (size_t k = 0; k < 16; ++k) codes += b[t + 1 + k];
+        if (codes > 256) damaged("has a Huffman table of more than 256 codes");
+        t += 17 + codes;
+      }
     }
-    i += 2 + static_cast<size_t>(be16(b, i + 2));
-    if (m == 0xda) break;
+    i += len;
+    if (m == 0xda) {  // SOS: the entropy-coded data runs to the next marker
+      while (i + 1 < n && !(b[i] == 0xff && b[i + 1] != 0x00 && !(b[i + 1] >= 0xd0 && b[i + 1] <= 0xd7))) ++i;
+      if (i + 1 >= n) break;  // the data ran to the end of the file
+    }
   }
-  if (i > b.size()) i = b.size();
-  for (; i + 1 < b.size(); ++i)
-    if (b[i] == 0xff && b[i + 1] == 0xd9) return;
-  throw Error(detail::str_cat("cannot decode image ", name, ": the JPEG ends (", b.size(),
-                              " bytes) before its end-of-image marker: the file is truncated or damaged; replace or "
-                              "remove it"));
+  damaged(detail::str_cat("ends (", n, " bytes) before its end-of-image marker").c_str());
 }
 
 }  // namespace
@@ -134,7 +154,9 @@ Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, i
            channels);
   GB_CHECK(bytes.size() < (size_t(1) << 31), "cannot decode image ", name, ": it is ", bytes.size(),
            " bytes, more than the 2 GiB stb_image reads");
+  // Checks that need no dimensions run first: stb_image's own header parsing (stbi_info) has the bugs they avoid.
   if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm(bytes, name);
+  if (!bytes.empty() && bytes[0] == 0xff) check_jpeg(bytes, name);  // stb_image skips 0xFF fill bytes before SOI
   int w = 0, h = 0, c = 0;
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c)) {
     GB_CHECK(int64_t(w) * h <= max_pixels, "cannot decode image ", name, ": it declares ", w, "x", h,
@@ -143,10 +165,8 @@ Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, i
              "ImageFolderOptions().max_pixels(N)");
     if (bytes[0] == 'B' && bytes[1] == 'M')
       check_bmp(bytes, name, w, h);
-    else if (bytes[0] == 0xff && bytes[1] == 0xd8)
-      check_jpeg(bytes, name);
-    else if (bytes[0] != 0x89 && bytes[0] != 'G' && bytes[0] != 'P')  // not PNG, GIF or PNM: stb_image took a TGA
-      check_tga(bytes, name, w, h);
+    else if (bytes[0] != 0x89 && bytes[0] != 'G' && bytes[0] != 'P' && bytes[0] != 0xff)
+      check_tga(bytes, name, w, h);  // not PNG, GIF, PNM or JPEG: stb_image took it for a TGA
   }
   uint8_t* p = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, channels);
   GB_CHECK(p, "cannot decode image ", name, " (", bytes.size(), " bytes): ", stbi_failure_reason(),

@@ -90,6 +90,20 @@ TEST_CASE("a truncated BMP, TGA or JPEG is refused, not decoded into zeros") {
                                       "bytes, but the file holds 55: the file is truncated or damaged"));
 }
 
+TEST_CASE("a JPEG Huffman table of more than 256 codes is refused before stb_image writes past its table") {
+  // found by fuzz/image_fuzz.cpp (UBSan: index 257 out of bounds in stbi__build_huffman), 0xFF fill bytes before SOI
+  const Bytes fuzz = {0xff, 0xff, 0xff, 0xff, 0xd8, 0xff, 0xff, 0xff, 0xc4, 0xc4, 0x00, 0x00, 0x00, 0xff,
+                      0xff, 0xff, 0xff, 0xff, 0x00, 0x87, 0x9c};
+  CHECK_THROWS_WITH(gb::data::decode_image(fuzz, "f.jpg", 3), doctest::Contains("truncated or damaged"));
+  Bytes dht(7 + 16 + 2, 255);  // SOI, a DHT of one table whose 16 counts are 255 each, EOI
+  const uint8_t head[] = {0xff, 0xd8, 0xff, 0xc4, 0x00, 19, 0x00};
+  std::copy(std::begin(head), std::end(head), dht.begin());
+  dht[23] = 0xff, dht[24] = 0xd9;
+  CHECK_THROWS_WITH(gb::data::decode_image(dht, "h.jpg", 3),
+                    doctest::Contains("h.jpg: the JPEG has a Huffman table of more than 256 codes"));
+  CHECK_NOTHROW(gb::data::decode_image(encode("jpg"), "ok.jpg", 3));  // a real JPEG's tables pass
+}
+
 TEST_CASE("an image declaring more than max_pixels pixels is refused, naming the setting that raises the limit") {
   const Bytes png = encode("png");
   CHECK(gb::data::decode_image(png, "a.png", 0, 15).width == 5);
