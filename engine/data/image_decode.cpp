@@ -4,9 +4,9 @@
 // truncated or damaged file decodes into a plausible image of zeros (and a 55-byte BMP claiming 4194304x3 pixels
 // takes seconds). Before stb_image sees the bytes, the header's pixel count is held to max_pixels (PIL's limit by
 // default) and, where the format says how many bytes the pixels need (BMP, TGA, PGM/PPM) or where it ends (JPEG's
-// EOI marker), the file is held to it: a truncated file is refused, as PIL refuses it. Headers stb_image itself
-// mis-parses (PGM/PPM numbers, JPEG Huffman tables) are checked before any stb_image call. PNG needs no check
-// (stb_image verifies the inflated size); GIF's canvas may be larger than its frames, so only max_pixels bounds it.
+// EOI marker, PNG's IEND chunk), the file is held to it: a truncated file is refused, as PIL refuses it. Headers
+// stb_image itself mis-parses (PGM/PPM numbers, JPEG Huffman tables, PNG chunk lengths) are checked before any
+// stb_image call. GIF's canvas may be larger than its frames, so only max_pixels bounds it.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -147,6 +147,22 @@ void check_jpeg(const Bytes& b, const std::string& name) {
   damaged(detail::str_cat("ends (", n, " bytes) before its end-of-image marker").c_str());
 }
 
+// A PNG is a signature and chunks (4-byte length, type, data, CRC) ending with IEND. stb_image grows its buffer to
+// a chunk's declared length before reading it (found by fuzz/image_fuzz.cpp: a damaged length asked for 2 GiB):
+// every chunk must fit in the file, and IEND must come, as PIL requires of a file that is not truncated.
+void check_png(const Bytes& b, const std::string& name) {
+  const size_t n = b.size();
+  for (size_t i = 8; i + 12 <= n;) {
+    const size_t len = size_t(b[i]) << 24 | size_t(b[i + 1]) << 16 | size_t(b[i + 2]) << 8 | b[i + 3];
+    GB_CHECK(len <= n - i - 12, "cannot decode image ", name, ": a PNG chunk declares ", len, " bytes but the file "
+             "holds ", n - i - 12, " after it: the file is truncated or damaged; replace or remove it");
+    if (std::memcmp(&b[i + 4], "IEND", 4) == 0) return;
+    i += 12 + len;
+  }
+  throw Error(detail::str_cat("cannot decode image ", name, ": the PNG ends (", n,
+                              " bytes) before its IEND chunk: the file is truncated or damaged; replace or remove it"));
+}
+
 }  // namespace
 
 Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int channels, int64_t max_pixels) {
@@ -157,6 +173,7 @@ Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, i
   // Checks that need no dimensions run first: stb_image's own header parsing (stbi_info) has the bugs they avoid.
   if (bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6')) check_pnm(bytes, name);
   if (!bytes.empty() && bytes[0] == 0xff) check_jpeg(bytes, name);  // stb_image skips 0xFF fill bytes before SOI
+  if (bytes.size() >= 8 && std::memcmp(bytes.data(), "\x89PNG\r\n\x1a\n", 8) == 0) check_png(bytes, name);
   int w = 0, h = 0, c = 0;
   if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c)) {
     GB_CHECK(int64_t(w) * h <= max_pixels, "cannot decode image ", name, ": it declares ", w, "x", h,

@@ -104,6 +104,17 @@ TEST_CASE("a JPEG Huffman table of more than 256 codes is refused before stb_ima
   CHECK_NOTHROW(gb::data::decode_image(encode("jpg"), "ok.jpg", 3));  // a real JPEG's tables pass
 }
 
+TEST_CASE("a PNG chunk longer than the file, or a PNG without IEND, is refused before stb_image allocates for it") {
+  Bytes png = encode("png");
+  CHECK_NOTHROW(gb::data::decode_image(png, "ok.png"));
+  Bytes cut = png;
+  cut.resize(cut.size() - 12);  // IEND gone
+  CHECK_THROWS_WITH(gb::data::decode_image(cut, "cut.png"), doctest::Contains("cut.png: the PNG ends"));
+  Bytes big = png;  // found by fuzz/image_fuzz.cpp: a damaged IDAT length made stb_image ask for 2 GiB
+  big[33] = 0x5c, big[34] = 0x00;  // the first chunk after IHDR (8 + 25 bytes): its length's top bytes
+  CHECK_THROWS_WITH(gb::data::decode_image(big, "big.png"), doctest::Contains("big.png: a PNG chunk declares"));
+}
+
 TEST_CASE("an image declaring more than max_pixels pixels is refused, naming the setting that raises the limit") {
   const Bytes png = encode("png");
   CHECK(gb::data::decode_image(png, "a.png", 0, 15).width == 5);
