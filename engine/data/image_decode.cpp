@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -175,15 +176,22 @@ Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, i
   if (!bytes.empty() && bytes[0] == 0xff) check_jpeg(bytes, name);  // stb_image skips 0xFF fill bytes before SOI
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), "\x89PNG\r\n\x1a\n", 8) == 0) check_png(bytes, name);
   int w = 0, h = 0, c = 0;
-  if (stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c)) {
-    GB_CHECK(int64_t(w) * h <= max_pixels, "cannot decode image ", name, ": it declares ", w, "x", h,
+  // A header stb_image cannot read is refused here: decoding it anyway has cost seconds (found by fuzz_image: a BMP
+  // whose width stbi_info rejects, which the loader then walked row by row).
+  GB_CHECK(stbi_info_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c), "cannot decode image ",
+           name, " (", bytes.size(), " bytes): ", stbi_failure_reason(),
+           "; the file is not a PNG/JPEG/BMP/GIF/TGA/PNM image or is damaged: replace or remove it");
+  {
+    // stbi_info gives a top-down BMP's height negative (found by fuzz_image): sizes are held as magnitudes.
+    const int64_t W = std::llabs(int64_t(w)), H = std::llabs(int64_t(h));
+    GB_CHECK(W * H <= max_pixels, "cannot decode image ", name, ": it declares ", W, "x", H,
              " pixels, more than the limit of ", max_pixels,
              " (PIL's, against decompression bombs and damaged headers); if the image is genuine, raise "
              "ImageFolderOptions().max_pixels(N)");
     if (bytes[0] == 'B' && bytes[1] == 'M')
-      check_bmp(bytes, name, w, h);
+      check_bmp(bytes, name, W, H);
     else if (bytes[0] != 0x89 && bytes[0] != 'G' && bytes[0] != 'P' && bytes[0] != 0xff)
-      check_tga(bytes, name, w, h);  // not PNG, GIF, PNM or JPEG: stb_image took it for a TGA
+      check_tga(bytes, name, W, H);  // not PNG, GIF, PNM or JPEG: stb_image took it for a TGA
   }
   uint8_t* p = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, channels);
   GB_CHECK(p, "cannot decode image ", name, " (", bytes.size(), " bytes): ", stbi_failure_reason(),
