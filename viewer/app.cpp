@@ -193,7 +193,8 @@ void App::frame() {
     plot::empty_state("No trace open.", "File > Open (Ctrl+O) a glassbox trace (.db), or start the viewer with "
                                         "`glassbox view run.db`. Make one with GLASSBOX_TRACE=run.db ./train_mlp, or "
                                         "`glassbox synth run.db`.");
-  } else if (resolve_jump(); ImGui::BeginTabBar("##panels")) {
+  } else if (ImGui::BeginTabBar("##panels")) {
+    resolve_jump();
     using Draw = void (*)(TraceModel&, ViewState&, panels::PanelState&);
     static constexpr Draw kDraw[] = {panels::timeline,  panels::memory,    panels::ops,        panels::anomalies,
                                      panels::gradients, panels::dataloader, panels::graph,

@@ -2,6 +2,7 @@
 #include "viewer/trace_model.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cctype>
 #include <bit>
 #include <cmath>
@@ -203,23 +204,20 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   shapes_ready_.store(true, std::memory_order_release);
 }
 
-std::pair<std::string, std::string> TraceModel::span_shapes(Id span_id) const {
+std::pair<std::string, std::string> TraceModel::read_shapes(const gb::query::TraceDb& db, Id span_id) const {
   std::pair<std::string, std::string> r;
-  db_->each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
+  db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
     if (auto s = row.opt_i64(0)) r.first = std::string(string(*s));
     if (auto s = row.opt_i64(1)) r.second = std::string(string(*s));
   });
   return r;
 }
 
+std::pair<std::string, std::string> TraceModel::span_shapes(Id span_id) const { return read_shapes(*db_, span_id); }
+
 std::shared_ptr<const std::pair<std::string, std::string>> TraceModel::span_shapes_async(Id span_id) {
   return shapes_.get(span_id, *windows_, [this, span_id](const gb::query::TraceDb& db) {
-    std::optional<std::pair<std::string, std::string>> r{std::in_place};
-    db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
-      if (auto s = row.opt_i64(0)) r->first = std::string(string(*s));
-      if (auto s = row.opt_i64(1)) r->second = std::string(string(*s));
-    });
-    return r;
+    return std::optional(read_shapes(db, span_id));
   });
 }
 
@@ -462,13 +460,14 @@ SpanRecord span_row(const gb::query::Row& row) {  // the columns of kSpanCols
                     .module_id = row.opt_i64(7)};
 }
 const std::string kSpanCols = "SELECT kind, name_id, start_ns, end_ns, step, parent_id, seq, module_id, id FROM spans ";
-}  // namespace
-
-std::optional<SpanRecord> TraceModel::span_record(Id id) const {
+std::optional<SpanRecord> read_span(const gb::query::TraceDb& db, Id id) {
   std::optional<SpanRecord> out;
-  db_->each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { out = span_row(row); });
+  db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { out = span_row(row); });
   return out;
 }
+}  // namespace
+
+std::optional<SpanRecord> TraceModel::span_record(Id id) const { return read_span(*db_, id); }
 
 std::optional<SpanDetails> TraceModel::details(Id id) const { return read_details(*db_, id); }
 
@@ -477,25 +476,18 @@ std::shared_ptr<const SpanDetails> TraceModel::details_async(Id id) {
 }
 
 std::shared_ptr<const SpanRecord> TraceModel::span_record_async(Id id) {
-  return records_.get(id, *windows_, [id](const gb::query::TraceDb& db) {
-    std::optional<SpanRecord> out;
-    db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { out = span_row(row); });
-    return out;
-  });
+  return records_.get(id, *windows_, [id](const gb::query::TraceDb& db) { return read_span(db, id); });
 }
 
 std::optional<SpanDetails> TraceModel::read_details(const gb::query::TraceDb& db, Id id) const {
   std::optional<SpanDetails> d;
-  db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { d.emplace().span = span_row(row); });
-  if (!d) return d;
+  if (std::optional<SpanRecord> s = read_span(db, id)) d.emplace().span = *s;
+  else return d;
   d->name = std::string(string(d->span.name_id));
   d->module = module_path(d->span.module_id);
   for (const Track& t : tracks_)
     if (t.thread_id == d->span.thread_id) d->thread = t.name;
-  db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {id}, [&](const gb::query::Row& row) {
-    if (auto s = row.opt_i64(0)) d->shapes = std::string(string(*s));
-    if (auto s = row.opt_i64(1)) d->dtypes = std::string(string(*s));
-  });
+  std::tie(d->shapes, d->dtypes) = read_shapes(db, id);
   // Forward op <-> backward node, through the autograd sequence number.
   if (d->span.seq && (d->span.kind == SpanKind::op || d->span.kind == SpanKind::backward_node)) {
     const auto other = static_cast<std::int64_t>(d->span.kind == SpanKind::op ? SpanKind::backward_node : SpanKind::op);

@@ -388,6 +388,7 @@ class TraceModel {
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
   std::optional<SpanDetails> read_details(const gb::query::TraceDb& db, Id span_id) const;  // any thread
+  std::pair<std::string, std::string> read_shapes(const gb::query::TraceDb& db, Id span_id) const;  // any thread
   SegmentMap replay_segments(std::int64_t t) const;
   GradColumns reduce_grad(int columns) const;
   using Key = std::array<std::int64_t, 3>;

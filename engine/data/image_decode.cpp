@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include "glassbox/core/error.h"
 #include "glassbox/data/transforms.h"
@@ -112,7 +113,7 @@ void check_tga(const Bytes& b, const std::string& name, int64_t w, int64_t h) {
 // 257-entry array without checking that the 16 counts sum to at most 256 (found by fuzz/image_fuzz.cpp: an
 // out-of-bounds write). A JPEG without its end-of-image marker was cut short: past the end stb_image decodes zeros.
 void check_jpeg(const Bytes& b, const std::string& name) {
-  auto damaged = [&](const char* what) {
+  auto damaged = [&](std::string_view what) {
     throw Error(detail::str_cat("cannot decode image ", name, ": the JPEG ", what,
                                 ": the file is truncated or damaged; replace or remove it"));
   };
@@ -145,7 +146,7 @@ void check_jpeg(const Bytes& b, const std::string& name) {
       if (i + 1 >= n) break;  // the data ran to the end of the file
     }
   }
-  damaged(detail::str_cat("ends (", n, " bytes) before its end-of-image marker").c_str());
+  damaged(detail::str_cat("ends (", n, " bytes) before its end-of-image marker"));
 }
 
 // A PNG is a signature and chunks (4-byte length, type, data, CRC) ending with IEND. stb_image grows its buffer to

@@ -11,7 +11,6 @@
 
 namespace gb::query {
 
-using gb::trace::MemAction;
 using gb::trace::MemCategory;
 
 std::string device_name(int device) {
