@@ -108,19 +108,19 @@ int main(int argc, char** argv) {
   const std::string size = ", \"spans\": " + std::to_string(m.span_count()) +
                            ", \"steps\": " + std::to_string(m.steps().size());
   line("open_ms", opened, "ms", 0, size);
-  line("open_to_first_frame_ms", first, "ms", 1000, size + ", \"overview_ready\": " + (m.overview_ready() ? "true" : "false"));
+  line("open_to_first_frame_ms", first, "ms", 1000, size + ", \"overview_ready\": " + (m.timeline().overview().ready() ? "true" : "false"));
   // Frames while the overview is still being built (what the user sees in the first seconds).
   std::vector<double> during;
-  while (!m.overview_ready() && during.size() < 10000) {
+  while (!m.timeline().overview().ready() && during.size() < 10000) {
     during.push_back(frame(app));
     std::this_thread::sleep_for(std::chrono::milliseconds(16));
   }
   const double overview_ms = ms_since(t_open);
   m.wait_loaded();  // then the gradient heatmap and the data-loader sums
-  line("all_loaded_ms", ms_since(t_open), "ms", 0, ", \"memory_events\": " + std::to_string(m.memory_events()) +
-                                                  ", \"grad_stats\": " + std::to_string(m.grad_heatmap().rows() * m.grad_heatmap().cols()));
+  line("all_loaded_ms", ms_since(t_open), "ms", 0, ", \"memory_events\": " + std::to_string(m.memory().events()) +
+                                                  ", \"grad_stats\": " + std::to_string(m.gradients().heatmap().rows() * m.gradients().heatmap().cols()));
   line("overview_ready_ms", overview_ms, "ms", 0,
-       ", \"items\": " + std::to_string(m.overview().items()) + ", \"frames_meanwhile\": " + std::to_string(during.size()));
+       ", \"items\": " + std::to_string(m.timeline().overview().items()) + ", \"frames_meanwhile\": " + std::to_string(during.size()));
   if (!during.empty()) {
     const Stats s = stats(during);
     line("frame_build_ms_while_building_median", s.median, "ms", 8);
@@ -155,14 +155,14 @@ int main(int argc, char** argv) {
     v.search = "linear";
     const auto t_search = std::chrono::steady_clock::now();
     std::vector<double> t;
-    while (m.search_async(v.search) == nullptr && t.size() < 100000) {
+    while (m.timeline().search(v.search) == nullptr && t.size() < 100000) {
       t.push_back(frame(app));
       std::this_thread::sleep_for(std::chrono::milliseconds(16));
     }
     const double search_ms = ms_since(t_search);
     t.push_back(frame(app));  // the frame that draws the histogram
     const Stats s = stats(t);
-    line("search_ms", search_ms, "ms", 0, ", \"matches\": " + std::to_string(m.search_async(v.search)->matches) +
+    line("search_ms", search_ms, "ms", 0, ", \"matches\": " + std::to_string(m.timeline().search(v.search)->matches) +
                                               ", \"frames_meanwhile\": " + std::to_string(t.size() - 1));
     line("frame_build_ms_while_searching_max", s.max, "ms", 8);
     v.search.clear();
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     // Then frames until its off-frame computations (memory columns, segment map, heatmap columns) are in.
     const auto t_settle = std::chrono::steady_clock::now();
     std::vector<double> settling;
-    while ((m.memory_pending() || m.gradients_pending()) && settling.size() < 10000) {
+    while ((m.memory().pending() || m.gradients().pending()) && settling.size() < 10000) {
       std::this_thread::sleep_for(std::chrono::milliseconds(16));
       settling.push_back(frame(app));
     }
@@ -206,9 +206,9 @@ int main(int argc, char** argv) {
   // Closing the model while a search scans every span: the search is interrupted, not waited for. (Opening a path
   // that does not exist closes the model and fails at once.)
   {
-    m.search_async("no span is named like this");
+    m.timeline().search("no span is named like this");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const bool running = m.search_pending();
+    const bool running = m.timeline().search_pending();
     const auto t_close = std::chrono::steady_clock::now();
     app.open(path + ".missing");
     line("close_during_search_ms", ms_since(t_close), "ms", 200, std::string(", \"search_running\": ") + (running ? "true" : "false"));

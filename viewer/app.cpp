@@ -21,10 +21,10 @@ App::~App() = default;
 void App::resolve_jump() {  // ViewState::jump: focus the span once its row is read (off the frame)
   if (!view_.jump) return;
   const ViewState::Jump j = *view_.jump;
-  if (const auto s = model_->span_record_async(j.span)) {
+  if (const auto s = model_->timeline().span(j.span)) {
     view_.focus(s->start_ns, s->end_ns, j.pad);
     view_.jump.reset();
-  } else if (!model_->span_record_pending(j.span)) {
+  } else if (!model_->timeline().span_pending(j.span)) {
     view_.jump.reset();  // no such span
   }
 }

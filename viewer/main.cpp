@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     const long long n = colon == std::string::npos ? 0 : std::atoll(select.c_str() + colon + 1);
     if (what == "span") {
       v.span = n;
-      if (auto s = app.model()->span_record(n)) v.focus(s->start_ns, s->end_ns, 0.5);
+      v.jump = gb::viewer::ViewState::Jump{n, 0.5};  // focused once its row is read, a frame later
     } else if (what == "param") {
       v.param = n;
     } else if (what == "node") {

@@ -10,7 +10,7 @@
 #include <bit>
 
 #include "traces/query/trace_db.h"
-#include "viewer/trace_model.h"
+#include "viewer/timeline_model.h"
 
 namespace gb::viewer {
 

@@ -1,11 +1,10 @@
-// viewer/span_search.cpp — TraceModel::search (spans by name substring, and their duration histogram) and
-// wait_queries().
+// viewer/span_search.cpp — TimelineModel::search: spans by name substring, and their duration histogram.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
 
-#include "viewer/trace_model.h"
+#include "viewer/timeline_model.h"
 
 namespace gb::viewer {
 
@@ -39,9 +38,7 @@ void duration_histogram(SpanSearch& s, int bins) {
   }
 }
 
-namespace {
-
-SpanSearch run_search(const gb::query::TraceDb& db, const std::string& text, std::size_t cap, int bins) {
+SpanSearch TimelineModel::read_search(const gb::query::TraceDb& db, const std::string& text, std::size_t cap, int bins) {
   SpanSearch s;
   s.text = text;
   if (text.empty()) return s;
@@ -63,59 +60,17 @@ SpanSearch run_search(const gb::query::TraceDb& db, const std::string& text, std
   return s;
 }
 
-}  // namespace
-
-// Shared by the model and the worker's job: the job fills `result` and then sets `done`.
-struct TraceModel::SearchJob {
-  std::string text;
-  std::size_t cap = 0;
-  int bins = 0;
-  SpanSearch result;
-  std::atomic<bool> done{false}, cancelled{false};
-};
-
-const SpanSearch* TraceModel::search_async(const std::string& text, std::size_t cap, int bins) {
-  if (search_job_ && search_job_->done.load(std::memory_order_acquire)) {
-    search_ = std::move(search_job_->result);
-    search_job_.reset();
-  }
-  if (search_ && search_->text == text) return &*search_;
+const SpanSearch* TimelineModel::search(const std::string& text, std::size_t cap, int bins) {
+  const auto key = std::make_tuple(text, cap, bins);
   if (text.empty()) {
-    if (search_job_) search_job_->cancelled = true, search_job_.reset();
-    search_ = SpanSearch{};
-    return &*search_;
+    search_.set(key, SpanSearch{});
+    return search_.exact(key, queries_, [](const gb::query::TraceDb*) { return SpanSearch{}; });
   }
-  if (search_job_ && search_job_->text == text && search_job_->cap == cap && search_job_->bins == bins) return nullptr;
-  if (search_job_) search_job_->cancelled = true;
-  auto job = std::make_shared<SearchJob>();
-  job->text = text, job->cap = cap, job->bins = bins;
-  search_job_ = job;
-  queries_->post([job](const gb::query::TraceDb* db) {
-    if (!job->cancelled) {
-      try {
-        if (db) job->result = run_search(*db, job->text, job->cap, job->bins);
-      } catch (const std::exception&) {
-      }
-    }
-    job->result.text = job->text;
-    job->done.store(true, std::memory_order_release);
+  return search_.exact(key, queries_, [text, cap, bins](const gb::query::TraceDb* db) {
+    SpanSearch s = db ? read_search(*db, text, cap, bins) : SpanSearch{};
+    s.text = text;
+    return s;
   });
-  return nullptr;
-}
-
-const SpanSearch& TraceModel::search(const std::string& text, std::size_t cap, int bins) {
-  if (const SpanSearch* s = search_async(text, cap, bins)) return *s;
-  queries_->wait_idle();
-  return *search_async(text, cap, bins);
-}
-
-void TraceModel::wait_queries() {
-  queries_->wait_idle();
-  windows_->wait_idle();
-  compute_->wait_idle();
-  compare_.poll();
-  // The job is held here: search_async() drops search_job_ once it is done, and its text is the argument.
-  if (const std::shared_ptr<SearchJob> job = search_job_) search_async(job->text, job->cap, job->bins);
 }
 
 }  // namespace gb::viewer

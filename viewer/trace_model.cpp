@@ -1,4 +1,6 @@
-// viewer/trace_model.cpp — the viewer's queries and aggregates (contract in trace_model.h).
+// viewer/trace_model.cpp — TraceModel (contract in trace_model.h): the open, the loader thread, the op table and
+// flame, the data-loader waits; the domains are in timeline_model, memory_model, gradients_model, graph_model and
+// compare_model.
 #include "viewer/trace_model.h"
 
 #include <algorithm>
@@ -116,7 +118,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
               if (!row.is_null(0)) extend(row.i64(0), row.i64(1));
             });
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
-  ooms_ = r.all<OomReportRecord>();
+  memory_.open(*db_);
   has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
   std::vector<std::int64_t> graph_steps;
   db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::query::Row& row) { graph_steps.push_back(row.i64(0)); });
@@ -129,10 +131,10 @@ TraceModel::~TraceModel() {
   queries_->interrupt();  // a long search or comparison stops now (the Worker's destructor interrupts again)
   windows_->interrupt();
   stop_ = true;
-  overview_.stop();
+  timeline_.overview().stop();
   if (loader_.joinable()) loader_.join();
   // The workers go first (each drops its queue, interrupts and joins its running job): the domain models declared
-  // after them (compare_, graph_) are destroyed before them, and a running job may use its model.
+  // after them are destroyed before them, and a running job may use its model.
   queries_.reset();
   windows_.reset();
   compute_.reset();
@@ -142,18 +144,13 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   std::unique_ptr<gb::query::TraceDb> db;
   try {
     db = std::make_unique<gb::query::TraceDb>(path());
-    load_memory(*db);
-  } catch (...) {  // stopped, or the file changed under us: the panels show what they have
+  } catch (...) {  // the file changed under us: the panels show what they have
   }
-  memory_ready_.store(true, std::memory_order_release);
+  memory_.load(db.get(), stop_);
   if (stop_) return;
-  overview_.start(path(), std::move(ranges), options_.direct_rows, /*background=*/false);
+  timeline_.overview().start(path(), std::move(ranges), options_.direct_rows, /*background=*/false);
   if (stop_) return;
-  try {
-    if (db) heatmap_ = load_heatmap(*db);
-  } catch (const std::exception&) {
-  }
-  heatmap_ready_.store(true, std::memory_order_release);
+  gradients_.load(db.get());
   if (stop_) return;
   try {
     if (db) {
@@ -202,23 +199,6 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   } catch (const std::exception&) {
   }
   shapes_ready_.store(true, std::memory_order_release);
-}
-
-std::pair<std::string, std::string> TraceModel::read_shapes(const gb::query::TraceDb& db, Id span_id) const {
-  std::pair<std::string, std::string> r;
-  db.each("SELECT input_shapes, dtypes FROM op_details WHERE span_id = ?1", {span_id}, [&](const gb::query::Row& row) {
-    if (auto s = row.opt_i64(0)) r.first = std::string(string(*s));
-    if (auto s = row.opt_i64(1)) r.second = std::string(string(*s));
-  });
-  return r;
-}
-
-std::pair<std::string, std::string> TraceModel::span_shapes(Id span_id) const { return read_shapes(*db_, span_id); }
-
-std::shared_ptr<const std::pair<std::string, std::string>> TraceModel::span_shapes_async(Id span_id) {
-  return shapes_.get(span_id, *windows_, [this, span_id](const gb::query::TraceDb& db) {
-    return std::optional(read_shapes(db, span_id));
-  });
 }
 
 std::string TraceModel::op_shapes(SpanKind kind, const std::string& name) const {
@@ -287,6 +267,13 @@ Flame FlameBuilder::finish() {
   return f;
 }
 
+void TraceModel::wait_queries() {
+  queries_->wait_idle();
+  windows_->wait_idle();
+  compute_->wait_idle();
+  compare_.poll();
+}
+
 void TraceModel::wait_loaded() {
   if (loader_.joinable()) loader_.join();
   wait_queries();
@@ -295,9 +282,10 @@ void TraceModel::wait_loaded() {
 std::string TraceModel::loading() const {
   std::string s;
   auto add = [&](const std::string& what) { s += (s.empty() ? "" : ", ") + what; };
-  if (memory_loading()) add("memory events");
-  if (!overview_.ready()) add("overview " + std::to_string(static_cast<int>(overview_.progress() * 100)) + "%");
-  if (gradients_loading()) add("gradient statistics");
+  if (memory_.loading()) add("memory events");
+  const Overview& o = timeline_.overview();
+  if (!o.ready()) add("overview " + std::to_string(static_cast<int>(o.progress() * 100)) + "%");
+  if (gradients_.loading()) add("gradient statistics");
   if (dataloader_loading()) add("data-loader summary");
   return s;
 }
@@ -333,186 +321,6 @@ std::string track_label(const Track& t) {
   return "cuda stream " + (i < t.name.size() ? t.name.substr(i) : std::to_string(t.thread_id));
 }
 
-// --- timeline ------------------------------------------------------------------------------------------------
-
-struct TraceModel::WindowJob {
-  std::int64_t q0 = 0, q1 = -1, fold = 0, direct_rows = 0;
-  bool direct = false;  // read the spans whatever their count (a thread without an overview)
-  bool many = false;    // the answer: more than direct_rows spans, use the overview
-  std::vector<TimelineItem> items;
-  std::atomic<bool> done{false}, cancelled{false};
-};
-
-namespace {
-int level_of(std::int64_t fold) {
-  return fold > 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(fold))) - 1 : 0;
-}
-}  // namespace
-
-void TraceModel::post_window(Id thread_id, TimelineCache& c, std::int64_t q0, std::int64_t q1, std::int64_t fold,
-                             bool direct) {
-  if (c.job) c.job->cancelled = true;
-  auto job = std::make_shared<WindowJob>();
-  job->q0 = q0, job->q1 = q1, job->fold = fold, job->direct_rows = options_.direct_rows, job->direct = direct;
-  c.job = job;
-  windows_->post([job, thread_id](const gb::query::TraceDb* db) {
-    if (!job->cancelled && db) {
-      try {
-        const Reader& r = db->reader();
-        job->many = !job->direct && r.span_count(thread_id, job->q0, job->q1) > job->direct_rows;
-        std::vector<std::int64_t> ends;  // ends of the enclosing items
-        if (!job->many)
-          for (SpanItem& s : r.spans(thread_id, job->q0, job->q1, job->fold)) {
-            while (!ends.empty() && ends.back() <= s.start_ns) ends.pop_back();
-            job->items.push_back({s.start_ns, s.end_ns, s.count, static_cast<int>(ends.size()), std::move(s.span)});
-            ends.push_back(s.end_ns);
-          }
-      } catch (const std::exception&) {  // the file changed under us: an empty window
-      }
-    }
-    job->done.store(true, std::memory_order_release);
-  });
-}
-
-void TraceModel::from_overview(Id thread_id, TimelineCache& c) {
-  c.items.clear();
-  if (overview_.levels(thread_id)) {
-    c.partial = !overview_.thread_done(thread_id);
-    overview_.query(thread_id, level_of(c.fold), c.q0, c.q1, c.items);
-    ++overview_queries_;
-  } else {
-    c.partial = true;  // the overview has not reached this thread yet: nothing rather than a long scan
-  }
-}
-
-void TraceModel::apply_window(Id thread_id, TimelineCache& c) {
-  const std::shared_ptr<WindowJob> job = std::move(c.job);
-  c.q0 = job->q0, c.q1 = job->q1, c.fold = job->fold;
-  c.many = job->many;
-  if (!job->many) {
-    ++timeline_queries_;
-    c.items = std::move(job->items);
-    c.partial = false;
-    return;
-  }
-  if (!overview_.levels(thread_id) && overview_.ready()) {  // a thread the overview skipped: read it after all
-    post_window(thread_id, c, job->q0, job->q1, job->fold, /*direct=*/true);
-    return;
-  }
-  from_overview(thread_id, c);
-}
-
-const std::vector<TimelineItem>& TraceModel::timeline(Id thread_id, std::int64_t t0, std::int64_t t1,
-                                                      std::int64_t fold_below_ns) {
-  const std::int64_t fold = fold_below_ns <= 0 ? 0 : static_cast<std::int64_t>(std::bit_floor(
-                                                         static_cast<std::uint64_t>(fold_below_ns)));
-  TimelineCache& c = timeline_cache_[thread_id];
-  if (c.job && c.job->done.load(std::memory_order_acquire)) apply_window(thread_id, c);
-  if (c.job) {  // a stand-in is shown; keep it while the pending window still covers the view
-    if (c.job->fold == fold && c.job->q0 <= t0 && t1 <= c.job->q1) return c.items;
-  } else if (c.fold == fold && c.q0 <= t0 && t1 <= c.q1) {
-    if (!c.partial) return c.items;
-    if (c.many) {  // the overview is still being built: ask it again (memory only)
-      from_overview(thread_id, c);
-      return c.items;
-    }
-  }
-  const std::int64_t w = std::max<std::int64_t>(1, t1 - t0);
-  post_window(thread_id, c, t0 - w / 2, t1 + w / 2, fold, /*direct=*/false);
-  if (overview_.levels(thread_id)) {  // the stand-in: the overview at the nearest built level
-    c.items.clear();
-    overview_.query(thread_id, level_of(fold), c.job->q0, c.job->q1, c.items);
-  }  // else the previous answer stays (in ns: it rescales with the view)
-  return c.items;
-}
-
-const std::vector<TimelineItem>& TraceModel::timeline_exact(Id thread_id, std::int64_t t0, std::int64_t t1,
-                                                            std::int64_t fold_below_ns) {
-  timeline(thread_id, t0, t1, fold_below_ns);
-  for (int i = 0; i < 3 && timeline_pending(thread_id); ++i) {  // at most: count, then a direct re-read
-    windows_->wait_idle();
-    timeline(thread_id, t0, t1, fold_below_ns);
-  }
-  return timeline_cache_[thread_id].items;
-}
-
-bool TraceModel::timeline_pending(Id thread_id) const {
-  auto it = timeline_cache_.find(thread_id);
-  return it != timeline_cache_.end() && it->second.job != nullptr;
-}
-
-bool TraceModel::timeline_partial(Id thread_id) const {
-  auto it = timeline_cache_.find(thread_id);
-  return it != timeline_cache_.end() && it->second.partial;
-}
-
-namespace {
-SpanRecord span_row(const gb::query::Row& row) {  // the columns of kSpanCols
-  return SpanRecord{.id = row.i64(8),
-                    .kind = static_cast<SpanKind>(row.i64(0)),
-                    .name_id = row.i64(1),
-                    .thread_id = span_thread(row.i64(8)),
-                    .start_ns = row.i64(2),
-                    .end_ns = row.i64(3),
-                    .step = row.opt_i64(4),
-                    .parent_id = row.opt_i64(5),
-                    .seq = row.opt_i64(6),
-                    .module_id = row.opt_i64(7)};
-}
-const std::string kSpanCols = "SELECT kind, name_id, start_ns, end_ns, step, parent_id, seq, module_id, id FROM spans ";
-std::optional<SpanRecord> read_span(const gb::query::TraceDb& db, Id id) {
-  std::optional<SpanRecord> out;
-  db.each(kSpanCols + "WHERE id = ?1", {id}, [&](const gb::query::Row& row) { out = span_row(row); });
-  return out;
-}
-}  // namespace
-
-std::optional<SpanRecord> TraceModel::span_record(Id id) const { return read_span(*db_, id); }
-
-std::optional<SpanDetails> TraceModel::details(Id id) const { return read_details(*db_, id); }
-
-std::shared_ptr<const SpanDetails> TraceModel::details_async(Id id) {
-  return details_.get(id, *queries_, [this, id](const gb::query::TraceDb& db) { return read_details(db, id); });
-}
-
-std::shared_ptr<const SpanRecord> TraceModel::span_record_async(Id id) {
-  return records_.get(id, *windows_, [id](const gb::query::TraceDb& db) { return read_span(db, id); });
-}
-
-std::optional<SpanDetails> TraceModel::read_details(const gb::query::TraceDb& db, Id id) const {
-  std::optional<SpanDetails> d;
-  if (std::optional<SpanRecord> s = read_span(db, id)) d.emplace().span = *s;
-  else return d;
-  d->name = std::string(string(d->span.name_id));
-  d->module = module_path(d->span.module_id);
-  for (const Track& t : tracks_)
-    if (t.thread_id == d->span.thread_id) d->thread = t.name;
-  std::tie(d->shapes, d->dtypes) = read_shapes(db, id);
-  // Forward op <-> backward node, through the autograd sequence number.
-  if (d->span.seq && (d->span.kind == SpanKind::op || d->span.kind == SpanKind::backward_node)) {
-    const auto other = static_cast<std::int64_t>(d->span.kind == SpanKind::op ? SpanKind::backward_node : SpanKind::op);
-    db.each(kSpanCols + "WHERE kind = ?1 AND seq = ?2 LIMIT 1", {other, *d->span.seq},
-              [&](const gb::query::Row& row) { d->linked = span_row(row); });
-    if (d->linked) d->linked_name = std::string(string(d->linked->name_id));
-  }
-  std::int64_t child_ns = 0;
-  for (const SpanItem& s : db.reader().spans(d->span.thread_id, d->span.start_ns, d->span.end_ns))
-    if (s.span.parent_id == id) ++d->children, child_ns += s.end_ns - s.start_ns;
-  d->self_ns = d->span.end_ns - d->span.start_ns - child_ns;
-  db.each("SELECT count(*), coalesce(sum(size), 0) FROM memory_events WHERE span_id = ?1 AND action = 0", {id},
-            [&](const gb::query::Row& row) { d->allocations = row.i64(0), d->allocated_bytes = row.i64(1); });
-  if (has_kernels_)
-    db.each("SELECT k.span_id, s.name_id, s.start_ns, s.end_ns - s.start_ns, k.grid, k.block, k.stream FROM kernels k "
-              "JOIN spans s ON s.id = k.span_id WHERE k.launch_span_id = ?1 ORDER BY s.start_ns, k.span_id",
-              {id}, [&](const gb::query::Row& row) {
-                d->kernels.push_back(LaunchedKernel{row.i64(0), std::string(string(row.i64(1))), std::string(row.text(4)),
-                                                    std::string(row.text(5)), row.i64(2), row.i64(3), row.i64(6)});
-              });
-  return d;
-}
-
-// --- memory (the replay and its queries: memory_replay.cpp) -------------------------------------------------
-
 std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
   using gb::trace::SpanKind;
   std::vector<SpanKind> out{SpanKind::op,        SpanKind::backward_node, SpanKind::backward_phase, SpanKind::module,
@@ -524,61 +332,10 @@ std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
   return out;
 }
 
-template <class T, class F>
-const T* TraceModel::async_get(Slot<T>& s, Key key, F compute, Worker* worker) {
-  if (s.job && s.job->done.load(std::memory_order_acquire)) {
-    s.last = std::move(s.job->result);
-    s.last_key = s.job->key;
-    s.job.reset();
-  }
-  if (s.last && s.last_key == key) return &*s.last;
-  if (!s.job || s.job->key != key) {
-    if (s.job) s.job->cancelled = true;  // superseded: skipped if still queued
-    auto job = std::make_shared<typename Slot<T>::Job>();
-    job->key = key;
-    s.job = job;
-    (worker ? worker : compute_.get())->post([job, compute](const gb::query::TraceDb* db) {
-      try {
-        if (!job->cancelled.load()) job->result = compute(db);
-      } catch (const std::exception&) {  // interrupted (the model closes) or unreadable: no answer
-      }
-      job->done.store(true, std::memory_order_release);
-    });
-  }
-  return s.last ? &*s.last : nullptr;
-}
-
-const std::vector<MemoryColumn>* TraceModel::memory_columns_async(std::int64_t t0, std::int64_t t1, int columns) {
-  if (memory_loading()) return nullptr;
-  return async_get(mem_cols_slot_, Key{t0, t1, columns}, [this, t0, t1, columns](const gb::query::TraceDb*) { return memory_columns(t0, t1, columns); });
-}
-
-const SegmentMap* TraceModel::segment_map_async(std::int64_t t) {
-  if (memory_loading()) return nullptr;
-  return async_get(seg_slot_, Key{t, 0, 0}, [this, t](const gb::query::TraceDb*) { return replay_segments(t); });
-}
-
-const GradColumns* TraceModel::grad_columns_async(int columns) {
-  if (gradients_loading()) return nullptr;
-  columns = std::max(1, std::min<int>(columns, static_cast<int>(grad_heatmap().cols())));
-  return async_get(grad_slot_, Key{columns, 0, 0}, [this, columns](const gb::query::TraceDb*) { return reduce_grad(columns); });
-}
-
-const std::vector<LiveBlock>* TraceModel::largest_live_async(std::int64_t t, std::size_t n) {
-  if (memory_loading()) return nullptr;
-  return async_get(
-      live_slot_, Key{t, static_cast<std::int64_t>(n), 0},
-      [this, t, n](const gb::query::TraceDb* db) { return db ? replay_live(t, n, *db) : std::vector<LiveBlock>{}; },
-      queries_.get());
-}
-
-// --- autograd graph (layout in graph_layout.cpp) ---------------------------------------------------------------
-
-// --- ops, gradients, data loader --------------------------------------------------------------------------------
-
 const gb::query::OpTable& TraceModel::op_table(SpanKind kind) {
   static const gb::query::OpTable kEmpty;
-  if (!overview_.ready()) return kEmpty;
+  const Overview& overview = timeline_.overview();
+  if (!overview.ready()) return kEmpty;
   auto it = op_tables_.find(static_cast<int>(kind));
   if (it != op_tables_.end()) return it->second;
   if (has_kernels_) {  // the CUDA columns need SQL over kernels: on the query worker
@@ -589,7 +346,7 @@ const gb::query::OpTable& TraceModel::op_table(SpanKind kind) {
   }
   gb::query::OpTable t;
   t.kind = kind;
-  for (const auto& [key, a] : overview_.op_aggregates()) {
+  for (const auto& [key, a] : overview.op_aggregates()) {
     if (key.first != static_cast<int>(kind)) continue;
     t.rows.push_back(gb::query::OpStats{std::string(string(key.second)), a.calls, a.self_ns, a.total_ns, 0, 0});
     t.self_total_ns += a.self_ns;
@@ -598,99 +355,12 @@ const gb::query::OpTable& TraceModel::op_table(SpanKind kind) {
   return op_tables_.emplace(static_cast<int>(kind), std::move(t)).first->second;
 }
 
-const GradHeatmap& TraceModel::grad_heatmap() {
-  static const GradHeatmap kEmpty;
-  return heatmap_ready_.load(std::memory_order_acquire) && heatmap_ ? *heatmap_ : kEmpty;
-}
-
-const GradColumns& TraceModel::grad_columns(int columns) {
-  const GradHeatmap& h = grad_heatmap();
-  columns = std::max(1, std::min<int>(columns, static_cast<int>(h.cols())));
-  if (grad_columns_.columns == columns && grad_columns_.best.size() == h.rows() * static_cast<std::size_t>(columns))
-    return grad_columns_;
-  grad_columns_ = reduce_grad(columns);
-  return grad_columns_;
-}
-
-GradColumns TraceModel::reduce_grad(int columns) const {
-  static const GradHeatmap kEmpty;
-  const GradHeatmap& h = heatmap_ready_.load(std::memory_order_acquire) && heatmap_ ? *heatmap_ : kEmpty;
-  GradColumns g;
-  g.columns = columns;
-  g.best.assign(h.rows() * static_cast<std::size_t>(columns), std::nan(""));
-  g.flag.assign(h.rows() * static_cast<std::size_t>(columns), 0);
-  for (std::size_t r = 0; r < h.rows(); ++r)
-    for (int c = 0; c < columns; ++c) {
-      auto [a, b] = g.steps(c, h.cols());
-      const std::size_t i = r * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c);
-      for (std::size_t k = a; k < b; ++k) {
-        const std::uint8_t f = h.flag_at(r, k);
-        g.flag[i] = f == 1 || g.flag[i] == 1 ? 1 : std::max(g.flag[i], f);
-        if (std::isfinite(h.at(r, k)) && !(h.at(r, k) <= g.best[i])) g.best[i] = h.at(r, k);
-      }
-    }
-  return g;
-}
-
-GradHeatmap TraceModel::load_heatmap(const gb::query::TraceDb& db) const {
-  GradHeatmap h;
-  std::vector<GradStatRecord> stats = db.reader().grad_stats();
-  std::unordered_map<Id, std::size_t> row;
-  for (const ParamRecord& p : params_) {
-    row.emplace(p.id, h.param_ids.size());
-    h.param_ids.push_back(p.id);
-    h.labels.push_back(module_path(p.module_id) + "." + p.name);
-  }
-  for (const GradStatRecord& g : stats)  // grad stats of params missing from the params table still get a row
-    if (row.emplace(g.param_id, h.param_ids.size()).second) {
-      h.param_ids.push_back(g.param_id);
-      h.labels.push_back("param " + std::to_string(g.param_id));
-    }
-  for (const GradStatRecord& g : stats) h.steps.push_back(g.step);
-  std::sort(h.steps.begin(), h.steps.end());
-  h.steps.erase(std::unique(h.steps.begin(), h.steps.end()), h.steps.end());
-  h.norm.assign(h.rows() * h.cols(), std::nan(""));
-  h.flag.assign(h.rows() * h.cols(), 0);
-  h.ratio.assign(h.rows() * h.cols(), std::nan(""));
-  h.min_positive = std::numeric_limits<double>::infinity();
-  for (const GradStatRecord& g : stats) {
-    const auto c = static_cast<std::size_t>(std::lower_bound(h.steps.begin(), h.steps.end(), g.step) - h.steps.begin());
-    const std::size_t i = row[g.param_id] * h.cols() + c;
-    h.norm[i] = g.norm;
-    if (g.update_norm && std::isfinite(*g.update_norm) && std::isfinite(g.param_norm) && g.param_norm > 0)
-      h.ratio[i] = *g.update_norm / g.param_norm;
-    if (g.nan_count > 0 || std::isnan(g.norm)) h.flag[i] = 1;
-    else if (g.inf_count > 0 || std::isinf(g.norm)) h.flag[i] = 2;
-    else if (g.norm > 0) h.min_positive = std::min(h.min_positive, g.norm), h.max = std::max(h.max, g.norm);
-  }
-  if (!std::isfinite(h.min_positive)) h.min_positive = 0;
-  return h;
-}
-
-UpdateRatio TraceModel::update_ratio(Id param_id) {
-  UpdateRatio u;
-  const GradHeatmap& h = grad_heatmap();
-  auto row = std::find(h.param_ids.begin(), h.param_ids.end(), param_id);
-  if (row == h.param_ids.end() || h.ratio.empty()) return u;
-  const auto r = static_cast<std::size_t>(row - h.param_ids.begin());
-  for (std::size_t c = 0; c < h.cols(); ++c) {
-    const double x = h.ratio[r * h.cols() + c];
-    if (std::isfinite(x)) {
-      u.steps.push_back(h.steps[c]);
-      u.ratio.push_back(x);
-    } else if (!std::isnan(h.at(r, c)) || h.flag_at(r, c)) {  // a row exists for this step
-      u.skipped.push_back(h.steps[c]);
-    }
-  }
-  return u;
-}
-
-const std::vector<StepWait>& TraceModel::step_waits() {
+const std::vector<StepWait>& TraceModel::step_waits() const {
   static const std::vector<StepWait> kEmpty;
   return dataloader_ready_.load(std::memory_order_acquire) && waits_ ? *waits_ : kEmpty;
 }
 
-const gb::query::DataLoaderSummary& TraceModel::dataloader_summary() {
+const gb::query::DataLoaderSummary& TraceModel::dataloader_summary() const {
   static const gb::query::DataLoaderSummary kEmpty;
   return dataloader_ready_.load(std::memory_order_acquire) && dl_summary_ ? *dl_summary_ : kEmpty;
 }

@@ -40,7 +40,7 @@ struct ViewState {
   std::optional<Panel> show;            // switch to this panel on the next frame
   std::string search;                   // the timeline's span search ("" = none)
   // Focus the timeline on this span (its width padded by `pad` on each side) once its row is read: the App asks
-  // TraceModel::span_record_async each frame until it is in (an unknown id drops the jump).
+  // TimelineModel::span (m.timeline().span(id)) each frame until it is in (an unknown id drops the jump).
   struct Jump {
     gb::trace::Id span = 0;
     double pad = 0.05;

@@ -56,3 +56,18 @@ TEST_CASE("compare: the model's numbers are diff_traces' numbers") {
   CHECK(m.compare().result() == nullptr);
   CHECK(m.compare().error().empty());
 }
+
+TEST_CASE("compare().start: returns at once, pending() until the diff is in") {
+  TempDir tmp;
+  const std::string a = tmp.file("a.db"), b = tmp.file("b.db");
+  gb::tools::write_synthetic_trace(a, {.steps = 4, .layers = 2, .ops_per_layer = 2});
+  gb::tools::write_synthetic_trace(b, {.steps = 5, .layers = 2, .ops_per_layer = 2, .seed = 3});
+  TraceModel m(a, {.background = false});
+  m.compare().start(b);
+  // Nothing is computed in the caller: the job is only queued (the worker may pick it up meanwhile).
+  CHECK((m.compare().pending() || m.compare().result() != nullptr));
+  m.wait_queries();
+  CHECK_FALSE(m.compare().pending());
+  REQUIRE(m.compare().result() != nullptr);
+  CHECK(m.compare().result()->steps_b.count == 5);
+}

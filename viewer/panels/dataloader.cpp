@@ -83,7 +83,7 @@ void dataloader(TraceModel& m, ViewState& v, PanelState& state) {
         t.role != gb::trace::ThreadRole::pin_memory)
       continue;
     std::vector<TimelineItem> items;
-    for (const TimelineItem& it : m.timeline(t.thread_id, v.t0, v.t1, static_cast<std::int64_t>(3 * ns_per_px)))
+    for (const TimelineItem& it : m.timeline().window(t.thread_id, v.t0, v.t1, static_cast<std::int64_t>(3 * ns_per_px)))
       if (is_dataloader(it)) items.push_back(it), items.back().depth = 0;
     dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(p1.x, y + 24), IM_COL32(255, 255, 255, 10));
     dl->AddText(ImVec2(origin.x + 6, y + 4), ImGui::GetColorU32(ImGuiCol_Text),

@@ -12,9 +12,9 @@
 namespace gb::viewer::panels {
 
 void gradients(TraceModel& m, ViewState& v, PanelState&) {
-  const GradHeatmap& h = m.grad_heatmap();
+  const GradHeatmap& h = m.gradients().heatmap();
   ImGui::Text("Gradient L2 norm per parameter and step");
-  if (m.gradients_loading()) {
+  if (m.gradients().loading()) {
     ImGui::SameLine();
     plot::help_marker("Loading the gradient statistics in the background.");
     plot::empty_state("Loading gradient statistics...", "They are read once, in the background; the other panels work meanwhile.");
@@ -50,7 +50,7 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int px = std::max(1, static_cast<int>(p1.x - p0.x));
   // Cells at least 4 px wide; reduced off the frame: the last reduction (another width) meanwhile.
-  const GradColumns* reduced = m.grad_columns_async(std::max(1, px / 4));
+  const GradColumns* reduced = m.gradients().columns(std::max(1, px / 4));
   if (!reduced) {
     ImGui::Dummy(ImVec2(1, 20));
     ImGui::TextDisabled("computing...");
@@ -143,7 +143,7 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
   ImGui::Dummy(ImVec2(1, plot_h - 26));
 
   // The update/parameter ratio (log10): how far one optimizer step moves the weights (~1e-3 is typical).
-  const UpdateRatio u = m.update_ratio(*v.param);
+  const UpdateRatio u = m.gradients().update_ratio(*v.param);
   ImGui::Text("%s: log10 update/parameter ratio (update_norm / param_norm)", h.labels[r].c_str());
   ImGui::SameLine();
   plot::help_marker("The L2 norm of the optimizer's update divided by the parameter's L2 norm, per step. Around 1e-3 "

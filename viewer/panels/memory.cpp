@@ -21,8 +21,8 @@ constexpr const char* kCategoryNames[] = {"unknown",         "parameter", "gradi
 
 // One row per segment (full width = the segment's size), live blocks in their category's colour at their offset,
 // free gaps pale green: how fragmented the cache is at time t.
-void segment_map(TraceModel& m, std::int64_t t) {
-  const SegmentMap* replayed = m.segment_map_async(t);  // the replay runs off the frame; the last one meanwhile
+void segment_map(MemoryModel& mem, std::int64_t t) {
+  const SegmentMap* replayed = mem.segments(t);  // the replay runs off the frame; the last one meanwhile
   if (!replayed) {
     ImGui::TextDisabled("Segments at %s: computing...", gb::query::format_time(static_cast<double>(t)).c_str());
     return;
@@ -79,10 +79,10 @@ void segment_map(TraceModel& m, std::int64_t t) {
 }
 
 // The OOM reports: a button per report above the plot opens a window with its text.
-void oom_window(TraceModel& m, ViewState& v) {
-  if (m.oom_reports().empty()) return;
+void oom_window(const MemoryModel& mem, ViewState& v) {
+  if (mem.oom_reports().empty()) return;
   if (!v.show_oom) return;
-  const auto& o = m.oom_reports().front();
+  const auto& o = mem.oom_reports().front();
   ImGui::SetNextWindowSize(ImVec2(760, 300), ImGuiCond_Appearing);
   ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.45f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   if (ImGui::Begin("Out of memory", &v.show_oom, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
@@ -104,22 +104,23 @@ void oom_window(TraceModel& m, ViewState& v) {
 }  // namespace
 
 void memory(TraceModel& m, ViewState& v, PanelState&) {
-  if (m.memory_loading()) {
+  MemoryModel& mem = m.memory();
+  if (mem.loading()) {
     plot::empty_state("Loading memory events...", "They are replayed once, in the background; the timeline works meanwhile.");
     return;
   }
-  if (!m.has_memory()) {
+  if (!mem.has_data()) {
     plot::empty_state("This trace has no memory events.",
                       "Allocator events (alloc, free, segments) are written when the caching allocator is traced; "
                       "run with GLASSBOX_TRACE=run.db on a build whose allocator has its probes, or try "
                       "`glassbox synth run.db`.");
     return;
   }
-  const int dev = m.memory_device();
+  const int dev = mem.device();
   ImGui::Text("%s", gb::query::device_name(dev).c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("peak reserved %s   context %s   %zu events", gb::query::format_bytes(m.peak_reserved()).c_str(),
-                      gb::query::format_bytes(m.context_bytes()).c_str(), m.memory_events());
+  ImGui::TextDisabled("peak reserved %s   context %s   %zu events", gb::query::format_bytes(mem.peak_reserved()).c_str(),
+                      gb::query::format_bytes(mem.context_bytes()).c_str(), mem.events());
   ImGui::SameLine();
   plot::help_marker("Three layers, bottom to top: memory allocated to tensors (split by what it holds), memory the "
                     "caching allocator reserved but has not handed out, and the CUDA context.\n"
@@ -134,17 +135,17 @@ void memory(TraceModel& m, ViewState& v, PanelState&) {
   plot::color_square(color::kReservedUnallocated);
   ImGui::TextUnformatted("reserved, unallocated");
   ImGui::SameLine(0, 12);
-  if (m.context_bytes() > 0) {
+  if (mem.context_bytes() > 0) {
     plot::color_square(color::kContext);
     ImGui::TextUnformatted("CUDA context");
     ImGui::SameLine(0, 12);
   }
   plot::color_square(color::kFreeGap);
   ImGui::TextUnformatted("free in a segment");
-  if (!m.oom_reports().empty()) {
+  if (!mem.oom_reports().empty()) {
     ImGui::SameLine(0, 16);
     ImGui::PushStyleColor(ImGuiCol_Button, plot::to_imgui(color::kOom));
-    if (ImGui::SmallButton(("OOM report (" + std::to_string(m.oom_reports().size()) + ")").c_str())) v.show_oom = true;
+    if (ImGui::SmallButton(("OOM report (" + std::to_string(mem.oom_reports().size()) + ")").c_str())) v.show_oom = true;
     ImGui::PopStyleColor();
   }
   ImGui::NewLine();
@@ -159,10 +160,10 @@ void memory(TraceModel& m, ViewState& v, PanelState&) {
   const int columns = std::max(1, static_cast<int>(p1.x - p0.x));
   // Computed off the frame: until the answer for this window is in, the last one is drawn (or the text "computing...").
   static const std::vector<MemoryColumn> kNoColumns(1);
-  const std::vector<MemoryColumn>* ready = m.memory_columns_async(v.t0, v.t1, columns);
+  const std::vector<MemoryColumn>* ready = mem.columns(v.t0, v.t1, columns);
   const std::vector<MemoryColumn>& cols = ready && !ready->empty() ? *ready : kNoColumns;
   if (!ready) dl->AddText(ImVec2(p0.x + 8, p0.y + 8), ImGui::GetColorU32(ImGuiCol_TextDisabled), "computing...");
-  const double ymax = static_cast<double>(m.peak_reserved() + m.context_bytes()) * 1.05;
+  const double ymax = static_cast<double>(mem.peak_reserved() + mem.context_bytes()) * 1.05;
   color::Rgb layer_colors[10];
   for (int i = 0; i < 8; ++i) layer_colors[i] = color::category(kOrder[i]);
   layer_colors[8] = color::kReservedUnallocated;
@@ -180,7 +181,7 @@ void memory(TraceModel& m, ViewState& v, PanelState&) {
     const float x = p0.x + static_cast<float>((*v.cursor - v.t0) / ns_per_px);
     dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), plot::to_imgui(0x202020), 2);
   }
-  for (const auto& o : m.oom_reports())  // OOM markers: a red line with a label
+  for (const auto& o : mem.oom_reports())  // OOM markers: a red line with a label
     if (o.t_ns >= v.t0 && o.t_ns <= v.t1) {
       const float x = p0.x + static_cast<float>((o.t_ns - v.t0) / ns_per_px);
       dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), plot::to_imgui(color::kOom), 3);
@@ -205,19 +206,19 @@ void memory(TraceModel& m, ViewState& v, PanelState&) {
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 9) v.cursor = t;
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, p1.y + 8));
-  oom_window(m, v);
+  oom_window(mem, v);
 
   // The segment map and the largest live allocations at the cursor.
   if (!v.cursor) {
     ImGui::TextDisabled("Click the plot to see the segment map and the largest allocations live at that moment.");
     return;
   }
-  segment_map(m, *v.cursor);
-  const std::vector<LiveBlock>* live = m.largest_live_async(*v.cursor, 50);  // replayed off the frame
-  const MemoryColumn at = m.memory_at(*v.cursor);
+  segment_map(mem, *v.cursor);
+  const std::vector<LiveBlock>* live = mem.largest_live(*v.cursor, 50);  // replayed off the frame
+  const MemoryColumn at = mem.at(*v.cursor);
   ImGui::Text("Largest live allocations at %s: allocated %s, reserved %s%s", gb::query::format_time(static_cast<double>(*v.cursor)).c_str(),
               gb::query::format_bytes(at.allocated).c_str(), gb::query::format_bytes(at.reserved).c_str(),
-              !live ? "  (computing...)" : m.memory_pending() ? "  (updating...)" : "");
+              !live ? "  (computing...)" : mem.pending() ? "  (updating...)" : "");
   static const std::vector<LiveBlock> kNone;
   const std::vector<LiveBlock>& blocks = live ? *live : kNone;
   if (ImGui::BeginTable("##live", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable)) {

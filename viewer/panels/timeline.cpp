@@ -26,9 +26,9 @@ void details_pane(TraceModel& m, ViewState& v) {
                         "of a forward op (and back), its allocations, the CUDA kernels it launched.");
     return;
   }
-  const std::shared_ptr<const SpanDetails> details = m.details_async(*v.span);  // read off the UI thread
+  const std::shared_ptr<const SpanDetails> details = m.timeline().details(*v.span);  // read off the UI thread
   if (!details) {
-    if (m.details_pending(*v.span)) ImGui::TextDisabled("reading the details of span %" PRId64 "...", *v.span);
+    if (m.timeline().details_pending(*v.span)) ImGui::TextDisabled("reading the details of span %" PRId64 "...", *v.span);
     else ImGui::TextDisabled("no span %" PRId64 " in this trace", *v.span);
     return;
   }
@@ -65,7 +65,7 @@ void details_pane(TraceModel& m, ViewState& v) {
 
 // The matches of v.search: a count and a duration histogram (log-spaced bins) in [p0, p1].
 void search_histogram(TraceModel& m, ViewState& v) {
-  const SpanSearch* found = m.search_async(v.search);
+  const SpanSearch* found = m.timeline().search(v.search);
   if (!found) {  // the query runs on the model's worker; never inside a frame
     ImGui::TextDisabled("\"%s\": searching...", v.search.c_str());
     return;
@@ -126,7 +126,7 @@ void span_tooltip(TraceModel& m, const TimelineItem& it) {
     if (s.module_id) ImGui::Text("module    %s", m.module_path(s.module_id).c_str());
     if (s.seq) ImGui::Text("seq       %" PRId64, *s.seq);
     if (s.kind == gb::trace::SpanKind::op || s.kind == gb::trace::SpanKind::backward_node) {
-      if (const auto sd = m.span_shapes_async(s.id)) {  // read off the frame; shown from the next one
+      if (const auto sd = m.timeline().shapes(s.id)) {  // read off the frame; shown from the next one
         if (!sd->first.empty()) ImGui::Text("shapes    %s", sd->first.c_str());
         if (!sd->second.empty()) ImGui::Text("dtypes    %s", sd->second.c_str());
       }
@@ -192,8 +192,8 @@ void timeline(TraceModel& m, ViewState& v, PanelState& state) {
       if (auto r = m.step(*v.step)) v.focus(r->start_ns, r->end_ns, 0.02);
     ImGui::SameLine();
   }
-  if (!m.overview_ready()) {
-    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "building overview %d%%", static_cast<int>(m.overview_progress() * 100));
+  if (!m.timeline().overview().ready()) {
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "building overview %d%%", static_cast<int>(m.timeline().overview().progress() * 100));
     ImGui::SameLine();
   }
   {
@@ -249,7 +249,7 @@ void timeline(TraceModel& m, ViewState& v, PanelState& state) {
 
   const TimelineItem* hovered = nullptr;
   for (const Track& t : m.tracks()) {
-    const auto& items = m.timeline(t.thread_id, v.t0, v.t1, fold);
+    const auto& items = m.timeline().window(t.thread_id, v.t0, v.t1, fold);
     int depth = 0;
     for (const TimelineItem& it : items)
       if (it.end_ns >= v.t0 && it.start_ns <= v.t1) depth = std::max(depth, it.depth);
@@ -262,8 +262,8 @@ void timeline(TraceModel& m, ViewState& v, PanelState& state) {
     dl->AddText(ImVec2(origin.x + 8, y + 3), stream ? plot::to_imgui(color::kCudaStreamLabel) : ImGui::GetColorU32(ImGuiCol_Text),
                 track_label(t).c_str());
     if (const TimelineItem* hit = draw_items(items, m, v, x0, x1, y + 2, kRowH)) hovered = hit;
-    if (m.timeline_partial(t.thread_id)) {  // the overview has not reached this part yet: hatch it
-      const std::int64_t covered = m.overview_covered_ns(t.thread_id);
+    if (m.timeline().partial(t.thread_id)) {  // the overview has not reached this part yet: hatch it
+      const std::int64_t covered = m.timeline().overview().covered_ns(t.thread_id);
       const float xc = std::max(x0, x0 + static_cast<float>((covered - v.t0) / ns_per_px));
       dl->PushClipRect(ImVec2(xc, y), ImVec2(x1, y + h + 4), true);
       for (float hx = xc - h; hx < x1; hx += 8)
@@ -296,9 +296,9 @@ void timeline(TraceModel& m, ViewState& v, PanelState& state) {
   }
   // Allocated and reserved bytes of the memory replay (the Memory panel's columns, computed off the frame: per
   // pixel column the state at its peak), on one scale: reserved above allocated.
-  if (m.has_memory()) {
+  if (m.memory().has_data()) {
     const int columns = std::max(1, static_cast<int>(x1 - x0) / 2);
-    if (const std::vector<MemoryColumn>* cols = m.memory_columns_async(v.t0, v.t1, columns); cols && !cols->empty()) {
+    if (const std::vector<MemoryColumn>* cols = m.memory().columns(v.t0, v.t1, columns); cols && !cols->empty()) {
       dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + kCounterH), IM_COL32(255, 255, 255, 8));
       std::vector<double> xs, alloc, reserved;
       double hi = 1;

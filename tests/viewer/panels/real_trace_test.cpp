@@ -69,7 +69,7 @@ TEST_CASE("a trace from the probe pipeline: tracks per thread, and the timeline 
     bool main = false, worker = false;
     for (const Track& t : m.tracks()) {
       CAPTURE(t.name);
-      const auto& items = m.timeline_exact(t.thread_id, m.begin_ns(), m.end_ns(), 0);
+      const auto& items = m.timeline().exact(t.thread_id, m.begin_ns(), m.end_ns(), 0);
       if (t.name == "main") {
         main = true;
         CHECK(t.spans == 3 * (1 + 1 + 2 + 1));  // step, module, 2 ops, backward node
@@ -85,7 +85,7 @@ TEST_CASE("a trace from the probe pipeline: tracks per thread, and the timeline 
     CHECK(main);
     CHECK(worker);
     CHECK(m.steps().size() == 3);
-    CHECK(m.memory_events() == 6);
+    CHECK(m.memory().events() == 6);
   }
   SKIP_WITHOUT_XVFB();
   auto png = shot::take(path, "timeline", tmp.file("real.png"), "1200x760");

@@ -1,18 +1,18 @@
-// tests/viewer/search_test.cpp — TraceModel::search against plain SQL: match counts (case-insensitive substring),
+// tests/viewer/span_search_test.cpp — TimelineModel::search against plain SQL: match counts (case-insensitive substring),
 // the cap, and every histogram bin's count equal to a count(*) over its duration range.
 #include <doctest/doctest.h>
 
-#include "tools/synth.h"
-#include "traces/temp_dir.h"
-#include "viewer/trace_model.h"
+#include "tests/viewer/model_fixture.h"
 
 using namespace gb::viewer;
+using namespace gbtest;
 
 namespace {
 
 const std::string kJoin = " FROM spans JOIN strings ON strings.id = spans.name_id WHERE lower(strings.text) LIKE ";
 
 }  // namespace
+
 
 TEST_CASE("search: matches and histogram bins equal SQL counts") {
   TempDir tmp;
@@ -24,7 +24,7 @@ TEST_CASE("search: matches and histogram bins equal SQL counts") {
     std::string lower;
     for (char c : q) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const std::string where = kJoin + "'%" + lower + "%'";
-    const SpanSearch& s = m.search(q);
+    const SpanSearch s = *settle(m, [&] { return m.timeline().search(q); });
     REQUIRE(s.matches == sql_int(path, "SELECT count(*)" + where));
     REQUIRE(s.matches > 0);
     CHECK(!s.capped);
@@ -50,9 +50,9 @@ TEST_CASE("search: matches and histogram bins equal SQL counts") {
     }
     CHECK(total == s.matches);
   }
-  CHECK(m.search("no such span name").matches == 0);
-  CHECK(m.search("no such span name").edges.empty());
-  CHECK(m.search("").matches == 0);
+  CHECK(settle(m, [&] { return m.timeline().search("no such span name"); })->matches == 0);
+  CHECK(settle(m, [&] { return m.timeline().search("no such span name"); })->edges.empty());
+  CHECK(settle(m, [&] { return m.timeline().search(""); })->matches == 0);
 }
 
 TEST_CASE("search: the cap keeps the first spans by id and still counts every match") {
@@ -61,7 +61,7 @@ TEST_CASE("search: the cap keeps the first spans by id and still counts every ma
   gb::tools::write_synthetic_trace(path, {.steps = 4, .layers = 3, .ops_per_layer = 2});
   TraceModel m(path, {.background = false});
   const std::string where = kJoin + "'%a%'";
-  const SpanSearch& s = m.search("A", 10);
+  const SpanSearch s = *settle(m, [&] { return m.timeline().search("A", 10); });
   CHECK(s.hits.size() == 10);
   CHECK(s.matches == sql_int(path, "SELECT count(*)" + where));
   CHECK(s.capped);
@@ -85,37 +85,23 @@ TEST_CASE("duration histogram: one duration, and log-spaced edges") {
   CHECK(s.bin_of(1001) == -1);
 }
 
-TEST_CASE("search_async: a request returns at once, the answer appears after the worker is done") {
+TEST_CASE("search: a request returns at once, the answer appears after the worker is done") {
   TempDir tmp;
   const std::string path = tmp.file("run.db");
   gb::tools::write_synthetic_trace(path, {.steps = 6, .layers = 4, .ops_per_layer = 2});
   TraceModel m(path, {.background = false});
-  CHECK(m.search_async("linear") == nullptr);  // posted, not run in the caller
-  CHECK(m.search_pending());
-  CHECK(m.search_async("relu") == nullptr);  // supersedes the pending one
+  CHECK(m.timeline().search("linear") == nullptr);  // posted, not run in the caller
+  CHECK(m.timeline().search_pending());
+  CHECK(m.timeline().search("relu") == nullptr);  // supersedes the pending one
   m.wait_queries();
-  CHECK_FALSE(m.search_pending());
-  const SpanSearch* s = m.search_async("relu");
+  CHECK(m.timeline().search_pending());  // done, but taken by the next call, never behind the caller's back
+  const SpanSearch* s = m.timeline().search("relu");
+  CHECK_FALSE(m.timeline().search_pending());
   REQUIRE(s != nullptr);
   CHECK(s->text == "relu");
   CHECK(s->matches == sql_int(path, "SELECT count(*)" + kJoin + "'%relu%'"));
   CHECK(s->matches > 0);
-  CHECK(m.search_async("relu") == s);  // cached
-  CHECK(m.search_async("") != nullptr);  // "" answers at once: no matches
-  CHECK(m.search_async("")->matches == 0);
-}
-
-TEST_CASE("compare().start: returns at once, pending() until the diff is in") {
-  TempDir tmp;
-  const std::string a = tmp.file("a.db"), b = tmp.file("b.db");
-  gb::tools::write_synthetic_trace(a, {.steps = 4, .layers = 2, .ops_per_layer = 2});
-  gb::tools::write_synthetic_trace(b, {.steps = 5, .layers = 2, .ops_per_layer = 2, .seed = 3});
-  TraceModel m(a, {.background = false});
-  m.compare().start(b);
-  // Nothing is computed in the caller: the job is only queued (the worker may pick it up meanwhile).
-  CHECK((m.compare().pending() || m.compare().result() != nullptr));
-  m.wait_queries();
-  CHECK_FALSE(m.compare().pending());
-  REQUIRE(m.compare().result() != nullptr);
-  CHECK(m.compare().result()->steps_b.count == 5);
+  CHECK(m.timeline().search("relu") == s);  // cached
+  CHECK(m.timeline().search("") != nullptr);  // "" answers at once: no matches
+  CHECK(m.timeline().search("")->matches == 0);
 }

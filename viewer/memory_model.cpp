@@ -1,12 +1,11 @@
-// viewer/memory_replay.cpp — the memory side of TraceModel (contract in trace_model.h): memory_events loaded once
-// into a compact copy with the per-category totals after each event, the three layers per column, the segment map
-// at a moment, and the largest live blocks (from the copy, or by SQL while it is still loading). Every replay is
-// traces/query/memory_replay.h's MemoryReplay.
+// viewer/memory_model.cpp — MemoryModel (contract in memory_model.h): memory_events loaded once into a compact copy
+// with the per-category totals after each event, the three layers per column, the segment map at a moment, and the
+// largest live blocks (from the copy, or by SQL: the reference). Every replay is MemoryReplay.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "traces/query/memory_replay.h"
+#include "viewer/memory_model.h"
 #include "viewer/trace_model.h"
 
 namespace gb::viewer {
@@ -14,67 +13,72 @@ namespace gb::viewer {
 using namespace gb::trace;
 
 namespace {
-struct MemoryLoadStopped {};  // thrown out of load_memory when the model closes; TraceModel::load catches it
+struct MemoryLoadStopped {};  // thrown out of read_events when the model closes
 }  // namespace
 
-struct TraceModel::LiveEntry {  // what the viewer keeps of a live block beyond its size and category
-  std::int64_t t = 0;
-  OptId span, module;
-};
+void MemoryModel::open(const gb::query::TraceDb& db) { ooms_ = db.reader().all<OomReportRecord>(); }
 
-void TraceModel::load_memory(const gb::query::TraceDb& db) {
+void MemoryModel::load(const gb::query::TraceDb* db, const std::atomic<bool>& stop) {
+  try {
+    if (db) read_events(*db, stop);
+  } catch (...) {  // stopped, or the file changed under us: the panel shows what there is
+  }
+  ready_.store(true, std::memory_order_release);
+}
+
+void MemoryModel::read_events(const gb::query::TraceDb& db, const std::atomic<bool>& stop) {
   bool any = false;
   db.each("SELECT device, count(*) AS n FROM memory_events GROUP BY device ORDER BY device < 0, n DESC LIMIT 1",
-            [&](const gb::query::Row& row) { mem_device_ = static_cast<int>(row.i64(0)), any = true; });
+            [&](const gb::query::Row& row) { device_ = static_cast<int>(row.i64(0)), any = true; });
   if (!any) return;
-  if (mem_device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
+  if (device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   gb::query::MemoryReplay<> replay;
   db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id "
           "FROM memory_events WHERE device = ?1 ORDER BY id",
-            {mem_device_}, [&](const gb::query::Row& row) {
-              if (stop_) throw MemoryLoadStopped{};
+            {device_}, [&](const gb::query::Row& row) {
+              if (stop) throw MemoryLoadStopped{};
               const MemAction action = gb::query::mem_action(row.i64(1));
               const MemCategory category = gb::query::mem_category(row.i64(4));
               replay.apply(action, row.i64(2), row.i64(3), category);
-              mem_ev_.push_back(MemEvent{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7), row.opt_i64(8),
+              events_.push_back(Event{row.i64(2), row.i64(3), row.is_null(7) ? -1 : row.i64(7), row.opt_i64(8),
                                          row.opt_i64(9), static_cast<std::uint8_t>(row.i64(1) & 255),
                                          static_cast<std::uint8_t>(category)});
-              mem_t_.push_back(row.i64(0));
-              mem_alloc_.push_back(row.i64(5));
-              mem_reserved_.push_back(row.i64(6));
-              mem_cat_.push_back(replay.by_category());
+              t_.push_back(row.i64(0));
+              allocated_.push_back(row.i64(5));
+              reserved_.push_back(row.i64(6));
+              by_category_.push_back(replay.by_category());
               peak_reserved_ = std::max(peak_reserved_, row.i64(6));
             });
 }
 
-MemoryColumn TraceModel::memory_at(std::int64_t t) const {
+MemoryColumn MemoryModel::at(std::int64_t t) const {
   MemoryColumn c{.t_ns = t, .context = context_};
-  auto it = std::upper_bound(mem_t_.begin(), mem_t_.end(), t);
-  if (it == mem_t_.begin()) return c;
-  const auto i = static_cast<std::size_t>(it - mem_t_.begin() - 1);
-  c.reserved = mem_reserved_[i];
-  c.allocated = mem_alloc_[i];
-  c.by_category = mem_cat_[i];
+  auto it = std::upper_bound(t_.begin(), t_.end(), t);
+  if (it == t_.begin()) return c;
+  const auto i = static_cast<std::size_t>(it - t_.begin() - 1);
+  c.reserved = reserved_[i];
+  c.allocated = allocated_[i];
+  c.by_category = by_category_[i];
   return c;
 }
 
-std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64_t t1, int columns) const {
+std::vector<MemoryColumn> MemoryModel::compute_columns(std::int64_t t0, std::int64_t t1, int columns) const {
   std::vector<MemoryColumn> out;
   if (columns <= 0 || t1 <= t0) return out;
   out.reserve(static_cast<std::size_t>(columns));
   const double width = static_cast<double>(t1 - t0) / columns;
-  auto lo = std::lower_bound(mem_t_.begin(), mem_t_.end(), t0);
+  auto lo = std::lower_bound(t_.begin(), t_.end(), t0);
   for (int i = 0; i < columns; ++i) {
     const auto a = t0 + static_cast<std::int64_t>(width * i), b = t0 + static_cast<std::int64_t>(width * (i + 1));
-    auto hi = std::lower_bound(lo, mem_t_.end(), b);
-    MemoryColumn c = memory_at(a);
+    auto hi = std::lower_bound(lo, t_.end(), b);
+    MemoryColumn c = at(a);
     if (hi != lo) {  // the peak of the column
-      auto best = static_cast<std::size_t>(lo - mem_t_.begin());
-      for (auto j = best; j < static_cast<std::size_t>(hi - mem_t_.begin()); ++j)
-        if (mem_alloc_[j] > mem_alloc_[best]) best = j;
-      c.reserved = mem_reserved_[best];
-      c.allocated = mem_alloc_[best];
-      c.by_category = mem_cat_[best];
+      auto best = static_cast<std::size_t>(lo - t_.begin());
+      for (auto j = best; j < static_cast<std::size_t>(hi - t_.begin()); ++j)
+        if (allocated_[j] > allocated_[best]) best = j;
+      c.reserved = reserved_[best];
+      c.allocated = allocated_[best];
+      c.by_category = by_category_[best];
     }
     c.t_ns = a;
     out.push_back(c);
@@ -83,21 +87,15 @@ std::vector<MemoryColumn> TraceModel::memory_columns(std::int64_t t0, std::int64
   return out;
 }
 
-const SegmentMap& TraceModel::segment_map(std::int64_t t) {
-  if (segment_map_ && segment_map_->t_ns == t) return *segment_map_;
-  segment_map_ = replay_segments(t);
-  return *segment_map_;
-}
-
-SegmentMap TraceModel::replay_segments(std::int64_t t) const {
+SegmentMap MemoryModel::replay_segments(std::int64_t t) const {
   SegmentMap map;
   map.t_ns = t;
   std::map<Id, SegmentRow> segs;
   gb::query::MemoryReplay<> replay;
-  const auto n = has_memory() ? static_cast<std::size_t>(std::upper_bound(mem_t_.begin(), mem_t_.end(), t) - mem_t_.begin()) : 0;
+  const auto n = has_data() ? static_cast<std::size_t>(std::upper_bound(t_.begin(), t_.end(), t) - t_.begin()) : 0;
   std::map<std::int64_t, std::pair<std::int64_t, Id>> seg_by_addr;  // addr -> (size, id)
   for (std::size_t i = 0; i < n; ++i) {
-    const MemEvent& e = mem_ev_[i];
+    const Event& e = events_[i];
     switch (static_cast<MemAction>(e.action)) {
       case MemAction::segment_alloc: {
         const Id id = e.segment >= 0 ? e.segment : -static_cast<Id>(i) - 1;
@@ -140,8 +138,8 @@ SegmentMap TraceModel::replay_segments(std::int64_t t) const {
   return map;
 }
 
-std::vector<LiveBlock> TraceModel::top_live(const LiveReplay& replay, std::size_t n,
-                                            const gb::query::TraceDb& db) const {
+std::vector<LiveBlock> MemoryModel::top_live(const LiveReplay& replay, std::size_t n,
+                                             const gb::query::TraceDb& db) const {
   const auto& live = replay.live();
   std::vector<std::pair<std::int64_t, const LiveReplay::Block*>> v;
   for (const auto& [addr, b] : live) v.emplace_back(addr, &b);
@@ -152,39 +150,53 @@ std::vector<LiveBlock> TraceModel::top_live(const LiveReplay& replay, std::size_
   std::vector<LiveBlock> out;
   for (std::size_t i = 0; i < k; ++i) {
     const LiveReplay::Block& b = *v[i].second;
-    LiveBlock lb{v[i].first, b.size, b.extra.t, b.category, {}, module_path(b.extra.module)};
+    LiveBlock lb{v[i].first, b.size, b.extra.t, b.category, {}, model_.module_path(b.extra.module)};
     if (b.extra.span)
-      lb.op = std::string(string(db.scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.extra.span})));
+      lb.op = std::string(model_.string(db.scalar("SELECT name_id FROM spans WHERE id = ?1", {*b.extra.span})));
     out.push_back(std::move(lb));
   }
   return out;
 }
 
-std::vector<LiveBlock> TraceModel::largest_live(std::int64_t t, std::size_t n) const {
-  if (memory_loading()) return largest_live_sql(t, n);
-  return replay_live(t, n, *db_);
-}
-
-std::vector<LiveBlock> TraceModel::replay_live(std::int64_t t, std::size_t n, const gb::query::TraceDb& db) const {
+std::vector<LiveBlock> MemoryModel::replay_live(std::int64_t t, std::size_t n, const gb::query::TraceDb& db) const {
   LiveReplay replay;  // over the events loaded at open: no SQL but the op names
-  for (std::size_t i = 0; i < mem_ev_.size(); ++i) {
-    if (mem_t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
-    const MemEvent& e = mem_ev_[i];
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (t_[i] > t) continue;  // the SQL's filter (t_ns <= t, in id order), not a prefix
+    const Event& e = events_[i];
     replay.apply(static_cast<MemAction>(e.action), e.addr, e.size, static_cast<MemCategory>(e.category),
-                 LiveEntry{mem_t_[i], e.span, e.module});
+                 LiveEntry{t_[i], e.span, e.module});
   }
   return top_live(replay, n, db);
 }
 
-std::vector<LiveBlock> TraceModel::largest_live_sql(std::int64_t t, std::size_t n) const {
+std::vector<LiveBlock> MemoryModel::largest_live_sql(const gb::query::TraceDb& db, std::int64_t t,
+                                                     std::size_t n) const {
   LiveReplay replay;
-  db_->each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
+  db.each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
             "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
-            {mem_device_, t}, [&](const gb::query::Row& row) {
+            {device_, t}, [&](const gb::query::Row& row) {
               replay.apply(gb::query::mem_action(row.i64(0)), row.i64(1), row.i64(2),
                            gb::query::mem_category(row.i64(3)), LiveEntry{row.i64(6), row.opt_i64(4), row.opt_i64(5)});
             });
-  return top_live(replay, n, *db_);
+  return top_live(replay, n, db);
+}
+
+const std::vector<MemoryColumn>* MemoryModel::columns(std::int64_t t0, std::int64_t t1, int columns) {
+  if (loading()) return nullptr;
+  return columns_.get(Key{t0, t1, columns}, compute_,
+                      [this, t0, t1, columns](const gb::query::TraceDb*) { return compute_columns(t0, t1, columns); });
+}
+
+const SegmentMap* MemoryModel::segments(std::int64_t t) {
+  if (loading()) return nullptr;
+  return segments_.get(Key{t, 0, 0}, compute_, [this, t](const gb::query::TraceDb*) { return replay_segments(t); });
+}
+
+const std::vector<LiveBlock>* MemoryModel::largest_live(std::int64_t t, std::size_t n) {
+  if (loading()) return nullptr;
+  return live_.get(Key{t, static_cast<std::int64_t>(n), 0}, queries_, [this, t, n](const gb::query::TraceDb* db) {
+    return db ? replay_live(t, n, *db) : std::vector<LiveBlock>{};
+  });
 }
 
 }  // namespace gb::viewer
