@@ -4,10 +4,7 @@
 #include "viewer/trace_model.h"
 
 #include <algorithm>
-#include <tuple>
 #include <cctype>
-#include <bit>
-#include <cmath>
 #include <limits>
 #include <unordered_map>
 
