@@ -1,7 +1,8 @@
 // tests/viewer/ui_thread_test.cpp — the README's promise that no frame waits for SQLite: a scripted session of the
 // viewer (every panel, a selection in each, a search, a compare, a memory cursor, the OOM report) drawn headless
 // with Dear ImGui, counting the SQLite statements the UI thread runs inside App::frame() (traces/reader.h
-// sqlite_statements_on_this_thread()). Opening a trace is not a frame and is not counted.
+// sqlite_statements_on_this_thread()). Opening a trace is not a frame and is not counted. And span ids, which repeat
+// across traces: open A, select a span, open B, select the same id, and the details are B's.
 #include <doctest/doctest.h>
 #include <imgui.h>
 
@@ -82,4 +83,40 @@ TEST_CASE("no SQLite statement runs on the UI thread while the viewer draws any 
     CHECK(frames(app, 20) == 0);
   }
   CHECK(gb::trace::sqlite_statements_on_this_thread() > 0);  // the counter counts: opening ran statements here
+}
+
+TEST_CASE("open A, select a span, open B, select the same id: the details pane shows B's span") {
+  // Two traces whose span ids coincide but whose spans differ (other widths, so other input shapes).
+  TempDir tmp;
+  const std::string a = tmp.file("a.db"), b = tmp.file("b.db");
+  gb::tools::write_synthetic_trace(a, {.steps = 2, .layers = 2, .ops_per_layer = 1, .batch = 64, .width = 32});
+  gb::tools::write_synthetic_trace(b, {.steps = 2, .layers = 2, .ops_per_layer = 1, .batch = 16, .width = 8});
+  gb::trace::Id id = 0;
+  {
+    const gb::trace::Reader r(a);
+    for (const gb::trace::SpanRecord& s : r.all<gb::trace::SpanRecord>())
+      if (!id && s.kind == gb::trace::SpanKind::op && r.string(s.name_id) == "matmul") id = s.id;
+  }
+  REQUIRE(id != 0);
+  ImGuiHeadless imgui;
+  App app(/*remember_recent=*/false);
+  auto details_shown = [&] {
+    app.show(Panel::timeline);
+    app.view().span = id;
+    CHECK(frames(app, 3) == 0);  // the pane asks; the query worker answers between frames
+    app.model()->wait_queries();
+    CHECK(frames(app, 2) == 0);
+    return app.model()->timeline().details(id);  // what the pane drew from: kept by the model it asked
+  };
+  app.open(a);
+  REQUIRE(app.error().empty());
+  const auto da = details_shown();
+  REQUIRE(da);
+  CHECK(da->shapes == "[[64, 32], [32, 32]]");
+  app.open(b);
+  REQUIRE(app.error().empty());
+  const auto db = details_shown();
+  REQUIRE(db);
+  CHECK(db->span.id == id);
+  CHECK(db->shapes == "[[16, 8], [8, 8]]");  // B's span, not A's kept answer
 }
