@@ -14,7 +14,6 @@
 //   - At most `cap` answers are kept; beyond that the oldest ones are dropped (a holder's shared_ptr stays valid).
 //   - The jobs share nothing with the cache but their own state, so the cache can go away before they run.
 //
-//
 // AsyncSlot contract (all calls from the UI thread):
 //   - get(key, worker, compute) answers at once with the last finished answer, whatever its key (nullptr before
 //     the first); exact(key, ...) the same, but only an answer for this key. The first get() of a key posts
@@ -24,6 +23,8 @@
 //   - pending() is true from posting the newest key's job until a get() takes its answer (a finished job's answer
 //     is taken by the next get(): never behind the caller's back).
 //   - set(key, value) answers at once (cancelling a queued job): what needs no work, like an empty search.
+//   - A job's compute may capture its model (`this`): the model's owner stops the worker before the model goes
+//     (TraceModel's destructor resets its workers first).
 //
 //   AsyncCache<Id, SpanDetails> details;
 //   if (auto d = details.get(id, queries, [this, id](const TraceDb& db) { return read_details(db, id); })) show(*d);
@@ -32,9 +33,9 @@
 #pragma once
 
 #include <atomic>
-#include <exception>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
