@@ -22,7 +22,7 @@
 //   - An exception in compute (the model closes and interrupts it, the file changed) answers T{} for that key.
 //   - pending() is true from posting the newest key's job until a get() takes its answer (a finished job's answer
 //     is taken by the next get(): never behind the caller's back).
-//   - set(key, value) answers at once (cancelling a queued job): what needs no work, like an empty search.
+//   - set(key, value) is the answer at once (cancelling a queued job): what needs no work, like an empty search.
 //   - A job's compute may capture its model (`this`): the model's owner stops the worker before the model goes
 //     (TraceModel's destructor resets its workers first).
 //
@@ -117,10 +117,11 @@ class AsyncSlot {
     const T* answer = get(key, worker, std::move(compute));
     return answer && last_key_ == key ? answer : nullptr;
   }
-  void set(const K& key, T value) {
+  const T* set(const K& key, T value) {
     if (job_) job_->cancelled.store(true), job_.reset();
     last_ = std::move(value);
     last_key_ = key;
+    return &*last_;
   }
   bool pending() const { return job_ != nullptr; }
 

@@ -62,10 +62,7 @@ SpanSearch TimelineModel::read_search(const gb::query::TraceDb& db, const std::s
 
 const SpanSearch* TimelineModel::search(const std::string& text, std::size_t cap, int bins) {
   const auto key = std::make_tuple(text, cap, bins);
-  if (text.empty()) {
-    search_.set(key, SpanSearch{});
-    return search_.exact(key, queries_, [](const gb::query::TraceDb*) { return SpanSearch{}; });
-  }
+  if (text.empty()) return search_.set(key, SpanSearch{});
   return search_.exact(key, queries_, [text, cap, bins](const gb::query::TraceDb* db) {
     SpanSearch s = db ? read_search(*db, text, cap, bins) : SpanSearch{};
     s.text = text;
