@@ -46,12 +46,17 @@ ScalarType acc_type_for(ScalarType t) {
 
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
   check_device(a, "sum");
-  auto keep_shape = reduced_shape(a.sizes(), mask, true);
   ScalarType acc_t = acc_type_for(out_dtype);
-  Tensor acc = zeros(keep_shape, TensorOptions().dtype(acc_t).device(a.device()));
-  std::vector<int64_t> vstrides = acc.strides().vec();
-  for (size_t d = 0; d < mask.size(); ++d)
-    if (mask[d]) vstrides[d] = 0;
+  // The result is allocated in its final shape (never a reshaped view: a gradient that is a view keeps its base
+  // alive, and AccumulateGrad must copy it instead of taking its buffer). A reduced dim has stride 0 in the
+  // accumulator's view; a contiguous result has the same strides for the others with or without its size-1 dims.
+  Tensor acc = zeros(reduced_shape(a.sizes(), mask, keepdim), TensorOptions().dtype(acc_t).device(a.device()));
+  std::vector<int64_t> vstrides(mask.size(), 0);
+  for (int64_t d = int64_t(mask.size()) - 1, stride = 1; d >= 0; --d) {
+    if (mask[size_t(d)]) continue;
+    vstrides[size_t(d)] = stride;
+    stride *= a.size(d);
+  }
   Tensor acc_view = make_view(acc, a.sizes().vec(), vstrides, 0);
   if (a.numel() > 0 && !skip_kernel(a)) {
     dispatch_all(a.scalar_type(), "sum", [&](auto itag) {
@@ -100,7 +105,6 @@ Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, 
     });
   }
   Tensor out = acc_t == out_dtype ? acc : acc.to(out_dtype);
-  if (!keepdim) out = out.reshape(reduced_shape(a.sizes(), mask, false));
   op_output(out);  // the result of the op that called (sum, mean): the kernel opens no scope of its own
   return out;
 }
