@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/autograd/autograd.h"
 #include "glassbox/memory/category.h"
 #include "glassbox/ops/factory.h"
@@ -187,7 +188,10 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
       ++stats.nodes_executed;
       trace::Span span(trace::enabled() ? node_location(*node) : nullptr,
                        node->is_accumulate_grad() ? -1 : static_cast<int64_t>(node->sequence_nr()));
-      outputs = node->apply(std::move(grads));
+      {
+        gb::detail::NodeScope formula;
+        outputs = node->apply(std::move(grads));
+      }
       if (watch.on()) watch.node_done(node, outputs);
     }
     if (!keep_graph) {

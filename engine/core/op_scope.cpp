@@ -30,6 +30,7 @@ struct AddressCache {
 };
 
 thread_local OpScope* t_current = nullptr;
+thread_local bool t_in_node = false;  // a NodeScope is open
 
 // The interned input_shapes and dtypes strings of a list of inputs, cached per thread by their shapes and dtypes:
 // a training loop repeats the same few signatures, so formatting and interning happen once per signature.
@@ -126,10 +127,10 @@ const trace::SourceLocation* op_location(const char* op) {
 }
 
 namespace {
-// The ops that only make a view (no element is read, written or computed). Inside another op, and recording no
-// autograd node, they are that op's implementation, not a step of the user's program: they get no span of their
-// own (the reshapes and transposes inside backward formulas are a large part of a small step's rows). Called by the
-// user, or recording a node (a view's history), they have one.
+// The ops that only make a view (no element is read, written or computed). Inside another op or a backward node's
+// formula, and recording no autograd node, they are that implementation, not a step of the user's program: they get
+// no span of their own (the reshapes and transposes inside backward formulas were a third of a small MLP step's
+// spans). Called by the user, or recording a node (a view's history), they have one.
 bool is_view_op(const char* op) {
   thread_local AddressCache<bool> cache;
   auto& slot = cache.at(op);
@@ -154,7 +155,8 @@ OpScope::OpScope(const char* op, Inputs inputs) noexcept
     : op_(op),
       parent_(t_current),
       prev_op_(memory::detail::thread_context().op),
-      span_(trace::enabled() && !(t_current && is_view_op(op) && !records(inputs)) ? op_location(op) : nullptr) {
+      span_(trace::enabled() && !((t_current || t_in_node) && is_view_op(op) && !records(inputs)) ? op_location(op)
+                                                                                                   : nullptr) {
   memory::detail::thread_context().op = op_name_id(op);
   t_current = this;
   if (span_.id() != 0) [[unlikely]]
@@ -210,6 +212,9 @@ OpScope::~OpScope() {
 }
 
 OpScope* OpScope::current() noexcept { return t_current; }
+
+NodeScope::NodeScope() noexcept : prev_(t_in_node) { t_in_node = true; }
+NodeScope::~NodeScope() { t_in_node = prev_; }
 
 void OpScope::set_output(const Tensor& out) {
   if (has_output_ || !out.defined()) return;

@@ -5,9 +5,9 @@
 // records, makes the op a span of kind op in the trace, with an op_details row (input shapes, dtypes, device, FLOPs,
 // bytes read + written) when it is an op of the forward pass (inside a module call, or an input requires grad
 // while grad mode is on) and not a view. Nested ops nest (linear -> addmm); the innermost names an allocation. A view
-// op (reshape, transpose, ...) inside another op and recording no autograd node has no span: it is that op's
-// implementation. `op`
-// must be a string literal or otherwise live for the whole process: its address keys the caches.
+// op (reshape, transpose, ...) inside another op or a backward node's formula (NodeScope), recording no autograd
+// node, has no span: it is that op's implementation, and computes nothing. `op` must be a string literal or otherwise
+// live for the whole process: its address keys the caches.
 //
 // Contract for op authors (engine/ops/):
 //   - Open the scope in the public op function, around both the computation and its autograd::record(...): the
@@ -78,5 +78,18 @@ const char* dtype_name(ScalarType t);
 
 // The innermost open op's result (OpScope::set_output); nothing outside an op. Kernel helpers call it.
 void op_output(const Tensor& out);
+
+// While it lives, this thread runs a backward node's formula (the autograd engine opens one around Node::apply): the
+// view ops the formula calls have no span unless they record a node (create_graph).
+class NodeScope {
+ public:
+  NodeScope() noexcept;
+  ~NodeScope();
+  NodeScope(const NodeScope&) = delete;
+  NodeScope& operator=(const NodeScope&) = delete;
+
+ private:
+  bool prev_;
+};
 
 }  // namespace gb::detail

@@ -375,3 +375,35 @@ TEST_CASE("every forward op span of a traced MLP and CNN step has op_details: sh
                 "SELECT count(*) FROM memory_events f WHERE f.action = 1 AND NOT EXISTS (SELECT 1 FROM "
                 "memory_events a WHERE a.action = 0 AND a.addr = f.addr AND a.id < f.id)") == 0);
 }
+
+TEST_CASE("a backward formula's view ops have no span; under create_graph (they record nodes) they do") {
+  TempDir tmp;
+  const std::string path = tmp.file("formula.db");
+  const std::string views_under_nodes =
+      "SELECT count(*) FROM spans s JOIN strings n ON n.id = s.name_id WHERE s.kind = 0 AND n.text IN ('view', "
+      "'reshape', 'transpose', 'expand', 'unsqueeze', 'squeeze', 'permute', 'select', 'slice', 'as_strided') AND "
+      "s.parent_id IN (SELECT id FROM spans WHERE kind = 1)";
+  {
+    gb::trace::Session session(path, blocking());
+    mlp_step();  // LinearBackward0 reshapes and transposes, SumBackward expands
+  }
+  CHECK(sql_int(path, views_under_nodes) == 0);
+  // the formulas' computing ops keep their spans: the GEMMs of LinearBackward0
+  CHECK(sql_int(path,
+                "SELECT count(*) FROM spans s JOIN strings n ON n.id = s.name_id JOIN spans p ON p.id = s.parent_id "
+                "JOIN strings pn ON pn.id = p.name_id WHERE n.text = 'mm' AND pn.text = 'LinearBackward0'") >= 3);
+  // the bias gradient is a fresh sum, not a reshaped view of one: AccumulateGrad takes its buffer, no clone
+  CHECK(sql_int(path,
+                "SELECT count(*) FROM spans s JOIN strings n ON n.id = s.name_id WHERE n.text = 'clone'") == 0);
+
+  const std::string path2 = tmp.file("double.db");
+  {
+    gb::trace::Session session(path2, blocking());
+    gb::Tensor w = gb::randn({4, 3}).requires_grad_();
+    gb::Tensor x = gb::randn({2, 3});
+    gb::Tensor y = gb::linear(x, w).pow(2).sum();
+    auto g = gb::autograd::grad({y}, {w}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+    g[0].sum().backward();  // the gradient's own graph: its views were recorded
+  }
+  CHECK(sql_int(path2, views_under_nodes) > 0);
+}
