@@ -21,7 +21,7 @@ void on_backward_roots(const variable_list& roots) {
   const Tensor& loss = roots[0];
   if (!loss.defined() || loss.numel() != 1 || !scannable(loss)) return;
   Busy busy;
-  double v = loss.detach().to(kDouble).item<double>();
+  double v = loss.item<double>();  // read in place: no op, no allocation
   Run& r = run();
   bool nonfinite = !std::isfinite(v);
   {
