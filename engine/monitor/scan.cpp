@@ -4,11 +4,13 @@
 #include "monitor/scan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "glassbox/core/half.h"
+#include "glassbox/core/parallel.h"
 #include "core/multiversion.h"
 #include "monitor/lanes.h"
 
@@ -157,10 +159,22 @@ bool dense(const Tensor& t) {
 }
 }  // namespace
 
+// A large activation or gradient (a conv's output) is checked by the pool's threads, each over its own part: the
+// check is a memory-bound pass, and the cores the step's kernels use are idle while the training thread makes it.
+constexpr int64_t kParallelGrain = 1 << 16;  // elements per part; a smaller tensor is one pass on this thread
+
 bool all_finite(const Tensor& t) {
   if (!scannable(t)) return true;
-  if (t.scalar_type() == kFloat && (t.is_contiguous() || dense(t)))
-    return finite_f32(static_cast<const float*>(t.data_ptr()), t.numel());
+  if (t.scalar_type() == kFloat && (t.is_contiguous() || dense(t))) {
+    const float* x = static_cast<const float*>(t.data_ptr());
+    const int64_t n = t.numel();
+    if (n < 2 * kParallelGrain) return finite_f32(x, n);
+    std::atomic<bool> finite{true};
+    parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+      if (!finite_f32(x + b, e - b)) finite.store(false, std::memory_order_relaxed);
+    });
+    return finite.load(std::memory_order_relaxed);
+  }
   return scan(t).nonfinite() == 0;
 }
 
@@ -169,8 +183,25 @@ ZeroCount count_zeros(const Tensor& t) {
   if (!scannable(t)) return z;
   z.n = t.numel();
   if (t.scalar_type() == kFloat && (t.is_contiguous() || dense(t))) {
+    const float* x = static_cast<const float*>(t.data_ptr());
     uint32_t top = 0;
-    zeros_f32(static_cast<const float*>(t.data_ptr()), z.n, z.zeros, top);
+    if (z.n < 2 * kParallelGrain) {
+      zeros_f32(x, z.n, z.zeros, top);
+    } else {
+      std::atomic<int64_t> zeros{0};
+      std::atomic<uint32_t> max_bits{0};
+      parallel_for(0, z.n, kParallelGrain, [&](int64_t b, int64_t e) {
+        int64_t part = 0;
+        uint32_t part_top = 0;
+        zeros_f32(x + b, e - b, part, part_top);
+        zeros.fetch_add(part, std::memory_order_relaxed);
+        uint32_t seen = max_bits.load(std::memory_order_relaxed);
+        while (part_top > seen && !max_bits.compare_exchange_weak(seen, part_top, std::memory_order_relaxed)) {
+        }
+      });
+      z.zeros = zeros.load(std::memory_order_relaxed);
+      top = max_bits.load(std::memory_order_relaxed);
+    }
     z.finite = top < 0x7f800000u;
     return z;
   }

@@ -5,6 +5,7 @@
 #include <glassbox/glassbox.h>
 
 #include <cmath>
+#include <limits>
 
 #include "monitor/scan.h"
 
@@ -117,4 +118,26 @@ TEST_CASE("count_zeros counts exact zeros of either sign and sees a NaN or an In
   CHECK(z.zeros == gb::monitor::detail::scan(t).zeros);
   CHECK_FALSE(z.finite);
   CHECK(count_zeros(t.to(gb::kDouble)).zeros == z.zeros);  // other dtypes: through scan
+}
+
+TEST_CASE("a tensor large enough to be checked by the pool's threads: the same answers, a NaN or Inf in any part") {
+  using gb::monitor::detail::all_finite;
+  using gb::monitor::detail::count_zeros;
+  const int before = gb::get_num_threads();
+  gb::set_num_threads(2);
+  gb::Tensor t = gb::relu(gb::randn({1000, 333}));  // 333,000 elements: parts of 65,536 and a short last one
+  CHECK(all_finite(t));
+  auto z = count_zeros(t);
+  CHECK(z.n == 333000);
+  CHECK(z.zeros == gb::monitor::detail::scan(t).zeros);  // the serial full scan agrees
+  CHECK(z.finite);
+  for (int64_t at : {int64_t(0), int64_t(70000), int64_t(200001), int64_t(332999)}) {
+    CAPTURE(at);
+    gb::Tensor u = t.clone();
+    u.view({-1}).narrow(0, at, 1).fill_(at % 2 ? std::numeric_limits<double>::infinity() : std::nan(""));
+    CHECK_FALSE(all_finite(u));
+    CHECK_FALSE(count_zeros(u).finite);
+    CHECK(count_zeros(u).zeros == z.zeros - (t.view({-1})[at].item<float>() == 0.0f ? 1 : 0));
+  }
+  gb::set_num_threads(before);
 }
