@@ -22,6 +22,13 @@ std::string signal_name(int sig) {
 
 OptId opt(std::int64_t v) { return v >= 0 ? OptId(v) : std::nullopt; }
 
+// Every event the thread wrote has been read (or it has no ring left).
+bool drained(const ThreadEntry& t) {
+  const Ring* r = t.oldest;
+  return !r || (!r->next.load(std::memory_order_acquire) &&
+                r->tail.load(std::memory_order_relaxed) == r->head.load(std::memory_order_acquire));
+}
+
 std::vector<ThreadEntry*> snapshot_threads() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
@@ -35,9 +42,18 @@ std::vector<ThreadEntry*> snapshot_threads() {
 
 Collector::Collector(std::unique_ptr<Writer> writer) : writer_(std::move(writer)) {
   // Events an earlier session left behind are not this session's.
+  // (No thread links a ring while no session records, so the chain holds still here.)
   for (ThreadEntry* t : snapshot_threads()) {
-    if (t->buf.slots) t->buf.tail.store(t->buf.head.load(std::memory_order_acquire), std::memory_order_release);
+    if (Ring* r = t->oldest) {
+      while (Ring* next = r->next.load(std::memory_order_acquire)) {
+        delete r;
+        r = next;
+      }
+      t->oldest = r;
+      r->tail.store(r->head.load(std::memory_order_acquire), std::memory_order_release);
+    }
     dropped_at_start_[t] = t->buf.dropped.load(std::memory_order_relaxed);
+    grown_at_start_[t] = t->buf.grown.load(std::memory_order_relaxed);
   }
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.6f", 1.0 / clock_.ns_per_tick());
@@ -115,6 +131,10 @@ void Collector::finish(const std::string& stopped_by) {
           t->buf.dropped.load(std::memory_order_relaxed) - (it == dropped_at_start_.end() ? 0 : it->second);
       if (d) writer_->set_meta("dropped_events.thread." + std::to_string(t->buf.thread_id), std::to_string(d));
       dropped += d;
+      auto g = grown_at_start_.find(t);
+      if (t->buf.grown.load(std::memory_order_relaxed) != (g == grown_at_start_.end() ? 0 : g->second))
+        writer_->set_meta("ring_peak_events.thread." + std::to_string(t->buf.thread_id),
+                          std::to_string(t->buf.peak_events.load(std::memory_order_relaxed)));
     }
     writer_->set_meta("dropped_events", std::to_string(dropped));
     writer_->set_meta("events_written", std::to_string(events_written_));
@@ -128,8 +148,7 @@ void Collector::finish(const std::string& stopped_by) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   std::erase_if(r.threads, [](const std::unique_ptr<ThreadEntry>& t) {
-    return t->retired.load(std::memory_order_acquire) &&
-           t->buf.tail.load(std::memory_order_relaxed) == t->buf.head.load(std::memory_order_acquire);
+    return t->retired.load(std::memory_order_acquire) && drained(*t);
   });
 }
 
@@ -177,32 +196,44 @@ std::size_t Collector::drain_all() {
   std::size_t n = 0;
   for (ThreadEntry* t : snapshot_threads()) {
     n += drain(*t);
-    if (t->storage && t->retired.load(std::memory_order_acquire) &&
-        t->buf.tail.load(std::memory_order_relaxed) == t->buf.head.load(std::memory_order_acquire)) {
-      t->buf.slots = nullptr;  // the thread is gone and its ring is empty
-      t->storage.reset();
+    if (t->oldest && t->retired.load(std::memory_order_acquire) && drained(*t)) {
+      delete t->oldest;  // the thread is gone and its ring is empty
+      t->oldest = t->buf.ring = nullptr;
     }
   }
   return n;
 }
 
+// Drains the thread's rings oldest first: a ring whose successor is linked is finished, then freed.
 std::size_t Collector::drain(ThreadEntry& t) {
-  ThreadBuffer& b = t.buf;
-  if (!b.slots) return 0;
-  std::uint64_t tail = b.tail.load(std::memory_order_relaxed);
-  const std::uint64_t head = b.head.load(std::memory_order_acquire);
+  std::size_t n = 0;
+  while (Ring* r = t.oldest) {
+    // The producer linked `next` after its last event in r (release): once it is seen, r's head is final.
+    Ring* next = r->next.load(std::memory_order_acquire);
+    n += drain_ring(t, *r);
+    if (!next) break;
+    t.oldest = next;
+    delete r;
+  }
+  return n;
+}
+
+std::size_t Collector::drain_ring(ThreadEntry& t, Ring& r) {
+  const ThreadBuffer& b = t.buf;
+  std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+  const std::uint64_t head = r.head.load(std::memory_order_acquire);
   if (tail == head) return 0;
   // Strings interned before these events were pushed are visible now (head was loaded with acquire).
   if (registry().strings_count.load(std::memory_order_acquire) > strings_written_) write_new_registry_rows();
   std::size_t n = 0;
   while (tail < head) {
-    const Event& e = *b.at(tail);
+    const Event& e = *r.at(tail);
     switch (e.type) {
       case EventType::span:
         write_span(b, e);
         break;
       case EventType::record:
-        write_record(b, e);
+        write_record(b, r, tail);
         break;
       case EventType::instant:
         writer_->add(InstantRecord{next_instant_++, clock_.ns(e.t0), name_id(e.loc), b.thread_id,
@@ -214,9 +245,9 @@ std::size_t Collector::drain(ThreadEntry& t) {
     }
     tail += 1 + (e.type == EventType::record ? e.slots : 0);
     ++n;
-    if ((n & 4095) == 0) b.tail.store(tail, std::memory_order_release);  // give the producer room early
+    if ((n & 4095) == 0) r.tail.store(tail, std::memory_order_release);  // give the producer room early
   }
-  b.tail.store(tail, std::memory_order_release);
+  r.tail.store(tail, std::memory_order_release);
   events_written_ += n;
   return n;
 }
@@ -280,11 +311,11 @@ void complete(CounterRecord& r, const Context& c, Id&) {
 
 }  // namespace
 
-void Collector::write_record(const ThreadBuffer& b, const Event& e) {
+void Collector::write_record(const ThreadBuffer& b, const Ring& ring, std::uint64_t at) {
+  const Event& e = *ring.at(at);  // the header; the payload is in the slots after it
   alignas(Event) unsigned char bytes[sizeof(Event) * 8];
-  std::uint64_t at = static_cast<std::uint64_t>(&e - b.slots);  // the header's slot index
   for (std::uint32_t i = 0; i < e.slots && i < 8; ++i)
-    std::memcpy(bytes + std::size_t(i) * sizeof(Event), b.at(at + 1 + i), sizeof(Event));
+    std::memcpy(bytes + std::size_t(i) * sizeof(Event), ring.at(at + 1 + i), sizeof(Event));
   const Context c{clock_.ns(e.t0), e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.module), &step_spans_,
                   &last_step_end_};
   for_each_record(RingRecords{}, [&]<class R>(R*) {

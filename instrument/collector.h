@@ -37,7 +37,8 @@ class Collector {
   std::size_t drain_all();
   std::size_t drain(ThreadEntry& t);
   void write_span(const ThreadBuffer& b, const Event& e);
-  void write_record(const ThreadBuffer& b, const Event& e);
+  std::size_t drain_ring(ThreadEntry& t, Ring& r);
+  void write_record(const ThreadBuffer& b, const Ring& r, std::uint64_t at);
   std::size_t write_cold();
   void write_new_registry_rows();  // strings, modules, params, threads added since the last call
   void finish(const std::string& stopped_by);
@@ -54,7 +55,7 @@ class Collector {
   std::unordered_map<const SourceLocation*, Id> names_;
   const SourceLocation* last_loc_ = nullptr;
   Id last_name_ = 0;
-  std::unordered_map<const ThreadEntry*, std::uint64_t> dropped_at_start_;
+  std::unordered_map<const ThreadEntry*, std::uint64_t> dropped_at_start_, grown_at_start_;
   std::size_t strings_written_ = 0, modules_written_ = 0, params_written_ = 0;
   std::uint64_t threads_version_ = ~0ull;
   std::uint64_t events_written_ = 0;

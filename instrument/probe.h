@@ -16,8 +16,10 @@
 //     whose t_ns / start_ns / end_ns the caller leaves at 0 get the time of the emit. Modules and params are also
 //     kept for sessions that start later. Graph node ids are the caller's; other ids left at 0 are numbered by
 //     the collector.
-//   - A full ring never blocks by default: the event is dropped and counted (meta dropped_events); a session with
-//     OnFull::block waits instead (for tests that must not lose anything).
+//   - A full ring never blocks: while the collector is behind, the thread's ring grows (twice larger each time, up to
+//     SessionOptions::ring_max_events) and shrinks back once it has caught up. Past that size the event is dropped
+//     and counted (meta dropped_events); a session with OnFull::block waits instead (tests that must not lose
+//     anything).
 //   - Compiling with GLASSBOX_NO_PROBES (CMake -DGLASSBOX_PROBES=OFF) removes every probe: the macros expand to
 //     nothing and Span is empty.
 //
@@ -67,34 +69,49 @@ struct alignas(64) Event {
 };
 static_assert(sizeof(Event) == 64);
 
-// The per-thread ring (single producer: the thread; single consumer: the collector) and the thread's span stack.
+// One ring of a thread's events: a power-of-two array, single producer (the thread), single consumer (the
+// collector). When the collector falls behind and the ring is full, the thread links a twice larger ring and goes
+// on writing there (up to the session's ring_max_events); the collector finishes the older ring, follows the link
+// and frees it. A thread whose ring has grown goes back to a ring of the session's ring_events once the collector
+// has caught up, so a burst does not keep its memory.
+struct Ring {
+  explicit Ring(std::uint64_t events) : slots(new Event[events]), mask(events - 1) {}
+  ~Ring() { delete[] slots; }
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+  Event* at(std::uint64_t i) const noexcept { return &slots[i & mask]; }
+  std::uint64_t capacity() const noexcept { return mask + 1; }
+
+  Event* const slots;
+  const std::uint64_t mask;
+  std::atomic<Ring*> next{nullptr};  // set once by the producer, after its last event here
+  alignas(64) std::atomic<std::uint64_t> head{0};  // producer
+  alignas(64) std::atomic<std::uint64_t> tail{0};  // consumer
+};
+
+// A thread's producer side (the thread's span stack, its newest ring) and identity. The collector reads the chain
+// of rings from the oldest (ThreadEntry::oldest, registry.h).
 struct ThreadBuffer {
-  // producer side
-  Event* slots = nullptr;
-  std::uint64_t mask = 0;
-  std::atomic<std::uint64_t> head{0};
-  std::uint64_t cached_tail = 0;
-  std::uint32_t next_span = 0;  // n of the last span begun
-  std::uint32_t current = 0;    // n of the innermost open span, 0 = none
+  Ring* ring = nullptr;          // the newest ring: where this thread writes
+  std::uint64_t limit = 0;       // reserve() takes the fast path while head + n <= limit
+  std::uint32_t next_span = 0;   // n of the last span begun
+  std::uint32_t current = 0;     // n of the innermost open span, 0 = none
   std::atomic<std::uint64_t> dropped{0};
-  // consumer side, on its own cache line
-  alignas(64) std::atomic<std::uint64_t> tail{0};
-  // identity
+  std::atomic<std::uint64_t> grown{0};          // rings linked because one was full
+  std::atomic<std::uint64_t> peak_events{0};    // the largest ring this thread wrote to
   std::int64_t thread_id = 0;
   std::int64_t os_tid = 0;
 
   Event* reserve(std::uint32_t n) noexcept {
-    std::uint64_t h = head.load(std::memory_order_relaxed);
-    if (h + n - cached_tail > mask + 1) [[unlikely]] {
-      cached_tail = tail.load(std::memory_order_acquire);
-      if (h + n - cached_tail > mask + 1) return reserve_slow(n);
-    }
-    return &slots[h & mask];
+    const std::uint64_t h = ring->head.load(std::memory_order_relaxed);
+    if (h + n > limit) [[unlikely]]
+      return reserve_slow(n);
+    return ring->at(h);
   }
-  Event* reserve_slow(std::uint32_t n) noexcept;  // drops (nullptr) or, in block mode, waits for room
-  Event* at(std::uint64_t i) const noexcept { return &slots[i & mask]; }
+  Event* reserve_slow(std::uint32_t n) noexcept;  // a full ring: grow, or drop (nullptr), or in block mode wait
+  Event* at(std::uint64_t i) const noexcept { return ring->at(i); }
   void commit(std::uint32_t n) noexcept {
-    head.store(head.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    ring->head.store(ring->head.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
 };
 

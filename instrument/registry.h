@@ -20,12 +20,20 @@
 namespace gb::trace::detail {
 
 struct ThreadEntry {
+  ThreadEntry() = default;
+  ~ThreadEntry();  // frees the chain of rings
+  ThreadEntry(const ThreadEntry&) = delete;
+  ThreadEntry& operator=(const ThreadEntry&) = delete;
+
   ThreadBuffer buf;
-  std::unique_ptr<Event[]> storage;
+  Ring* oldest = nullptr;  // the collector's ring: the oldest not yet drained (buf.ring is the newest)
   std::string name;
   ThreadRole role = ThreadRole::other;
-  std::atomic<bool> retired{false};  // the thread has exited; its ring is drained then freed
+  std::atomic<bool> retired{false};  // the thread has exited; its rings are drained then freed
 };
+
+// The session's ring size rounded up to a power of two (at least 64 events).
+std::uint64_t base_ring_events() noexcept;
 
 // A meta row set while recording (set_meta).
 struct MetaRow {
@@ -59,6 +67,7 @@ struct Registry {
 
   // Settings of the session that is on, read when a thread registers or finds its ring full.
   std::atomic<std::uint32_t> ring_events{1u << 16};
+  std::atomic<std::uint64_t> ring_max_events{1u << 22};
   std::atomic<int> on_full{static_cast<int>(OnFull::drop)};
 
   Id intern_locked(std::string_view text);

@@ -2,6 +2,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <thread>
@@ -45,10 +46,10 @@ ThreadBuffer* register_thread() noexcept {
   try {
     Registry& r = registry();
     auto e = std::make_unique<ThreadEntry>();
-    std::uint32_t n = std::bit_ceil(std::max<std::uint32_t>(r.ring_events.load(), 64));
-    e->storage.reset(new Event[n]);
-    e->buf.slots = e->storage.get();
-    e->buf.mask = n - 1;
+    const std::uint64_t n = base_ring_events();
+    e->oldest = e->buf.ring = new Ring(n);
+    e->buf.limit = n;
+    e->buf.peak_events.store(n, std::memory_order_relaxed);
     e->buf.os_tid = static_cast<std::int64_t>(syscall(SYS_gettid));
     bool is_main = e->buf.os_tid == static_cast<std::int64_t>(getpid());
     e->role = is_main ? ThreadRole::main : ThreadRole::other;
@@ -68,14 +69,75 @@ ThreadBuffer* register_thread() noexcept {
   }
 }
 
+std::uint64_t base_ring_events() noexcept {
+  return std::bit_ceil(std::max<std::uint64_t>(registry().ring_events.load(std::memory_order_relaxed), 64));
+}
+
+ThreadEntry::~ThreadEntry() {
+  for (Ring* r = oldest; r;) {
+    Ring* next = r->next.load(std::memory_order_acquire);
+    delete r;
+    r = next;
+  }
+}
+
+namespace {
+// Links a new ring after the thread's ring and writes there from now on (the collector finishes the old one first).
+bool switch_ring(ThreadBuffer& b, std::uint64_t events) noexcept {
+  Ring* fresh = nullptr;
+  try {
+    fresh = new Ring(events);
+  } catch (...) {  // out of memory: the caller drops or waits as before
+    return false;
+  }
+  b.ring->next.store(fresh, std::memory_order_release);  // after the last commit to the old ring
+  b.ring = fresh;
+  if (events > b.peak_events.load(std::memory_order_relaxed)) b.peak_events.store(events, std::memory_order_relaxed);
+  return true;
+}
+}  // namespace
+
+// The fast path's limit was reached: the ring looked full, or a grown ring is due a check. While a session records,
+// a full ring links one twice larger (up to ring_max_events), and a grown ring the collector has nearly caught up
+// with (it reads this ring: the older ones are drained) is followed by one of the session's ring_events (checked
+// every ring_events events).
 Event* ThreadBuffer::reserve_slow(std::uint32_t n) noexcept {
-  if (n <= mask + 1 && registry().on_full.load(std::memory_order_relaxed) == static_cast<int>(OnFull::block)) {
-    std::uint64_t h = head.load(std::memory_order_relaxed);
-    while (g_recording.load(std::memory_order_relaxed)) {
-      std::this_thread::yield();
-      cached_tail = tail.load(std::memory_order_acquire);
-      if (h + n - cached_tail <= mask + 1) return &slots[h & mask];
+  Registry& reg = registry();
+  const bool recording = g_recording.load(std::memory_order_relaxed);
+  const std::uint64_t base = base_ring_events();
+  for (;;) {
+    Ring* r = ring;
+    const std::uint64_t h = r->head.load(std::memory_order_relaxed);
+    const std::uint64_t tail = r->tail.load(std::memory_order_acquire);
+    // tail > 0: the collector reads this ring, so the older ones are done; what is left fits a small ring easily
+    if (recording && r->capacity() > base && tail > 0 && h - tail <= base / 4 && n <= base &&
+        switch_ring(*this, base))
+      continue;
+    if (h + n - tail <= r->capacity()) {
+      limit = tail + r->capacity();
+      if (r->capacity() > base) limit = std::min(limit, h + base);  // look again for a chance to shrink
+      return r->at(h);
     }
+    if (!recording) break;
+    const std::uint64_t max = std::max(base, std::bit_floor(std::max<std::uint64_t>(
+                                                 reg.ring_max_events.load(std::memory_order_relaxed), 64)));
+    if (r->capacity() < max && n <= max) {
+      if (switch_ring(*this, std::min(max, std::max(r->capacity() * 2, std::bit_ceil<std::uint64_t>(n))))) {
+        grown.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+    }
+    if (n <= r->capacity() && reg.on_full.load(std::memory_order_relaxed) == static_cast<int>(OnFull::block)) {
+      while (g_recording.load(std::memory_order_relaxed)) {
+        std::this_thread::yield();
+        const std::uint64_t t = r->tail.load(std::memory_order_acquire);
+        if (h + n - t <= r->capacity()) {
+          limit = t + r->capacity();
+          return r->at(h);
+        }
+      }
+    }
+    break;
   }
   dropped.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
@@ -122,7 +184,7 @@ void push_record(int type, const void* bytes, std::size_t size) noexcept {
   e->loc = nullptr;
   e->record_type = static_cast<std::uint8_t>(type);
   e->slots = static_cast<std::uint16_t>(slots);
-  std::uint64_t h = b->head.load(std::memory_order_relaxed);
+  const std::uint64_t h = b->ring->head.load(std::memory_order_relaxed);  // the ring reserve() returned a slot of
   const auto* src = static_cast<const unsigned char*>(bytes);
   for (std::uint32_t i = 0; i < slots; ++i) {
     std::size_t off = std::size_t(i) * sizeof(Event);

@@ -99,9 +99,11 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
   }
   Registry& r = registry();
   r.ring_events.store(options.ring_events);
+  r.ring_max_events.store(options.ring_max_events);
   r.on_full.store(static_cast<int>(options.on_full));
   try {
     writer->set_meta("ring_events", std::to_string(options.ring_events));
+    writer->set_meta("ring_max_events", std::to_string(options.ring_max_events));
     writer->set_meta("on_full", options.on_full == OnFull::block ? "block" : "drop");
     g_collector = new Collector(std::move(writer));
   } catch (const std::exception& e) {

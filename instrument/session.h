@@ -11,9 +11,11 @@
 //     normal exit (the environment session), an exception that escapes main (std::terminate), SIGINT or SIGTERM
 //     (when the program has not installed its own handler; the signal is re-raised afterwards, so the exit status
 //     is the usual one). meta stopped_by says which. A SIGKILL loses at most the last ~100 ms.
-//   - SessionOptions::on_full = OnFull::block makes a full ring wait instead of dropping (tests that count events).
-//     ring_events sizes the rings of threads that first trace after the session starts (default 65536 events,
-//     4 MiB per thread).
+//   - Rings: ring_events sizes the rings of threads that first trace after the session starts (default 65536
+//     events, 4 MiB per thread). While the collector is behind, a thread's full ring grows instead (twice larger
+//     each time, up to ring_max_events: default 4 Mi events, 256 MiB) and shrinks back once it has caught up; meta
+//     ring_peak_events.thread.N records a thread whose ring grew. Past ring_max_events an event is dropped and
+//     counted (meta dropped_events), or, with on_full = OnFull::block, waits (tests that count events).
 //
 //   {
 //     gb::trace::Session trace("run.db");
@@ -33,6 +35,7 @@ namespace gb::trace {
 struct SessionOptions {
   OnFull on_full = OnFull::drop;
   std::uint32_t ring_events = 1u << 16;
+  std::uint64_t ring_max_events = 1u << 22;  // rounded down to a power of two, at least ring_events
   std::chrono::nanoseconds commit_interval = std::chrono::milliseconds(100);
 };
 

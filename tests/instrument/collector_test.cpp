@@ -1,9 +1,10 @@
-// tests/instrument/collector_test.cpp — instrument/collector.{h,cpp}: nothing is lost in blocking mode, and in
-// dropping mode every event is either a row or counted as dropped, exactly.
+// tests/instrument/collector_test.cpp — instrument/collector.{h,cpp}: nothing is lost while rings grow, nothing in
+// blocking mode, and past the largest ring every event is either a row or counted as dropped, exactly.
 #include "instrument/collector.h"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <map>
 #include <thread>
 #include <vector>
@@ -52,7 +53,7 @@ TEST_CASE("blocking mode: 8 threads x 1,000,000 spans, every one is in the file 
   constexpr std::int64_t kPerThread = gbtest::kThreadSanitizer ? 50'000 : 1'000'000;
   std::vector<Id> ids;
   {
-    Session s(path, SessionOptions{.on_full = OnFull::block, .ring_events = 4096});
+    Session s(path, SessionOptions{.on_full = OnFull::block, .ring_events = 4096, .ring_max_events = 4096});
     REQUIRE(s.active());
     ids = produce(8, kPerThread);
   }
@@ -72,13 +73,70 @@ TEST_CASE("blocking mode: 8 threads x 1,000,000 spans, every one is in the file 
   CHECK(sql_int(path, "SELECT count(*) FROM spans WHERE parent_id IS NOT NULL") == 8 * kPerThread / 2);
 }
 
-TEST_CASE("dropping mode with a small ring: rows plus dropped events equal the events produced, per thread") {
+TEST_CASE("a full ring grows instead of dropping: 4 threads x 200,000 spans through 64-event rings, none lost") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   constexpr std::int64_t kPerThread = 200'000;
   std::vector<Id> ids;
   {
-    Session s(path, SessionOptions{.on_full = OnFull::drop, .ring_events = 64});
+    Session s(path, SessionOptions{.on_full = OnFull::drop, .ring_events = 64, .ring_max_events = 1 << 20});
+    ids = produce(4, kPerThread);
+  }
+  Reader r(path);
+  CHECK(r.meta("dropped_events") == "0");
+  auto counts = spans_per_thread(path);
+  int grown = 0;
+  for (Id id : ids) {
+    CAPTURE(id);
+    CHECK(counts[id] == kPerThread);
+    // in order across the rings: ids 1..n with no gap, every inner span under the outer one begun just before
+    CHECK(sql_int(path, "SELECT max(id) FROM spans WHERE thread_id = " + std::to_string(id)) ==
+          span_id(id, kPerThread));
+    if (auto peak = r.meta("ring_peak_events.thread." + std::to_string(id))) {
+      ++grown;
+      CHECK(std::stoll(*peak) > 64);
+      CHECK(std::stoll(*peak) <= 1 << 20);
+    }
+  }
+  CHECK(grown > 0);  // a 64-event ring cannot keep up with a tight loop: it grew
+  CHECK(sql_int(path, "SELECT count(*) FROM spans WHERE parent_id IS NOT NULL AND parent_id != id - 1") == 0);
+}
+
+TEST_CASE("a grown ring goes back to the session's size once the collector has caught up") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  Session s(path, SessionOptions{.on_full = OnFull::drop, .ring_events = 1024, .ring_max_events = 1 << 20});
+  std::uint64_t grown_to = 0, after = 0;
+  std::thread([&] {
+    detail::ThreadBuffer* b = detail::this_thread();
+    REQUIRE(b);
+    for (int i = 0; i < 200'000 && b->ring->capacity() == 1024; ++i) {
+      GB_TRACE_SPAN(SpanKind::op, "burst");
+    }
+    grown_to = b->ring->capacity();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the collector catches up
+    for (int round = 0; round < 40; ++round) {  // a steady trickle the collector keeps up with, past a few checks
+      for (int i = 0; i < 100; ++i) {
+        GB_TRACE_SPAN(SpanKind::op, "steady");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    after = b->ring->capacity();
+  }).join();
+  s.stop();
+  CHECK(grown_to > 1024);
+  CHECK(after == 1024);
+  Reader r(path);
+  CHECK(r.meta("dropped_events") == "0");
+}
+
+TEST_CASE("past the largest ring: rows plus dropped events equal the events produced, per thread") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  constexpr std::int64_t kPerThread = 200'000;
+  std::vector<Id> ids;
+  {
+    Session s(path, SessionOptions{.on_full = OnFull::drop, .ring_events = 64, .ring_max_events = 64});
     ids = produce(4, kPerThread);
   }
   Reader r(path);
