@@ -135,9 +135,10 @@ double sample(const Model& m) {
 }
 
 // This machine's speed wanders by tens of percent from one second to the next, so glassbox's three modes are
-// measured as triples of adjacent samples (untraced, traced, traced with the detectors off; a fresh session per
-// traced sample) and each ratio is the median over the triples of traced / untraced: the drift cancels within a
-// triple. The peers, whose costs are far larger, keep each mode's best median over three rounds.
+// measured as triples of adjacent short samples (untraced, traced, traced with the detectors off; a fresh session per
+// traced sample), in an order that rotates from one triple to the next so that a drift favours no mode, and each
+// ratio is the median over many triples of traced / untraced: the drift cancels within a triple. The peers, whose
+// costs are far larger, keep each mode's best median over three rounds.
 Times measure(const Model& m, int triples) {
   Times t;
   const std::string path = (std::filesystem::temp_directory_path() / "glassbox-bench-trace.db").string();
@@ -145,25 +146,32 @@ Times measure(const Model& m, int triples) {
   quiet.mode = gb::monitor::Mode::off;
   std::vector<double> off, on, on_quiet, on_r, quiet_r;
   for (int i = 0; i < m.inner; ++i) m.gb_step();  // warm up (allocator caches, the pool)
-  for (int k = 0; k < triples; ++k) {
-    off.push_back(sample(m));
+  auto traced = [&](const gb::monitor::Config& config, std::vector<double>& out) {
+    gb::monitor::set_config(config);
     {
-      gb::monitor::set_config(gb::monitor::Config{});
       gb::trace::Session session(path);
-      m.gb_step();  // the session's first step (automatic step 0, the first graphs) is not the steady state
-      on.push_back(sample(m));
+      // the session's first steps (automatic step 0, the graphs of the first steps) are not the steady state
+      for (int64_t i = 0; i < config.graph_first_steps; ++i) m.gb_step();
+      out.push_back(sample(m));
       session.stop();
-      if (k == 0) t.dropped = dropped_events(path);
-      t.dropped = std::max(t.dropped, dropped_events(path));
-    }
-    {
-      gb::monitor::set_config(quiet);
-      gb::trace::Session session(path);
-      m.gb_step();
-      on_quiet.push_back(sample(m));
+      if (&out == &on) t.dropped = std::max(t.dropped, dropped_events(path));
     }
     gb::monitor::set_config(gb::monitor::Config{});
     std::filesystem::remove(path);
+  };
+  for (int k = 0; k < triples; ++k) {
+    for (int j = 0; j < 3; ++j) {
+      switch ((j + k) % 3) {
+        case 0:
+          off.push_back(sample(m));
+          break;
+        case 1:
+          traced(gb::monitor::Config{}, on);
+          break;
+        default:
+          traced(quiet, on_quiet);
+      }
+    }
     on_r.push_back(on.back() / off.back());
     quiet_r.push_back(on_quiet.back() / off.back());
   }
@@ -196,11 +204,12 @@ int main(int argc, char** argv) {
   const int threads = gb::get_num_threads();
   gb::set_num_threads(threads);
   torch::set_num_threads(1);  // libtorch's fastest setting here (bench_mlp_step): OpenBLAS owns the cores
-  std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 4), cnn(20),
-                               mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 1000)};
+  // steps per sample: about 0.1 s each, short enough that the machine's drift within a triple is small
+  std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 2), cnn(8),
+                               mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 500)};
   for (const Model& m : models) {
     if (m.name.find(only) == std::string::npos) continue;
-    Times t = measure(m, 15);
+    Times t = measure(m, 41);
     char extra[256];
     std::snprintf(extra, sizeof extra, "\"step_untraced_s\": %.6g, \"step_traced_s\": %.6g, \"dropped_events\": %lld",
                   t.off, t.on, static_cast<long long>(t.dropped));
