@@ -129,9 +129,9 @@ int main(int argc, char** argv) {
   if (session) session->stop();
 
   if (opt.fixed) {
-    std::printf("final loss %.4f: log_softmax kept every log-probability finite (at lr %.3g; a trace of this run "
-                "still warns that the learning rate is too high unless it is about 0.1)\n",
-                loss_value, opt.lr);
+    std::printf("final loss %.4f: log_softmax kept every log-probability finite%s\n", loss_value,
+                opt.lr > 0.5 ? " (a trace of this run still warns that the learning rate is too high: try --lr 0.1)"
+                             : "");
     return std::isfinite(loss_value) ? 0 : 1;
   }
   if (!went_nonfinite && std::isfinite(loss_value)) {
