@@ -55,7 +55,7 @@ class Collector {
   std::unordered_map<const SourceLocation*, Id> names_;
   const SourceLocation* last_loc_ = nullptr;
   Id last_name_ = 0;
-  std::unordered_map<const ThreadEntry*, std::uint64_t> dropped_at_start_, grown_at_start_;
+  std::unordered_map<const ThreadEntry*, std::uint64_t> dropped_at_start_;
   std::size_t strings_written_ = 0, modules_written_ = 0, params_written_ = 0;
   std::uint64_t threads_version_ = ~0ull;
   std::uint64_t events_written_ = 0;

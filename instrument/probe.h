@@ -97,8 +97,7 @@ struct ThreadBuffer {
   std::uint32_t next_span = 0;   // n of the last span begun
   std::uint32_t current = 0;     // n of the innermost open span, 0 = none
   std::atomic<std::uint64_t> dropped{0};
-  std::atomic<std::uint64_t> grown{0};          // rings linked because one was full
-  std::atomic<std::uint64_t> peak_events{0};    // the largest ring this thread wrote to
+  std::atomic<std::uint64_t> peak_events{0};    // the largest ring grown to this session (0: none grew)
   std::int64_t thread_id = 0;
   std::int64_t os_tid = 0;
 

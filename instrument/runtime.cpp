@@ -49,7 +49,6 @@ ThreadBuffer* register_thread() noexcept {
     const std::uint64_t n = base_ring_events();
     e->oldest = e->buf.ring = new Ring(n);
     e->buf.limit = n;
-    e->buf.peak_events.store(n, std::memory_order_relaxed);
     e->buf.os_tid = static_cast<std::int64_t>(syscall(SYS_gettid));
     bool is_main = e->buf.os_tid == static_cast<std::int64_t>(getpid());
     e->role = is_main ? ThreadRole::main : ThreadRole::other;
@@ -92,7 +91,6 @@ bool switch_ring(ThreadBuffer& b, std::uint64_t events) noexcept {
   }
   b.ring->next.store(fresh, std::memory_order_release);  // after the last commit to the old ring
   b.ring = fresh;
-  if (events > b.peak_events.load(std::memory_order_relaxed)) b.peak_events.store(events, std::memory_order_relaxed);
   return true;
 }
 }  // namespace
@@ -122,8 +120,9 @@ Event* ThreadBuffer::reserve_slow(std::uint32_t n) noexcept {
     const std::uint64_t max = std::max(base, std::bit_floor(std::max<std::uint64_t>(
                                                  reg.ring_max_events.load(std::memory_order_relaxed), 64)));
     if (r->capacity() < max && n <= max) {
-      if (switch_ring(*this, std::min(max, std::max(r->capacity() * 2, std::bit_ceil<std::uint64_t>(n))))) {
-        grown.fetch_add(1, std::memory_order_relaxed);
+      const std::uint64_t bigger = std::min(max, std::max(r->capacity() * 2, std::bit_ceil<std::uint64_t>(n)));
+      if (switch_ring(*this, bigger)) {
+        peak_events.store(std::max(bigger, peak_events.load(std::memory_order_relaxed)), std::memory_order_relaxed);
         continue;
       }
     }
