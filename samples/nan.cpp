@@ -17,12 +17,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "sample_cli.h"
+#include "sample_run.h"
 
 namespace F = gb::nn::functional;
 
@@ -87,13 +86,7 @@ GB_MODULE(Net);
 
 int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
-  std::unique_ptr<gb::trace::Session> session;
-  if (!opt.trace.empty()) {
-    std::error_code ec;
-    auto folder = std::filesystem::path(opt.trace).parent_path();
-    if (!folder.empty()) std::filesystem::create_directories(folder, ec);
-    session = std::make_unique<gb::trace::Session>(opt.trace);
-  }
+  auto session = sample_run::open_trace(opt.trace);
   gb::manual_seed(opt.seed);
 
   // three Gaussian blobs in 2-D: x (N,2), y (N) = blob

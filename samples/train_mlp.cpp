@@ -6,11 +6,14 @@
 //
 //   ./build/samples/train_mlp                        # 300 steps, prints the loss falling and the accuracy
 //   ./build/samples/train_mlp --steps 600 --lr 0.3   # options: --steps --batch --hidden --lr --seed --min-accuracy
-//   GLASSBOX_TRACE=mlp.db ./build/samples/train_mlp  # the same run, traced; then: glassbox report mlp.db
+//   ./build/samples/train_mlp --trace runs/train_mlp.db   # the same run, traced; then: glassbox report runs/...
+//   (GLASSBOX_TRACE=mlp.db ./build/samples/train_mlp traces it too, with no option)
 //
 // Traced, each step is a span with the loss and learning rate in the steps table; inside it the data fetch, one
 // module span per layer call (named by its path: "0", "1", ... in the Sequential) with its ops, the backward (its
 // phases and every autograd node it ran) and the optimizer step ("SGD.step").
+//
+// It ends by saying where the step time went (data, forward, backward, optimizer), measured by its own clock.
 //
 // With --min-accuracy A the program exits 1 when the held-out accuracy ends below A (the test suite uses it).
 #include <glassbox/glassbox.h>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "sample_cli.h"
+#include "sample_run.h"
 
 namespace F = gb::nn::functional;
 
@@ -37,6 +41,7 @@ struct Options {
   double momentum = 0.9;
   uint64_t seed = 0;
   double min_accuracy = -1;
+  std::string trace;
 };
 
 Options parse(int argc, char** argv) {
@@ -49,6 +54,7 @@ Options parse(int argc, char** argv) {
   app.add_option("--lr", o.lr, "SGD learning rate")->check(sample_cli::kPositive);
   app.add_option("--seed", o.seed, "seed of the data and the weights");
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
+  app.add_option("--trace", o.trace, "record the run into this trace file, e.g. runs/train_mlp.db");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -78,6 +84,7 @@ std::pair<gb::Tensor, gb::Tensor> spirals(int64_t n, int64_t k, gb::Generator& g
 
 int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
+  auto session = sample_run::open_trace(opt.trace);
   gb::manual_seed(opt.seed);
   gb::Generator data_gen(opt.seed + 1);
 
@@ -100,10 +107,12 @@ int main(int argc, char** argv) {
               gb::version(), (long long)n_train, (long long)x_test.size(0), (long long)H, (long long)H, opt.lr,
               opt.momentum, gb::get_num_threads());
   auto t0 = std::chrono::steady_clock::now();
+  sample_run::StepClock clock;
   double first_loss = 0, last_loss = 0;
   using gb::trace::SpanKind;
   for (int step = 1; step <= opt.steps; ++step) {
     gb::trace::StepScope traced_step(step);
+    clock.start();
     gb::Tensor xb, yb;
     {
       GB_TRACE_SPAN(SpanKind::dataloader, "fetch");
@@ -111,10 +120,14 @@ int main(int argc, char** argv) {
       xb = x_train.index_select(0, idx);
       yb = y_train.index_select(0, idx);
     }
+    clock.lap("data");
     auto loss = F::cross_entropy(model->forward(xb), yb);
+    clock.lap("forward");
     optimizer.zero_grad();  // set_to_none=true, PyTorch 2's default
     loss.backward();
+    clock.lap("backward");
     optimizer.step();
+    clock.lap("optimizer");
     last_loss = loss.item<double>();
     traced_step.set_loss(last_loss);
     traced_step.set_lr(opt.lr);
@@ -122,6 +135,7 @@ int main(int argc, char** argv) {
     if (step == 1 || step % 25 == 0 || step == opt.steps) std::printf("step %4d  loss %.4f\n", step, last_loss);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (session) session->stop();
 
   gb::NoGradGuard no_grad;
   auto accuracy = [&](const gb::Tensor& x, const gb::Tensor& y) {
@@ -131,6 +145,10 @@ int main(int argc, char** argv) {
   std::printf("loss %.4f -> %.4f in %d steps (%.1f ms/step)\n", first_loss, last_loss, opt.steps,
               1000.0 * seconds / opt.steps);
   std::printf("accuracy: train %.1f%%, held-out %.1f%%\n", 100 * train_acc, 100 * test_acc);
+  clock.print(opt.steps);
+  if (!opt.trace.empty())
+    std::printf("traced into %s: glassbox report %s (per op, module and autograd node)\n", opt.trace.c_str(),
+                opt.trace.c_str());
   if (opt.min_accuracy >= 0 && test_acc < opt.min_accuracy) {
     std::fprintf(stderr, "train_mlp: held-out accuracy %.3f is below the required %.3f\n", test_acc, opt.min_accuracy);
     return 1;

@@ -12,10 +12,14 @@
 //   ./build/samples/train_transformer --resume run.safetensors               # (model, AdamW, scheduler, scaler, RNG)
 //   options: --steps N --batch N --dim N --layers N --lr X --seed N --min-accuracy A --amp --checkpoint
 //            --stop-at N --save PATH --resume PATH
-//   GLASSBOX_TRACE=tf.db ./build/samples/train_transformer && glassbox report tf.db
+//   ./build/samples/train_transformer --trace runs/train_transformer.db && glassbox report runs/train_transformer.db
+//   (GLASSBOX_TRACE=tf.db traces it too, with no option)
 //
 // Traced, every module call is a span named by its path (layers.0.self_attn, layers.1.linear2, ...) with the ops
 // inside it, and every allocation carries the module that made it.
+//
+// It ends by saying where the step time went (data, forward, backward, optimizer: unscale, clipping, AdamW, the
+// schedule), measured by its own clock.
 //
 // With --min-accuracy A the program exits 1 when held-out token accuracy ends below A (the test suite uses it).
 #include <glassbox/glassbox.h>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "sample_cli.h"
+#include "sample_run.h"
 
 namespace nn = gb::nn;
 namespace F = gb::nn::functional;
@@ -45,7 +50,7 @@ struct Options {
   bool amp = false;
   bool checkpoint = false;
   int stop_at = -1;
-  std::string save, resume;
+  std::string save, resume, trace;
 };
 
 Options parse(int argc, char** argv) {
@@ -65,6 +70,7 @@ Options parse(int argc, char** argv) {
   app.add_flag("--checkpoint", o.checkpoint, "activation checkpointing of every encoder layer");
   app.add_option("--stop-at", o.stop_at, "stop after this step (with --save: a checkpoint to resume from)")
       ->check(sample_cli::kNonNegative);
+  app.add_option("--trace", o.trace, "record the run into this trace file, e.g. runs/train_transformer.db");
   app.add_option("--save", o.save, "write a training checkpoint here at the end");
   app.add_option("--resume", o.resume, "continue from this training checkpoint")->check(CLI::ExistingFile);
   try {
@@ -124,6 +130,7 @@ double accuracy(Reverser& model, const gb::Tensor& x, const gb::Tensor& y) {
 
 int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
+  auto session = sample_run::open_trace(opt.trace);
   gb::manual_seed(opt.seed);
   auto [x_test, y_test] = batch_of(1024);  // from the seeded default generator, like the weights and batches
 
@@ -151,23 +158,29 @@ int main(int argc, char** argv) {
     std::printf("resumed from %s at step %d (lr %.2e)\n", opt.resume.c_str(), start, scheduler.get_last_lr()[0]);
   }
   auto t0 = std::chrono::steady_clock::now();
+  sample_run::StepClock clock;
   for (int step = start; step < end; ++step) {
     gb::trace::StepScope traced_step(step);
+    clock.start();
     auto [x, y] = batch_of(opt.batch);
+    clock.lap("data");
     gb::Tensor loss;
     {
       gb::autocast ac(gb::kCPU, gb::kBFloat16, /*enabled=*/opt.amp);
       auto logits = model(x);
       loss = F::cross_entropy(logits.reshape({-1, kVocab}), y.reshape({-1}));
     }
+    clock.lap("forward");
     optimizer.zero_grad();
     scaler.scale(loss).backward();
+    clock.lap("backward");
     scaler.unscale_(optimizer);
     nn::utils::clip_grad_norm_(model->parameters(), 1.0);
     scaler.step(optimizer);
     scaler.update();
     double lr = scheduler.get_last_lr()[0];
     scheduler.step();
+    clock.lap("optimizer");
     double l = loss.item<double>();
     traced_step.set_loss(l);
     traced_step.set_lr(lr);
@@ -177,13 +190,16 @@ int main(int argc, char** argv) {
                   100 * accuracy(model, x_test, y_test));
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (session) session->stop();
   double acc = accuracy(model, x_test, y_test);
   std::printf("%d steps in %.1f s (%.1f ms/step); held-out token accuracy %.1f%% (%lld sequences)\n", end - start,
               seconds, 1000.0 * seconds / std::max(1, end - start), 100 * acc, (long long)x_test.size(0));
+  clock.print(end - start);
   if (!opt.save.empty()) {
     gb::save_checkpoint(opt.save, model, optimizer, &scheduler, end, /*epoch=*/0, &scaler);
     std::printf("saved the training checkpoint to %s\n", opt.save.c_str());
   }
+  if (!opt.trace.empty()) std::printf("traced into %s: glassbox report %s\n", opt.trace.c_str(), opt.trace.c_str());
   if (opt.min_accuracy >= 0 && acc < opt.min_accuracy) {
     std::fprintf(stderr, "train_transformer: held-out accuracy %.3f is below the required %.3f\n", acc,
                  opt.min_accuracy);
