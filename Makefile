@@ -1,5 +1,6 @@
 # glassbox — the two commands of the README's Quick start, and a few more.
-#   make demo    install what is missing, build (Release), run the flagship sample traced, report the trace
+#   make demo    install what is missing, build (Release) only what the demo runs, run the flagship sample traced
+#                into runs/train_mlp.db, report it, open the viewer (no display: screenshots into runs/)
 #   make test    install, build, run every test through CTest
 #   make test-options    the options the default leaves off, in build-options: no probes, no CUDA, Clang with
 #                        ASan + UBSan, the fuzzers (tests of trace contents excluded)
@@ -11,29 +12,36 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 
+# What the demo builds: the flagship sample, the glassbox command and the viewer (and the libraries under them).
+DEMO_TARGETS = train_mlp glassbox glassbox-viewer
+
 .PHONY: all deps configure build demo test test-options test-tsan bench clean
 
 all: build
 
+# The packages: `make demo` installs only what it builds and runs (DEPS=demo), the rest everything.
+DEPS ?=
+demo: DEPS = demo
 deps:
-	@tools/install-deps.sh
+	@tools/install-deps.sh $(DEPS)
 
+# The first configure writes the build folder; later ones re-run CMake in it (under a second: packages installed
+# since, e.g. libtorch after a demo, are found and their tests built).
 configure: deps
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
 	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
 	    || { cat $(BUILD).configure.log; exit 1; }; \
+	else \
+	  cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || { cat $(BUILD).configure.log; exit 1; }; \
 	fi
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	GLASSBOX_TRACE=$(BUILD)/train_mlp.db ./$(BUILD)/samples/train_mlp
-	@echo; echo "== glassbox report $(BUILD)/train_mlp.db =="
-	./$(BUILD)/tools/glassbox report $(BUILD)/train_mlp.db --limit 10
-	@echo; echo "The trace is $(BUILD)/train_mlp.db: query it with sqlite3 (traces/SCHEMA.md), or open it in Perfetto:"
-	@echo "  ./$(BUILD)/tools/glassbox export $(BUILD)/train_mlp.db --chrome train_mlp.json"
-	@echo "or in the viewer: ./$(BUILD)/viewer/glassbox-viewer $(BUILD)/train_mlp.db (autograd nodes: report --kind backward_node)"
+demo: configure
+	@echo "glassbox: building $(DEMO_TARGETS) in $(BUILD) (make test builds the rest)"
+	@cmake --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
+	@tools/demo.sh $(BUILD)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_FLAGS)

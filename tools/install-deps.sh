@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# tools/install-deps.sh — installs what glassbox needs to build and test, from Debian's packages.
-# Idempotent and silent when everything is already there; `make demo` and `make test` call it first.
+# tools/install-deps.sh [demo] — installs what glassbox needs to build and test, from Debian's packages.
+# Idempotent and silent when everything is already there; `make test` calls it first. `make demo` calls it with
+# `demo`: only what the demo builds and runs (no libtorch, PyTorch or Clang: the oracle tests, the benchmarks'
+# peer and the sanitizer builds need those, and they are most of the download).
 set -euo pipefail
 
 PACKAGES=(
@@ -11,13 +13,17 @@ PACKAGES=(
   libsqlite3-dev                           # the trace file (traces/)
   libcli11-dev zlib1g-dev                  # the glassbox command (tools/): arguments, .json.gz export
   nlohmann-json3-dev                       # safetensors headers (engine/io/); the tests parse the Chrome export
-  libtorch-dev                             # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
-  python3-torch                            # the .pt import tests write their files with torch.save
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # the viewer (viewer/): Dear ImGui 1.86, GLFW, OpenGL 3, PNG
   fonts-dejavu-core                        # the viewer's font (falls back to ImGui's own without it)
-  xvfb xauth libgl1-mesa-dri               # the viewer's screenshot tests: a headless X server with Mesa GL
-  clang libclang-rt-14-dev                 # make test-options: Clang, its sanitizer and libFuzzer runtimes (fuzz/)
+  xvfb xauth libgl1-mesa-dri               # the viewer's screenshots (tests, and the demo without a display)
 )
+if [ "${1:-}" != demo ]; then
+  PACKAGES+=(
+    libtorch-dev                           # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
+    python3-torch                          # the .pt import tests write their files with torch.save
+    clang libclang-rt-14-dev               # make test-options: Clang, its sanitizer and libFuzzer runtimes (fuzz/)
+  )
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
