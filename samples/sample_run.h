@@ -42,6 +42,11 @@ class StepClock {
       }
     phases_.emplace_back(phase, s);
   }
+  double seconds(const std::string& phase) const {
+    for (const auto& [name, s] : phases_)
+      if (name == phase) return s;
+    return 0;
+  }
   double total_seconds() const {
     double t = 0;
     for (const auto& p : phases_) t += p.second;
