@@ -1,7 +1,7 @@
 // samples/lessons/grad_scaler.cpp — what GradScaler does with a loss scale that is too large.
 //
 // The claim (PyTorch's "Automatic Mixed Precision" recipe and the torch.amp.GradScaler docs): the scale only has
-// to start "large"; if it is too large the float16 gradients overflow to inf, GradScaler skips that
+// to start large; if it is too large the float16 gradients overflow to inf, GradScaler skips that
 // optimizer.step() and multiplies the scale by backoff_factor (0.5), and after a few skipped steps the scale has
 // fallen to a value that fits, the steps run and training goes on as with a sensible scale.
 //

@@ -1,7 +1,7 @@
 // samples/lessons/item_twice.cpp — does loss.item() run the graph again?
 //
-// The claim (a wrong one, met in forum answers and beginner tutorials: "calling loss.item() twice recomputes the
-// graph, so store it in a variable"): item() reads the one number already in the loss tensor's storage (PyTorch's
+// The claim (a wrong one that circulates in beginner material: calling loss.item() twice recomputes the graph, so
+// store it in a variable): item() reads the one number already in the loss tensor's storage (PyTorch's
 // _local_scalar_dense; a device sync on a GPU, which is the real reason to call it once). The forward ops ran when
 // the loss was computed; nothing is recorded to run again.
 //

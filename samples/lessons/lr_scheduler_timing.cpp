@@ -1,7 +1,7 @@
 // samples/lessons/lr_scheduler_timing.cpp — when to call scheduler.step(): once per epoch, as the schedule was
 // written, or once per batch.
 //
-// The claim (PyTorch's "How to adjust learning rate" docs, torch.optim.lr_scheduler, and every tutorial that puts
+// The claim (PyTorch's "How to adjust learning rate" docs, torch.optim.lr_scheduler, and the tutorials that put
 // scheduler.step() at the end of the epoch loop): StepLR(step_size=2) and CosineAnnealingLR(T_max=10) count
 // epochs; a loop that steps them after every batch runs the schedule steps_per_epoch times too fast — StepLR has
 // decayed by orders of magnitude after one epoch, and the cosine has gone down to eta_min and back up.

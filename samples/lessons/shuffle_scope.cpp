@@ -1,8 +1,8 @@
 // samples/lessons/shuffle_scope.cpp — what DataLoader(shuffle=true) permutes: the whole dataset, not the order
 // inside each batch.
 //
-// The claim (a wrong one, met in forum answers and blog tutorials: "shuffle=True only shuffles the samples within a
-// batch, the batches themselves stay the same"): if it held, sample i would always land in batch i / batch_size.
+// The claim (a wrong one that circulates in beginner material: shuffle=True only shuffles the samples within a
+// batch, the batches themselves stay the same): if it held, sample i would always land in batch i / batch_size.
 // PyTorch's RandomSampler draws a permutation of every index each epoch and BatchSampler cuts it into batches, so
 // samples move across batches, and differently every epoch. glassbox's loader does the same.
 //

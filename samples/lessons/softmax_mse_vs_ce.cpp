@@ -1,12 +1,11 @@
 // samples/lessons/softmax_mse_vs_ce.cpp — which loss a classifier should train on: cross entropy on the logits,
 // MSE between softmax and one-hot targets, or cross entropy on probabilities (a softmax applied twice).
 //
-// The claim (PyTorch's nn.CrossEntropyLoss docs: "the input is expected to contain the unnormalized logits";
-// the classification tutorials and the forum's "why doesn't my classifier learn" answers): cross entropy on
-// logits learns fastest. MSE on softmax outputs has a gradient that vanishes when the softmax saturates on the
-// wrong class (p (1 - p) factors), and a softmax before cross_entropy (which applies log_softmax itself) squeezes
-// the logits cross_entropy sees into [0, 1], so the loss can never go below log(C - 1 + e) - 1 and its gradients
-// stay small.
+// The claim (PyTorch's nn.CrossEntropyLoss docs: the input is expected to contain the unnormalized logits for each
+// class; the classification tutorials): cross entropy on logits learns fastest. MSE on softmax outputs has a
+// gradient that vanishes when the softmax saturates on the wrong class (p (1 - p) factors), and a softmax before
+// cross_entropy (which applies log_softmax itself) squeezes the logits cross_entropy sees into [0, 1], so the loss
+// can never go below log(C - 1 + e) - 1 and its gradients stay small.
 //
 // The lesson trains the same MLP 2-32-32-3 from the same initial weights on the same Spirals batches (SGD lr 0.5,
 // batch 64) three ways for 400 steps and prints, at steps 50, 100, 200 and 400, the loss each trains on (its

@@ -1,10 +1,11 @@
 // samples/lessons/train_eval_modes.cpp — model.train() and model.eval() change what BatchNorm and Dropout compute.
 //
-// The claim (PyTorch's "Saving and loading models" and transfer-learning tutorials, and the nn.Module.eval() docs:
-// "remember to call model.eval() before inference"): in train mode Dropout zeroes a random share p of the values
-// and scales the rest by 1/(1-p), and BatchNorm normalizes with the batch's own statistics; in eval mode Dropout
-// is the identity and BatchNorm uses its running statistics. So the same input gives different outputs in the two
-// modes, two train-mode calls differ from each other, and two eval-mode calls are identical.
+// The claim (PyTorch's "Saving and loading models" tutorial: "Remember that you must call model.eval() to set
+// dropout and batch normalization layers to evaluation mode before running inference"): in train mode Dropout zeroes a
+// random share p of the values and scales the rest by 1/(1-p), and BatchNorm normalizes with the batch's own
+// statistics; in eval mode Dropout is the identity and BatchNorm uses its running statistics. So the same input gives
+// different outputs in the two modes, two train-mode calls differ from each other, and two eval-mode calls are
+// identical.
 //
 // The lesson trains Linear(8,32) - BatchNorm1d - ReLU - Dropout(0.5) - Linear(32,3) on Blobs for 4 epochs (so the
 // running statistics are learned), then feeds one batch twice in each mode (under NoGradGuard) and prints the max
