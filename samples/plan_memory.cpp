@@ -7,17 +7,22 @@
 // allocator a capacity and it behaves like a GPU of that size: it raises gb::OutOfMemoryError with the report a
 // real OOM would print. Catch it, let the tensors go, and try a smaller batch: the process stays usable.
 //
-// The model is built from functional layers (parameters as tensors; the nn modules come with [Training]):
-//   --model mlp   a transformer-shaped MLP stack: tokens (N, L, D), per layer h += fc2(gelu(fc1(layer_norm(h)))),
-//                 then a vocabulary head and cross-entropy over every token (the default)
+// The model is built from functional ops over parameter tensors made on meta (an nn::Module is made on the cpu with
+// its initialization first; a 1.2B-parameter one would take 4.5 GiB and seconds before planning even starts):
+//   --model transformer  a pre-norm GPT-style Transformer: tokens (N, L, D), per layer
+//                 h += out(attention(qkv(layer_norm(h)))), softmax(QK^T / sqrt(d)) over the heads, dropout 0.1 on
+//                 the attention weights; then h += fc2(gelu(fc1(layer_norm(h)))); a vocabulary head and
+//                 cross-entropy over every token (the default: the attention weights, (N, heads, L, L) per layer,
+//                 are what limits the batch)
+//   --model mlp   the same without attention (an MLP stack over tokens)
 //   --model conv  a ResNet-shaped conv stack: stages of conv-bn-relu-conv-bn + identity, stride-2 downsampling,
 //                 global average pooling, a linear head, cross-entropy
 // One training step = forward, loss, backward, SGD with momentum (the momentum buffers are optimizer_state).
 //
-//   ./build/samples/plan_memory                          # mlp: D=4096, L=2048, 8 layers, an 80 GiB GPU
+//   ./build/samples/plan_memory                          # transformer: D=4096, L=2048, 8 layers, 32 heads, 80 GiB
 //   ./build/samples/plan_memory --batch 16               # does batch 16 fit? exit 0 if it does, 1 if not
 //   ./build/samples/plan_memory --model conv --capacity-gib 24 --width 128 --layers 4 --image 224
-//   options: --model mlp|conv --batch N --capacity-gib G | --capacity-mib M --layers N --width D --seq L
+//   options: --model transformer|mlp|conv --heads H --batch N --capacity-gib G | --capacity-mib M --layers N --width D --seq L
 //            --vocab V --image S --classes C --max-batch N
 #include <glassbox/glassbox.h>
 
@@ -35,10 +40,11 @@ namespace mem = gb::memory;
 namespace {
 
 struct Options {
-  std::string model = "mlp";
+  std::string model = "transformer";
   std::optional<int64_t> batch;
   int64_t capacity = int64_t(80) << 30;
-  int64_t layers = 8, width = 4096, seq = 2048, vocab = 32000;  // mlp
+  int64_t layers = 8, width = 4096, seq = 2048, vocab = 32000;  // transformer and mlp
+  int64_t heads = 32;                                          // transformer
   int64_t image = 224, classes = 1000;                         // conv (width = first stage's channels)
   int64_t max_batch = int64_t(1) << 20;
 };
@@ -49,8 +55,10 @@ Options parse(int argc, char** argv) {
   double capacity_gib = 0, capacity_mib = 0;
   CLI::App app{"plan_memory: does one training step fit on a GPU of this size, and what is the largest batch that "
                "does? (planned on the meta device; see the comment at the top of samples/plan_memory.cpp)"};
-  app.add_option("--model", o.model, "mlp (an MLP stack over tokens) or conv (a conv net over images)")
-      ->check(CLI::IsMember({"mlp", "conv"}));
+  app.add_option("--model", o.model,
+                 "transformer (attention + MLP over tokens), mlp (an MLP stack over tokens) or conv (a conv net over "
+                 "images)")
+      ->check(CLI::IsMember({"transformer", "mlp", "conv"}));
   auto* batch_opt = app.add_option("--batch", batch, "the batch to check (without it: only the search)")
                         ->check(sample_cli::kPositive);
   auto* gib = app.add_option("--capacity-gib", capacity_gib, "the device's capacity in GiB (default 80)")
@@ -62,8 +70,9 @@ Options parse(int argc, char** argv) {
   auto* width = app.add_option("--width", o.width, "hidden width (mlp, default 4096) or first stage's channels "
                                                    "(conv, default 64)")
                     ->check(sample_cli::kPositive);
-  app.add_option("--seq", o.seq, "tokens per sample (mlp)")->check(sample_cli::kPositive);
-  app.add_option("--vocab", o.vocab, "vocabulary (mlp)")->check(sample_cli::kPositive);
+  app.add_option("--seq", o.seq, "tokens per sample (transformer, mlp)")->check(sample_cli::kPositive);
+  app.add_option("--vocab", o.vocab, "vocabulary (transformer, mlp)")->check(sample_cli::kPositive);
+  app.add_option("--heads", o.heads, "attention heads (transformer; must divide --width)")->check(sample_cli::kPositive);
   app.add_option("--image", o.image, "image side (conv)")->check(sample_cli::kPositive);
   app.add_option("--classes", o.classes, "classes (conv)")->check(sample_cli::kPositive);
   app.add_option("--max-batch", o.max_batch, "the search's upper bound")->check(sample_cli::kPositive);
@@ -76,6 +85,11 @@ Options parse(int argc, char** argv) {
   if (*gib) o.capacity = int64_t(capacity_gib * double(int64_t(1) << 30));
   if (*mib) o.capacity = int64_t(capacity_mib * double(1 << 20));
   if (o.model == "conv" && !*width) o.width = 64;
+  if (o.model == "transformer" && o.width % o.heads != 0) {
+    std::fprintf(stderr, "plan_memory: --heads %lld does not divide --width %lld\n", (long long)o.heads,
+                 (long long)o.width);
+    std::exit(2);
+  }
   return o;
 }
 
@@ -93,6 +107,50 @@ struct Model {
     int64_t n = 0;
     for (const auto& p : params) n += p.numel();
     return n;
+  }
+};
+
+struct TransformerStack final : Model {
+  int64_t D, L, V, H, layers;
+  TransformerStack(const Options& o) : D(o.width), L(o.seq), V(o.vocab), H(o.heads), layers(o.layers) {
+    for (int64_t l = 0; l < layers; ++l)  // ln1 (2), qkv (3D, D) + bias, out (D, D) + bias, ln2 (2), fc1 + b, fc2 + b
+      for (auto p : {constant({D}, 1), constant({D}, 0), param({3 * D, D}, 0.02), constant({3 * D}, 0),
+                     param({D, D}, 0.02), constant({D}, 0), constant({D}, 1), constant({D}, 0),
+                     param({4 * D, D}, 0.02), constant({4 * D}, 0), param({D, 4 * D}, 0.02), constant({D}, 0)})
+        params.push_back(p);
+    params.push_back(param({V, D}, 0.02));  // the vocabulary head
+  }
+  gb::Tensor loss(int64_t batch) override {
+    gb::Tensor h, target;
+    {
+      mem::CategoryGuard cat(mem::Category::input);
+      h = gb::randn({batch, L, D}, kMeta);  // the embedded tokens: (N, L, D)
+      target = gb::randint(0, V, {batch * L}, kMeta.dtype(gb::kInt64));
+    }
+    const int64_t d = D / H;
+    for (int64_t l = 0; l < layers; ++l) {
+      const gb::Tensor* p = &params[size_t(l) * 12];
+      const std::string path = "layers." + std::to_string(l);
+      mem::AllocationContext module("", path);  // the OOM report names the module that holds memory
+      {
+        mem::AllocationContext attn("", path + ".attn");
+        auto qkv = gb::linear(gb::layer_norm(h, {D}, p[0], p[1]), p[2], p[3]);  // (N, L, 3D)
+        auto heads = [&](int64_t i) {                                           // (N, H, L, d)
+          return qkv.narrow(2, i * D, D).view({batch, L, H, d}).transpose(1, 2);
+        };
+        auto w = gb::softmax(gb::matmul(heads(0), heads(1).transpose(2, 3)) / std::sqrt(double(d)), -1);
+        w = gb::dropout(w, 0.1, /*train=*/true);                           // (N, H, L, L)
+        auto y = gb::matmul(w, heads(2)).transpose(1, 2).reshape({batch, L, D});
+        h = h + gb::linear(y, p[4], p[5]);
+      }
+      {
+        mem::AllocationContext mlp("", path + ".mlp");
+        auto x = gb::layer_norm(h, {D}, p[6], p[7]);
+        h = h + gb::linear(gb::gelu(gb::linear(x, p[8], p[9])), p[10], p[11]);
+      }
+    }
+    auto logits = gb::linear(h, params.back()).view({batch * L, V});  // (N*L, V)
+    return gb::cross_entropy(logits, target);
   }
 };
 
@@ -196,7 +254,8 @@ StepResult try_step(const Options& o, int64_t batch) {
   mem::reset_peak_stats(meta);
   try {
     std::unique_ptr<Model> model;
-    if (o.model == "mlp") model = std::make_unique<MlpStack>(o);
+    if (o.model == "transformer") model = std::make_unique<TransformerStack>(o);
+    else if (o.model == "mlp") model = std::make_unique<MlpStack>(o);
     else model = std::make_unique<ConvStack>(o);
     r.params = model->numel();
     std::vector<gb::Tensor> velocity;
