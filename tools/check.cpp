@@ -26,12 +26,12 @@ void rule(const TraceDb& db, std::vector<Finding>& into, std::string what, const
   if (f.count > 0) into.push_back(std::move(f));
 }
 
-// Replays alloc/free per device (memory_replay.h): a free must find a live block.
+// Replays alloc/free per device in time order (memory_replay.h): a free must find a live block.
 void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
   Finding f{"memory_events frees with no live alloc at that (device, addr)", 0, {}};
   std::map<std::int64_t, MemoryReplay<>> replays;
   db.each(
-      "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY id",
+      "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY device, t_ns, id",
       {static_cast<std::int64_t>(gb::trace::MemAction::alloc), static_cast<std::int64_t>(gb::trace::MemAction::free)},
       [&](const Row& r) {
         if (!replays[r.i64(2)].apply(mem_action(r.i64(1)), r.i64(3), 0, gb::trace::MemCategory::unknown)) {

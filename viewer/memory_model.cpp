@@ -34,7 +34,7 @@ void MemoryModel::read_events(const gb::query::TraceDb& db, const std::atomic<bo
   if (device_ >= 0) context_ = db.meta_int("context_bytes").value_or(0);
   gb::query::MemoryReplay<> replay;
   db.each("SELECT t_ns, action, addr, size, category, allocated, reserved, segment_id, span_id, module_id "
-          "FROM memory_events WHERE device = ?1 ORDER BY id",
+          "FROM memory_events WHERE device = ?1 ORDER BY t_ns, id",
             {device_}, [&](const gb::query::Row& row) {
               if (stop) throw MemoryLoadStopped{};
               const MemAction action = gb::query::mem_action(row.i64(1));
@@ -173,7 +173,7 @@ std::vector<LiveBlock> MemoryModel::largest_live_sql(const gb::query::TraceDb& d
                                                      std::size_t n) const {
   LiveReplay replay;
   db.each("SELECT action, addr, size, category, span_id, module_id, t_ns FROM memory_events "
-            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY id",
+            "WHERE device = ?1 AND t_ns <= ?2 ORDER BY t_ns, id",
             {device_, t}, [&](const gb::query::Row& row) {
               replay.apply(gb::query::mem_action(row.i64(0)), row.i64(1), row.i64(2),
                            gb::query::mem_category(row.i64(3)), LiveEntry{row.i64(6), row.opt_i64(4), row.opt_i64(5)});

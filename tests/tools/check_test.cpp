@@ -117,6 +117,20 @@ TEST_CASE("each kind of problem, injected with raw SQL, is reported with its cou
   }
 }
 
+TEST_CASE("frees are checked in time order: rows a second thread's drain wrote late are not problems") {
+  // A DataLoader worker allocates at t 1500 and the training thread frees that batch at t 2000, but the collector
+  // drained the training thread first: the free has the smaller id.
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  synthetic::write(path);
+  run_sql(path,
+          "INSERT INTO memory_events VALUES (10, 2000, 1, 0, 36864, 64, 64, NULL, 0, 6, NULL, NULL, 0, 0);"
+          "INSERT INTO memory_events VALUES (11, 1500, 0, 0, 36864, 64, 64, NULL, 0, 6, NULL, NULL, 64, 0)");
+  CheckResult c = check_trace(TraceDb(path));
+  CHECK(c.ok());
+  if (!c.ok()) MESSAGE(text(c));
+}
+
 TEST_CASE("anomaly kinds 0..11 check ok (schema version 2), and so does a version 1 file with kinds 0..6") {
   TempDir tmp;
   std::string path = tmp.file("t.db");

@@ -110,6 +110,44 @@ TEST_CASE("memory: a retag event moves a live block's bytes to its new category 
   CHECK(live[1].category == MemCategory::activation);
 }
 
+TEST_CASE("memory: events are replayed in time order, not id order (a worker's rows written after the main thread's)") {
+  // The collector writes each thread's events in order but interleaves threads by drain: here the worker's alloc
+  // (t 20) and free (t 40) got ids 3 and 4, after the main thread's alloc at t 30. Read in id order, the times are
+  // not sorted and the picture at t 25 misses the worker's block (512 instead of 1024); in time order it is live
+  // over [20, 40).
+  using gb::trace::MemAction;
+  using gb::trace::MemCategory;
+  using gb::trace::MemoryEventRecord;
+  TempDir tmp;
+  const std::string path = tmp.file("threads.db");
+  {
+    gb::trace::Writer w(path);
+    w.add(gb::trace::ThreadRecord{0, 1, "main", gb::trace::ThreadRole::main});
+    auto ev = [&](std::int64_t id, std::int64_t t, MemAction a, std::int64_t addr, std::int64_t size,
+                  std::int64_t allocated) {
+      w.add(MemoryEventRecord{.id = id, .t_ns = t, .action = a, .device = gb::trace::kCpu, .addr = addr, .size = size,
+                              .requested = size, .category = MemCategory::input, .allocated = allocated,
+                              .reserved = 1 << 20});
+    };
+    ev(1, 10, MemAction::alloc, 4096, 512, 512);    // main
+    ev(2, 30, MemAction::alloc, 8192, 256, 1280);   // main, while the worker's block is live
+    ev(3, 20, MemAction::alloc, 16384, 512, 1024);  // worker
+    ev(4, 40, MemAction::free, 16384, 512, 768);    // worker
+  }
+  TraceModel m(path, kSync);
+  REQUIRE(m.memory().has_data());
+  auto input = [&](std::int64_t t) { return m.memory().at(t).by_category[static_cast<std::size_t>(MemCategory::input)]; };
+  CHECK(m.memory().at(25).allocated == 1024);
+  CHECK(input(25) == 1024);
+  CHECK(m.memory().at(35).allocated == 1280);
+  CHECK(input(35) == 1280);
+  CHECK(m.memory().at(45).allocated == 768);
+  CHECK(input(45) == 768);
+  auto live = (*settle(m, [&] { return m.memory().largest_live(45, 5); }));
+  CHECK(live.size() == 2);
+  CHECK(gb::query::TraceDb(path).scalar("SELECT count(*) FROM memory_events") == 4);
+}
+
 TEST_CASE("segment map: live blocks inside their segments add up to allocated; reserved is the segments' sum") {
   Fixture f({.steps = 4, .layers = 4, .ops_per_layer = 1});
   TraceModel m(f.path, kSync);

@@ -23,7 +23,10 @@ MemoryPeaks memory_peaks(const TraceDb& db) {
   MemoryPeaks m;
   std::map<int, DeviceMemory> devices;
   std::map<int, MemoryReplay<>> replays;  // per device: the category peaks
-  db.each("SELECT action, device, addr, size, category, allocated, reserved FROM memory_events ORDER BY id",
+  // Time order per device (the index memory_events_device_t): ids are the collector's write order, which
+  // interleaves the threads' events (a worker's allocation can be written after a later free on the main thread).
+  db.each("SELECT action, device, addr, size, category, allocated, reserved FROM memory_events "
+          "ORDER BY device, t_ns, id",
           [&](const Row& r) {
             ++m.events;
             const int device = static_cast<int>(r.i64(1));

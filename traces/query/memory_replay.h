@@ -10,11 +10,12 @@
 //     row names. A free with no live block changes nothing and is reported (`glassbox check` lists them).
 //   - segment and cache events (segment_alloc, segment_free, oom, empty_cache) do not change blocks.
 //   - a category outside the schema's (a damaged file) counts as unknown.
-// Events are applied in id order, one device per replay. Each block carries an Extra payload the caller chooses
+// Events are applied in time order (ORDER BY t_ns, id: the index on (device, t_ns) serves it), one device per
+// replay — not in id order, which is the collector's write order and interleaves threads. Each block carries an Extra payload the caller chooses
 // (the viewer keeps the allocation's time, op span and module, to name the largest live blocks).
 //
 //   gb::query::MemoryReplay<> r;
-//   db.each("SELECT action, addr, size, category FROM memory_events WHERE device = 0 ORDER BY id", [&](const Row& e) {
+//   db.each("SELECT action, addr, size, category FROM memory_events WHERE device = 0 ORDER BY t_ns, id", [&](const Row& e) {
 //     r.apply(action_of(e.i64(0)), e.i64(1), e.i64(2), category_of(e.i64(3)));
 //     use(r.by_category());  // bytes per category after this event
 //   });

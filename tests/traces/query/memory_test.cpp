@@ -63,6 +63,27 @@ TEST_CASE("a free subtracts the live block's own category and size, whatever the
   CHECK(m.devices[0].context == std::nullopt);  // no meta context_bytes
 }
 
+TEST_CASE("categories replay in time order: a thread's rows written after another's later ones") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  {
+    using namespace gb::trace;
+    Writer w(path);
+    auto ev = [&](Id id, std::int64_t t, MemAction a, std::int64_t addr, std::int64_t size, std::int64_t alloc) {
+      w.add(MemoryEventRecord{id, t, a, 0, addr, size, size, {}, 0, MemCategory::input, {}, {}, alloc, 4096});
+    };
+    ev(1, 10, MemAction::alloc, 0x10, 100, 100);  // main
+    ev(2, 50, MemAction::alloc, 0x20, 300, 300);  // main, after the worker freed its block
+    ev(3, 20, MemAction::alloc, 0x30, 200, 300);  // worker: written later, happened earlier
+    ev(4, 30, MemAction::free, 0x30, 200, 100);
+    ev(5, 40, MemAction::free, 0x10, 100, 0);
+  }
+  MemoryPeaks m = memory_peaks(TraceDb(path));
+  // time order: 100, 300, 100, 0, 300 -> the category's peak is 300; id order would count 0x30 live with 0x20: 500
+  CHECK(peak(m, 0, MemCategory::input) == 300);
+  CHECK(m.devices[0].peak_allocated == 300);
+}
+
 TEST_CASE("no memory events: no devices, no categories") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
