@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <chrono>
 #include <mutex>
 #include <vector>
 
@@ -22,9 +23,13 @@ std::atomic<std::int32_t> g_step{-1};
 std::atomic<std::int32_t> g_step_scopes{0};
 std::atomic<StepEndHook> g_step_end_hook{nullptr};
 
+bool stop_recording_within(const std::string& stopped_by, std::chrono::milliseconds wait);
+
 namespace {
 
-std::mutex g_session_mu;           // guards g_collector and the handlers
+// Guards g_collector and the handlers. Timed: the terminate handler must not wait forever on a lock its own
+// thread may hold (std::terminate after an uncaught exception does not unwind the stack).
+std::timed_mutex g_session_mu;
 Collector* g_collector = nullptr;  // the recording, if any
 std::atomic<Collector*> g_signal_target{nullptr};
 std::string g_path;
@@ -77,7 +82,11 @@ void restore_handler(int sig, struct sigaction& old, bool& installed) {
       why = "uncaught exception";
     }
   }
-  stop_recording(why);
+  // Finish the trace if the session lock can be had. It cannot when this very thread holds it (terminate from a
+  // session hook): then the trace is left as a crash leaves it, readable up to the last commit, not closed cleanly.
+  if (!stop_recording_within(why, std::chrono::seconds(2)))
+    std::fprintf(stderr, "glassbox: warning: the trace was not finished at std::terminate (its session lock is held); "
+                         "it is readable up to its last commit\n");
   std::terminate_handler next = g_old_terminate;
   if (next && next != on_terminate) next();
   std::abort();
@@ -86,10 +95,14 @@ void restore_handler(int sig, struct sigaction& old, bool& installed) {
 }  // namespace
 
 bool start_recording(const std::string& path, const SessionOptions& options) {
-  std::lock_guard lock(g_session_mu);
-  if (g_collector)
-    throw Error("glassbox: cannot start a trace session for '" + path + "': the trace '" + g_path +
-                "' is already recording (one session at a time; GLASSBOX_TRACE starts one for the whole run)");
+  std::unique_lock lock(g_session_mu);
+  if (g_collector) {
+    std::string message = "glassbox: cannot start a trace session for '" + path + "': the trace '" + g_path +
+                          "' is already recording (one session at a time; GLASSBOX_TRACE starts one for the whole "
+                          "run: unset it, or stop the first Session before starting another)";
+    lock.unlock();  // uncaught, the throw goes to std::terminate without unwinding: the handler needs this lock
+    throw Error(message);
+  }
   std::unique_ptr<Writer> writer;
   try {
     writer = std::make_unique<Writer>(path, WriterOptions{options.commit_interval});
@@ -122,8 +135,8 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
   return true;
 }
 
-void stop_recording(const std::string& stopped_by) {
-  std::lock_guard lock(g_session_mu);
+// Under g_session_mu.
+static void stop_locked(const std::string& stopped_by) {
   if (!g_collector) return;
   for (const SessionHook& h : session_hooks())
     if (h.stop) h.stop();
@@ -134,6 +147,18 @@ void stop_recording(const std::string& stopped_by) {
   restore_handler(SIGINT, g_old_int, g_int_installed);
   restore_handler(SIGTERM, g_old_term, g_term_installed);
   if (std::get_terminate() == on_terminate) std::set_terminate(g_old_terminate);
+}
+
+void stop_recording(const std::string& stopped_by) {
+  std::lock_guard lock(g_session_mu);
+  stop_locked(stopped_by);
+}
+
+bool stop_recording_within(const std::string& stopped_by, std::chrono::milliseconds wait) {
+  std::unique_lock lock(g_session_mu, std::defer_lock);
+  if (!lock.try_lock_for(wait)) return false;
+  stop_locked(stopped_by);
+  return true;
 }
 
 std::uint64_t events_written_now() {

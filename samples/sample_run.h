@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,9 +15,14 @@
 
 namespace sample_run {
 
-// A trace session writing `path` (nullptr when path is empty: GLASSBOX_TRACE may still trace the run).
+// A trace session writing `path` (nullptr when path is empty: GLASSBOX_TRACE may still trace the run). When
+// GLASSBOX_TRACE already records the run, --trace is ignored with a note (one session at a time).
 inline std::unique_ptr<gb::trace::Session> open_trace(const std::string& path) {
   if (path.empty()) return nullptr;
+  if (const char* env = std::getenv("GLASSBOX_TRACE"); env && *env) {
+    std::fprintf(stderr, "note: GLASSBOX_TRACE=%s already traces this run; --trace %s is ignored\n", env, path.c_str());
+    return nullptr;
+  }
   std::error_code ec;
   auto folder = std::filesystem::path(path).parent_path();
   if (!folder.empty()) std::filesystem::create_directories(folder, ec);

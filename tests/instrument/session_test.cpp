@@ -121,6 +121,21 @@ TEST_CASE("an exception escaping main finishes the trace and names the exception
   CHECK(count_spans(r, "inner") == 5);
 }
 
+TEST_CASE("a second session's error escaping main ends the process and finishes the first trace (no hang)") {
+  // The error is thrown by start_recording; uncaught, std::terminate runs without unwinding, and the terminate
+  // handler takes the session lock to finish the trace: the throw must not hold it (it did, and the process hung).
+  TempDir tmp;
+  std::string path = tmp.file("run.db");
+  Run run = run_child(tmp, {"second", tmp.file("second.db")}, path);
+  CHECK(run.signaled(SIGABRT));  // SIGALRM here: the terminate handler hung
+  CHECK(run.err.find("is already recording") != std::string::npos);
+  Reader r(path);
+  CHECK(r.meta("closed_cleanly") == "1");
+  CHECK(r.meta("stopped_by").value_or("").find("uncaught exception: glassbox: cannot start a trace session for '" +
+                                  tmp.file("second.db") + "'") == 0);
+  CHECK(count_spans(r, "inner") == 5);
+}
+
 TEST_CASE("a process killed with SIGKILL leaves a readable trace holding every event older than 200 ms") {
   TempDir tmp;
   std::string path = tmp.file("run.db"), out = tmp.file("stream.out");

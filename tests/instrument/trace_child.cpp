@@ -5,7 +5,10 @@
 //   trace_child signal NAME    a few spans, then raise(SIGINT or SIGTERM) from inside an open span
 //   trace_child stream         spans forever; after each, prints "n steady_ns" (for the SIGKILL test)
 //   trace_child fsize PATH     a Session on PATH under a 2 MiB file-size limit: writing fails mid-run
+//   trace_child second PATH    a few spans, then a Session on PATH while GLASSBOX_TRACE records: its error escapes
+//                              main (killed by SIGALRM after 20 s if that hangs)
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -63,6 +66,12 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+  }
+  if (mode == "second" && argc > 2) {
+    alarm(20);
+    some_spans(5);
+    gb::trace::Session second(argv[2]);  // throws gb::trace::Error: one session at a time
+    return 0;
   }
   if (mode == "fsize" && argc > 2) {
     std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing the process
