@@ -111,14 +111,19 @@ void write_dataloader_section(const TraceDb& db, std::ostream& out) {
         << " of step time (" << format_time(static_cast<double>(d.wait_ns)) << " of " << format_time(d.step_total_ns)
         << ")\n";
   else
-    out << "waiting for data took " << format_time(static_cast<double>(d.wait_ns)) << " (no step time to compare)\n";
+    out << "waiting for data took " << format_time(static_cast<double>(d.wait_ns + d.wait_outside_ns))
+        << " (no step time to compare)\n";
   if (d.step_total_ns > 0) out << "  " << data_bound_verdict(d) << "\n";
+  if (d.step_total_ns > 0 && d.wait_outside_ns > 0)
+    out << "  and " << format_time(static_cast<double>(d.wait_outside_ns))
+        << " waiting outside any step (the first batch before step one, an evaluation loader): not in the share\n";
   std::vector<std::vector<std::string>> rows = {{"wait", format_time(static_cast<double>(d.wait_ns))},
                                                 {"sample", format_time(static_cast<double>(d.sample_ns))},
                                                 {"fetch", format_time(static_cast<double>(d.fetch_ns))},
                                                 {"collate", format_time(static_cast<double>(d.collate_ns))},
                                                 {"pin", format_time(static_cast<double>(d.pin_ns))},
                                                 {"transfer", format_time(static_cast<double>(d.transfer_ns))}};
+  if (d.wait_outside_ns > 0) rows.insert(rows.begin() + 1, {"wait outside steps", format_time(static_cast<double>(d.wait_outside_ns))});
   if (d.other_ns > 0) rows.push_back({"other", format_time(static_cast<double>(d.other_ns))});
   out << format_table({"stage", "total"}, rows) << "\n";
 }

@@ -35,7 +35,7 @@ std::string hint(const char* op) {
 void on_node_recorded() noexcept {
   if (!active() || trace::detail::g_step_scopes.load(std::memory_order_relaxed) > 0) return;
   Run& r = run();
-  if (r.auto_started) return;  // racy read: the locked path below decides
+  if (r.auto_started || r.scoped_steps) return;  // racy reads: the locked path below decides
   std::lock_guard lock(r.mu);
   start_auto_steps_locked();
 }

@@ -90,6 +90,9 @@ struct RunState {
   Config cfg;
   // steps
   bool auto_started = false;  // the engine numbers steps (no StepScope)
+  // A StepScope has ended a step: the program numbers its steps, so the engine never starts its own (ops after
+  // the last StepScope, e.g. an evaluation pass, belong to no step).
+  bool scoped_steps = false;
   double last_loss = std::numeric_limits<double>::quiet_NaN();
   bool have_loss = false;
   const void* scaled_loss = nullptr;  // TensorImpl of the GradScaler's last scaled loss

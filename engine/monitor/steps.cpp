@@ -162,7 +162,7 @@ void emit_graph_locked(int64_t step) {
 
 void start_auto_steps_locked() {
   Run& r = run();
-  if (r.auto_started || trace::detail::g_step_scopes.load(std::memory_order_relaxed) > 0) return;
+  if (r.auto_started || r.scoped_steps || trace::detail::g_step_scopes.load(std::memory_order_relaxed) > 0) return;
   r.auto_started = true;
   if (trace::current_step() < 0) trace::set_step(0);
 }
@@ -195,6 +195,7 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
     trace::emit(rec);
     trace::set_step(step + 1);
   } else {
+    r.scoped_steps = true;
     if (!scope_record->loss) scope_record->loss = loss;
     if (!scope_record->grad_scale && r.step_scale > 0) scope_record->grad_scale = r.step_scale;
     if (!scope_record->lr) scope_record->lr = r.step_lr;

@@ -11,14 +11,16 @@ namespace gb::query {
 DataLoaderSummary dataloader_summary(const TraceDb& db) {
   DataLoaderSummary d;
   db.each(
-      "SELECT COALESCE(t.text, ''), COUNT(*), SUM(s.dur_ns) FROM spans s LEFT JOIN strings t ON t.id = s.name_id "
-      "WHERE s.kind = ?1 GROUP BY s.name_id",
+      "SELECT COALESCE(t.text, ''), COUNT(*), SUM(s.dur_ns), SUM(CASE WHEN s.step IS NULL THEN s.dur_ns ELSE 0 END) "
+      "FROM spans s LEFT JOIN strings t ON t.id = s.name_id WHERE s.kind = ?1 GROUP BY s.name_id",
       {static_cast<std::int64_t>(gb::trace::SpanKind::dataloader)}, [&](const Row& r) {
         std::string_view name = r.text(0);
         d.spans += r.i64(1);
         std::int64_t ns = r.i64(2);
-        if (name == "wait")
-          d.wait_ns += ns;
+        if (name == "wait") {
+          d.wait_outside_ns += r.i64(3);
+          d.wait_ns += ns - r.i64(3);
+        }
         else if (name == "sample")
           d.sample_ns += ns;
         else if (name == "fetch")

@@ -69,12 +69,19 @@ TEST_CASE("a StepScope wins: its numbers; the loss and lr it was not given are f
       opt.step();
       if (i == 1) step.set_loss(7.0);
     }
+    // An evaluation after the last StepScope, through a module call: it belongs to no step (the engine must not
+    // start numbering steps of its own: it did, and the evaluation's spans became step 0).
+    gb::nn::Linear eval_net(4, 2);
+    gb::NoGradGuard no_grad;
+    eval_net(gb::ones({2, 4})).sum().item<double>();
   }
   CHECK(sql_double(path, "SELECT count(*) FROM steps") == 3);
   CHECK(sql_double(path, "SELECT min(step) FROM steps") == 100);
   CHECK(sql_double(path, "SELECT loss FROM steps WHERE step = 101") == 7.0);  // the user's value
   CHECK(sql_double(path, "SELECT loss IS NOT NULL AND lr = 0.5 FROM steps WHERE step = 102") == 1);
   CHECK(sql_double(path, "SELECT count(DISTINCT step) FROM grad_stats") == 3);
+  CHECK(sql_double(path, "SELECT count(*) FROM spans WHERE kind = 0 AND step IS NULL") >= 2);  // linear, sum, ...
+  CHECK(sql_double(path, "SELECT count(*) FROM spans WHERE step IS NOT NULL AND step < 100") == 0);
 }
 
 TEST_CASE("one mislabelled batch: a loss spike at exactly that step, and no other warning before it") {

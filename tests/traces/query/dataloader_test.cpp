@@ -2,6 +2,7 @@
 #include "traces/query/dataloader.h"
 
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include "tools/synthetic_trace.h"
 #include "traces/temp_dir.h"
@@ -22,6 +23,30 @@ TEST_CASE("wait share = wait spans / total step time; stage totals by name") {
   CHECK(d.other_ns == 0);
   CHECK(d.step_total_ns == doctest::Approx(36e6));
   CHECK(d.wait_share() == doctest::Approx(3.0 / 36.0));
+}
+
+TEST_CASE("waits outside any step (the first batch, an evaluation loader) are not in the wait share") {
+  TempDir tmp;
+  std::string path = tmp.file("t.db");
+  synthetic::write(path);  // 1 ms wait inside each of the 3 steps
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    // two more waits with no step: 5 ms before step one, 7 ms for an evaluation loader after the last
+    const char* sql =
+        "INSERT INTO spans (id, kind, name_id, start_ns, dur_ns, step) SELECT (1 << 32) + 900, 5, name_id, 0, "
+        "5000000, NULL FROM spans WHERE kind = 5 AND name_id = (SELECT id FROM strings WHERE text = 'wait') LIMIT 1;"
+        "INSERT INTO spans (id, kind, name_id, start_ns, dur_ns, step) SELECT (1 << 32) + 901, 5, name_id, 90000000, "
+        "7000000, NULL FROM spans WHERE kind = 5 AND name_id = (SELECT id FROM strings WHERE text = 'wait') LIMIT 1;";
+    REQUIRE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  DataLoaderSummary d = dataloader_summary(TraceDb(path));
+  CHECK(d.spans == 11);
+  CHECK(d.wait_ns == 3'000'000);
+  CHECK(d.wait_outside_ns == 12'000'000);
+  CHECK(d.wait_share() == doctest::Approx(3.0 / 36.0));  // (3 + 12) / 36 would call the loop data-bound
+  CHECK(data_bound_verdict(d).rfind("not data-bound", 0) == 0);
 }
 
 TEST_CASE("without a steps table the step spans give the step time; without dataloader spans, nothing") {
