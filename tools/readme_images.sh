@@ -10,7 +10,7 @@ out=runs/images
 img=docs/images
 mkdir -p "$out" "$img"
 export GLASSBOX_NUM_THREADS=${GLASSBOX_NUM_THREADS:-2}
-for exe in samples/train_mlp samples/train_transformer samples/oom samples/nan samples/dataloader_bound \
+for exe in samples/train_mlp samples/train_images samples/train_transformer samples/oom samples/nan samples/dataloader_bound \
            samples/plan_memory samples/lessons/lesson_missing_zero_grad tools/glassbox viewer/glassbox-viewer; do
   [ -x "$build/$exe" ] || { echo "readme_images.sh: $build/$exe is not built: run make test (or build it) first" >&2; exit 1; }
 done
@@ -24,6 +24,7 @@ shot() {  # shot TRACE PNG PANEL [viewer options...]
 
 echo "running the samples traced into $out/ ..."
 fresh $out/train_mlp.db && "$build/samples/train_mlp" --trace $out/train_mlp.db >/dev/null
+fresh $out/train_images.db && "$build/samples/train_images" --model resnet --train 768 --epochs 2 --batch 32 --trace $out/train_images.db >/dev/null
 fresh $out/train_transformer.db && "$build/samples/train_transformer" --steps 100 --trace $out/train_transformer.db >/dev/null
 fresh $out/oom.db && "$build/samples/oom" --trace $out/oom.db >/dev/null
 fresh $out/nan.db && "$build/samples/nan" --trace $out/nan.db >/dev/null
@@ -34,6 +35,7 @@ fresh $out/mzg && "$build/samples/lessons/lesson_missing_zero_grad" $out/mzg >/d
 echo "rendering the viewer's panels into $img/ ..."
 shot $out/train_mlp.db sample_train_mlp_timeline.png timeline --step 150 --size 1600x900
 shot $out/train_mlp.db viewer_graph.png graph --step 150 --size 1600x1000
+shot $out/train_images.db sample_train_images_ops.png ops --size 1600x900
 shot $out/train_transformer.db viewer_timeline.png timeline --step 60 --size 1600x1000
 shot $out/oom.db sample_oom_memory.png memory --select oom --size 1600x1000
 shot $out/nan.db sample_nan_anomalies.png anomalies --size 1600x900
