@@ -8,6 +8,7 @@
 #include <exception>
 #include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "instrument/collector.h"
@@ -27,9 +28,10 @@ bool stop_recording_within(const std::string& stopped_by, std::chrono::milliseco
 
 namespace {
 
-// Guards g_collector and the handlers. Timed: the terminate handler must not wait forever on a lock its own
-// thread may hold (std::terminate after an uncaught exception does not unwind the stack).
-std::timed_mutex g_session_mu;
+// Guards g_collector and the handlers. The terminate handler only tries it for a while (stop_recording_within): it
+// must not wait forever on a lock its own thread may hold (std::terminate does not unwind the stack). A plain mutex
+// polled with try_lock, not a timed_mutex: ThreadSanitizer does not see pthread_mutex_clocklock.
+std::mutex g_session_mu;
 Collector* g_collector = nullptr;  // the recording, if any
 std::atomic<Collector*> g_signal_target{nullptr};
 std::string g_path;
@@ -155,8 +157,13 @@ void stop_recording(const std::string& stopped_by) {
 }
 
 bool stop_recording_within(const std::string& stopped_by, std::chrono::milliseconds wait) {
-  std::unique_lock lock(g_session_mu, std::defer_lock);
-  if (!lock.try_lock_for(wait)) return false;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::unique_lock lock(g_session_mu, std::try_to_lock);
+  while (!lock.owns_lock()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock.try_lock();
+  }
   stop_locked(stopped_by);
   return true;
 }
