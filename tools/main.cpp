@@ -1,7 +1,7 @@
-// tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, synth),
+// tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, synth, env),
 // or runs the viewer (view).
 //
-// Exit codes: 0 done; 1 `check` found problems; 2 a file could not be read or written (one line on stderr,
+// Exit codes: 0 done; 1 `check` found problems, or `env` found CUDA not available; 2 a file could not be read or written (one line on stderr,
 // "glassbox: ..."); 3 `report --fail-on SEVERITY` found anomalies that severe; CLI11's codes for bad arguments.
 #include <CLI/CLI.hpp>
 
@@ -19,6 +19,7 @@
 #include "tools/export_chrome.h"
 #include "traces/query/op_table.h"
 #include "tools/report.h"
+#include "tools/env.h"
 #include "tools/synth.h"
 #include "traces/query/trace_db.h"
 
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(names(gb::query::span_kind_names())))
       ->capture_default_str();
 
+  CLI::App* env = app.add_subcommand("env", "CUDA on this machine: driver, toolkit, libraries, GPUs, and what is "
+                                            "missing when it is not available");
+
   gb::tools::SynthOptions so;
   std::string synth_out;
   CLI::App* synth = app.add_subcommand("synth", "write a realistic synthetic training trace of any size");
@@ -165,6 +169,10 @@ int main(int argc, char** argv) {
     } else if (*diff) {
       gb::query::TraceDb a(file), b(file_b);
       gb::query::write_diff(gb::query::diff_traces(a, b, *gb::query::parse_span_kind(kind)), limit, out);
+    } else if (*env) {
+      const gb::tools::EnvProbe probe = gb::tools::probe_env();
+      gb::tools::write_env(probe, out);
+      rc = gb::tools::diagnose(probe).front().severity == gb::tools::EnvFinding::kOk ? 0 : 1;
     } else if (*synth) {
       gb::tools::SynthResult r = gb::tools::write_synthetic_trace(synth_out, so);
       out << "wrote " << synth_out << ": " << r.spans << " spans, " << r.steps << " steps, " << r.memory_events

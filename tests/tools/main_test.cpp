@@ -156,3 +156,14 @@ TEST_CASE("check exits 1 on problems; bad arguments get CLI11's message and a no
   CHECK(no_out.rc != 0);
   CHECK(no_out.err.find("--chrome") != std::string::npos);
 }
+
+TEST_CASE("env prints the build, driver, libraries and GPUs, then one verdict; exit 0 only when CUDA is available") {
+  TempDir tmp;
+  Run env = glassbox(tmp, "env");
+  for (const char* section : {"build\n", "driver\n", "libraries (as this process finds them)\n", "GPUs\n"})
+    CHECK(env.out.find(section) != std::string::npos);
+  const bool available = env.out.find("\nok: CUDA is available: ") != std::string::npos;
+  CHECK(env.rc == (available ? 0 : 1));
+  if (!available) CHECK(env.out.find("\nCUDA is not available: ") != std::string::npos);
+  CHECK(env.err.empty());
+}
