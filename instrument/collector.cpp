@@ -91,6 +91,7 @@ void Collector::start() {
 
 void Collector::stop(const std::string& stopped_by) {
   g_recording.store(false, std::memory_order_release);
+  g_span_sinks.fetch_and(static_cast<std::uint8_t>(~kRecordSpans), std::memory_order_release);
   stop_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
   finish(stopped_by);
@@ -119,6 +120,7 @@ void Collector::run() {
 
 void Collector::fail(const std::exception& e) {
   g_recording.store(false, std::memory_order_release);
+  g_span_sinks.fetch_and(static_cast<std::uint8_t>(~kRecordSpans), std::memory_order_release);
   failed_ = true;
   finished_ = true;
   std::fprintf(stderr,
@@ -134,6 +136,7 @@ void Collector::fail(const std::exception& e) {
 void Collector::finish(const std::string& stopped_by) {
   if (finished_) return;
   g_recording.store(false, std::memory_order_release);
+  g_span_sinks.fetch_and(static_cast<std::uint8_t>(~kRecordSpans), std::memory_order_release);
   // Spans that began before recording stopped still end and write their event: give them a moment.
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   try {

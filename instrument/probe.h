@@ -20,6 +20,10 @@
 //     SessionOptions::ring_max_events) and shrinks back once it has caught up. Past that size the event is dropped
 //     and counted (meta dropped_events); a session with OnFull::block waits instead (tests that must not lose
 //     anything).
+//   - NVTX (nvtx.cpp): when an NVTX tool is attached (NVTX_INJECTION64_PATH is set at start-up, as Nsight Systems
+//     does; or GLASSBOX_NVTX=1), every span is also an NVTX range in the domain "glassbox", named by a registered
+//     string, categorised by its kind — with or without a session. GLASSBOX_NVTX=0 turns it off. Off, a span still
+//     costs one relaxed load and a branch.
 //   - Compiling with GLASSBOX_NO_PROBES (CMake -DGLASSBOX_PROBES=OFF) removes every probe: the macros expand to
 //     nothing and Span is empty.
 //
@@ -115,6 +119,12 @@ struct ThreadBuffer {
 };
 
 extern std::atomic<bool> g_recording;  // a session is on
+// Where spans go: kRecordSpans while a session records (set and cleared with g_recording), kNvtxSpans while an NVTX
+// tool is attached. A span is skipped with one load when this is 0.
+inline constexpr std::uint8_t kRecordSpans = 1, kNvtxSpans = 2;
+extern std::atomic<std::uint8_t> g_span_sinks;
+void nvtx_push(const SourceLocation* loc) noexcept;  // nvtx.cpp
+void nvtx_pop() noexcept;
 extern std::atomic<std::int32_t> g_step;
 extern std::atomic<std::int32_t> g_step_scopes;  // StepScopes open now (the engine's automatic steps stand aside)
 // Called by ~StepScope before its steps row is queued (the engine's monitor fills the loss and lr the user left
@@ -148,6 +158,11 @@ void push_counter(const SourceLocation* loc, double value) noexcept;
 
 // True while a session records.
 inline bool enabled() noexcept { return detail::g_recording.load(std::memory_order_relaxed); }
+// True while a span would go somewhere: a session records it, or an NVTX tool is attached. Code that computes a
+// span's SourceLocation only when it is wanted asks this, not enabled().
+inline bool spans_on() noexcept { return detail::g_span_sinks.load(std::memory_order_relaxed) != 0; }
+// True while spans are NVTX ranges (nvtx.cpp).
+inline bool nvtx_on() noexcept { return (detail::g_span_sinks.load(std::memory_order_relaxed) & detail::kNvtxSpans) != 0; }
 
 // The process-wide strings.id of text (stable for the process; every session writes the strings it needs).
 Id intern(std::string_view text);
@@ -177,11 +192,11 @@ void add_session_hook(void (*start)(), void (*stop)());
 class Span {
  public:
   explicit Span(const SourceLocation* loc, std::int64_t seq = -1) noexcept {
-    if (enabled() && loc) [[unlikely]]
+    if (spans_on() && loc) [[unlikely]]
       begin(loc, seq);
   }
   ~Span() {
-    if (buf_) [[unlikely]]
+    if (buf_ || nvtx_) [[unlikely]]
       end();
   }
   Span(const Span&) = delete;
@@ -193,6 +208,12 @@ class Span {
 
  private:
   void begin(const SourceLocation* loc, std::int64_t seq) noexcept {
+    const std::uint8_t sinks = detail::g_span_sinks.load(std::memory_order_relaxed);
+    if (sinks & detail::kNvtxSpans) {
+      detail::nvtx_push(loc);
+      nvtx_ = true;
+    }
+    if (!(sinks & detail::kRecordSpans)) return;
     buf_ = detail::this_thread();
     if (!buf_) return;
     loc_ = loc;
@@ -203,6 +224,10 @@ class Span {
     buf_->current = n_;
   }
   void end() noexcept {
+    if (buf_) end_recorded();
+    if (nvtx_) detail::nvtx_pop();
+  }
+  void end_recorded() noexcept {
     std::int64_t t1 = ticks();
     buf_->current = parent_;
     detail::Event* e = buf_->reserve(1);
@@ -225,6 +250,7 @@ class Span {
   std::int64_t seq_ = -1;
   std::uint32_t n_ = 0;
   std::uint32_t parent_ = 0;
+  bool nvtx_ = false;
 };
 
 inline void instant(const SourceLocation* loc) noexcept {

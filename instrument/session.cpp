@@ -20,6 +20,7 @@ namespace detail {
 // Defined here, next to the GLASSBOX_TRACE session: every probe reads g_recording, so every program with a probe
 // links this file and its environment session.
 std::atomic<bool> g_recording{false};
+std::atomic<std::uint8_t> g_span_sinks{0};
 std::atomic<std::int32_t> g_step{-1};
 std::atomic<std::int32_t> g_step_scopes{0};
 std::atomic<StepEndHook> g_step_end_hook{nullptr};
@@ -131,6 +132,7 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
   install_handler(SIGTERM, g_old_term, g_term_installed);
   g_old_terminate = std::set_terminate(on_terminate);
   g_recording.store(true, std::memory_order_release);
+  g_span_sinks.fetch_or(kRecordSpans, std::memory_order_release);
   g_collector->start();
   for (const SessionHook& h : session_hooks())
     if (h.start) h.start();

@@ -186,7 +186,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
     for (const auto& g : grads) any_grad = any_grad || g.defined();
     if (any_grad) {
       ++stats.nodes_executed;
-      trace::Span span(trace::enabled() ? node_location(*node) : nullptr,
+      trace::Span span(trace::spans_on() ? node_location(*node) : nullptr,
                        node->is_accumulate_grad() ? -1 : static_cast<int64_t>(node->sequence_nr()));
       {
         gb::detail::NodeScope formula;

@@ -155,7 +155,7 @@ OpScope::OpScope(const char* op, Inputs inputs) noexcept
     : op_(op),
       parent_(t_current),
       prev_op_(memory::detail::thread_context().op),
-      span_(trace::enabled() && !((t_current || t_in_node) && is_view_op(op) && !records(inputs)) ? op_location(op)
+      span_(trace::spans_on() && !((t_current || t_in_node) && is_view_op(op) && !records(inputs)) ? op_location(op)
                                                                                                    : nullptr) {
   memory::detail::thread_context().op = op_name_id(op);
   t_current = this;

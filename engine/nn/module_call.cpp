@@ -81,6 +81,8 @@ ModuleCallScope::ModuleCallScope(const Module& m) {
     m.trace_register();
     module_.emplace(m.id());
     span_.emplace(m.span_location());
+  } else if (trace::nvtx_on()) [[unlikely]] {
+    span_.emplace(m.span_location());  // an NVTX range only (probe.h)
   }
 }
 

@@ -5,6 +5,7 @@
 //   trace_child signal NAME    a few spans, then raise(SIGINT or SIGTERM) from inside an open span
 //   trace_child stream         spans forever; after each, prints "n steady_ns" (for the SIGKILL test)
 //   trace_child fsize PATH     a Session on PATH under a 2 MiB file-size limit: writing fails mid-run
+//   trace_child nvtx           a StepScope holding 2 outer/inner span pairs (for the NVTX tool of nvtx_test.cpp)
 //   trace_child second PATH    a few spans, then a Session on PATH while GLASSBOX_TRACE records: its error escapes
 //                              main (killed by SIGALRM after 20 s if that hangs)
 #include <sys/resource.h>
@@ -66,6 +67,11 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+  }
+  if (mode == "nvtx") {
+    gb::trace::StepScope step(7);
+    some_spans(2);
+    return 0;
   }
   if (mode == "second" && argc > 2) {
     alarm(20);
