@@ -6,5 +6,9 @@ namespace gb::cuda {
 bool compiled_with_cuda() { return false; }
 int64_t device_count() { return 0; }
 bool is_available() { return false; }
+std::string unavailable_reason() {
+  return "this glassbox was built without CUDA (nvcc was not on the PATH when it was configured, or "
+         "-DGLASSBOX_CUDA=OFF): install the CUDA toolkit and build again in a fresh folder";
+}
 }  // namespace gb::cuda
 #endif

@@ -124,6 +124,7 @@ class Tensor {
   Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device d) const;
+  Tensor to(DeviceType t) const { return to(Device(t)); }  // x.to(gb::kCUDA): exact, not ambiguous with TensorOptions
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor toType(ScalarType t) const { return to(t); }
