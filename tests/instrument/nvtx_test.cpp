@@ -15,6 +15,8 @@
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
 
+#if defined(GLASSBOX_NVTX_INJECTION) && !defined(GLASSBOX_NO_PROBES)
+
 extern char** environ;
 
 namespace {
@@ -65,8 +67,6 @@ int count(const std::vector<std::string>& log, const std::string& line) {
 }
 
 }  // namespace
-
-#if defined(GLASSBOX_NVTX_INJECTION) && !defined(GLASSBOX_NO_PROBES)
 
 TEST_CASE("with an NVTX tool attached every span is a range in the glassbox domain, named by a registered string") {
   TempDir tmp;
