@@ -61,6 +61,10 @@ Tensor Tensor::relu() const { return gb::relu(*this); }
 Tensor Tensor::square() const { return gb::square(*this); }
 Tensor Tensor::reciprocal() const { return gb::reciprocal(*this); }
 Tensor Tensor::sign() const { return gb::sign(*this); }
+Tensor Tensor::round() const { return gb::round(*this); }
+Tensor Tensor::floor() const { return gb::floor(*this); }
+Tensor Tensor::ceil() const { return gb::ceil(*this); }
+Tensor Tensor::trunc() const { return gb::trunc(*this); }
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return gb::clamp(*this, min, max); }
 Tensor Tensor::eq(const Tensor& o) const { return gb::eq(*this, o); }
 Tensor Tensor::eq(const Scalar& o) const { return gb::eq(*this, o); }

@@ -1,9 +1,10 @@
-// engine/ops/unary.cpp — elementwise math of one tensor: neg, abs, sign, square, reciprocal, exp, log, log1p, sqrt,
+// engine/ops/unary.cpp — elementwise math of one tensor: neg, abs, sign, round, floor, ceil, trunc, square, reciprocal, exp, log, log1p, sqrt,
 // rsqrt, sin, cos, tanh, sigmoid (+ in-place forms). Each op's backward sits right under its forward, in
 // differentiable gb ops; ops whose derivative is cheapest from their result save the output instead of the input.
 // Activations (relu, gelu, ...) live in activation.cpp; comparisons and selection in compare.cpp.
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
@@ -61,6 +62,33 @@ Tensor sign(const Tensor& a) {
                      [](autograd::BackwardContext& c) { return variable_list{zeros_like(c.grad())}; });
   return out;
 }
+
+// ---- rounding: integers pass through with their dtype; the derivative is 0 (PyTorch's RoundBackward0, ...) ----
+
+namespace {
+template <class F>
+Tensor rounding(const Tensor& a, const char* op, const char* node, F f) {
+  detail::OpScope op_scope(op, {a});
+  GB_CHECK(a.scalar_type() != kBool, "\"", op, "\" not implemented for 'Bool'; convert it first (x.to(gb::kFloat))");
+  Tensor out = detail::unary_numeric_kernel(a, op, [f](auto x) {
+    using M = decltype(x);
+    if constexpr (std::is_floating_point_v<M>)
+      return M(f(x));
+    else
+      return x;
+  });
+  if (autograd::needs_grad(a))
+    autograd::record(node, {a}, out, {},
+                     [](autograd::BackwardContext& c) { return variable_list{zeros_like(c.grad())}; });
+  return out;
+}
+}  // namespace
+
+// round: to the nearest integer, halves to even (std::nearbyint in the default rounding mode), as PyTorch's CPU.
+Tensor round(const Tensor& a) { return rounding(a, "round", "RoundBackward0", [](auto x) { return std::nearbyint(x); }); }
+Tensor floor(const Tensor& a) { return rounding(a, "floor", "FloorBackward0", [](auto x) { return std::floor(x); }); }
+Tensor ceil(const Tensor& a) { return rounding(a, "ceil", "CeilBackward0", [](auto x) { return std::ceil(x); }); }
+Tensor trunc(const Tensor& a) { return rounding(a, "trunc", "TruncBackward0", [](auto x) { return std::trunc(x); }); }
 
 // PyTorch's square is pow(x, 2): same promotion (bool -> int64) and the same node, PowBackward0.
 Tensor square(const Tensor& a) { return pow(a, 2); }

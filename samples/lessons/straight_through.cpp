@@ -7,9 +7,7 @@
 // (64, 8), a target made from quantized weights, 40 steps of SGD, once with plain rounding and once with the
 // straight-through Function (gb::autograd::Function, libtorch's torch::autograd::Function).
 //
-// glassbox has no round op (libtorch's torch::round); plain rounding is written with the ops it has, as
-// round-half-away-from-zero: sign(v) * trunc(|v| + 0.5), the trunc through an int64 cast. Its gradient is what the
-// engine's autograd makes of those ops (sign's is zero, the cast carries none), as torch.round's is zero.
+// Plain rounding is gb::round (torch::round: halves to even), whose gradient is zero (RoundBackward0).
 //
 //   ./build/samples/lessons/lesson_straight_through
 //
@@ -26,12 +24,8 @@ namespace {
 
 constexpr double kStep = 0.25;  // the quantization step
 
-// round(v / kStep) * kStep, half away from zero, from ops glassbox has.
-gb::Tensor quantize(const gb::Tensor& v) {
-  gb::Tensor s = v / kStep;
-  gb::Tensor trunc = (gb::abs(s) + 0.5).to(gb::kInt64).to(gb::kFloat);
-  return gb::sign(s) * trunc * kStep;
-}
+// round(v / kStep) * kStep.
+gb::Tensor quantize(const gb::Tensor& v) { return gb::round(v / kStep) * kStep; }
 
 // Forward quantizes, backward is the identity: the straight-through estimator.
 struct QuantizeSTE : gb::autograd::Function<QuantizeSTE> {

@@ -270,3 +270,23 @@ TEST_CASE("errors name the op and what to do") {
   CHECK_THROWS_WITH_AS(gb::abs(b), doctest::Contains("abs: not implemented for dtype bool"), gb::Error);
   CHECK_THROWS_AS(gb::exp(gb::Tensor()), gb::Error);
 }
+
+TEST_CASE("round (halves to even), floor, ceil, trunc: values, integers pass through, gradient 0, bool refused") {
+  auto x = gb::tensor({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.7, 1.2});
+  expect(gb::round(x), {-2, -2, -0.0, 0, 2, 2, -2, 1});
+  expect(x.floor(), {-3, -2, -1, 0, 1, 2, -2, 1});
+  expect(x.ceil(), {-2, -1, -0.0, 1, 2, 3, -1, 2});
+  expect(gb::trunc(x), {-2, -1, -0.0, 0, 1, 2, -1, 1});
+  expect(gb::round(gb::tensor({kInf, -kInf, kNaN})), {kInf, -kInf, kNaN});
+  CHECK(gb::floor(gb::tensor({1.5f}).to(gb::kHalf)).scalar_type() == gb::kHalf);
+  auto l = gb::arange(-2, 3);
+  CHECK(gb::round(l).scalar_type() == gb::kInt64);
+  check_values(gb::ceil(l), {-2, -1, 0, 1, 2});
+  CHECK_THROWS_WITH(gb::floor(gb::tensor(std::vector<bool>{true})),
+                    "\"floor\" not implemented for 'Bool'; convert it first (x.to(gb::kFloat))");
+  auto w = gb::tensor({0.3, 1.6, -2.2}, gb::requires_grad());
+  (gb::round(w) * 2 + w.floor() + w.ceil() + w.trunc()).sum().backward();
+  check_values(w.grad(), {0, 0, 0});  // piecewise constant: zero gradient, as PyTorch's RoundBackward0 and kin
+  CHECK(gb::round(w).grad_fn()->name() == "RoundBackward0");
+  CHECK(gb::trunc(w).grad_fn()->name() == "TruncBackward0");
+}

@@ -187,6 +187,10 @@ class Tensor {
   Tensor square() const;
   Tensor reciprocal() const;
   Tensor sign() const;
+  Tensor round() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor trunc() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
   Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }

@@ -35,6 +35,10 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor neg(const Tensor& a);
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
+Tensor round(const Tensor& a);  // halves to even; integers pass through (all four); gradient 0
+Tensor floor(const Tensor& a);
+Tensor ceil(const Tensor& a);
+Tensor trunc(const Tensor& a);
 Tensor square(const Tensor& a);
 Tensor reciprocal(const Tensor& a);
 Tensor exp(const Tensor& a);
