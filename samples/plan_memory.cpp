@@ -110,14 +110,26 @@ struct Model {
   }
 };
 
-struct TransformerStack final : Model {
+// Tokens (N, L, D) through `layers` pre-norm blocks, then a vocabulary head and cross-entropy over every token.
+// A block is h += out(attention(qkv(layer_norm(h)))) (with attention: the transformer), then
+// h += fc2(gelu(fc1(layer_norm(h)))) (the mlp stack is this part alone).
+struct TokenStack final : Model {
   int64_t D, L, V, H, layers;
-  TransformerStack(const Options& o) : D(o.width), L(o.seq), V(o.vocab), H(o.heads), layers(o.layers) {
-    for (int64_t l = 0; l < layers; ++l)  // ln1 (2), qkv (3D, D) + bias, out (D, D) + bias, ln2 (2), fc1 + b, fc2 + b
-      for (auto p : {constant({D}, 1), constant({D}, 0), param({3 * D, D}, 0.02), constant({3 * D}, 0),
-                     param({D, D}, 0.02), constant({D}, 0), constant({D}, 1), constant({D}, 0),
-                     param({4 * D, D}, 0.02), constant({4 * D}, 0), param({D, 4 * D}, 0.02), constant({D}, 0)})
+  bool attention;
+  size_t per_layer;  // parameters per block: 6 for the MLP part, 6 more for attention
+  TokenStack(const Options& o, bool attention)
+      : D(o.width), L(o.seq), V(o.vocab), H(o.heads), layers(o.layers), attention(attention),
+        per_layer(attention ? 12 : 6) {
+    for (int64_t l = 0; l < layers; ++l) {
+      if (attention)  // ln1 weight and bias, qkv (3D, D) and bias, out (D, D) and bias
+        for (auto p : {constant({D}, 1), constant({D}, 0), param({3 * D, D}, 0.02), constant({3 * D}, 0),
+                       param({D, D}, 0.02), constant({D}, 0)})
+          params.push_back(p);
+      // ln2 weight and bias, fc1 (4D, D) and bias, fc2 (D, 4D) and bias
+      for (auto p : {constant({D}, 1), constant({D}, 0), param({4 * D, D}, 0.02), constant({4 * D}, 0),
+                     param({D, 4 * D}, 0.02), constant({D}, 0)})
         params.push_back(p);
+    }
     params.push_back(param({V, D}, 0.02));  // the vocabulary head
   }
   gb::Tensor loss(int64_t batch) override {
@@ -127,60 +139,31 @@ struct TransformerStack final : Model {
       h = gb::randn({batch, L, D}, kMeta);  // the embedded tokens: (N, L, D)
       target = gb::randint(0, V, {batch * L}, kMeta.dtype(gb::kInt64));
     }
-    const int64_t d = D / H;
     for (int64_t l = 0; l < layers; ++l) {
-      const gb::Tensor* p = &params[size_t(l) * 12];
+      const gb::Tensor* p = &params[size_t(l) * per_layer];
+      // Allocations inside are stamped with the layer's path: the OOM report names the module that holds memory.
       const std::string path = "layers." + std::to_string(l);
-      mem::AllocationContext module("", path);  // the OOM report names the module that holds memory
-      {
+      mem::AllocationContext module("", path);
+      if (attention) {
         mem::AllocationContext attn("", path + ".attn");
+        const int64_t d = D / H;
         auto qkv = gb::linear(gb::layer_norm(h, {D}, p[0], p[1]), p[2], p[3]);  // (N, L, 3D)
         auto heads = [&](int64_t i) {                                           // (N, H, L, d)
           return qkv.narrow(2, i * D, D).view({batch, L, H, d}).transpose(1, 2);
         };
         auto w = gb::softmax(gb::matmul(heads(0), heads(1).transpose(2, 3)) / std::sqrt(double(d)), -1);
-        w = gb::dropout(w, 0.1, /*train=*/true);                           // (N, H, L, L)
+        w = gb::dropout(w, 0.1, /*train=*/true);  // (N, H, L, L)
         auto y = gb::matmul(w, heads(2)).transpose(1, 2).reshape({batch, L, D});
         h = h + gb::linear(y, p[4], p[5]);
+        p += 6;
       }
+      auto x = gb::layer_norm(h, {D}, p[0], p[1]);  // the norm and the residual add are the block's, not the MLP's
+      gb::Tensor y;
       {
         mem::AllocationContext mlp("", path + ".mlp");
-        auto x = gb::layer_norm(h, {D}, p[6], p[7]);
-        h = h + gb::linear(gb::gelu(gb::linear(x, p[8], p[9])), p[10], p[11]);
+        y = gb::linear(gb::gelu(gb::linear(x, p[2], p[3])), p[4], p[5]);  // (N, L, 4D) -> (N, L, D)
       }
-    }
-    auto logits = gb::linear(h, params.back()).view({batch * L, V});  // (N*L, V)
-    return gb::cross_entropy(logits, target);
-  }
-};
-
-struct MlpStack final : Model {
-  int64_t D, L, V, layers;
-  MlpStack(const Options& o) : D(o.width), L(o.seq), V(o.vocab), layers(o.layers) {
-    for (int64_t l = 0; l < layers; ++l)  // layer norm weight and bias, fc1 (4D, D) and bias, fc2 (D, 4D) and bias
-      for (auto p : {constant({D}, 1), constant({D}, 0), param({4 * D, D}, 0.02), constant({4 * D}, 0),
-                     param({D, 4 * D}, 0.02), constant({D}, 0)})
-        params.push_back(p);
-    params.push_back(param({V, D}, 0.02));  // the vocabulary head
-  }
-  gb::Tensor loss(int64_t batch) override {
-    gb::Tensor h, target;
-    {
-      mem::CategoryGuard cat(mem::Category::input);
-      h = gb::randn({batch, L, D}, kMeta);  // the embedded tokens: (N, L, D)
-      target = gb::randint(0, V, {batch * L}, kMeta.dtype(gb::kInt64));
-    }
-    for (int64_t l = 0; l < layers; ++l) {
-      const gb::Tensor* p = &params[size_t(l) * 6];
-      // Allocations inside are stamped with the layer's path: the OOM report names the module that holds memory.
-      const std::string path = "layers." + std::to_string(l);
-      mem::AllocationContext module("", path);
-      auto x = gb::layer_norm(h, {D}, p[0], p[1]);
-      {
-        mem::AllocationContext mlp("", path + ".mlp");
-        x = gb::linear(gb::gelu(gb::linear(x, p[2], p[3])), p[4], p[5]);  // (N, L, 4D) -> (N, L, D)
-      }
-      h = h + x;
+      h = h + y;
     }
     auto logits = gb::linear(h, params.back()).view({batch * L, V});  // (N*L, V)
     return gb::cross_entropy(logits, target);
@@ -254,8 +237,7 @@ StepResult try_step(const Options& o, int64_t batch) {
   mem::reset_peak_stats(meta);
   try {
     std::unique_ptr<Model> model;
-    if (o.model == "transformer") model = std::make_unique<TransformerStack>(o);
-    else if (o.model == "mlp") model = std::make_unique<MlpStack>(o);
+    if (o.model == "transformer" || o.model == "mlp") model = std::make_unique<TokenStack>(o, o.model == "transformer");
     else model = std::make_unique<ConvStack>(o);
     r.params = model->numel();
     std::vector<gb::Tensor> velocity;

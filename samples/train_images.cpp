@@ -38,6 +38,7 @@
 
 #include "sample_cli.h"
 #include "sample_run.h"
+#include "small_cnn.h"
 
 namespace F = gb::nn::functional;
 namespace T = gb::data::transforms;
@@ -84,26 +85,6 @@ Options parse(int argc, char** argv) {
   if (o.lr == 0) o.lr = o.model == "resnet" ? 0.02 : 0.05;
   return o;
 }
-
-// conv 3x3 (8) - batch norm - relu - maxpool 2 - conv 3x3 (16) - batch norm - relu - maxpool 2 - linear.
-struct SmallNetImpl : gb::nn::Module {
-  SmallNetImpl(int64_t image, int64_t classes) {
-    conv1 = register_module("conv1", gb::nn::Conv2d(gb::nn::Conv2dOptions(1, 8, 3).padding(1)));
-    bn1 = register_module("bn1", gb::nn::BatchNorm2d(8));
-    conv2 = register_module("conv2", gb::nn::Conv2d(gb::nn::Conv2dOptions(8, 16, 3).padding(1)));
-    bn2 = register_module("bn2", gb::nn::BatchNorm2d(16));
-    fc = register_module("fc", gb::nn::Linear(16 * (image / 4) * (image / 4), classes));
-  }
-  gb::Tensor forward(const gb::Tensor& x) {  // x (N,1,S,S) -> logits (N,classes)
-    auto h = F::max_pool2d(F::relu(bn1(conv1(x))), F::MaxPool2dFuncOptions(2));
-    h = F::max_pool2d(F::relu(bn2(conv2(h))), F::MaxPool2dFuncOptions(2));
-    return fc(h.flatten(1));
-  }
-  gb::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  gb::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
-  gb::nn::Linear fc{nullptr};
-};
-GB_MODULE(SmallNet);
 
 gb::nn::Conv2d conv3x3(int64_t in, int64_t out, int64_t stride) {
   return gb::nn::Conv2d(gb::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
@@ -234,7 +215,7 @@ int main(int argc, char** argv) {
     model = net.ptr();
     forward = [net](const gb::Tensor& x) mutable { return net(x); };
   } else {
-    SmallNet net(data.image, data.classes);
+    sample_models::SmallNet net(data.image, data.classes);
     model = net.ptr();
     forward = [net](const gb::Tensor& x) mutable { return net(x); };
   }

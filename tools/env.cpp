@@ -259,21 +259,16 @@ std::vector<EnvFinding> diagnose(const EnvProbe& p) {
   }
 
   if (p.built_with_cuda && p.init_result == 0) {
-    int usable = 0;
     std::string built;
     for (int a : p.architectures) built += (built.empty() ? "" : ", ") + arch_text(a);
     for (const GpuInfo& g : p.gpus) {
-      if (has_code_for(p.architectures, g.cc_major, g.cc_minor)) {
-        ++usable;
-        continue;
-      }
+      if (has_code_for(p.architectures, g.cc_major, g.cc_minor)) continue;
       const std::string cc = std::to_string(g.cc_major) + std::to_string(g.cc_minor);
       error("GPU " + std::to_string(g.index) + " (" + g.name + ", sm_" + cc + ") has no code in this build (" + built +
             " + PTX): rebuild with -DCMAKE_CUDA_ARCHITECTURES=\"" + cc + ";80;90\" (make CMAKE_FLAGS=... in a "
             "fresh build folder)");
     }
     if (p.gpus.empty() && out.empty()) error("the driver started but reports no GPU: check nvidia-smi");
-    (void)usable;
   }
 
   for (const CudaLibrary& lib : p.libraries) {

@@ -69,7 +69,8 @@ namespace {
 template <class F>
 Tensor rounding(const Tensor& a, const char* op, const char* node, F f) {
   detail::OpScope op_scope(op, {a});
-  GB_CHECK(a.scalar_type() != kBool, "\"", op, "\" not implemented for 'Bool'; convert it first (x.to(gb::kFloat))");
+  GB_CHECK(a.scalar_type() != kBool, op, "() does not take a bool tensor (PyTorch refuses it too); convert it first: ",
+           op, "(x.to(gb::kFloat))");
   Tensor out = detail::unary_numeric_kernel(a, op, [f](auto x) {
     using M = decltype(x);
     if constexpr (std::is_floating_point_v<M>)

@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 
+#include "../small_cnn.h"
 #include "lesson.h"
 
 namespace F = gb::nn::functional;
@@ -64,25 +65,6 @@ Shares measure(gb::nn::Module& model, const std::function<gb::Tensor()>& loss_of
   return s;
 }
 
-struct CnnImpl : gb::nn::Module {
-  CnnImpl() {
-    conv1 = register_module("conv1", gb::nn::Conv2d(gb::nn::Conv2dOptions(1, 8, 3).padding(1)));
-    bn1 = register_module("bn1", gb::nn::BatchNorm2d(8));
-    conv2 = register_module("conv2", gb::nn::Conv2d(gb::nn::Conv2dOptions(8, 16, 3).padding(1)));
-    bn2 = register_module("bn2", gb::nn::BatchNorm2d(16));
-    fc = register_module("fc", gb::nn::Linear(16 * 4 * 4, 4));
-  }
-  gb::Tensor forward(const gb::Tensor& x) {  // x (N,1,16,16) -> logits (N,4)
-    auto h = F::max_pool2d(F::relu(bn1(conv1(x))), F::MaxPool2dFuncOptions(2));
-    h = F::max_pool2d(F::relu(bn2(conv2(h))), F::MaxPool2dFuncOptions(2));
-    return fc(h.flatten(1));
-  }
-  gb::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  gb::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
-  gb::nn::Linear fc{nullptr};
-};
-GB_MODULE(Cnn);
-
 bool in(double v, double lo, double hi) { return v >= lo && v <= hi; }
 
 }  // namespace
@@ -95,7 +77,7 @@ int main() {
   gb::nn::Sequential mlp(gb::nn::Linear(256, 256), gb::nn::ReLU(), gb::nn::Linear(256, 256), gb::nn::ReLU(),
                          gb::nn::Linear(256, 10));
   gb::Tensor mx = gb::randn({64, 256}), my = gb::randint(0, 10, {64});
-  Cnn cnn;
+  sample_models::SmallNet cnn(16, 4);  // train_images' CNN (samples/small_cnn.h)
   gb::Tensor cx = gb::randn({32, 1, 16, 16}), cy = gb::randint(0, 4, {32});
   gb::nn::TransformerEncoderLayer layer(
       gb::nn::TransformerEncoderLayerOptions(64, 4).dim_feedforward(128).batch_first(true));

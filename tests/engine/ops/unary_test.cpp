@@ -283,7 +283,8 @@ TEST_CASE("round (halves to even), floor, ceil, trunc: values, integers pass thr
   CHECK(gb::round(l).scalar_type() == gb::kInt64);
   check_values(gb::ceil(l), {-2, -1, 0, 1, 2});
   CHECK_THROWS_WITH(gb::floor(gb::tensor(std::vector<bool>{true})),
-                    "\"floor\" not implemented for 'Bool'; convert it first (x.to(gb::kFloat))");
+                    "floor() does not take a bool tensor (PyTorch refuses it too); convert it first: "
+                    "floor(x.to(gb::kFloat))");
   auto w = gb::tensor({0.3, 1.6, -2.2}, gb::requires_grad());
   (gb::round(w) * 2 + w.floor() + w.ceil() + w.trunc()).sum().backward();
   check_values(w.grad(), {0, 0, 0});  // piecewise constant: zero gradient, as PyTorch's RoundBackward0 and kin
