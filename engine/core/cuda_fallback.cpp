@@ -1,7 +1,15 @@
-// engine/core/cuda_fallback.cpp — answers for a build without nvcc: no CUDA, zero devices.
+// engine/core/cuda_fallback.cpp — answers for a build without nvcc: no CUDA, zero devices. Every entry that would
+// touch a device throws the one error a user can act on (unavailable_reason()); the kernels of cuda/kernels.h can
+// never be reached (no cuda tensor can be made) and say so if they were.
 #include "glassbox/core/cuda.h"
 
 #ifndef GLASSBOX_WITH_CUDA
+#include <ostream>
+
+#include "cuda/kernels.h"
+#include "glassbox/core/cuda_stream.h"
+#include "glassbox/core/error.h"
+
 namespace gb::cuda {
 bool compiled_with_cuda() { return false; }
 int64_t device_count() { return 0; }
@@ -10,5 +18,45 @@ std::string unavailable_reason() {
   return "this glassbox was built without CUDA (nvcc was not on the PATH when it was configured, or "
          "-DGLASSBOX_CUDA=OFF): install the CUDA toolkit and build again in a fresh folder";
 }
+
+namespace {
+[[noreturn]] void unavailable(const char* what) {
+  throw Error(detail::str_cat(what, ": CUDA is not available: ", unavailable_reason()));
+}
+}  // namespace
+
+void check_device_index(int64_t) { unavailable("cannot use cuda"); }
+void synchronize(int64_t) { unavailable("gb::cuda::synchronize"); }
+int current_device() { unavailable("gb::cuda::current_device"); }
+void set_device(int) { unavailable("gb::cuda::set_device"); }
+bool CUDAStream::query() const { unavailable("CUDAStream::query"); }
+void CUDAStream::synchronize() const { unavailable("CUDAStream::synchronize"); }
+std::ostream& operator<<(std::ostream& os, const CUDAStream& s) { return os << "stream " << s.id(); }
+CUDAStream getDefaultCUDAStream(int) { unavailable("getDefaultCUDAStream"); }
+CUDAStream getCurrentCUDAStream(int) { unavailable("getCurrentCUDAStream"); }
+CUDAStream getStreamFromPool(bool, int) { unavailable("getStreamFromPool"); }
+void setCurrentCUDAStream(CUDAStream) { unavailable("setCurrentCUDAStream"); }
+CUDAStreamGuard::CUDAStreamGuard(CUDAStream s) : original_(s), current_(s) { unavailable("CUDAStreamGuard"); }
+CUDAStreamGuard::~CUDAStreamGuard() { (void)original_device_; }
+CUDAEvent::~CUDAEvent() = default;
+CUDAEvent::CUDAEvent(CUDAEvent&& o) noexcept : event_(o.event_), device_(o.device_), timing_(o.timing_) {}
+CUDAEvent& CUDAEvent::operator=(CUDAEvent&& o) noexcept {
+  timing_ = o.timing_;
+  return *this;
+}
+void CUDAEvent::record() { unavailable("CUDAEvent::record"); }
+void CUDAEvent::record(const CUDAStream&) { unavailable("CUDAEvent::record"); }
+void CUDAEvent::block(const CUDAStream&) { unavailable("CUDAEvent::block"); }
+bool CUDAEvent::query() const { return true; }  // never recorded
+void CUDAEvent::synchronize() const {}
+float CUDAEvent::elapsed_time(const CUDAEvent&) const { unavailable("CUDAEvent::elapsed_time"); }
 }  // namespace gb::cuda
+
+namespace gb::cuda_kernels {
+void pointwise(const PointwiseLaunch&) { cuda::check_device_index(-1); }
+void copy(const CopyLaunch&) { cuda::check_device_index(-1); }
+void memcpy(void*, int, const void*, int, size_t, CopyKind, bool) { cuda::check_device_index(-1); }
+void reduce_rows(const ReduceLaunch&) { cuda::check_device_index(-1); }
+void gemm(const GemmLaunch&) { cuda::check_device_index(-1); }
+}  // namespace gb::cuda_kernels
 #endif

@@ -5,6 +5,7 @@
 
 #include "core/dispatch.h"
 #include "core/make.h"
+#include "cuda/launch.h"
 #include "glassbox/core/generator.h"
 #include "glassbox/core/parallel.h"
 
@@ -16,14 +17,19 @@ Tensor finish(Tensor t, const TensorOptions& o) {
   return t;
 }
 
-Tensor make(IntArrayRef size, const TensorOptions& o) {
-  GB_CHECK(!o.device().is_cuda(),
-           "cannot create a tensor on ", o.device().str(), ": only cpu and meta have kernels in this build; use gb::kCPU (or gb::kMeta to plan memory)");
-  return detail::make_empty(size, o.dtype(), o.device());
+Tensor make(IntArrayRef size, const TensorOptions& o) { return detail::make_empty(size, o.dtype(), o.device()); }
+
+// A factory whose values are computed on the host (ranges, eye, random draws) makes them on the cpu and copies them
+// to cuda:N: the same values as on the cpu (PyTorch's CUDA generator draws other numbers than its CPU one).
+template <typename F>
+Tensor on_host_then_device(const TensorOptions& o, const F& make_on_cpu) {
+  Tensor t = make_on_cpu(o.device(kCPU).requires_grad(false)).to(o.device());
+  return finish(t, o);
 }
 
 void fill_raw(const Tensor& t, const Scalar& v) {
   if (t.numel() == 0 || t.is_meta()) return;
+  if (t.is_cuda()) return detail::cuda_fill(t, v.is_boolean() ? double(v.to_bool()) : v.to_double());
   detail::dispatch_all(t.scalar_type(), "fill_", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T value = v.to<std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>>();
@@ -124,6 +130,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
            s, ", end ", e, ", step ", st, ")");
   bool all_int = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(all_int ? kInt64 : get_default_dtype());
+  if (opts.device().is_cuda())
+    return on_host_then_device(opts, [&](const TensorOptions& c) { return arange(start, end, step, c); });
   int64_t n = all_int ? int64_t(std::ceil(double(end.to_long() - start.to_long()) / double(step.to_long())))
                       : int64_t(std::ceil((e - s) / st));
   Tensor t = make({std::max<int64_t>(n, 0)}, opts);
@@ -142,6 +150,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
   GB_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
+  if (opts.device().is_cuda())
+    return on_host_then_device(opts, [&](const TensorOptions& c) { return linspace(start, end, steps, c); });
   Tensor t = make({steps}, opts);
   if (t.is_meta()) return finish(t, opts);  // meta: shape and allocation, no values
   double s = start.to_double(), e = end.to_double();
@@ -163,6 +173,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const Ten
 Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
 Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
   GB_CHECK(n >= 0 && m >= 0, "eye: n and m must be non-negative, got ", n, " and ", m);
+  if (o.device().is_cuda()) return on_host_then_device(o, [&](const TensorOptions& c) { return eye(n, m, c); });
   Tensor t = make({n, m}, o);
   if (t.is_meta()) return finish(t, o);  // meta: shape and allocation, no values
   fill_raw(t, 0);
@@ -198,6 +209,7 @@ DefaultGeneratorGuard::~DefaultGeneratorGuard() {
 
 Tensor randn(IntArrayRef size, const TensorOptions& o) { return randn(size, default_generator(), o); }
 Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
+  if (o.device().is_cuda()) return on_host_then_device(o, [&](const TensorOptions& c) { return randn(size, gen, c); });
   Tensor t = make(size, o);
   if (t.is_meta()) return finish(t, o);
   detail::dispatch_floating(t.scalar_type(), "randn", [&](auto tag) {
@@ -209,6 +221,7 @@ Tensor randn(IntArrayRef size, Generator& gen, const TensorOptions& o) {
 }
 Tensor rand(IntArrayRef size, const TensorOptions& o) { return rand(size, default_generator(), o); }
 Tensor rand(IntArrayRef size, Generator& gen, const TensorOptions& o) {
+  if (o.device().is_cuda()) return on_host_then_device(o, [&](const TensorOptions& c) { return rand(size, gen, c); });
   Tensor t = make(size, o);
   if (t.is_meta()) return finish(t, o);
   detail::dispatch_floating(t.scalar_type(), "rand", [&](auto tag) {
@@ -228,6 +241,8 @@ Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& o) { return 
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& o) {
   GB_CHECK(high > low, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  if (opts.device().is_cuda())
+    return on_host_then_device(opts, [&](const TensorOptions& c) { return randint(low, high, size, c); });
   Tensor t = make(size, opts);
   if (t.is_meta()) return finish(t, opts);  // meta: shape and allocation, no values
   uint64_t range = uint64_t(high - low);
@@ -248,7 +263,7 @@ Tensor randperm(int64_t n, Generator& gen, const TensorOptions& o) {
   for (int64_t i = 0; i < n; ++i) perm[i] = i;
   for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[gen.next_u64() % uint64_t(i + 1)]);
   Tensor t = tensor(ArrayRef<int64_t>(perm), TensorOptions().dtype(kInt64));
-  return finish(opts.dtype() == kInt64 ? t : t.to(opts.dtype()), opts);
+  return finish((opts.dtype() == kInt64 ? t : t.to(opts.dtype())).to(opts.device()), opts);
 }
 
 // ---- from memory and values ----
@@ -283,6 +298,7 @@ Tensor from_values(const T* values, int64_t n, std::vector<int64_t> sizes, Scala
   std::copy(values, values + n, reinterpret_cast<T*>(t.data_ptr()));
   ScalarType want = o.has_dtype() ? o.dtype() : natural;
   if (want != t.scalar_type()) t = t.to(want);
+  if (o.device().is_cuda()) t = t.to(o.device());
   return finish(t, o);
 }
 }  // namespace

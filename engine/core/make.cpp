@@ -3,6 +3,10 @@
 
 #include <sstream>
 
+#include "cuda/launch.h"
+#include "glassbox/core/cuda.h"
+#include "glassbox/core/cuda_stream.h"
+
 namespace gb {
 
 void TensorImpl::refresh() {
@@ -42,6 +46,10 @@ int64_t numel_of(IntArrayRef sizes) {
 Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   for (int64_t s : sizes)
     GB_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes, ". Every size must be >= 0.");
+  if (device.is_cuda()) {  // a clear error before any allocation; "cuda" means the current device, as in PyTorch
+    cuda::check_device_index(device.index);
+    if (!device.has_index()) device = Device(kCUDA, cuda::current_device());
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->sizes.assign(sizes.begin(), sizes.end());
   impl->strides = contiguous_strides(sizes);
@@ -113,8 +121,14 @@ void check_defined(const Tensor& t, const char* op, const char* arg) {
 void check_device(const Tensor& t, const char* op, const char* arg) {
   check_defined(t, op, arg);
   if (t.device().is_cpu() || t.is_meta()) return;
-  throw Error(str_cat(op, ": expected '", arg, "' on cpu or meta, got a tensor on ", t.device().str(),
-                      ": only cpu and meta have kernels in this build; move the tensor with .to(gb::kCPU)"));
+  throw_no_cuda_kernel(op);
+}
+
+void check_cuda_device(const Tensor& t, const char* op, const char* arg) { check_defined(t, op, arg); }
+
+void check_cuda_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {
+  check_defined(t, op, arg);
+  check_same_device(first, t, op);
 }
 
 void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {

@@ -156,7 +156,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       suffixes.push_back(s.str());
     }
   } else {
-    Tensor c = t.detach().to(kDouble).contiguous();
+    Tensor c = t.detach().to(kCPU).to(kDouble).contiguous();  // a cuda tensor's values are copied to the host
     const double* p = c.data_ptr<double>();
     bool summarize = t.numel() > kThreshold;
     std::vector<double> shown;

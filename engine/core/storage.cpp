@@ -2,6 +2,7 @@
 // a user plugged in another allocator with set_allocator.
 #include "glassbox/core/storage.h"
 
+#include "glassbox/core/cuda_stream.h"
 #include "glassbox/core/error.h"
 #include "glassbox/memory/memory.h"
 
@@ -20,8 +21,12 @@ void set_allocator(DeviceType type, Allocator* allocator) { g_allocators[int(typ
 
 std::shared_ptr<StorageImpl> new_storage(int64_t nbytes, Device device) {
   Allocator* a = g_allocators[int(device.type)];
-  if (!a) a = &memory::caching_allocator(device);
-  return std::make_shared<StorageImpl>(a->allocate(nbytes), nbytes, device);
+  if (a) return std::make_shared<StorageImpl>(a->allocate(nbytes), nbytes, device);
+  memory::CachingAllocator& c = memory::caching_allocator(device);
+  // On cuda:N the block belongs to the current stream's pool: freed, it is reused only by work on that stream, which
+  // runs after every kernel that used it (PyTorch's rule; record_stream is for the exceptions).
+  const int64_t stream = device.is_cuda() ? cuda::getCurrentCUDAStream(device.index).id() : 0;
+  return std::make_shared<StorageImpl>(c.allocate(nbytes, stream), nbytes, device);
 }
 
 }  // namespace gb

@@ -11,12 +11,16 @@ namespace gb::cuda {
 bool compiled_with_cuda() { return true; }
 
 int64_t device_count() {
-  int n = 0;
-  cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();  // no driver / no device: not an error for the caller, just zero devices
-    return 0;
-  }
+  // Asked once: the devices a process sees are fixed when the runtime starts (CUDA_VISIBLE_DEVICES), and every
+  // cuda:N entry asks again (check_device_index).
+  static const int64_t n = [] {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      (void)cudaGetLastError();  // no driver / no device: not an error for the caller, just zero devices
+      return 0;
+    }
+    return count;
+  }();
   return n;
 }
 

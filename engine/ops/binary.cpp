@@ -7,6 +7,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -14,6 +15,8 @@
 #include "ops/loops.h"
 
 namespace gb {
+
+using cuda_kernels::Pw;
 
 // ---- promotion and broadcasting ----
 
@@ -60,14 +63,22 @@ namespace {
 // The kernels open no op scope (the public op does, around its autograd::record too); they hand the op their result.
 
 // Runs f(x, y) in opmath over broadcast a, b into a new tensor of dtype `compute` (or `out_dtype` when given).
+// On cuda:N the kernel `cuda` runs instead (cuda/launch.h: by default the one of the op's name).
 template <typename F>
-Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f) {
-  detail::check_device(a, op, "self");
-  detail::check_device(b, op, "other", a);
+Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f,
+                     detail::CudaOp cuda = {}) {
+  detail::check_cuda_device(a, op, "self");
+  detail::check_cuda_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor bb = b.scalar_type() == compute ? b : detail::shallow_alias(b).to(compute);
   Tensor out = detail::make_empty(shape, compute, a.device());
+  if (out.is_cuda()) {
+    detail::dispatch_numeric(compute, op, [](auto) {});  // the CPU's dtype check
+    detail::cuda_pointwise(op, cuda, out, {&aa, &bb}, compute);
+    detail::op_output(out);
+    return out;
+  }
   detail::dispatch_numeric(compute, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -77,12 +88,20 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
   return out;
 }
 
-// f(x, s) with a scalar s in opmath.
+// f(x, s) with a scalar s in opmath. On cuda:N the kernel `cuda` runs with p0 = s.
 template <typename F>
-Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f) {
-  detail::check_device(a, op, "self");
+Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f,
+                     detail::CudaOp cuda = {}) {
+  detail::check_cuda_device(a, op, "self");
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor out = detail::make_empty(a.sizes(), compute, a.device());
+  if (out.is_cuda()) {
+    detail::dispatch_numeric(compute, op, [](auto) {});
+    cuda.p0 = s.to_double();
+    detail::cuda_pointwise(op, cuda, out, {&aa}, compute);
+    detail::op_output(out);
+    return out;
+  }
   detail::dispatch_numeric(compute, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -95,9 +114,9 @@ Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarTyp
 
 // In place: self = f(self, other) with other broadcast to self's shape, computed in self's dtype.
 template <typename F>
-void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f) {
-  detail::check_device(self, op, "self");
-  detail::check_device(other, op, "other", self);
+void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f, detail::CudaOp cuda = {}) {
+  detail::check_cuda_device(self, op, "self");
+  detail::check_cuda_device(other, op, "other", self);
   auto shape = broadcast_shapes(self.sizes(), other.sizes(), op);
   GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
            " doesn't match the broadcast shape ", IntArrayRef(shape));
@@ -106,6 +125,10 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
            ": result type ", to_string(rt), " can't be cast to the desired output type ",
            to_string(self.scalar_type()));
   Tensor oo = other.scalar_type() == self.scalar_type() ? other : detail::shallow_alias(other).to(self.scalar_type());
+  if (self.is_cuda()) {
+    detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});
+    return detail::cuda_pointwise(op, cuda, self, {&self, &oo}, self.scalar_type());
+  }
   detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -114,10 +137,15 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
 }
 
 template <typename F>
-void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f) {
-  detail::check_device(self, op, "self");
+void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f, detail::CudaOp cuda = {}) {
+  detail::check_cuda_device(self, op, "self");
   GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
            "to the desired output type ", to_string(self.scalar_type()));
+  if (self.is_cuda()) {
+    detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});
+    cuda.p0 = s.to_double();
+    return detail::cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
+  }
   detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -137,10 +165,10 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   ScalarType rt = result_type(a, b);
   Tensor out;
   if (alpha.to_double() == 1.0)
-    out = binary_kernel(a, b, "add", rt, [](auto x, auto y) { return x + y; });
+    out = binary_kernel(a, b, "add", rt, [](auto x, auto y) { return x + y; }, {Pw::add, 1.0});
   else {
     double al = alpha.to_double();
-    out = binary_kernel(a, b, "add", rt, [al](auto x, auto y) { return x + decltype(x)(al) * y; });
+    out = binary_kernel(a, b, "add", rt, [al](auto x, auto y) { return x + decltype(x)(al) * y; }, {Pw::add, al});
   }
   if (autograd::needs_grad(a, b))
     autograd::record("AddBackward0", {a, b}, out, {},
@@ -157,7 +185,7 @@ Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   detail::OpScope op_scope("add", {a});
   Scalar v = b.is_floating_point() || alpha.is_floating_point() ? Scalar(b.to_double() * alpha.to_double())
                                                                 : Scalar(b.to_long() * alpha.to_long());
-  Tensor out = scalar_kernel(a, v, "add", result_type(a, b), [](auto x, auto s) { return x + s; });
+  Tensor out = scalar_kernel(a, v, "add", result_type(a, b), [](auto x, auto s) { return x + s; }, {Pw::add_scalar});
   if (autograd::needs_grad(a))
     autograd::record("AddBackward1", {a}, out, {},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
@@ -171,7 +199,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
            "operator instead.");
   ScalarType rt = result_type(a, b);
   double al = alpha.to_double();
-  Tensor out = binary_kernel(a, b, "sub", rt, [al](auto x, auto y) { return x - decltype(x)(al) * y; });
+  Tensor out = binary_kernel(a, b, "sub", rt, [al](auto x, auto y) { return x - decltype(x)(al) * y; }, {Pw::sub, al});
   if (autograd::needs_grad(a, b))
     autograd::record("SubBackward0", {a, b}, out, {},
                      [as = a.sizes().vec(), bs = b.sizes().vec(), al](autograd::BackwardContext& c) {
@@ -186,7 +214,7 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   detail::OpScope op_scope("sub", {a});
   Scalar v = b.is_floating_point() || alpha.is_floating_point() ? Scalar(b.to_double() * alpha.to_double())
                                                                 : Scalar(b.to_long() * alpha.to_long());
-  Tensor out = scalar_kernel(a, v, "sub", result_type(a, b), [](auto x, auto s) { return x - s; });
+  Tensor out = scalar_kernel(a, v, "sub", result_type(a, b), [](auto x, auto s) { return x - s; }, {Pw::sub_scalar});
   if (autograd::needs_grad(a))
     autograd::record("SubBackward1", {a}, out, {},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad()}; });
@@ -196,7 +224,8 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
 Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   detail::OpScope op_scope("rsub", {a});
   double al = alpha.to_double();
-  Tensor out = scalar_kernel(a, b, "rsub", result_type(a, b), [al](auto x, auto s) { return s - decltype(x)(al) * x; });
+  Tensor out = scalar_kernel(a, b, "rsub", result_type(a, b), [al](auto x, auto s) { return s - decltype(x)(al) * x; },
+                             {Pw::rsub_scalar, 0, al});
   if (autograd::needs_grad(a))
     autograd::record("RsubBackward1", {a}, out, {},
                      [al](autograd::BackwardContext& c) { return variable_list{c.grad() * (-al)}; });
@@ -223,7 +252,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 Tensor mul(const Tensor& a, const Scalar& b) {
   detail::OpScope op_scope("mul", {a});
-  Tensor out = scalar_kernel(a, b, "mul", result_type(a, b), [](auto x, auto s) { return x * s; });
+  Tensor out = scalar_kernel(a, b, "mul", result_type(a, b), [](auto x, auto s) { return x * s; }, {Pw::mul_scalar});
   if (autograd::needs_grad(a))
     autograd::record("MulBackward1", {a}, out, {},
                      [b](autograd::BackwardContext& c) { return variable_list{c.grad() * b}; });
@@ -251,7 +280,7 @@ Tensor div(const Tensor& a, const Scalar& b) {
   detail::OpScope op_scope("div", {a});
   ScalarType rt = result_type(a, b);
   if (!is_floating_point(rt)) rt = get_default_dtype();
-  Tensor out = scalar_kernel(a, b, "div", rt, [](auto x, auto s) { return x / s; });
+  Tensor out = scalar_kernel(a, b, "div", rt, [](auto x, auto s) { return x / s; }, {Pw::div_scalar});
   if (autograd::needs_grad(a))
     autograd::record("DivBackward1", {a}, out, {},
                      [b](autograd::BackwardContext& c) { return variable_list{c.grad() / b}; });
@@ -298,9 +327,9 @@ Tensor pow(const Tensor& a, const Scalar& e) {
   double ed = e.to_double();
   Tensor out;
   if (ed == 2.0)
-    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto) { return x * x; });
+    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto) { return x * x; }, {Pw::pow_scalar});
   else if (ed == 1.0)
-    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto) { return x; });
+    out = scalar_kernel(a, e, "pow", rt, [](auto x, auto) { return x; }, {Pw::pow_scalar});
   else
     out = scalar_kernel(a, e, "pow", rt, [](auto x, auto s) {
       using M = decltype(x);
@@ -311,7 +340,7 @@ Tensor pow(const Tensor& a, const Scalar& e) {
       } else {
         return M(std::pow(x, s));
       }
-    });
+    }, {Pw::pow_scalar});
   if (autograd::needs_grad(a))
     autograd::record("PowBackward0", {a}, out, {autograd::input(a)}, [ed](autograd::BackwardContext& c) {
       if (ed == 0.0) return variable_list{zeros_like(c.grad())};
@@ -369,20 +398,24 @@ Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
   double al = alpha.to_double();
   return detail::apply_inplace(
       *this, {o}, autograd::needs_grad(o), false, "add_", [&](const Tensor& s) { return gb::add(s, o, alpha); },
-      [&](Tensor& s) { binary_inplace_raw(s, o, "add_", [al](auto x, auto y) { return x + decltype(x)(al) * y; }); });
+      [&](Tensor& s) {
+        binary_inplace_raw(s, o, "add_", [al](auto x, auto y) { return x + decltype(x)(al) * y; }, {Pw::add, al});
+      });
 }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
   Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(o.to_double() * alpha.to_double())
                                                                 : Scalar(o.to_long() * alpha.to_long());
   return detail::apply_inplace(
       *this, {}, false, false, "add_", [&](const Tensor& s) { return gb::add(s, v); },
-      [&](Tensor& s) { scalar_inplace_raw(s, v, "add_", [](auto x, auto y) { return x + y; }); });
+      [&](Tensor& s) { scalar_inplace_raw(s, v, "add_", [](auto x, auto y) { return x + y; }, {Pw::add_scalar}); });
 }
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
   double al = alpha.to_double();
   return detail::apply_inplace(
       *this, {o}, autograd::needs_grad(o), false, "sub_", [&](const Tensor& s) { return gb::sub(s, o, alpha); },
-      [&](Tensor& s) { binary_inplace_raw(s, o, "sub_", [al](auto x, auto y) { return x - decltype(x)(al) * y; }); });
+      [&](Tensor& s) {
+        binary_inplace_raw(s, o, "sub_", [al](auto x, auto y) { return x - decltype(x)(al) * y; }, {Pw::sub, al});
+      });
 }
 Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
   Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(-o.to_double() * alpha.to_double())
@@ -393,26 +426,26 @@ Tensor& Tensor::mul_(const Tensor& o) {
   return detail::apply_inplace(
       *this, {o}, autograd::needs_grad(o), autograd::needs_grad(o), "mul_",
       [&](const Tensor& s) { return gb::mul(s, o); },
-      [&](Tensor& s) { binary_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }); });
+      [&](Tensor& s) { binary_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }, {Pw::mul}); });
 }
 Tensor& Tensor::mul_(const Scalar& o) {
   return detail::apply_inplace(
       *this, {}, false, false, "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
-      [&](Tensor& s) { scalar_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }); });
+      [&](Tensor& s) { scalar_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }, {Pw::mul_scalar}); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
            to_string(scalar_type()), "; true division of integers needs a floating tensor");
   return detail::apply_inplace(
       *this, {o}, autograd::needs_grad(o), true, "div_", [&](const Tensor& s) { return gb::div(s, o); },
-      [&](Tensor& s) { binary_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }); });
+      [&](Tensor& s) { binary_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }, {Pw::div}); });
 }
 Tensor& Tensor::div_(const Scalar& o) {
   GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
            to_string(scalar_type()), "; true division of integers needs a floating tensor");
   return detail::apply_inplace(
       *this, {}, false, false, "div_", [&](const Tensor& s) { return gb::div(s, o); },
-      [&](Tensor& s) { scalar_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }); });
+      [&](Tensor& s) { scalar_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }, {Pw::div_scalar}); });
 }
 Tensor& Tensor::pow_(const Scalar& e) {
   return detail::apply_inplace(

@@ -10,6 +10,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -74,12 +75,17 @@ namespace {
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp) {
   detail::OpScope op_scope(op, {a, b});
-  detail::check_device(a, op, "self");
-  detail::check_device(b, op, "other", a);
+  detail::check_cuda_device(a, op, "self");
+  detail::check_cuda_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct), bb = convert(b, ct);
   Tensor out = detail::make_empty(shape, kBool, a.device());
+  if (out.is_cuda()) {
+    detail::cuda_pointwise(op, {}, out, {&aa, &bb}, ct);
+    op_scope.set_output(out);
+    return out;
+  }
   detail::dispatch_all(ct, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -92,10 +98,16 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp)
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp) {
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op, "self");
+  detail::check_cuda_device(a, op, "self");
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct);
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
+  if (out.is_cuda()) {  // the scalar as a 0-dim tensor of the compared dtype, broadcast: the tensor kernel
+    Tensor bb = full({}, b, TensorOptions().dtype(ct).device(a.device()));
+    detail::cuda_pointwise(op, {}, out, {&aa, &bb}, ct);
+    op_scope.set_output(out);
+    return out;
+  }
   detail::dispatch_all(ct, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -291,15 +303,18 @@ Tensor scalar_operand(const Scalar& s, ScalarType t, const Tensor& like) {
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   check_bool_condition(condition, "where");
   detail::OpScope op_scope("where", {condition, a, b});
-  detail::check_device(condition, "where", "condition");
-  detail::check_device(a, "where", "self", condition);
-  detail::check_device(b, "where", "other", condition);
+  detail::check_cuda_device(condition, "where", "condition");
+  detail::check_cuda_device(a, "where", "self", condition);
+  detail::check_cuda_device(b, "where", "other", condition);
   auto shape = broadcast3(condition, a, b, "where");
   ScalarType rt = result_type(a, b);
   Tensor aa = convert(a, rt), bb = convert(b, rt);
   Tensor out = detail::make_empty(shape, rt, a.device());
-  detail::dispatch_all(rt, "where",
-                       [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
+  if (out.is_cuda())
+    detail::cuda_pointwise("where", {}, out, {&condition, &aa, &bb}, rt);
+  else
+    detail::dispatch_all(rt, "where",
+                         [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
   op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record("WhereBackward0", {a, b}, out, {autograd::input(condition)},
@@ -404,11 +419,27 @@ void clamp_scalar_kernel(const Tensor& out, const Tensor& a, std::optional<Scala
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
   detail::OpScope op_scope("clamp", {a});
-  detail::check_device(a, "clamp", "self");
+  detail::check_cuda_device(a, "clamp", "self");
   GB_CHECK(min || max, "clamp: At least one of 'min' or 'max' must not be None");
   ScalarType rt = Promotion().add(a).add(min).add(max).result();
   Tensor out = detail::make_empty(a.sizes(), rt, a.device());
-  clamp_scalar_kernel(out, convert(a, rt), min, max, "clamp");
+  Tensor aa = convert(a, rt);
+  if (out.is_cuda()) {  // a missing bound is the dtype's end (the bounds are rounded to rt first, as on the CPU)
+    const double lowest = is_floating_point(rt) ? -INFINITY : rt == kInt32 ? -2147483648.0 : -9.0e18;
+    const double bounds[2] = {min ? detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
+                                return double(opmath_t<typename decltype(tag)::type>(
+                                    scalar_as<typename decltype(tag)::type>(*min)));
+                              })
+                                  : lowest,
+                              max ? detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
+                                return double(opmath_t<typename decltype(tag)::type>(
+                                    scalar_as<typename decltype(tag)::type>(*max)));
+                              })
+                                  : (is_floating_point(rt) ? INFINITY : rt == kInt32 ? 2147483647.0 : 9.0e18)};
+    detail::cuda_pointwise("clamp", {cuda_kernels::Pw::clamp, bounds[0], bounds[1]}, out, {&aa}, rt);
+  } else {
+    clamp_scalar_kernel(out, aa, min, max, "clamp");
+  }
   op_scope.set_output(out);
   // the gradient passes where min <= x <= max (inclusive), as in PyTorch
   if (autograd::needs_grad(a))

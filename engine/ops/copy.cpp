@@ -5,6 +5,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -56,8 +57,8 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
-  check_device(dst, "copy_", "self");
-  check_device(src, "copy_", "src");
+  check_cuda_device(dst, "copy_", "self");
+  check_cuda_device(src, "copy_", "src");
   auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
   GB_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: the source of shape ", src.sizes(),
            " cannot be broadcast to the destination shape ", dst.sizes());
@@ -65,6 +66,8 @@ void copy_into(const Tensor& dst, const Tensor& src) {
            " on meta, destination on ", dst.device().str(), "). Make the destination on meta too, or make the source ",
            "on ", dst.device().str());
   if (skip_kernel(dst)) return;  // into meta: nothing to write (from cpu too, as PyTorch allows)
+  if (dst.is_cuda() || src.is_cuda())
+    return cuda_copy(dst, src.sizes() == dst.sizes() ? src : shallow_alias(src).expand(dst.sizes()));
   dispatch_all(dst.scalar_type(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;
     dispatch_all(src.scalar_type(), "copy_", [&](auto stag) {
@@ -96,6 +99,22 @@ void check_inplace(const Tensor& self, bool grad_needed, const char* op) {
 
 }  // namespace detail
 
+namespace detail {
+// cpu <-> cuda:N and cuda:N <-> cuda:M, differentiable (the gradient goes back to the source's device). With
+// non_blocking and pinned host memory the host does not wait (cuda/launch.h's cuda_copy).
+Tensor to_device(const Tensor& self, Device d, bool non_blocking) {
+  if (d == self.device() || (d.type == self.device().type && d.index < 0)) return self;
+  OpScope op_scope("to", {self});
+  Tensor out = make_empty(self.sizes(), self.scalar_type(), d);
+  cuda_copy(out, self, non_blocking);
+  op_scope.set_output(out);
+  if (autograd::needs_grad(self))
+    autograd::record("ToCopyBackward0", {self}, out, {},
+                     [src = self.device()](autograd::BackwardContext& c) { return variable_list{c.grad().to(src)}; });
+  return out;
+}
+}  // namespace detail
+
 Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
   detail::check_defined(*this, "to");
   if (t == scalar_type() && !copy) return *this;
@@ -119,15 +138,13 @@ Tensor Tensor::to(Device d) const {
     if (requires_grad()) out.requires_grad_(true);
     return out;
   }
-  GB_CHECK(false, "to(", d.str(), "): only cpu and meta have kernels in this build (gb::cuda::is_available() ",
-           "reports the GPU itself); keep tensors on the cpu, or plan on meta");
-  return *this;
+  return detail::to_device(*this, d, false);
 }
 Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const {
-  return to(d).to(t, non_blocking, copy);
+  return detail::to_device(*this, d, non_blocking).to(t, non_blocking, copy);
 }
 Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
-  Tensor r = to(o.device());
+  Tensor r = o.device().is_meta() ? to(o.device()) : detail::to_device(*this, o.device(), non_blocking);
   return o.has_dtype() ? r.to(o.dtype(), non_blocking, copy) : r;
 }
 

@@ -13,6 +13,8 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
+#include "glassbox/core/cuda.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/linalg.h"
@@ -145,9 +147,37 @@ void gemm_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alpha
   });
 }
 
+// On cuda:N: one cuBLAS strided-batched GEMM (cuda/kernels.h), the operands laid out as for the CPU's BLAS.
+void gemm_cuda(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double alpha, double beta) {
+  BlasLayout la, lb;
+  Tensor a = blas_ready(a_in, la);
+  Tensor b = blas_ready(b_in, lb);
+  cuda_kernels::GemmLaunch l;
+  l.device = out.device().index;
+  l.dtype = out.scalar_type();
+  l.batch = out.size(0);
+  l.n = out.size(1);
+  l.m = out.size(2);
+  l.k = a.size(2);
+  l.trans_a = la.trans == CblasTrans;
+  l.trans_b = lb.trans == CblasTrans;
+  l.lda = la.ld;
+  l.ldb = lb.ld;
+  l.stride_a = a.size(0) == 1 ? 0 : a.stride(0);
+  l.stride_b = b.size(0) == 1 ? 0 : b.stride(0);
+  l.a = static_cast<const char*>(a.data_ptr());
+  l.b = static_cast<const char*>(b.data_ptr());
+  l.out = static_cast<char*>(out.data_ptr());
+  l.alpha = alpha;
+  l.beta = beta;
+  l.allow_tf32 = backends::cuda::matmul::allow_tf32.load(std::memory_order_relaxed);
+  cuda_kernels::gemm(l);
+}
+
 // out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides. beta == 0 ignores out's contents.
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   if (out.numel() == 0) return;
+  if (out.is_cuda() && a.size(2) > 0) return gemm_cuda(out, a, b, alpha, beta);
   if (a.size(2) == 0) {  // empty sum: BLAS may not touch C, so scale it here
     NoGradGuard ng;
     if (beta == 0.0)
@@ -187,7 +217,7 @@ Tensor as_batch(const Tensor& x) {
 }
 
 void check_matrix(const Tensor& t, const char* op, const char* arg) {
-  detail::check_device(t, op, arg);
+  detail::check_cuda_device(t, op, arg);
   GB_CHECK(t.dim() == 2, op, ": ", arg, " must be a matrix, got a ", t.dim(), "-D tensor of shape ", t.sizes());
 }
 
@@ -227,7 +257,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   GB_AUTOCAST(lower_precision_fp, addmm, self, a, b, beta, alpha);
   detail::OpScope op_scope("addmm", {self, a, b});
-  detail::check_device(self, "addmm", "self");
+  detail::check_cuda_device(self, "addmm", "self");
   check_matrix(a, "addmm", "mat1");
   check_matrix(b, "addmm", "mat2");
   check_mat_dtypes(a, b, "addmm");
@@ -268,8 +298,8 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 Tensor bmm(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, bmm, a, b);
   detail::OpScope op_scope("bmm", {a, b});
-  detail::check_device(a, "bmm", "self");
-  detail::check_device(b, "bmm", "mat2", a);
+  detail::check_cuda_device(a, "bmm", "self");
+  detail::check_cuda_device(b, "bmm", "mat2", a);
   GB_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape ", a.sizes());
   GB_CHECK(b.dim() == 3, "bmm: batch2 must be a 3D tensor, got shape ", b.sizes());
   check_mat_dtypes(a, b, "bmm");
@@ -362,8 +392,8 @@ Tensor matmul_checked(const Tensor& a, const Tensor& b) {
 Tensor matmul(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, matmul, a, b);
   detail::OpScope op_scope("matmul", {a, b});
-  detail::check_device(a, "matmul", "self");
-  detail::check_device(b, "matmul", "other", a);
+  detail::check_cuda_device(a, "matmul", "self");
+  detail::check_cuda_device(b, "matmul", "other", a);
   const int64_t da = a.dim(), db = b.dim();
   GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
            "D");
@@ -389,7 +419,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   GB_AUTOCAST(lower_precision_fp, linear, input, weight, bias);
   detail::OpScope op_scope("linear", {input, weight, bias});
-  detail::check_device(input, "linear", "input");
+  detail::check_cuda_device(input, "linear", "input");
   check_matrix(weight, "linear", "weight");
   detail::check_same_device(input, weight, "linear");
   GB_CHECK(input.dim() >= 1, "linear: input must have at least 1 dim (its last dim is in_features), got shape ",
@@ -401,7 +431,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
            " and ", x_shape(std::vector<int64_t>{weight.size(1), weight.size(0)}), "): input ", input.sizes(),
            " has in_features ", input.size(-1), " but weight ", weight.sizes(), " expects ", weight.size(1));
   if (bias.defined()) {
-    detail::check_device(bias, "linear", "bias", input);
+    detail::check_cuda_device(bias, "linear", "bias", input);
     GB_CHECK(bias.dim() <= 1 && (bias.dim() == 0 || bias.size(0) == weight.size(0) || bias.size(0) == 1),
              "linear: bias of shape ", bias.sizes(), " does not match out_features ", weight.size(0), " of weight ",
              weight.sizes());

@@ -8,6 +8,10 @@ namespace gb::detail {
 StridedLoop::StridedLoop(const Tensor& out, std::initializer_list<const Tensor*> inputs) {
   GB_ASSERT(int(inputs.size()) + 1 <= kMaxOperands, "too many operands");
   nt_ = int(inputs.size()) + 1;
+  // Op entries with a CUDA kernel never get here with cuda tensors; one without refuses them at its device check.
+  // This is the net under both: a CPU loop must not dereference device memory.
+  GB_CHECK(!out.is_cuda(), "this op has no CUDA kernel yet (its CPU loop was reached with a tensor on ",
+           out.device().str(), "); compute it on the cpu with .cpu() and move the result back with .to(gb::kCUDA)");
   const int64_t nd = out.dim();
   numel_ = out.numel();
   std::vector<int64_t> shape = out.sizes().vec();

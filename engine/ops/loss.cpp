@@ -118,13 +118,12 @@ Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) 
   return gx;
 }
 
-// Checks input/target/weight the way PyTorch does and works out where every target points.
-std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red,
-                                  int64_t ignore_index, const char* op) {
+// Checks input/target/weight the way PyTorch does (on any device; the CPU plan and the CUDA form check their own).
+void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight, const char* op) {
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
-  detail::check_device(input, op);
-  detail::check_device(target, op, "target", input);
+  detail::check_cuda_device(input, op);
+  detail::check_cuda_device(target, op, "target", input);
   GB_CHECK(input.dim() >= 1, op, ": input tensor should be 1D or more (C), (N, C) or (N, C, d1, ...), but got ",
            input.sizes());
   GB_CHECK(input.is_floating_point(), op, ": expected a floating-point input, but got ",
@@ -148,10 +147,18 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   }
   const int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight.defined()) {
-    detail::check_device(weight, op, "weight", input);
+    detail::check_cuda_device(weight, op, "weight", input);
     GB_CHECK(weight.numel() == C, "weight tensor should be defined either for all ", C,
              " classes or no classes but got weight tensor of shape: ", weight.sizes());
   }
+}
+
+// Works out where every target points (cpu and meta: the targets are read on the host).
+std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red,
+                                  int64_t ignore_index, const char* op) {
+  check_nll(input, target, weight, op);
+  detail::check_device(input, op);
+  const int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   auto plan = std::make_shared<NllPlan>();
   plan->in_shape = input.sizes().vec();
   plan->out_shape = target.sizes().vec();
@@ -191,6 +198,7 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
 
 // A tensor of target's shape, dtype dt: 1 where target != ignore_index, else 0.
 Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
+  if (target.is_cuda()) return ne(target, ignore_index).to(dt);
   Tensor tc = detail::raw_contiguous(target, kInt64);
   Tensor m = detail::make_empty(target.sizes(), kDouble, target.device());
   const int64_t* tp = tc.data_ptr<int64_t>();
@@ -201,10 +209,55 @@ Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
 
 }  // namespace
 
+// On cuda:N, composed of the CUDA kernels with autograd through them (the graph shows where/sum/mul nodes instead
+// of NllLossBackward0): each position's class picked by a mask (target == class, broadcast over the class dim),
+// never by reading targets on the host. A target out of [0, C) that is not ignore_index is refused like PyTorch's
+// bounds check, which costs one device-to-host read of a count.
+namespace {
+struct NllCuda {
+  Tensor loss;          // per position: -w_t * x[t], 0 where ignored
+  Tensor total_weight;  // 0-dim: the sum of w_t over the positions not ignored
+};
+NllCuda nll_cuda(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                 const char* op) {
+  check_nll(input, target, weight, op);
+  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  const int64_t C = input.size(class_dim);
+  std::vector<int64_t> class_shape(size_t(input.dim()), 1);
+  class_shape[size_t(class_dim)] = C;
+  const Tensor t = input.dim() == 1 ? target.reshape({1}) : target.unsqueeze(1);  // class dim of size 1
+  const Tensor classes = arange(C, TensorOptions().device(input.device())).view(class_shape);
+  const Tensor keep = ne(target, ignore_index);
+  {
+    NoGradGuard ng;
+    const Tensor bad = (lt(target, 0).to(kInt64) + ge(target, C).to(kInt64)) * keep.to(kInt64);
+    const int64_t n_bad = bad.sum().item().to_long();
+    GB_CHECK_INDEX(n_bad == 0, "Target out of bounds: ", n_bad, " target(s) outside [0, ", C, ") that are not ",
+                   "ignore_index (", ignore_index, ")");
+  }
+  const Tensor hit = eq(classes, t);  // bool, input's shape after broadcasting
+  const Tensor kf = keep.to(input.scalar_type());
+  Tensor w = weight.defined() ? where(hit, weight.to(input.scalar_type()).view(class_shape), 0).sum({class_dim}) * kf
+                              : kf;
+  if (input.dim() == 1) w = w.reshape({});
+  Tensor picked = where(hit, input, 0).sum({class_dim});
+  if (input.dim() == 1) picked = picked.reshape({});
+  return {-picked * w, w.sum()};
+}
+}  // namespace
+
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
   GB_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
   detail::OpScope op_scope("nll_loss", {input, target, weight});
+  if (input.defined() && input.is_cuda()) {
+    NllCuda r = nll_cuda(input, target, weight, ignore_index, "nll_loss");
+    Tensor out = reduction == Reduction::None ? r.loss
+                 : reduction == Reduction::Sum ? r.loss.sum()
+                                               : r.loss.sum() / r.total_weight;
+    op_scope.set_output(out);
+    return out;
+  }
   return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
 }
 
@@ -262,8 +315,13 @@ Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Ten
   switch (reduction) {
     case Reduction::Mean:
       if (w_b.defined()) {
-        const double denom = nll_plan(lp, target, weight, Reduction::Sum, ignore_index, op)->total_weight;
-        ret = smooth.sum() / denom;
+        if (lp.is_cuda()) {
+          NoGradGuard ng;
+          ret = smooth.sum() / nll_cuda(lp.detach(), target, weight, ignore_index, op).total_weight;
+        } else {
+          const double denom = nll_plan(lp, target, weight, Reduction::Sum, ignore_index, op)->total_weight;
+          ret = smooth.sum() / denom;
+        }
       } else {
         ret = smooth.mean();
       }

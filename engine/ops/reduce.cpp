@@ -14,6 +14,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -77,6 +78,10 @@ void arg_extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool is_
 }
 
 Tensor extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, bool is_max, const char* op) {
+  if (a.is_cuda()) {  // reduced in opmath (exact for every dtype: max of values is one of them), stored back as a's
+    Tensor r = detail::cuda_reduce(a, mask, keepdim, is_max ? cuda_kernels::ReduceOp::max : cuda_kernels::ReduceOp::min);
+    return r.scalar_type() == a.scalar_type() ? r : r.to(a.scalar_type());
+  }
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
   Layout l = make_layout(a, mask);
   detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
@@ -118,7 +123,7 @@ Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType 
 Tensor extreme_all(const Tensor& a, bool is_max) {
   const char* op = is_max ? "max" : "min";
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   auto mask = all_dims(a.dim());
   check_nonempty(a, mask, false, op);
   Tensor out = extreme_kernel(a, mask, false, is_max, op);
@@ -167,7 +172,7 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdi
 Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
   const char* op = is_max ? "amax" : "amin";
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   auto mask = detail::dim_mask(dims, a.dim(), op);
   check_nonempty(a, mask, !dims.empty(), op);
   Tensor out = extreme_kernel(a, mask, keepdim, is_max, op);

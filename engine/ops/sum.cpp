@@ -8,6 +8,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
@@ -45,7 +46,13 @@ ScalarType acc_type_for(ScalarType t) {
 }  // namespace
 
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  check_device(a, "sum");
+  check_cuda_device(a, "sum");
+  if (a.is_cuda()) {  // accumulated in the input's accumulation type (cuda/kernels.h), then converted
+    Tensor acc = cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::sum);
+    Tensor out = acc.scalar_type() == out_dtype ? acc : acc.to(out_dtype);
+    op_output(out);
+    return out;
+  }
   ScalarType acc_t = acc_type_for(out_dtype);
   // The result is allocated in its final shape (never a reshaped view: a gradient that is a view keeps its base
   // alive, and AccumulateGrad must copy it instead of taking its buffer). A reduced dim has stride 0 in the

@@ -1,12 +1,14 @@
 // engine/ops/unary_kernel.h — the kernels unary.cpp and activation.cpp share (internal): a floating op f(x) into a new
 // tensor or in place, a numeric (integer-capable) op, and their dtype rules. f is a generic lambda called in opmath
-// (float for the 16-bit floats), so the contiguous case is a plain pointer loop in loops.h. The kernels open no op
-// scope: the public op does (around its autograd::record too), and the kernels hand it their result (op_output).
+// (float for the 16-bit floats), so the contiguous case is a plain pointer loop in loops.h. On cuda:N the kernel
+// named by `cuda` runs instead (cuda/launch.h; by default the one of the op's name, when there is one). The kernels open no op scope: the public
+// op does (around its autograd::record too), and the kernels hand it their result (op_output).
 #pragma once
 
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/launch.h"
 #include "glassbox/core/tensor_options.h"
 #include "ops/loops.h"
 
@@ -19,11 +21,16 @@ inline ScalarType float_result_type(const Tensor& a) {
 
 // out = f(a) for floating ops; integer and bool inputs are converted to the default float dtype first.
 template <typename F>
-Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
-  check_device(a, op, "self");
+Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f, CudaOp cuda = {}) {
+  check_cuda_device(a, op, "self");
   ScalarType rt = float_result_type(a);
   Tensor aa = a.scalar_type() == rt ? a : shallow_alias(a).to(rt);
   Tensor out = make_empty(a.sizes(), rt, a.device());
+  if (out.is_cuda()) {
+    cuda_pointwise(op, cuda, out, {&aa}, rt);
+    op_output(out);
+    return out;
+  }
   dispatch_floating(rt, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -35,9 +42,15 @@ Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f) {
 
 // out = f(a) in a's own dtype, for ops defined on integers too (neg, abs, relu, ...); bool is refused.
 template <typename F>
-Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
-  check_device(a, op, "self");
+Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f, CudaOp cuda = {}) {
+  check_cuda_device(a, op, "self");
   Tensor out = make_empty(a.sizes(), a.scalar_type(), a.device());
+  if (out.is_cuda()) {
+    dispatch_numeric(a.scalar_type(), op, [](auto) {});  // the CPU's dtype check: bool is refused
+    cuda_pointwise(op, cuda, out, {&a}, a.scalar_type());
+    op_output(out);
+    return out;
+  }
   dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -49,11 +62,12 @@ Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f) {
 
 // self = f(self) without autograd (the `raw` half of apply_inplace). Floating ops cannot write an integer self.
 template <typename F>
-void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
-  check_device(self, op, "self");
+void unary_float_inplace_raw(Tensor& self, const char* op, const F& f, CudaOp cuda = {}) {
+  check_cuda_device(self, op, "self");
   GB_CHECK(is_floating_point(self.scalar_type()), op, ": result type Float can't be cast to the desired output type ",
            to_string(self.scalar_type()), " (a tensor of shape ", self.sizes(), "); use the out-of-place op, or ",
            ".to(gb::kFloat) first");
+  if (self.is_cuda()) return cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
   dispatch_floating(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -62,8 +76,12 @@ void unary_float_inplace_raw(Tensor& self, const char* op, const F& f) {
 }
 
 template <typename F>
-void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f) {
-  check_device(self, op, "self");
+void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f, CudaOp cuda = {}) {
+  check_cuda_device(self, op, "self");
+  if (self.is_cuda()) {
+    dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the CPU's dtype check: bool is refused
+    return cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
+  }
   dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;

@@ -12,9 +12,9 @@
 
 namespace gbtest {
 
-// The elements of t (any dtype, any strides) as doubles, in row-major order.
+// The elements of t (any dtype, any strides, any device) as doubles, in row-major order.
 inline std::vector<double> values(const gb::Tensor& t) {
-  gb::Tensor c = t.detach().to(gb::kDouble).contiguous();
+  gb::Tensor c = t.detach().to(gb::kCPU).to(gb::kDouble).contiguous();  // a cuda tensor's values come to the host
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
 }

@@ -11,6 +11,7 @@
 #include "glassbox/autograd/node.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/core/cuda.h"
+#include "glassbox/core/cuda_stream.h"
 #include "glassbox/core/device.h"
 #include "glassbox/core/dtype.h"
 #include "glassbox/core/error.h"

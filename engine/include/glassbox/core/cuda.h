@@ -4,6 +4,7 @@
 // answered without throwing, so code and tests can branch: if (gb::cuda::is_available()) { ... }.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -16,4 +17,18 @@ bool is_available();         // device_count() > 0
 // machine ..."); empty when it is true. `glassbox env` gives the whole picture (driver, libraries, GPUs).
 std::string unavailable_reason();
 
+// Waits until every stream of the device (-1: the current device) has finished its work (cudaDeviceSynchronize).
+// Throws gb::Error with unavailable_reason() when CUDA is not available.
+void synchronize(int64_t device_index = -1);
+
+// Throws gb::Error naming the device and why, unless `index` is a CUDA device this process can use (-1: the
+// current one). Every entry to cuda:N calls it first, so the first error a user sees is the real one.
+void check_device_index(int64_t index);
+
 }  // namespace gb::cuda
+
+// torch.backends.cuda.matmul.allow_tf32: float32 matrix products on cuda may use TF32 tensor cores (10-bit
+// mantissa inputs, float32 accumulation). Off by default, as in PyTorch since 1.12.
+namespace gb::backends::cuda::matmul {
+inline std::atomic<bool> allow_tf32{false};
+}  // namespace gb::backends::cuda::matmul

@@ -136,7 +136,8 @@ class DataLoader {
     }
     if (options_.device() && options_.device()->is_cuda())
       GB_CHECK(gb::cuda::is_available(), "DataLoader: device ", *options_.device(),
-               " was given but CUDA is not available (a CPU-only build, or no driver/device); leave device unset");
+               " was given but CUDA is not available: ", gb::cuda::unavailable_reason(),
+               ". Leave device unset to keep batches on the cpu");
     generator_ = options_.generator() ? options_.generator()
                                       : std::make_shared<Generator>(gb::default_generator().next_u64());
     if (!iterable) {

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench/gpu/run.sh — the GPU check in one go, on a machine with an NVIDIA GPU (made for Hopper, CUDA 13, no
+# network): builds Release for the GPU's architecture, runs the gpu test tier (label gpu; a missing device fails
+# here, GLASSBOX_EXPECT_GPU=1) and the GPU benchmarks, and prints a short table last.
+#
+#   bench/gpu/run.sh [BUILD_DIR]      (default build-gpu; $OUT, when set, receives the logs)
+#
+# Needs what `make build` needs (CMake, a C++20 compiler, nvcc, SQLite and OpenBLAS headers, doctest); it installs
+# nothing. Set CUDA_ARCH to build for another GPU than the one present (e.g. CUDA_ARCH="80;90").
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build-gpu}
+LOG=${OUT:-$BUILD}
+mkdir -p "$BUILD" "$LOG"
+start=$(date +%s)
+
+arch=${CUDA_ARCH:-}
+if [ -z "$arch" ] && command -v nvidia-smi >/dev/null; then
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+fi
+arch=${arch:-90}
+echo "== configure (Release, sm_$arch)"
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$arch" \
+  -DGLASSBOX_BUILD_SAMPLES=OFF > "$LOG/configure.log" 2>&1 || { tail -30 "$LOG/configure.log"; exit 2; }
+gpu_tests=$(cd tests && ls engine/*/*_gpu_test.cpp | sed 's|\.cpp$||; s|/|_|g; s|^|test_|')
+echo "== build: glassbox, $(echo "$gpu_tests" | wc -w) gpu tests, bench_gpu_matmul"
+cmake --build "$BUILD" -j "$(nproc)" --target $gpu_tests bench_gpu_matmul > "$LOG/build.log" 2>&1 ||
+  { grep -E "error|Error" "$LOG/build.log" | head -40; exit 2; }
+built=$(date +%s)
+
+echo "== gpu tests"
+GLASSBOX_EXPECT_GPU=1 ctest --test-dir "$BUILD" -L gpu --output-on-failure -j 1 2>&1 | tee "$LOG/tests.log"
+tests_rc=${PIPESTATUS[0]}
+echo "== benchmarks"
+"$BUILD/bench/gpu/bench_gpu_matmul" 2>&1 | tee "$LOG/bench.jsonl"
+done_at=$(date +%s)
+
+echo
+echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1))"
+printf "%-28s %s\n" "build" "$((built - start)) s"
+printf "%-28s %s\n" "gpu tests" "$(grep -E 'tests passed|tests failed' "$LOG/tests.log" | tail -1)"
+python3 - "$LOG/bench.jsonl" <<'PY' 2>/dev/null || cat "$LOG/bench.jsonl"
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "metric" not in r:
+        print(f"{r.get('bench', '?'):28s} {r}")
+        continue
+    extra = ", ".join(f"{k} {v:.3g}" for k, v in r.items() if k in ("tflops", "of_cublas", "GB_per_s"))
+    print(f"{r['bench'] + ' ' + r['metric']:28s} {r['value']:.4g} {r['unit']} vs {r['peer']} {r['peer_value']:.4g}"
+          f" ({extra})")
+PY
+printf "%-28s %s\n" "total" "$((done_at - start)) s"
+exit "$tests_rc"

@@ -1,0 +1,93 @@
+// engine/cuda/kernels.h — the CUDA kernels as the CPU-side ops call them (internal; plain C++17 with no CUDA types,
+// so the g++-compiled ops include it).
+//
+// engine/cuda/*.cu define these functions; a build without nvcc defines them in engine/core/cuda_fallback.cpp to
+// throw (no cuda tensor can exist there to reach them). The op entries (ops/*.cpp) keep every check, shape rule,
+// dtype promotion and autograd record, and call one of these where the CPU op runs its loop: see cuda/launch.h
+// (detail::cuda_pointwise and friends) for the Tensor-taking side. Every function launches on the current stream
+// of `device` (glassbox/core/cuda_stream.h) and returns without waiting, except where it says it waits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/offset_calc.h"
+#include "cuda/pointwise_ops.h"
+#include "glassbox/core/dtype.h"
+
+namespace gb::cuda_kernels {
+
+// One elementwise launch: operand 0 is the output; all share numel and calc (strides in bytes).
+struct PointwiseLaunch {
+  int device = 0;
+  PwArgs args;
+  ScalarType dtype = ScalarType::Float;  // the values' dtype (the inputs' for a comparison, whose output is bool)
+  int64_t numel = 0;
+  OffsetCalc calc;
+  char* data[kMaxOperands] = {};
+};
+void pointwise(const PointwiseLaunch& l);
+
+// dst = src element by element, converting dtype (both on `device`, same numel, any strides in bytes in calc with
+// operand 0 dst and 1 src).
+struct CopyLaunch {
+  int device = 0;
+  ScalarType dst_dtype = ScalarType::Float, src_dtype = ScalarType::Float;
+  int64_t numel = 0;
+  OffsetCalc calc;
+  char* dst = nullptr;
+  const char* src = nullptr;
+};
+void copy(const CopyLaunch& l);
+
+// Bytes between host and device or device and device (cudaMemcpyAsync / cudaMemcpyPeerAsync on the current stream
+// of the device side; of dst's device for device to device). `wait`: the host waits for the copy (a copy from or to
+// pageable memory, or a blocking one); otherwise it returns at once (pinned host memory, non_blocking=true).
+enum class CopyKind { host_to_device, device_to_host, device_to_device };
+void memcpy(void* dst, int dst_device, const void* src, int src_device, size_t nbytes, CopyKind kind, bool wait);
+
+// Row reductions: in is contiguous [rows, len] of in_dtype, out is contiguous [rows] of the accumulation type (double
+// for double, int64 for integers and bool, float otherwise), each row reduced with `op` and divided by len for mean. Empty rows give the op's identity (0 for sum, NaN for mean; max/min refuse them in the op entry).
+enum class ReduceOp { sum, mean, max, min };
+struct ReduceLaunch {
+  int device = 0;
+  ReduceOp op = ReduceOp::sum;
+  ScalarType in_dtype = ScalarType::Float;  // out is in the accumulation type (the caller converts after)
+  int64_t rows = 0, len = 0;
+  const char* in = nullptr;
+  char* out = nullptr;
+  char* scratch = nullptr;  // reduce_scratch_bytes(rows, len) bytes on the device, from the caching allocator
+};
+// A few long rows are split over many blocks: each row into reduce_chunks pieces reduced into scratch first.
+inline int64_t reduce_chunks(int64_t rows, int64_t len) {
+  constexpr int64_t kChunk = 16384;
+  if (rows >= 256 || len <= 2 * kChunk) return 1;
+  const int64_t c = (len + kChunk - 1) / kChunk;
+  return c < 1024 ? c : 1024;
+}
+inline int64_t reduce_scratch_bytes(int64_t rows, int64_t len) {
+  const int64_t c = reduce_chunks(rows, len);
+  return c == 1 ? 0 : rows * c * 8;
+}
+void reduce_rows(const ReduceLaunch& l);
+
+// out[b] = alpha * op(a[b]) @ op(b[b]) + beta * out[b] for b < batch through cuBLAS, row-major as the CPU's GEMM:
+// a is n x k, b is k x m, out n x m contiguous. trans_a / trans_b: the operand is stored column-major (a transposed
+// row-major matrix); lda / ldb its leading dimension; stride_a / stride_b elements between batches (0 broadcasts).
+// float32 uses TF32 tensor cores only when allow_tf32 (torch.backends.cuda.matmul.allow_tf32, off by default);
+// float16 and bfloat16 accumulate in float32.
+struct GemmLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int64_t batch = 1, n = 0, m = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  int64_t lda = 0, ldb = 0, stride_a = 0, stride_b = 0;
+  const char* a = nullptr;
+  const char* b = nullptr;
+  char* out = nullptr;
+  double alpha = 1, beta = 0;
+  bool allow_tf32 = false;
+};
+void gemm(const GemmLaunch& l);
+
+}  // namespace gb::cuda_kernels

@@ -1,0 +1,145 @@
+// engine/cuda/pointwise.cu — the elementwise kernels (cuda/kernels.h's pointwise and copy) and the host<->device
+// copies. One kernel per dtype (per dtype pair for copy), a grid-stride loop over the elements, each element's
+// operands found by cuda/offset_calc.h and computed by cuda/pointwise_ops.h, the code the CPU tests run.
+#include <algorithm>
+
+#include "cuda/check.h"
+#include "cuda/kernels.h"
+#include "glassbox/core/cuda.h"
+
+namespace gb::cuda_kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct Ptrs {
+  char* data[kMaxOperands];
+};
+
+// Enough blocks to fill the device several times over; the grid-stride loop covers the rest.
+unsigned blocks_for(int64_t numel) {
+  return unsigned(std::min<int64_t>((numel + kThreads - 1) / kThreads, int64_t(1) << 20));
+}
+
+template <typename T>
+__global__ void pointwise_kernel(PwArgs a, int64_t numel, OffsetCalc calc, Ptrs p) {
+  const int64_t step = int64_t(blockDim.x) * gridDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += step) {
+    int64_t off[kMaxOperands];
+    calc.get(i, off);
+    char* ptr[kMaxOperands];
+    for (int k = 0; k < calc.nops; ++k) ptr[k] = p.data[k] + off[k];
+    run_element<T>(a, ptr);
+  }
+}
+
+// The source's dtype is a per-launch switch (uniform across threads), so nvcc compiles 7 copy kernels, not 49.
+template <typename D, typename S>
+__device__ void convert_from(D* dst, const char* src) {
+  convert(dst, reinterpret_cast<const S*>(src));
+}
+
+template <typename D>
+__global__ void copy_kernel(int64_t numel, OffsetCalc calc, char* dst, const char* src, ScalarType src_dtype) {
+  const int64_t step = int64_t(blockDim.x) * gridDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += step) {
+    int64_t off[kMaxOperands];
+    calc.get(i, off);
+    D* d = reinterpret_cast<D*>(dst + off[0]);
+    const char* s = src + off[1];
+    switch (src_dtype) {
+      case ScalarType::Bool: convert_from<D, bool>(d, s); break;
+      case ScalarType::Int32: convert_from<D, int32_t>(d, s); break;
+      case ScalarType::Int64: convert_from<D, int64_t>(d, s); break;
+      case ScalarType::Half: convert_from<D, Half>(d, s); break;
+      case ScalarType::BFloat16: convert_from<D, BFloat16>(d, s); break;
+      case ScalarType::Float: convert_from<D, float>(d, s); break;
+      case ScalarType::Double: convert_from<D, double>(d, s); break;
+    }
+  }
+}
+
+// f(type_tag) with the C++ type of a dtype.
+template <typename T>
+struct Tag {
+  using type = T;
+};
+template <typename F>
+void with_type(ScalarType t, F&& f) {
+  switch (t) {
+    case ScalarType::Bool: f(Tag<bool>{}); return;
+    case ScalarType::Int32: f(Tag<int32_t>{}); return;
+    case ScalarType::Int64: f(Tag<int64_t>{}); return;
+    case ScalarType::Half: f(Tag<Half>{}); return;
+    case ScalarType::BFloat16: f(Tag<BFloat16>{}); return;
+    case ScalarType::Float: f(Tag<float>{}); return;
+    case ScalarType::Double: f(Tag<double>{}); return;
+  }
+  throw Error("cuda kernels: unknown dtype");
+}
+
+}  // namespace
+
+void pointwise(const PointwiseLaunch& l) {
+  GB_CHECK(l.args.op != Pw::none, "cuda pointwise: no op given (an op entry launched without its code)");
+  GB_CHECK(l.dtype != ScalarType::Bool || l.args.op == Pw::fill || l.args.op == Pw::where || l.args.op == Pw::eq ||
+               l.args.op == Pw::ne,
+           "cuda pointwise: op ", int(l.args.op), " has no bool kernel (the op entry must convert bool first)");
+  GB_CHECK(!pw_floating_only(l.args.op) || is_floating_point(l.dtype), "cuda pointwise: op ", int(l.args.op),
+           " needs a floating dtype, got ", to_string(l.dtype));
+  if (l.numel == 0) return;
+  DeviceGuard g(l.device);
+  Ptrs p{};
+  for (int k = 0; k < kMaxOperands; ++k) p.data[k] = l.data[k];
+  cudaStream_t s = current_stream(l.device);
+  with_type(l.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    pointwise_kernel<T><<<blocks_for(l.numel), kThreads, 0, s>>>(l.args, l.numel, l.calc, p);
+  });
+  GB_CUDA_CHECK(cudaGetLastError());
+}
+
+void copy(const CopyLaunch& l) {
+  if (l.numel == 0) return;
+  DeviceGuard g(l.device);
+  cudaStream_t s = current_stream(l.device);
+  with_type(l.dst_dtype, [&](auto tag) {
+    using D = typename decltype(tag)::type;
+    copy_kernel<D><<<blocks_for(l.numel), kThreads, 0, s>>>(l.numel, l.calc, l.dst, l.src, l.src_dtype);
+  });
+  GB_CUDA_CHECK(cudaGetLastError());
+}
+
+void memcpy(void* dst, int dst_device, const void* src, int src_device, size_t nbytes, CopyKind kind, bool wait) {
+  if (nbytes == 0) return;
+  const int device = kind == CopyKind::device_to_host ? src_device : dst_device;
+  DeviceGuard g(device);
+  cudaStream_t s = current_stream(device);
+  switch (kind) {
+    case CopyKind::host_to_device:
+      GB_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s));
+      break;
+    case CopyKind::device_to_host:
+      GB_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s));
+      break;
+    case CopyKind::device_to_device:
+      if (src_device == dst_device) {
+        GB_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s));
+      } else {
+        // The source's stream may still be writing it: the copy waits for the work queued there so far.
+        cudaEvent_t ready = nullptr;
+        {
+          DeviceGuard gs(src_device);
+          GB_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+          GB_CUDA_CHECK(cudaEventRecord(ready, current_stream(src_device)));
+        }
+        GB_CUDA_CHECK(cudaStreamWaitEvent(s, ready, 0));
+        GB_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, nbytes, s));
+        GB_CUDA_CHECK(cudaEventDestroy(ready));  // released once the wait is done; the wait is already queued
+      }
+      break;
+  }
+  if (wait) GB_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+}  // namespace gb::cuda_kernels

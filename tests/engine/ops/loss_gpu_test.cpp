@@ -1,0 +1,84 @@
+// tests/engine/ops/loss_gpu_test.cpp — GPU tier: nll_loss and cross_entropy on cuda (class picked by a mask on the
+// device) against the CPU: 1-D, 2-D and spatial inputs, class weights, ignore_index, label smoothing, every
+// reduction, gradients, the bounds check; then a classifier trained on cuda as on the cpu.
+#include <utility>
+#include <vector>
+
+#include "support/check.h"
+
+namespace {
+const gb::Device kGpu("cuda:0");
+}  // namespace
+
+TEST_CASE("nll_loss and cross_entropy on cuda equal the cpu") {
+  gb::manual_seed(41);
+  gb::Tensor logits = gb::randn({8, 5}, gb::kDouble);
+  gb::Tensor target = gb::tensor(std::vector<int64_t>{0, 4, 2, 2, -100, 1, 3, 0});
+  gb::Tensor weight = gb::tensor({1.0, 2.0, 0.5, 1.5, 3.0}, gb::kDouble);
+  for (gb::Reduction r : {gb::Reduction::Mean, gb::Reduction::Sum, gb::Reduction::None}) {
+    CAPTURE(int(r));
+    gb::Tensor lp = gb::log_softmax(logits, 1);
+    gbtest::check_close(gb::nll_loss(lp.to(kGpu), target.to(kGpu), {}, r), gb::nll_loss(lp, target, {}, r), 1e-12, 1e-12);
+    gbtest::check_close(gb::nll_loss(lp.to(kGpu), target.to(kGpu), weight.to(kGpu), r),
+                        gb::nll_loss(lp, target, weight, r), 1e-12, 1e-12);
+    gbtest::check_close(gb::cross_entropy(logits.to(kGpu), target.to(kGpu), weight.to(kGpu), r, -100, 0.1),
+                        gb::cross_entropy(logits, target, weight, r, -100, 0.1), 1e-12, 1e-12);
+    gb::Tensor in_range = gb::clamp(target, gb::Scalar(0), std::nullopt);  // ignore_index 2 this time
+    gbtest::check_close(gb::cross_entropy(logits.to(kGpu), in_range.to(kGpu), {}, r, 2),
+                        gb::cross_entropy(logits, in_range, {}, r, 2), 1e-12, 1e-12);
+  }
+  // spatial (N, C, H, W) and 1-D (C) inputs
+  gb::Tensor img = gb::randn({2, 3, 4, 4}, gb::kDouble);
+  gb::Tensor tmap = gb::randint(0, 3, {2, 4, 4});
+  gbtest::check_close(gb::cross_entropy(img.to(kGpu), tmap.to(kGpu)), gb::cross_entropy(img, tmap), 1e-12, 1e-12);
+  gb::Tensor one = gb::randn({5}, gb::kDouble);
+  gbtest::check_close(gb::cross_entropy(one.to(kGpu), gb::tensor(int64_t(3)).to(kGpu)),
+                      gb::cross_entropy(one, gb::tensor(int64_t(3))), 1e-12, 1e-12);
+}
+
+TEST_CASE("gradients of cross_entropy on cuda equal the cpu") {
+  gb::manual_seed(42);
+  gb::Tensor x = gb::randn({16, 7}, gb::kDouble).requires_grad_(true);
+  gb::Tensor xg = x.detach().to(kGpu).requires_grad_(true);
+  gb::Tensor target = gb::randint(0, 7, {16});
+  gb::Tensor weight = gb::rand({7}, gb::kDouble) + 0.5;
+  gb::cross_entropy(x, target, weight, gb::Reduction::Mean, -100, 0.05).backward();
+  gb::cross_entropy(xg, target.to(kGpu), weight.to(kGpu), gb::Reduction::Mean, -100, 0.05).backward();
+  gbtest::check_close(xg.grad(), x.grad(), 1e-10, 1e-12);
+}
+
+TEST_CASE("a target out of range is refused on cuda too") {
+  gb::Tensor lp = gb::log_softmax(gb::randn({2, 3}), 1).to(kGpu);
+  CHECK_THROWS_WITH(gb::nll_loss(lp, gb::tensor(std::vector<int64_t>{0, 3}).to(kGpu)),
+                    doctest::Contains("Target out of bounds"));
+}
+
+TEST_CASE("a classifier trained on cuda learns what the cpu one learns") {
+  // two Gaussian blobs per class in 10-D, 4 classes
+  gb::manual_seed(43);
+  gb::Tensor centers = gb::randn({4, 10}) * 3;
+  gb::Tensor y = gb::randint(0, 4, {512});
+  gb::Tensor x = centers.index_select(0, y) + gb::randn({512, 10});
+  auto train = [&](gb::Device dev) {
+    gb::manual_seed(44);
+    gb::nn::Sequential net(gb::nn::Linear(10, 32), gb::nn::ReLU(), gb::nn::Linear(32, 4));
+    net->to(dev);
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.2).momentum(0.9));
+    gb::Tensor xd = x.to(dev), yd = y.to(dev);
+    double loss = 0;
+    for (int step = 0; step < 40; ++step) {
+      opt.zero_grad();
+      gb::Tensor l = gb::cross_entropy(net->forward(xd), yd);
+      l.backward();
+      opt.step();
+      loss = l.item().to_double();
+    }
+    const double acc = gb::eq(net->forward(xd).cpu().argmax(1, false), y).to(gb::kFloat).mean().item().to_double();
+    return std::pair<double, double>{loss, acc};
+  };
+  auto [loss_cpu, acc_cpu] = train(gb::kCPU);
+  auto [loss_gpu, acc_gpu] = train(kGpu);
+  CHECK(acc_gpu >= 0.95);
+  CHECK(loss_gpu == doctest::Approx(loss_cpu).epsilon(1e-3));
+  CHECK(acc_gpu == doctest::Approx(acc_cpu).epsilon(0.01));
+}

@@ -1,0 +1,23 @@
+// tests/support/gpu_main.cpp — the main of the GPU tier (label gpu): without a usable CUDA device the test exits 77,
+// which CTest reports as skipped, after one line saying why; GLASSBOX_EXPECT_GPU=1 (bench/gpu/run.sh sets it) makes
+// a missing device a failure instead.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "glassbox/core/cuda.h"
+
+int main(int argc, char** argv) {
+  if (!gb::cuda::is_available()) {
+    const char* expect = std::getenv("GLASSBOX_EXPECT_GPU");
+    const bool required = expect && std::string(expect) == "1";
+    std::cout << (required ? "FAILED" : "skipped") << ": no usable CUDA device: " << gb::cuda::unavailable_reason()
+              << "\n";
+    return required ? 1 : 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
