@@ -7,6 +7,7 @@
 //   ./build/samples/train_mlp                        # 300 steps, prints the loss falling and the accuracy
 //   ./build/samples/train_mlp --steps 600 --lr 0.3   # options: --steps --batch --hidden --lr --seed --min-accuracy
 //   ./build/samples/train_mlp --trace runs/train_mlp.db   # the same run, traced; then: glassbox report runs/...
+//   ./build/samples/train_mlp --device cuda          # on the GPU (model, batches, loss and optimizer on cuda:0)
 //   (GLASSBOX_TRACE=mlp.db ./build/samples/train_mlp traces it too, with no option)
 //
 // Traced, each step is a span with the loss and learning rate in the steps table; inside it the data fetch, one
@@ -42,6 +43,7 @@ struct Options {
   uint64_t seed = 0;
   double min_accuracy = -1;
   std::string trace;
+  std::string device = "cpu";
 };
 
 Options parse(int argc, char** argv) {
@@ -55,6 +57,7 @@ Options parse(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the data and the weights");
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
   app.add_option("--trace", o.trace, "record the run into this trace file, e.g. runs/train_mlp.db");
+  app.add_option("--device", o.device, "where the model trains: cpu or cuda[:N] (batches are drawn on the cpu and moved)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -100,12 +103,26 @@ int main(int argc, char** argv) {
   const int64_t H = opt.hidden;
   gb::nn::Sequential model(gb::nn::Linear(2, H), gb::nn::ReLU(), gb::nn::Linear(H, H), gb::nn::ReLU(),
                            gb::nn::Linear(H, 3));  // x (N,2) -> logits (N,3)
+  gb::Device device;
+  try {
+    device = gb::Device(opt.device);
+    GB_CHECK(!device.is_meta(), "a meta run has no values to train on; samples/plan_memory plans memory on meta");
+    model->to(device);  // before the optimizer takes the parameters, as in PyTorch
+  } catch (const gb::Error& e) {
+    std::fprintf(stderr, "train_mlp: --device %s: %s\n", opt.device.c_str(), e.what());
+    return 2;
+  }
   gb::optim::SGD optimizer(model->parameters(), gb::optim::SGDOptions(opt.lr).momentum(opt.momentum));
+  // On cuda the laps wait for the device, so each phase's time is its kernels' and not only their launches.
+  auto lap = [&](sample_run::StepClock& c, const char* phase) {
+    if (device.is_cuda()) gb::cuda::synchronize();
+    c.lap(phase);
+  };
 
   std::printf("glassbox %s — train_mlp: 3 spirals, %lld train / %lld held-out points, MLP 2-%lld-%lld-3, SGD lr %.3g "
-              "momentum %.2g, %d threads\n",
+              "momentum %.2g, %d threads, on %s\n",
               gb::version(), (long long)n_train, (long long)x_test.size(0), (long long)H, (long long)H, opt.lr,
-              opt.momentum, gb::get_num_threads());
+              opt.momentum, gb::get_num_threads(), device.str().c_str());
   auto t0 = std::chrono::steady_clock::now();
   sample_run::StepClock clock;
   double first_loss = 0, last_loss = 0;
@@ -117,17 +134,17 @@ int main(int argc, char** argv) {
     {
       GB_TRACE_SPAN(SpanKind::dataloader, "fetch");
       auto idx = gb::randint(0, n_train, {opt.batch});
-      xb = x_train.index_select(0, idx);
-      yb = y_train.index_select(0, idx);
+      xb = x_train.index_select(0, idx).to(device);
+      yb = y_train.index_select(0, idx).to(device);
     }
-    clock.lap("data");
+    lap(clock, "data");
     auto loss = F::cross_entropy(model->forward(xb), yb);
-    clock.lap("forward");
+    lap(clock, "forward");
     optimizer.zero_grad();  // set_to_none=true, PyTorch 2's default
     loss.backward();
-    clock.lap("backward");
+    lap(clock, "backward");
     optimizer.step();
-    clock.lap("optimizer");
+    lap(clock, "optimizer");
     last_loss = loss.item<double>();
     traced_step.set_loss(last_loss);
     traced_step.set_lr(opt.lr);
@@ -139,7 +156,7 @@ int main(int argc, char** argv) {
 
   gb::NoGradGuard no_grad;
   auto accuracy = [&](const gb::Tensor& x, const gb::Tensor& y) {
-    return model->forward(x).argmax(1).eq(y).to(gb::kFloat).mean().item<double>();
+    return model->forward(x.to(device)).cpu().argmax(1).eq(y).to(gb::kFloat).mean().item<double>();
   };
   double train_acc = accuracy(x_train, y_train), test_acc = accuracy(x_test, y_test);
   std::printf("loss %.4f -> %.4f in %d steps (%.1f ms/step)\n", first_loss, last_loss, opt.steps,
