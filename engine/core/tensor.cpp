@@ -11,6 +11,8 @@
 #include "core/make.h"
 #include "glassbox/autograd/autograd.h"
 #include "glassbox/autograd/node.h"
+#include "glassbox/core/cuda_stream.h"
+#include "glassbox/memory/memory.h"
 
 namespace gb {
 
@@ -23,6 +25,15 @@ std::string Tensor::toString() const {
   if (!defined()) return "UndefinedType";
   std::string dev = device().is_cpu() ? "CPU" : device().is_cuda() ? "CUDA" : "Meta";
   return dev + to_string(scalar_type()) + "Type";
+}
+
+void Tensor::record_stream(const cuda::CUDAStream& stream) const {
+  detail::check_defined(*this, "record_stream");
+  GB_CHECK(is_cuda(), "record_stream: expects a tensor on cuda, got one on ", device().str(),
+           " (only cuda memory is used by streams)");
+  GB_CHECK(stream.device() == device(), "record_stream: the stream is on ", stream.device().str(),
+           " but the tensor on ", device().str(), "; record a stream of the tensor's own device");
+  memory::caching_allocator(device()).record_stream(storage()->data(), stream.id());
 }
 
 Scalar Tensor::item() const {

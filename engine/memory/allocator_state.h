@@ -3,6 +3,7 @@
 // Every *_locked function expects `mu` held.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@ struct CachingAllocator::Impl {
   int64_t capacity = 0;        // 0 = unlimited
   int64_t max_split = 0;       // 0 = no limit
   MemoryStats stats;
+  std::deque<std::pair<void*, detail::Block*>> pending_events;  // freed blocks used on other streams, in order
 
   int64_t max_split_or_inf() const { return max_split ? max_split : INT64_MAX; }
   detail::Pool& pool_of(const detail::Segment* s) { return s->small ? small_pool : large_pool; }
@@ -34,6 +36,11 @@ struct CachingAllocator::Impl {
   // An allocated block of round_size(nbytes) bytes; throws OutOfMemoryError.
   detail::Block* malloc(int64_t nbytes, int64_t stream);
   void free(detail::Block* b);
+  // b (not allocated, no pending event) back into its pool, merged with free neighbours.
+  void free_block_locked(detail::Block* b);
+  // Blocks whose events have all completed rejoin their pool (in order; stops at the first pending one). With
+  // `wait`, waits for every event first (empty_cache, and before releasing segments to retry an allocation).
+  void process_events_locked(bool wait);
 
   detail::Block* new_block_locked();
   void recycle_block_locked(detail::Block* b);

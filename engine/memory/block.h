@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "glassbox/memory/category.h"
 
@@ -34,6 +35,8 @@ struct Block {
   bool oversize = false;  // counted in oversize_allocations
   Category category = Category::unknown;
   uint32_t op = 0, module = 0;
+  std::vector<int64_t> stream_uses;  // other streams the block was used on while allocated (record_stream)
+  int event_count = 0;               // freed, waiting for this many events before it rejoins its pool
 
   uintptr_t addr() const { return segment->base + uintptr_t(offset); }
   bool is_split() const { return prev != nullptr || next != nullptr; }

@@ -4,6 +4,7 @@
 // same state.
 #include "glassbox/memory/caching_allocator.h"
 
+#include <algorithm>
 #include <climits>
 
 #include "glassbox/core/error.h"
@@ -153,6 +154,7 @@ int64_t CachingAllocator::Impl::release_cached_locked() {
 Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
   const detail::ThreadContext ctx = detail::thread_context();
   std::lock_guard<std::mutex> lock(mu);
+  if (!pending_events.empty()) process_events_locked(false);
   const int64_t size = round_size(nbytes);
   const bool small = size <= kSmallSize;
   Pool& pool = small ? small_pool : large_pool;
@@ -164,6 +166,7 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
     const int64_t alloc_size = allocation_size(size);
     b = new_segment_locked(alloc_size, stream, small);
     if (!b) {
+      process_events_locked(true);  // blocks waiting on other streams' work may free whole segments
       const int64_t released = release_cached_locked();
       emit_locked(MemoryAction::empty_cache, 0, released, 0, -1, stream, Category::unknown, 0, 0);
       ++stats.num_alloc_retries;
@@ -225,10 +228,33 @@ void CachingAllocator::Impl::free(Block* b) {
   b->category = Category::unknown;
   b->op = b->module = 0;
   b->oversize = false;
+  // Used on other streams: reusable once the work queued there so far has run (PyTorch's insert_events).
+  for (int64_t s : b->stream_uses)
+    if (void* ev = raw->record_event(s)) {
+      pending_events.emplace_back(ev, b);
+      ++b->event_count;
+    }
+  b->stream_uses.clear();
+  if (b->event_count == 0) free_block_locked(b);
+}
 
+void CachingAllocator::Impl::process_events_locked(bool wait) {
+  while (!pending_events.empty()) {
+    auto [ev, b] = pending_events.front();
+    if (wait)
+      raw->wait_event(ev);
+    else if (!raw->event_done(ev))
+      break;
+    raw->destroy_event(ev);
+    pending_events.pop_front();
+    if (--b->event_count == 0) free_block_locked(b);
+  }
+}
+
+void CachingAllocator::Impl::free_block_locked(Block* b) {
   Pool& pool = pool_of(b->segment);
   Pool::node_type node;
-  if (Block* p = b->prev; p && !p->allocated) {
+  if (Block* p = b->prev; p && !p->allocated && p->event_count == 0) {
     node = pool_erase_locked(pool, p);
     b->offset = p->offset;
     b->size += p->size;
@@ -237,7 +263,7 @@ void CachingAllocator::Impl::free(Block* b) {
     else b->segment->head = b;
     recycle_block_locked(p);
   }
-  if (Block* n = b->next; n && !n->allocated) {
+  if (Block* n = b->next; n && !n->allocated && n->event_count == 0) {
     Pool::node_type next_node = pool_erase_locked(pool, n);
     if (!node) node = std::move(next_node);
     b->size += n->size;
@@ -293,6 +319,7 @@ CachingAllocator::CachingAllocator(std::unique_ptr<RawAllocator> raw, const Allo
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->process_events_locked(true);
   impl_->release_cached_locked();
   // Blocks still in use hold a pointer to the state in their deleters: keep it alive rather than crash later.
   if (impl_->stats.allocation[kAll].current > 0) (void)impl_.release();
@@ -310,6 +337,16 @@ DataPtr CachingAllocator::allocate(int64_t nbytes, int64_t stream) {
 
 Device CachingAllocator::device() const { return impl_->device; }
 RawAllocator& CachingAllocator::raw() { return *impl_->raw; }
+
+void CachingAllocator::record_stream(const void* ptr, int64_t stream) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Block* b = impl_->block_at_locked(reinterpret_cast<uintptr_t>(ptr));
+  GB_CHECK(b && b->allocated, "record_stream: no live block on ", impl_->device.str(), " holds address ", ptr,
+           " (record a tensor's stream while the tensor is alive)");
+  if (stream == b->segment->stream) return;  // its own stream: ordered already
+  if (std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end())
+    b->stream_uses.push_back(stream);
+}
 
 bool CachingAllocator::set_category(const void* ptr, Category c) {
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -333,6 +370,7 @@ std::optional<Category> CachingAllocator::category_of(const void* ptr) const {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->process_events_locked(true);
   int64_t released = impl_->release_cached_locked();
   impl_->emit_locked(MemoryAction::empty_cache, 0, released, 0, -1, 0, Category::unknown, 0, 0);
 }

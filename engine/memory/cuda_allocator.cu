@@ -65,6 +65,31 @@ class CudaRawAllocator final : public RawAllocator {
     check(cudaFree(ptr), "cudaFree", index_);
   }
   Device device() const override { return Device(kCUDA, index_); }
+
+  // record_stream's events: the stream id is the cudaStream_t's address (0: the default stream).
+  void* record_event(int64_t stream) override {
+    DeviceGuard g(index_);
+    cudaEvent_t ev = nullptr;
+    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", index_);
+    check(cudaEventRecord(ev, reinterpret_cast<cudaStream_t>(stream)), "cudaEventRecord", index_);
+    return ev;
+  }
+  bool event_done(void* event) override {
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    check(err, "cudaEventQuery", index_);
+    return true;
+  }
+  void wait_event(void* event) override {
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize", index_);
+  }
+  void destroy_event(void* event) override {
+    DeviceGuard g(index_);
+    check(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy", index_);
+  }
   int64_t total_bytes() const override { return total_; }
   int64_t context_bytes() const override { return context_; }
   void set_context_bytes(int64_t) override {

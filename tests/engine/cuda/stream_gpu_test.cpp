@@ -65,6 +65,26 @@ TEST_CASE("a block freed on one stream is reused on that stream only") {
   gb::cuda::synchronize();
 }
 
+TEST_CASE("record_stream keeps a block from its own stream until the other stream's work has run") {
+  gb::memory::empty_cache(kGpu);
+  gb::cuda::CUDAStream side = gb::cuda::getStreamFromPool();
+  gb::Tensor big = gb::randn({4096, 4096}).to(kGpu);
+  gb::Tensor x = gb::empty({1024}, kGpu);  // made on the default stream
+  void* addr = x.data_ptr();
+  {
+    gb::cuda::CUDAStreamGuard guard(side);
+    gb::Tensor acc = big;
+    for (int i = 0; i < 20; ++i) acc = gb::mm(acc, big) * 1e-4;  // tens of milliseconds queued on `side`
+    x.add_(1);                                                    // x used on `side` too
+  }
+  x.record_stream(side);
+  x = gb::Tensor();  // freed while side's work is still queued
+  CHECK(gb::empty({1024}, kGpu).data_ptr() != addr);  // not handed out on the default stream yet
+  side.synchronize();
+  CHECK(gb::empty({1024}, kGpu).data_ptr() == addr);  // the event completed: back in the pool
+  CHECK_THROWS_WITH(gb::ones({2}).record_stream(side), doctest::Contains("expects a tensor on cuda"));
+}
+
 TEST_CASE("events time the device's work") {
   gb::cuda::CUDAEvent start(true), end(true);
   gb::Tensor a = gb::randn({1024, 1024}).to(kGpu);

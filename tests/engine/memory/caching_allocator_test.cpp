@@ -3,6 +3,7 @@
 // empty_cache, capacity and context, retry-then-OOM, categories and re-tagging, allocation contexts, threads.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -132,6 +133,42 @@ TEST_CASE("best fit takes the smallest cached block that fits; freed neighbours 
   CHECK(s.reserved_bytes[mem::kAll].current == 2 * MiB);
 }
 
+// The meta device's addresses, with events the test completes by hand: what record_stream waits on (a stream's
+// queued work) is modelled by `done`.
+class EventRaw final : public mem::RawAllocator {
+ public:
+  struct Event {
+    int64_t stream;
+    bool done = false, destroyed = false;
+  };
+  std::vector<Event> events;
+  int waits = 0;
+
+  void* allocate(size_t n) override { return meta_->allocate(n); }
+  void deallocate(void* p, size_t n) override { meta_->deallocate(p, n); }
+  gb::Device device() const override { return gb::Device(gb::kCUDA, 0); }
+  int64_t total_bytes() const override { return 0; }
+  int64_t context_bytes() const override { return 0; }
+  void set_context_bytes(int64_t) override {}
+  void* record_event(int64_t stream) override {
+    events.push_back({stream});
+    return reinterpret_cast<void*>(events.size());  // 1-based index
+  }
+  bool event_done(void* e) override { return at(e).done; }
+  void wait_event(void* e) override {
+    ++waits;
+    at(e).done = true;
+  }
+  void destroy_event(void* e) override {
+    CHECK_FALSE(at(e).destroyed);
+    at(e).destroyed = true;
+  }
+  Event& at(void* e) { return events[reinterpret_cast<size_t>(e) - 1]; }
+
+ private:
+  std::unique_ptr<mem::RawAllocator> meta_ = mem::make_meta_raw_allocator();
+};
+
 TEST_CASE("blocks are reused within a stream only") {
   auto a = meta_allocator();
   Held x(a.allocate(1000, 0));
@@ -146,6 +183,81 @@ TEST_CASE("blocks are reused within a stream only") {
   CHECK(z.addr() == addr);
 }
 
+
+TEST_CASE("record_stream: a block used on another stream is reused only after that stream's work") {
+  auto raw = std::make_unique<EventRaw>();
+  EventRaw& ev = *raw;
+  mem::CachingAllocator a(std::move(raw));
+  Held x(a.allocate(1000, 1));  // made on stream 1
+  const uintptr_t addr = x.addr();
+  a.record_stream(x.p.ptr, 2);   // also read by stream 2
+  a.record_stream(x.p.ptr, 2);   // twice is once
+  a.record_stream(x.p.ptr, 1);   // its own stream: nothing to wait for
+  a.record_stream(reinterpret_cast<char*>(x.p.ptr) + 100, 3);  // any address inside the block
+  x.release();
+  REQUIRE(ev.events.size() == 2);  // one event per other stream, recorded at the free
+  CHECK(ev.events[0].stream == 2);
+  CHECK(ev.events[1].stream == 3);
+  CHECK(a.stats().allocated_bytes[mem::kAll].current == 0);  // freed as far as the stats go
+  {
+    Held y(a.allocate(1000, 1));  // stream 1 may not take it yet: its events are pending
+    CHECK(y.addr() != addr);
+  }
+  ev.events[0].done = true;
+  {
+    Held y(a.allocate(1000, 1));  // one event of two done: still pending
+    CHECK(y.addr() != addr);
+  }
+  ev.events[1].done = true;
+  Held z(a.allocate(1000, 1));  // both done: the block is back in stream 1's pool, best fit again
+  CHECK(z.addr() == addr);
+  CHECK(ev.events[0].destroyed);
+  CHECK(ev.events[1].destroyed);
+  CHECK_THROWS_WITH(a.record_stream(reinterpret_cast<void*>(0x10), 2), doctest::Contains("no live block"));
+}
+
+TEST_CASE("record_stream: empty_cache waits for pending events, then releases the segment") {
+  auto raw = std::make_unique<EventRaw>();
+  EventRaw& ev = *raw;
+  mem::CachingAllocator a(std::move(raw));
+  {
+    Held x(a.allocate(4 * MiB, 0));
+    a.record_stream(x.p.ptr, 7);
+  }
+  CHECK(a.stats().reserved_bytes[mem::kAll].current == 20 * MiB);
+  CHECK(ev.waits == 0);
+  a.empty_cache();
+  CHECK(ev.waits == 1);
+  CHECK(ev.events[0].destroyed);
+  CHECK(a.stats().reserved_bytes[mem::kAll].current == 0);
+  // cpu and meta have no streams: record_stream then free leaves nothing pending
+  mem::CachingAllocator m = meta_allocator();
+  Held y(m.allocate(1000, 0));
+  const uintptr_t addr = y.addr();
+  m.record_stream(y.p.ptr, 5);
+  y.release();
+  Held w(m.allocate(1000, 0));
+  CHECK(w.addr() == addr);
+}
+
+TEST_CASE("a block waiting for events is not merged into its free neighbours") {
+  auto raw = std::make_unique<EventRaw>();
+  EventRaw& ev = *raw;
+  mem::CachingAllocator a(std::move(raw));
+  Held l(a.allocate(512, 0)), m(a.allocate(512, 0)), r(a.allocate(512, 0));
+  a.record_stream(m.p.ptr, 9);
+  m.release();  // pending
+  l.release();  // must not swallow m
+  r.release();
+  auto lay = layout(a);
+  CHECK(lay.size() >= 3);
+  CHECK(lay[0].first == 512);  // l alone, m still apart
+  CHECK(lay[1].first == 512);
+  ev.events[0].done = true;
+  Held n(a.allocate(512, 0));  // processes the event: everything merges back
+  n.release();
+  CHECK(layout(a).size() == 1);
+}
 TEST_CASE("max_split_size: oversize blocks are never split and small requests never take them") {
   auto a = meta_allocator();
   CHECK_THROWS_WITH_AS(a.set_max_split_size(20 * MiB), doctest::Contains("more than 20 MiB"), gb::Error);

@@ -30,6 +30,9 @@
 #include "glassbox/core/tensor_options.h"
 
 namespace gb {
+namespace cuda {
+class CUDAStream;
+}  // namespace cuda
 
 class Tensor;
 struct TensorImpl;
@@ -125,6 +128,9 @@ class Tensor {
   Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device d) const;
   Tensor to(DeviceType t) const { return to(Device(t)); }  // x.to(gb::kCUDA): exact, not ambiguous with TensorOptions
+  // This cuda tensor is also used by work on `stream`: its memory is not reused until that work has run (the
+  // caching allocator waits on an event; torch's Tensor.record_stream).
+  void record_stream(const cuda::CUDAStream& stream) const;
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor toType(ScalarType t) const { return to(t); }

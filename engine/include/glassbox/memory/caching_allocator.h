@@ -69,6 +69,10 @@ class CachingAllocator final : public Allocator {
   Device device() const;
   RawAllocator& raw();
 
+  // The live block holding `ptr` is also used on `stream` (not the one it was allocated on): once freed, it is
+  // reused only after the work queued on `stream` by then has run (an event per stream; torch's record_stream).
+  // Throws when no live block holds ptr.
+  void record_stream(const void* ptr, int64_t stream);
   // Re-tags the live block holding `ptr` (any address inside it). False when no live block holds it.
   bool set_category(const void* ptr, Category c);
   // The category of the live block holding ptr; nullopt when no live block holds it.

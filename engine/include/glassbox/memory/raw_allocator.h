@@ -30,6 +30,20 @@ class RawAllocator {
   virtual int64_t context_bytes() const = 0;
   // cpu and meta: pretend this much is taken by a context (to model a GPU). cuda: throws (it is measured).
   virtual void set_context_bytes(int64_t bytes) = 0;
+
+  // Events for blocks used on other streams than their own (CachingAllocator::record_stream): an event recorded
+  // now on `stream` (an opaque handle; nullptr when the device has no streams: cpu and meta, whose work is done by
+  // the time a tensor is freed), whether it has completed, waiting for it, and releasing it.
+  virtual void* record_event(int64_t stream) {
+    (void)stream;
+    return nullptr;
+  }
+  virtual bool event_done(void* event) {
+    (void)event;
+    return true;
+  }
+  virtual void wait_event(void* event) { (void)event; }
+  virtual void destroy_event(void* event) { (void)event; }
 };
 
 // aligned_alloc(64)/free; total_bytes() is the machine's RAM.
