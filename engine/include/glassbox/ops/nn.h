@@ -57,9 +57,24 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
 // log_probs (N,C) or (N,C,d1,...), target int64 (N) / (N,d1,...).
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {}, Reduction reduction = kMean,
                 int64_t ignore_index = -100);
+// The pointwise losses of d = input - target (input and target broadcast; kMean divides by the broadcast numel).
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+// |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta. beta >= 0; beta = 0 is l1_loss.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double beta = 1.0);
+// |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta). delta > 0.
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double delta = 1.0);
+// input: probabilities in [0, 1] (anything else throws), target of the same shape; weight broadcasts to the
+// input's shape and rescales each element. -w (t log x + (1 - t) log(1 - x)), each log clamped at -100 as in
+// PyTorch. Gradients flow to input and target, not to weight.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            Reduction reduction = kMean);
+// logits and target of the same shape; weight and pos_weight broadcast to it (pos_weight: per class, last dim).
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
                                         const Tensor& pos_weight = {}, Reduction reduction = kMean);
+// Kullback-Leibler divergence with input = log q: t (log t - input), 0 where t = 0; with log_target, exp(t) (t -
+// input). kMean divides by every element (PyTorch's 'mean'); the batch mean (libtorch's kBatchMean, the KL
+// divergence proper) is gb::nn::functional::kl_div's.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean, bool log_target = false);
 
 }  // namespace gb
