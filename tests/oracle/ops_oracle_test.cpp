@@ -365,6 +365,55 @@ std::vector<Case> nn_cases() {
   };
 }
 
+// sort, topk (values with backward, indices), cumsum, flip, repeat, masked_select, padding.
+std::vector<Case> sort_shape_copy_cases() {
+  return {
+      {"sort_values", {in({3, 5})}, [](G v) { return std::get<0>(v[0].sort(1, true)); },
+       [](T v) { return std::get<0>(v[0].sort(1, true)); }},
+      {"sort_indices_dim0", {in({4, 3})}, [](G v) { return std::get<1>(gb::sort(v[0], 0)); },
+       [](T v) { return std::get<1>(torch::sort(v[0], 0)); }, false},
+      // ties (rounded values): the stable order, ascending and descending, as libtorch's stable CPU sort
+      {"sort_stable_ties", {nograd({4, 9})}, [](G v) { return std::get<1>(gb::sort((v[0] * 1.5).round(), 1)); },
+       [](T v) { return std::get<1>(torch::sort((v[0] * 1.5).round(), c10::optional<bool>(true), 1)); }, false},
+      {"sort_stable_ties_descending", {nograd({9, 4})},
+       [](G v) { return std::get<1>(gb::sort((v[0] * 1.5).round(), std::optional<bool>(true), 0, true)); },
+       [](T v) { return std::get<1>(torch::sort((v[0] * 1.5).round(), c10::optional<bool>(true), 0, true)); }, false},
+      {"argsort", {in({3, 6})}, [](G v) { return v[0].argsort(-1, true); }, [](T v) { return v[0].argsort(-1, true); },
+       false},
+      {"topk_largest", {in({3, 7})}, [](G v) { return std::get<0>(v[0].topk(3)); },
+       [](T v) { return std::get<0>(v[0].topk(3)); }},
+      {"topk_smallest_dim0", {in({6, 4})}, [](G v) { return std::get<0>(gb::topk(v[0], 2, 0, false)); },
+       [](T v) { return std::get<0>(torch::topk(v[0], 2, 0, false)); }},
+      {"topk_indices", {in({2, 3, 5})}, [](G v) { return std::get<1>(v[0].topk(4, 2)); },
+       [](T v) { return std::get<1>(v[0].topk(4, 2)); }, false},
+      // unsorted: any order is allowed, so both are sorted before comparing
+      {"topk_unsorted", {in({3, 8})}, [](G v) { return std::get<0>(std::get<0>(v[0].topk(5, 1, true, false)).sort(1)); },
+       [](T v) { return std::get<0>(std::get<0>(v[0].topk(5, 1, true, false)).sort(1)); }},
+      {"cumsum", {in({3, 4})}, [](G v) { return v[0].cumsum(1); }, [](T v) { return v[0].cumsum(1); }},
+      {"cumsum_dim0_3d", {in({4, 2, 3})}, [](G v) { return gb::cumsum(v[0], 0); },
+       [](T v) { return torch::cumsum(v[0], 0); }},
+      {"cumsum_int", {idx({3, 5}, 7)}, [](G v) { return v[0].cumsum(1); }, [](T v) { return v[0].cumsum(1); }, false},
+      {"flip", {in({2, 3, 4})}, [](G v) { return v[0].flip({0, 2}); }, [](T v) { return v[0].flip({0, 2}); }},
+      {"flip_transposed", {in({3, 4})}, [](G v) { return gb::flip(v[0].t(), {-1}); },
+       [](T v) { return torch::flip(v[0].t(), {-1}); }},
+      {"repeat", {in({3, 2})}, [](G v) { return v[0].repeat({2, 1, 3}); }, [](T v) { return v[0].repeat({2, 1, 3}); }},
+      {"masked_select", {in({3, 4}), nograd({4}, Kind::Bool)}, [](G v) { return v[0].masked_select(v[1]); },
+       [](T v) { return v[0].masked_select(v[1]); }},
+      {"masked_select_broadcast_input", {in({3, 1}), nograd({3, 4}, Kind::Bool)},
+       [](G v) { return gb::masked_select(v[0], v[1]); }, [](T v) { return torch::masked_select(v[0], v[1]); }},
+      {"constant_pad_nd", {in({2, 3, 4})}, [](G v) { return gb::constant_pad_nd(v[0], {1, -1, 2, 0}, 0.5); },
+       [](T v) { return torch::constant_pad_nd(v[0], {1, -1, 2, 0}, 0.5); }},
+      {"pad_constant", {in({2, 3})}, [](G v) { return F::pad(v[0], F::PadFuncOptions({2, 1}).value(-1)); },
+       [](T v) { return TF::pad(v[0], TF::PadFuncOptions({2, 1}).value(-1)); }},
+      {"pad_reflect_2d", {in({2, 3, 4, 5})}, [](G v) { return F::pad(v[0], F::PadFuncOptions({2, 1, 1, 2}).mode(gb::kReflect)); },
+       [](T v) { return TF::pad(v[0], TF::PadFuncOptions({2, 1, 1, 2}).mode(torch::kReflect)); }},
+      {"pad_replicate_1d", {in({2, 3, 4})}, [](G v) { return F::pad(v[0], F::PadFuncOptions({3, 1}).mode(gb::kReplicate)); },
+       [](T v) { return TF::pad(v[0], TF::PadFuncOptions({3, 1}).mode(torch::kReplicate)); }},
+      {"pad_circular_2d", {in({1, 2, 3, 4})}, [](G v) { return gb::pad(v[0], {1, 2, 3, 0}, "circular"); },
+       [](T v) { return torch::pad(v[0], {1, 2, 3, 0}, "circular"); }},
+  };
+}
+
 // Every case runs even when an earlier one fails; a thrown error is reported with the case's name.
 void run_all(const std::vector<Case>& cases) {
   for (const auto& c : cases) {
@@ -383,6 +432,9 @@ TEST_CASE("pointwise ops match libtorch") { run_all(pointwise_cases()); }
 TEST_CASE("reductions and softmax match libtorch") { run_all(reduction_cases()); }
 TEST_CASE("linear algebra, joins and index ops match libtorch") { run_all(linalg_shape_cases()); }
 TEST_CASE("nn ops and losses match libtorch") { run_all(nn_cases()); }
+TEST_CASE("sort, topk, cumsum, flip, repeat, masked_select and padding match libtorch") {
+  run_all(sort_shape_copy_cases());
+}
 
 TEST_CASE("batch_norm updates running statistics like libtorch") {
   gb::manual_seed(3);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "glassbox/core/tensor.h"
+#include "glassbox/nn/enum.h"
 #include "glassbox/nn/loss_options.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/ops/linalg.h"
@@ -152,6 +153,19 @@ struct DropoutFuncOptions {
 inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
   if (o.inplace()) return gb::dropout_(x, o.p(), o.training());
   return gb::dropout(x, o.p(), o.training());
+}
+
+// F::pad(x, F::PadFuncOptions({1, 1, 2, 0}).mode(gb::kReflect)): pad lists (left, right) pairs, the last dim's
+// first; mode kConstant (the default, filled with value), kReflect, kReplicate or kCircular (or their Python names).
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT
+  GB_ARG(std::vector<int64_t>, pad);
+  GB_ARG(EnumValue, mode) = kConstant;
+  GB_ARG(double, value) = 0;
+};
+inline Tensor pad(const Tensor& x, const PadFuncOptions& o) {
+  if (o.mode() == "constant") return gb::constant_pad_nd(x, o.pad(), o.value());
+  return gb::pad(x, o.pad(), o.mode().name(), o.value());  // a nonzero value is refused, as libtorch
 }
 
 struct EmbeddingFuncOptions {

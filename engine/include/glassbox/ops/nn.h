@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "glassbox/core/tensor.h"
@@ -46,6 +47,13 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 // x (N,C,*), C divisible by num_groups.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
+// Padding, pad = (last dim's left, right, the dim before's left, right, ...): pad.size() even, at most 2 * x.dim().
+// constant_pad_nd fills with value; negative pads crop. pad(mode): "constant" (value, default 0), "reflect"
+// (mirrors without repeating the edge, pad < size), "replicate" (repeats the edge, size > 0), "circular" (wraps
+// around, pad <= size); non-constant modes take no value and no negative pads. All have backward.
+Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value = 0);
+Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode = "constant",
+           std::optional<double> value = std::nullopt);
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when train; identity otherwise.
 Tensor dropout(const Tensor& x, double p, bool train);
 Tensor& dropout_(Tensor& x, double p, bool train);
