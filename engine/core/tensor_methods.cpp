@@ -7,6 +7,7 @@
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "glassbox/ops/sort.h"
 
 namespace gb {
 
@@ -115,6 +116,17 @@ Tensor Tensor::norm(const Scalar& p) const { return gb::norm(*this, p); }
 Tensor Tensor::norm(const Scalar& p, IntArrayRef dims, bool keepdim) const { return gb::norm(*this, p, dims, keepdim); }
 Tensor Tensor::all() const { return gb::all(*this); }
 Tensor Tensor::any() const { return gb::any(*this); }
+Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return gb::cumsum(*this, dim, dtype); }
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return gb::sort(*this, dim, descending); }
+std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t dim, bool descending) const {
+  return gb::sort(*this, stable, dim, descending);
+}
+Tensor Tensor::argsort(int64_t dim, bool descending) const { return gb::argsort(*this, dim, descending); }
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
+  return gb::topk(*this, k, dim, largest, sorted);
+}
+Tensor Tensor::flip(IntArrayRef dims) const { return gb::flip(*this, dims); }
+Tensor Tensor::repeat(IntArrayRef repeats) const { return gb::repeat(*this, repeats); }
 
 Tensor Tensor::matmul(const Tensor& o) const { return gb::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return gb::mm(*this, o); }
@@ -128,6 +140,7 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return gb::gathe
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return gb::scatter_add(*this, dim, index, src);
 }
+Tensor Tensor::masked_select(const Tensor& mask) const { return gb::masked_select(*this, mask); }
 
 Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }

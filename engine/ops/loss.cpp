@@ -1,9 +1,11 @@
-// engine/ops/loss.cpp — nll_loss, cross_entropy, mse_loss, l1_loss, binary_cross_entropy_with_logits.
+// engine/ops/loss.cpp — nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss, huber_loss,
+// binary_cross_entropy, binary_cross_entropy_with_logits, kl_div.
 //
 // nll_loss is a raw gather with weights; its backward (a scatter) and that backward's backward (nll_loss again)
 // record each other, so it is differentiable to any order. cross_entropy is composed as PyTorch composes it:
 // log_softmax + nll_loss, plus PyTorch's label-smoothing terms, or the class-probability formula. The pointwise
-// losses compute forward with raw loops and record one node with a differentiable gb-op backward.
+// losses compute forward with raw loops and record one node with a differentiable gb-op backward. kl_div is
+// composed of gb ops, as PyTorch 1.13 composes it (its gradients are those of the composition).
 // Weights (class weights, pos_weight) receive gradients only in binary_cross_entropy_with_logits, as in PyTorch.
 #include <cmath>
 #include <memory>
@@ -434,6 +436,132 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   return out;
 }
 
+// ---- smooth_l1_loss, huber_loss ----
+
+namespace {
+
+// The quadratic-near-zero losses: with d = input - target and threshold th (beta, delta),
+//   smooth_l1: |d| < th ? 0.5 d^2 / th : |d| - 0.5 th        huber: |d| < th ? 0.5 d^2 : th (|d| - 0.5 th)
+// (huber = th * smooth_l1). Their derivative in d is d / th (d) inside, sign(d) (th sign(d)) outside.
+Tensor quadratic_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double th, bool huber,
+                         const char* op, const char* node) {
+  check_pointwise_loss(input, target, op);
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = reduce_loss(diff_map(input, target, op,
+                               [th, huber](auto d) {
+                                 using M = decltype(d);
+                                 const M a = d < 0 ? -d : d, t = M(th);
+                                 if (huber) return a < t ? M(0.5) * d * d : t * (a - M(0.5) * t);
+                                 return a < t ? M(0.5) * d * d / t : a - M(0.5) * t;
+                               }),
+                      reduction);
+  }
+  detail::op_output(out);
+  if (autograd::needs_grad(input, target)) {
+    int64_t n = detail::numel_of(broadcast_shapes(input.sizes(), target.sizes(), op));
+    autograd::record(node, {input, target}, out, {autograd::input(input), autograd::input(target)},
+                     [reduction, n, th, huber, is = input.sizes().vec(),
+                      ts = target.sizes().vec()](autograd::BackwardContext& c) {
+                       // differentiable in d inside the threshold (second derivative 1/th or 1), constant outside
+                       Tensor d = c.saved(0) - c.saved(1);
+                       Tensor inside = d.abs() < th;
+                       Tensor dl = huber ? where(inside, d, d.sign() * th) : where(inside, d / th, d.sign());
+                       return pointwise_loss_grads(c, dl, reduction, n, is, ts);
+                     });
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
+  GB_AUTOCAST(fp32, smooth_l1_loss, input, target, reduction, beta);
+  detail::OpScope op_scope("smooth_l1_loss", {input, target});
+  GB_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta. Got beta=", beta,
+           "; pass beta >= 0 (beta = 0 is l1_loss).");
+  if (beta == 0) return l1_loss(input, target, reduction);  // as PyTorch: L1LossBackward0
+  return quadratic_l1_loss(input, target, reduction, beta, false, "smooth_l1_loss", "SmoothL1LossBackward0");
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
+  GB_AUTOCAST(fp32, huber_loss, input, target, reduction, delta);
+  detail::OpScope op_scope("huber_loss", {input, target});
+  GB_CHECK(delta > 0, "huber_loss does not support non-positive values for delta. Got delta=", delta,
+           "; pass delta > 0.");
+  return quadratic_l1_loss(input, target, reduction, delta, true, "huber_loss", "HuberLossBackward0");
+}
+
+// ---- binary_cross_entropy ----
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction) {
+  GB_AUTOCAST(fp32, binary_cross_entropy, input, target, weight, reduction);
+  const char* op = "binary_cross_entropy";
+  detail::OpScope op_scope(op, {input, target, weight});
+  check_pointwise_loss(input, target, op);
+  GB_CHECK(input.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+           ") that is different to the input size (", input.sizes(),
+           ") is deprecated. Please ensure they have the same size.");
+  const ScalarType dt = result_type(input, target);
+  const ScalarType ct = detail::compute_type(dt);
+  auto shape = input.sizes().vec();
+  if (weight.defined()) {
+    detail::check_device(weight, op, "weight", input);
+    GB_CHECK(broadcast_shapes(shape, weight.sizes(), op) == shape, op, ": weight of shape ", weight.sizes(),
+             " does not broadcast to the input's shape ", input.sizes(),
+             "; give one weight per element, or a shape that expands to the input's");
+  }
+  // loss = -w (t max(log x, -100) + (1 - t) max(log(1 - x), -100)), PyTorch's clamp keeping log(0) finite
+  Tensor out;
+  {
+    NoGradGuard ng;
+    auto full = [&](const Tensor& t) { return detail::raw_contiguous(t.expand(shape), ct); };
+    Tensor x = full(input), t = full(target), w = weight.defined() ? full(weight) : Tensor();
+    Tensor l = detail::make_empty(shape, ct, input.device());
+    auto run = [&](auto zero) {
+      if (detail::skip_kernel(l)) return;  // meta: no values
+      using T = decltype(zero);
+      const T *xp = x.data_ptr<T>(), *tp = t.data_ptr<T>();
+      const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
+      T* lp = l.data_ptr<T>();
+      for (int64_t i = 0; i < l.numel(); ++i) {
+        const T xi = xp[i], ti = tp[i];
+        GB_CHECK(xi >= T(0) && xi <= T(1), "all elements of input should be between 0 and 1 (found ", double(xi),
+                 "). binary_cross_entropy takes probabilities: apply sigmoid first, or pass the logits to "
+                 "binary_cross_entropy_with_logits, which is also more stable.");
+        const T v = (ti - T(1)) * std::max(T(std::log1p(-xi)), T(-100)) - ti * std::max(T(std::log(xi)), T(-100));
+        lp[i] = wp ? v * wp[i] : v;
+      }
+    };
+    if (ct == kDouble)
+      run(double{});
+    else
+      run(float{});
+    out = reduce_loss(l, reduction);
+    if (out.scalar_type() != dt) out = out.to(dt);
+  }
+  op_scope.set_output(out);
+  if (autograd::needs_grad(input, target)) {
+    const int64_t n = input.numel();
+    autograd::record("BinaryCrossEntropyBackward0", {input, target}, out,
+                     {autograd::input(input), autograd::input(target), autograd::input(weight)},
+                     [reduction, n](autograd::BackwardContext& c) {
+                       const Tensor &x = c.saved(0), &t = c.saved(1), &w = c.saved(2);
+                       Tensor g = reduction == Reduction::Mean ? c.grad() / double(n) : c.grad();
+                       if (w.defined()) g = g * w;
+                       Tensor gx, gt;
+                       // d/dx = (x - t) / max(x (1 - x), 1e-12); d/dt = max(log(1 - x), -100) - max(log x, -100)
+                       if (c.needs(0)) gx = sum_to(g * (x - t) / clamp((1.0 - x) * x, 1e-12, std::nullopt), x.sizes());
+                       if (c.needs(1))
+                         gt = sum_to(g * (clamp(log1p(-x), -100.0, std::nullopt) - clamp(log(x), -100.0, std::nullopt)),
+                                     t.sizes());
+                       return variable_list{gx, gt};
+                     });
+  }
+  return out;
+}
+
 // ---- binary_cross_entropy_with_logits ----
 
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
@@ -510,6 +638,26 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
           return variable_list{gx, gt, gw, gpw};
         });
   }
+  return out;
+}
+
+// ---- kl_div ----
+
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
+  GB_AUTOCAST(fp32, kl_div, input, target, reduction, log_target);
+  detail::OpScope op_scope("kl_div", {input, target});
+  check_pointwise_loss(input, target, "kl_div");
+  broadcast_shapes(input.sizes(), target.sizes(), "kl_div");  // throws when they do not broadcast
+  // PyTorch's composition: exp(t) (t - x) for log targets, xlogy(t, t) - t x otherwise (0 where t = 0)
+  Tensor out;
+  if (log_target) {
+    out = exp(target) * (target - input);
+  } else {
+    Tensor t_log_t = where(target == 0, 0.0, target * log(target));  // NaN for t < 0, as xlogy
+    out = t_log_t - target * input;
+  }
+  out = reduce_loss(out, reduction);
+  op_scope.set_output(out);
   return out;
 }
 

@@ -5,8 +5,8 @@
 // backpropagate (output * fixed_random).sum() through both and compare the input gradients and every parameter's
 // gradient. Where libtorch 1.13's C++ module lacks an option (MultiheadAttention's batch_first and unbatched input,
 // TransformerEncoderLayer's norm_first and batch_first), the libtorch side is the same computation written from its
-// modules' pieces or with transposed inputs. Float32 throughout; the last test case prints the largest absolute
-// difference seen per module.
+// modules' pieces or with transposed inputs. Float32 throughout, but the loss modules, float64; the last test case
+// prints the largest absolute difference seen per module.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
@@ -537,7 +537,80 @@ TEST_CASE("TransformerEncoder: layers.N and norm named as libtorch's; forward an
       [&](const TList& v) { return TList{t(v[0], to_torch(mask), to_torch(kpm))}; });
 }
 
-TEST_CASE("report: the largest absolute difference per module (float32)") {
+// Loss modules take (input, target); both are float64 here, and a floating target gets a gradient too.
+template <typename G, typename T>
+void check_loss(const std::string& mod, G& g, T& t, const gb::Tensor& input, const gb::Tensor& target) {
+  copy_weights(mod, *g, *t);
+  check(
+      mod, *g, *t, {input, target}, [&](const GList& v) { return GList{g(v[0], v[1])}; },
+      [&](const TList& v) { return TList{t(v[0], v[1])}; }, 1e-10, 1e-12);
+}
+
+TEST_CASE("loss modules (float64): options, weight and pos_weight buffers, input and target gradients") {
+  gb::manual_seed(9);
+  const auto f64 = gb::kFloat64;
+  auto x = gb::randn({3, 4}, f64), y = gb::randn({3, 4}, f64);
+  {
+    nn::MSELoss g(gb::kSum);
+    tnn::MSELoss t(torch::kSum);
+    check_loss("MSELoss", g, t, x, y);
+  }
+  {
+    nn::L1Loss g;
+    tnn::L1Loss t;
+    check_loss("L1Loss", g, t, x, y);
+  }
+  {
+    nn::SmoothL1Loss g(nn::SmoothL1LossOptions().beta(0.5));
+    tnn::SmoothL1Loss t(tnn::SmoothL1LossOptions().beta(0.5));
+    check_loss("SmoothL1Loss", g, t, x * 2, y);
+  }
+  {
+    nn::HuberLoss g(nn::HuberLossOptions(gb::kNone).delta(0.7));
+    tnn::HuberLoss t(tnn::HuberLossOptions(torch::kNone).delta(0.7));
+    check_loss("HuberLoss", g, t, x * 2, y);
+  }
+  {
+    nn::KLDivLoss g(nn::KLDivLossOptions(gb::kBatchMean).log_target(true));
+    tnn::KLDivLoss t(tnn::KLDivLossOptions(torch::kBatchMean).log_target(true));
+    check_loss("KLDivLoss", g, t, x.log_softmax(1), y.log_softmax(1));
+    nn::KLDivLoss g2(nn::KLDivLossOptions(gb::kSum));
+    tnn::KLDivLoss t2(tnn::KLDivLossOptions(torch::kSum));
+    check_loss("KLDivLoss", g2, t2, x.log_softmax(1), y.softmax(1));
+  }
+  auto w = gb::rand({4}, f64) + 0.5;
+  auto p = gb::rand({3, 4}, f64) * 0.8 + 0.1, q = gb::rand({3, 4}, f64);
+  {
+    nn::BCELoss g(nn::BCELossOptions().weight(w));
+    tnn::BCELoss t(tnn::BCELossOptions().weight(to_torch(w)));
+    check_loss("BCELoss", g, t, p, q);
+  }
+  {
+    auto pw = gb::rand({4}, f64) * 3;
+    nn::BCEWithLogitsLoss g(nn::BCEWithLogitsLossOptions().weight(w).pos_weight(pw).reduction(gb::kSum));
+    tnn::BCEWithLogitsLoss t(
+        tnn::BCEWithLogitsLossOptions().weight(to_torch(w)).pos_weight(to_torch(pw)).reduction(torch::kSum));
+    check_loss("BCEWithLogitsLoss", g, t, x, q);
+  }
+  auto logits = gb::randn({6, 4}, f64);
+  auto classes = gb::randint(0, 4, {6});
+  {
+    nn::NLLLoss g(nn::NLLLossOptions().weight(w).ignore_index(1));
+    tnn::NLLLoss t(tnn::NLLLossOptions().weight(to_torch(w)).ignore_index(1));
+    check_loss("NLLLoss", g, t, logits.log_softmax(1), classes);
+  }
+  {
+    nn::CrossEntropyLoss g(nn::CrossEntropyLossOptions().weight(w).label_smoothing(0.2).reduction(gb::kSum));
+    tnn::CrossEntropyLoss t(
+        tnn::CrossEntropyLossOptions().weight(to_torch(w)).label_smoothing(0.2).reduction(torch::kSum));
+    check_loss("CrossEntropyLoss", g, t, logits, classes);
+    nn::CrossEntropyLoss g2;
+    tnn::CrossEntropyLoss t2;
+    check_loss("CrossEntropyLoss", g2, t2, gb::randn({2, 3, 5}, f64), gb::randint(0, 3, {2, 5}));
+  }
+}
+
+TEST_CASE("report: the largest absolute difference per module (float32; the losses float64)") {
   std::cout << "\nmax |gb - libtorch| per module (forward outputs, input and parameter gradients, buffers):\n";
   for (const auto& [mod, d] : diffs())
     std::cout << "  " << std::left << std::setw(26) << mod << std::scientific << std::setprecision(2) << d << "\n";

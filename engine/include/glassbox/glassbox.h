@@ -33,6 +33,7 @@
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "glassbox/ops/sort.h"
 #include "glassbox/optim/lr_scheduler.h"
 #include "glassbox/optim/optim.h"
 #include "glassbox/optim/optimizer.h"

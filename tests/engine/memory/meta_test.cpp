@@ -191,6 +191,8 @@ TEST_CASE("ops that must read values refuse meta tensors, naming the op; mixing 
   CHECK_THROWS_WITH_AS(F::one_hot(idx), doctest::Contains("one_hot: Cannot read the values of a meta tensor"),
                        gb::Error);
   CHECK(F::one_hot(idx, 5).sizes() == gb::IntArrayRef{4, 5});  // with num_classes the shape is known
+  CHECK_THROWS_WITH_AS(t.masked_select(t > 0),
+                       doctest::Contains("masked_select: Cannot read the values of a meta tensor"), gb::Error);
   CHECK_THROWS_WITH_AS(t + cpu_t, doctest::Contains("add: Expected all tensors to be on the same device, but found at "
                                                     "least two devices, meta and cpu!"),
                        gb::Error);

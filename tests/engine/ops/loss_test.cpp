@@ -1,6 +1,7 @@
-// tests/engine/ops/loss_test.cpp — nll_loss, cross_entropy, mse_loss, l1_loss, binary_cross_entropy_with_logits:
-// hand-computed values for every option (weight, ignore_index, label_smoothing, reductions, probability targets,
-// pos_weight), gradients (gradcheck, gradgradcheck), and every error message.
+// tests/engine/ops/loss_test.cpp — nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss, huber_loss,
+// binary_cross_entropy, binary_cross_entropy_with_logits, kl_div: hand-computed values for every option (weight,
+// ignore_index, label_smoothing, reductions, probability targets, pos_weight, beta, delta, log_target, batchmean),
+// gradients (gradcheck, gradgradcheck), and every error message.
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -227,4 +228,147 @@ TEST_CASE("binary_cross_entropy_with_logits gradients") {
       {x, t}));
   CHECK_THROWS_WITH_AS(gb::binary_cross_entropy_with_logits(gb::ones({3}), gb::ones({2})),
                        "Target size ([2]) must be the same as input size ([3])", gb::Error);
+}
+
+TEST_CASE("smooth_l1_loss and huber_loss: values at and around the threshold") {
+  auto x = gb::tensor({0.0, 0.5, 3.0, -2.0}, gbtest::f64_grad());
+  auto t = gb::zeros({4}, gb::kFloat64);
+  check_values(gb::smooth_l1_loss(x, t, gb::kNone), {0, 0.125, 2.5, 1.5});
+  check_values(gb::smooth_l1_loss(x, t), {4.125 / 4});
+  check_values(gb::smooth_l1_loss(x, t, gb::kSum, 0.5), {0 + 0.25 + 2.75 + 1.75});
+  check_values(gb::smooth_l1_loss(x, t, gb::kNone, 0.0), {0, 0.5, 3, 2});  // beta 0 is l1_loss
+  CHECK(gb::smooth_l1_loss(x, t, gb::kSum, 0.0).grad_fn()->name() == "L1LossBackward0");
+  check_values(gb::huber_loss(x, t, gb::kNone), {0, 0.125, 2.5, 1.5});
+  check_values(gb::huber_loss(x, t, gb::kNone, 2.0), {0, 0.125, 4, 2});
+  check_values(gb::huber_loss(x, t, gb::kMean, 2.0), {6.125 / 4});
+  auto y = gb::smooth_l1_loss(x, t, gb::kSum);
+  CHECK(y.grad_fn()->name() == "SmoothL1LossBackward0");
+  y.backward();
+  check_values(x.grad(), {0, 0.5, 1, -1});
+  x.mutable_grad() = gb::Tensor();
+  auto h = gb::huber_loss(x, t, gb::kSum, 2.0);
+  CHECK(h.grad_fn()->name() == "HuberLossBackward0");
+  h.backward();
+  check_values(x.grad(), {0, 0.5, 2, -2});
+  // huber = delta * smooth_l1 with beta = delta
+  gb::manual_seed(21);
+  auto a = gb::randn({5, 3}, gb::kFloat64) * 2, b = gb::randn({5, 3}, gb::kFloat64);
+  check_close(gb::huber_loss(a, b, gb::kNone, 1.5), gb::smooth_l1_loss(a, b, gb::kNone, 1.5) * 1.5, 1e-12, 1e-12);
+}
+
+TEST_CASE("smooth_l1_loss and huber_loss gradients, broadcasting and errors") {
+  gb::manual_seed(22);
+  auto a = (gb::randn({3, 4}, gb::kFloat64) * 2).requires_grad_(), b = gb::randn({3, 4}, gbtest::f64_grad());
+  auto row = gb::randn({4}, gbtest::f64_grad());
+  for (auto red : {gb::kNone, gb::kMean, gb::kSum}) {
+    CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::smooth_l1_loss(v[0], v[1], red, 0.7); },
+                             {a, b}));
+    CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::huber_loss(v[0], v[1], red, 1.3); }, {a, b}));
+    CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::smooth_l1_loss(v[0], v[1], red, 0.7); }, {a, b}));
+    CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::huber_loss(v[0], v[1], red, 1.3); }, {a, b}));
+  }
+  CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::huber_loss(v[0], v[1]); }, {a, row}));
+  CHECK(gb::smooth_l1_loss(a, row, gb::kNone).sizes() == gb::IntArrayRef({3, 4}));
+  CHECK(gb::huber_loss(a.detach().to(gb::kFloat), b.detach().to(gb::kFloat)).scalar_type() == gb::kFloat);
+  CHECK_THROWS_WITH_AS(gb::smooth_l1_loss(a, b, gb::kMean, -1),
+                       doctest::Contains("smooth_l1_loss does not support negative values for beta"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::huber_loss(a, b, gb::kMean, 0),
+                       doctest::Contains("huber_loss does not support non-positive values for delta"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::huber_loss(gb::ones({3}), gb::ones({4})),
+                       doctest::Contains("huber_loss: The size of tensor a (3)"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::smooth_l1_loss(gb::ones({3}), gb::ones({3}, gb::kInt64)),
+                       doctest::Contains("expected floating-point input and target"), gb::Error);
+}
+
+TEST_CASE("binary_cross_entropy: values, weight, the -100 clamp") {
+  auto x = gb::tensor({0.5, 0.9, 0.2}, gbtest::f64_grad());
+  auto t = gb::tensor({1.0, 0.0, 0.25}, gbtest::f64_grad());
+  check_values(gb::binary_cross_entropy(x, t, {}, gb::kNone), {0.6931471805599453, 2.302585092994046,
+                                                               0.5697171415941824}, 1e-12);
+  check_values(gb::binary_cross_entropy(x, t), {1.1884831383827246}, 1e-12);
+  check_values(gb::binary_cross_entropy(x, t, gb::tensor({1.0, 2.0, 0.5}, gb::kFloat64)), {1.8610586457817095},
+               1e-12);
+  auto y = gb::binary_cross_entropy(x, t);
+  CHECK(y.grad_fn()->name() == "BinaryCrossEntropyBackward0");
+  y.backward();
+  check_values(x.grad(), {-2.0 / 3, 10.0 / 3, -0.10416666666666663}, 1e-12);
+  check_values(t.grad(), {0.0, -0.7324081924454066, 0.46209812037329684}, 1e-12);
+  // log(0) is clamped to -100: a certain wrong answer costs 100, a certain right one 0
+  check_values(gb::binary_cross_entropy(gb::tensor({0.0, 1.0, 1.0}), gb::tensor({1.0f, 1.0f, 0.0f}), {}, gb::kNone),
+               {100, 0, 100});
+  // weight (C) broadcasts over (N, C)
+  auto w = gb::tensor({1.0f, 0.0f});
+  check_values(gb::binary_cross_entropy(gb::full({3, 2}, 0.5), gb::ones({3, 2}), w, gb::kSum), {3 * std::log(2.0)});
+}
+
+TEST_CASE("binary_cross_entropy gradients and errors") {
+  gb::manual_seed(23);
+  auto x = (gb::rand({3, 4}, gb::kFloat64) * 0.8 + 0.1).requires_grad_();
+  auto t = gb::rand({3, 4}, gbtest::f64_grad());
+  auto w = gb::rand({4}, gb::kFloat64) + 0.5;
+  for (auto red : {gb::kNone, gb::kMean, gb::kSum}) {
+    CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::binary_cross_entropy(v[0], v[1], w, red); },
+                             {x, t}));
+    CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::binary_cross_entropy(v[0], v[1], {}, red); },
+                         {x, t}));
+  }
+  CHECK_THROWS_WITH_AS(gb::binary_cross_entropy(gb::tensor({0.5f, 1.5f}), gb::ones({2})),
+                       doctest::Contains("all elements of input should be between 0 and 1 (found 1.5). "
+                                         "binary_cross_entropy takes probabilities: apply sigmoid first"),
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::binary_cross_entropy(gb::full({3}, 0.5), gb::ones({2})),
+                       "Using a target size ([2]) that is different to the input size ([3]) is deprecated. Please "
+                       "ensure they have the same size.",
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::binary_cross_entropy(gb::full({3}, 0.5), gb::ones({3}), gb::ones({2, 3})),
+                       doctest::Contains("does not broadcast to the input's shape [3]"), gb::Error);
+}
+
+TEST_CASE("kl_div: values, log_target, zero targets, gradients") {
+  auto lq = gb::tensor({0.25, 0.75}, gb::kFloat64).log().view({1, 2}).requires_grad_();
+  auto p = gb::tensor({0.5, 0.5}, gb::kFloat64).view({1, 2});
+  check_values(gb::kl_div(lq, p, gb::kSum), {0.14384103622589045}, 1e-12);
+  check_values(gb::kl_div(lq, p), {0.14384103622589045 / 2}, 1e-12);
+  check_values(gb::kl_div(lq, p.log(), gb::kSum, true), {0.14384103622589045}, 1e-12);
+  // a zero target adds nothing (not NaN)
+  check_values(gb::kl_div(lq, gb::tensor({1.0, 0.0}, gb::kFloat64).view({1, 2}), gb::kNone), {std::log(4.0), 0}, 1e-12);
+  check_values(gb::kl_div(gb::tensor({-1.0, -2.0}), gb::tensor({-1.0, -2.0}), gb::kSum, true), {0.0});
+  gb::kl_div(lq, p, gb::kSum).backward();
+  check_values(lq.grad(), {-0.5, -0.5});
+  gb::manual_seed(24);
+  auto x = gb::randn({3, 4}, gbtest::f64_grad());
+  auto t = (gb::rand({3, 4}, gb::kFloat64) + 0.1).requires_grad_();
+  auto lt = gb::randn({3, 4}, gbtest::f64_grad());
+  for (auto red : {gb::kNone, gb::kMean, gb::kSum}) {
+    CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::kl_div(v[0], v[1], red); }, {x, t}));
+    CHECK(gbtest::gradcheck1([&](const gb::variable_list& v) { return gb::kl_div(v[0], v[1], red, true); }, {x, lt}));
+    CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::kl_div(v[0], v[1], red); }, {x, t}));
+  }
+  CHECK_THROWS_WITH_AS(gb::kl_div(gb::ones({3}), gb::ones({4})), doctest::Contains("kl_div: The size of tensor a (3)"),
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::kl_div(gb::ones({3}), gb::ones({3}, gb::kInt64)),
+                       doctest::Contains("expected floating-point input and target"), gb::Error);
+}
+
+TEST_CASE("functional losses: libtorch's option structs, kBatchMean, smooth_l1_loss's beta argument") {
+  namespace F = gb::nn::functional;
+  gb::manual_seed(25);
+  auto x = gb::randn({4, 3}, gb::kFloat64), y = gb::randn({4, 3}, gb::kFloat64);
+  check_close(F::smooth_l1_loss(x, y, F::SmoothL1LossFuncOptions(gb::kSum).beta(0.5)),
+              gb::smooth_l1_loss(x, y, gb::kSum, 0.5), 1e-12, 1e-12);
+  check_close(F::smooth_l1_loss(x, y, F::SmoothL1LossFuncOptions(gb::kNone), 0.3),
+              gb::smooth_l1_loss(x, y, gb::kNone, 0.3), 1e-12, 1e-12);
+  check_close(F::huber_loss(x, y, F::HuberLossFuncOptions().delta(0.4).reduction(gb::kSum)),
+              gb::huber_loss(x, y, gb::kSum, 0.4), 1e-12, 1e-12);
+  auto p = gb::rand({4, 3}, gb::kFloat64) * 0.8 + 0.1;
+  auto two = gb::full({3}, 2.0, gb::kFloat64);
+  check_close(F::binary_cross_entropy(p, p.round(), F::BinaryCrossEntropyFuncOptions().weight(two)),
+              gb::binary_cross_entropy(p, p.round()) * 2, 1e-12, 1e-12);
+  auto lq = x.log_softmax(1), t = y.softmax(1);
+  check_close(F::kl_div(lq, t, F::KLDivFuncOptions(gb::kBatchMean)), gb::kl_div(lq, t, gb::kSum) / 4, 1e-12, 1e-12);
+  check_close(F::kl_div(lq, t.log(), F::KLDivFuncOptions().reduction(gb::kBatchMean).log_target(true)),
+              gb::kl_div(lq, t, gb::kSum) / 4, 1e-12, 1e-12);
+  check_close(F::kl_div(lq, t), gb::kl_div(lq, t), 1e-12, 1e-12);
+  CHECK(F::kl_div(lq, t, gb::kNone).sizes() == gb::IntArrayRef({4, 3}));
+  check_close(F::l1_loss(x, y, gb::kSum), gb::l1_loss(x, y, gb::kSum), 1e-12, 1e-12);
 }

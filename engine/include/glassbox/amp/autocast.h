@@ -12,9 +12,11 @@
 //   lower precision  mm, bmm, matmul, addmm, linear, conv2d: every eligible input is cast to the region's dtype.
 //   fp32             softmax, log_softmax (without an explicit dtype), sum (without a dtype), prod, norm,
 //                    logsumexp, exp, log, log1p, reciprocal, rsqrt, pow, softplus, layer_norm, group_norm,
-//                    cross_entropy, nll_loss, mse_loss, l1_loss, binary_cross_entropy_with_logits: eligible
-//                    inputs are cast to float32 (PyTorch's CUDA list; its CPU list leaves softmax, layer_norm and
-//                    the pointwise ops in the input dtype, glassbox keeps them in fp32 on CPU too).
+//                    cross_entropy, nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
+//                    binary_cross_entropy_with_logits, binary_cross_entropy: eligible inputs are cast to float32
+//                    (PyTorch's CUDA list; its CPU list leaves softmax, layer_norm and the pointwise ops in the input
+//                    dtype, glassbox keeps them in fp32 on CPU too; PyTorch's CUDA autocast refuses
+//                    binary_cross_entropy as unsafe, glassbox runs it in fp32).
 //   promote          cat, stack, addcmul, addcdiv, scatter_add, dot: every eligible input goes to the widest
 //                    floating dtype among them (float32 when any is float32, else the region's dtype).
 //   everything else  runs in its inputs' dtypes (batch_norm included, as in PyTorch).

@@ -166,6 +166,8 @@ class Tensor {
   std::vector<Tensor> split_with_sizes(IntArrayRef sizes, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor flip(IntArrayRef dims) const;        // a copy (glassbox/ops/shape.h)
+  Tensor repeat(IntArrayRef repeats) const;   // a copy
 
   // ---- pointwise ----
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const;
@@ -278,6 +280,12 @@ class Tensor {
   Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
   Tensor all() const;
   Tensor any() const;
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  // sorting (glassbox/ops/sort.h): (values, indices)
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
 
   // ---- linear algebra, softmax, indexing ----
   Tensor matmul(const Tensor& o) const;
@@ -288,6 +296,7 @@ class Tensor {
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor masked_select(const Tensor& mask) const;
 
   // ---- operators (elementwise, broadcasting) ----
   Tensor operator-() const { return neg(); }

@@ -22,8 +22,8 @@ struct Tag {
 inline constexpr enumtype::Tag kLinear{"linear"}, kConv1d{"conv1d"}, kConv2d{"conv2d"}, kConv3d{"conv3d"},
     kConvTranspose1d{"conv_transpose1d"}, kConvTranspose2d{"conv_transpose2d"}, kConvTranspose3d{"conv_transpose3d"},
     kSigmoid{"sigmoid"}, kTanh{"tanh"}, kReLU{"relu"}, kLeakyReLU{"leaky_relu"}, kSELU{"selu"}, kGELU{"gelu"},
-    kFanIn{"fan_in"}, kFanOut{"fan_out"}, kZeros{"zeros"}, kReflect{"reflect"}, kReplicate{"replicate"},
-    kCircular{"circular"};
+    kFanIn{"fan_in"}, kFanOut{"fan_out"}, kZeros{"zeros"}, kConstant{"constant"}, kReflect{"reflect"},
+    kReplicate{"replicate"}, kCircular{"circular"};
 
 namespace nn {
 

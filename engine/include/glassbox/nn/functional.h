@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "glassbox/core/tensor.h"
+#include "glassbox/nn/enum.h"
+#include "glassbox/nn/loss_options.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/ops/linalg.h"
 #include "glassbox/ops/nn.h"
@@ -153,6 +155,19 @@ inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
   return gb::dropout(x, o.p(), o.training());
 }
 
+// F::pad(x, F::PadFuncOptions({1, 1, 2, 0}).mode(gb::kReflect)): pad lists (left, right) pairs, the last dim's
+// first; mode kConstant (the default, filled with value), kReflect, kReplicate or kCircular (or their Python names).
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT
+  GB_ARG(std::vector<int64_t>, pad);
+  GB_ARG(EnumValue, mode) = kConstant;
+  GB_ARG(double, value) = 0;
+};
+inline Tensor pad(const Tensor& x, const PadFuncOptions& o) {
+  if (o.mode() == "constant") return gb::constant_pad_nd(x, o.pad(), o.value());
+  return gb::pad(x, o.pad(), o.mode().name(), o.value());  // a nonzero value is refused, as libtorch
+}
+
 struct EmbeddingFuncOptions {
   GB_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
 };
@@ -161,45 +176,43 @@ inline Tensor embedding(const Tensor& input, const Tensor& weight, const Embeddi
 }
 inline Tensor one_hot(const Tensor& indices, int64_t num_classes = -1) { return gb::one_hot(indices, num_classes); }
 
-struct CrossEntropyFuncOptions {
-  GB_ARG(Tensor, weight);
-  GB_ARG(int64_t, ignore_index) = -100;
-  GB_ARG(Reduction, reduction) = kMean;
-  GB_ARG(double, label_smoothing) = 0.0;
-};
+// The losses: the option types are gb::nn's (glassbox/nn/loss_options.h), aliased here as in libtorch.
 inline Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyFuncOptions& o = {}) {
   return gb::cross_entropy(logits, target, o.weight(), o.reduction(), o.ignore_index(), o.label_smoothing());
 }
-
-struct NLLLossFuncOptions {
-  GB_ARG(Tensor, weight);
-  GB_ARG(int64_t, ignore_index) = -100;
-  GB_ARG(Reduction, reduction) = kMean;
-};
 inline Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NLLLossFuncOptions& o = {}) {
   return gb::nll_loss(log_probs, target, o.weight(), o.reduction(), o.ignore_index());
 }
-
-struct MSELossFuncOptions {
-  MSELossFuncOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
-  GB_ARG(Reduction, reduction);
-};
 inline Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& o = {}) {
   return gb::mse_loss(input, target, o.reduction());
 }
-using L1LossFuncOptions = MSELossFuncOptions;
 inline Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& o = {}) {
   return gb::l1_loss(input, target, o.reduction());
 }
-
-struct BinaryCrossEntropyWithLogitsFuncOptions {
-  GB_ARG(Tensor, weight);
-  GB_ARG(Reduction, reduction) = kMean;
-  GB_ARG(Tensor, pos_weight);
-};
+inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& o = {}) {
+  return gb::smooth_l1_loss(input, target, o.reduction(), o.beta());
+}
+// libtorch's older spelling with beta as a separate argument: this beta is used, o.beta() is not.
+inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& o,
+                             double beta) {
+  return gb::smooth_l1_loss(input, target, o.reduction(), beta);
+}
+inline Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& o = {}) {
+  return gb::huber_loss(input, target, o.reduction(), o.delta());
+}
+inline Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                                   const BinaryCrossEntropyFuncOptions& o = {}) {
+  return gb::binary_cross_entropy(input, target, o.weight(), o.reduction());
+}
 inline Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
                                                const BinaryCrossEntropyWithLogitsFuncOptions& o = {}) {
   return gb::binary_cross_entropy_with_logits(logits, target, o.weight(), o.pos_weight(), o.reduction());
+}
+// kBatchMean: the sum divided by input.size(0) (the sum itself for a 0-dim input), as libtorch.
+inline Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& o = {}) {
+  Tensor out = gb::kl_div(input, target, o.reduction().reduction(), o.log_target());
+  if (o.reduction().is_batchmean() && input.dim() != 0) out = out / double(input.size(0));
+  return out;
 }
 
 }  // namespace gb::nn::functional

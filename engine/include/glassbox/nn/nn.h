@@ -14,6 +14,7 @@
 #include "glassbox/nn/modules/embedding.h"
 #include "glassbox/nn/modules/flatten.h"
 #include "glassbox/nn/modules/linear.h"
+#include "glassbox/nn/modules/loss.h"
 #include "glassbox/nn/modules/normalization.h"
 #include "glassbox/nn/modules/sequential.h"
 #include "glassbox/nn/modules/transformer.h"

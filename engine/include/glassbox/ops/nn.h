@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "glassbox/core/tensor.h"
@@ -46,6 +47,13 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 // x (N,C,*), C divisible by num_groups.
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
+// Padding, pad = (last dim's left, right, the dim before's left, right, ...): pad.size() even, at most 2 * x.dim().
+// constant_pad_nd fills with value; negative pads crop. pad(mode): "constant" (value, default 0), "reflect"
+// (mirrors without repeating the edge, pad < size), "replicate" (repeats the edge, size > 0), "circular" (wraps
+// around, pad <= size); non-constant modes take no value and no negative pads. All have backward.
+Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value = 0);
+Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode = "constant",
+           std::optional<double> value = std::nullopt);
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when train; identity otherwise.
 Tensor dropout(const Tensor& x, double p, bool train);
 Tensor& dropout_(Tensor& x, double p, bool train);
@@ -57,9 +65,24 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
 // log_probs (N,C) or (N,C,d1,...), target int64 (N) / (N,d1,...).
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {}, Reduction reduction = kMean,
                 int64_t ignore_index = -100);
+// The pointwise losses of d = input - target (input and target broadcast; kMean divides by the broadcast numel).
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+// |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta. beta >= 0; beta = 0 is l1_loss.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double beta = 1.0);
+// |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta). delta > 0.
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double delta = 1.0);
+// input: probabilities in [0, 1] (anything else throws), target of the same shape; weight broadcasts to the
+// input's shape and rescales each element. -w (t log x + (1 - t) log(1 - x)), each log clamped at -100 as in
+// PyTorch. Gradients flow to input and target, not to weight.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            Reduction reduction = kMean);
+// logits and target of the same shape; weight and pos_weight broadcast to it (pos_weight: per class, last dim).
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
                                         const Tensor& pos_weight = {}, Reduction reduction = kMean);
+// Kullback-Leibler divergence with input = log q: t (log t - input), 0 where t = 0; with log_target, exp(t) (t -
+// input). kMean divides by every element (PyTorch's 'mean'); the batch mean (libtorch's kBatchMean, the KL
+// divergence proper) is gb::nn::functional::kl_div's.
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean, bool log_target = false);
 
 }  // namespace gb

@@ -35,6 +35,10 @@ Tensor all(const Tensor& a);
 Tensor any(const Tensor& a);
 Tensor prod(const Tensor& a);
 
+// Running sum along dim: out[..., i, ...] = sum of a[..., :i+1, ...]. dtype: the result's (and the accumulation's)
+// dtype; by default a's, except integers and bool, which sum to int64 as in PyTorch. Floats accumulate in double
+// (as libtorch's CPU kernel). Gradient: the reversed running sum of the gradient (CumsumBackward0).
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 // Sums g down to `shape` (the inverse of broadcasting); used by backward formulas.
 Tensor sum_to(const Tensor& g, IntArrayRef shape);
 

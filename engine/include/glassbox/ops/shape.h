@@ -31,6 +31,11 @@ Tensor unflatten(const Tensor& a, int64_t dim, IntArrayRef sizes);
 // overlap itself except along stride-0 (expanded) dims and lies inside a's memory, as the views above do.
 Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt);
 
+// Copies (not views; PyTorch has no negative strides): flip reverses the order along each of dims (each at most
+// once); repeat tiles a `repeats` times along each dim (repeats.size() >= a.dim(); extra leading repeats add
+// dims): a (2, 3) .repeat({2, 1, 2}) is (2, 2, 6). Both have backward (FlipBackward0, RepeatBackward0).
+Tensor flip(const Tensor& a, IntArrayRef dims);
+Tensor repeat(const Tensor& a, IntArrayRef repeats);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);
@@ -47,6 +52,10 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
 // Rows of weight (V,D) picked by indices (any shape) -> (*indices, D). padding_idx rows get no gradient.
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+// The elements of a where mask (bool; a and mask broadcast) is true, as a 1-D tensor in row-major order of the
+// broadcast shape. Its size depends on the mask's values, so meta tensors are refused. Gradient: scattered back
+// (MaskedSelectBackward0), summed over broadcast dims.
+Tensor masked_select(const Tensor& a, const Tensor& mask);
 
 namespace indexing {
 struct NoneIndex {};
