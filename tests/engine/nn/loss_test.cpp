@@ -27,14 +27,14 @@ TEST_CASE("pointwise loss modules equal their functions") {
   check_close(mse(x, y), gb::mse_loss(x, y), 1e-12, 1e-12);
   nn::MSELoss mse_sum(gb::kSum);  // libtorch: MSELoss(torch::kSum) through MSELossOptions' constructor
   check_close(mse_sum(x, y), gb::mse_loss(x, y, gb::kSum), 1e-12, 1e-12);
-  nn::L1Loss l1(nn::L1LossOptions(gb::kNone));
+  nn::L1Loss l1{nn::L1LossOptions(gb::kNone)};  // braces: Clang reads the parentheses as a declaration
   check_close(l1(x, y), gb::l1_loss(x, y, gb::kNone), 1e-12, 1e-12);
   nn::SmoothL1Loss sl1(nn::SmoothL1LossOptions().beta(0.5).reduction(gb::kSum));
   check_close(sl1(x, y), gb::smooth_l1_loss(x, y, gb::kSum, 0.5), 1e-12, 1e-12);
   nn::HuberLoss hub(nn::HuberLossOptions().delta(0.3));
   check_close(hub(x, y), gb::huber_loss(x, y, gb::kMean, 0.3), 1e-12, 1e-12);
   auto lq = x.log_softmax(1), p = y.softmax(1);
-  nn::KLDivLoss kl(nn::KLDivLossOptions(gb::kBatchMean));
+  nn::KLDivLoss kl{nn::KLDivLossOptions(gb::kBatchMean)};
   check_close(kl(lq, p), gb::kl_div(lq, p, gb::kSum) / 4, 1e-12, 1e-12);
   nn::KLDivLoss kl_log(nn::KLDivLossOptions().log_target(true).reduction(gb::kNone));
   check_close(kl_log(lq, p.log()), gb::kl_div(lq, p.log(), gb::kNone, true), 1e-12, 1e-12);
