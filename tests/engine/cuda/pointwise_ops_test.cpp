@@ -198,7 +198,8 @@ TEST_CASE("fill writes p0 in every dtype; bool fill is nonzero") {
 TEST_CASE("convert does what Tensor::to does between every pair of dtypes") {
   const std::vector<gb::ScalarType> all = {gb::kBool, gb::kInt32, gb::kInt64, gb::kHalf, gb::kBFloat16, gb::kFloat,
                                            gb::kDouble};
-  const std::vector<double> v = {-3.75, -1.0, -0.0, 0.0, 0.5, 1.0, 2.5, 65504.0, 1e5, 1.0 / 3};
+  // within float16's range: an infinity converted to an integer is undefined behaviour (UBSan stops there)
+  const std::vector<double> v = {-3.75, -1.0, -0.0, 0.0, 0.5, 1.0, 2.5, 65504.0, 1.0 / 3};
   for (gb::ScalarType from : all)
     for (gb::ScalarType to : all) {
       CAPTURE(gb::to_string(from));
