@@ -5,6 +5,7 @@
 
 #ifndef GLASSBOX_WITH_CUDA
 #include <ostream>
+#include <string>
 
 #include "cuda/kernels.h"
 #include "glassbox/core/cuda_stream.h"
@@ -25,7 +26,9 @@ namespace {
 }
 }  // namespace
 
-void check_device_index(int64_t) { unavailable("cannot use cuda"); }
+void check_device_index(int64_t index) {
+  unavailable((index >= 0 ? "cannot use cuda:" + std::to_string(index) : std::string("cannot use cuda")).c_str());
+}
 void synchronize(int64_t) { unavailable("gb::cuda::synchronize"); }
 int current_device() { unavailable("gb::cuda::current_device"); }
 void set_device(int) { unavailable("gb::cuda::set_device"); }

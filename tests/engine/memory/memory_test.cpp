@@ -179,6 +179,6 @@ TEST_CASE("a build without CUDA says so when asked for cuda's allocator; factori
   if (gb::cuda::compiled_with_cuda()) return;
   CHECK_THROWS_WITH_AS(mem::caching_allocator(gb::Device("cuda:0")), doctest::Contains("this build of glassbox has no CUDA"),
                        gb::Error);
-  CHECK_THROWS_WITH_AS(gb::empty({2}, gb::TensorOptions().device(gb::kCUDA)), doctest::Contains("cannot create a tensor on cuda"),
+  CHECK_THROWS_WITH_AS(gb::empty({2}, gb::TensorOptions().device(gb::kCUDA)), doctest::Contains("cannot use cuda: CUDA is not available: this glassbox was built without CUDA"),
                        gb::Error);
 }
