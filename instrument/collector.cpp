@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -185,6 +186,7 @@ void Collector::write_new_registry_rows() {
     if (v != threads_version_) {
       threads_version_ = v;
       for (auto& t : r.threads) threads.push_back({t->buf.thread_id, t->buf.os_tid, t->name, t->role});
+      threads.insert(threads.end(), r.tracks.begin(), r.tracks.end());
     }
   }
   for (std::size_t i = 0; i < strings.size(); ++i)
@@ -351,6 +353,7 @@ std::size_t Collector::write_cold() {
     std::lock_guard lock(r.mu);
     items.swap(r.cold);
   }
+  if (!items.empty()) write_new_registry_rows();  // the strings and tracks GPU activity rows name
   for (ColdItem& item : items) {
     const std::int64_t t = clock_.ns(item.t);
     const OptId span = item.span_n ? OptId(span_id(item.thread_id, item.span_n)) : std::nullopt;
@@ -374,7 +377,9 @@ std::size_t Collector::write_cold() {
         },
         item.record);
   }
-  events_written_ += items.size();
+  // Meta rows are not events (a run that records nothing still says why GPU activity was off).
+  events_written_ += static_cast<std::size_t>(std::count_if(
+      items.begin(), items.end(), [](const ColdItem& i) { return !std::holds_alternative<MetaRow>(i.record); }));
   return items.size();
 }
 

@@ -31,6 +31,7 @@ class Collector {
   void request_signal_stop(int sig) noexcept { signal_.store(sig, std::memory_order_relaxed); }
   std::uint64_t events_written() const { return events_written_; }
   bool failed() const { return failed_; }
+  const TickClock& clock() const { return clock_; }  // the trace's clock: ns(ticks) since the session started
 
  private:
   void run();

@@ -121,10 +121,14 @@ struct ThreadBuffer {
 extern std::atomic<bool> g_recording;  // a session is on
 // Where spans go: kRecordSpans while a session records (set and cleared with g_recording), kNvtxSpans while an NVTX
 // tool is attached. A span is skipped with one load when this is 0.
-inline constexpr std::uint8_t kRecordSpans = 1, kNvtxSpans = 2;
+// kGpuSpans while CUPTI records GPU activity (cupti.cpp): each recorded span is also pushed as CUPTI's external
+// correlation id, so the kernels a span launches name it (kernels.launch_span_id).
+inline constexpr std::uint8_t kRecordSpans = 1, kNvtxSpans = 2, kGpuSpans = 4;
 extern std::atomic<std::uint8_t> g_span_sinks;
 void nvtx_push(const SourceLocation* loc) noexcept;  // nvtx.cpp
 void nvtx_pop() noexcept;
+void gpu_push(Id span) noexcept;  // cupti.cpp
+void gpu_pop() noexcept;
 extern std::atomic<std::int32_t> g_step;
 extern std::atomic<std::int32_t> g_step_scopes;  // StepScopes open now (the engine's automatic steps stand aside)
 // Called by ~StepScope before its steps row is queued (the engine's monitor fills the loss and lr the user left
@@ -222,8 +226,13 @@ class Span {
     n_ = ++buf_->next_span;
     parent_ = buf_->current;
     buf_->current = n_;
+    if (sinks & detail::kGpuSpans) {
+      detail::gpu_push(span_id(buf_->thread_id, n_));
+      gpu_ = true;
+    }
   }
   void end() noexcept {
+    if (gpu_) detail::gpu_pop();
     if (buf_) end_recorded();
     if (nvtx_) detail::nvtx_pop();
   }
@@ -251,6 +260,7 @@ class Span {
   std::uint32_t n_ = 0;
   std::uint32_t parent_ = 0;
   bool nvtx_ = false;
+  bool gpu_ = false;
 };
 
 inline void instant(const SourceLocation* loc) noexcept {

@@ -40,9 +40,10 @@ struct MetaRow {
   std::string key, value;
 };
 
-// A record that takes the mutex instead of a ring, with the context the probe saw.
+// A record that takes the mutex instead of a ring, with the context the probe saw. GPU activity (gpu_activity.cpp)
+// queues finished rows: spans with their ids and trace-clock times, their kernels and op_details rows.
 struct ColdItem {
-  std::variant<AnomalyRecord, OomReportRecord, KernelRecord, MetaRow> record;
+  std::variant<AnomalyRecord, OomReportRecord, KernelRecord, MetaRow, SpanRecord, OpDetailsRecord> record;
   std::int64_t t = 0;  // ticks at emit
   Id thread_id = 0;
   std::uint32_t span_n = 0;
@@ -52,6 +53,7 @@ struct ColdItem {
 struct Registry {
   std::mutex mu;
   std::vector<std::unique_ptr<ThreadEntry>> threads;
+  std::vector<ThreadRecord> tracks;  // rows of the threads table with no ring: a CUDA stream, a thread's CUDA API
   Id next_thread_id = 0;
   std::atomic<std::uint64_t> threads_version{0};  // bumped when a thread registers or is renamed
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "instrument/collector.h"
+#include "instrument/cupti.h"
 #include "traces/error.h"
 
 namespace gb::trace {
@@ -134,6 +135,7 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
   g_recording.store(true, std::memory_order_release);
   g_span_sinks.fetch_or(kRecordSpans, std::memory_order_release);
   g_collector->start();
+  start_gpu_activity(g_collector->clock(), options.gpu_activity);
   for (const SessionHook& h : session_hooks())
     if (h.start) h.start();
   return true;
@@ -143,7 +145,8 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
 static void stop_locked(const std::string& stopped_by) {
   if (!g_collector) return;
   for (const SessionHook& h : session_hooks())
-    if (h.stop) h.stop();
+    if (h.stop) h.stop();  // the engine's synchronizes its CUDA devices: their last kernels are in CUPTI's buffers
+  stop_gpu_activity();
   g_signal_target.store(nullptr);
   g_collector->stop(stopped_by);
   delete g_collector;

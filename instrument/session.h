@@ -16,6 +16,9 @@
 //     each time, up to ring_max_events: default 4 Mi events, 256 MiB) and shrinks back once it has caught up; meta
 //     ring_peak_events.thread.N records a thread whose ring grew. Past ring_max_events an event is dropped and
 //     counted (meta dropped_events), or, with on_full = OnFull::block, waits (tests that count events).
+//   - GPU activity: with CUDA, CUPTI records every kernel, copy, memset and CUDA API call on the trace's clock, each
+//     kernel joined to the span that launched it (instrument/cupti.h); meta cupti says whether it was on, and why
+//     not.
 //
 //   {
 //     gb::trace::Session trace("run.db");
@@ -37,6 +40,9 @@ struct SessionOptions {
   std::uint32_t ring_events = 1u << 16;
   std::uint64_t ring_max_events = 1u << 22;  // rounded down to a power of two, at least ring_events
   std::chrono::nanoseconds commit_interval = std::chrono::milliseconds(100);
+  // GPU activity through CUPTI (kernels, copies, memsets, CUDA API calls; instrument/cupti.h) in a build with the
+  // CUDA toolkit, where a driver is present. GLASSBOX_CUPTI=0 in the environment turns it off too.
+  bool gpu_activity = true;
 };
 
 class Session {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/check.h"
+#include "cuda/used_devices.h"
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/cuda_stream.h"
 
@@ -199,5 +200,16 @@ float CUDAEvent::elapsed_time(const CUDAEvent& end) const {
 }  // namespace gb::cuda
 
 namespace gb::cuda_kernels {
-cudaStream_t current_stream(int device) { return gb::cuda::getCurrentCUDAStream(device).stream(); }
+namespace {
+std::atomic<std::uint64_t> g_used{0};  // bit d: cuda:d has had work queued
+}  // namespace
+
+std::uint64_t used_devices() { return g_used.load(std::memory_order_acquire); }
+
+cudaStream_t current_stream(int device) {
+  const std::uint64_t bit = std::uint64_t(1) << device;
+  if (!(g_used.load(std::memory_order_relaxed) & bit) && !(g_used.fetch_or(bit, std::memory_order_acq_rel) & bit))
+    sync_devices_at_trace_end();  // the first work on this device: a trace's end waits for it (trace_sync.cpp)
+  return gb::cuda::getCurrentCUDAStream(device).stream();
+}
 }  // namespace gb::cuda_kernels

@@ -1,0 +1,367 @@
+// instrument/cupti.cpp — CUPTI's activity buffers into the trace (contract in cupti.h). Built without CUPTI
+// (GLASSBOX_WITH_CUPTI unset: no CUDA toolkit, or -DGLASSBOX_CUDA=OFF), collection is "off" and says so.
+#include "instrument/cupti.h"
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+
+#include "instrument/probe.h"
+
+#if GLASSBOX_WITH_CUPTI
+#include <cupti.h>
+#include <cxxabi.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#endif
+
+namespace gb::trace::detail {
+
+namespace {
+bool env_off() {
+  const char* v = std::getenv("GLASSBOX_CUPTI");
+  return v && std::strcmp(v, "0") == 0;
+}
+}  // namespace
+
+#if GLASSBOX_WITH_CUPTI
+
+namespace {
+
+constexpr std::int64_t kClockBase = std::int64_t(1) << 50;  // keeps CUPTI's unsigned timestamps positive
+constexpr std::size_t kBufferBytes = std::size_t(8) << 20;
+
+// The recording session's clock, for CUPTI's timestamp callback (published before collection starts).
+std::atomic<std::int64_t> g_tick0{0};
+std::atomic<std::uint64_t> g_ns_per_tick{0};  // a double's bits
+
+std::uint64_t CUPTIAPI trace_clock() {
+  const double per_tick = std::bit_cast<double>(g_ns_per_tick.load(std::memory_order_relaxed));
+  const auto ns = static_cast<std::int64_t>(static_cast<double>(ticks() - g_tick0.load(std::memory_order_relaxed)) * per_tick);
+  return static_cast<std::uint64_t>(kClockBase + ns);
+}
+
+std::string result_text(CUptiResult r) {
+  const char* s = nullptr;
+  if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s) return "CUPTI error " + std::to_string(static_cast<int>(r));
+  return s;
+}
+
+struct State {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::pair<std::uint8_t*, std::size_t>> full;  // completed buffers, oldest first
+  bool stopping = false;
+  std::thread consumer;
+  GpuActivityWriter writer;
+  std::int64_t offset = 0;  // trace ns = CUPTI timestamp - offset
+  std::atomic<std::uint64_t> dropped{0};
+};
+std::atomic<State*> g_state{nullptr};  // the collection of the session that records (session.cpp: one at a time)
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;  // no buffer: CUPTI drops and counts the records
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
+                               std::size_t valid) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s || !buffer || valid == 0) {
+    std::free(buffer);
+    return;
+  }
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+    s->dropped.fetch_add(dropped, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(s->mu);
+    s->full.emplace_back(buffer, valid);
+  }
+  s->cv.notify_one();
+}
+
+// The background thread: decodes each completed buffer and hands its rows to the writer.
+void consume(State& s) {
+  for (;;) {
+    std::pair<std::uint8_t*, std::size_t> b;
+    {
+      std::unique_lock lock(s.mu);
+      s.cv.wait(lock, [&] { return !s.full.empty() || s.stopping; });
+      if (s.full.empty()) return;
+      b = s.full.front();
+      s.full.pop_front();
+    }
+    std::vector<GpuActivity> batch;
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(b.first, b.second, &record) == CUPTI_SUCCESS) {
+      GpuActivity a;
+      std::int64_t correlation = 0;
+      Id span = 0;
+      switch (decode_activity(record, s.offset, a, correlation, span)) {
+        case Decoded::activity: batch.push_back(std::move(a)); break;
+        case Decoded::correlation: s.writer.correlate(correlation, span); break;
+        case Decoded::skip: break;
+      }
+    }
+    std::free(b.first);
+    s.writer.write(std::move(batch));
+  }
+}
+
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+
+const char* kind_name(CUpti_ActivityKind k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+    default: return "?";
+  }
+}
+
+std::string demangle(const char* name) {
+  if (!name) return "(unnamed kernel)";
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string s = status == 0 && out ? out : name;
+  std::free(out);
+  return s;
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; cached per (domain, cbid).
+const std::string& api_name(CUpti_CallbackDomain domain, std::uint32_t cbid) {
+  static std::mutex mu;
+  static auto* names = new std::unordered_map<std::uint64_t, std::string>;
+  std::lock_guard lock(mu);
+  auto [it, fresh] = names->try_emplace((std::uint64_t(domain) << 32) | cbid);
+  if (fresh) {
+    const char* n = nullptr;
+    std::string s = cuptiGetCallbackName(domain, cbid, &n) == CUPTI_SUCCESS && n ? n : "cuda api " + std::to_string(cbid);
+    if (auto v = s.rfind("_v"); v != std::string::npos && v + 2 < s.size() &&
+                                s.find_first_not_of("0123456789", v + 2) == std::string::npos)
+      s.resize(v);
+    it->second = std::move(s);
+  }
+  return it->second;
+}
+
+// Runtime calls that only ask a question: not written as spans (they would outnumber the launches).
+bool trivial(const std::string& n) {
+  static const char* const kQuestions[] = {
+      "cudaGetDevice",          "cudaSetDevice",          "cudaGetLastError",     "cudaPeekAtLastError",
+      "cudaGetDeviceCount",     "cudaDeviceGetAttribute", "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo",
+      "cudaPointerGetAttributes", "cudaFuncGetAttributes", "cudaGetDeviceProperties", "cudaDriverGetVersion",
+      "cudaRuntimeGetVersion"};
+  for (const char* q : kQuestions)
+    if (n == q) return true;
+  return false;
+}
+
+const char* memcpy_name(std::uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "Memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "Memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "Memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "Memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "Memcpy PtoP";
+    default: return "Memcpy (array)";
+  }
+}
+
+const char* sync_name(CUpti_ActivitySynchronizationType t) {
+  switch (t) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream wait event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context synchronize";
+    default: return "Synchronize";
+  }
+}
+
+std::int64_t ns(std::uint64_t ts, std::int64_t offset) { return static_cast<std::int64_t>(ts) - offset; }
+
+}  // namespace
+
+Decoded decode_activity(const void* record, std::int64_t offset, GpuActivity& a, std::int64_t& correlation,
+                        Id& span) {
+  switch (static_cast<const CUpti_Activity*>(record)->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      const auto* k = static_cast<const CUpti_ActivityKernel10*>(record);
+      a.kind = GpuActivityKind::kernel;
+      a.name = demangle(k->name);
+      a.start_ns = ns(k->start, offset);
+      a.end_ns = ns(k->end, offset);
+      a.device = static_cast<int>(k->deviceId);
+      a.stream = k->streamId;
+      a.correlation = k->correlationId;
+      a.grid = {k->gridX, k->gridY, k->gridZ};
+      a.block = {k->blockX, k->blockY, k->blockZ};
+      a.registers = k->registersPerThread;
+      a.shared_mem = std::int64_t(k->staticSharedMemory) + k->dynamicSharedMemory;
+      return Decoded::activity;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = static_cast<const CUpti_ActivityMemcpy6*>(record);
+      a.kind = GpuActivityKind::memcpy;
+      a.name = memcpy_name(m->copyKind);
+      a.start_ns = ns(m->start, offset);
+      a.end_ns = ns(m->end, offset);
+      a.device = static_cast<int>(m->deviceId);
+      a.stream = m->streamId;
+      a.correlation = m->correlationId;
+      a.bytes = static_cast<std::int64_t>(m->bytes);
+      return Decoded::activity;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = static_cast<const CUpti_ActivityMemset4*>(record);
+      a.kind = GpuActivityKind::memset;
+      a.name = "Memset";
+      a.start_ns = ns(m->start, offset);
+      a.end_ns = ns(m->end, offset);
+      a.device = static_cast<int>(m->deviceId);
+      a.stream = m->streamId;
+      a.correlation = m->correlationId;
+      a.bytes = static_cast<std::int64_t>(m->bytes);
+      return Decoded::activity;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto* r = static_cast<const CUpti_ActivityAPI*>(record);
+      const bool runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      const std::string& name = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r->cbid);
+      if (runtime ? trivial(name) : name.rfind("cuLaunch", 0) != 0) return Decoded::skip;
+      a.kind = GpuActivityKind::api;
+      a.name = name;
+      a.start_ns = ns(r->start, offset);
+      a.end_ns = ns(r->end, offset);
+      a.correlation = r->correlationId;
+      a.host_tid = r->threadId;
+      return Decoded::activity;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* y = static_cast<const CUpti_ActivitySynchronization2*>(record);
+      a.kind = GpuActivityKind::sync;
+      a.name = sync_name(y->type);
+      a.start_ns = ns(y->start, offset);
+      a.end_ns = ns(y->end, offset);
+      a.correlation = y->correlationId;
+      a.stream = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : y->streamId;
+      return Decoded::activity;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      const auto* e = static_cast<const CUpti_ActivityExternalCorrelation*>(record);
+      if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return Decoded::skip;
+      correlation = e->correlationId;
+      span = static_cast<Id>(e->externalId);
+      return Decoded::correlation;
+    }
+    default: return Decoded::skip;
+  }
+}
+
+void gpu_push(Id span) noexcept {
+  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<std::uint64_t>(span));
+}
+void gpu_pop() noexcept {
+  std::uint64_t last = 0;
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+std::string start_gpu_activity(const TickClock& clock, bool wanted) {
+  std::string status;
+  if (!wanted || env_off()) {
+    status = "off: turned off (GLASSBOX_CUPTI=0 or SessionOptions::gpu_activity)";
+    set_meta("cupti", status);
+    return status;
+  }
+  g_tick0.store(clock.start_ticks(), std::memory_order_relaxed);
+  g_ns_per_tick.store(std::bit_cast<std::uint64_t>(clock.ns_per_tick()), std::memory_order_relaxed);
+  static const bool registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS;
+  static const bool own_clock = cuptiActivityRegisterTimestampCallback(trace_clock) == CUPTI_SUCCESS;
+  auto s = std::make_unique<State>();
+  if (own_clock) {
+    s->offset = kClockBase;
+  } else {  // CUPTI's clock: shifted onto the trace's at this instant
+    std::uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    s->offset = static_cast<std::int64_t>(now) - clock.ns(ticks());
+  }
+  std::string failed;
+  std::size_t enabled = 0;
+  if (!registered) failed = "cuptiActivityRegisterCallbacks failed";
+  for (CUpti_ActivityKind k : kKinds) {
+    if (!failed.empty()) break;
+    if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS)
+      failed = std::string("cuptiActivityEnable(") + kind_name(k) + "): " + result_text(r);
+    else
+      ++enabled;
+  }
+  if (!failed.empty()) {
+    for (std::size_t i = 0; i < enabled; ++i) cuptiActivityDisable(kKinds[i]);
+    status = "off: " + failed +
+             " (no usable CUDA driver or GPU here? `glassbox env` says which piece is missing; a profiler such as "
+             "Nsight Systems may hold CUPTI)";
+    set_meta("cupti", status);
+    return status;
+  }
+  State* raw = s.release();
+  g_state.store(raw, std::memory_order_release);
+  raw->consumer = std::thread(consume, std::ref(*raw));
+  g_span_sinks.fetch_or(kGpuSpans, std::memory_order_release);
+  status = own_clock ? "on" : "on (CUPTI's clock, shifted onto the trace's)";
+  set_meta("cupti", status);
+  return status;
+}
+
+void stop_gpu_activity() {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return;
+  g_span_sinks.fetch_and(static_cast<std::uint8_t>(~kGpuSpans), std::memory_order_release);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  {
+    std::lock_guard lock(s->mu);
+    s->stopping = true;
+  }
+  s->cv.notify_all();
+  s->consumer.join();
+  g_state.store(nullptr, std::memory_order_release);
+  s->writer.finish();
+  set_meta("cupti_dropped_records", std::to_string(s->dropped.load()));
+  set_meta("cupti_kernels", std::to_string(s->writer.kernels_written()));
+  set_meta("cupti_unlinked_kernels", std::to_string(s->writer.unlinked_kernels()));
+  delete s;
+}
+
+#else  // no CUPTI in this build
+
+Decoded decode_activity(const void*, std::int64_t, GpuActivity&, std::int64_t&, Id&) { return Decoded::skip; }
+void gpu_push(Id) noexcept {}
+void gpu_pop() noexcept {}
+
+std::string start_gpu_activity(const TickClock&, bool wanted) {
+  const std::string status = !wanted || env_off() ? "off: turned off (GLASSBOX_CUPTI=0 or SessionOptions::gpu_activity)"
+                                                  : "off: this glassbox was built without the CUDA toolkit (CUPTI)";
+  set_meta("cupti", status);
+  return status;
+}
+void stop_gpu_activity() {}
+
+#endif
+
+}  // namespace gb::trace::detail
