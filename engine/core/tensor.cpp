@@ -58,18 +58,19 @@ bool Tensor::requires_grad() const {
   return m && (m->requires_grad || m->grad_fn);
 }
 
-Tensor& Tensor::requires_grad_(bool r) {
-  detail::check_defined(*this, "requires_grad_");
+const Tensor& Tensor::requires_grad_(bool r) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
+  detail::check_defined(self, "requires_grad_");
   if (!is_leaf()) {
     GB_CHECK(r, "you can only change requires_grad flags of leaf variables. If you want to use a computed variable ",
              "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
-    return *this;
+    return self;
   }
   GB_CHECK(!r || is_floating_point(), "only Tensors of floating point dtype can require gradients (got ",
            python_name(scalar_type()), "); convert with .to(gb::kFloat) first");
   impl_->meta().requires_grad = r;
-  if (r) detail::tag_storage(*this, memory::Category::parameter);  // a leaf that learns: a parameter
-  return *this;
+  if (r) detail::tag_storage(self, memory::Category::parameter);  // a leaf that learns: a parameter
+  return self;
 }
 
 const Tensor& Tensor::grad() const {
@@ -118,14 +119,15 @@ Tensor Tensor::detach() const {
   return out;
 }
 
-Tensor& Tensor::detach_() {
+Tensor& Tensor::detach_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   impl_->view_base.reset();  // no longer an autograd view of anything
   if (impl_->autograd) {
     impl_->autograd->grad_fn.reset();
     impl_->autograd->requires_grad = false;
     impl_->autograd->output_nr = 0;
   }
-  return *this;
+  return self;
 }
 
 namespace {

@@ -59,10 +59,11 @@ Tensor relu(const Tensor& a) {
   return out;
 }
 
-Tensor& Tensor::relu_() {
+Tensor& Tensor::relu_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(scalar_type() != kBool, "relu_: bool tensors are not supported (shape ", sizes(), ")");
   return detail::apply_inplace(
-      *this, {}, false, false, "relu_", [](const Tensor& s) { return gb::relu(s); },
+      self, {}, false, false, "relu_", [](const Tensor& s) { return gb::relu(s); },
       [](Tensor& s) { detail::unary_numeric_inplace_raw(s, "relu_", relu_fn); });
 }
 

@@ -394,62 +394,70 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false);
 
 // ---- in-place forms ----
 
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   double al = alpha.to_double();
   return detail::apply_inplace(
-      *this, {o}, autograd::needs_grad(o), false, "add_", [&](const Tensor& s) { return gb::add(s, o, alpha); },
+      self, {o}, autograd::needs_grad(o), false, "add_", [&](const Tensor& s) { return gb::add(s, o, alpha); },
       [&](Tensor& s) {
         binary_inplace_raw(s, o, "add_", [al](auto x, auto y) { return x + decltype(x)(al) * y; }, {Pw::add, al});
       });
 }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(o.to_double() * alpha.to_double())
                                                                 : Scalar(o.to_long() * alpha.to_long());
   return detail::apply_inplace(
-      *this, {}, false, false, "add_", [&](const Tensor& s) { return gb::add(s, v); },
+      self, {}, false, false, "add_", [&](const Tensor& s) { return gb::add(s, v); },
       [&](Tensor& s) { scalar_inplace_raw(s, v, "add_", [](auto x, auto y) { return x + y; }, {Pw::add_scalar}); });
 }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   double al = alpha.to_double();
   return detail::apply_inplace(
-      *this, {o}, autograd::needs_grad(o), false, "sub_", [&](const Tensor& s) { return gb::sub(s, o, alpha); },
+      self, {o}, autograd::needs_grad(o), false, "sub_", [&](const Tensor& s) { return gb::sub(s, o, alpha); },
       [&](Tensor& s) {
         binary_inplace_raw(s, o, "sub_", [al](auto x, auto y) { return x - decltype(x)(al) * y; }, {Pw::sub, al});
       });
 }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) {
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) const {
   Scalar v = o.is_floating_point() || alpha.is_floating_point() ? Scalar(-o.to_double() * alpha.to_double())
                                                                 : Scalar(-o.to_long() * alpha.to_long());
   return add_(v);
 }
-Tensor& Tensor::mul_(const Tensor& o) {
+Tensor& Tensor::mul_(const Tensor& o) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {o}, autograd::needs_grad(o), autograd::needs_grad(o), "mul_",
+      self, {o}, autograd::needs_grad(o), autograd::needs_grad(o), "mul_",
       [&](const Tensor& s) { return gb::mul(s, o); },
       [&](Tensor& s) { binary_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }, {Pw::mul}); });
 }
-Tensor& Tensor::mul_(const Scalar& o) {
+Tensor& Tensor::mul_(const Scalar& o) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, false, "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
+      self, {}, false, false, "mul_", [&](const Tensor& s) { return gb::mul(s, o); },
       [&](Tensor& s) { scalar_inplace_raw(s, o, "mul_", [](auto x, auto y) { return x * y; }, {Pw::mul_scalar}); });
 }
-Tensor& Tensor::div_(const Tensor& o) {
+Tensor& Tensor::div_(const Tensor& o) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
            to_string(scalar_type()), "; true division of integers needs a floating tensor");
   return detail::apply_inplace(
-      *this, {o}, autograd::needs_grad(o), true, "div_", [&](const Tensor& s) { return gb::div(s, o); },
+      self, {o}, autograd::needs_grad(o), true, "div_", [&](const Tensor& s) { return gb::div(s, o); },
       [&](Tensor& s) { binary_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }, {Pw::div}); });
 }
-Tensor& Tensor::div_(const Scalar& o) {
+Tensor& Tensor::div_(const Scalar& o) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type ",
            to_string(scalar_type()), "; true division of integers needs a floating tensor");
   return detail::apply_inplace(
-      *this, {}, false, false, "div_", [&](const Tensor& s) { return gb::div(s, o); },
+      self, {}, false, false, "div_", [&](const Tensor& s) { return gb::div(s, o); },
       [&](Tensor& s) { scalar_inplace_raw(s, o, "div_", [](auto x, auto y) { return x / y; }, {Pw::div_scalar}); });
 }
-Tensor& Tensor::pow_(const Scalar& e) {
+Tensor& Tensor::pow_(const Scalar& e) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, true, "pow_", [&](const Tensor& s) { return gb::pow(s, e); },
+      self, {}, false, true, "pow_", [&](const Tensor& s) { return gb::pow(s, e); },
       [&](Tensor& s) { detail::copy_into(s, gb::pow(detail::shallow_alias(s), e)); });
 }
 

@@ -378,14 +378,15 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   return out;
 }
 
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   check_mask(mask, "masked_fill_");
   auto shape = broadcast_shapes(sizes(), mask.sizes(), "masked_fill_");
   GB_CHECK(IntArrayRef(shape) == sizes(), "masked_fill_: the mask of shape ", mask.sizes(),
            " must broadcast to the tensor's shape ", sizes(), " (in place, the tensor cannot grow to ",
            IntArrayRef(shape), "); use the out-of-place masked_fill");
   return detail::apply_inplace(
-      *this, {mask}, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
+      self, {mask}, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
       [&](Tensor& s) {
         detail::check_device(s, "masked_fill_", "self");
         masked_fill_kernel(s, s, mask, value, "masked_fill_");
@@ -507,14 +508,15 @@ Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optio
   return out;
 }
 
-Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(min || max, "clamp_: At least one of 'min' or 'max' must not be None");
-  ScalarType rt = Promotion().add(*this).add(min).add(max).result();
+  ScalarType rt = Promotion().add(self).add(min).add(max).result();
   GB_CHECK(gb::is_floating_point(scalar_type()) || !gb::is_floating_point(rt), "clamp_: result type ", to_string(rt),
            " can't be cast to the desired output type ", to_string(scalar_type()), " (bounds are floating, the tensor ",
            "of shape ", sizes(), " is not); use the out-of-place clamp");
   return detail::apply_inplace(
-      *this, {}, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
+      self, {}, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
       [&](Tensor& s) {
         detail::check_device(s, "clamp_", "self");
         clamp_scalar_kernel(s, s, min, max, "clamp_");
@@ -567,13 +569,14 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
   return out;
 }
 
-Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
-  check_lerp(*this, end, "lerp_");
+Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
+  check_lerp(self, end, "lerp_");
   auto shape = broadcast_shapes(sizes(), end.sizes(), "lerp_");
   GB_CHECK(IntArrayRef(shape) == sizes(), "lerp_: output with shape ", sizes(), " doesn't match the broadcast shape ",
            IntArrayRef(shape));
   return detail::apply_inplace(
-      *this, {end}, autograd::needs_grad(end), false, "lerp_",
+      self, {end}, autograd::needs_grad(end), false, "lerp_",
       [&](const Tensor& s) { return gb::lerp(s, end, weight); },
       [&](Tensor& s) { lerp_kernel(s, s, end, weight.to_double()); });
 }
@@ -664,11 +667,13 @@ Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
   GB_AUTOCAST(promote, addcdiv, self, t1, t2, value);
   return addc(self, t1, t2, value, true);
 }
-Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return addc_(*this, t1, t2, value, false);
+Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
+  return addc_(self, t1, t2, value, false);
 }
-Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
-  return addc_(*this, t1, t2, value, true);
+Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
+  return addc_(self, t1, t2, value, true);
 }
 
 }  // namespace gb

@@ -165,11 +165,12 @@ Tensor Tensor::contiguous() const {
   return is_contiguous() ? *this : clone();
 }
 
-Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   detail::check_defined(src, "copy_", "src");
-  if (src.is_same(*this)) return *this;
+  if (src.is_same(self)) return self;
   return detail::apply_inplace(
-      *this, {src}, autograd::needs_grad(src), false, "copy_",
+      self, {src}, autograd::needs_grad(src), false, "copy_",
       [&](const Tensor& self) {
         Tensor out = detail::make_empty(self.sizes(), self.scalar_type(), self.device());
         detail::copy_into(out, src);
@@ -184,9 +185,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
       [&](Tensor& self) { detail::copy_into(self, src); });
 }
 
-Tensor& Tensor::fill_(const Scalar& v) {
+Tensor& Tensor::fill_(const Scalar& v) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, false, "fill_",
+      self, {}, false, false, "fill_",
       [&](const Tensor& self) {
         Tensor out = full(self.sizes(), v, self.options());
         if (autograd::needs_grad(self))
@@ -197,6 +199,6 @@ Tensor& Tensor::fill_(const Scalar& v) {
       [&](Tensor& self) { detail::fill_tensor(self, v); });
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::zero_() const { return fill_(0); }
 
 }  // namespace gb

@@ -36,19 +36,22 @@ Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
 
 }  // namespace
 
-Tensor& Tensor::uniform_(double from, double to) {
+Tensor& Tensor::uniform_(double from, double to) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-  return fill_random(*this, "uniform_", [&](Generator& g) { return from + (to - from) * g.uniform_double(); });
+  return fill_random(self, "uniform_", [&](Generator& g) { return from + (to - from) * g.uniform_double(); });
 }
 
-Tensor& Tensor::normal_(double mean, double std) {
+Tensor& Tensor::normal_(double mean, double std) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  return fill_random(*this, "normal_", [&](Generator& g) { return mean + std * g.normal(); });
+  return fill_random(self, "normal_", [&](Generator& g) { return mean + std * g.normal(); });
 }
 
-Tensor& Tensor::bernoulli_(double p) {
+Tensor& Tensor::bernoulli_(double p) const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  return fill_random(*this, "bernoulli_", [&](Generator& g) { return g.uniform_double() < p ? 1.0 : 0.0; });
+  return fill_random(self, "bernoulli_", [&](Generator& g) { return g.uniform_double() < p ? 1.0 : 0.0; });
 }
 
 }  // namespace gb

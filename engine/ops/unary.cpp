@@ -202,37 +202,43 @@ Tensor sigmoid(const Tensor& a) {
 
 // ---- in-place forms: saves_self is true only where the out-of-place op saves its input ----
 
-Tensor& Tensor::neg_() {
+Tensor& Tensor::neg_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   GB_CHECK(scalar_type() != kBool,
            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
            "`~` or `logical_not()` operator instead.");
   return detail::apply_inplace(
-      *this, {}, false, false, "neg_", [](const Tensor& s) { return gb::neg(s); },
+      self, {}, false, false, "neg_", [](const Tensor& s) { return gb::neg(s); },
       [](Tensor& s) { detail::unary_numeric_inplace_raw(s, "neg_", neg_fn); });
 }
-Tensor& Tensor::exp_() {
+Tensor& Tensor::exp_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, false, "exp_", [](const Tensor& s) { return gb::exp(s); },
+      self, {}, false, false, "exp_", [](const Tensor& s) { return gb::exp(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "exp_", exp_fn); });
 }
-Tensor& Tensor::log_() {
+Tensor& Tensor::log_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, true, "log_", [](const Tensor& s) { return gb::log(s); },
+      self, {}, false, true, "log_", [](const Tensor& s) { return gb::log(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "log_", log_fn); });
 }
-Tensor& Tensor::sqrt_() {
+Tensor& Tensor::sqrt_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, false, "sqrt_", [](const Tensor& s) { return gb::sqrt(s); },
+      self, {}, false, false, "sqrt_", [](const Tensor& s) { return gb::sqrt(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "sqrt_", sqrt_fn); });
 }
-Tensor& Tensor::tanh_() {
+Tensor& Tensor::tanh_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, false, "tanh_", [](const Tensor& s) { return gb::tanh(s); },
+      self, {}, false, false, "tanh_", [](const Tensor& s) { return gb::tanh(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "tanh_", tanh_fn); });
 }
-Tensor& Tensor::sigmoid_() {
+Tensor& Tensor::sigmoid_() const {
+  Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
-      *this, {}, false, false, "sigmoid_", [](const Tensor& s) { return gb::sigmoid(s); },
+      self, {}, false, false, "sigmoid_", [](const Tensor& s) { return gb::sigmoid(s); },
       [](Tensor& s) { detail::unary_float_inplace_raw(s, "sigmoid_", sigmoid_fn); });
 }
 

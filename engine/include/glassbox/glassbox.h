@@ -1,5 +1,6 @@
 // glassbox/glassbox.h — the one header users include. Everything is in namespace gb, named as in libtorch:
-// port libtorch code by replacing `torch::` with `gb::` and <torch/torch.h> with <glassbox/glassbox.h>.
+// port libtorch code by replacing `torch::` with `gb::` and <torch/torch.h> with <glassbox/glassbox.h>
+// (docs/PORTING.md has the whole rule; tools/port.sh applies it to a copy of a source tree).
 #pragma once
 
 #include "glassbox/amp/autocast.h"
@@ -10,6 +11,7 @@
 #include "glassbox/autograd/gradcheck.h"
 #include "glassbox/autograd/node.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
+#include "glassbox/core/compat.h"
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/cuda_stream.h"
 #include "glassbox/core/device.h"
@@ -40,6 +42,24 @@
 #include "glassbox/utils/checkpoint.h"
 #include "instrument/probe.h"    // gb::trace: spans, StepScope, counters (tracing is off unless a session is on)
 #include "instrument/session.h"  // gb::trace::Session; or GLASSBOX_TRACE=run.db with no code change
+
+// What <torch/torch.h> gives small programs transitively, so a ported one compiles without adding includes.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace gb {
 const char* version();  // "0.1.0"

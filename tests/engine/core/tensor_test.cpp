@@ -61,3 +61,36 @@ TEST_CASE("names label tensors") {
   CHECK(x.name() == "weights");
   CHECK(x.detach().name() == "weights");
 }
+
+TEST_CASE("in-place methods are const, as libtorch's: p.grad().zero_() and a const handle's add_ change the storage") {
+  gb::Tensor p = gb::ones({3}, gb::requires_grad());
+  (p * 2).sum().backward();
+  CHECK(p.grad().sum().item<double>() == 6);
+  p.grad().zero_();  // grad() is a const reference, as libtorch's
+  CHECK(p.grad().sum().item<double>() == 0);
+  const gb::Tensor t = gb::zeros({2});
+  gb::Tensor& same = t.add_(1).mul_(3);  // libtorch returns a mutable reference from a const method
+  CHECK(&same == &t);
+  CHECK(t.sum().item<double>() == 6);
+  const gb::Tensor leaf = gb::ones({2});
+  CHECK(leaf.requires_grad_().requires_grad());
+  CHECK_FALSE(leaf.set_requires_grad(false).requires_grad());
+  const gb::Tensor r = gb::tensor({-1.0, 2.0});
+  r.relu_().clamp_(0.5, 1.5).fill_(4);
+  CHECK(r.sum().item<double>() == 8);
+}
+
+TEST_CASE("Scalar has libtorch's spellings: item().toDouble(), toLong(), isFloatingPoint() ...") {
+  const gb::Scalar d = gb::tensor({2.5}).sum().item();
+  CHECK(d.toDouble() == 2.5);
+  CHECK(d.toFloat() == 2.5f);
+  CHECK(d.isFloatingPoint());
+  CHECK_FALSE(d.isIntegral(false));
+  const gb::Scalar i = gb::tensor(std::vector<int64_t>{7, 8}).sum().item();
+  CHECK(i.toLong() == 15);
+  CHECK(i.toInt() == 15);
+  CHECK(i.isIntegral(false));
+  CHECK(gb::Scalar(true).toBool());
+  CHECK(gb::Scalar(true).isBoolean());
+  CHECK(gb::Scalar(true).isIntegral(true));
+}

@@ -31,6 +31,15 @@ class Scalar {
   double to_double() const { return kind_ == Kind::Double ? d_ : double(i_); }
   int64_t to_long() const { return kind_ == Kind::Double ? int64_t(d_) : i_; }
   bool to_bool() const { return kind_ == Kind::Double ? d_ != 0 : i_ != 0; }
+  // libtorch's spellings (c10::Scalar): x.item().toDouble(), s.isFloatingPoint(), ...
+  double toDouble() const { return to_double(); }
+  float toFloat() const { return float(to_double()); }
+  int64_t toLong() const { return to_long(); }
+  int toInt() const { return int(to_long()); }
+  bool toBool() const { return to_bool(); }
+  bool isFloatingPoint() const { return is_floating_point(); }
+  bool isIntegral(bool include_bool) const { return is_integral(include_bool); }
+  bool isBoolean() const { return is_boolean(); }
   template <typename T>
   T to() const {
     if constexpr (std::is_same_v<T, bool>) return to_bool();

@@ -93,8 +93,8 @@ class Tensor {
 
   // ---- autograd ----
   bool requires_grad() const;
-  Tensor& requires_grad_(bool r = true);  // leaves only, like PyTorch
-  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  const Tensor& requires_grad_(bool r = true) const;  // leaves only, like PyTorch
+  const Tensor& set_requires_grad(bool r) const { return requires_grad_(r); }
   const Tensor& grad() const;  // undefined until a backward accumulates into this leaf
   Tensor& mutable_grad();
   void set_grad(const Tensor& g);
@@ -105,7 +105,7 @@ class Tensor {
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                 const variable_list& inputs = {}) const;
   Tensor detach() const;  // same storage and version counter, no history
-  Tensor& detach_();
+  Tensor& detach_() const;
   void retain_grad() const;  // keep .grad() on a non-leaf
   bool retains_grad() const;
   // Hooks run on this tensor's gradient during backward; one returning a Tensor replaces the gradient.
@@ -136,9 +136,9 @@ class Tensor {
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor clone() const;
   Tensor contiguous() const;
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
-  Tensor& fill_(const Scalar& v);
-  Tensor& zero_();
+  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  Tensor& fill_(const Scalar& v) const;
+  Tensor& zero_() const;
 
   // ---- views (share storage) ----
   Tensor view(IntArrayRef shape) const;
@@ -222,30 +222,30 @@ class Tensor {
   Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? self : other
 
   // in place (bump the version counter; autograd-aware)
-  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& o, const Scalar& alpha = 1);
-  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1);
-  Tensor& mul_(const Tensor& o);
-  Tensor& mul_(const Scalar& o);
-  Tensor& div_(const Tensor& o);
-  Tensor& div_(const Scalar& o);
-  Tensor& pow_(const Scalar& exponent);
-  Tensor& neg_();
-  Tensor& exp_();
-  Tensor& log_();
-  Tensor& sqrt_();
-  Tensor& tanh_();
-  Tensor& sigmoid_();
-  Tensor& relu_();
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
-  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-  Tensor& lerp_(const Tensor& end, const Scalar& weight);
-  Tensor& uniform_(double from = 0, double to = 1);
-  Tensor& normal_(double mean = 0, double std = 1);
-  Tensor& bernoulli_(double p = 0.5);
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor& add_(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Scalar& o, const Scalar& alpha = 1) const;
+  Tensor& mul_(const Tensor& o) const;
+  Tensor& mul_(const Scalar& o) const;
+  Tensor& div_(const Tensor& o) const;
+  Tensor& div_(const Scalar& o) const;
+  Tensor& pow_(const Scalar& exponent) const;
+  Tensor& neg_() const;
+  Tensor& exp_() const;
+  Tensor& log_() const;
+  Tensor& sqrt_() const;
+  Tensor& tanh_() const;
+  Tensor& sigmoid_() const;
+  Tensor& relu_() const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
+  Tensor& uniform_(double from = 0, double to = 1) const;
+  Tensor& normal_(double mean = 0, double std = 1) const;
+  Tensor& bernoulli_(double p = 0.5) const;
 
   // ---- reductions (dims may be negative; keepdim keeps them as size 1) ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
