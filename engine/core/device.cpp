@@ -31,7 +31,10 @@ Device::Device(const std::string& spec) {
 
 std::string Device::str() const {
   std::string s = type == DeviceType::CPU ? "cpu" : type == DeviceType::CUDA ? "cuda" : "meta";
-  if (index >= 0) s += ":" + std::to_string(index);
+  if (index >= 0) {  // in two steps: GCC 12 warns falsely (-Wstringop-overflow) on ":" + to_string at -O3
+    s += ':';
+    s += std::to_string(index);
+  }
   return s;
 }
 
