@@ -22,6 +22,8 @@
 namespace gb::trace::detail {
 
 namespace {
+constexpr const char* kTurnedOff = "off: turned off (GLASSBOX_CUPTI=0 or SessionOptions::gpu_activity)";
+
 bool env_off() {
   const char* v = std::getenv("GLASSBOX_CUPTI");
   return v && std::strcmp(v, "0") == 0;
@@ -193,6 +195,17 @@ const char* sync_name(CUpti_ActivitySynchronizationType t) {
 
 std::int64_t ns(std::uint64_t ts, std::int64_t offset) { return static_cast<std::int64_t>(ts) - offset; }
 
+// What kernel, copy and memset records share: their time on the GPU, device, stream and correlation id.
+template <class R>
+void device_work(const R* r, std::int64_t offset, GpuActivityKind kind, GpuActivity& a) {
+  a.kind = kind;
+  a.start_ns = ns(r->start, offset);
+  a.end_ns = ns(r->end, offset);
+  a.device = static_cast<int>(r->deviceId);
+  a.stream = r->streamId;
+  a.correlation = r->correlationId;
+}
+
 }  // namespace
 
 Decoded decode_activity(const void* record, std::int64_t offset, GpuActivity& a, std::int64_t& correlation,
@@ -201,13 +214,8 @@ Decoded decode_activity(const void* record, std::int64_t offset, GpuActivity& a,
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto* k = static_cast<const CUpti_ActivityKernel10*>(record);
-      a.kind = GpuActivityKind::kernel;
+      device_work(k, offset, GpuActivityKind::kernel, a);
       a.name = demangle(k->name);
-      a.start_ns = ns(k->start, offset);
-      a.end_ns = ns(k->end, offset);
-      a.device = static_cast<int>(k->deviceId);
-      a.stream = k->streamId;
-      a.correlation = k->correlationId;
       a.grid = {k->gridX, k->gridY, k->gridZ};
       a.block = {k->blockX, k->blockY, k->blockZ};
       a.registers = k->registersPerThread;
@@ -216,25 +224,15 @@ Decoded decode_activity(const void* record, std::int64_t offset, GpuActivity& a,
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = static_cast<const CUpti_ActivityMemcpy6*>(record);
-      a.kind = GpuActivityKind::memcpy;
+      device_work(m, offset, GpuActivityKind::memcpy, a);
       a.name = memcpy_name(m->copyKind);
-      a.start_ns = ns(m->start, offset);
-      a.end_ns = ns(m->end, offset);
-      a.device = static_cast<int>(m->deviceId);
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
       a.bytes = static_cast<std::int64_t>(m->bytes);
       return Decoded::activity;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = static_cast<const CUpti_ActivityMemset4*>(record);
-      a.kind = GpuActivityKind::memset;
+      device_work(m, offset, GpuActivityKind::memset, a);
       a.name = "Memset";
-      a.start_ns = ns(m->start, offset);
-      a.end_ns = ns(m->end, offset);
-      a.device = static_cast<int>(m->deviceId);
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
       a.bytes = static_cast<std::int64_t>(m->bytes);
       return Decoded::activity;
     }
@@ -284,7 +282,7 @@ void gpu_pop() noexcept {
 std::string start_gpu_activity(const TickClock& clock, bool wanted) {
   std::string status;
   if (!wanted || env_off()) {
-    status = "off: turned off (GLASSBOX_CUPTI=0 or SessionOptions::gpu_activity)";
+    status = kTurnedOff;
     set_meta("cupti", status);
     return status;
   }
@@ -355,8 +353,8 @@ void gpu_push(Id) noexcept {}
 void gpu_pop() noexcept {}
 
 std::string start_gpu_activity(const TickClock&, bool wanted) {
-  const std::string status = !wanted || env_off() ? "off: turned off (GLASSBOX_CUPTI=0 or SessionOptions::gpu_activity)"
-                                                  : "off: this glassbox was built without the CUDA toolkit (CUPTI)";
+  const std::string status =
+      !wanted || env_off() ? kTurnedOff : "off: this glassbox was built without the CUDA toolkit (CUPTI)";
   set_meta("cupti", status);
   return status;
 }

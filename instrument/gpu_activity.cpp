@@ -49,6 +49,14 @@ void keep(std::unordered_map<std::int64_t, V>& map, std::deque<std::int64_t>& or
   }
 }
 
+// Hands finished rows to the session's collector (dropped when no session records).
+void queue(std::vector<ColdItem> rows) {
+  if (rows.empty() || !detail::g_recording.load(std::memory_order_relaxed)) return;
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.cold.insert(r.cold.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+}
+
 // Tracks outlive sessions (like threads): one per (a, b) for the process.
 std::map<std::pair<std::int64_t, std::int64_t>, Id>& process_tracks() {  // guarded by the registry's mutex
   static auto* tracks = new std::map<std::pair<std::int64_t, std::int64_t>, Id>;
@@ -99,17 +107,12 @@ void GpuActivityWriter::correlate(std::int64_t correlation, Id span) {
     KernelRecord k = std::move(it->second);
     waiting_.erase(it);
     k.launch_span_id = span;
-    link(std::move(k));
+    std::vector<ColdItem> row;
+    row.push_back(item(std::move(k)));
+    queue(std::move(row));
     return;
   }
   keep(launched_by_, launched_order_, correlation, span);
-}
-
-void GpuActivityWriter::link(KernelRecord k) {
-  Registry& r = registry();
-  if (!detail::g_recording.load(std::memory_order_relaxed)) return;
-  std::lock_guard lock(r.mu);
-  r.cold.push_back(item(std::move(k)));
 }
 
 void GpuActivityWriter::write(std::vector<GpuActivity> batch) {
@@ -184,10 +187,7 @@ void GpuActivityWriter::write(std::vector<GpuActivity> batch) {
     waiting_order_.push_back(c);
     waiting_.insert_or_assign(c, std::move(k));
   }
-  if (rows.empty() || !detail::g_recording.load(std::memory_order_relaxed)) return;
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  r.cold.insert(r.cold.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  queue(std::move(rows));
 }
 
 void GpuActivityWriter::finish() {
@@ -200,10 +200,7 @@ void GpuActivityWriter::finish() {
     }
   waiting_.clear();
   waiting_order_.clear();
-  if (rows.empty() || !detail::g_recording.load(std::memory_order_relaxed)) return;
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  r.cold.insert(r.cold.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  queue(std::move(rows));
 }
 
 }  // namespace gb::trace

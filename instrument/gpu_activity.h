@@ -65,7 +65,6 @@ class GpuActivityWriter {
   Id track(const std::string& name, ThreadRole role, std::int64_t key_a, std::int64_t key_b);
   Id api_track(std::int64_t host_tid);
   Id name_id(const std::string& name);  // intern() once per name: it takes the registry's mutex
-  void link(KernelRecord k);
 
   std::map<std::pair<std::int64_t, std::int64_t>, Id> tracks_;  // (device, stream) or (-1, host tid)
   std::unordered_map<Id, std::int64_t> next_n_;
