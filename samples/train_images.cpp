@@ -136,7 +136,7 @@ GB_MODULE(ResNet);
 
 using ImageSet = gb::data::Dataset<gb::data::Example<>>;
 
-// The first n images of a dataset held in tensors (a shorter MNIST epoch).
+// The first n images of a dataset held in tensors (a shorter MNIST epoch), as a glassbox dataset.
 class FirstN : public ImageSet {
  public:
   FirstN(const gb::Tensor& images, const gb::Tensor& targets, int64_t n)
@@ -173,12 +173,11 @@ Data load_data(const Options& opt) {
     auto test = std::make_shared<MNIST>(opt.mnist, MNIST::Mode::kTest);
     d.image = train->images().size(2);
     d.classes = 10;
-    int64_t n = std::min<int64_t>(opt.train, train->size());
-    std::shared_ptr<ImageSet> subset = train;
-    if (n < train->size())
-      subset = std::make_shared<FirstN>(train->images(), train->targets(), n);
+    int64_t n = std::min<int64_t>(opt.train, train->images().size(0));
+    auto subset = std::make_shared<FirstN>(train->images(), train->targets(), n);
+    auto test_set = std::make_shared<FirstN>(test->images(), test->targets(), test->images().size(0));
     d.train = std::make_shared<gb::data::TransformDataset<>>(subset, T::Compose({T::RandomCrop(d.image, 2), normalize}));
-    d.test = std::make_shared<gb::data::TransformDataset<>>(test, normalize);
+    d.test = std::make_shared<gb::data::TransformDataset<>>(test_set, normalize);
     d.name = "MNIST " + std::to_string(n) + " digits " + std::to_string(d.image) + "x" + std::to_string(d.image);
   } else {
     d.image = 16;

@@ -9,6 +9,7 @@
 #   torch::  at::  c10::                                      ->  gb::
 #   TORCH_*  (TORCH_MODULE, TORCH_CHECK, TORCH_ARG, ...)      ->  GB_*
 #   AT_ASSERT(...)  AT_ERROR(...)                             ->  GB_ASSERT(...)  GB_CHECK(false, ...)
+#   c10::toString(dtype)                                      ->  gb::to_string(dtype)
 # and on CMakeLists.txt / *.cmake:
 #   find_package(Torch ...)        ->  find_package(glassbox REQUIRED)
 #   ${TORCH_LIBRARIES}             ->  glassbox::engine
@@ -53,6 +54,8 @@ cxx_rules='
   x
   s/[<"]torch\/[^>"]*[>"]/<glassbox\/glassbox.h>/
 }
+s/\<c10::toString(/gb::to_string(/g
+s/\<at::toString(/gb::to_string(/g
 s/\<torch::/gb::/g
 s/\<at::/gb::/g
 s/\<c10::/gb::/g

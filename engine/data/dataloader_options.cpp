@@ -1,6 +1,8 @@
 // engine/data/dataloader_options.cpp — the DataLoader's option checks, with PyTorch's messages.
 #include "glassbox/data/dataloader_options.h"
 
+#include <algorithm>
+
 #include "glassbox/core/error.h"
 
 namespace gb::data {
@@ -22,11 +24,14 @@ void DataLoaderOptions::validate(bool iterable) const {
   GB_CHECK(!(sampler_ && shuffle_), "sampler option is mutually exclusive with shuffle");
   GB_CHECK(!(batch_sampler_ && (batch_size_ != 1 || shuffle_ || sampler_ || drop_last_)),
            "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last");
+  GB_CHECK(!max_jobs_ || *max_jobs_ > 0, "max_jobs option should be positive, but got max_jobs=", max_jobs_.value_or(0));
+  GB_CHECK(!(max_jobs_ && prefetch_factor_), "max_jobs and prefetch_factor both bound the batches in flight; give one");
   GB_CHECK(batch_size_ > 0, "batch_size should be a positive integer value, but got batch_size=", batch_size_);
 }
 
 int64_t DataLoaderOptions::effective_prefetch_factor() const {
   if (num_workers_ == 0) return 0;
+  if (max_jobs_) return std::max<int64_t>(1, (*max_jobs_ + num_workers_ - 1) / num_workers_);
   return prefetch_factor_.value_or(2);
 }
 

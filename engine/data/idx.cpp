@@ -114,7 +114,9 @@ namespace datasets {
 
 MNIST::MNIST(const std::string& root, Mode mode)
     : MNIST(root + (mode == Mode::kTrain ? "/train-images-idx3-ubyte" : "/t10k-images-idx3-ubyte"),
-            root + (mode == Mode::kTrain ? "/train-labels-idx1-ubyte" : "/t10k-labels-idx1-ubyte")) {}
+            root + (mode == Mode::kTrain ? "/train-labels-idx1-ubyte" : "/t10k-labels-idx1-ubyte")) {
+  train_ = mode == Mode::kTrain;
+}
 
 MNIST::MNIST(const std::string& images_file, const std::string& labels_file) {
   Tensor images = read_idx(images_file), labels = read_idx(labels_file);
@@ -125,9 +127,10 @@ MNIST::MNIST(const std::string& images_file, const std::string& labels_file) {
   targets_ = labels.to(kInt64);
 }
 
-Example<> MNIST::get(int64_t index) {
-  GB_CHECK_INDEX(index >= 0 && index < size(), "MNIST: index ", index, " is out of range for ", size(), " samples");
-  return {images_[index], targets_[index]};
+Example<> MNIST::get(size_t index) {
+  const int64_t n = images_.size(0);
+  GB_CHECK_INDEX(index < static_cast<size_t>(n), "MNIST: index ", index, " is out of range for ", n, " samples");
+  return {images_[static_cast<int64_t>(index)], targets_[static_cast<int64_t>(index)]};
 }
 
 }  // namespace datasets

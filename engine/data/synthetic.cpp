@@ -73,7 +73,7 @@ Blobs::Blobs(int64_t n, int64_t classes, int64_t dims, double std, uint64_t seed
 }
 Example<> Blobs::get(int64_t index) { return row(x_, y_, index, "Blobs"); }
 
-Shapes::Shapes(int64_t n, int64_t image_size, uint64_t seed, transforms::Transform transform)
+Shapes::Shapes(int64_t n, int64_t image_size, uint64_t seed, transforms::ImageTransform transform)
     : n_(n), s_(image_size), seed_(seed), transform_(std::move(transform)) {
   GB_CHECK(n > 0 && image_size >= 8, "Shapes: n must be positive and image_size at least 8, got ", n, " and ",
            image_size);
@@ -101,7 +101,7 @@ Example<> Shapes::get(int64_t index) {
   return {img, gb::tensor(cls)};
 }
 
-Digits::Digits(int64_t n, int64_t image_size, uint64_t seed, transforms::Transform transform)
+Digits::Digits(int64_t n, int64_t image_size, uint64_t seed, transforms::ImageTransform transform)
     : n_(n), s_(image_size), seed_(seed), transform_(std::move(transform)) {
   GB_CHECK(n > 0 && image_size >= 8, "Digits: n must be positive and image_size at least 8, got ", n, " and ",
            image_size);

@@ -28,18 +28,34 @@ Tensor ToTensor::operator()(const Image& img) const {
   return out;
 }
 
-Normalize::Normalize(std::vector<double> m, std::vector<double> s) : mean(std::move(m)), std(std::move(s)) {
+namespace detail {
+void check_normalize(const std::vector<double>& mean, const std::vector<double>& std) {
   GB_CHECK(!mean.empty() && mean.size() == std.size(),
            "Normalize: mean and std need the same number of values "
            "(one per channel, or one for all), got ",
            mean.size(), " and ", std.size());
   for (double v : std) GB_CHECK(v != 0, "Normalize: std evaluated to zero, leading to division by zero.");
 }
-Tensor Normalize::operator()(const Tensor& input) const {
-  Tensor x = check_chw(input, "Normalize");
-  const int64_t C = x.size(0), HW = x.size(1) * x.size(2);
+
+Tensor normalize(const Tensor& input, const std::vector<double>& mean, const std::vector<double>& std) {
+  GB_CHECK(input.defined() && input.dim() >= 1, "Normalize: expected an image tensor (C,H,W), got ",
+           input.defined() ? std::to_string(input.dim()) + "-D" : std::string("an undefined tensor"));
+  const int64_t channel_dim = input.dim() >= 3 ? input.dim() - 3 : 0;
+  const int64_t C = input.dim() >= 3 ? input.size(channel_dim) : 1;
   GB_CHECK(mean.size() == 1 || int64_t(mean.size()) == C, "Normalize: ", mean.size(), " means for ", C,
            " channels; give one per channel or one for all");
+  if (input.dim() != 3 || input.scalar_type() != kFloat || input.requires_grad() || !input.device().is_cpu()) {
+    // libtorch's formula: mean and std as (C,1,1) tensors, broadcast.
+    GB_CHECK(input.is_floating_point(), "Normalize: expected a floating-point tensor, got ",
+             python_name(input.scalar_type()), "; convert it with .to(gb::kFloat) first");
+    auto column = [&](const std::vector<double>& v) {
+      return gb::tensor(ArrayRef<double>(v), TensorOptions().dtype(input.scalar_type()).device(input.device()))
+          .view({int64_t(v.size()), 1, 1});
+    };
+    return input.sub(column(mean)).div(column(std));
+  }
+  Tensor x = input.contiguous();
+  const int64_t HW = x.size(1) * x.size(2);
   Tensor out = gb::empty_like(x);
   const float* p = x.data_ptr<float>();
   float* o = out.data_ptr<float>();
@@ -50,6 +66,7 @@ Tensor Normalize::operator()(const Tensor& input) const {
   }
   return out;
 }
+}  // namespace detail
 
 RandomCrop::RandomCrop(int64_t h, int64_t w, int64_t pad) : height(h), width(w), padding(pad) {
   GB_CHECK(h > 0 && w > 0 && pad >= 0, "RandomCrop: size must be positive and padding non-negative, got size (", h,
@@ -93,7 +110,7 @@ Tensor RandomHorizontalFlip::operator()(const Tensor& input) const {
 
 Tensor Compose::operator()(const Tensor& x) const {
   Tensor y = x;
-  for (const Transform& t : transforms) y = t(y);
+  for (const ImageTransform& t : transforms) y = t(y);
   return y;
 }
 

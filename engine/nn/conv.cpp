@@ -1,7 +1,8 @@
-// engine/nn/conv.cpp — Conv2d.
+// engine/nn/conv.cpp — Conv2d and ConvTranspose2d.
 #include "glassbox/nn/modules/conv.h"
 
 #include <cmath>
+#include <vector>
 
 #include "glassbox/nn/init.h"
 #include "glassbox/ops/factory.h"
@@ -56,6 +57,79 @@ void Conv2dImpl::pretty_print(std::ostream& stream) const {
   if (o.padding()[0] != 0 || o.padding()[1] != 0) {
     stream << ", padding=";
     arr(o.padding());
+  }
+  if (o.dilation()[0] != 1 || o.dilation()[1] != 1) {
+    stream << ", dilation=";
+    arr(o.dilation());
+  }
+  if (o.groups() != 1) stream << ", groups=" << o.groups();
+  if (!o.bias()) stream << ", bias=false";
+  stream << ")";
+}
+
+ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options_) : options(options_) {
+  const auto& o = options;
+  GB_CHECK(o.groups() > 0, "ConvTranspose2d: groups must be a positive integer, got ", o.groups());
+  GB_CHECK(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups (ConvTranspose2d: in_channels=",
+           o.in_channels(), ", groups=", o.groups(), ")");
+  GB_CHECK(o.out_channels() % o.groups() == 0,
+           "out_channels must be divisible by groups (ConvTranspose2d: out_channels=", o.out_channels(),
+           ", groups=", o.groups(), ")");
+  GB_CHECK(o.padding_mode() == "zeros", "Only \"zeros\" padding mode is supported for ConvTranspose2d (got '",
+           o.padding_mode(), "')");
+  weight = register_parameter(
+      "weight", gb::empty({o.in_channels(), o.out_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]}));
+  bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
+  reset_parameters();
+}
+
+void ConvTranspose2dImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor ConvTranspose2dImpl::forward(const Tensor& input, const std::optional<IntArrayRef>& output_size) {
+  detail::ModuleCallScope scope(*this);
+  GB_CHECK(input.dim() == 3 || input.dim() == 4,
+           "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: ", input.sizes());
+  const auto& o = options;
+  std::vector<int64_t> out_pad = {o.output_padding()[0], o.output_padding()[1]};
+  if (output_size) {
+    // PyTorch's _output_padding: the requested size minus the smallest one, which must be below stride.
+    IntArrayRef size = *output_size;
+    GB_CHECK(size.size() == 2 || size.size() == size_t(input.dim()), "ConvTranspose2d: output_size must have 2 or ",
+             input.dim(), " elements (got ", size.size(), ")");
+    for (int i = 0; i < 2; ++i) {
+      const int64_t in = input.size(input.dim() - 2 + i), want = size[size.size() - 2 + i];
+      const int64_t min_size =
+          (in - 1) * o.stride()[i] - 2 * o.padding()[i] + o.dilation()[i] * (o.kernel_size()[i] - 1) + 1;
+      const int64_t max_size = min_size + o.stride()[i] - 1;
+      GB_CHECK(want >= min_size && want <= max_size, "requested an output size of ", size,
+               ", but valid sizes range from ", min_size, " to ", max_size, " (for an input of ", input.sizes(), ")");
+      out_pad[size_t(i)] = want - min_size;
+    }
+  }
+  return gb::conv_transpose2d(input, weight, bias, o.stride(), o.padding(), out_pad, o.groups(), o.dilation());
+}
+
+void ConvTranspose2dImpl::pretty_print(std::ostream& stream) const {
+  const auto& o = options;
+  auto arr = [&](const ExpandingArray<2>& a) { stream << "[" << a[0] << ", " << a[1] << "]"; };
+  stream << std::boolalpha << "ConvTranspose2d(" << o.in_channels() << ", " << o.out_channels() << ", kernel_size=";
+  arr(o.kernel_size());
+  stream << ", stride=";
+  arr(o.stride());
+  if (o.padding()[0] != 0 || o.padding()[1] != 0) {
+    stream << ", padding=";
+    arr(o.padding());
+  }
+  if (o.output_padding()[0] != 0 || o.output_padding()[1] != 0) {
+    stream << ", output_padding=";
+    arr(o.output_padding());
   }
   if (o.dilation()[0] != 1 || o.dilation()[1] != 1) {
     stream << ", dilation=";

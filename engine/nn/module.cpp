@@ -125,8 +125,7 @@ OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
     add("", *this);
     return out;
   }
-  for (const auto& m : const_cast<Module*>(this)->named_modules())
-    add(m.key().empty() ? "" : m.key() + ".", *m.value());
+  const_cast<Module*>(this)->walk("", [&](const std::string& path, Module& m) { add(path.empty() ? "" : path + ".", m); });
   return out;
 }
 
@@ -142,12 +141,25 @@ OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
     add("", *this);
     return out;
   }
-  for (const auto& m : const_cast<Module*>(this)->named_modules())
-    add(m.key().empty() ? "" : m.key() + ".", *m.value());
+  const_cast<Module*>(this)->walk("", [&](const std::string& path, Module& m) { add(path.empty() ? "" : path + ".", m); });
   return out;
 }
 
 std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
+
+void Module::walk(const std::string& prefix, const std::function<void(const std::string&, Module&)>& fn) {
+  std::vector<const Module*> seen;
+  walk_from(prefix, fn, seen);
+}
+
+void Module::walk_from(const std::string& prefix, const std::function<void(const std::string&, Module&)>& fn,
+                       std::vector<const Module*>& seen) {
+  if (std::find(seen.begin(), seen.end(), this) != seen.end()) return;
+  seen.push_back(this);
+  fn(prefix, *this);
+  for (const auto& c : children_)
+    if (c.value()) c.value()->walk_from(prefix.empty() ? c.key() : prefix + "." + c.key(), fn, seen);
+}
 
 void Module::collect_modules(const std::string& prefix, bool include_self,
                              OrderedDict<std::string, std::shared_ptr<Module>>& out,
@@ -252,11 +264,11 @@ void Module::train(bool on) {
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {
-  for (const auto& m : named_modules("", true)) fn(*m.value());
+  walk("", [&](const std::string&, Module& m) { fn(m); });
 }
 
 void Module::apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix) {
-  for (const auto& m : named_modules(name_prefix, true)) fn(m.key(), *m.value());
+  walk(name_prefix, fn);
 }
 
 void Module::convert_all(std::optional<Device> device, std::optional<ScalarType> dtype, bool non_blocking) {

@@ -1,5 +1,7 @@
 // engine/ops/conv.cpp — conv2d: im2col + one OpenBLAS GEMM per group and sample, and its backward
-// (ConvolutionBackward0: grad_input through col2im, grad_weight and grad_bias).
+// (ConvolutionBackward0: grad_input through col2im, grad_weight and grad_bias). conv_transpose2d is conv2d's
+// input gradient as an op, on the same kernels: its forward is conv_backward's grad_input, its grad_input a conv2d
+// forward, its grad_weight conv_backward's grad_weight with the roles of input and output swapped.
 //
 // Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. The backward is not itself
 // differentiable: asking for create_graph through conv2d throws.
@@ -269,6 +271,145 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
               conv_backward<float>(g, need_w ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
                                    gyc.data_ptr<float>(), need_x ? gx.data_ptr<float>() : nullptr,
                                    need_w ? gw.data_ptr<float>() : nullptr);
+            if (need_x && ct != xt) gx = gx.to(xt);
+            if (need_w && ct != xt) gw = gw.to(xt);
+          }
+          if (has_bias && c.needs(2)) {
+            NoGradGuard ng;
+            gb = gyc.sum({0, 2, 3});
+            if (ct != xt) gb = gb.to(xt);
+          }
+          return variable_list{gx, gw, gb};
+        });
+  }
+  return out;
+}
+
+Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  GB_AUTOCAST(lower_precision_fp, conv_transpose2d, x_in, weight, bias, stride, padding, output_padding, groups,
+              dilation);
+  const char* op = "conv_transpose2d";
+  detail::check_defined(x_in, op);
+  detail::check_defined(weight, op, "weight");
+  detail::check_device(x_in, op);
+  detail::check_device(weight, op, "weight", x_in);
+  GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
+           "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: ", x_in.sizes());
+  GB_CHECK(weight.dim() == 4,
+           "conv_transpose2d: expected weight of 4 dims (in_channels, out_channels/groups, kH, kW), but got weight of "
+           "size ",
+           weight.sizes());
+  if (x_in.dim() == 3)
+    return conv_transpose2d(x_in.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation)
+        .squeeze(0);
+  detail::OpScope op_scope(op, {x_in, weight, bias});
+  const Tensor& x = x_in;
+  GB_CHECK(x.scalar_type() == weight.scalar_type(), "conv_transpose2d: Input type (",
+           detail::torch_type_name(x.scalar_type()), ") and weight type (",
+           detail::torch_type_name(weight.scalar_type()), ") should be the same");
+  GB_CHECK(is_floating_point(x.scalar_type()), "conv_transpose2d: expected a floating-point input, but got ",
+           to_string(x.scalar_type()));
+  auto s = detail::pair_arg(stride, op, "stride");
+  auto p = detail::pair_arg(padding, op, "padding");
+  auto op_pad = detail::pair_arg(output_padding, op, "output_padding");
+  auto d = detail::pair_arg(dilation, op, "dilation");
+  GB_CHECK(s[0] > 0 && s[1] > 0, "conv_transpose2d: non-positive stride is not supported (got stride ",
+           IntArrayRef(s), ")");
+  GB_CHECK(p[0] >= 0 && p[1] >= 0, "conv_transpose2d: negative padding is not supported (got padding ",
+           IntArrayRef(p), ")");
+  GB_CHECK(d[0] > 0 && d[1] > 0, "conv_transpose2d: dilation should be greater than zero (got dilation ",
+           IntArrayRef(d), ")");
+  GB_CHECK(groups > 0, "conv_transpose2d: non-positive groups is not supported (got groups=", groups, ")");
+  for (int i = 0; i < 2; ++i)
+    GB_CHECK(op_pad[i] >= 0 && op_pad[i] < std::max(s[i], d[i]), "conv_transpose2d: output padding must be smaller "
+             "than either stride or dilation, but got output_padding ", IntArrayRef(op_pad), ", stride ",
+             IntArrayRef(s), ", dilation ", IntArrayRef(d));
+  // The geometry of the conv2d whose input gradient this is: its input is our output, its output our input.
+  ConvGeom g{};
+  g.N = x.size(0);
+  g.O = weight.size(0);  // conv2d's output channels = our input channels
+  g.C = weight.size(1) * groups;
+  g.kH = weight.size(2), g.kW = weight.size(3);
+  g.sH = s[0], g.sW = s[1], g.pH = p[0], g.pW = p[1], g.dH = d[0], g.dW = d[1], g.groups = groups;
+  g.Ho = x.size(2), g.Wo = x.size(3);
+  GB_CHECK(x.size(1) == g.O, "Given transposed=1, weight of size ", weight.sizes(), ", expected input", x.sizes(),
+           " to have ", g.O, " channels, but got ", x.size(1), " channels instead");
+  GB_CHECK(g.O % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ", groups,
+           " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+  g.H = (g.Ho - 1) * g.sH - 2 * g.pH + g.dH * (g.kH - 1) + op_pad[0] + 1;
+  g.W = (g.Wo - 1) * g.sW - 2 * g.pW + g.dW * (g.kW - 1) + op_pad[1] + 1;
+  GB_CHECK(g.H > 0 && g.W > 0, "conv_transpose2d: the output size (", g.H, " x ", g.W, ") is not positive for input ",
+           x.sizes(), ", weight ", weight.sizes(), ", stride ", IntArrayRef(s), ", padding ", IntArrayRef(p));
+  if (bias.defined()) {
+    detail::check_device(bias, op, "bias", x_in);
+    GB_CHECK(bias.dim() == 1 && bias.size(0) == g.C, "Given transposed=1, weight of size ", weight.sizes(),
+             ", expected bias to be 1-dimensional with ", g.C, " elements, but got bias of size ", bias.sizes(),
+             " instead");
+    GB_CHECK(bias.scalar_type() == x.scalar_type(), "conv_transpose2d: Input type (",
+             detail::torch_type_name(x.scalar_type()), ") and bias type (", detail::torch_type_name(bias.scalar_type()),
+             ") should be the same");
+  }
+  const int64_t in_elems = g.N * g.O * g.Ho * g.Wo, out_elems = g.N * g.C * g.H * g.W;
+  op_scope.set_flops(2 * in_elems * g.Cg() * g.kH * g.kW + (bias.defined() ? out_elems : 0));
+
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  Tensor wc = detail::raw_contiguous(weight, ct);
+  Tensor out = detail::make_empty({g.N, g.C, g.H, g.W}, ct, x.device());
+  if (out.numel() > 0 && !detail::skip_kernel(out)) {
+    if (ct == kDouble)
+      conv_backward<double>(g, nullptr, wc.data_ptr<double>(), xc.data_ptr<double>(), out.data_ptr<double>(), nullptr);
+    else
+      conv_backward<float>(g, nullptr, wc.data_ptr<float>(), xc.data_ptr<float>(), out.data_ptr<float>(), nullptr);
+  }
+  if (bias.defined()) {
+    NoGradGuard ng;
+    out.add_(detail::raw_contiguous(bias, ct).view({1, g.C, 1, 1}));
+  }
+  if (ct != x.scalar_type()) out = out.to(x.scalar_type());
+  op_scope.set_output(out);
+
+  if (autograd::needs_grad(x, weight, bias)) {
+    const Tensor& b = bias;
+    autograd::record(
+        "ConvolutionBackward0", autograd::collect_edges({x, weight, b}), {&out},
+        {autograd::input(x), autograd::input(weight)},
+        [g, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
+          const Tensor& gy = c.grad();
+          const Tensor& xs = c.saved(0);
+          const Tensor& ws = c.saved(1);
+          GB_CHECK(!(GradMode::is_enabled() && (gy.requires_grad() || xs.requires_grad() || ws.requires_grad())),
+                   "conv_transpose2d: double backward through conv_transpose2d is not supported yet (create_graph="
+                   "true reached ConvolutionBackward0 for input ",
+                   xs.sizes(), ", weight ", ws.sizes(),
+                   "). Compute the gradient without create_graph, or detach that part of the graph.");
+          const ScalarType ct = detail::compute_type(xt);
+          Tensor gyc = detail::raw_contiguous(gy, ct);
+          Tensor gx, gw, gb;
+          bool need_x = c.needs(0), need_w = c.needs(1);
+          if (need_x || need_w) {
+            Tensor wc = detail::raw_contiguous(ws, ct);
+            if (need_x) gx = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, gy.device());
+            if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
+            if (!detail::skip_kernel(gyc)) {
+              // grad_input: conv2d of grad_output; grad_weight: conv2d's weight gradient with grad_output as its
+              // input and our input as its output gradient
+              Tensor xc = need_w ? detail::raw_contiguous(xs, ct) : Tensor();
+              if (ct == kDouble) {
+                if (need_x)
+                  conv_forward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), nullptr, gx.data_ptr<double>());
+                if (need_w)
+                  conv_backward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), xc.data_ptr<double>(),
+                                        nullptr, gw.data_ptr<double>());
+              } else {
+                if (need_x)
+                  conv_forward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(), nullptr, gx.data_ptr<float>());
+                if (need_w)
+                  conv_backward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(), xc.data_ptr<float>(), nullptr,
+                                       gw.data_ptr<float>());
+              }
+            }
             if (need_x && ct != xt) gx = gx.to(xt);
             if (need_w && ct != xt) gw = gw.to(xt);
           }

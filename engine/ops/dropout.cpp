@@ -21,9 +21,10 @@ void check_p(double p, const char* op) {
 
 double keep_scale(double p) { return p < 1 ? 1.0 / (1.0 - p) : 0.0; }
 
-// A contiguous tensor of x's shape and dtype holding 1 where an element is kept (probability 1 - p), else 0.
-Tensor draw_mask(const Tensor& x, double p) {
-  Tensor mask = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+// A contiguous tensor of the given shape, x's dtype and device, holding 1 where an element is kept (probability
+// 1 - p), else 0.
+Tensor draw_mask(const Tensor& x, double p, IntArrayRef sizes) {
+  Tensor mask = detail::make_empty(sizes, x.scalar_type(), x.device());
   Generator& gen = default_generator();
   const double q = 1.0 - p;
   if (detail::skip_kernel(mask)) return mask;  // meta: no draws (the generator does not advance)
@@ -35,6 +36,7 @@ Tensor draw_mask(const Tensor& x, double p) {
   });
   return mask;
 }
+Tensor draw_mask(const Tensor& x, double p) { return draw_mask(x, p, x.sizes()); }
 
 // out = x * mask * scale, elementwise (out may be x itself).
 void apply_mask(const Tensor& out, const Tensor& x, const Tensor& mask, double scale) {
@@ -67,6 +69,22 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   if (autograd::needs_grad(x))
     autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)},
                      [scale](autograd::BackwardContext& c) { return variable_list{c.grad() * c.saved(0) * scale}; });
+  return out;
+}
+
+Tensor feature_dropout(const Tensor& x, double p, bool train) {
+  check_p(p, "feature_dropout");
+  if (!train || p == 0) return x;
+  detail::OpScope op_scope("feature_dropout", {x});
+  check_input(x, "feature_dropout");
+  GB_CHECK(x.dim() >= 2, "feature_dropout: expected an input of at least 2 dims (N, C, ...), got a ", x.dim(),
+           "-D input");
+  std::vector<int64_t> shape(size_t(x.dim()), 1);
+  shape[0] = x.size(0);
+  shape[1] = x.size(1);
+  Tensor noise = draw_mask(x, p, shape);  // one draw per (sample, channel), row-major
+  Tensor out = x * noise.mul_(keep_scale(p));
+  detail::op_output(out);
   return out;
 }
 

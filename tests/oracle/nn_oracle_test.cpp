@@ -174,6 +174,19 @@ TEST_CASE("Conv2d") {
   check1("Conv2d", g, t, gb::randn({4, 6, 5}));  // unbatched
 }
 
+TEST_CASE("ConvTranspose2d") {
+  gb::manual_seed(2);
+  nn::ConvTranspose2d g(nn::ConvTranspose2dOptions(4, 6, 4).stride(2).padding(1));
+  tnn::ConvTranspose2d t(tnn::ConvTranspose2dOptions(4, 6, 4).stride(2).padding(1));
+  check1("ConvTranspose2d", g, t, gb::randn({2, 4, 5, 5}));
+  nn::ConvTranspose2d g2(nn::ConvTranspose2dOptions(4, 6, {3, 2}).stride({2, 1}).output_padding({1, 0}).groups(2)
+                             .dilation({1, 2}).bias(false));
+  tnn::ConvTranspose2d t2(tnn::ConvTranspose2dOptions(4, 6, {3, 2}).stride({2, 1}).output_padding({1, 0}).groups(2)
+                              .dilation({1, 2}).bias(false));
+  check1("ConvTranspose2d", g2, t2, gb::randn({2, 4, 4, 3}));
+  check1("ConvTranspose2d", g, t, gb::randn({4, 3, 3}));  // unbatched
+}
+
 TEST_CASE("BatchNorm1d and BatchNorm2d: train (running stats after 3 forwards) and eval") {
   gb::manual_seed(3);
   auto run = [](const std::string& mod, auto& g, auto& t, std::vector<int64_t> shape) {
@@ -252,6 +265,14 @@ TEST_CASE("Dropout (eval, and p = 0 in training), Embedding") {
   nn::Dropout g0(0.0);
   tnn::Dropout t0(0.0);
   check1("Dropout", g0, t0, gb::randn({4, 5}));
+  nn::Dropout2d g2(0.3);
+  tnn::Dropout2d t2(0.3);
+  g2->eval();
+  t2->eval();
+  check1("Dropout2d", g2, t2, gb::randn({2, 3, 4, 4}));
+  nn::Dropout2d g20(0.0);
+  tnn::Dropout2d t20(0.0);
+  check1("Dropout2d", g20, t20, gb::randn({3, 4, 4}));
 
   nn::Embedding ge(nn::EmbeddingOptions(10, 3).padding_idx(2));
   tnn::Embedding te(tnn::EmbeddingOptions(10, 3).padding_idx(2));

@@ -50,6 +50,7 @@ struct NetImpl : torch::nn::Module {
     AT_ASSERT(x.numel() > 0);
     if (x.size(0) > 99) AT_ERROR("too big: ", x.size(0));
     c10::IntArrayRef s = x.sizes();
+    const char* t = c10::toString(x.scalar_type());
     return x;
   }
 };
@@ -78,7 +79,7 @@ TEST_CASE("port.sh renames a copy of a libtorch tree and lists what it cannot po
   REQUIRE(port(src.string() + " " + dest.string(), out) == 0);
   CAPTURE(out);
   CHECK(out.find("renamed in 2 file(s)") != std::string::npos);
-  CHECK(out.find("net.cpp:15:auto m = torch::jit::load") != std::string::npos);  // the line a person must port
+  CHECK(out.find("net.cpp:16:auto m = torch::jit::load") != std::string::npos);  // the line a person must port
 
   const std::string cpp = read(dest / "net.cpp");
   CAPTURE(cpp);
@@ -90,6 +91,7 @@ TEST_CASE("port.sh renames a copy of a libtorch tree and lists what it cannot po
   CHECK(cpp.find("GB_ASSERT(x.numel() > 0);") != std::string::npos);
   CHECK(cpp.find("GB_CHECK(false, \"too big: \", x.size(0));") != std::string::npos);
   CHECK(cpp.find("gb::IntArrayRef s") != std::string::npos);
+  CHECK(cpp.find("const char* t = gb::to_string(x.scalar_type());") != std::string::npos);
   CHECK(cpp.find("GB_MODULE(Net);") != std::string::npos);
   CHECK(cpp.find("int data_at::x, my_torch::y;") != std::string::npos);
 

@@ -44,6 +44,10 @@
 #include "instrument/session.h"  // gb::trace::Session; or GLASSBOX_TRACE=run.db with no code change
 
 // What <torch/torch.h> gives small programs transitively, so a ported one compiles without adding includes.
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -51,8 +55,10 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>

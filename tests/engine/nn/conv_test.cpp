@@ -69,3 +69,25 @@ TEST_CASE("Conv2d's raw forward attributes its allocations to the module") {
   gb::Tensor x = gb::randn({1, 2, 5, 5});
   CHECK(gbtest::allocation_modules([&] { conv->forward(x); }) == std::set<std::string>{"Conv2d"});
 }
+
+TEST_CASE("ConvTranspose2d: weight (C_in, C_out/groups, kH, kW), doubling upsampler, output_size, repr, errors") {
+  gb::manual_seed(1);
+  gb::nn::ConvTranspose2d up(gb::nn::ConvTranspose2dOptions(8, 4, 4).stride(2).padding(1));
+  CHECK(up->weight.sizes() == gb::IntArrayRef({8, 4, 4, 4}));
+  CHECK(up->bias.sizes() == gb::IntArrayRef({4}));
+  const double bound = 1.0 / std::sqrt(4.0 * 16);  // fan_in = weight.size(1) * kH * kW, as PyTorch computes it
+  CHECK(up->bias.abs().max().item<double>() <= bound);
+  gb::Tensor x = gb::randn({2, 8, 5, 7});
+  CHECK(up(x).sizes() == gb::IntArrayRef({2, 4, 10, 14}));
+  gb::nn::ConvTranspose2d odd(gb::nn::ConvTranspose2dOptions(8, 4, 3).stride(2).padding(1));
+  CHECK(odd(x).sizes() == gb::IntArrayRef({2, 4, 9, 13}));
+  CHECK(odd->forward(x, gb::IntArrayRef({10, 14})).sizes() == gb::IntArrayRef({2, 4, 10, 14}));
+  CHECK_THROWS_WITH(odd->forward(x, gb::IntArrayRef({12, 14})),
+                    doctest::Contains("requested an output size of [12, 14], but valid sizes range from 9 to 10"));
+  CHECK(up(x[0]).sizes() == gb::IntArrayRef({4, 10, 14}));  // unbatched
+  std::ostringstream os;
+  os << *odd;
+  CHECK(os.str() == "ConvTranspose2d(8, 4, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])");
+  CHECK_THROWS_WITH(gb::nn::ConvTranspose2d(gb::nn::ConvTranspose2dOptions(3, 4, 3).groups(2)),
+                    doctest::Contains("in_channels must be divisible by groups"));
+}

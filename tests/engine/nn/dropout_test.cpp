@@ -60,3 +60,31 @@ TEST_CASE("Dropout's raw forward attributes its allocations to the module") {
   gb::Tensor x = gb::randn({4, 4});
   CHECK(gbtest::allocation_modules([&] { drop->forward(x); }) == std::set<std::string>{"Dropout"});
 }
+
+TEST_CASE("Dropout2d zeroes whole channels of batched and unbatched inputs in training; identity in eval") {
+  gb::manual_seed(4);
+  gb::nn::Dropout2d drop(0.5);
+  gb::Tensor x = gb::ones({8, 16, 3, 3});
+  gb::Tensor y = drop(x);
+  int64_t dropped = 0;
+  for (int64_t n = 0; n < 8; ++n)
+    for (int64_t c = 0; c < 16; ++c) {
+      double lo = y[n][c].min().item<double>(), hi = y[n][c].max().item<double>();
+      CHECK(lo == hi);  // a channel is dropped or kept as a whole
+      CHECK((lo == 0 || lo == doctest::Approx(2.0)));
+      dropped += lo == 0;
+    }
+  CHECK(dropped > 32);
+  CHECK(dropped < 96);
+  gb::Tensor unbatched = drop(gb::ones({16, 3, 3}));
+  CHECK(unbatched.sizes() == gb::IntArrayRef({16, 3, 3}));
+  CHECK_THROWS_WITH(drop(gb::ones({3, 3})), doctest::Contains("dropout2d: Expected 3D or 4D input, but received a 2D"));
+  drop->eval();
+  CHECK(gb::equal(drop(x), x));
+  std::ostringstream os;
+  os << *drop;
+  CHECK(os.str() == "Dropout2d(p=0.5, inplace=false)");
+  gb::nn::Dropout3d d3(gb::nn::Dropout3dOptions(0.2));
+  CHECK(d3(gb::ones({2, 4, 2, 2, 2})).sizes() == gb::IntArrayRef({2, 4, 2, 2, 2}));
+  CHECK_THROWS_WITH(gb::nn::Dropout2d(1.5), doctest::Contains("dropout probability has to be between 0 and 1"));
+}

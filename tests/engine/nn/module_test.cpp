@@ -189,3 +189,28 @@ TEST_CASE("Sequential names children by index, calls them with hooks, and prints
   os << *seq;
   CHECK(os.str() == "Sequential(\n  (0): Leaf\n  (1): Leaf\n  (last): Leaf\n)");
 }
+
+TEST_CASE("a module on the stack (libtorch's MNIST example: Net model; model.to(...); model.parameters())") {
+  NetImpl model;  // not held by a shared_ptr
+  CHECK(model.named_parameters().keys() == std::vector<std::string>{"scale", "a.weight", "b.weight"});
+  CHECK(model.named_buffers().keys() == std::vector<std::string>{"a.stats", "a.scratch", "b.stats", "b.scratch"});
+  model.to(gb::kDouble);
+  CHECK(model.a->weight.scalar_type() == gb::kDouble);
+  model.to(gb::Device(gb::kCPU));
+  int visited = 0;
+  model.apply([&](gb::nn::Module&) { ++visited; });
+  CHECK(visited == 3);
+  std::vector<std::string> paths;
+  model.apply([&](const std::string& path, gb::nn::Module&) { paths.push_back(path); }, "net");
+  CHECK(paths == std::vector<std::string>{"net", "net.a", "net.b"});
+  model.eval();
+  CHECK_FALSE(model.b->is_training());
+  gb::optim::SGD opt(model.parameters(), gb::optim::SGDOptions(0.1));
+  model.forward(gb::ones({3}, gb::kDouble)).sum().backward();
+  opt.step();
+  CHECK(model.scale.item<double>() == doctest::Approx(2.0 - 0.1 * 3));
+  model.zero_grad();
+  // what needs the module as a shared_ptr says so, as libtorch's does
+  CHECK_THROWS_WITH(model.modules(), doctest::Contains("need the module held by a std::shared_ptr"));
+  CHECK(model.modules(/*include_self=*/false).size() == 2);
+}

@@ -177,3 +177,54 @@ TEST_CASE("conv2d errors use PyTorch's wording") {
   CHECK_THROWS_WITH_AS(gb::conv2d(x, gb::ones({8, 4, 3, 3}), {}, {1, 1, 1}),
                        doctest::Contains("stride must either be a single int, or a tuple of two ints"), gb::Error);
 }
+
+TEST_CASE("conv_transpose2d is conv2d's adjoint: <conv2d(z, w), x> = <z, conv_transpose2d(x, w)>, for every option") {
+  gb::manual_seed(8);
+  struct Case {
+    std::vector<int64_t> s, p, op, d;
+    int64_t groups;
+  };
+  for (const Case& c : {Case{{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1}, Case{{2, 1}, {1, 1}, {1, 0}, {1, 1}, 1},
+                        Case{{2, 2}, {1, 0}, {0, 1}, {2, 1}, 2}, Case{{3, 2}, {0, 1}, {2, 1}, {1, 2}, 2}}) {
+    CAPTURE(c.groups);
+    auto x = gb::randn({2, 4, 4, 3}, gb::kFloat64);  // conv_transpose2d's input: conv2d's output shape
+    auto w = gb::randn({4, 3, 3, 2}, gb::kFloat64);  // (C_in, C_out / groups, kH, kW)
+    auto y = gb::conv_transpose2d(x, w, {}, c.s, c.p, c.op, c.groups, c.d);
+    const int64_t H = (4 - 1) * c.s[0] - 2 * c.p[0] + c.d[0] * (3 - 1) + c.op[0] + 1;
+    const int64_t W = (3 - 1) * c.s[1] - 2 * c.p[1] + c.d[1] * (2 - 1) + c.op[1] + 1;
+    CHECK(y.sizes() == gb::IntArrayRef({2, 3 * c.groups, H, W}));
+    auto z = gb::randn({2, 3 * c.groups, H, W}, gb::kFloat64);
+    auto conv = naive_conv(z, w, {}, c.s[0], c.s[1], c.p[0], c.p[1], c.d[0], c.d[1], c.groups);
+    REQUIRE(conv.sizes() == x.sizes());
+    CHECK((conv * x).sum().item<double>() == doctest::Approx((z * y).sum().item<double>()).epsilon(1e-10));
+  }
+  // a bias adds per output channel; float32 agrees with float64; unbatched input
+  auto x = gb::randn({1, 2, 3, 3}, gb::kFloat64), w = gb::randn({2, 1, 2, 2}, gb::kFloat64);
+  auto b = gb::tensor({0.5, -1.0}, gb::kFloat64);
+  auto y = gb::conv_transpose2d(x, w, b, 2, 0, 0, 2);
+  check_close(y - gb::conv_transpose2d(x, w, {}, 2, 0, 0, 2), b.view({1, 2, 1, 1}).expand(y.sizes()), 1e-12, 1e-12);
+  check_close(gb::conv_transpose2d(x.to(gb::kFloat), w.to(gb::kFloat), b.to(gb::kFloat), 2, 0, 0, 2).to(gb::kFloat64),
+              y, 1e-5, 1e-5);
+  check_close(gb::conv_transpose2d(x[0], w, b, 2, 0, 0, 2), y[0], 1e-12, 1e-12);
+}
+
+TEST_CASE("conv_transpose2d gradients against finite differences; errors say what to change") {
+  gb::manual_seed(9);
+  auto x = gb::randn({2, 4, 3, 4}, gbtest::f64_grad());
+  auto w = gb::randn({4, 2, 3, 2}, gbtest::f64_grad());
+  auto b = gb::randn({4}, gbtest::f64_grad());
+  auto y = gb::conv_transpose2d(x, w, b, 2, 1, 1, 2);
+  CHECK(y.grad_fn()->name() == "ConvolutionBackward0");
+  CHECK(gbtest::gradcheck1(
+      [](const gb::variable_list& v) { return gb::conv_transpose2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 0}, 2); },
+      {x, w, b}));
+  CHECK(gbtest::gradcheck1(
+      [](const gb::variable_list& v) { return gb::conv_transpose2d(v[0], v[1], {}, 1, 0, 0, 1, {2, 1}); },
+      {x, gb::randn({4, 3, 2, 2}, gbtest::f64_grad())}));
+  CHECK_THROWS_WITH(gb::conv_transpose2d(x, w, {}, 2, 0, 2), doctest::Contains("output padding must be smaller than "
+                                                                              "either stride or dilation"));
+  CHECK_THROWS_WITH(gb::conv_transpose2d(x, gb::randn({3, 2, 2, 2}, gb::kFloat64)),
+                    doctest::Contains("expected input[2, 4, 3, 4] to have 3 channels, but got 4 channels instead"));
+  CHECK_THROWS_WITH(gb::conv_transpose2d(x, w, gb::zeros({3}, gb::kFloat64)),
+                    doctest::Contains("expected bias to be 1-dimensional with 2 elements"));
+}

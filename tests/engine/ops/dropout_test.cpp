@@ -116,3 +116,33 @@ TEST_CASE("dropout rejects p outside [0, 1]") {
   CHECK_THROWS_WITH_AS(gb::dropout(gb::ones({3}, gb::kInt64), 0.5, true), doctest::Contains("floating-point"),
                        gb::Error);
 }
+
+TEST_CASE("feature_dropout zeroes whole channels (about p of them), scales the rest, and its gradient is the mask") {
+  gb::manual_seed(5);
+  auto x = gb::randn({40, 50, 3, 2}, gbtest::f64_grad());
+  auto y = gb::feature_dropout(x, 0.25, true);
+  y.sum().backward();
+  auto mask = x.grad();  // d(sum y)/dx: the scaled keep-mask, broadcast over each channel
+  CHECK(gbtest::values(y) == gbtest::values(x.detach() * mask));
+  int64_t dropped = 0;
+  bool whole = true;
+  for (int64_t n = 0; n < 40; ++n)
+    for (int64_t c = 0; c < 50; ++c) {
+      auto m = mask[n][c];
+      double first = m[0][0].item<double>();
+      whole = whole && m.max().item<double>() == first && m.min().item<double>() == first;
+      if (first == 0)
+        ++dropped;
+      else
+        whole = whole && first == 1 / 0.75;
+    }
+  CHECK(whole);
+  CHECK(double(dropped) / 2000.0 == doctest::Approx(0.25).epsilon(0.1));
+  CHECK(gb::feature_dropout(x, 0.5, false).is_same(x));
+  CHECK(gb::feature_dropout(x, 0.0, true).is_same(x));
+  check_values(gb::feature_dropout(gb::ones({1, 2, 2}), 1.0, true), {0, 0, 0, 0});
+  CHECK_THROWS_WITH(gb::feature_dropout(gb::ones({3}), 0.5, true),
+                    doctest::Contains("expected an input of at least 2 dims (N, C, ...), got a 1-D input"));
+  CHECK_THROWS_WITH(gb::feature_dropout(gb::ones({3, 3}), 1.5, true),
+                    doctest::Contains("dropout probability has to be between 0 and 1"));
+}

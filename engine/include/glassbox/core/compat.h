@@ -1,5 +1,7 @@
 // glassbox/core/compat.h — libtorch's small vocabulary under gb::, so ported code keeps its spellings
-// (docs/PORTING.md): c10::optional / nullopt / make_optional, c10::str, c10::irange, torch::autograd::tensor_list and variable_list.
+// (docs/PORTING.md): c10::optional / nullopt / make_optional, c10::str, c10::irange,
+// torch::autograd::tensor_list and variable_list. (c10::toString(dtype) is gb::to_string: tools/port.sh renames it;
+// a gb::toString would hijack doctest's toString lookup for every ScalarType.)
 // Nothing here is glassbox's own: each is the standard type or a few lines, with libtorch's meaning.
 #pragma once
 

@@ -101,6 +101,19 @@ struct Collate<Example<D, T>> {
   }
 };
 
+template <class D>
+struct Collate<Example<D, example::NoTarget>> {
+  static constexpr bool supported = Collate<D>::supported;
+  using Batch = Example<CollateResult<D>, example::NoTarget>;
+  static Batch collate(std::vector<Example<D, example::NoTarget>> s) {
+    return Batch(detail::gather(s, [](Example<D, example::NoTarget>& e) -> D& { return e.data; }));
+  }
+  template <class F>
+  static void for_each_tensor(Example<D, example::NoTarget>& e, F& f) {
+    Collate<D>::for_each_tensor(e.data, f);
+  }
+};
+
 template <class A, class B>
 struct Collate<std::pair<A, B>> {
   static constexpr bool supported = Collate<A>::supported && Collate<B>::supported;

@@ -34,7 +34,7 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options = {});
 
 namespace datasets {
 
-class CsvDataset : public Dataset<Example<>> {
+class CsvDataset : public gb::data::Dataset<Example<>> {
  public:
   explicit CsvDataset(const std::string& path, const CsvOptions& options = {});
   Example<> get(int64_t index) override;

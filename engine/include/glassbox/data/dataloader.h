@@ -21,6 +21,9 @@
 // (get_worker_info()); each sample's randomness comes from a generator seeded by (base_seed, its position in
 // the epoch) (dataset.h), so the batches are bit-identical for num_workers = 0, 1, 2, 4, ...
 //
+// Datasets: glassbox's (dataset.h, PyTorch-Python's API) or libtorch's (batch_dataset.h: datasets::Dataset<Self>,
+// MNIST, .map(Stack<>())); make_data_loader (make_data_loader.h) is libtorch's way to build one of these loaders.
+//
 // Workers are threads sharing the dataset: get() must be safe to call concurrently. Tensor ops on a worker run
 // single-threaded (gb::detail::SerialRegion), leaving the engine's pool to the training thread.
 #pragma once
@@ -37,6 +40,7 @@
 
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/generator.h"
+#include "glassbox/data/batch_dataset.h"
 #include "glassbox/data/collate.h"
 #include "glassbox/data/dataloader_options.h"
 #include "glassbox/data/dataset.h"
@@ -74,6 +78,18 @@ class DataLoader {
                                                       IterableDataset<Sample>>>(
                        std::make_shared<D>(std::move(dataset))),
                    std::move(options), std::move(collate_fn)) {}
+
+  // A libtorch-style dataset (batch_dataset.h: a datasets::Dataset<Self> or its .map()s): its examples are fetched
+  // one by one and its batch transforms (Stack<>, ...) are the collate function.
+  template <class D>
+    requires detail::loadable_dataset<D>
+  DataLoader(std::shared_ptr<D> dataset, DataLoaderOptions options = {})
+      : DataLoader(std::shared_ptr<Dataset<Sample>>(std::make_shared<detail::TorchDatasetAdapter<D>>(dataset)),
+                   std::move(options), detail::torch_collate(dataset)) {}
+  template <class D>
+    requires detail::loadable_dataset<D>
+  DataLoader(D dataset, DataLoaderOptions options = {})
+      : DataLoader(std::make_shared<D>(std::move(dataset)), std::move(options)) {}
 
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -290,5 +306,18 @@ template <class D>
 DataLoader(D) -> DataLoader<typename D::SampleType>;
 template <class D>
 DataLoader(D, DataLoaderOptions) -> DataLoader<typename D::SampleType>;
+template <class D>
+  requires detail::loadable_dataset<D>
+DataLoader(std::shared_ptr<D>) -> DataLoader<typename detail::Pipeline<D>::Example, typename detail::Pipeline<D>::Batch>;
+template <class D>
+  requires detail::loadable_dataset<D>
+DataLoader(std::shared_ptr<D>, DataLoaderOptions)
+    -> DataLoader<typename detail::Pipeline<D>::Example, typename detail::Pipeline<D>::Batch>;
+template <class D>
+  requires detail::loadable_dataset<D>
+DataLoader(D) -> DataLoader<typename detail::Pipeline<D>::Example, typename detail::Pipeline<D>::Batch>;
+template <class D>
+  requires detail::loadable_dataset<D>
+DataLoader(D, DataLoaderOptions) -> DataLoader<typename detail::Pipeline<D>::Example, typename detail::Pipeline<D>::Batch>;
 
 }  // namespace gb::data

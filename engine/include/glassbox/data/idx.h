@@ -6,11 +6,16 @@
 //
 //   gb::data::datasets::MNIST train("data/mnist");   // root/train-images-idx3-ubyte, root/train-labels-idx1-ubyte
 //   train.get(0).data   // (1,28,28) float32 in [0,1];   .target: () int64
+//   auto ds = gb::data::datasets::MNIST("data/mnist", gb::data::datasets::MNIST::Mode::kTest)
+//                 .map(gb::data::transforms::Normalize<>(0.1307, 0.3081)).map(gb::data::transforms::Stack<>());
+//
+// MNIST is libtorch's (a datasets::Dataset<MNIST>, batch_dataset.h): make_data_loader and gb::data::DataLoader load
+// it, .map() transforms it.
 #pragma once
 
 #include <string>
 
-#include "glassbox/data/dataset.h"
+#include "glassbox/data/batch_dataset.h"
 
 namespace gb::data {
 
@@ -20,18 +25,20 @@ Tensor read_idx(const std::string& path);
 namespace datasets {
 
 // libtorch's torch::data::datasets::MNIST: images (N,1,H,W) scaled to [0,1], labels int64.
-class MNIST : public Dataset<Example<>> {
+class MNIST : public Dataset<MNIST> {
  public:
   enum class Mode { kTrain, kTest };
   explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);  // the standard file names under root
   MNIST(const std::string& images_file, const std::string& labels_file);
-  Example<> get(int64_t index) override;
-  int64_t size() const override { return images_.size(0); }
+  Example<> get(size_t index) override;
+  std::optional<size_t> size() const override { return static_cast<size_t>(images_.size(0)); }
+  bool is_train() const noexcept { return train_; }
   const Tensor& images() const { return images_; }  // (N,1,H,W) float32
   const Tensor& targets() const { return targets_; }  // (N) int64
 
  private:
   Tensor images_, targets_;
+  bool train_ = true;
 };
 
 }  // namespace datasets

@@ -20,13 +20,13 @@ namespace gb::data {
 
 struct ImageFolderOptions {
   GB_ARG(int, channels) = 3;                    // 1 grey, 3 RGB (torchvision's default loader converts to RGB), 4
-  GB_ARG(transforms::Transform, transform);     // applied after ToTensor
+  GB_ARG(transforms::ImageTransform, transform);     // applied after ToTensor
   GB_ARG(int64_t, max_pixels) = kMaxImagePixels;  // an image declaring more pixels is refused (PIL's limit)
 };
 
 namespace datasets {
 
-class ImageFolder : public Dataset<Example<>> {
+class ImageFolder : public gb::data::Dataset<Example<>> {
  public:
   explicit ImageFolder(const std::string& root, ImageFolderOptions options = {});
   Example<> get(int64_t index) override;

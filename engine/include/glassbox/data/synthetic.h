@@ -18,7 +18,7 @@
 
 namespace gb::data::datasets {
 
-class Spirals : public Dataset<Example<>> {
+class Spirals : public gb::data::Dataset<Example<>> {
  public:
   Spirals(int64_t n, int64_t classes = 3, double noise = 0.2, uint64_t seed = 0);
   Example<> get(int64_t index) override;
@@ -28,7 +28,7 @@ class Spirals : public Dataset<Example<>> {
   Tensor x_, y_;
 };
 
-class Blobs : public Dataset<Example<>> {
+class Blobs : public gb::data::Dataset<Example<>> {
  public:
   Blobs(int64_t n, int64_t classes = 3, int64_t dims = 2, double std = 1.0, uint64_t seed = 0);
   Example<> get(int64_t index) override;
@@ -38,30 +38,30 @@ class Blobs : public Dataset<Example<>> {
   Tensor x_, y_;
 };
 
-class Shapes : public Dataset<Example<>> {
+class Shapes : public gb::data::Dataset<Example<>> {
  public:
   static constexpr int64_t kClasses = 4;  // circle, square, triangle, cross
-  explicit Shapes(int64_t n, int64_t image_size = 16, uint64_t seed = 0, transforms::Transform transform = {});
+  explicit Shapes(int64_t n, int64_t image_size = 16, uint64_t seed = 0, transforms::ImageTransform transform = {});
   Example<> get(int64_t index) override;
   int64_t size() const override { return n_; }
 
  private:
   int64_t n_, s_;
   uint64_t seed_;
-  transforms::Transform transform_;
+  transforms::ImageTransform transform_;
 };
 
-class Digits : public Dataset<Example<>> {
+class Digits : public gb::data::Dataset<Example<>> {
  public:
   static constexpr int64_t kClasses = 10;
-  explicit Digits(int64_t n, int64_t image_size = 16, uint64_t seed = 0, transforms::Transform transform = {});
+  explicit Digits(int64_t n, int64_t image_size = 16, uint64_t seed = 0, transforms::ImageTransform transform = {});
   Example<> get(int64_t index) override;
   int64_t size() const override { return n_; }
 
  private:
   int64_t n_, s_;
   uint64_t seed_;
-  transforms::Transform transform_;
+  transforms::ImageTransform transform_;
 };
 
 }  // namespace gb::data::datasets

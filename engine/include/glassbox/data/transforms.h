@@ -7,6 +7,9 @@
 //   namespace T = gb::data::transforms;
 //   T::Compose aug({T::RandomCrop(28, 4), T::RandomHorizontalFlip(0.5), T::Normalize({0.5}, {0.25})});
 //   gb::Tensor x = aug(T::ToTensor()(image));   // (1,28,28)
+//
+// Normalize is also libtorch's transforms::Normalize<Target>, a TensorTransform for dataset.map(...)
+// (batch_transform.h holds libtorch's other transforms: Stack<>, Lambda, ...).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "glassbox/core/array_ref.h"
 #include "glassbox/core/tensor.h"
+#include "glassbox/data/batch_transform.h"
 
 namespace gb::data {
 
@@ -37,17 +42,30 @@ Image read_image(const std::string& path, int channels = 0, int64_t max_pixels =
 
 namespace transforms {
 
-using Transform = std::function<Tensor(const Tensor&)>;
+// A tensor -> tensor transform (what Compose chains and datasets' `transform` options take).
+using ImageTransform = std::function<Tensor(const Tensor&)>;
 
 // Image (H,W,C) bytes -> (C,H,W) float32 in [0,1].
 struct ToTensor {
   Tensor operator()(const Image& image) const;
 };
 
-// (x - mean[c]) / std[c] per channel; one value applies to every channel.
-struct Normalize {
-  Normalize(std::vector<double> mean, std::vector<double> std);
-  Tensor operator()(const Tensor& x) const;
+namespace detail {
+void check_normalize(const std::vector<double>& mean, const std::vector<double>& std);
+Tensor normalize(const Tensor& x, const std::vector<double>& mean, const std::vector<double>& std);
+}  // namespace detail
+
+// (x - mean[c]) / std[c] per channel c of a (C,H,W) image (the channel is dim -3: a (N,C,H,W) batch works too);
+// one value applies to every channel. Float32 (C,H,W) images take a plain loop; other inputs broadcast mean and std
+// as (C,1,1) tensors of their dtype, as libtorch's does, with autograd. Normalize<>(0.1307, 0.3081) is libtorch's
+// spelling, Normalize({0.5, 0.5, 0.5}, {0.25, 0.25, 0.25}) torchvision's.
+template <class Target = Tensor>
+class Normalize : public TensorTransform<Target> {
+ public:
+  Normalize(ArrayRef<double> mean, ArrayRef<double> stddev) : mean(mean.vec()), std(stddev.vec()) {
+    detail::check_normalize(this->mean, this->std);
+  }
+  Tensor operator()(Tensor input) override { return detail::normalize(input, mean, std); }
   std::vector<double> mean, std;
 };
 
@@ -68,9 +86,9 @@ struct RandomHorizontalFlip {
 
 // Applies transforms in order.
 struct Compose {
-  explicit Compose(std::vector<Transform> ts) : transforms(std::move(ts)) {}
+  explicit Compose(std::vector<ImageTransform> ts) : transforms(std::move(ts)) {}
   Tensor operator()(const Tensor& x) const;
-  std::vector<Transform> transforms;
+  std::vector<ImageTransform> transforms;
 };
 
 }  // namespace transforms

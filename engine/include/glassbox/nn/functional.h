@@ -77,6 +77,19 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOpti
   return gb::conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
+struct ConvTranspose2dFuncOptions {
+  GB_ARG(Tensor, bias);
+  GB_ARG(ExpandingArray<2>, stride) = 1;
+  GB_ARG(ExpandingArray<2>, padding) = 0;
+  GB_ARG(ExpandingArray<2>, output_padding) = 0;
+  GB_ARG(int64_t, groups) = 1;
+  GB_ARG(ExpandingArray<2>, dilation) = 1;
+};
+inline Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const ConvTranspose2dFuncOptions& o = {}) {
+  return gb::conv_transpose2d(x, weight, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(),
+                              o.dilation());
+}
+
 struct MaxPool2dFuncOptions {
   MaxPool2dFuncOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
   GB_ARG(ExpandingArray<2>, kernel_size);
@@ -154,6 +167,25 @@ inline Tensor dropout(Tensor x, const DropoutFuncOptions& o = {}) {
   if (o.inplace()) return gb::dropout_(x, o.p(), o.training());
   return gb::dropout(x, o.p(), o.training());
 }
+
+// F::dropout2d / F::dropout3d: channel dropout of a batched (N,C,H,W) / (N,C,D,H,W) input or an unbatched one
+// (one dim fewer), as libtorch's.
+using Dropout2dFuncOptions = DropoutFuncOptions;
+using Dropout3dFuncOptions = DropoutFuncOptions;
+namespace detail {
+inline Tensor dropout_nd(Tensor x, const DropoutFuncOptions& o, int64_t unbatched, const char* name) {
+  GB_CHECK(x.dim() == unbatched || x.dim() == unbatched + 1, name, ": Expected ", unbatched, "D or ", unbatched + 1,
+           "D input, but received a ", x.dim(), "D input");
+  const bool batched = x.dim() == unbatched + 1;
+  Tensor in = batched ? x : x.unsqueeze(0);
+  Tensor out = gb::feature_dropout(in, o.p(), o.training());
+  if (!batched) out = out.squeeze(0);
+  if (o.inplace()) return x.copy_(out);
+  return out;
+}
+}  // namespace detail
+inline Tensor dropout2d(Tensor x, const Dropout2dFuncOptions& o = {}) { return detail::dropout_nd(x, o, 3, "dropout2d"); }
+inline Tensor dropout3d(Tensor x, const Dropout3dFuncOptions& o = {}) { return detail::dropout_nd(x, o, 4, "dropout3d"); }
 
 // F::pad(x, F::PadFuncOptions({1, 1, 2, 0}).mode(gb::kReflect)): pad lists (left, right) pairs, the last dim's
 // first; mode kConstant (the default, filled with value), kReflect, kReplicate or kCircular (or their Python names).

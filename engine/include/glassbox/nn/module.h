@@ -208,6 +208,11 @@ class Module : public std::enable_shared_from_this<Module> {
   void replace_child(const std::string& name, std::shared_ptr<Module> child);
   void collect_modules(const std::string& prefix, bool include_self,
                        OrderedDict<std::string, std::shared_ptr<Module>>& out, std::vector<const Module*>& seen);
+  // Calls fn(path, module) on this module (path = prefix) and every descendant once, parents first, without
+  // needing a shared_ptr to this one (a module on the stack: `Net model; model.parameters();` as libtorch allows).
+  void walk(const std::string& prefix, const std::function<void(const std::string&, Module&)>& fn);
+  void walk_from(const std::string& prefix, const std::function<void(const std::string&, Module&)>& fn,
+                 std::vector<const Module*>& seen);
   void print_tree(std::ostream& os, int indent) const;
   void forget_paths() const;
   void convert_all(std::optional<Device> device, std::optional<ScalarType> dtype, bool non_blocking);  // a parent was registered above: paths below are recomputed on next use

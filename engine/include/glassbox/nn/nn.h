@@ -13,6 +13,7 @@
 #include "glassbox/nn/modules/dropout.h"
 #include "glassbox/nn/modules/embedding.h"
 #include "glassbox/nn/modules/flatten.h"
+#include "glassbox/nn/modules/functional.h"
 #include "glassbox/nn/modules/linear.h"
 #include "glassbox/nn/modules/loss.h"
 #include "glassbox/nn/modules/normalization.h"

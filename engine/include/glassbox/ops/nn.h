@@ -26,6 +26,12 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
 // x (N,C,H,W), weight (O,C/groups,kH,kW), bias (O) -> (N,O,H',W'); im2col + GEMM per group.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// conv2d's transpose (the gradient of conv2d with respect to its input, as an op): x (N, C_in, H, W) or unbatched,
+// weight (C_in, C_out / groups, kH, kW) -> (N, C_out, (H-1)*stride - 2*padding + dilation*(kH-1) + output_padding + 1,
+// ...); output_padding < max(stride, dilation) picks among the sizes a strided conv2d maps to the same H.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
 // x (N,C,H,W) or (C,H,W). Gradient flows to the max of each window (the first on ties).
 Tensor max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
                   IntArrayRef dilation = 1, bool ceil_mode = false);
@@ -57,6 +63,9 @@ Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode = "constant",
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when train; identity otherwise.
 Tensor dropout(const Tensor& x, double p, bool train);
 Tensor& dropout_(Tensor& x, double p, bool train);
+// Channel dropout (Dropout2d/3d's): zeroes whole channels x[n][c] with probability p and scales the rest by 1/(1-p)
+// when train; x is (N, C, ...). Backward is MulBackward0 through the (N, C, 1, ...) mask.
+Tensor feature_dropout(const Tensor& x, double p, bool train);
 
 // logits (N,C) or (N,C,d1,...) or (C); target int64 class indices (N) / (N,d1,...) or class probabilities
 // (same shape as logits). weight (C) rescales classes. Targets equal to ignore_index add nothing.
