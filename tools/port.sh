@@ -7,6 +7,7 @@
 # The rule, on C/C++ sources (.cpp .cc .cxx .c .h .hpp .hh .hxx .cu .cuh):
 #   #include <torch/...> (torch.h, extension.h, nn.h, ...)  ->  #include <glassbox/glassbox.h>   (once per file)
 #   torch::  at::  c10::                                      ->  gb::
+#   using namespace torch;  (at, c10)                         ->  using namespace gb;
 #   TORCH_*  (TORCH_MODULE, TORCH_CHECK, TORCH_ARG, ...)      ->  GB_*
 #   AT_ASSERT(...)  AT_ERROR(...)                             ->  GB_ASSERT(...)  GB_CHECK(false, ...)
 #   c10::toString(dtype)                                      ->  gb::to_string(dtype)
@@ -54,6 +55,7 @@ cxx_rules='
   x
   s/[<"]torch\/[^>"]*[>"]/<glassbox\/glassbox.h>/
 }
+s/\<using[[:space:]]\{1,\}namespace[[:space:]]\{1,\}\(torch\|at\|c10\)[[:space:]]*;/using namespace gb;/g
 s/\<c10::toString(/gb::to_string(/g
 s/\<at::toString(/gb::to_string(/g
 s/\<torch::/gb::/g

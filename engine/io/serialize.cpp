@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "glassbox/optim/optimizer.h"
 #include "io/safetensors.h"
 
 namespace gb {
@@ -38,6 +39,70 @@ StateDict load(const std::string& path, std::optional<Device> map_location) {
 
 nn::IncompatibleKeys load(ModuleRef module, const std::string& path, bool strict, std::optional<Device> map_location) {
   return module->load_state_dict(load(path, map_location), strict);
+}
+
+namespace {
+
+constexpr const char* kKindKey = "glassbox.kind";
+
+// The file's entries, checked to be of `kind` (what gb::save wrote for a tensor, tensors or an optimizer).
+StateDict load_kind(const std::string& path, std::optional<Device> device, const std::string& kind, const char* what) {
+  Metadata md;
+  StateDict sd = detail::load_safetensors(path, device, &md);
+  auto it = md.find(kKindKey);
+  const std::string found = it == md.end() ? std::string() : it->second;
+  GB_CHECK(found == kind, "gb::load(", what, ", \"", path, "\"): the file holds ",
+           found.empty() ? std::string("a state dict (") + std::to_string(sd.size()) + " tensors)"
+                         : "a saved " + found,
+           ", not a saved ", kind,
+           found.empty() ? "; read it with gb::load(path), or load it into a module with gb::load(module, path)"
+                         : "; load it as what it is");
+  return sd;
+}
+
+}  // namespace
+
+void save(const Tensor& tensor, const std::string& path) {
+  GB_CHECK(tensor.defined(), "gb::save: the tensor is undefined; nothing to save to '", path, "'");
+  StateDict sd;
+  sd.insert("tensor", tensor);
+  detail::save_safetensors(sd, path, {{kKindKey, "tensor"}});
+}
+
+void save(const std::vector<Tensor>& tensors, const std::string& path) {
+  StateDict sd;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    GB_CHECK(tensors[i].defined(), "gb::save: tensor ", i, " of ", tensors.size(), " is undefined; nothing was written to '",
+             path, "'");
+    sd.insert(std::to_string(i), tensors[i]);
+  }
+  detail::save_safetensors(sd, path, {{kKindKey, "tensors"}});
+}
+
+void save(const optim::Optimizer& optimizer, const std::string& path) {
+  detail::save_safetensors(optimizer.state_dict(), path, {{kKindKey, "optimizer"}});
+}
+
+void load(Tensor& tensor, const std::string& path, std::optional<Device> device) {
+  StateDict sd = load_kind(path, device, "tensor", "tensor");
+  GB_CHECK(sd.size() == 1 && sd.contains("tensor"), "gb::load(tensor, \"", path,
+           "\"): the file says it holds a tensor but has ", sd.size(), " entries; it was not written by gb::save");
+  tensor = sd["tensor"];
+}
+
+void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
+  StateDict sd = load_kind(path, device, "tensors", "tensors");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < sd.size(); ++i) {
+    GB_CHECK(sd.contains(std::to_string(i)), "gb::load(tensors, \"", path, "\"): entry ", i,
+             " is missing; the file was not written by gb::save");
+    out.push_back(sd[std::to_string(i)]);
+  }
+  tensors = std::move(out);
+}
+
+void load(optim::Optimizer& optimizer, const std::string& path) {
+  optimizer.load_state_dict(load_kind(path, std::nullopt, "optimizer", "optimizer"));
 }
 
 Metadata load_metadata(const std::string& path) { return detail::load_safetensors_metadata(path); }

@@ -44,6 +44,7 @@ int port(const std::string& args, std::string& out) {
 const char* kSource = R"(#include <torch/torch.h>
 #include <torch/nn/module.h>
 #include <vector>
+using namespace torch;
 struct NetImpl : torch::nn::Module {
   at::Tensor forward(torch::Tensor x) {
     TORCH_CHECK(x.dim() == 2, "2-D input");
@@ -79,13 +80,14 @@ TEST_CASE("port.sh renames a copy of a libtorch tree and lists what it cannot po
   REQUIRE(port(src.string() + " " + dest.string(), out) == 0);
   CAPTURE(out);
   CHECK(out.find("renamed in 2 file(s)") != std::string::npos);
-  CHECK(out.find("net.cpp:16:auto m = torch::jit::load") != std::string::npos);  // the line a person must port
+  CHECK(out.find("net.cpp:17:auto m = torch::jit::load") != std::string::npos);  // the line a person must port
 
   const std::string cpp = read(dest / "net.cpp");
   CAPTURE(cpp);
   CHECK(cpp.rfind("#include <glassbox/glassbox.h>\n#include <vector>\n", 0) == 0);  // two torch includes, one left
   CHECK(cpp.find("torch") == cpp.find("my_torch::y") + 3);  // the only "torch" left is in someone else's name
   CHECK(cpp.find("struct NetImpl : gb::nn::Module") != std::string::npos);
+  CHECK(cpp.find("using namespace gb;\n") != std::string::npos);
   CHECK(cpp.find("gb::Tensor forward(gb::Tensor x)") != std::string::npos);
   CHECK(cpp.find("GB_CHECK(x.dim() == 2, \"2-D input\");") != std::string::npos);
   CHECK(cpp.find("GB_ASSERT(x.numel() > 0);") != std::string::npos);

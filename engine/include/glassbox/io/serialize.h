@@ -5,6 +5,7 @@
 //   gb::StateDict sd = gb::load("net.safetensors");                     // a .pt from torch.save works too
 //   auto missing = gb::load(net, "model.pt", /*strict=*/false);          // IncompatibleKeys, like PyTorch's
 //   net->load_state_dict(gb::strip_prefix(gb::load("ddp.pt")));          // drop DataParallel's "module."
+//   gb::save(optimizer, "opt.pt"); gb::load(optimizer, "opt.pt");       // libtorch's spellings, also for tensors
 //
 // The safetensors file (the published format): an 8-byte little-endian header length N, N bytes of JSON
 // {"__metadata__": {str: str}, "name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...} padded
@@ -28,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "glassbox/core/device.h"
 #include "glassbox/nn/module.h"
@@ -35,6 +37,10 @@
 #include "glassbox/nn/pimpl.h"
 
 namespace gb {
+
+namespace optim {
+class Optimizer;
+}
 
 using Metadata = std::map<std::string, std::string>;
 
@@ -65,6 +71,17 @@ StateDict load(const std::string& path, std::optional<Device> map_location = std
 // Reads the file into module->load_state_dict(sd, strict): what strict=false left out is returned.
 nn::IncompatibleKeys load(ModuleRef module, const std::string& path, bool strict = true,
                           std::optional<Device> map_location = std::nullopt);
+// libtorch's torch::save / torch::load of a tensor, a list of tensors and an optimizer's state. The file is
+// safetensors (glassbox's format, not libtorch's archive: see docs/PORTING.md), its "__metadata__" saying what it
+// holds ("glassbox.kind": tensor, tensors or optimizer); load refuses a file of another kind by name. A tensor is
+// assigned (the old one is not written into), an optimizer's state loaded through load_state_dict (its checks).
+void save(const Tensor& tensor, const std::string& path);
+void save(const std::vector<Tensor>& tensors, const std::string& path);
+void save(const optim::Optimizer& optimizer, const std::string& path);
+void load(Tensor& tensor, const std::string& path, std::optional<Device> device = std::nullopt);
+void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device = std::nullopt);
+void load(optim::Optimizer& optimizer, const std::string& path);
+
 // A safetensors file's "__metadata__" (empty when it has none); the header is validated as load() does.
 Metadata load_metadata(const std::string& path);
 
