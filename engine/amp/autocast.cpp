@@ -55,7 +55,7 @@ ExcludeGuard::~ExcludeGuard() {
 
 bool is_eligible(const Tensor& t, const Snapshot& s) {
   if (!t.defined() || !t.is_floating_point() || t.scalar_type() == kDouble) return false;
-  DeviceType d = t.device().type;
+  DeviceType d = t.device().type();
   if (d == kCPU) return s.enabled[0];
   if (d == kCUDA) return s.enabled[1];
   return false;
@@ -63,7 +63,7 @@ bool is_eligible(const Tensor& t, const Snapshot& s) {
 
 Tensor cached_cast(const Tensor& t, ScalarType to, const Snapshot& s) {
   if (t.scalar_type() == to) return t;
-  int k = t.device().type == kCUDA ? 1 : 0;
+  int k = t.device().type() == kCUDA ? 1 : 0;
   State& st = tls_state;
   bool can_cache = st.cache_enabled && to == s.dtype[k] && t.scalar_type() == kFloat && t.requires_grad() &&
                    t.is_leaf() && !t.is_view() && GradMode::is_enabled();

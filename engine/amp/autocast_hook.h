@@ -57,7 +57,7 @@ struct Target {
   ScalarType of(const Tensor& t) const {
     if (policy == Policy::fp32) return kFloat;
     if (policy == Policy::promote) return promoted;
-    return snap->dtype[t.device().type == kCUDA ? 1 : 0];
+    return snap->dtype[t.device().type() == kCUDA ? 1 : 0];
   }
 };
 
@@ -92,7 +92,7 @@ void widen(ScalarType&, const T&, const Snapshot&) {}
 // The device type whose lower-precision dtype promote starts from: the first tensor argument's.
 inline bool first_device(DeviceType& d, const Tensor& t) {
   if (!t.defined()) return false;
-  d = t.device().type;
+  d = t.device().type();
   return true;
 }
 inline bool first_device(DeviceType& d, TensorList ts) {

@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "autograd/record.h"
@@ -68,6 +69,11 @@ std::string demangle(const char* name) {
 
 variable_list validate_custom_outputs(const std::string& fn_name, variable_list grads, const edge_list& edges,
                                       const std::vector<std::vector<int64_t>>& input_sizes) {
+  // Extra gradients after the last input are dropped when all are undefined, as libtorch does (a backward that
+  // returns one slot per forward argument, tensors or not).
+  if (grads.size() > edges.size() &&
+      std::all_of(grads.begin() + std::ptrdiff_t(edges.size()), grads.end(), [](const Tensor& g) { return !g.defined(); }))
+    grads.resize(edges.size());
   GB_CHECK(grads.size() == edges.size(), "function ", fn_name, " returned an incorrect number of gradients (expected ",
            edges.size(), ", got ", grads.size(),
            "); return one gradient per forward argument, gb::Tensor() for "

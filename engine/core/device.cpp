@@ -14,9 +14,9 @@ Device::Device(const std::string& spec) {
     kind = spec.substr(0, colon);
     idx = spec.substr(colon + 1);
   }
-  if (kind == "cpu") type = DeviceType::CPU;
-  else if (kind == "cuda") type = DeviceType::CUDA;
-  else if (kind == "meta") type = DeviceType::Meta;
+  if (kind == "cpu") type_ = DeviceType::CPU;
+  else if (kind == "cuda") type_ = DeviceType::CUDA;
+  else if (kind == "meta") type_ = DeviceType::Meta;
   else
     throw Error(detail::str_cat("Expected one of cpu, cuda, meta device type at start of device string: ", spec));
   if (!idx.empty()) {
@@ -24,16 +24,16 @@ Device::Device(const std::string& spec) {
     long v = std::strtol(idx.c_str(), &end, 10);
     GB_CHECK(end && *end == 0 && v >= 0 && v < 128, "Invalid device string: '", spec,
              "' (the index after ':' must be a non-negative integer, as in cuda:0)");
-    GB_CHECK(type == DeviceType::CUDA, "Invalid device string: '", spec, "': only cuda devices take an index");
-    index = int8_t(v);
+    GB_CHECK(type_ == DeviceType::CUDA, "Invalid device string: '", spec, "': only cuda devices take an index");
+    index_ = int8_t(v);
   }
 }
 
 std::string Device::str() const {
-  std::string s = type == DeviceType::CPU ? "cpu" : type == DeviceType::CUDA ? "cuda" : "meta";
-  if (index >= 0) {  // in two steps: GCC 12 warns falsely (-Wstringop-overflow) on ":" + to_string at -O3
+  std::string s = type_ == DeviceType::CPU ? "cpu" : type_ == DeviceType::CUDA ? "cuda" : "meta";
+  if (index_ >= 0) {  // in two steps: GCC 12 warns falsely (-Wstringop-overflow) on ":" + to_string at -O3
     s += ':';
-    s += std::to_string(index);
+    s += std::to_string(index_);
   }
   return s;
 }

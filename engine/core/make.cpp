@@ -47,7 +47,7 @@ Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   for (int64_t s : sizes)
     GB_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes, ". Every size must be >= 0.");
   if (device.is_cuda()) {  // a clear error before any allocation; "cuda" means the current device, as in PyTorch
-    cuda::check_device_index(device.index);
+    cuda::check_device_index(device.index());
     if (!device.has_index()) device = Device(kCUDA, cuda::current_device());
   }
   auto impl = std::make_shared<TensorImpl>();

@@ -80,7 +80,7 @@ struct SignatureCache {
   }
 };
 
-int device_code(const Device& d) { return d.is_cpu() ? trace::kCpu : d.is_meta() ? -2 : d.index; }
+int device_code(const Device& d) { return d.is_cpu() ? trace::kCpu : d.is_meta() ? -2 : d.index(); }
 
 int64_t nbytes(const Tensor& t) { return t.numel() * element_size(t.scalar_type()); }
 

@@ -43,7 +43,7 @@ ck::OffsetCalc offset_calc(const Tensor& out, std::vector<Tensor>& ins) {
   return c;
 }
 
-int device_of(const Tensor& t) { return t.device().index; }
+int device_of(const Tensor& t) { return t.device().index(); }
 
 }  // namespace
 

@@ -74,7 +74,7 @@ void synchronize(int64_t device_index) {
 }
 
 bool CUDAStream::query() const {
-  cuda_kernels::DeviceGuard g(device_.index);
+  cuda_kernels::DeviceGuard g(device_.index());
   const cudaError_t err = cudaStreamQuery(stream_);
   if (err == cudaErrorNotReady) {
     (void)cudaGetLastError();
@@ -85,7 +85,7 @@ bool CUDAStream::query() const {
 }
 
 void CUDAStream::synchronize() const {
-  cuda_kernels::DeviceGuard g(device_.index);
+  cuda_kernels::DeviceGuard g(device_.index());
   GB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

@@ -18,7 +18,7 @@ CachingAllocator* make_allocator(Device d) {
   AllocatorConfig conf = alloc_conf_from_env();
   if (d.is_cpu()) return new CachingAllocator(make_host_raw_allocator(), conf);
   if (d.is_meta()) return new CachingAllocator(make_meta_raw_allocator(), conf);
-  return new CachingAllocator(make_cuda_raw_allocator(d.index), conf);
+  return new CachingAllocator(make_cuda_raw_allocator(d.index()), conf);
 }
 
 // A slot made once (a failed attempt, e.g. a bad GLASSBOX_ALLOC_CONF, throws and is retried next time). The
@@ -53,11 +53,11 @@ void for_each_allocator(void (*f)(CachingAllocator&)) {
 }  // namespace detail
 
 CachingAllocator& caching_allocator(Device device) {
-  switch (device.type) {
+  switch (device.type()) {
     case DeviceType::CPU: return get_or_make(g_cpu, Device(kCPU));
     case DeviceType::Meta: return get_or_make(g_meta, Device(kMeta));
     case DeviceType::CUDA: {
-      int index = device.has_index() ? device.index : 0;
+      int index = device.has_index() ? device.index() : 0;
       GB_CHECK(index < kMaxCudaDevices, "cuda:", index, ": glassbox supports up to ", kMaxCudaDevices, " devices");
       return get_or_make(g_cuda[size_t(index)], Device(kCUDA, index));
     }

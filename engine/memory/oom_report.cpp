@@ -17,7 +17,7 @@ std::string device_noun(const Device& d) {  // "CPU out of memory" / "CUDA out o
   return d.is_cuda() ? "CUDA" : d.is_meta() ? "Meta" : "CPU";
 }
 std::string device_phrase(const Device& d) {  // PyTorch says "GPU 0"
-  return d.is_cuda() ? detail::str_cat("GPU ", std::max<int>(d.index, 0)) : "Device " + d.str();
+  return d.is_cuda() ? detail::str_cat("GPU ", std::max<int>(d.index(), 0)) : "Device " + d.str();
 }
 int percent(int64_t part, int64_t whole) { return whole > 0 ? int(std::lround(100.0 * double(part) / double(whole))) : 0; }
 

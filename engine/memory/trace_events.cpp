@@ -17,7 +17,7 @@ namespace gb::memory {
 int trace_device(Device d) {
   if (d.is_cpu()) return trace::kCpu;
   if (d.is_meta()) return trace::kMeta;
-  return d.has_index() ? d.index : 0;
+  return d.has_index() ? d.index() : 0;
 }
 
 namespace detail {
@@ -81,7 +81,7 @@ void write_meta(CachingAllocator& a) {
   trace::set_meta("device_total_bytes." + name, std::to_string(total));
   trace::set_meta("context_bytes." + name, std::to_string(context));
   trace::set_meta("capacity_bytes." + name, std::to_string(a.capacity()));
-  if (d.is_cpu() || (d.is_cuda() && d.index <= 0)) {  // allocators are visited cpu first: cuda:0 replaces it
+  if (d.is_cpu() || (d.is_cuda() && d.index() <= 0)) {  // allocators are visited cpu first: cuda:0 replaces it
     trace::set_meta("device_total_bytes", std::to_string(total));
     trace::set_meta("context_bytes", std::to_string(context));
   }

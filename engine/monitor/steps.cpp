@@ -74,7 +74,7 @@ void judge_memory(Run& r, int64_t step) {
   g_allocators = nullptr;
   for (memory::CachingAllocator* alloc : allocators) {
     const Device d = alloc->device();
-    const int key = d.is_cpu() ? -1 : d.is_meta() ? -2 : d.index;
+    const int key = d.is_cpu() ? -1 : d.is_meta() ? -2 : d.index();
     const int64_t now = alloc->stats().allocated_bytes[memory::kAll].current;
     Run::Memory& m = r.memory[key];
     if (m.last >= 0 && now > m.last) {
@@ -108,7 +108,7 @@ void judge_memory(Run& r, int64_t step) {
     a.value = per_step;
     a.message = std::string(d.is_cpu()    ? "cpu"
                             : d.is_meta() ? "meta"
-                                          : "cuda:" + std::to_string(d.index)) +
+                                          : "cuda:" + std::to_string(d.index())) +
                 " memory allocated at step end grew " + std::to_string(m.streak) + " steps in a row, by " +
                 bytes_text(per_step) + " per step (" + bytes_text(static_cast<double>(growth)) + " in all, now " +
                 bytes_text(static_cast<double>(now)) + ", step " + std::to_string(step) +

@@ -103,7 +103,7 @@ namespace detail {
 // cpu <-> cuda:N and cuda:N <-> cuda:M, differentiable (the gradient goes back to the source's device). With
 // non_blocking and pinned host memory the host does not wait (cuda/launch.h's cuda_copy).
 Tensor to_device(const Tensor& self, Device d, bool non_blocking) {
-  if (d == self.device() || (d.type == self.device().type && d.index < 0)) return self;
+  if (d == self.device() || (d.type() == self.device().type() && d.index() < 0)) return self;
   OpScope op_scope("to", {self});
   Tensor out = make_empty(self.sizes(), self.scalar_type(), d);
   cuda_copy(out, self, non_blocking);
@@ -130,7 +130,7 @@ Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
 
 Tensor Tensor::to(Device d) const {
   detail::check_defined(*this, "to");
-  if (d == device() || (d.type == device().type && d.index < 0)) return *this;
+  if (d == device() || (d.type() == device().type() && d.index() < 0)) return *this;
   GB_CHECK(!is_meta(), "to(", d.str(), "): Cannot copy out of meta tensor; no data! A meta tensor has a shape and an ",
            "allocation but no values; make the tensor on ", d.str(), " instead");
   if (d.is_meta()) {  // an allocation of the same shape on meta, no values and no autograd history (a new leaf)

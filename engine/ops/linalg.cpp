@@ -153,7 +153,7 @@ void gemm_cuda(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
   Tensor a = blas_ready(a_in, la);
   Tensor b = blas_ready(b_in, lb);
   cuda_kernels::GemmLaunch l;
-  l.device = out.device().index;
+  l.device = out.device().index();
   l.dtype = out.scalar_type();
   l.batch = out.size(0);
   l.n = out.size(1);

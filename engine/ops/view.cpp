@@ -381,6 +381,18 @@ Tensor unflatten(const Tensor& a, int64_t dim, IntArrayRef sizes_in) {
 
 // ---- Tensor::index with integers, slices, None and Ellipsis ----
 
+Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const {
+  Tensor& self = const_cast<Tensor&>(*this);
+  index(indices).copy_(rhs);
+  return self;
+}
+
+Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const {
+  Tensor& self = const_cast<Tensor&>(*this);
+  index(indices).fill_(v);
+  return self;
+}
+
 Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   using indexing::TensorIndex;
   int64_t consumed = 0;

@@ -31,6 +31,14 @@ struct WrongCount : gb::autograd::Function<WrongCount> {
   static gb::variable_list backward(gb::autograd::AutogradContext*, gb::variable_list g) { return {g[0], g[0]}; }
 };
 
+// One argument, but its backward returns two more (undefined) gradients: libtorch drops them.
+struct ExtraUndefined : gb::autograd::Function<ExtraUndefined> {
+  static gb::Tensor forward(gb::autograd::AutogradContext*, gb::Tensor x) { return x * 3; }
+  static gb::variable_list backward(gb::autograd::AutogradContext*, gb::variable_list g) {
+    return {g[0] * 3, gb::Tensor(), gb::Tensor()};
+  }
+};
+
 struct WrongShape : gb::autograd::Function<WrongShape> {
   static gb::Tensor forward(gb::autograd::AutogradContext*, gb::Tensor x) { return x.sum(); }
   static gb::variable_list backward(gb::autograd::AutogradContext*, gb::variable_list) { return {gb::ones({7})}; }
@@ -86,6 +94,9 @@ TEST_CASE("wrong gradient counts and shapes are reported with the function's nam
   CHECK_THROWS_WITH_AS(WrongCount::apply(x).sum().backward(),
                        doctest::Contains("function WrongCountBackward returned an incorrect number of gradients (expected 1, got 2)"),
                        gb::Error);
+  // extra trailing undefined gradients are dropped, as libtorch does; extra defined ones are an error (above)
+  ExtraUndefined::apply(x).sum().backward();
+  CHECK(x.grad()[0].item<float>() == 3.0f);
   CHECK_THROWS_WITH_AS(WrongShape::apply(x).backward(),
                        doctest::Contains("returned an invalid gradient at index 0 - got [7] but expected shape compatible with [3]"),
                        gb::Error);

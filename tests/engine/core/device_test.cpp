@@ -5,7 +5,13 @@
 #include "support/check.h"
 
 TEST_CASE("devices parse and unknown devices are explained") {
-  CHECK(gb::Device("cuda:1").index == 1);
+  CHECK(gb::Device("cuda:1").index() == 1);
+  CHECK(gb::Device("cuda:1").type() == gb::kCUDA);  // libtorch's accessors
+  CHECK(gb::Device(gb::kCPU).type() == gb::DeviceType::CPU);
+  CHECK_FALSE(gb::Device(gb::kCPU).has_index());
+  gb::Device d(gb::kCUDA);
+  d.set_index(2);
+  CHECK(d.str() == "cuda:2");
   CHECK(gb::Device("meta").is_meta());
   CHECK(gb::Device("cuda:1").str() == "cuda:1");
   CHECK_THROWS_WITH_AS(gb::Device("tpu"), doctest::Contains("Expected one of cpu, cuda, meta"), gb::Error);

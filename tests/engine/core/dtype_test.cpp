@@ -14,6 +14,9 @@ TEST_CASE("names, sizes and categories") {
   CHECK_FALSE(gb::is_integral(gb::kBool));
   CHECK(gb::kFloat32 == gb::kFloat);
   CHECK(gb::kLong == gb::kInt64);
+  CHECK(gb::ScalarType::Long == gb::kInt64);  // c10's enumerator names
+  CHECK(gb::ScalarType::Int == gb::kInt32);
+  CHECK(std::string(gb::to_string(gb::ScalarType::Long)) == "Long");
 }
 
 TEST_CASE("the default dtype is used by float factories and can be changed to another float") {

@@ -94,3 +94,25 @@ TEST_CASE("Scalar has libtorch's spellings: item().toDouble(), toLong(), isFloat
   CHECK(gb::Scalar(true).isBoolean());
   CHECK(gb::Scalar(true).isIntegral(true));
 }
+
+TEST_CASE("accessor<T, N>: reads and writes through sizes and strides (a transposed view too); checks dtype, dims, device") {
+  auto x = gb::arange(6, gb::kFloat).view({2, 3});
+  auto a = x.accessor<float, 2>();
+  CHECK(a.size(0) == 2);
+  CHECK(a.size(1) == 3);
+  CHECK(a[1][2] == 5.0f);
+  a[0][1] = 10.0f;
+  CHECK(x[0][1].item<float>() == 10.0f);
+  auto t = x.t();  // strides (1, 3)
+  auto at = t.accessor<float, 2>();
+  CHECK(at.stride(0) == 1);
+  CHECK(at[2][1] == 5.0f);
+  CHECK(at[1][0] == 10.0f);
+  auto v = gb::arange(4, gb::kLong);
+  int64_t sum = 0;
+  auto av = v.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < av.size(0); ++i) sum += av[i];
+  CHECK(sum == 6);
+  CHECK_THROWS_WITH((x.accessor<float, 3>()), doctest::Contains("TensorAccessor expected 3 dims but tensor has 2"));
+  CHECK_THROWS_AS((x.accessor<double, 2>()), gb::Error);  // the dtype is checked as data_ptr<T> does
+}

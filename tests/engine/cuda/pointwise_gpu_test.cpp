@@ -147,7 +147,7 @@ TEST_CASE("copies: host to device and back, between dtypes, strided, pinned and 
   gb::Tensor x = edges(gb::kFloat, 9);
   gb::Tensor g = x.to(kGpu);
   CHECK(g.is_cuda());
-  CHECK(g.device().index == 0);
+  CHECK(g.device().index() == 0);
   CHECK(gb::equal(g.cpu(), x) == gb::equal(x, x));  // NaN: both false, the same way
   gbtest::check_close(g.cpu(), x, 0, 0);
   // "cuda" means the current device

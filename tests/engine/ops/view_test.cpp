@@ -68,3 +68,18 @@ TEST_CASE("gradients flow through every view op") {
   CHECK(ck([](const gb::Tensor& a) { return a.index({Slice(1, 3), 2}) * 2; }));
   CHECK(gb::autograd::gradgradcheck([](const gb::variable_list& v) { return gb::variable_list{v[0].select(0, 1) * v[0].select(0, 2)}; }, {x}));
 }
+
+TEST_CASE("index_put_ copies (broadcast) or fills through basic indexing, in place, with gradients") {
+  using gb::indexing::Slice;
+  auto x = gb::zeros({3, 4}, gb::kDouble);
+  x.index_put_({Slice(1, 3), 0}, gb::tensor({7.0, 8.0}, gb::kDouble));
+  x.index_put_({0}, 1.5);
+  x.index_put_({Slice(), Slice(2, gb::indexing::None)}, gb::tensor({-1.0, -2.0}, gb::kDouble));  // broadcast rows
+  gbtest::check_values(x, {1.5, 1.5, -1, -2, 7, 0, -1, -2, 8, 0, -1, -2});
+  // gradients: the overwritten part of the base gets none; the source gets the indexed gradient
+  auto base = gb::ones({2, 3}, gbtest::f64_grad()) * 1.0;
+  auto src = gb::full({2}, 4.0, gbtest::f64_grad());
+  base.index_put_({Slice(), 1}, src);
+  (base * gb::arange(6, gb::kDouble).view({2, 3})).sum().backward();
+  gbtest::check_values(src.grad(), {1, 4});
+}

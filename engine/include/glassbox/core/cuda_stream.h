@@ -32,7 +32,7 @@ class CUDAStream {
   CUDAStream(Device device, cudaStream_t stream) : device_(device), stream_(stream) {}
 
   Device device() const { return device_; }
-  int device_index() const { return device_.index; }
+  int device_index() const { return device_.index(); }
   cudaStream_t stream() const { return stream_; }
   operator cudaStream_t() const { return stream_; }  // NOLINT: implicit, as in libtorch
   // The id the caching allocator keys blocks by: 0 for the default stream, else the handle's address.

@@ -13,23 +13,29 @@ constexpr DeviceType kCPU = DeviceType::CPU;
 constexpr DeviceType kCUDA = DeviceType::CUDA;
 constexpr DeviceType kMeta = DeviceType::Meta;
 
+// libtorch's c10::Device: type() and index() (-1 = "the current device" for cuda, none for cpu and meta).
 struct Device {
-  DeviceType type = DeviceType::CPU;
-  int8_t index = -1;  // -1 = "the current device" (cuda) or none (cpu, meta)
-
-  Device(DeviceType t = DeviceType::CPU, int index = -1) : type(t), index(int8_t(index)) {}  // NOLINT
+ public:
+  Device(DeviceType t = DeviceType::CPU, int index = -1) : type_(t), index_(int8_t(index)) {}  // NOLINT
   // Parses "cpu", "cuda", "cuda:1", "meta"; throws gb::Error naming the accepted forms otherwise.
   Device(const std::string& spec);  // NOLINT
   Device(const char* spec) : Device(std::string(spec)) {}  // NOLINT
 
-  bool is_cpu() const { return type == DeviceType::CPU; }
-  bool is_cuda() const { return type == DeviceType::CUDA; }
-  bool is_meta() const { return type == DeviceType::Meta; }
-  bool has_index() const { return index >= 0; }
+  DeviceType type() const noexcept { return type_; }
+  int8_t index() const noexcept { return index_; }
+  void set_index(int8_t index) { index_ = index; }
+  bool is_cpu() const noexcept { return type_ == DeviceType::CPU; }
+  bool is_cuda() const noexcept { return type_ == DeviceType::CUDA; }
+  bool is_meta() const noexcept { return type_ == DeviceType::Meta; }
+  bool has_index() const noexcept { return index_ >= 0; }
   std::string str() const;
 
-  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
-  bool operator!=(const Device& o) const { return !(*this == o); }
+  bool operator==(const Device& o) const noexcept { return type_ == o.type_ && index_ == o.index_; }
+  bool operator!=(const Device& o) const noexcept { return !(*this == o); }
+
+ private:
+  DeviceType type_ = DeviceType::CPU;
+  int8_t index_ = -1;
 };
 
 std::ostream& operator<<(std::ostream& os, const Device& d);

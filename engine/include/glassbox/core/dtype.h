@@ -11,7 +11,8 @@
 
 namespace gb {
 
-enum class ScalarType : int8_t { Bool, Int32, Int64, Half, BFloat16, Float, Double };
+// Int and Long are c10's names for Int32 and Int64 (ScalarType::Long in ported code), the same values.
+enum class ScalarType : int8_t { Bool, Int32, Int64, Half, BFloat16, Float, Double, Int = Int32, Long = Int64 };
 using Dtype = ScalarType;
 
 constexpr ScalarType kBool = ScalarType::Bool;

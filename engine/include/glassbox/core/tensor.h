@@ -27,6 +27,7 @@
 #include "glassbox/core/error.h"
 #include "glassbox/core/scalar.h"
 #include "glassbox/core/storage.h"
+#include "glassbox/core/tensor_accessor.h"
 #include "glassbox/core/tensor_options.h"
 
 namespace gb {
@@ -86,6 +87,11 @@ class Tensor {
   void* data_ptr() const;  // the first element (storage + offset)
   template <typename T>
   T* data_ptr() const;  // checks that T matches dtype()
+  // a[i][j]... over a CPU tensor of dtype T and N dims (tensor_accessor.h); not on a temporary.
+  template <typename T, size_t N>
+  TensorAccessor<T, N> accessor() const&;
+  template <typename T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
   template <typename T>
   T item() const;  // the value of a one-element tensor, converted to T
   Scalar item() const;
@@ -161,6 +167,10 @@ class Tensor {
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
   Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;  // x.index({Slice(1, 3), 0})
+  // x.index_put_({Slice(1, 3), 0}, v): copies v (broadcast) into the view index() gives, or fills it with a number;
+  // in place, with autograd as for copy_. Indices are integers, slices, None and "..." (no tensor indices yet).
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const;
   Tensor operator[](int64_t i) const { return select(0, i); }
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split_with_sizes(IntArrayRef sizes, int64_t dim = 0) const;
@@ -416,6 +426,15 @@ T* Tensor::data_ptr() const {
 template <typename T>
 T Tensor::item() const {
   return item().to<T>();
+}
+
+template <typename T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  static_assert(N > 0, "accessor is used for indexing tensor, for scalars use *data_ptr<T>()");
+  GB_CHECK(dim() == int64_t(N), "TensorAccessor expected ", N, " dims but tensor has ", dim());
+  GB_CHECK(device().is_cpu(), "accessor reads host memory, but the tensor is on ", device().str(),
+           "; copy it to the cpu first (.cpu())");
+  return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
 }
 
 }  // namespace gb
