@@ -1,4 +1,4 @@
-// engine/nn/conv.cpp — Conv2d and ConvTranspose2d.
+// engine/nn/conv.cpp — Conv2d, Conv1d and ConvTranspose2d.
 #include "glassbox/nn/modules/conv.h"
 
 #include <cmath>
@@ -62,6 +62,51 @@ void Conv2dImpl::pretty_print(std::ostream& stream) const {
     stream << ", dilation=";
     arr(o.dilation());
   }
+  if (o.groups() != 1) stream << ", groups=" << o.groups();
+  if (!o.bias()) stream << ", bias=false";
+  stream << ")";
+}
+
+Conv1dImpl::Conv1dImpl(const Conv1dOptions& options_) : options(options_) {
+  const auto& o = options;
+  GB_CHECK(o.groups() > 0, "Conv1d: groups must be a positive integer, got ", o.groups());
+  GB_CHECK(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups (Conv1d: in_channels=",
+           o.in_channels(), ", groups=", o.groups(), ")");
+  GB_CHECK(o.out_channels() % o.groups() == 0, "out_channels must be divisible by groups (Conv1d: out_channels=",
+           o.out_channels(), ", groups=", o.groups(), ")");
+  GB_CHECK(o.padding_mode() == "zeros", "Conv1d: padding_mode '", o.padding_mode(),
+           "' is not supported; glassbox pads with zeros only. Pad the input yourself and use padding(0)");
+  weight = register_parameter("weight", gb::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0]}));
+  bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
+  reset_parameters();
+}
+
+void Conv1dImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor Conv1dImpl::forward(const Tensor& input) {
+  detail::ModuleCallScope scope(*this);
+  GB_CHECK(input.dim() == 2 || input.dim() == 3,
+           "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: ", input.sizes());
+  const auto& o = options;
+  // conv2d over a (1, L) image: the weight viewed as (C_out, C_in/groups, 1, k)
+  return gb::conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, {1, o.stride()[0]}, {0, o.padding()[0]},
+                    {1, o.dilation()[0]}, o.groups())
+      .squeeze(-2);
+}
+
+void Conv1dImpl::pretty_print(std::ostream& stream) const {
+  const auto& o = options;
+  stream << std::boolalpha << "Conv1d(" << o.in_channels() << ", " << o.out_channels() << ", kernel_size=["
+         << o.kernel_size()[0] << "], stride=[" << o.stride()[0] << "]";
+  if (o.padding()[0] != 0) stream << ", padding=[" << o.padding()[0] << "]";
+  if (o.dilation()[0] != 1) stream << ", dilation=[" << o.dilation()[0] << "]";
   if (o.groups() != 1) stream << ", groups=" << o.groups();
   if (!o.bias()) stream << ", bias=false";
   stream << ")";

@@ -187,6 +187,32 @@ TEST_CASE("ConvTranspose2d") {
   check1("ConvTranspose2d", g, t, gb::randn({4, 3, 3}));  // unbatched
 }
 
+TEST_CASE("Conv1d, MaxPool1d, AvgPool1d, AdaptiveAvgPool1d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d") {
+  gb::manual_seed(4);
+  nn::Conv1d g(nn::Conv1dOptions(4, 6, 3).stride(2).padding(1).dilation(2).groups(2));
+  tnn::Conv1d t(tnn::Conv1dOptions(4, 6, 3).stride(2).padding(1).dilation(2).groups(2));
+  check1("Conv1d", g, t, gb::randn({2, 4, 11}));
+  check1("Conv1d", g, t, gb::randn({4, 9}));  // unbatched
+  nn::MaxPool1d gm(nn::MaxPool1dOptions(3).stride(2).padding(1));
+  tnn::MaxPool1d tm(tnn::MaxPool1dOptions(3).stride(2).padding(1));
+  check1("MaxPool1d", gm, tm, gb::randn({2, 3, 10}));
+  nn::AvgPool1d ga(nn::AvgPool1dOptions(2));
+  tnn::AvgPool1d ta(tnn::AvgPool1dOptions(2));
+  check1("AvgPool1d", ga, ta, gb::randn({2, 3, 9}));
+  nn::AdaptiveAvgPool1d gd(nn::AdaptiveAvgPool1dOptions(4));
+  tnn::AdaptiveAvgPool1d td(tnn::AdaptiveAvgPool1dOptions(4));
+  check1("AdaptiveAvgPool1d", gd, td, gb::randn({2, 3, 10}));
+  nn::MaxPool2d g2(nn::MaxPool2dOptions(3).stride(2).padding(1));
+  tnn::MaxPool2d t2(tnn::MaxPool2dOptions(3).stride(2).padding(1));
+  check1("MaxPool2d", g2, t2, gb::randn({2, 3, 7, 6}));
+  nn::AvgPool2d ga2(nn::AvgPool2dOptions({2, 3}));
+  tnn::AvgPool2d ta2(tnn::AvgPool2dOptions({2, 3}));
+  check1("AvgPool2d", ga2, ta2, gb::randn({2, 3, 6, 7}));
+  nn::AdaptiveAvgPool2d gd2(nn::AdaptiveAvgPool2dOptions({2, 3}));
+  tnn::AdaptiveAvgPool2d td2(tnn::AdaptiveAvgPool2dOptions({2, 3}));
+  check1("AdaptiveAvgPool2d", gd2, td2, gb::randn({2, 3, 7, 8}));
+}
+
 TEST_CASE("BatchNorm1d and BatchNorm2d: train (running stats after 3 forwards) and eval") {
   gb::manual_seed(3);
   auto run = [](const std::string& mod, auto& g, auto& t, std::vector<int64_t> shape) {
@@ -636,4 +662,80 @@ TEST_CASE("report: the largest absolute difference per module (float32; the loss
   for (const auto& [mod, d] : diffs())
     std::cout << "  " << std::left << std::setw(26) << mod << std::scientific << std::setprecision(2) << d << "\n";
   CHECK(!diffs().empty());
+}
+
+TEST_CASE("LSTM and GRU (layers, bidirectional, batch_first, given states, no bias) and their cells") {
+  torch::set_num_threads(1);
+  gb::manual_seed(6);
+  {
+    nn::LSTM g(nn::LSTMOptions(5, 4).num_layers(2).bidirectional(true));
+    tnn::LSTM t(tnn::LSTMOptions(5, 4).num_layers(2).bidirectional(true));
+    copy_weights("LSTM", *g, *t);
+    check("LSTM", *g, *t, {gb::randn({6, 3, 5}), gb::randn({4, 3, 4}), gb::randn({4, 3, 4})},
+          [&](const GList& v) {
+            auto [y, s] = g(v[0], std::make_tuple(v[1], v[2]));
+            return GList{y, std::get<0>(s), std::get<1>(s)};
+          },
+          [&](const TList& v) {
+            auto [y, s] = t(v[0], std::make_tuple(v[1], v[2]));
+            return TList{y, std::get<0>(s), std::get<1>(s)};
+          });
+    nn::LSTM gb_first(nn::LSTMOptions(3, 2).batch_first(true).bias(false));
+    tnn::LSTM tb_first(tnn::LSTMOptions(3, 2).batch_first(true).bias(false));
+    copy_weights("LSTM", *gb_first, *tb_first);
+    check("LSTM", *gb_first, *tb_first, {gb::randn({2, 5, 3})},
+          [&](const GList& v) {
+            auto [y, s] = gb_first(v[0]);
+            return GList{y, std::get<0>(s), std::get<1>(s)};
+          },
+          [&](const TList& v) {
+            auto [y, s] = tb_first(v[0]);
+            return TList{y, std::get<0>(s), std::get<1>(s)};
+          });
+  }
+  {
+    nn::GRU g(nn::GRUOptions(5, 4).num_layers(2).bidirectional(true).batch_first(true));
+    tnn::GRU t(tnn::GRUOptions(5, 4).num_layers(2).bidirectional(true).batch_first(true));
+    copy_weights("GRU", *g, *t);
+    check("GRU", *g, *t, {gb::randn({3, 6, 5}), gb::randn({4, 3, 4})},
+          [&](const GList& v) {
+            auto [y, h] = g(v[0], v[1]);
+            return GList{y, h};
+          },
+          [&](const TList& v) {
+            auto [y, h] = t(v[0], v[1]);
+            return TList{y, h};
+          });
+    nn::GRU g1(nn::GRUOptions(3, 2));
+    tnn::GRU t1(tnn::GRUOptions(3, 2));
+    copy_weights("GRU", *g1, *t1);
+    check("GRU", *g1, *t1, {gb::randn({4, 2, 3})},  // libtorch 1.13's C++ GRU takes no unbatched input
+          [&](const GList& v) {
+            auto [y, h] = g1(v[0]);
+            return GList{y, h};
+          },
+          [&](const TList& v) {
+            auto [y, h] = t1(v[0]);
+            return TList{y, h};
+          });
+  }
+  {
+    nn::LSTMCell g(5, 3);
+    tnn::LSTMCell t(5, 3);
+    copy_weights("LSTMCell", *g, *t);
+    check("LSTMCell", *g, *t, {gb::randn({2, 5}), gb::randn({2, 3}), gb::randn({2, 3})},
+          [&](const GList& v) {
+            auto [h, c] = g(v[0], std::make_tuple(v[1], v[2]));
+            return GList{h, c};
+          },
+          [&](const TList& v) {
+            auto [h, c] = t(v[0], std::make_tuple(v[1], v[2]));
+            return TList{h, c};
+          });
+    nn::GRUCell gg(5, 3);
+    tnn::GRUCell tg(5, 3);
+    copy_weights("GRUCell", *gg, *tg);
+    check("GRUCell", *gg, *tg, {gb::randn({2, 5}), gb::randn({2, 3})},
+          [&](const GList& v) { return GList{gg(v[0], v[1])}; }, [&](const TList& v) { return TList{tg(v[0], v[1])}; });
+  }
 }

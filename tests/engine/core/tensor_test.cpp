@@ -116,3 +116,20 @@ TEST_CASE("accessor<T, N>: reads and writes through sizes and strides (a transpo
   CHECK_THROWS_WITH((x.accessor<float, 3>()), doctest::Contains("TensorAccessor expected 3 dims but tensor has 2"));
   CHECK_THROWS_AS((x.accessor<double, 2>()), gb::Error);  // the dtype is checked as data_ptr<T> does
 }
+
+TEST_CASE("assigning to a temporary writes into the tensor (x[0] = y, x[1][2] = 5), to a name rebinds it") {
+  auto x = gb::zeros({2, 3});
+  x[0] = gb::tensor({1.0f, 2.0f, 3.0f});
+  x[1][2] = 5;
+  gbtest::check_values(x, {1, 2, 3, 0, 0, 5});
+  auto y = x;  // a handle: y and x are the same tensor
+  y = gb::ones({1});  // rebinds y; x is unchanged
+  CHECK(x.numel() == 6);
+  CHECK(y.numel() == 1);
+  // with autograd, as copy_: the overwritten row gets no gradient, the source gets it
+  auto base = gb::zeros({2, 2}, gbtest::f64_grad()) * 1.0;
+  auto src = gb::full({2}, 3.0, gbtest::f64_grad());
+  base[1] = src;
+  (base * gb::tensor({1.0, 2.0, 3.0, 4.0}, gb::kDouble).view({2, 2})).sum().backward();
+  gbtest::check_values(src.grad(), {3, 4});
+}

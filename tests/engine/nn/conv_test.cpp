@@ -91,3 +91,20 @@ TEST_CASE("ConvTranspose2d: weight (C_in, C_out/groups, kH, kW), doubling upsamp
   CHECK_THROWS_WITH(gb::nn::ConvTranspose2d(gb::nn::ConvTranspose2dOptions(3, 4, 3).groups(2)),
                     doctest::Contains("in_channels must be divisible by groups"));
 }
+
+TEST_CASE("Conv1d: weight (C_out, C_in/groups, k), values by hand, unbatched, output lengths") {
+  gb::nn::Conv1d conv(gb::nn::Conv1dOptions(1, 1, 2).bias(false));
+  CHECK(conv->weight.sizes() == gb::IntArrayRef({1, 1, 2}));
+  {
+    gb::NoGradGuard ng;
+    conv->weight.copy_(gb::tensor({1.0f, -1.0f}).view({1, 1, 2}));
+  }
+  gbtest::check_values(conv(gb::tensor({1.0f, 4.0f, 9.0f, 16.0f}).view({1, 1, 4})), {-3, -5, -7});
+  gbtest::check_values(conv(gb::tensor({1.0f, 4.0f, 9.0f}).view({1, 3})), {-3, -5});  // unbatched
+  gb::nn::Conv1d strided(gb::nn::Conv1dOptions(4, 6, 3).stride(2).padding(1).groups(2));
+  CHECK(strided(gb::randn({2, 4, 11})).sizes() == gb::IntArrayRef({2, 6, 6}));
+  std::ostringstream os;
+  os << *strided;
+  CHECK(os.str() == "Conv1d(4, 6, kernel_size=[3], stride=[2], padding=[1], groups=2)");
+  CHECK_THROWS_WITH(strided(gb::randn({2, 4, 1, 11})), doctest::Contains("Expected 2D (unbatched) or 3D (batched) input to conv1d"));
+}

@@ -53,6 +53,16 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+  // A named tensor is a handle: `a = b` makes a refer to b's tensor. A temporary is a place, as in libtorch:
+  // `x[0] = y` and `x.select(1, 2) = 0` write into x (copy_ / fill_), with autograd as for copy_.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  Tensor& operator=(const Tensor& rhs) && { return copy_(rhs); }
+  Tensor& operator=(Tensor&& rhs) && { return copy_(rhs); }
+  Tensor& operator=(const Scalar& v) && { return fill_(v); }
 
   // ---- identity and layout ----
   bool defined() const { return impl_ != nullptr; }

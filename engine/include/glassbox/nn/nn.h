@@ -17,6 +17,8 @@
 #include "glassbox/nn/modules/linear.h"
 #include "glassbox/nn/modules/loss.h"
 #include "glassbox/nn/modules/normalization.h"
+#include "glassbox/nn/modules/pooling.h"
+#include "glassbox/nn/modules/rnn.h"
 #include "glassbox/nn/modules/sequential.h"
 #include "glassbox/nn/modules/transformer.h"
 #include "glassbox/nn/options.h"

@@ -1,4 +1,5 @@
-// glassbox/nn/modules/conv.h — Conv2d and ConvTranspose2d over (N, C, H, W) or unbatched (C, H, W) input.
+// glassbox/nn/modules/conv.h — Conv2d and ConvTranspose2d over (N, C, H, W) or unbatched (C, H, W) input; Conv1d
+// over (N, C, L) or (C, L), computed by conv2d on a (1, L) image (its weight is libtorch's (C_out, C_in/groups, k)).
 //
 //   gb::nn::Conv2d conv(gb::nn::Conv2dOptions(3, 16, 3).stride(2).padding(1));
 //   auto y = conv(x);                     // (N, 3, H, W) -> (N, 16, H', W')
@@ -49,6 +50,36 @@ class Conv2dImpl : public Module {
   Tensor bias;    // (C_out), undefined with bias(false)
 };
 GB_MODULE(Conv2d);
+
+struct Conv1dOptions {
+  Conv1dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  GB_ARG(int64_t, in_channels);
+  GB_ARG(int64_t, out_channels);
+  GB_ARG(ExpandingArray<1>, kernel_size);
+  GB_ARG(ExpandingArray<1>, stride) = 1;
+  GB_ARG(ExpandingArray<1>, padding) = 0;
+  GB_ARG(ExpandingArray<1>, dilation) = 1;
+  GB_ARG(int64_t, groups) = 1;
+  GB_ARG(bool, bias) = true;
+  GB_ARG(EnumValue, padding_mode) = kZeros;
+};
+
+class Conv1dImpl : public Module {
+ public:
+  Conv1dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
+      : Conv1dImpl(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
+  explicit Conv1dImpl(const Conv1dOptions& options);
+  void reset_parameters();
+  // x (N, C_in, L) or (C_in, L) -> (N, C_out, L') or (C_out, L')
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  Conv1dOptions options;
+  Tensor weight;  // (C_out, C_in / groups, k)
+  Tensor bias;    // (C_out), undefined with bias(false)
+};
+GB_MODULE(Conv1d);
 
 struct ConvTranspose2dOptions {
   ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
