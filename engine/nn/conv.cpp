@@ -11,24 +11,21 @@
 
 namespace gb::nn {
 
-Conv2dImpl::Conv2dImpl(const Conv2dOptions& options_) : options(options_) {
-  const auto& o = options;
-  GB_CHECK(o.groups() > 0, "Conv2d: groups must be a positive integer, got ", o.groups());
-  GB_CHECK(o.in_channels() % o.groups() == 0,
-           "in_channels must be divisible by groups (Conv2d: in_channels=", o.in_channels(), ", groups=", o.groups(),
-           ")");
-  GB_CHECK(o.out_channels() % o.groups() == 0,
-           "out_channels must be divisible by groups (Conv2d: out_channels=", o.out_channels(), ", groups=", o.groups(),
-           ")");
-  GB_CHECK(o.padding_mode() == "zeros", "Conv2d: padding_mode '", o.padding_mode(),
+namespace {
+
+// The checks every convolution's options get, named after the layer.
+void check_options(const char* layer, int64_t in, int64_t out, int64_t groups, const EnumValue& padding_mode) {
+  GB_CHECK(groups > 0, layer, ": groups must be a positive integer, got ", groups);
+  GB_CHECK(in % groups == 0, "in_channels must be divisible by groups (", layer, ": in_channels=", in, ", groups=",
+           groups, ")");
+  GB_CHECK(out % groups == 0, "out_channels must be divisible by groups (", layer, ": out_channels=", out,
+           ", groups=", groups, ")");
+  GB_CHECK(padding_mode == "zeros", layer, ": padding_mode '", padding_mode,
            "' is not supported; glassbox pads with zeros only. Pad the input yourself and use padding(0)");
-  weight = register_parameter(
-      "weight", gb::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]}));
-  bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
-  reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() {
+// PyTorch's default init of a convolution: weight kaiming_uniform_(a=sqrt(5)), bias U(+-1/sqrt(fan_in)).
+void reset_conv(Tensor& weight, Tensor& bias) {
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
@@ -36,6 +33,19 @@ void Conv2dImpl::reset_parameters() {
     init::uniform_(bias, -bound, bound);
   }
 }
+
+}  // namespace
+
+Conv2dImpl::Conv2dImpl(const Conv2dOptions& options_) : options(options_) {
+  const auto& o = options;
+  check_options("Conv2d", o.in_channels(), o.out_channels(), o.groups(), o.padding_mode());
+  weight = register_parameter(
+      "weight", gb::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]}));
+  bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
+  reset_parameters();
+}
+
+void Conv2dImpl::reset_parameters() { reset_conv(weight, bias); }
 
 Tensor Conv2dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
@@ -69,26 +79,13 @@ void Conv2dImpl::pretty_print(std::ostream& stream) const {
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options_) : options(options_) {
   const auto& o = options;
-  GB_CHECK(o.groups() > 0, "Conv1d: groups must be a positive integer, got ", o.groups());
-  GB_CHECK(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups (Conv1d: in_channels=",
-           o.in_channels(), ", groups=", o.groups(), ")");
-  GB_CHECK(o.out_channels() % o.groups() == 0, "out_channels must be divisible by groups (Conv1d: out_channels=",
-           o.out_channels(), ", groups=", o.groups(), ")");
-  GB_CHECK(o.padding_mode() == "zeros", "Conv1d: padding_mode '", o.padding_mode(),
-           "' is not supported; glassbox pads with zeros only. Pad the input yourself and use padding(0)");
+  check_options("Conv1d", o.in_channels(), o.out_channels(), o.groups(), o.padding_mode());
   weight = register_parameter("weight", gb::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0]}));
   bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
   reset_parameters();
 }
 
-void Conv1dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
-    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void Conv1dImpl::reset_parameters() { reset_conv(weight, bias); }
 
 Tensor Conv1dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
@@ -114,28 +111,14 @@ void Conv1dImpl::pretty_print(std::ostream& stream) const {
 
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options_) : options(options_) {
   const auto& o = options;
-  GB_CHECK(o.groups() > 0, "ConvTranspose2d: groups must be a positive integer, got ", o.groups());
-  GB_CHECK(o.in_channels() % o.groups() == 0, "in_channels must be divisible by groups (ConvTranspose2d: in_channels=",
-           o.in_channels(), ", groups=", o.groups(), ")");
-  GB_CHECK(o.out_channels() % o.groups() == 0,
-           "out_channels must be divisible by groups (ConvTranspose2d: out_channels=", o.out_channels(),
-           ", groups=", o.groups(), ")");
-  GB_CHECK(o.padding_mode() == "zeros", "Only \"zeros\" padding mode is supported for ConvTranspose2d (got '",
-           o.padding_mode(), "')");
+  check_options("ConvTranspose2d", o.in_channels(), o.out_channels(), o.groups(), o.padding_mode());
   weight = register_parameter(
       "weight", gb::empty({o.in_channels(), o.out_channels() / o.groups(), o.kernel_size()[0], o.kernel_size()[1]}));
   bias = register_parameter("bias", o.bias() ? gb::empty({o.out_channels()}) : Tensor(), o.bias());
   reset_parameters();
 }
 
-void ConvTranspose2dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
-    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
-}
+void ConvTranspose2dImpl::reset_parameters() { reset_conv(weight, bias); }
 
 Tensor ConvTranspose2dImpl::forward(const Tensor& input, const std::optional<IntArrayRef>& output_size) {
   detail::ModuleCallScope scope(*this);

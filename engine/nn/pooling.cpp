@@ -13,7 +13,24 @@ void print_array(std::ostream& s, const ExpandingArray<N>& a) {
   s << "]";
 }
 
-// A 1-D layer's input as the 2-D op's: (N, C, L) -> (N, C, 1, L), (C, L) -> (C, 1, L); `dims` remembers which.
+// "Name(kernel_size=[..], stride=[..], padding=[..]", then dilation and ceil_mode for max pooling's options, ")".
+template <size_t N, typename O>
+void print_pool(std::ostream& s, const char* name, const O& o) {
+  s << std::boolalpha << name << "(kernel_size=";
+  print_array<N>(s, o.kernel_size());
+  s << ", stride=";
+  print_array<N>(s, o.stride());
+  s << ", padding=";
+  print_array<N>(s, o.padding());
+  if constexpr (requires { o.dilation(); }) {
+    s << ", dilation=";
+    print_array<N>(s, o.dilation());
+    s << ", ceil_mode=" << o.ceil_mode();
+  }
+  s << ")";
+}
+
+// A 1-D layer's input as the 2-D op's: (N, C, L) -> (N, C, 1, L), (C, L) -> (C, 1, L).
 Tensor as_2d(const Tensor& x, const char* name) {
   GB_CHECK(x.defined() && (x.dim() == 2 || x.dim() == 3), name, ": Expected 2D (C, L) or 3D (N, C, L) input, got ",
            x.defined() ? std::to_string(x.dim()) + "D" : std::string("an undefined tensor"));
@@ -26,31 +43,13 @@ Tensor MaxPool2dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
   return functional::max_pool2d(input, options);
 }
-void MaxPool2dImpl::pretty_print(std::ostream& s) const {
-  s << std::boolalpha << "MaxPool2d(kernel_size=";
-  print_array(s, options.kernel_size());
-  s << ", stride=";
-  print_array(s, options.stride());
-  s << ", padding=";
-  print_array(s, options.padding());
-  s << ", dilation=";
-  print_array(s, options.dilation());
-  s << ", ceil_mode=" << options.ceil_mode() << ")";
-}
+void MaxPool2dImpl::pretty_print(std::ostream& s) const { print_pool<2>(s, "MaxPool2d", options); }
 
 Tensor AvgPool2dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
   return functional::avg_pool2d(input, options);
 }
-void AvgPool2dImpl::pretty_print(std::ostream& s) const {
-  s << "AvgPool2d(kernel_size=";
-  print_array(s, options.kernel_size());
-  s << ", stride=";
-  print_array(s, options.stride());
-  s << ", padding=";
-  print_array(s, options.padding());
-  s << ")";
-}
+void AvgPool2dImpl::pretty_print(std::ostream& s) const { print_pool<2>(s, "AvgPool2d", options); }
 
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
@@ -69,17 +68,7 @@ Tensor MaxPool1dImpl::forward(const Tensor& input) {
                         {1, o.dilation()[0]}, o.ceil_mode())
       .squeeze(-2);
 }
-void MaxPool1dImpl::pretty_print(std::ostream& s) const {
-  s << std::boolalpha << "MaxPool1d(kernel_size=";
-  print_array(s, options.kernel_size());
-  s << ", stride=";
-  print_array(s, options.stride());
-  s << ", padding=";
-  print_array(s, options.padding());
-  s << ", dilation=";
-  print_array(s, options.dilation());
-  s << ", ceil_mode=" << options.ceil_mode() << ")";
-}
+void MaxPool1dImpl::pretty_print(std::ostream& s) const { print_pool<1>(s, "MaxPool1d", options); }
 
 Tensor AvgPool1dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
@@ -88,15 +77,7 @@ Tensor AvgPool1dImpl::forward(const Tensor& input) {
                         o.ceil_mode(), o.count_include_pad())
       .squeeze(-2);
 }
-void AvgPool1dImpl::pretty_print(std::ostream& s) const {
-  s << "AvgPool1d(kernel_size=";
-  print_array(s, options.kernel_size());
-  s << ", stride=";
-  print_array(s, options.stride());
-  s << ", padding=";
-  print_array(s, options.padding());
-  s << ")";
-}
+void AvgPool1dImpl::pretty_print(std::ostream& s) const { print_pool<1>(s, "AvgPool1d", options); }
 
 Tensor AdaptiveAvgPool1dImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);

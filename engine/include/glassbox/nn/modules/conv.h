@@ -10,6 +10,7 @@
 // PyTorch's: weight kaiming_uniform_(a=sqrt(5)), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = C/groups*kH*kW.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -21,19 +22,23 @@
 
 namespace gb::nn {
 
-struct Conv2dOptions {
-  Conv2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+// Conv1dOptions and Conv2dOptions (libtorch's ConvOptions<D>): D-wide kernel_size, stride, padding and dilation.
+template <size_t D>
+struct ConvOptions {
+  ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   GB_ARG(int64_t, in_channels);
   GB_ARG(int64_t, out_channels);
-  GB_ARG(ExpandingArray<2>, kernel_size);
-  GB_ARG(ExpandingArray<2>, stride) = 1;
-  GB_ARG(ExpandingArray<2>, padding) = 0;
-  GB_ARG(ExpandingArray<2>, dilation) = 1;
+  GB_ARG(ExpandingArray<D>, kernel_size);
+  GB_ARG(ExpandingArray<D>, stride) = 1;
+  GB_ARG(ExpandingArray<D>, padding) = 0;
+  GB_ARG(ExpandingArray<D>, dilation) = 1;
   GB_ARG(int64_t, groups) = 1;
   GB_ARG(bool, bias) = true;
   GB_ARG(EnumValue, padding_mode) = kZeros;
 };
+using Conv1dOptions = ConvOptions<1>;
+using Conv2dOptions = ConvOptions<2>;
 
 class Conv2dImpl : public Module {
  public:
@@ -50,20 +55,6 @@ class Conv2dImpl : public Module {
   Tensor bias;    // (C_out), undefined with bias(false)
 };
 GB_MODULE(Conv2d);
-
-struct Conv1dOptions {
-  Conv1dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
-      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  GB_ARG(int64_t, in_channels);
-  GB_ARG(int64_t, out_channels);
-  GB_ARG(ExpandingArray<1>, kernel_size);
-  GB_ARG(ExpandingArray<1>, stride) = 1;
-  GB_ARG(ExpandingArray<1>, padding) = 0;
-  GB_ARG(ExpandingArray<1>, dilation) = 1;
-  GB_ARG(int64_t, groups) = 1;
-  GB_ARG(bool, bias) = true;
-  GB_ARG(EnumValue, padding_mode) = kZeros;
-};
 
 class Conv1dImpl : public Module {
  public:
