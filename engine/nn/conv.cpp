@@ -34,6 +34,42 @@ void reset_conv(Tensor& weight, Tensor& bias) {
   }
 }
 
+// libtorch's repr: "Conv2d(3, 16, kernel_size=[3, 3], stride=[1, 1]" then what differs from the defaults, ")".
+template <size_t D, typename O>
+void print_conv(std::ostream& stream, const char* name, const O& o) {
+  auto arr = [&](const ExpandingArray<D>& a) {
+    stream << "[";
+    for (size_t i = 0; i < D; ++i) stream << (i ? ", " : "") << a[i];
+    stream << "]";
+  };
+  auto all = [](const ExpandingArray<D>& a, int64_t v) {
+    for (size_t i = 0; i < D; ++i)
+      if (a[i] != v) return false;
+    return true;
+  };
+  stream << std::boolalpha << name << "(" << o.in_channels() << ", " << o.out_channels() << ", kernel_size=";
+  arr(o.kernel_size());
+  stream << ", stride=";
+  arr(o.stride());
+  if (!all(o.padding(), 0)) {
+    stream << ", padding=";
+    arr(o.padding());
+  }
+  if constexpr (requires { o.output_padding(); }) {
+    if (!all(o.output_padding(), 0)) {
+      stream << ", output_padding=";
+      arr(o.output_padding());
+    }
+  }
+  if (!all(o.dilation(), 1)) {
+    stream << ", dilation=";
+    arr(o.dilation());
+  }
+  if (o.groups() != 1) stream << ", groups=" << o.groups();
+  if (!o.bias()) stream << ", bias=false";
+  stream << ")";
+}
+
 }  // namespace
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options_) : options(options_) {
@@ -57,25 +93,7 @@ Tensor Conv2dImpl::forward(const Tensor& input) {
   return gb::conv2d(input, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
-void Conv2dImpl::pretty_print(std::ostream& stream) const {
-  const auto& o = options;
-  auto arr = [&](const ExpandingArray<2>& a) { stream << "[" << a[0] << ", " << a[1] << "]"; };
-  stream << std::boolalpha << "Conv2d(" << o.in_channels() << ", " << o.out_channels() << ", kernel_size=";
-  arr(o.kernel_size());
-  stream << ", stride=";
-  arr(o.stride());
-  if (o.padding()[0] != 0 || o.padding()[1] != 0) {
-    stream << ", padding=";
-    arr(o.padding());
-  }
-  if (o.dilation()[0] != 1 || o.dilation()[1] != 1) {
-    stream << ", dilation=";
-    arr(o.dilation());
-  }
-  if (o.groups() != 1) stream << ", groups=" << o.groups();
-  if (!o.bias()) stream << ", bias=false";
-  stream << ")";
-}
+void Conv2dImpl::pretty_print(std::ostream& stream) const { print_conv<2>(stream, "Conv2d", options); }
 
 Conv1dImpl::Conv1dImpl(const Conv1dOptions& options_) : options(options_) {
   const auto& o = options;
@@ -98,16 +116,7 @@ Tensor Conv1dImpl::forward(const Tensor& input) {
       .squeeze(-2);
 }
 
-void Conv1dImpl::pretty_print(std::ostream& stream) const {
-  const auto& o = options;
-  stream << std::boolalpha << "Conv1d(" << o.in_channels() << ", " << o.out_channels() << ", kernel_size=["
-         << o.kernel_size()[0] << "], stride=[" << o.stride()[0] << "]";
-  if (o.padding()[0] != 0) stream << ", padding=[" << o.padding()[0] << "]";
-  if (o.dilation()[0] != 1) stream << ", dilation=[" << o.dilation()[0] << "]";
-  if (o.groups() != 1) stream << ", groups=" << o.groups();
-  if (!o.bias()) stream << ", bias=false";
-  stream << ")";
-}
+void Conv1dImpl::pretty_print(std::ostream& stream) const { print_conv<1>(stream, "Conv1d", options); }
 
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options_) : options(options_) {
   const auto& o = options;
@@ -145,27 +154,7 @@ Tensor ConvTranspose2dImpl::forward(const Tensor& input, const std::optional<Int
 }
 
 void ConvTranspose2dImpl::pretty_print(std::ostream& stream) const {
-  const auto& o = options;
-  auto arr = [&](const ExpandingArray<2>& a) { stream << "[" << a[0] << ", " << a[1] << "]"; };
-  stream << std::boolalpha << "ConvTranspose2d(" << o.in_channels() << ", " << o.out_channels() << ", kernel_size=";
-  arr(o.kernel_size());
-  stream << ", stride=";
-  arr(o.stride());
-  if (o.padding()[0] != 0 || o.padding()[1] != 0) {
-    stream << ", padding=";
-    arr(o.padding());
-  }
-  if (o.output_padding()[0] != 0 || o.output_padding()[1] != 0) {
-    stream << ", output_padding=";
-    arr(o.output_padding());
-  }
-  if (o.dilation()[0] != 1 || o.dilation()[1] != 1) {
-    stream << ", dilation=";
-    arr(o.dilation());
-  }
-  if (o.groups() != 1) stream << ", groups=" << o.groups();
-  if (!o.bias()) stream << ", bias=false";
-  stream << ")";
+  print_conv<2>(stream, "ConvTranspose2d", options);
 }
 
 }  // namespace gb::nn

@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -165,6 +166,30 @@ void conv_backward(const ConvGeom& g, const T* x, const T* w, const T* gy, T* gx
   }
 }
 
+// stride, padding and dilation positive / non-negative / positive, groups positive: PyTorch's messages.
+void check_conv_args(const char* op, const std::array<int64_t, 2>& s, const std::array<int64_t, 2>& p,
+                     const std::array<int64_t, 2>& d, int64_t groups) {
+  GB_CHECK(s[0] > 0 && s[1] > 0, op, ": non-positive stride is not supported (got stride ", IntArrayRef(s), ")");
+  GB_CHECK(p[0] >= 0 && p[1] >= 0, op, ": negative padding is not supported (got padding ", IntArrayRef(p), ")");
+  GB_CHECK(d[0] > 0 && d[1] > 0, op, ": dilation should be greater than zero (got dilation ", IntArrayRef(d), ")");
+  GB_CHECK(groups > 0, op, ": non-positive groups is not supported (got groups=", groups, ")");
+}
+
+// The backward of conv2d and conv_transpose2d is not differentiable itself: create_graph through it is refused.
+void refuse_double_backward(const char* op, const Tensor& gy, const Tensor& x, const Tensor& w) {
+  GB_CHECK(!(GradMode::is_enabled() && (gy.requires_grad() || x.requires_grad() || w.requires_grad())), op,
+           ": double backward through ", op, " is not supported yet (create_graph=true reached ConvolutionBackward0 "
+           "for input ", x.sizes(), ", weight ", w.sizes(), "). Compute the gradient without create_graph, or detach "
+           "the ", op, " part of the graph.");
+}
+
+// grad_bias: grad_output summed over batch and positions, in the input's dtype.
+Tensor bias_grad(const Tensor& gyc, ScalarType xt) {
+  NoGradGuard ng;
+  Tensor gb = gyc.sum({0, 2, 3});
+  return gb.scalar_type() != xt ? gb.to(xt) : gb;
+}
+
 }  // namespace
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
@@ -190,10 +215,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   auto s = detail::pair_arg(stride, "conv2d", "stride");
   auto p = detail::pair_arg(padding, "conv2d", "padding");
   auto d = detail::pair_arg(dilation, "conv2d", "dilation");
-  GB_CHECK(s[0] > 0 && s[1] > 0, "conv2d: non-positive stride is not supported (got stride ", IntArrayRef(s), ")");
-  GB_CHECK(p[0] >= 0 && p[1] >= 0, "conv2d: negative padding is not supported (got padding ", IntArrayRef(p), ")");
-  GB_CHECK(d[0] > 0 && d[1] > 0, "conv2d: dilation should be greater than zero (got dilation ", IntArrayRef(d), ")");
-  GB_CHECK(groups > 0, "conv2d: non-positive groups is not supported (got groups=", groups, ")");
+  check_conv_args("conv2d", s, p, d, groups);
 
   ConvGeom g{};
   g.N = x.size(0), g.C = x.size(1), g.H = x.size(2), g.W = x.size(3);
@@ -247,11 +269,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
           const Tensor& gy = c.grad();
           const Tensor& xs = c.saved(0);
           const Tensor& ws = c.saved(1);
-          GB_CHECK(!(GradMode::is_enabled() && (gy.requires_grad() || xs.requires_grad() || ws.requires_grad())),
-                   "conv2d: double backward through conv2d is not supported yet (create_graph=true reached "
-                   "ConvolutionBackward0 for input ",
-                   xs.sizes(), ", weight ", ws.sizes(),
-                   "). Compute the gradient without create_graph, or detach the conv2d part of the graph.");
+          refuse_double_backward("conv2d", gy, xs, ws);
           const ScalarType ct = detail::compute_type(xt);
           Tensor gyc = detail::raw_contiguous(gy, ct);
           Tensor gx, gw, gb;
@@ -274,11 +292,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
             if (need_x && ct != xt) gx = gx.to(xt);
             if (need_w && ct != xt) gw = gw.to(xt);
           }
-          if (has_bias && c.needs(2)) {
-            NoGradGuard ng;
-            gb = gyc.sum({0, 2, 3});
-            if (ct != xt) gb = gb.to(xt);
-          }
+          if (has_bias && c.needs(2)) gb = bias_grad(gyc, xt);
           return variable_list{gx, gw, gb};
         });
   }
@@ -314,13 +328,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   auto p = detail::pair_arg(padding, op, "padding");
   auto op_pad = detail::pair_arg(output_padding, op, "output_padding");
   auto d = detail::pair_arg(dilation, op, "dilation");
-  GB_CHECK(s[0] > 0 && s[1] > 0, "conv_transpose2d: non-positive stride is not supported (got stride ",
-           IntArrayRef(s), ")");
-  GB_CHECK(p[0] >= 0 && p[1] >= 0, "conv_transpose2d: negative padding is not supported (got padding ",
-           IntArrayRef(p), ")");
-  GB_CHECK(d[0] > 0 && d[1] > 0, "conv_transpose2d: dilation should be greater than zero (got dilation ",
-           IntArrayRef(d), ")");
-  GB_CHECK(groups > 0, "conv_transpose2d: non-positive groups is not supported (got groups=", groups, ")");
+  check_conv_args(op, s, p, d, groups);
   for (int i = 0; i < 2; ++i)
     GB_CHECK(op_pad[i] >= 0 && op_pad[i] < std::max(s[i], d[i]), "conv_transpose2d: output padding must be smaller "
              "than either stride or dilation, but got output_padding ", IntArrayRef(op_pad), ", stride ",
@@ -379,11 +387,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
           const Tensor& gy = c.grad();
           const Tensor& xs = c.saved(0);
           const Tensor& ws = c.saved(1);
-          GB_CHECK(!(GradMode::is_enabled() && (gy.requires_grad() || xs.requires_grad() || ws.requires_grad())),
-                   "conv_transpose2d: double backward through conv_transpose2d is not supported yet (create_graph="
-                   "true reached ConvolutionBackward0 for input ",
-                   xs.sizes(), ", weight ", ws.sizes(),
-                   "). Compute the gradient without create_graph, or detach that part of the graph.");
+          refuse_double_backward("conv_transpose2d", gy, xs, ws);
           const ScalarType ct = detail::compute_type(xt);
           Tensor gyc = detail::raw_contiguous(gy, ct);
           Tensor gx, gw, gb;
@@ -413,11 +417,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
             if (need_x && ct != xt) gx = gx.to(xt);
             if (need_w && ct != xt) gw = gw.to(xt);
           }
-          if (has_bias && c.needs(2)) {
-            NoGradGuard ng;
-            gb = gyc.sum({0, 2, 3});
-            if (ct != xt) gb = gb.to(xt);
-          }
+          if (has_bias && c.needs(2)) gb = bias_grad(gyc, xt);
           return variable_list{gx, gw, gb};
         });
   }
