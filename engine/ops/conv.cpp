@@ -190,6 +190,37 @@ Tensor bias_grad(const Tensor& gyc, ScalarType xt) {
   return gb.scalar_type() != xt ? gb.to(xt) : gb;
 }
 
+// Records ConvolutionBackward0 for `out`: the shared part of conv2d's and conv_transpose2d's backward (the
+// double-backward refusal, the compute type, the bias gradient, the dtype back). `kernels(gyc, xc, wc, gx, gw)`
+// fills gx (x_sizes) and gw (w_sizes) when they are defined (made only when needed; xc only when gw is wanted).
+template <class Kernels>
+void record_conv_backward(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out,
+                          Kernels kernels, std::vector<int64_t> x_sizes, std::vector<int64_t> w_sizes) {
+  autograd::record(
+      "ConvolutionBackward0", autograd::collect_edges({x, weight, bias}), {&out},
+      {autograd::input(x), autograd::input(weight)},
+      [op, kernels, x_sizes, w_sizes, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
+        const Tensor& gy = c.grad();
+        const Tensor& xs = c.saved(0);
+        const Tensor& ws = c.saved(1);
+        refuse_double_backward(op, gy, xs, ws);
+        const ScalarType ct = detail::compute_type(xt);
+        Tensor gyc = detail::raw_contiguous(gy, ct);
+        Tensor gx, gw, gb;
+        const bool need_x = c.needs(0), need_w = c.needs(1);
+        if (need_x || need_w) {
+          if (need_x) gx = detail::make_empty(x_sizes, ct, gy.device());
+          if (need_w) gw = detail::make_empty(w_sizes, ct, gy.device());
+          if (!detail::skip_kernel(gyc))  // meta: gx and gw are made; no GEMM
+            kernels(gyc, need_w ? detail::raw_contiguous(xs, ct) : Tensor(), detail::raw_contiguous(ws, ct), gx, gw);
+          if (need_x && ct != xt) gx = gx.to(xt);
+          if (need_w && ct != xt) gw = gw.to(xt);
+        }
+        if (has_bias && c.needs(2)) gb = bias_grad(gyc, xt);
+        return variable_list{gx, gw, gb};
+      });
+}
+
 }  // namespace
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
@@ -260,42 +291,20 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
   op_scope.set_output(out);
 
-  if (autograd::needs_grad(x, weight, bias)) {
-    const Tensor& b = bias;
-    autograd::record(
-        "ConvolutionBackward0", autograd::collect_edges({x, weight, b}), {&out},
-        {autograd::input(x), autograd::input(weight)},
-        [g, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
-          const Tensor& gy = c.grad();
-          const Tensor& xs = c.saved(0);
-          const Tensor& ws = c.saved(1);
-          refuse_double_backward("conv2d", gy, xs, ws);
-          const ScalarType ct = detail::compute_type(xt);
-          Tensor gyc = detail::raw_contiguous(gy, ct);
-          Tensor gx, gw, gb;
-          bool need_x = c.needs(0), need_w = c.needs(1);
-          if (need_x || need_w) {
-            Tensor xc = need_w ? detail::raw_contiguous(xs, ct) : Tensor();
-            Tensor wc = detail::raw_contiguous(ws, ct);
-            if (need_x) gx = detail::make_empty({g.N, g.C, g.H, g.W}, ct, gy.device());
-            if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
-            if (detail::skip_kernel(gyc)) {
-              // meta: gx and gw are made; no GEMM
-            } else if (ct == kDouble)
-              conv_backward<double>(g, need_w ? xc.data_ptr<double>() : nullptr, wc.data_ptr<double>(),
-                                    gyc.data_ptr<double>(), need_x ? gx.data_ptr<double>() : nullptr,
-                                    need_w ? gw.data_ptr<double>() : nullptr);
-            else
-              conv_backward<float>(g, need_w ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
-                                   gyc.data_ptr<float>(), need_x ? gx.data_ptr<float>() : nullptr,
-                                   need_w ? gw.data_ptr<float>() : nullptr);
-            if (need_x && ct != xt) gx = gx.to(xt);
-            if (need_w && ct != xt) gw = gw.to(xt);
-          }
-          if (has_bias && c.needs(2)) gb = bias_grad(gyc, xt);
-          return variable_list{gx, gw, gb};
-        });
-  }
+  if (autograd::needs_grad(x, weight, bias))
+    record_conv_backward("conv2d", x, weight, bias, out,
+                         [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
+                           if (gyc.scalar_type() == kDouble)
+                             conv_backward<double>(g, gw.defined() ? xc.data_ptr<double>() : nullptr,
+                                                   wc.data_ptr<double>(), gyc.data_ptr<double>(),
+                                                   gx.defined() ? gx.data_ptr<double>() : nullptr,
+                                                   gw.defined() ? gw.data_ptr<double>() : nullptr);
+                           else
+                             conv_backward<float>(g, gw.defined() ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
+                                                  gyc.data_ptr<float>(), gx.defined() ? gx.data_ptr<float>() : nullptr,
+                                                  gw.defined() ? gw.data_ptr<float>() : nullptr);
+                         },
+                         {g.N, g.C, g.H, g.W}, {g.O, g.Cg(), g.kH, g.kW});
   return out;
 }
 
@@ -378,49 +387,28 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
   op_scope.set_output(out);
 
-  if (autograd::needs_grad(x, weight, bias)) {
-    const Tensor& b = bias;
-    autograd::record(
-        "ConvolutionBackward0", autograd::collect_edges({x, weight, b}), {&out},
-        {autograd::input(x), autograd::input(weight)},
-        [g, has_bias = bias.defined(), xt = x.scalar_type()](autograd::BackwardContext& c) {
-          const Tensor& gy = c.grad();
-          const Tensor& xs = c.saved(0);
-          const Tensor& ws = c.saved(1);
-          refuse_double_backward("conv_transpose2d", gy, xs, ws);
-          const ScalarType ct = detail::compute_type(xt);
-          Tensor gyc = detail::raw_contiguous(gy, ct);
-          Tensor gx, gw, gb;
-          bool need_x = c.needs(0), need_w = c.needs(1);
-          if (need_x || need_w) {
-            Tensor wc = detail::raw_contiguous(ws, ct);
-            if (need_x) gx = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, gy.device());
-            if (need_w) gw = detail::make_empty({g.O, g.Cg(), g.kH, g.kW}, ct, gy.device());
-            if (!detail::skip_kernel(gyc)) {
-              // grad_input: conv2d of grad_output; grad_weight: conv2d's weight gradient with grad_output as its
-              // input and our input as its output gradient
-              Tensor xc = need_w ? detail::raw_contiguous(xs, ct) : Tensor();
-              if (ct == kDouble) {
-                if (need_x)
-                  conv_forward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), nullptr, gx.data_ptr<double>());
-                if (need_w)
-                  conv_backward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), xc.data_ptr<double>(),
-                                        nullptr, gw.data_ptr<double>());
-              } else {
-                if (need_x)
-                  conv_forward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(), nullptr, gx.data_ptr<float>());
-                if (need_w)
-                  conv_backward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(), xc.data_ptr<float>(), nullptr,
-                                       gw.data_ptr<float>());
-              }
-            }
-            if (need_x && ct != xt) gx = gx.to(xt);
-            if (need_w && ct != xt) gw = gw.to(xt);
-          }
-          if (has_bias && c.needs(2)) gb = bias_grad(gyc, xt);
-          return variable_list{gx, gw, gb};
-        });
-  }
+  // grad_input is conv2d of grad_output; grad_weight conv2d's weight gradient with grad_output as its input and our
+  // input as its output gradient.
+  if (autograd::needs_grad(x, weight, bias))
+    record_conv_backward("conv_transpose2d", x, weight, bias, out,
+                         [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
+                           if (gyc.scalar_type() == kDouble) {
+                             if (gx.defined())
+                               conv_forward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), nullptr,
+                                                    gx.data_ptr<double>());
+                             if (gw.defined())
+                               conv_backward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(),
+                                                     xc.data_ptr<double>(), nullptr, gw.data_ptr<double>());
+                           } else {
+                             if (gx.defined())
+                               conv_forward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(), nullptr,
+                                                   gx.data_ptr<float>());
+                             if (gw.defined())
+                               conv_backward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(),
+                                                    xc.data_ptr<float>(), nullptr, gw.data_ptr<float>());
+                           }
+                         },
+                         {g.N, g.O, g.Ho, g.Wo}, {g.O, g.Cg(), g.kH, g.kW});
   return out;
 }
 
