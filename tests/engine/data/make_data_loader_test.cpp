@@ -159,11 +159,13 @@ TEST_CASE("MNIST as libtorch's example reads it: Normalize<>, Stack<>, kTest, tr
     std::sort(labels.begin(), labels.end());
     CHECK(labels == std::vector<int64_t>{7, 8, 9});
   }
+#ifndef GLASSBOX_NO_PROBES  // a build without probes writes no spans (make test-options)
   for (const char* stage : {"sample", "fetch", "collate", "wait"}) {
     CAPTURE(stage);
     CHECK(sql_int(path, std::string("SELECT COUNT(*) FROM spans s WHERE s.kind = 5 AND s.name_id = (SELECT id FROM "
                                     "strings WHERE text = '") + stage + "') AND seq >= 0") == 2);
   }
+#endif
   // the first test image's first pixel: byte 2, scaled to [0, 1] and normalized
   auto one = D::MNIST(tmp.dir.string(), D::MNIST::Mode::kTest).map(T::Normalize<>(0.1307, 0.3081));
   CHECK(gb::data::detail::Pipeline<decltype(one)>::get(one, 0).data[0][0][0].item<float>() ==

@@ -29,7 +29,7 @@ TEST_CASE("Functional wraps a function, or one with the arguments after the inpu
 TEST_CASE("a Sequential of modules and Functionals trains; each Functional call runs its hooks") {
   gb::manual_seed(2);
   gb::nn::Sequential net(gb::nn::Linear(3, 8), gb::nn::Functional(gb::relu), gb::nn::Linear(8, 1),
-                         gb::nn::Functional(gb::reshape, gb::IntArrayRef({-1})));
+                         gb::nn::Functional(gb::reshape, std::vector<int64_t>{-1}));  // a bound value, not a view of a temporary
   CHECK(net->named_parameters().keys() == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
   int calls = 0;
   net->at<gb::nn::FunctionalImpl>(1).register_forward_hook(
