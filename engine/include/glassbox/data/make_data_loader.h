@@ -91,10 +91,8 @@ class StatelessDataLoader
 
  private:
   StatelessDataLoader(std::shared_ptr<D> d, S sampler, DataLoaderOptions options)
-      : Base(std::shared_ptr<Dataset<typename detail::Pipeline<D>::Example>>(
-                 std::make_shared<detail::TorchDatasetAdapter<D>>(d)),
-             detail::with_sampler(std::move(sampler), std::move(options), static_cast<int64_t>(d->size().value_or(0))),
-             detail::torch_collate(d)) {}
+      : Base(d, detail::with_sampler(std::move(sampler), std::move(options),
+                                     static_cast<int64_t>(d->size().value_or(0)))) {}
 };
 
 template <class D, class S>
