@@ -47,10 +47,13 @@ enum class MemCategory : int {
 inline constexpr std::array<std::string_view, 8> kMemCategoryNames = {
     "unknown", "parameter", "gradient", "activation", "optimizer_state", "temporary", "input", "autograd_detail"};
 constexpr int kMemCategories = static_cast<int>(kMemCategoryNames.size());
-// params.dtype — the engine's ScalarType order (glassbox/core/dtype.h).
-enum class DType : int { bool_ = 0, int32 = 1, int64 = 2, float16 = 3, bfloat16 = 4, float32 = 5, float64 = 6 };
-inline constexpr std::array<std::string_view, 7> kDTypeNames = {"bool",     "int32",   "int64",  "float16",
-                                                                "bfloat16", "float32", "float64"};
+// params.dtype — the engine's ScalarType order (glassbox/core/dtype.h); append only (7..9: uint8, int8, int16,
+// from schema version 3).
+enum class DType : int {
+  bool_ = 0, int32 = 1, int64 = 2, float16 = 3, bfloat16 = 4, float32 = 5, float64 = 6, uint8 = 7, int8 = 8, int16 = 9
+};
+inline constexpr std::array<std::string_view, 10> kDTypeNames = {"bool",    "int32",   "int64", "float16", "bfloat16",
+                                                                 "float32", "float64", "uint8", "int8",    "int16"};
 // anomalies.kind — append only: the numbers are stored in files (schema version 2 added 7..11).
 enum class AnomalyKind : int {
   nonfinite_forward = 0, nonfinite_backward = 1, exploding_norm = 2, vanishing_norm = 3, loss_spike = 4,
@@ -71,7 +74,7 @@ static_assert(kSpanKindNames.size() == static_cast<std::size_t>(SpanKind::cuda_a
 static_assert(kThreadRoleNames.size() == static_cast<std::size_t>(ThreadRole::other) + 1);
 static_assert(kMemActionNames.size() == static_cast<std::size_t>(MemAction::retag) + 1);
 static_assert(kMemCategoryNames.size() == static_cast<std::size_t>(MemCategory::autograd_detail) + 1);
-static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::float64) + 1);
+static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::int16) + 1);
 static_assert(kAnomalyKindNames.size() == static_cast<std::size_t>(AnomalyKind::missing_zero_grad) + 1);
 static_assert(kSeverityNames.size() == static_cast<std::size_t>(Severity::error) + 1);
 

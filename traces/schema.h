@@ -15,7 +15,7 @@ namespace gb::trace {
 // Bump when a table or column changes meaning or disappears, or an enum gains values an older reader would not
 // know; the Reader refuses files with a newer version. 1: the first; 2: anomaly kinds 7..11 (nonfinite_loss,
 // update_ratio, dead_relu, amp_scale_collapse, missing_zero_grad). A version 1 file reads as it is (kinds 0..6).
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 const char* create_tables_sql();   // CREATE TABLE ... for every table, one statement per table
 const char* create_indexes_sql();  // CREATE INDEX IF NOT EXISTS ... the Reader's queries use

@@ -35,6 +35,9 @@ decltype(auto) dispatch_numeric(ScalarType t, const char* op, F&& f) {  // float
     case kBFloat16: return f(type_tag<BFloat16>{});
     case kInt64: return f(type_tag<int64_t>{});
     case kInt32: return f(type_tag<int32_t>{});
+    case kInt16: return f(type_tag<int16_t>{});
+    case kInt8: return f(type_tag<int8_t>{});
+    case kUInt8: return f(type_tag<uint8_t>{});
     default: throw_unsupported_dtype(op, t, "a floating or integer dtype");
   }
 }
@@ -48,6 +51,9 @@ decltype(auto) dispatch_all(ScalarType t, const char* op, F&& f) {
     case kBFloat16: return f(type_tag<BFloat16>{});
     case kInt64: return f(type_tag<int64_t>{});
     case kInt32: return f(type_tag<int32_t>{});
+    case kInt16: return f(type_tag<int16_t>{});
+    case kInt8: return f(type_tag<int8_t>{});
+    case kUInt8: return f(type_tag<uint8_t>{});
     case kBool: return f(type_tag<bool>{});
   }
   throw_unsupported_dtype(op, t, "any dtype");

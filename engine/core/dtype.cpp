@@ -11,6 +11,9 @@ namespace gb {
 const char* to_string(ScalarType t) {
   switch (t) {
     case kBool: return "Bool";
+    case kUInt8: return "Byte";
+    case kInt8: return "Char";
+    case kInt16: return "Short";
     case kInt32: return "Int";
     case kInt64: return "Long";
     case kHalf: return "Half";
@@ -24,6 +27,9 @@ const char* to_string(ScalarType t) {
 const char* python_name(ScalarType t) {
   switch (t) {
     case kBool: return "bool";
+    case kUInt8: return "uint8";
+    case kInt8: return "int8";
+    case kInt16: return "int16";
     case kInt32: return "int32";
     case kInt64: return "int64";
     case kHalf: return "float16";
@@ -37,6 +43,9 @@ const char* python_name(ScalarType t) {
 const char* tensor_type_name(ScalarType t) {
   switch (t) {
     case kBool: return "BoolTensor";
+    case kUInt8: return "ByteTensor";
+    case kInt8: return "CharTensor";
+    case kInt16: return "ShortTensor";
     case kInt32: return "IntTensor";
     case kInt64: return "LongTensor";
     case kHalf: return "HalfTensor";
@@ -49,19 +58,25 @@ const char* tensor_type_name(ScalarType t) {
 
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
+  // PyTorch's lattice: bool < (uint8 | int8) < int16 < int32 < int64 < (float16 | bfloat16) < float32 < float64;
+  // the two pairs of equals meet one step up (uint8 with int8 is int16, float16 with bfloat16 is float32).
   auto rank = [](ScalarType t) {
     switch (t) {
       case kBool: return 0;
-      case kInt32: return 1;
-      case kInt64: return 2;
-      case kHalf: return 3;
-      case kBFloat16: return 3;
-      case kFloat: return 4;
-      case kDouble: return 5;
+      case kUInt8: return 1;
+      case kInt8: return 1;
+      case kInt16: return 2;
+      case kInt32: return 3;
+      case kInt64: return 4;
+      case kHalf: return 5;
+      case kBFloat16: return 5;
+      case kFloat: return 6;
+      case kDouble: return 7;
     }
     return 0;
   };
   if ((a == kHalf && b == kBFloat16) || (a == kBFloat16 && b == kHalf)) return kFloat;
+  if ((a == kUInt8 && b == kInt8) || (a == kInt8 && b == kUInt8)) return kInt16;
   return rank(a) >= rank(b) ? a : b;
 }
 

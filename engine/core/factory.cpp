@@ -338,5 +338,12 @@ Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const T
 }
 Tensor tensor(double value, const TensorOptions& o) { return from_values(&value, 1, {}, get_default_dtype(), o); }
 Tensor tensor(int64_t value, const TensorOptions& o) { return from_values(&value, 1, {}, kInt64, o); }
+Tensor tensor(int value, const TensorOptions& o) { return tensor(int64_t(value), o); }
+Tensor tensor(bool value, const TensorOptions& o) {
+  Tensor t = detail::make_empty({}, kBool, Device(kCPU));
+  *t.data_ptr<bool>() = value;
+  if (o.has_dtype() && o.dtype() != kBool) t = t.to(o.dtype());
+  return finish(t, o);
+}
 
 }  // namespace gb

@@ -86,25 +86,7 @@ int64_t nbytes(const Tensor& t) { return t.numel() * element_size(t.scalar_type(
 
 }  // namespace
 
-const char* dtype_name(ScalarType t) {
-  switch (t) {
-    case kBool:
-      return "bool";
-    case kInt32:
-      return "int32";
-    case kInt64:
-      return "int64";
-    case kHalf:
-      return "float16";
-    case kBFloat16:
-      return "bfloat16";
-    case kFloat:
-      return "float32";
-    case kDouble:
-      return "float64";
-  }
-  return "unknown";
-}
+const char* dtype_name(ScalarType t) { return python_name(t); }
 
 uint32_t op_name_id(const char* op) {
   thread_local AddressCache<uint32_t> cache;

@@ -141,6 +141,7 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
   return gb::scatter_add(*this, dim, index, src);
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return gb::masked_select(*this, mask); }
+Tensor Tensor::nonzero() const { return gb::nonzero(*this); }
 
 Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }

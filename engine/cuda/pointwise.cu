@@ -33,7 +33,7 @@ __global__ void pointwise_kernel(PwArgs a, int64_t numel, OffsetCalc calc, Ptrs 
   }
 }
 
-// The source's dtype is a per-launch switch (uniform across threads), so nvcc compiles 7 copy kernels, not 49.
+// The source's dtype is a per-launch switch (uniform across threads), so nvcc compiles 10 copy kernels, not 100.
 template <typename D, typename S>
 __device__ void convert_from(D* dst, const char* src) {
   convert(dst, reinterpret_cast<const S*>(src));
@@ -49,6 +49,9 @@ __global__ void copy_kernel(int64_t numel, OffsetCalc calc, char* dst, const cha
     const char* s = src + off[1];
     switch (src_dtype) {
       case ScalarType::Bool: convert_from<D, bool>(d, s); break;
+      case ScalarType::UInt8: convert_from<D, uint8_t>(d, s); break;
+      case ScalarType::Int8: convert_from<D, int8_t>(d, s); break;
+      case ScalarType::Int16: convert_from<D, int16_t>(d, s); break;
       case ScalarType::Int32: convert_from<D, int32_t>(d, s); break;
       case ScalarType::Int64: convert_from<D, int64_t>(d, s); break;
       case ScalarType::Half: convert_from<D, Half>(d, s); break;
@@ -68,6 +71,9 @@ template <typename F>
 void with_type(ScalarType t, F&& f) {
   switch (t) {
     case ScalarType::Bool: f(Tag<bool>{}); return;
+    case ScalarType::UInt8: f(Tag<uint8_t>{}); return;
+    case ScalarType::Int8: f(Tag<int8_t>{}); return;
+    case ScalarType::Int16: f(Tag<int16_t>{}); return;
     case ScalarType::Int32: f(Tag<int32_t>{}); return;
     case ScalarType::Int64: f(Tag<int64_t>{}); return;
     case ScalarType::Half: f(Tag<Half>{}); return;

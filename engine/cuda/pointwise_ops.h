@@ -160,6 +160,21 @@ GB_HD bool is_nan(M x) {
   return x != x;  // false for integers
 }
 
+// A launch parameter (a double) in M: integers through int64, so -1 is 255 in uint8 as on the CPU (a negative double
+// converted straight to an unsigned type is undefined).
+template <typename M>
+GB_HD M param(double p) {
+  if constexpr (std::is_integral<M>::value && !std::is_same<M, bool>::value) return M(int64_t(p));
+  else return M(p);
+}
+
+// x < 0, spelled so that unsigned types need no comparison.
+template <typename M>
+GB_HD bool negative(M x) {
+  if constexpr (std::is_unsigned<M>::value) return false;
+  else return x < M(0);
+}
+
 template <typename M>
 GB_HD M int_pow(M x, M y) {
   M r = 1;
@@ -171,12 +186,12 @@ GB_HD M int_pow(M x, M y) {
 template <typename M>
 GB_HD M pw_value(const PwArgs& a, M x, M y) {
   constexpr bool fp = std::is_floating_point<M>::value;
-  const M p0 = M(a.p0), p1 = M(a.p1);
+  const M p0 = param<M>(a.p0), p1 = param<M>(a.p1);
   switch (a.op) {
     case Pw::neg: return M(-x);
-    case Pw::abs: return x < M(0) ? M(-x) : x;
-    case Pw::sign: return M(int(M(0) < x) - int(x < M(0)));  // NaN gives 0, as the CPU kernel
-    case Pw::relu: return x < M(0) ? M(0) : x;  // NaN and -0 stay, as the CPU kernel
+    case Pw::abs: return negative(x) ? M(-x) : x;
+    case Pw::sign: return M(int(M(0) < x) - int(negative(x)));  // NaN gives 0, as the CPU kernel
+    case Pw::relu: return negative(x) ? M(0) : x;  // NaN and -0 stay, as the CPU kernel
     case Pw::add_scalar: return M(x + p0);
     case Pw::sub_scalar: return M(x - p0);
     case Pw::mul_scalar: return M(x * p0);
@@ -233,7 +248,7 @@ GB_HD M pw_value(const PwArgs& a, M x, M y) {
 
 template <typename M>
 GB_HD bool pw_compare(const PwArgs& a, M x, M y) {
-  const M p0 = M(a.p0);
+  const M p0 = param<M>(a.p0);
   switch (a.op) {
     case Pw::eq: return x == y;
     case Pw::ne: return x != y;

@@ -116,6 +116,9 @@ void reduce_rows(const ReduceLaunch& l) {
   cudaStream_t s = current_stream(l.device);
   switch (l.in_dtype) {
     case ScalarType::Bool: return launch<bool, int64_t>(l, s);
+    case ScalarType::UInt8: return launch<uint8_t, int64_t>(l, s);
+    case ScalarType::Int8: return launch<int8_t, int64_t>(l, s);
+    case ScalarType::Int16: return launch<int16_t, int64_t>(l, s);
     case ScalarType::Int32: return launch<int32_t, int64_t>(l, s);
     case ScalarType::Int64: return launch<int64_t, int64_t>(l, s);
     case ScalarType::Half: return launch<Half, float>(l, s);

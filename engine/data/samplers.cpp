@@ -6,9 +6,27 @@
 #include <numeric>
 #include <random>
 
+#include "glassbox/io/archive.h"
 #include "glassbox/ops/factory.h"
 
 namespace gb::data::samplers {
+namespace {
+
+// libtorch keeps a sampler's counters as 0-dim int64 tensors marked as buffers.
+void write_count(serialize::OutputArchive& archive, const char* key, size_t v) {
+  archive.write(key, gb::tensor(static_cast<int64_t>(v)), /*is_buffer=*/true);
+}
+size_t read_count(serialize::InputArchive& archive, const char* key) {
+  Tensor t;
+  archive.read(key, t, /*is_buffer=*/true);
+  GB_CHECK(t.numel() == 1 && is_integral(t.scalar_type()), "sampler load: '", key, "' is not one integer (shape ",
+           t.sizes(), "); the archive was not written by a sampler's save");
+  const int64_t v = t.item().to_long();
+  GB_CHECK(v >= 0, "sampler load: '", key, "' is ", v, "; the archive was not written by a sampler's save");
+  return static_cast<size_t>(v);
+}
+
+}  // namespace
 
 RandomSampler::RandomSampler(int64_t size, ScalarType index_dtype)
     : indices_(gb::randperm(size, TensorOptions().dtype(index_dtype))) {
@@ -30,6 +48,30 @@ std::optional<std::vector<size_t>> RandomSampler::next(size_t batch_size) {
   std::vector<size_t> out(p, p + n);
   index_ += n;
   return out;
+}
+
+void RandomSampler::save(serialize::OutputArchive& archive) const {
+  write_count(archive, "index", index_);
+  archive.write("indices", indices_, /*is_buffer=*/true);
+}
+
+void RandomSampler::load(serialize::InputArchive& archive) {
+  const size_t index = read_count(archive, "index");
+  Tensor indices;
+  archive.read("indices", indices, /*is_buffer=*/true);
+  GB_CHECK(indices.dim() == 1 && is_integral(indices.scalar_type()) && index <= size_t(indices.numel()),
+           "RandomSampler::load: 'indices' is not a list of indices covering 'index' (", index, ")");
+  indices_ = indices;
+  index_ = index;
+}
+
+void SequentialSampler::save(serialize::OutputArchive& archive) const { write_count(archive, "index", index_); }
+
+void SequentialSampler::load(serialize::InputArchive& archive) {
+  const size_t index = read_count(archive, "index");
+  GB_CHECK(index <= size_, "SequentialSampler::load: the archive's index ", index, " is past this sampler's size ",
+           size_, "; load it into a sampler over the same dataset");
+  index_ = index;
 }
 
 void SequentialSampler::reset(std::optional<size_t> new_size) {
@@ -81,6 +123,21 @@ std::optional<std::vector<size_t>> DistributedRandomSampler::next(size_t batch_s
   return out;
 }
 
+void DistributedRandomSampler::save(serialize::OutputArchive& archive) const {
+  write_count(archive, "sample_index_", sample_index_);
+  write_count(archive, "epoch_", epoch_);
+}
+
+void DistributedRandomSampler::load(serialize::InputArchive& archive) {
+  const size_t sample_index = read_count(archive, "sample_index_");
+  epoch_ = read_count(archive, "epoch_");
+  reset(size_);  // the epoch's permutation again, then the position in it
+  GB_CHECK(sample_index >= begin_index_ && sample_index <= end_index_, "DistributedRandomSampler::load: the "
+           "archive's position ", sample_index, " is outside this replica's share [", begin_index_, ", ", end_index_,
+           "); load it into the sampler of the same rank and dataset size");
+  sample_index_ = sample_index;
+}
+
 DistributedSequentialSampler::DistributedSequentialSampler(size_t size, size_t num_replicas, size_t rank,
                                                            bool allow_duplicates)
     : DistributedSampler(size, num_replicas, rank, allow_duplicates) {
@@ -101,6 +158,20 @@ void DistributedSequentialSampler::reset(std::optional<size_t> new_size) {
   } else {
     sample_index_ = begin_index_;
   }
+}
+
+void DistributedSequentialSampler::save(serialize::OutputArchive& archive) const {
+  write_count(archive, "sample_index_", sample_index_);
+  write_count(archive, "epoch_", epoch_);
+}
+
+void DistributedSequentialSampler::load(serialize::InputArchive& archive) {
+  const size_t sample_index = read_count(archive, "sample_index_");
+  epoch_ = read_count(archive, "epoch_");
+  GB_CHECK(sample_index >= begin_index_ && sample_index <= end_index_, "DistributedSequentialSampler::load: the "
+           "archive's position ", sample_index, " is outside this replica's share [", begin_index_, ", ", end_index_,
+           "); load it into the sampler of the same rank and dataset size");
+  sample_index_ = sample_index;
 }
 
 std::optional<std::vector<size_t>> DistributedSequentialSampler::next(size_t batch_size) {

@@ -214,9 +214,11 @@ PyRef Unpickler::load(std::string_view data) {
         break;
       }
       case 'Q': stack.push_back(hooks_.persistent_load(pop())); break;
-      case 'R': {
+      case 'R':
+      case 0x81: {  // REDUCE: callable(*args); NEWOBJ: cls.__new__(cls, *args) — both left to the reduce hook
         PyRef args = pop(), callable = pop();
-        if (args->kind != Kind::tuple) bad(str_cat("REDUCE arguments are a ", args->kind_name(), ", not a tuple"));
+        if (args->kind != Kind::tuple)
+          bad(str_cat(op_ == 'R' ? "REDUCE" : "NEWOBJ", " arguments are a ", args->kind_name(), ", not a tuple"));
         stack.push_back(hooks_.reduce(callable, args));
         break;
       }

@@ -1,4 +1,4 @@
-// engine/io/pickle.h — Unpickler: a small pickle VM for the opcodes torch.save emits (protocol 2, plus FRAME,
+// engine/io/pickle.h — Unpickler: a small pickle VM for the opcodes torch.save and libtorch emit (protocol 2, plus FRAME,
 // MEMOIZE and STACK_GLOBAL of later protocols). It builds plain values (None, bool, int, float, str, tuple, list,
 // dict) and leaves every class to the caller's hooks: find_class must return a value for an allowed global or
 // throw, so no global outside the caller's allow-list is ever reached, and nothing is executed.

@@ -1,9 +1,12 @@
-// engine/io/pt_import.cpp — gb::load_pt: torch.save's zip format (PyTorch >= 1.6) for state dicts.
+// engine/io/pt_import.cpp — PyTorch's zip files (PyTorch >= 1.6): torch.save's state dicts (gb::load_pt) and the
+// object tree of libtorch's archives (read_pt_pickle, for glassbox/io/archive.h).
 //
-// <archive>/data.pkl is a pickle of an OrderedDict (or dict) name -> tensor; each tensor is
-// _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks) whose storage is a persistent id
-// ('storage', torch.FloatStorage, key, location, numel) naming the raw little-endian bytes <archive>/data/<key>.
-// Only the globals below are reachable from the pickle; storages are read once and shared, so views keep sharing.
+// <archive>/data.pkl is a pickle of an OrderedDict (or dict) name -> tensor, or (libtorch's torch::save and
+// serialize::OutputArchive) of a __torch__.Module object whose attributes are tensors, numbers, strings and nested
+// such objects. Each tensor is _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks) whose storage
+// is a persistent id ('storage', torch.FloatStorage, key, location, numel) naming the raw little-endian bytes
+// <archive>/data/<key>. Only the globals below are reachable from the pickle; storages are read once and shared, so
+// views keep sharing.
 #include <cstring>
 #include <unordered_map>
 
@@ -11,6 +14,7 @@
 #include "glassbox/io/serialize.h"
 #include "glassbox/ops/factory.h"
 #include "io/pickle.h"
+#include "io/pt_reader.h"
 #include "io/zip_reader.h"
 
 namespace gb {
@@ -36,9 +40,9 @@ constexpr StorageType kStorages[] = {
     {"LongStorage", "torch.int64", true, kLong, 8},
     {"IntStorage", "torch.int32", true, kInt, 4},
     {"BoolStorage", "torch.bool", true, kBool, 1},
-    {"ShortStorage", "torch.int16", false, kBool, 2},
-    {"CharStorage", "torch.int8", false, kBool, 1},
-    {"ByteStorage", "torch.uint8", false, kBool, 1},
+    {"ShortStorage", "torch.int16", true, kShort, 2},
+    {"CharStorage", "torch.int8", true, kChar, 1},
+    {"ByteStorage", "torch.uint8", true, kByte, 1},
     {"ComplexFloatStorage", "torch.complex64", false, kBool, 8},
     {"ComplexDoubleStorage", "torch.complex128", false, kBool, 16},
     {"QInt8Storage", "torch.qint8", false, kBool, 1},
@@ -57,13 +61,22 @@ class PtLoader {
   PtLoader(const std::string& path, detail::ZipReader& zip, std::string prefix)
       : path_(path), zip_(zip), prefix_(std::move(prefix)) {}
 
-  StateDict run(const std::string& pickle) {
+  PyRef root(const std::string& pickle) {
     detail::Unpickler::Hooks hooks;
     hooks.find_class = [this](const std::string& m, const std::string& n) { return find_class(m, n); };
     hooks.persistent_load = [this](const PyRef& pid) { return persistent_load(pid); };
     hooks.reduce = [this](const PyRef& f, const PyRef& args) { return reduce(f, args); };
     hooks.build = [this](const PyRef& obj, const PyRef& state) { build(obj, state); };
-    PyRef root = detail::Unpickler(str_cat("gb::load_pt: '", path_, "' (", prefix_, "data.pkl)"), hooks).load(pickle);
+    return detail::Unpickler(str_cat("gb::load_pt: '", path_, "' (", prefix_, "data.pkl)"), hooks).load(pickle);
+  }
+
+  StateDict run(const std::string& pickle) {
+    PyRef root = this->root(pickle);
+    if (root->kind == Kind::object && root->str == "module") {  // libtorch's torch::save(module): dotted names
+      StateDict out;
+      flatten(root, "", out);
+      return out;
+    }
     if (root->kind != Kind::dict)
       fail(str_cat("the file holds a ", root->kind_name(), ", not a state dict (an OrderedDict of tensors)"),
            "Save model.state_dict() rather than the model or a wrapper: torch.save(model.state_dict(), path)");
@@ -85,12 +98,40 @@ class PtLoader {
   }
 
  private:
+  // A module object's tensors under dotted names (other attributes, such as numbers, are not state).
+  void flatten(const PyRef& module, const std::string& prefix, StateDict& out) const {
+    for (const auto& [k, v] : module->pairs) {
+      if (v->kind != Kind::object) continue;
+      if (v->str == "module") {
+        flatten(v, prefix + k->str + ".", out);
+        continue;
+      }
+      if (!v->tensor.defined()) fail(str_cat("entry '", prefix, k->str, "' ", v->note), "");
+      GB_CHECK(!out.contains(prefix + k->str), "gb::load_pt: '", path_, "': the key '", prefix, k->str,
+               "' appears twice");
+      out.insert(prefix + k->str, v->tensor);
+    }
+  }
+
   [[noreturn]] void fail(const std::string& problem, const std::string& next) const {
     throw Error(str_cat("gb::load_pt: '", path_, "': ", problem, next.empty() ? "" : ". ", next));
   }
 
   PyRef find_class(const std::string& module, const std::string& name) {
     std::string full = module + "." + name;
+    // the class of each object in libtorch's archives: __torch__.Module, __torch__.___torch_mangle_<k>.Module
+    if ((module == "__torch__" || module.rfind("__torch__.", 0) == 0) && name == "Module") {
+      PyRef g = PyObject::make(Kind::global);
+      g->str = "torchscript.Module";
+      return g;
+    }
+    // TorchScript's typed lists (libtorch archives): build_intlist([...]) and friends give the list itself
+    if (module == "torch.jit._pickle" && name.rfind("build_", 0) == 0 && name.size() > 10 &&
+        name.compare(name.size() - 4, 4, "list") == 0) {
+      PyRef g = PyObject::make(Kind::global);
+      g->str = "torchscript.list";
+      return g;
+    }
     bool ok = full == "collections.OrderedDict" || full == "torch._utils._rebuild_tensor_v2" ||
               full == "torch._utils._rebuild_parameter" || (module == "torch" && find_storage(name) != nullptr);
     if (!ok)
@@ -115,8 +156,8 @@ class PtLoader {
     obj->str = "storage";
     if (!st->supported) {
       obj->note = str_cat("has dtype ", st->python, ", which glassbox does not support (it has float32, float64, "
-                          "float16, bfloat16, int64, int32, bool). Convert it in Python before saving, e.g. "
-                          "sd[name] = sd[name].to(torch.int32)");
+                          "float16, bfloat16, int64, int32, int16, int8, uint8, bool). Convert it in Python before "
+                          "saving, e.g. sd[name] = sd[name].to(torch.float32)");
       return obj;
     }
     int64_t numel = t[4]->integer;
@@ -158,6 +199,16 @@ class PtLoader {
 
   PyRef reduce(const PyRef& f, const PyRef& args) {
     const auto& a = args->items;
+    if (f->kind == Kind::global && f->str == "torchscript.Module") {  // NEWOBJ: its attributes come with BUILD
+      if (!a.empty()) fail("a TorchScript module object is built with arguments", "The file is damaged; save it again");
+      PyRef m = PyObject::make(Kind::object);
+      m->str = "module";
+      return m;
+    }
+    if (f->kind == Kind::global && f->str == "torchscript.list") {
+      if (a.size() != 1 || a[0]->kind != Kind::list) fail("a TorchScript list is built from something else than a list", "The file is damaged; save it again");
+      return a[0];
+    }
     if (f->kind == Kind::global && f->str == "collections.OrderedDict") {
       if (!a.empty()) fail("OrderedDict is built with arguments", "Save a plain state dict");
       return PyObject::make(Kind::dict);
@@ -198,6 +249,12 @@ class PtLoader {
   void build(const PyRef& obj, const PyRef& state) {
     // An OrderedDict's instance attributes (state_dict()'s `_metadata` of module versions): not needed here.
     if (obj->kind == Kind::dict && (state->kind == Kind::dict || state->kind == Kind::none)) return;
+    if (obj->kind == Kind::object && obj->str == "module" && state->kind == Kind::dict && obj->pairs.empty()) {
+      for (const auto& [k, v] : state->pairs)
+        if (k->kind != Kind::string) fail(str_cat("a module attribute's name is a ", k->kind_name()), "The file is damaged; save it again");
+      obj->pairs = state->pairs;
+      return;
+    }
     fail(str_cat("the pickle sets the state of a ", obj->kind_name()), "Save a plain state dict of tensors");
   }
 
@@ -209,7 +266,11 @@ class PtLoader {
 
 }  // namespace
 
-StateDict load_pt(const std::string& path, std::optional<Device> map_location) {
+namespace {
+
+// Opens a PyTorch zip and hands its data.pkl to f(loader, pickle bytes).
+template <typename F>
+auto with_pt_pickle(const std::string& path, F&& f) {
   using detail::str_cat;
   unsigned char magic[4] = {0, 0, 0, 0};
   if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
@@ -242,7 +303,21 @@ StateDict load_pt(const std::string& path, std::optional<Device> map_location) {
   }
   GB_CHECK(pkl->size <= (uint64_t(1) << 30), "gb::load_pt: '", path, "': data.pkl is ", pkl->size,
            " bytes, far more than a state dict needs; the file is damaged");
-  StateDict sd = PtLoader(path, zip, prefix).run(zip.read(*pkl));
+  PtLoader loader(path, zip, prefix);
+  return f(loader, zip.read(*pkl));
+}
+
+}  // namespace
+
+namespace detail {
+PyRef read_pt_pickle(const std::string& path) {
+  return with_pt_pickle(path, [](PtLoader& loader, const std::string& pickle) { return loader.root(pickle); });
+}
+}  // namespace detail
+
+StateDict load_pt(const std::string& path, std::optional<Device> map_location) {
+  StateDict sd =
+      with_pt_pickle(path, [](PtLoader& loader, const std::string& pickle) { return loader.run(pickle); });
   if (map_location)
     for (auto& item : sd)
       if (item.value().device() != *map_location) item.value() = item.value().to(*map_location);

@@ -37,8 +37,8 @@ struct DtypeInfo {
 };
 // Every dtype of the format; glassbox holds the ones marked supported.
 constexpr DtypeInfo kDtypes[] = {
-    {"BOOL", 1, true, kBool},       {"U8", 1, false, kBool},      {"I8", 1, false, kBool},
-    {"I16", 2, false, kBool},       {"U16", 2, false, kBool},     {"F16", 2, true, kHalf},
+    {"BOOL", 1, true, kBool},       {"U8", 1, true, kUInt8},      {"I8", 1, true, kInt8},
+    {"I16", 2, true, kInt16},       {"U16", 2, false, kBool},     {"F16", 2, true, kHalf},
     {"BF16", 2, true, kBFloat16},   {"I32", 4, true, kInt},       {"U32", 4, false, kBool},
     {"F32", 4, true, kFloat},       {"F64", 8, true, kDouble},    {"I64", 8, true, kLong},
     {"U64", 8, false, kBool},       {"F8_E4M3", 1, false, kBool}, {"F8_E5M2", 1, false, kBool},
@@ -133,7 +133,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const Json& 
   if (info == nullptr) bad(path, where + " has the unknown dtype " + dt.dump());
   if (!info->supported)
     throw Error(str_cat("gb::load: '", path, "': ", where, " has dtype ", info->name,
-                        ", which glassbox does not support (it has BOOL, I32, I64, F16, BF16, F32, F64). Convert it "
+                        ", which glassbox does not support (it has BOOL, U8, I8, I16, I32, I64, F16, BF16, F32, F64). Convert it "
                         "where it was written, e.g. in Python: sd[name] = sd[name].to(torch.int32), then save again"));
   Entry e{name, info->type, info->itemsize, {}, 0, 0};
   const Json& shape = v["shape"];

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "glassbox/io/archive.h"
 #include "glassbox/optim/optimizer.h"
 #include "io/safetensors.h"
 
@@ -15,8 +16,33 @@ void save(const StateDict& state_dict, const std::string& path, const Metadata& 
   detail::save_safetensors(state_dict, path, metadata);
 }
 
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The file starts with a zip's signature (PyTorch's formats), as opposed to safetensors.
+bool is_zip(const std::string& path) {
+  unsigned char magic[4] = {0, 0, 0, 0};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    int err = errno;
+    throw Error(detail::str_cat("gb::load: cannot open '", path, "' (", std::strerror(err), "); check the path"));
+  }
+  size_t got = std::fread(magic, 1, 4, f);
+  std::fclose(f);
+  return got == 4 && std::memcmp(magic, "PK\x03\x04", 4) == 0;
+}
+}  // namespace
+
 void save(ModuleRef module, const std::string& path, const Metadata& metadata) {
-  detail::save_safetensors(module->state_dict(), path, metadata);
+  if (ends_with(path, ".safetensors") || !metadata.empty()) {
+    detail::save_safetensors(module->state_dict(), path, metadata);
+    return;
+  }
+  serialize::OutputArchive archive;
+  module->save(archive);
+  archive.save_to(path);
 }
 
 StateDict load(const std::string& path, std::optional<Device> map_location) {
@@ -64,19 +90,19 @@ StateDict load_kind(const std::string& path, std::optional<Device> device, const
 
 void save(const Tensor& tensor, const std::string& path) {
   GB_CHECK(tensor.defined(), "gb::save: the tensor is undefined; nothing to save to '", path, "'");
-  StateDict sd;
-  sd.insert("tensor", tensor);
-  detail::save_safetensors(sd, path, {{kKindKey, "tensor"}});
+  serialize::OutputArchive archive;  // libtorch's: the tensor under the key "0"
+  archive.write("0", tensor);
+  archive.save_to(path);
 }
 
 void save(const std::vector<Tensor>& tensors, const std::string& path) {
-  StateDict sd;
+  serialize::OutputArchive archive;  // libtorch's: "0", "1", ...
   for (size_t i = 0; i < tensors.size(); ++i) {
     GB_CHECK(tensors[i].defined(), "gb::save: tensor ", i, " of ", tensors.size(), " is undefined; nothing was written to '",
              path, "'");
-    sd.insert(std::to_string(i), tensors[i]);
+    archive.write(std::to_string(i), tensors[i]);
   }
-  detail::save_safetensors(sd, path, {{kKindKey, "tensors"}});
+  archive.save_to(path);
 }
 
 void save(const optim::Optimizer& optimizer, const std::string& path) {
@@ -84,6 +110,21 @@ void save(const optim::Optimizer& optimizer, const std::string& path) {
 }
 
 void load(Tensor& tensor, const std::string& path, std::optional<Device> device) {
+  if (is_zip(path)) {
+    serialize::InputArchive archive;
+    archive.load_from(path, device);
+    const auto keys = archive.keys();
+    std::string listed;
+    for (const auto& k : keys) listed += (listed.empty() ? "" : ", ") + k;
+    GB_CHECK(!(keys.size() > 1 && keys[0] == "0"), "gb::load(tensor, \"", path, "\"): the archive holds a list of ",
+             keys.size(), " tensors; load it into a std::vector<gb::Tensor>");
+    GB_CHECK(keys.size() == 1 && keys[0] == "0", "gb::load(tensor, \"", path, "\"): the archive holds the keys [",
+             listed, "], not one saved tensor (\"0\"); read it with gb::load(path) or a gb::serialize::InputArchive");
+    Tensor t;
+    archive.read("0", t);
+    tensor = t;
+    return;
+  }
   StateDict sd = load_kind(path, device, "tensor", "tensor");
   GB_CHECK(sd.size() == 1 && sd.contains("tensor"), "gb::load(tensor, \"", path,
            "\"): the file says it holds a tensor but has ", sd.size(), " entries; it was not written by gb::save");
@@ -91,6 +132,21 @@ void load(Tensor& tensor, const std::string& path, std::optional<Device> device)
 }
 
 void load(std::vector<Tensor>& tensors, const std::string& path, std::optional<Device> device) {
+  if (is_zip(path)) {  // libtorch's loop: "0", "1", ... while present
+    serialize::InputArchive archive;
+    archive.load_from(path, device);
+    std::vector<Tensor> out;
+    Tensor t;
+    while (archive.try_read(std::to_string(out.size()), t)) {
+      out.push_back(t);
+      t = Tensor();
+    }
+    GB_CHECK(out.size() == archive.keys().size(), "gb::load(tensors, \"", path, "\"): the archive holds ",
+             archive.keys().size(), " keys but only ", out.size(), " are the tensors \"0\", \"1\", ...; read it "
+             "with an InputArchive");
+    tensors = std::move(out);
+    return;
+  }
   StateDict sd = load_kind(path, device, "tensors", "tensors");
   std::vector<Tensor> out;
   for (size_t i = 0; i < sd.size(); ++i) {

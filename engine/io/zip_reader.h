@@ -5,7 +5,8 @@
 // Each entry read whole is checked against its CRC-32 (as PyTorch's reader does), so a flipped byte in a tensor is
 // an error rather than a silently wrong weight.
 //
-// Refused with a gb::Error naming the file and entry: compressed or encrypted entries, ZIP64 archives that need
+// Refused with a gb::Error naming the file and entry: reading a compressed entry (one can be listed: libtorch
+// deflates its archives' code/ files, which glassbox never reads), encrypted entries, ZIP64 archives that need
 // their 64-bit fields (> 4 GiB or > 65535 entries; a ZIP64 record that repeats the 32-bit values, which PyTorch's
 // writer always adds, is fine), multi-disk archives, and any size or offset outside the file.
 #pragma once
@@ -18,6 +19,9 @@
 
 namespace gb::detail {
 
+// CRC-32 with the zip polynomial (what each entry's header records).
+uint32_t crc32(const unsigned char* p, uint64_t n);
+
 class ZipReader {
  public:
   struct Entry {
@@ -25,6 +29,7 @@ class ZipReader {
     uint64_t offset = 0;  // of the data, in the file
     uint64_t size = 0;
     uint32_t crc32 = 0;   // from the central directory; checked whenever the whole entry is read
+    uint32_t method = 0;  // 0: stored; anything else (a compressed entry) is refused when read
   };
 
   explicit ZipReader(const std::string& path);  // `what` in messages is "gb::load_pt"
@@ -41,6 +46,7 @@ class ZipReader {
   [[noreturn]] void bad(const std::string& problem) const;
   void read_at(uint64_t at, void* out, uint64_t n) const;
   void check_crc(const Entry& e, const void* data) const;
+  void check_stored(const Entry& e) const;
 
   std::string path_;
   std::FILE* file_ = nullptr;

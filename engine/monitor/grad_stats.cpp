@@ -21,7 +21,10 @@ static_assert(static_cast<int>(ScalarType::Bool) == static_cast<int>(trace::DTyp
               static_cast<int>(ScalarType::Half) == static_cast<int>(trace::DType::float16) &&
               static_cast<int>(ScalarType::BFloat16) == static_cast<int>(trace::DType::bfloat16) &&
               static_cast<int>(ScalarType::Float) == static_cast<int>(trace::DType::float32) &&
-              static_cast<int>(ScalarType::Double) == static_cast<int>(trace::DType::float64));
+              static_cast<int>(ScalarType::Double) == static_cast<int>(trace::DType::float64) &&
+              static_cast<int>(ScalarType::UInt8) == static_cast<int>(trace::DType::uint8) &&
+              static_cast<int>(ScalarType::Int8) == static_cast<int>(trace::DType::int8) &&
+              static_cast<int>(ScalarType::Int16) == static_cast<int>(trace::DType::int16));
 
 namespace {
 

@@ -64,4 +64,18 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> ModuleDictImpl::ite
   return out;
 }
 
+std::shared_ptr<Module> ModuleListImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleListImpl>();
+  for (const auto& m : modules_) copy->push_back(m->clone(device));
+  copy->copy_state_from(*this, device, /*recurse=*/false);
+  return copy;
+}
+
+std::shared_ptr<Module> ModuleDictImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleDictImpl>();
+  for (const auto& item : modules_) copy->insert(item.key(), item.value()->clone(device));
+  copy->copy_state_from(*this, device, /*recurse=*/false);
+  return copy;
+}
+
 }  // namespace gb::nn

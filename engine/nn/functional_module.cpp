@@ -14,4 +14,10 @@ Tensor FunctionalImpl::forward(Tensor input) {
 
 void FunctionalImpl::pretty_print(std::ostream& stream) const { stream << "Functional()"; }
 
+std::shared_ptr<Module> FunctionalImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<FunctionalImpl>(function_);
+  copy->copy_state_from(*this, device, /*recurse=*/false);
+  return copy;
+}
+
 }  // namespace gb::nn

@@ -12,6 +12,7 @@
 #include "autograd/memory_roles.h"
 #include "glassbox/autograd/function.h"
 #include "glassbox/autograd/grad_mode.h"
+#include "glassbox/io/archive.h"
 
 namespace gb::nn {
 namespace {
@@ -89,6 +90,14 @@ Module::Module() : id_(g_next_module_id.fetch_add(1)) {}
 Module::Module(std::string name) : name_(std::move(name)), id_(g_next_module_id.fetch_add(1)) {
   name_known_.store(!name_.empty());
 }
+Module::Module(const Module& other)
+    : std::enable_shared_from_this<Module>(),
+      name_(other.name()),
+      is_training_(other.is_training_),
+      id_(g_next_module_id.fetch_add(1)) {
+  name_known_.store(true);
+}
+
 Module::~Module() {
   for (const auto& c : children_)
     if (c.value() && c.value()->parent_ == this) {
@@ -281,6 +290,105 @@ void Module::to(Device device, ScalarType dtype, bool non_blocking) { convert_al
 
 void Module::zero_grad(bool set_to_none) {
   for (const auto& p : named_parameters()) gb::detail::clear_grad(p.value(), set_to_none);
+}
+
+// --- libtorch's archive form ---------------------------------------------------------------------------------
+
+void Module::save(serialize::OutputArchive& archive) const {
+  auto persistent = [&](const std::string& k) {
+    return std::find(non_persistent_.begin(), non_persistent_.end(), k) == non_persistent_.end();
+  };
+  for (const auto& p : parameters_)
+    if (p.value().defined()) archive.write(p.key(), p.value());
+  for (const auto& b : buffers_)
+    if (b.value().defined() && persistent(b.key())) archive.write(b.key(), b.value(), /*is_buffer=*/true);
+  for (const auto& c : children_) {
+    serialize::OutputArchive child;
+    c.value()->save(child);
+    archive.write(c.key(), child);
+  }
+}
+
+void Module::load(serialize::InputArchive& archive) {
+  auto persistent = [&](const std::string& k) {
+    return std::find(non_persistent_.begin(), non_persistent_.end(), k) == non_persistent_.end();
+  };
+  // into each tensor in place (members and optimizers holding it see the values), shapes checked first
+  auto read_into = [&](const std::string& key, const Tensor& dst, bool is_buffer) {
+    Tensor got;
+    archive.read(key, got, is_buffer);
+    GB_CHECK(got.sizes() == dst.sizes(), name(), "::load: the tensor '", key, "' has shape ", got.sizes(),
+             " in the archive but ", dst.sizes(), " in the module; build the module with the configuration it was "
+             "saved with");
+    NoGradGuard no_grad;
+    Tensor(dst).copy_(got);
+  };
+  for (auto& p : parameters_)
+    if (p.value().defined()) read_into(p.key(), p.value(), false);
+  for (auto& b : buffers_)
+    if (b.value().defined() && persistent(b.key())) read_into(b.key(), b.value(), true);
+  for (const auto& c : children_) {
+    serialize::InputArchive child;
+    archive.read(c.key(), child);
+    c.value()->load(child);
+  }
+}
+
+// --- copies -------------------------------------------------------------------------------------------------
+
+namespace {
+std::string key_list(const std::vector<std::string>& keys) {
+  std::string out = "[";
+  for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + keys[i];
+  return out + "]";
+}
+
+// dst (registered by the copy) takes a copy of src's values, keeping its identity (members that hold it see them).
+void copy_tensor(const Module& m, const char* what, const std::string& key, const Tensor& dst, const Tensor& src,
+                 const std::optional<Device>& device) {
+  GB_CHECK(dst.defined() == src.defined(), m.name(), "::clone(): ", what, " '", key, "' is ",
+           src.defined() ? "defined" : "undefined", " in the original but not in the copy; register it in reset() "
+           "(or the constructor) exactly as the original did");
+  if (!src.defined()) return;
+  GB_CHECK(dst.sizes() == src.sizes(), m.name(), "::clone(): ", what, " '", key, "' has shape ", dst.sizes(),
+           " in the copy but ", src.sizes(), " in the original; the copy must be configured as the original");
+  Tensor fresh;
+  {
+    memory::CategoryGuard cat(memory::Category::parameter);
+    fresh = src.detach().to(device.value_or(src.device()), src.scalar_type(), false, /*copy=*/true);
+  }
+  swap_in(dst, fresh);
+  gb::detail::tag_storage(dst, memory::Category::parameter);
+}
+}  // namespace
+
+std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {
+  throw Error(gb::detail::str_cat("clone() has not been implemented for ", name(), ". Subclass gb::nn::Cloneable<", name(),
+                      "Impl> (your module's own type) instead of gb::nn::Module and register its parameters, buffers "
+                      "and submodules in reset(), to inherit the ability to call clone() (glassbox/nn/cloneable.h)"));
+}
+
+void Module::copy_state_from(const Module& from, const std::optional<Device>& device, bool recurse) {
+  NoGradGuard no_grad;
+  GB_CHECK(parameters_.keys() == from.parameters_.keys(), name(), "::clone(): the copy registered the parameters ",
+           key_list(parameters_.keys()), " but the original has ", key_list(from.parameters_.keys()),
+           "; register every parameter in reset() (or the constructor), as the original did");
+  GB_CHECK(buffers_.keys() == from.buffers_.keys(), name(), "::clone(): the copy registered the buffers ",
+           key_list(buffers_.keys()), " but the original has ", key_list(from.buffers_.keys()),
+           "; register every buffer in reset() (or the constructor), as the original did");
+  for (const auto& p : from.parameters_) {
+    const Tensor& dst = parameters_[p.key()];
+    copy_tensor(*this, "parameter", p.key(), dst, p.value(), device);
+    if (dst.defined()) dst.requires_grad_(p.value().requires_grad());
+  }
+  for (const auto& b : from.buffers_) copy_tensor(*this, "buffer", b.key(), buffers_[b.key()], b.value(), device);
+  non_persistent_ = from.non_persistent_;
+  is_training_ = from.is_training_;
+  if (!recurse) return;
+  GB_CHECK(children_.keys() == from.children_.keys(), name(), "::clone(): the copy registered the submodules ",
+           key_list(children_.keys()), " but the original has ", key_list(from.children_.keys()),
+           "; register every submodule in reset() (or the constructor), as the original did");
+  for (const auto& c : from.children_) children_[c.key()]->copy_state_from(*c.value(), device, true);
 }
 
 // --- state --------------------------------------------------------------------------------------------------

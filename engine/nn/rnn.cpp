@@ -111,7 +111,7 @@ Tensor RNNBase::output_layout(const Tensor& out, bool batched) const {
 }  // namespace detail
 
 LSTMImpl::LSTMImpl(const LSTMOptions& o)
-    : RNNBase({"LSTM", 4, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.bidirectional(),
+    : Builtin(Config{"LSTM", 4, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.bidirectional(),
                o.dropout()}),
       options(o) {
   GB_CHECK(o.proj_size() == 0, "LSTM: proj_size ", o.proj_size(),
@@ -156,7 +156,7 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
 }
 
 GRUImpl::GRUImpl(const GRUOptions& o)
-    : RNNBase({"GRU", 3, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.bidirectional(),
+    : Builtin(Config{"GRU", 3, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.bidirectional(),
                o.dropout()}),
       options(o) {}
 

@@ -3,6 +3,7 @@
 // forms. Comparisons return bool tensors and record no gradient; the rest keep each backward under its forward.
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "amp/autocast_hook.h"
@@ -426,7 +427,13 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
   Tensor out = detail::make_empty(a.sizes(), rt, a.device());
   Tensor aa = convert(a, rt);
   if (out.is_cuda()) {  // a missing bound is the dtype's end (the bounds are rounded to rt first, as on the CPU)
-    const double lowest = is_floating_point(rt) ? -INFINITY : rt == kInt32 ? -2147483648.0 : -9.0e18;
+    double lowest = -INFINITY, highest = INFINITY;
+    if (!is_floating_point(rt))
+      detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        lowest = double(std::numeric_limits<T>::lowest());
+        highest = double(std::numeric_limits<T>::max());
+      });
     const double bounds[2] = {min ? detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
                                 return double(opmath_t<typename decltype(tag)::type>(
                                     scalar_as<typename decltype(tag)::type>(*min)));
@@ -436,7 +443,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
                                 return double(opmath_t<typename decltype(tag)::type>(
                                     scalar_as<typename decltype(tag)::type>(*max)));
                               })
-                                  : (is_floating_point(rt) ? INFINITY : rt == kInt32 ? 2147483647.0 : 9.0e18)};
+                                  : highest};
     detail::cuda_pointwise("clamp", {cuda_kernels::Pw::clamp, bounds[0], bounds[1]}, out, {&aa}, rt);
   } else {
     clamp_scalar_kernel(out, aa, min, max, "clamp");

@@ -31,6 +31,12 @@ const char* cpp_name(ScalarType t) {
   switch (t) {
     case kBool:
       return "bool";
+    case kUInt8:
+      return "unsigned char";
+    case kInt8:
+      return "signed char";
+    case kInt16:
+      return "short int";
     case kInt32:
       return "int";
     case kInt64:
@@ -205,6 +211,12 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
       return gemm_loop<int64_t>(out, a, b, alpha, beta);
     case kInt32:
       return gemm_loop<int32_t>(out, a, b, alpha, beta);
+    case kInt16:
+      return gemm_loop<int16_t>(out, a, b, alpha, beta);
+    case kInt8:
+      return gemm_loop<int8_t>(out, a, b, alpha, beta);
+    case kUInt8:
+      return gemm_loop<uint8_t>(out, a, b, alpha, beta);
     case kBool:
       break;
   }

@@ -30,24 +30,6 @@ inline Tensor raw_contiguous(const Tensor& t, ScalarType ct) {
 }
 
 // PyTorch's name for a dtype in messages: Float, Double, Half, BFloat16, Long, Int, Bool.
-inline const char* torch_type_name(ScalarType t) {
-  switch (t) {
-    case kFloat:
-      return "Float";
-    case kDouble:
-      return "Double";
-    case kHalf:
-      return "Half";
-    case kBFloat16:
-      return "BFloat16";
-    case kInt64:
-      return "Long";
-    case kInt32:
-      return "Int";
-    case kBool:
-      return "Bool";
-  }
-  return "?";
-}
+inline const char* torch_type_name(ScalarType t) { return to_string(t); }
 
 }  // namespace gb::detail

@@ -12,6 +12,7 @@
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "ops/advanced_index.h"
 #include "ops/inplace.h"
 
 namespace gb {
@@ -379,22 +380,55 @@ Tensor unflatten(const Tensor& a, int64_t dim, IntArrayRef sizes_in) {
   return view(a, sizes);
 }
 
-// ---- Tensor::index with integers, slices, None and Ellipsis ----
+// ---- Tensor::index with integers, slices, None and Ellipsis (tensor indices: ops/advanced_index.cpp) ----
+
+namespace {
+bool has_tensor_index(ArrayRef<indexing::TensorIndex> indices) {
+  for (const auto& ix : indices)
+    if (ix.kind() == indexing::TensorIndex::Kind::Tensor) return true;
+  return false;
+}
+}  // namespace
 
 Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const {
   Tensor& self = const_cast<Tensor&>(*this);
-  index(indices).copy_(rhs);
+  if (has_tensor_index(indices)) detail::index_put_with_tensors(self, indices, &rhs, nullptr, false);
+  else index(indices).copy_(rhs);
   return self;
 }
 
 Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const {
   Tensor& self = const_cast<Tensor&>(*this);
-  index(indices).fill_(v);
+  if (has_tensor_index(indices)) detail::index_put_with_tensors(self, indices, nullptr, &v, false);
+  else index(indices).fill_(v);
   return self;
+}
+
+Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& values, bool accumulate) const {
+  Tensor& self = const_cast<Tensor&>(*this);
+  if (has_tensor_index(indices)) {
+    detail::index_put_with_tensors(self, indices, &values, nullptr, accumulate);
+  } else if (accumulate) {
+    Tensor view = index(indices);
+    view.add_(values);
+  } else {
+    index(indices).copy_(values);
+  }
+  return self;
+}
+
+Tensor Tensor::operator[](const Tensor& i) const {
+  GB_CHECK_INDEX(i.defined(), "Can only index with tensors that are defined");
+  GB_CHECK_INDEX(i.dim() == 0, "Can only index with tensors that are scalars (zero-dim); for a tensor of indices "
+                 "use x.index({t}), got one of shape ", i.sizes());
+  GB_CHECK_INDEX(is_integral(i.scalar_type()), "Can only index tensors with integral scalars, got ",
+                 to_string(i.scalar_type()));
+  return select(0, i.item().to_long());
 }
 
 Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   using indexing::TensorIndex;
+  if (has_tensor_index(indices)) return detail::index_with_tensors(*this, indices);
   int64_t consumed = 0;
   bool has_ellipsis = false;
   for (const auto& ix : indices) {
@@ -422,6 +456,8 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
         break;
       case TensorIndex::Kind::Ellipsis:
         d += dim() - consumed;
+        break;
+      case TensorIndex::Kind::Tensor:  // handled above
         break;
     }
   }

@@ -24,6 +24,9 @@ torch::Dtype torch_dtype(gb::ScalarType t) {
     case gb::kBFloat16: return torch::kBFloat16;
     case gb::kInt64: return torch::kLong;
     case gb::kInt32: return torch::kInt;
+    case gb::kInt16: return torch::kShort;
+    case gb::kInt8: return torch::kChar;
+    case gb::kUInt8: return torch::kByte;
     case gb::kBool: return torch::kBool;
   }
   return torch::kFloat;
@@ -434,7 +437,70 @@ void run_all(const std::vector<Case>& cases) {
 
 }  // namespace
 
+// Tensor indices (PyTorch's advanced indexing): index tensors and masks, alone, with slices, None and ..., adjacent
+// (the picked dims stay in place) or not (they come first), and index_put_ with values, numbers and accumulate.
+std::vector<Case> advanced_index_cases() {
+  namespace GI = gb::indexing;
+  namespace TI = torch::indexing;
+  auto gi = [](std::vector<int64_t> v) { return gb::tensor(gb::ArrayRef<int64_t>(v), gb::kLong); };
+  auto ti = [](std::vector<int64_t> v) { return torch::tensor(v, torch::kLong); };
+  return {
+      {"index rows", {in({5, 4}), idx({3}, 5)}, [](G v) { return v[0].index({v[1]}); },
+       [](T v) { return v[0].index({v[1]}); }},
+      {"index 2-D index tensor", {in({5, 4}), idx({2, 3}, 4)},
+       [](G v) { return v[0].index({GI::Slice(), v[1]}); }, [](T v) { return v[0].index({TI::Slice(), v[1]}); }},
+      {"index two tensors broadcast", {in({5, 4}), idx({3, 1}, 5), idx({2}, 4)},
+       [](G v) { return v[0].index({v[1], v[2]}); }, [](T v) { return v[0].index({v[1], v[2]}); }},
+      {"index adjacent in the middle", {in({3, 4, 5, 2}), idx({6}, 4), idx({6}, 5)},
+       [](G v) { return v[0].index({GI::Slice(), v[1], v[2]}); },
+       [](T v) { return v[0].index({TI::Slice(), v[1], v[2]}); }},
+      {"index separated tensors go first", {in({3, 4, 5}), idx({2}, 3), idx({2}, 5)},
+       [](G v) { return v[0].index({v[1], GI::Slice(), v[2]}); },
+       [](T v) { return v[0].index({v[1], TI::Slice(), v[2]}); }},
+      {"index negative, ellipsis and None", {in({3, 4, 5})},
+       [gi](G v) { return v[0].index({GI::Ellipsis, gi({-1, 0, -5}), GI::None}); },
+       [ti](T v) { return v[0].index({TI::Ellipsis, ti({-1, 0, -5}), TI::None}); }},
+      {"index integer then tensor", {in({3, 4, 5})},
+       [gi](G v) { return v[0].index({1, GI::Slice(), gi({4, 2})}); },
+       [ti](T v) { return v[0].index({1, TI::Slice(), ti({4, 2})}); }},
+      {"index full mask", {in({5, 4}), nograd({5, 4}, Kind::Bool)}, [](G v) { return v[0].index({v[1]}); },
+       [](T v) { return v[0].index({v[1]}); }},
+      {"index row mask", {in({6, 3}), nograd({6}, Kind::Bool)}, [](G v) { return v[0].index({v[1]}); },
+       [](T v) { return v[0].index({v[1]}); }},
+      {"index mask on trailing dims", {in({2, 3, 4}), nograd({3, 4}, Kind::Bool)},
+       [](G v) { return v[0].index({GI::Slice(), v[1]}); }, [](T v) { return v[0].index({TI::Slice(), v[1]}); }},
+      {"index_put_ values", {in({5, 4}), in({3, 4})},
+       [gi](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({gi({3, 0, 4})}, v[1]); return y; },
+       [ti](T v) { torch::Tensor y = v[0] * 1.0; y.index_put_({ti({3, 0, 4})}, v[1]); return y; }},
+      {"index_put_ broadcast values", {in({5, 4}), in({4})},
+       [gi](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({gi({1, 2})}, v[1]); return y; },
+       [ti](T v) { torch::Tensor y = v[0] * 1.0; y.index_put_({ti({1, 2})}, v[1]); return y; }},
+      {"index_put_ mask number", {in({5, 4})},
+       [](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({y < 0}, 0.5); return y; },
+       [](T v) { torch::Tensor y = v[0] * 1.0; y.index_put_({y < 0}, 0.5); return y; }},
+      {"index_put_ mask values", {in({6, 3}), nograd({6}, Kind::Bool), in({3})},
+       [](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({v[1]}, v[2]); return y; },
+       [](T v) { torch::Tensor y = v[0] * 1.0; y.index_put_({v[1]}, v[2]); return y; }},
+      {"index_put_ in the middle", {in({3, 4, 5}), in({3, 2})},
+       [gi](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({GI::Slice(), gi({3, 1}), 2}, v[1]); return y; },
+       [ti](T v) { torch::Tensor y = v[0] * 1.0; y.index_put_({TI::Slice(), ti({3, 1}), 2}, v[1]); return y; }},
+      {"index_put_ accumulate repeats", {in({5, 4}), in({4, 4})},
+       [gi](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({gi({1, 3, 1, 1})}, v[1], true); return y; },
+       [ti](T v) {
+         torch::Tensor y = v[0] * 1.0;
+         y.index_put_({ti({1, 3, 1, 1})}, v[1], true);
+         return y;
+       }},
+      {"index_put_ two tensors", {in({4, 5}), in({3})},
+       [gi](G v) { gb::Tensor y = v[0] * 1.0; y.index_put_({gi({0, 2, 3}), gi({4, 4, 0})}, v[1]); return y; },
+       [ti](T v) { torch::Tensor y = v[0] * 1.0; y.index_put_({ti({0, 2, 3}), ti({4, 4, 0})}, v[1]); return y; }},
+      {"nonzero", {nograd({3, 4}, Kind::Bool)}, [](G v) { return v[0].nonzero(); },
+       [](T v) { return v[0].nonzero(); }},
+  };
+}
+
 TEST_CASE("pointwise ops match libtorch") { run_all(pointwise_cases()); }
+TEST_CASE("tensor indices (masks, index tensors) and index_put_ match libtorch") { run_all(advanced_index_cases()); }
 TEST_CASE("reductions and softmax match libtorch") { run_all(reduction_cases()); }
 TEST_CASE("linear algebra, joins and index ops match libtorch") { run_all(linalg_shape_cases()); }
 TEST_CASE("nn ops and losses match libtorch") { run_all(nn_cases()); }
@@ -466,4 +532,93 @@ TEST_CASE("half and bfloat16 forward results are close to libtorch's") {
     compare(a.softmax(1), ta.to(torch::kFloat).softmax(1), tol, tol, "softmax");
     compare(a.sum({1}), ta.to(torch::kFloat).sum({1}), tol, tol, "sum");
   }
+}
+
+// The small integer dtypes as image code uses them: bytes from from_blob, arithmetic that wraps, PyTorch's promotion
+// (uint8 with int8 is int16, any float scalar makes the default float, true division is float), integer reductions
+// into int64. Every result's dtype and every value must be libtorch's, exactly.
+TEST_CASE("uint8, int8 and int16 tensors: results, dtypes and wrap-around match libtorch exactly") {
+  std::vector<uint8_t> bytes = {0, 1, 7, 128, 200, 250, 255, 3, 64, 99, 17, 42};
+  std::vector<int8_t> chars = {-128, -1, 0, 1, 5, 127, -7, 33, -100, 64, 9, -3};
+  std::vector<int16_t> shorts = {-32768, -300, 0, 300, 32767, 12, -1, 5, 1000, -1000, 77, 2};
+  gb::Tensor u = gb::from_blob(bytes.data(), {3, 4}, gb::kUInt8).clone();
+  gb::Tensor c = gb::from_blob(chars.data(), {3, 4}, gb::kInt8).clone();
+  gb::Tensor h = gb::from_blob(shorts.data(), {3, 4}, gb::kInt16).clone();
+  torch::Tensor tu = torch::from_blob(bytes.data(), {3, 4}, torch::kByte).clone();
+  torch::Tensor tc = torch::from_blob(chars.data(), {3, 4}, torch::kChar).clone();
+  torch::Tensor th = torch::from_blob(shorts.data(), {3, 4}, torch::kShort).clone();
+  CHECK(u.scalar_type() == gb::kByte);
+  CHECK(u.element_size() == 1);
+  CHECK(h.element_size() == 2);
+
+  struct IntCase {
+    const char* name;
+    std::function<gb::Tensor()> ours;
+    std::function<torch::Tensor()> theirs;
+  };
+  std::vector<IntCase> cases = {
+      {"u8 to float / 255", [&] { return u.to(gb::kFloat).div(255); }, [&] { return tu.to(torch::kFloat).div(255); }},
+      {"u8 + u8 wraps", [&] { return u + u; }, [&] { return tu + tu; }},
+      {"u8 + 300 wraps", [&] { return u + 300; }, [&] { return tu + 300; }},
+      {"u8 - 10 wraps", [&] { return u - 10; }, [&] { return tu - 10; }},
+      {"u8 * 3", [&] { return u * 3; }, [&] { return tu * 3; }},
+      {"i8 * i8 wraps", [&] { return c * c; }, [&] { return tc * tc; }},
+      {"u8 + i8 is int16", [&] { return u + c; }, [&] { return tu + tc; }},
+      {"u8 + i16", [&] { return u + h; }, [&] { return tu + th; }},
+      {"i8 + int32 tensor", [&] { return c + c.to(gb::kInt); }, [&] { return tc + tc.to(torch::kInt); }},
+      {"u8 / 2 is float", [&] { return u / 2; }, [&] { return tu / 2; }},
+      {"u8 * 1.5 is float", [&] { return u * 1.5; }, [&] { return tu * 1.5; }},
+      {"i16 / i8", [&] { return h / c.clamp_min(1); }, [&] { return th / tc.clamp_min(1); }},
+      {"neg i8 wraps", [&] { return -c; }, [&] { return -tc; }},
+      {"abs i8", [&] { return c.abs(); }, [&] { return tc.abs(); }},
+      {"abs u8", [&] { return u.abs(); }, [&] { return tu.abs(); }},
+      {"sign i16", [&] { return h.sign(); }, [&] { return th.sign(); }},
+      {"relu i8", [&] { return c.relu(); }, [&] { return tc.relu(); }},
+      {"sum u8 is int64", [&] { return u.sum(); }, [&] { return tu.sum(); }},
+      {"sum dim i8", [&] { return c.sum(1); }, [&] { return tc.sum(1); }},
+      {"prod i16", [&] { return gb::prod(h.clamp(-3, 3)); }, [&] { return th.clamp(-3, 3).prod(); }},
+      {"max u8", [&] { return u.max(); }, [&] { return tu.max(); }},
+      {"min dim i8", [&] { return std::get<0>(c.min(1)); }, [&] { return std::get<0>(tc.min(1)); }},
+      {"argmax i16", [&] { return h.argmax(); }, [&] { return th.argmax(); }},
+      {"amax u8", [&] { return u.amax(0); }, [&] { return tu.amax(0); }},
+      {"u8 > 100", [&] { return u > 100; }, [&] { return tu > 100; }},
+      {"i8 == i8", [&] { return c == c.flip({1}); }, [&] { return tc == tc.flip({1}); }},
+      {"clamp u8", [&] { return u.clamp(10, 200); }, [&] { return tu.clamp(10, 200); }},
+      {"clamp i16 below", [&] { return h.clamp_min(-5); }, [&] { return th.clamp_min(-5); }},
+      {"cumsum u8 is int64", [&] { return u.cumsum(1); }, [&] { return tu.cumsum(1); }},
+      {"sort i8", [&] { return std::get<0>(c.sort(1)); }, [&] { return std::get<0>(tc.sort(1)); }},
+      {"topk u8", [&] { return std::get<0>(u.topk(2, 1)); }, [&] { return std::get<0>(tu.topk(2, 1)); }},
+      {"where u8", [&] { return gb::where(u > 100, u, gb::zeros_like(u)); },
+       [&] { return torch::where(tu > 100, tu, torch::zeros_like(tu)); }},
+      {"masked_fill i8", [&] { return c.masked_fill(c < 0, 7); }, [&] { return tc.masked_fill(tc < 0, 7); }},
+      {"index_select u8", [&] { return u.index_select(1, gb::tensor({3, 0}, gb::kLong)); },
+       [&] { return tu.index_select(1, torch::tensor({3, 0}, torch::kLong)); }},
+      {"cat i16", [&] { return gb::cat({h, h}, 0); }, [&] { return torch::cat({th, th}, 0); }},
+      {"transpose contiguous u8", [&] { return u.t().contiguous(); }, [&] { return tu.t().contiguous(); }},
+      {"matmul i16", [&] { return h.clamp(-9, 9).matmul(h.clamp(-9, 9).t()); },
+       [&] { return th.clamp(-9, 9).matmul(th.clamp(-9, 9).t()); }},
+      {"float to u8 truncates", [&] { return (u.to(gb::kFloat) * 0.7).to(gb::kByte); },
+       [&] { return (tu.to(torch::kFloat) * 0.7).to(torch::kByte); }},
+      {"i16 to i8 wraps", [&] { return h.to(gb::kChar); }, [&] { return th.to(torch::kChar); }},
+      {"bool to u8", [&] { return (u > 50).to(gb::kUInt8); }, [&] { return (tu > 50).to(torch::kUInt8); }},
+      {"pow u8", [&] { return u.pow(2); }, [&] { return tu.pow(2); }},
+      {"mul_ in place wraps", [&] { gb::Tensor x = u.clone(); x.mul_(2); return x; },
+       [&] { torch::Tensor x = tu.clone(); x.mul_(2); return x; }},
+      {"add_ i8 tensor", [&] { gb::Tensor x = c.clone(); x.add_(c); return x; },
+       [&] { torch::Tensor x = tc.clone(); x.add_(tc); return x; }},
+  };
+  for (const auto& k : cases) {
+    INFO("case " << k.name);
+    gb::Tensor ours = k.ours();
+    torch::Tensor theirs = k.theirs();
+    const bool same_dtype = torch_dtype(ours.scalar_type()) == theirs.scalar_type();
+    CHECK_MESSAGE(same_dtype, "glassbox gives " << gb::python_name(ours.scalar_type()) << ", libtorch "
+                                                 << c10::toString(theirs.scalar_type()));
+    compare(ours, theirs, 0, 0, k.name);
+  }
+  CHECK((u[1][0].item().toByte()) == 200);
+  CHECK((c[0][0].item().toChar()) == -128);
+  CHECK((h[0][4 % 4].item().toShort()) == -32768);
+  CHECK_THROWS_WITH_AS(u.mean(), doctest::Contains("Got: Byte"), gb::Error);
+  CHECK_THROWS_WITH_AS(u.add_(1.5), doctest::Contains("can't be cast"), gb::Error);
 }

@@ -3,6 +3,9 @@
 // glassbox; CTest runs it. Each idiom is a function that returns normally or fails a TORCH_CHECK naming it.
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <tuple>
@@ -64,6 +67,90 @@ void tensor_idioms() {
               "F::pad");
 }
 
+// An 8-bit RGB image in HWC bytes, as every image loader hands it over: into a normalized CHW float tensor and back.
+void image_byte_idioms() {
+  std::vector<uint8_t> pixels(4 * 5 * 3);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 37 % 256);
+  torch::Tensor hwc = torch::from_blob(pixels.data(), {4, 5, 3}, torch::kByte);
+  TORCH_CHECK(hwc.scalar_type() == torch::kUInt8 && hwc.element_size() == 1, "from_blob kByte");
+  torch::Tensor chw = hwc.permute({2, 0, 1}).to(torch::kFloat32).div(255.0);
+  TORCH_CHECK(std::abs(chw[1][0][0].item<float>() - 37.0f / 255.0f) < 1e-6f, "bytes to normalized floats");
+  torch::Tensor back = chw.mul(255).round().clamp(0, 255).to(torch::kU8).permute({1, 2, 0}).contiguous();
+  TORCH_CHECK(std::equal(pixels.begin(), pixels.end(), back.data_ptr<uint8_t>()), "floats back to the same bytes");
+  TORCH_CHECK((hwc + 200)[0][0][1].item<int>() == (37 + 200) % 256, "uint8 arithmetic wraps as in libtorch");
+  TORCH_CHECK(hwc.sum().scalar_type() == torch::kLong, "a byte tensor sums to int64");
+  torch::Tensor signed_bytes = torch::tensor({-3, 4}).to(torch::kInt8);
+  TORCH_CHECK((signed_bytes + hwc.flatten().slice(0, 0, 2)).scalar_type() == torch::kInt16, "int8 + uint8 is int16");
+  TORCH_CHECK(torch::tensor({1, 2}, torch::kShort).scalar_type() == torch::kInt16, "kShort");
+}
+
+// Boolean masks and index tensors, as data-cleaning and sampling code uses them.
+void tensor_index_idioms() {
+  using namespace torch::indexing;
+  torch::Tensor x = torch::arange(12, torch::kFloat).view({3, 4}) - 5;
+  TORCH_CHECK(x.index({x > 0}).numel() == 6, "index with a mask");
+  torch::Tensor clipped = x.clone();
+  clipped.index_put_({clipped < 0}, 0);
+  TORCH_CHECK(clipped.min().item<float>() == 0.0f, "index_put_ with a mask");
+  torch::Tensor rows = x.index({torch::tensor({2, 0})});
+  TORCH_CHECK(rows.size(0) == 2 && rows[0][0].item<float>() == 3.0f, "index with an index tensor");
+  torch::Tensor picked = x.index({Slice(), torch::tensor({1, 3})});
+  TORCH_CHECK(picked.sizes() == torch::IntArrayRef({3, 2}), "slice and index tensor");
+  torch::Tensor counts = torch::zeros({4});
+  counts.index_put_({torch::tensor({1, 1, 3})}, torch::ones({3}), /*accumulate=*/true);
+  TORCH_CHECK(counts[1].item<float>() == 2.0f, "index_put_ accumulate");
+  TORCH_CHECK(x.nonzero().size(0) == 11, "nonzero");
+  TORCH_CHECK(x[torch::tensor(1)][0].item<float>() == -1.0f, "x[0-dim tensor]");
+}
+
+// A DQN-style target network: a Cloneable module, cloned and trained apart.
+struct QNetImpl : torch::nn::Cloneable<QNetImpl> {
+  QNetImpl() { reset(); }
+  void reset() override {
+    body = register_module("body", torch::nn::Sequential(torch::nn::Linear(4, 16), torch::nn::ReLU()));
+    head = register_module("head", torch::nn::Linear(16, 2));
+  }
+  torch::Tensor forward(torch::Tensor x) { return head(body->forward(x)); }
+  torch::nn::Sequential body{nullptr};
+  torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(QNet);
+
+void clone_and_archive_idioms() {
+  torch::manual_seed(1);
+  QNet online;
+  auto target = std::dynamic_pointer_cast<QNetImpl>(online->clone());
+  torch::Tensor x = torch::randn({3, 4});
+  TORCH_CHECK(torch::allclose(online->forward(x), target->forward(x)), "a clone computes the same");
+  torch::optim::SGD opt(online->parameters(), 0.5);
+  online->forward(x).sum().backward();
+  opt.step();
+  TORCH_CHECK(!torch::allclose(online->forward(x), target->forward(x)), "training the original leaves the clone");
+  torch::nn::Linear layer(3, 2);
+  auto layer_copy = std::dynamic_pointer_cast<torch::nn::LinearImpl>(layer->clone());
+  TORCH_CHECK(layer_copy->weight.data_ptr() != layer->weight.data_ptr(), "a built-in module clones");
+
+  const std::string path = "idioms_archive.pt";
+  torch::serialize::OutputArchive out;
+  online->save(out);
+  out.write("step", c10::IValue(int64_t(7)));
+  out.save_to(path);
+  QNet restored;
+  torch::serialize::InputArchive in;
+  in.load_from(path);
+  restored->load(in);
+  c10::IValue step;
+  in.read("step", step);
+  TORCH_CHECK(step.toInt() == 7, "an IValue through an archive");
+  TORCH_CHECK(torch::allclose(restored->forward(x), online->forward(x)), "Module::save / load through archives");
+  torch::save(x, "idioms_tensor.pt");
+  torch::Tensor y;
+  torch::load(y, "idioms_tensor.pt");
+  TORCH_CHECK(torch::equal(x, y), "torch::save / torch::load of a tensor");
+  std::remove(path.c_str());
+  std::remove("idioms_tensor.pt");
+}
+
 void training_idioms() {
   torch::manual_seed(0);
   SequenceNet net;
@@ -104,6 +191,9 @@ void training_idioms() {
 int main() {
   device_and_dtype_idioms();
   tensor_idioms();
+  image_byte_idioms();
+  tensor_index_idioms();
+  clone_and_archive_idioms();
   training_idioms();
   std::cout << "all idioms compiled and ran" << std::endl;
   return 0;

@@ -306,7 +306,7 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   run_sql(future, "PRAGMA user_version = 7");
   CHECK_THROWS_WITH_AS(
       Reader{future},
-      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (2); upgrade glassbox")
+      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (3); upgrade glassbox")
           .c_str(),
       Error);
 
@@ -315,8 +315,8 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   CHECK_THROWS_WITH_AS(Reader{foreign}, doctest::Contains("not a glassbox trace (user_version 0)"), Error);
 }
 
-TEST_CASE("schema version 2 reads version 1 files (anomaly kinds 0..6) as they are, and its own kinds 7..11") {
-  CHECK(kSchemaVersion == 2);
+TEST_CASE("schema version 3 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..11 (version 2)") {
+  CHECK(kSchemaVersion == 3);
   TempDir tmp;
   std::string v1 = small_trace(tmp, "v1.db");
   run_sql(v1,
@@ -337,14 +337,14 @@ TEST_CASE("schema version 2 reads version 1 files (anomaly kinds 0..6) as they a
       w.add(AnomalyRecord{.id = k + 1, .t_ns = k, .kind = static_cast<AnomalyKind>(k), .message = "k"});
   }
   Reader r2(v2);
-  CHECK(r2.schema_version() == 2);
+  CHECK(r2.schema_version() == 3);
   REQUIRE(r2.anomalies().size() == 12);
   CHECK(r2.anomalies().back().kind == AnomalyKind::missing_zero_grad);
   CHECK(r2.anomalies()[8].kind == AnomalyKind::update_ratio);
 
-  std::string v3 = small_trace(tmp, "v3.db");
-  run_sql(v3, "PRAGMA user_version = 3");
-  CHECK_THROWS_WITH_AS(Reader{v3}, doctest::Contains("trace schema version 3 is newer than this glassbox reads (2)"),
+  std::string v4 = small_trace(tmp, "v4.db");
+  run_sql(v4, "PRAGMA user_version = 4");
+  CHECK_THROWS_WITH_AS(Reader{v4}, doctest::Contains("trace schema version 4 is newer than this glassbox reads (3)"),
                        Error);
 }
 

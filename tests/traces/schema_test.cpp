@@ -8,12 +8,12 @@
 
 using namespace gb::trace;
 
-TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (2)") {
+TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (3)") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   Writer(path).close();
   CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
-  CHECK(kSchemaVersion == 2);
+  CHECK(kSchemaVersion == 3);
   CHECK(required_tables().size() == 17);
   for (std::string_view t : required_tables())
     CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
@@ -30,6 +30,9 @@ TEST_CASE("enum names are the documented ones") {
   CHECK(name(MemCategory::optimizer_state) == "optimizer_state");
   CHECK(name(MemCategory::autograd_detail) == "autograd_detail");
   CHECK(name(DType::bfloat16) == "bfloat16");
+  CHECK(name(DType::uint8) == "uint8");  // schema version 3 appended 7..9
+  CHECK(name(DType::int16) == "int16");
+  CHECK(name(static_cast<DType>(10)) == "unknown");
   CHECK(name(AnomalyKind::memory_growth) == "memory_growth");
   // schema version 2 appended kinds 7..11; the names are the enum's
   CHECK(name(AnomalyKind::nonfinite_loss) == "nonfinite_loss");

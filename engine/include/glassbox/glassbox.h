@@ -23,6 +23,7 @@
 #include "glassbox/core/tensor.h"
 #include "glassbox/core/tensor_options.h"
 #include "glassbox/data/data.h"
+#include "glassbox/io/archive.h"
 #include "glassbox/io/checkpoint.h"
 #include "glassbox/io/serialize.h"
 #include "glassbox/memory/memory.h"

@@ -20,6 +20,9 @@ TEST_CASE("fixed, integer and scientific modes") {
   CHECK(str(gb::tensor(3.14159)) == "tensor(3.1416)");
   CHECK(str(gb::tensor({1, 2, 30})) == "tensor([ 1,  2, 30])");
   CHECK(str(gb::tensor(std::vector<bool>{true, false})) == "tensor([ True, False])");
+  // bytes print as numbers, not characters (torch.tensor([0, 65, 255], dtype=torch.uint8))
+  CHECK(str(gb::tensor({0, 65, 255}).to(gb::kUInt8)) == "tensor([  0,  65, 255], dtype=gb.uint8)");
+  CHECK(str(gb::tensor({-128, 7}).to(gb::kInt8)) == "tensor([-128,    7], dtype=gb.int8)");
 }
 
 TEST_CASE("matrices, 3-D blocks and suffixes") {

@@ -1,10 +1,11 @@
 // tests/engine/data/samplers_test.cpp — glassbox/data/samplers.h: libtorch's samplers hand out the index sequences
-// libtorch's do (permutations, shares per replica, padding, epochs).
+// libtorch's do (permutations, shares per replica, padding, epochs), and resume mid-epoch through save/load.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "data_test_util.h"
 
@@ -103,4 +104,47 @@ TEST_CASE("DistributedSequentialSampler: rank r reads its contiguous share in or
   CHECK(epoch(r2, 10) == std::vector<size_t>{8, 9, 0, 1});
   r2.reset(12);  // a new size moves the shares
   CHECK(epoch(r2, 10) == std::vector<size_t>{8, 9, 10, 11});
+}
+
+TEST_CASE("save/load through an archive resumes a sampler where it was, mid-epoch") {
+  gb::manual_seed(12);
+  S::RandomSampler random(10);
+  random.next(4);
+  S::SequentialSampler seq(9);
+  seq.next(5);
+  S::DistributedRandomSampler dist(11, 2, 1);
+  dist.set_epoch(3);
+  dist.reset();
+  dist.next(2);
+  gb::serialize::OutputArchive out, a, b, c;
+  random.save(a);
+  seq.save(b);
+  dist.save(c);
+  out.write("random", a);
+  out.write("seq", b);
+  out.write("dist", c);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+
+  gb::serialize::InputArchive in, ia, ib, ic;
+  std::istringstream is(bytes.str());
+  in.load_from(is);
+  in.read("random", ia);
+  in.read("seq", ib);
+  in.read("dist", ic);
+  S::RandomSampler random2(10);
+  random2.load(ia);
+  CHECK(random2.index() == 4);
+  CHECK(*random2.next(6) == *random.next(6));  // the same permutation, from the same place
+  S::SequentialSampler seq2(9);
+  seq2.load(ib);
+  CHECK(*seq2.next(10) == std::vector<size_t>{5, 6, 7, 8});
+  S::DistributedRandomSampler dist2(11, 2, 1);
+  dist2.load(ic);
+  CHECK(dist2.epoch() == 3);
+  CHECK(*dist2.next(10) == *dist.next(10));
+  S::DistributedRandomSampler other_rank(11, 2, 0);
+  CHECK_THROWS_WITH_AS(other_rank.load(ic), doctest::Contains("outside this replica's share"), gb::Error);
+  S::SequentialSampler small(3);
+  CHECK_THROWS_WITH_AS(small.load(ib), doctest::Contains("past this sampler's size 3"), gb::Error);
 }

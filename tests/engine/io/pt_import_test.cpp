@@ -34,6 +34,9 @@ sd["bf16"] = torch.arange(4).bfloat16() * 1.5 + 0.25
 sd["i64"] = torch.arange(5) * 10**12 - 3
 sd["i32"] = torch.arange(4, dtype=torch.int32) - 2
 sd["flag"] = torch.arange(6) % 3 == 0
+sd["u8"] = torch.tensor([0, 7, 200, 255], dtype=torch.uint8)
+sd["i8"] = torch.tensor([-128, 5, 127], dtype=torch.int8)
+sd["i16"] = torch.tensor([-32768, -300, 32767], dtype=torch.int16)
 sd["f32_t"] = sd["f32"].t()          # shares f32's storage, strides (1, 4)
 sd["f32_row"] = sd["f32"][1]         # storage offset 4
 sd["scalar"] = torch.tensor(2.5, dtype=torch.float64)
@@ -54,7 +57,7 @@ torch.save({"w": torch.ones(2), "tags": {1, 2}}, f"{out}/set.pt")
 class Custom:
     pass
 torch.save({"w": torch.ones(2), "obj": Custom()}, f"{out}/custom.pt")
-torch.save({"w": torch.ones(2), "pixels": torch.arange(4, dtype=torch.uint8)}, f"{out}/uint8.pt")
+torch.save({"w": torch.ones(2), "z": torch.ones(2, dtype=torch.complex64)}, f"{out}/complex.pt")
 torch.save({"w": torch.ones(2), "inner": {"x": torch.ones(1)}}, f"{out}/nested.pt")
 torch.save(net, f"{out}/module.pt")
 print("ok")
@@ -218,9 +221,10 @@ TEST_CASE("what the loader refuses, it names") {
   CHECK(set.find("never runs code") != std::string::npos);
   std::string custom = error_of("custom.pt");
   CHECK_MESSAGE(custom.find("the global '__main__.Custom'") != std::string::npos, custom);
-  std::string u8 = error_of("uint8.pt");
-  CHECK_MESSAGE(u8.find("entry 'pixels' has dtype torch.uint8, which glassbox does not support") != std::string::npos,
-                u8);
+  std::string complex = error_of("complex.pt");
+  CHECK_MESSAGE(complex.find("entry 'z' has dtype torch.complex64, which glassbox does not support") !=
+                    std::string::npos,
+                complex);
   std::string nested = error_of("nested.pt");
   CHECK_MESSAGE(nested.find("entry 'inner' is a nested dict, not a tensor") != std::string::npos, nested);
   std::string module = error_of("module.pt");  // a whole pickled nn.Module

@@ -52,6 +52,9 @@ TEST_CASE("every dtype, 0-dim and empty tensors, and metadata round-trip") {
   sd.insert("i32", gb::arange(-3, 3, gb::TensorOptions().dtype(gb::kInt)).reshape({2, 3}));
   sd.insert("i64", gb::tensor(std::initializer_list<int64_t>{int64_t(1) << 60, -7, 0}));
   sd.insert("bool", gb::tensor({1.0, 0.0, 1.0, 1.0}).gt(0.5));
+  sd.insert("u8", gb::tensor({0, 7, 200, 255}).to(gb::kUInt8));
+  sd.insert("i8", gb::tensor({-128, 5, 127}).to(gb::kInt8));
+  sd.insert("i16", gb::tensor({-32768, -300, 32767}).to(gb::kInt16));
   sd.insert("scalar", gb::scalar_tensor(7.25, gb::kDouble));
   sd.insert("empty", gb::zeros({0, 3}));
   gb::Metadata md{{"epoch", "3"}, {"note", "héllo \"quoted\""}};
@@ -69,6 +72,10 @@ TEST_CASE("every dtype, 0-dim and empty tensors, and metadata round-trip") {
   CHECK(back["scalar"].dim() == 0);
   CHECK(back["empty"].numel() == 0);
   CHECK(values(back["bool"]) == std::vector<double>{1, 0, 1, 1});
+  CHECK(values(back["u8"]) == std::vector<double>{0, 7, 200, 255});
+  CHECK(values(back["i8"]) == std::vector<double>{-128, 5, 127});
+  const std::string bytes = iotest::read_bytes(dir / "all.safetensors");
+  for (const char* name : {"\"U8\"", "\"I8\"", "\"I16\""}) CHECK_MESSAGE(bytes.find(name) != std::string::npos, name);
   CHECK(gb::load_metadata(dir / "all.safetensors") == md);
 }
 
@@ -153,9 +160,9 @@ TEST_CASE("each malformed header is named") {
         std::string::npos);
   CHECK(err(R"({"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 8]}})", eight).find("unknown dtype \"Q7\"") !=
         std::string::npos);
-  std::string u8 = err(R"({"a": {"dtype": "U8", "shape": [8], "data_offsets": [0, 8]}})", eight);
-  CHECK(u8.find("tensor 'a' has dtype U8, which glassbox does not support") != std::string::npos);
-  CHECK(u8.find("to(torch.int32)") != std::string::npos);
+  std::string u16 = err(R"({"a": {"dtype": "U16", "shape": [4], "data_offsets": [0, 8]}})", eight);
+  CHECK(u16.find("tensor 'a' has dtype U16, which glassbox does not support") != std::string::npos);
+  CHECK(u16.find("to(torch.int32)") != std::string::npos);
   CHECK(err(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", eight)
             .find("shape [3] of F32 (12 bytes) but data_offsets [0,8] span 8 bytes") != std::string::npos);
   CHECK(err(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", eight)

@@ -101,7 +101,8 @@ TEST_CASE("strip_prefix removes a DataParallel prefix and only where present") {
                        gb::Error);
 }
 
-TEST_CASE("libtorch's save/load of a tensor, a list of tensors and an optimizer; a file of another kind is refused") {
+TEST_CASE("libtorch's save/load of a tensor, a list of tensors (libtorch's archives) and an optimizer; a file of "
+          "another kind is refused") {
   TempDir tmp;
   gb::Tensor t = gb::arange(6, gb::kDouble).view({2, 3});
   gb::save(t, (tmp / "t.pt"));
@@ -144,10 +145,18 @@ TEST_CASE("libtorch's save/load of a tensor, a list of tensors and an optimizer;
   CHECK(run(true) == run(false));
 
   CHECK_THROWS_WITH(gb::load(back, (tmp / "list.pt")),
-                    doctest::Contains("the file holds a saved tensors, not a saved tensor; load it as what it is"));
-  gb::save(Pair(1.0f), (tmp / "module.pt"));
-  CHECK_THROWS_WITH(gb::load(back, (tmp / "module.pt")),
+                    doctest::Contains("the archive holds a list of 2 tensors; load it into a std::vector<gb::Tensor>"));
+  gb::save(Pair(1.0f), (tmp / "module.pt"));  // libtorch's archive of the module
+  CHECK_THROWS_WITH(gb::load(back, (tmp / "module.pt")), doctest::Contains("not one saved tensor (\"0\")"));
+  gb::save(Pair(1.0f), (tmp / "module.safetensors"));  // safetensors: the state dict
+  CHECK_THROWS_WITH(gb::load(back, (tmp / "module.safetensors")),
                     doctest::Contains("the file holds a state dict (2 tensors), not a saved tensor; read it with "
                                       "gb::load(path)"));
+  // tensor files glassbox wrote as safetensors (before the archive format) still load
+  gb::StateDict old;
+  old.insert("tensor", gb::ones({3}));
+  gb::save(old, (tmp / "old.pt"), {{"glassbox.kind", "tensor"}});
+  gb::load(back, (tmp / "old.pt"));
+  CHECK(back.sizes() == gb::IntArrayRef({3}));
   CHECK_THROWS_WITH(gb::save(gb::Tensor(), (tmp / "u.pt")), doctest::Contains("the tensor is undefined"));
 }

@@ -40,3 +40,15 @@ TEST_CASE("masked_select gradients and errors") {
   auto meta = gb::empty({3}, gb::TensorOptions().device(gb::kMeta));
   CHECK_THROWS_WITH_AS(meta.masked_select(meta > 0), doctest::Contains("masked_select: Cannot read the values of a meta tensor"), gb::Error);
 }
+
+TEST_CASE("nonzero: coordinates in row-major order, any dtype") {
+  auto m = gb::tensor({{0.0, 1.5, 0.0}, {-2.0, 0.0, 3.0}});
+  auto nz = m.nonzero();
+  CHECK(nz.scalar_type() == gb::kInt64);
+  CHECK(nz.sizes() == gb::IntArrayRef({3, 2}));
+  check_values(nz, {0, 1, 1, 0, 1, 2});
+  check_values(gb::nonzero(gb::tensor({0, 7, 0, 9}).to(gb::kUInt8)), {1, 3});
+  CHECK(gb::nonzero(gb::zeros({2, 2})).sizes() == gb::IntArrayRef({0, 2}));
+  CHECK(gb::nonzero(gb::scalar_tensor(3.0)).sizes() == gb::IntArrayRef({1, 0}));  // a 0-dim nonzero: one empty row
+  CHECK_THROWS_WITH_AS(gb::nonzero(gb::zeros({2}, gb::kMeta)), doctest::Contains("nonzero"), gb::Error);
+}

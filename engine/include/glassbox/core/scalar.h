@@ -36,6 +36,9 @@ class Scalar {
   float toFloat() const { return float(to_double()); }
   int64_t toLong() const { return to_long(); }
   int toInt() const { return int(to_long()); }
+  int16_t toShort() const { return int16_t(to_long()); }
+  int8_t toChar() const { return int8_t(to_long()); }
+  uint8_t toByte() const { return uint8_t(to_long()); }
   bool toBool() const { return to_bool(); }
   bool isFloatingPoint() const { return is_floating_point(); }
   bool isIntegral(bool include_bool) const { return is_integral(include_bool); }

@@ -176,12 +176,21 @@ class Tensor {
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
   Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt) const;
-  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;  // x.index({Slice(1, 3), 0})
-  // x.index_put_({Slice(1, 3), 0}, v): copies v (broadcast) into the view index() gives, or fills it with a number;
-  // in place, with autograd as for copy_. Indices are integers, slices, None and "..." (no tensor indices yet).
+  // x.index({Slice(1, 3), 0}), x.index({mask}), x.index({Slice(), idx}). Integers, slices, None and "..." give a
+  // view; with a tensor among the indices (an integer tensor, or a bool/uint8 mask standing for its true positions)
+  // the result is a copy, shaped by PyTorch's advanced-indexing rules (engine/ops/advanced_index.h).
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  // x.index_put_({Slice(1, 3), 0}, v), x.index_put_({mask}, 0): writes v (broadcast to what index() would return)
+  // or a number into those positions, in place, with autograd as for copy_. With tensor indices, a position named
+  // twice keeps the last value, or (accumulate) the sum of all of them added to the old value.
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const;
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& values, bool accumulate) const;
   Tensor operator[](int64_t i) const { return select(0, i); }
+  // x[t] with a 0-dim integer tensor t is x[t.item()] (libtorch's; use index({t}) to index with a tensor).
+  Tensor operator[](const Tensor& i) const;
+  // The positions of the nonzero elements: (n, dim()) int64, row-major order (glassbox/ops/shape.h).
+  Tensor nonzero() const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split_with_sizes(IntArrayRef sizes, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;

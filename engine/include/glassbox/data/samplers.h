@@ -13,9 +13,10 @@
 //                                   share is ceil(n / num_replicas), padded by wrapping around, else floor
 //   DistributedSequentialSampler(n, num_replicas, rank, allow_duplicates)   the same shares, in order
 //
-// size() (indices per epoch) is glassbox's addition: the loader reads it for its length. libtorch's save/load
-// (serialize archives) are not there yet (issue [Porting]). The PyTorch-Python samplers (Sampler, RandomSampler with
-// replacement, WeightedRandomSampler, ... for DataLoaderOptions::sampler) are sampler.h's, in gb::data.
+// size() (indices per epoch) is glassbox's addition: the loader reads it for its length. save/load write and read
+// the sampler's position in libtorch's archive form (glassbox/io/archive.h), under libtorch's keys, so a run can
+// resume mid-epoch. The PyTorch-Python samplers (Sampler, RandomSampler with replacement, WeightedRandomSampler, ...
+// for DataLoaderOptions::sampler) are sampler.h's, in gb::data.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,11 @@
 #include "glassbox/core/dtype.h"
 #include "glassbox/core/error.h"
 #include "glassbox/core/tensor.h"
+
+namespace gb::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace gb::serialize
 
 namespace gb::data::samplers {
 
@@ -38,6 +44,9 @@ class Sampler {
   virtual void reset(std::optional<size_t> new_size) = 0;
   // Up to batch_size next indices; nullopt once the epoch's are all handed out.
   virtual std::optional<BatchRequest> next(size_t batch_size) = 0;
+  // The sampler's state (where it is in the epoch) to and from an archive.
+  virtual void save(serialize::OutputArchive& archive) const = 0;
+  virtual void load(serialize::InputArchive& archive) = 0;
 };
 
 class RandomSampler : public Sampler<> {
@@ -45,6 +54,8 @@ class RandomSampler : public Sampler<> {
   explicit RandomSampler(int64_t size, ScalarType index_dtype = kLong);
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;  // "index", "indices"
+  void load(serialize::InputArchive& archive) override;
   size_t index() const noexcept { return index_; }  // indices handed out this epoch
   size_t size() const noexcept { return static_cast<size_t>(indices_.numel()); }
 
@@ -58,6 +69,8 @@ class SequentialSampler : public Sampler<> {
   explicit SequentialSampler(size_t size) : size_(size) {}
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;  // "index"
+  void load(serialize::InputArchive& archive) override;
   size_t index() const noexcept { return index_; }
   size_t size() const noexcept { return size_; }
 
@@ -93,6 +106,8 @@ class DistributedRandomSampler : public DistributedSampler<> {
   DistributedRandomSampler(size_t size, size_t num_replicas = 1, size_t rank = 0, bool allow_duplicates = true);
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;  // "sample_index_", "epoch_"
+  void load(serialize::InputArchive& archive) override;
   size_t index() const noexcept { return sample_index_ - begin_index_; }
 
  private:
@@ -106,6 +121,8 @@ class DistributedSequentialSampler : public DistributedSampler<> {
   DistributedSequentialSampler(size_t size, size_t num_replicas = 1, size_t rank = 0, bool allow_duplicates = true);
   void reset(std::optional<size_t> new_size = std::nullopt) override;
   std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;  // "sample_index_", "epoch_"
+  void load(serialize::InputArchive& archive) override;
   size_t index() const noexcept { return sample_index_ - begin_index_; }
 
  private:

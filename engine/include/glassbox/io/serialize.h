@@ -10,8 +10,8 @@
 // The safetensors file (the published format): an 8-byte little-endian header length N, N bytes of JSON
 // {"__metadata__": {str: str}, "name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...} padded
 // with spaces to a multiple of 8, then the tensors' bytes, in state-dict order, back to back. Tensors are written
-// contiguous, little endian, from the CPU (CUDA tensors are copied over). dtypes: BOOL, I32, I64, F16, BF16, F32,
-// F64 (the others of the format — U8, I8, I16, ... — are refused with a message saying how to convert them).
+// contiguous, little endian, from the CPU (CUDA tensors are copied over). dtypes: BOOL, U8, I8, I16, I32, I64, F16,
+// BF16, F32, F64 (the others of the format — U16, U32, F8, ... — are refused with a message saying how to convert).
 //
 // Writes are atomic: the bytes go to `<path>.tmp-<pid>` in the same folder, are fsync'ed, then renamed over path
 // (and the folder fsync'ed). A crash or a full disk leaves the previous file as it was; errors are gb::Error
@@ -63,18 +63,23 @@ class ModuleRef {
 
 // Writes `state_dict` as one safetensors file (atomically); metadata goes to "__metadata__".
 void save(const StateDict& state_dict, const std::string& path, const Metadata& metadata = {});
-// module->state_dict(), saved.
+// The module: to a path ending in ".safetensors" (or with metadata), its state_dict() as safetensors; to any other
+// path (libtorch's torch::save(model, "model.pt")), libtorch's archive of it (Module::save; glassbox/io/archive.h),
+// which libtorch's torch::load reads. gb::load reads both back.
 void save(ModuleRef module, const std::string& path, const Metadata& metadata = {});
 
-// Reads a safetensors file or a PyTorch .pt (zip) file, in the file's order.
+// Reads a safetensors file or a PyTorch .pt (zip) file — torch.save's state dict, or libtorch's archive of a module
+// (torch::save(model, path)) with its tensors under dotted names ("0.weight") — in the file's order.
 StateDict load(const std::string& path, std::optional<Device> map_location = std::nullopt);
 // Reads the file into module->load_state_dict(sd, strict): what strict=false left out is returned.
 nn::IncompatibleKeys load(ModuleRef module, const std::string& path, bool strict = true,
                           std::optional<Device> map_location = std::nullopt);
-// libtorch's torch::save / torch::load of a tensor, a list of tensors and an optimizer's state. The file is
-// safetensors (glassbox's format, not libtorch's archive: see docs/PORTING.md), its "__metadata__" saying what it
-// holds ("glassbox.kind": tensor, tensors or optimizer); load refuses a file of another kind by name. A tensor is
-// assigned (the old one is not written into), an optimizer's state loaded through load_state_dict (its checks).
+// libtorch's torch::save / torch::load of a tensor and a list of tensors, in libtorch's archive format (keys "0",
+// "1", ...: libtorch reads these files and writes ones that load here), and of an optimizer's state, which is
+// glassbox's own safetensors file ("glassbox.kind": optimizer; libtorch's optimizer archives hold lists and dicts
+// glassbox does not read: see docs/PORTING.md). Tensor files glassbox wrote as safetensors before still load. A
+// file of another kind is refused by name. A tensor is assigned (the old one is not written into), an optimizer's
+// state loaded through load_state_dict (its checks).
 void save(const Tensor& tensor, const std::string& path);
 void save(const std::vector<Tensor>& tensors, const std::string& path);
 void save(const optim::Optimizer& optimizer, const std::string& path);

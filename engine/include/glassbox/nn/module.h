@@ -41,6 +41,11 @@
 #include "glassbox/nn/ordered_dict.h"
 #include "instrument/probe.h"
 
+namespace gb::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace gb::serialize
+
 namespace gb::nn {
 
 class Module;
@@ -67,7 +72,6 @@ class Module : public std::enable_shared_from_this<Module> {
   explicit Module(std::string name);
   Module();
   virtual ~Module();
-  Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
   // The type name as PyTorch prints it: "Linear" for gb::nn::LinearImpl, "NetImpl" -> "Net".
@@ -116,6 +120,14 @@ class Module : public std::enable_shared_from_this<Module> {
   // Removes a parameter/buffer/child registration (PyTorch's `del module.name`); false when there was none.
   bool unregister(const std::string& name);
 
+  // --- copies -------------------------------------------------------------------------------------------------
+  // A deep copy (libtorch's clone): a module of the same type and configuration with its own parameters and buffers
+  // holding the same values (moved to `device` when given), the same requires_grad and training mode, and children
+  // cloned the same way; gradients and hooks are not copied. Built-in modules clone; a module of your own does when
+  // it derives from gb::nn::Cloneable<Self> and registers its parameters, buffers and children in reset(), as in
+  // libtorch (glassbox/nn/cloneable.h). Any other module throws gb::Error naming its type and that fix.
+  virtual std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const;
+
   // --- modes and conversion -----------------------------------------------------------------------------------
   virtual void train(bool on = true);
   void eval() { train(false); }
@@ -138,6 +150,11 @@ class Module : public std::enable_shared_from_this<Module> {
   // state_dict: ..."); strict=false loads what matches and returns the rest. A shape mismatch is an error either
   // way, and nothing is copied unless every check passes (the model is never half-loaded).
   IncompatibleKeys load_state_dict(const StateDict& state_dict, bool strict = true);
+  // libtorch's archive form (glassbox/io/archive.h): save writes each parameter, each buffer (is_buffer) and each
+  // child as a nested archive under its name; load reads them back into the existing tensors (values and shapes
+  // from the file), throwing gb::Error naming the first key the archive lacks. Override both to save more.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
   // --- hooks --------------------------------------------------------------------------------------------------
   // Each returns a handle id for remove_hook. Void-returning callables are accepted too.
@@ -197,6 +214,15 @@ class Module : public std::enable_shared_from_this<Module> {
   const trace::SourceLocation* span_location() const;
 
  protected:
+  // What a clone starts from (Cloneable's copy): other's name and training mode, nothing registered, no hooks, no
+  // parent, a module id of its own. Derived members are copied by the derived class's copy constructor.
+  Module(const Module& other);
+  // Makes this module's state equal to `from`'s: each parameter and buffer — the same names, registered by this
+  // module's constructor or reset() — gets a copy of from's values (on `device` if given; dtype as from's) and the
+  // same requires_grad; the training mode too; children recursively, by name (recurse=false: this module's own
+  // state only, for containers whose children are clones already). Throws gb::Error naming the first difference.
+  void copy_state_from(const Module& from, const std::optional<Device>& device, bool recurse = true);
+
   // For modules that set their name after construction (containers of a given type).
   void set_name(std::string name) {
     name_ = std::move(name);

@@ -1,6 +1,7 @@
 // glassbox/nn/nn.h — all of gb::nn: Module and its holder, the layers, containers, init and functional.
 #pragma once
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/enum.h"
 #include "glassbox/nn/functional.h"
 #include "glassbox/nn/init.h"

@@ -88,5 +88,7 @@ Tensor tensor(std::initializer_list<int> values, const TensorOptions& options = 
 Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& options = {});
 Tensor tensor(double value, const TensorOptions& options = {});  // a 0-dim tensor
 Tensor tensor(int64_t value, const TensorOptions& options = {});
+Tensor tensor(int value, const TensorOptions& options = {});   // so tensor(2, gb::kLong) is not ambiguous
+Tensor tensor(bool value, const TensorOptions& options = {});  // a 0-dim bool tensor, as torch::tensor(true)
 
 }  // namespace gb

@@ -56,6 +56,9 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 // broadcast shape. Its size depends on the mask's values, so meta tensors are refused. Gradient: scattered back
 // (MaskedSelectBackward0), summed over broadcast dims.
 Tensor masked_select(const Tensor& a, const Tensor& mask);
+// The coordinates of the nonzero (true) elements of a, one row each, in row-major order: (n, a.dim()) int64. Its
+// size depends on the values, so meta tensors are refused. Not differentiable (an index).
+Tensor nonzero(const Tensor& a);
 
 namespace indexing {
 struct NoneIndex {};
@@ -83,20 +86,24 @@ struct Slice {
 
 class TensorIndex {
  public:
-  enum class Kind { Integer, Slice, None, Ellipsis };
+  enum class Kind { Integer, Slice, None, Ellipsis, Tensor };
   TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
   TensorIndex(int i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
   TensorIndex(Slice s) : kind_(Kind::Slice), slice_(s) {}  // NOLINT
   TensorIndex(NoneIndex) : kind_(Kind::None) {}  // NOLINT
   TensorIndex(EllipsisIndex) : kind_(Kind::Ellipsis) {}  // NOLINT
+  TensorIndex(std::nullopt_t) : kind_(Kind::None) {}  // NOLINT (libtorch's None)
+  TensorIndex(gb::Tensor t) : kind_(Kind::Tensor), tensor_(std::move(t)) {}  // NOLINT (integers or a bool mask)
   Kind kind() const { return kind_; }
   int64_t integer() const { return integer_; }
   const Slice& slice() const { return slice_; }
+  const gb::Tensor& tensor() const { return tensor_; }
 
  private:
   Kind kind_;
   int64_t integer_ = 0;
   Slice slice_;
+  gb::Tensor tensor_;
 };
 }  // namespace indexing
 

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -21,7 +22,7 @@ struct ReLUOptions {
   ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
   GB_ARG(bool, inplace);
 };
-class ReLUImpl : public Module {
+class ReLUImpl : public detail::Builtin<ReLUImpl> {
  public:
   explicit ReLUImpl(const ReLUOptions& options = {}) : options(options) {}
   Tensor forward(Tensor input);
@@ -33,7 +34,7 @@ GB_MODULE(ReLU);
 struct GELUOptions {
   GB_ARG(std::string, approximate) = "none";  // "none" (erf) or "tanh"
 };
-class GELUImpl : public Module {
+class GELUImpl : public detail::Builtin<GELUImpl> {
  public:
   explicit GELUImpl(const GELUOptions& options = {});
   Tensor forward(const Tensor& input);
@@ -42,21 +43,21 @@ class GELUImpl : public Module {
 };
 GB_MODULE(GELU);
 
-class SiLUImpl : public Module {
+class SiLUImpl : public detail::Builtin<SiLUImpl> {
  public:
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
 };
 GB_MODULE(SiLU);
 
-class TanhImpl : public Module {
+class TanhImpl : public detail::Builtin<TanhImpl> {
  public:
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
 };
 GB_MODULE(Tanh);
 
-class SigmoidImpl : public Module {
+class SigmoidImpl : public detail::Builtin<SigmoidImpl> {
  public:
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
@@ -66,7 +67,7 @@ GB_MODULE(Sigmoid);
 struct LeakyReLUOptions {
   GB_ARG(double, negative_slope) = 0.01;
 };
-class LeakyReLUImpl : public Module {
+class LeakyReLUImpl : public detail::Builtin<LeakyReLUImpl> {
  public:
   explicit LeakyReLUImpl(const LeakyReLUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input);
@@ -79,7 +80,7 @@ struct SoftmaxOptions {
   SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT
   GB_ARG(int64_t, dim);
 };
-class SoftmaxImpl : public Module {
+class SoftmaxImpl : public detail::Builtin<SoftmaxImpl> {
  public:
   explicit SoftmaxImpl(int64_t dim) : SoftmaxImpl(SoftmaxOptions(dim)) {}
   explicit SoftmaxImpl(const SoftmaxOptions& options) : options(options) {}

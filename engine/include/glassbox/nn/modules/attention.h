@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <tuple>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/modules/linear.h"
 #include "glassbox/nn/options.h"
@@ -34,7 +35,7 @@ struct MultiheadAttentionOptions {
   GB_ARG(bool, batch_first) = false;  // Python's flag: true = (N, L, E)
 };
 
-class MultiheadAttentionImpl : public Module {
+class MultiheadAttentionImpl : public detail::Builtin<MultiheadAttentionImpl> {
  public:
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
       : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}

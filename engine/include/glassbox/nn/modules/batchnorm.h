@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -52,20 +53,20 @@ class BatchNormImplBase : public Module {
 
 }  // namespace detail
 
-class BatchNorm1dImpl : public detail::BatchNormImplBase {
+class BatchNorm1dImpl : public detail::Builtin<BatchNorm1dImpl, detail::BatchNormImplBase> {
  public:
   explicit BatchNorm1dImpl(int64_t num_features) : BatchNorm1dImpl(BatchNormOptions(num_features)) {}
-  explicit BatchNorm1dImpl(const BatchNormOptions& options) : BatchNormImplBase(options) {}
+  explicit BatchNorm1dImpl(const BatchNormOptions& options) : Builtin(options) {}
 
  protected:
   void check_input_dim(const Tensor& input) const override;
 };
 GB_MODULE(BatchNorm1d);
 
-class BatchNorm2dImpl : public detail::BatchNormImplBase {
+class BatchNorm2dImpl : public detail::Builtin<BatchNorm2dImpl, detail::BatchNormImplBase> {
  public:
   explicit BatchNorm2dImpl(int64_t num_features) : BatchNorm2dImpl(BatchNormOptions(num_features)) {}
-  explicit BatchNorm2dImpl(const BatchNormOptions& options) : BatchNormImplBase(options) {}
+  explicit BatchNorm2dImpl(const BatchNormOptions& options) : Builtin(options) {}
 
  protected:
   void check_input_dim(const Tensor& input) const override;

@@ -90,6 +90,8 @@ class ModuleListImpl : public Module {
   auto end() const { return modules_.end(); }
 
   void pretty_print(std::ostream& stream) const override { stream << "ModuleList"; }
+  // A new list of each module's clone.
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
 
  private:
   std::vector<std::shared_ptr<Module>> modules_;
@@ -139,6 +141,8 @@ class ModuleDictImpl : public Module {
   auto end() const { return modules_.end(); }
 
   void pretty_print(std::ostream& stream) const override { stream << "ModuleDict"; }
+  // A new dict of each module's clone, under the same keys.
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
 
  private:
   OrderedDict<std::string, std::shared_ptr<Module>> modules_{"Module"};

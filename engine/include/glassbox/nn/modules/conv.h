@@ -16,6 +16,7 @@
 #include <ostream>
 
 #include "glassbox/nn/enum.h"
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -40,7 +41,7 @@ struct ConvOptions {
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
 
-class Conv2dImpl : public Module {
+class Conv2dImpl : public detail::Builtin<Conv2dImpl> {
  public:
   Conv2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
       : Conv2dImpl(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
@@ -56,7 +57,7 @@ class Conv2dImpl : public Module {
 };
 GB_MODULE(Conv2d);
 
-class Conv1dImpl : public Module {
+class Conv1dImpl : public detail::Builtin<Conv1dImpl> {
  public:
   Conv1dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
       : Conv1dImpl(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
@@ -87,7 +88,7 @@ struct ConvTranspose2dOptions {
   GB_ARG(EnumValue, padding_mode) = kZeros;
 };
 
-class ConvTranspose2dImpl : public Module {
+class ConvTranspose2dImpl : public detail::Builtin<ConvTranspose2dImpl> {
  public:
   ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
       : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}

@@ -6,6 +6,7 @@
 
 #include <ostream>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -18,7 +19,7 @@ struct DropoutOptions {
   GB_ARG(bool, inplace) = false;
 };
 
-class DropoutImpl : public Module {
+class DropoutImpl : public detail::Builtin<DropoutImpl> {
  public:
   explicit DropoutImpl(const DropoutOptions& options = {});
   explicit DropoutImpl(double p) : DropoutImpl(DropoutOptions(p)) {}
@@ -34,7 +35,7 @@ GB_MODULE(Dropout);
 using Dropout2dOptions = DropoutOptions;
 using Dropout3dOptions = DropoutOptions;
 
-class Dropout2dImpl : public Module {
+class Dropout2dImpl : public detail::Builtin<Dropout2dImpl> {
  public:
   explicit Dropout2dImpl(const Dropout2dOptions& options = {});
   explicit Dropout2dImpl(double p) : Dropout2dImpl(Dropout2dOptions(p)) {}
@@ -45,7 +46,7 @@ class Dropout2dImpl : public Module {
 };
 GB_MODULE(Dropout2d);
 
-class Dropout3dImpl : public Module {
+class Dropout3dImpl : public detail::Builtin<Dropout3dImpl> {
  public:
   explicit Dropout3dImpl(const Dropout3dOptions& options = {});
   explicit Dropout3dImpl(double p) : Dropout3dImpl(Dropout3dOptions(p)) {}

@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -25,7 +26,7 @@ struct EmbeddingOptions {
   GB_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
 };
 
-class EmbeddingImpl : public Module {
+class EmbeddingImpl : public detail::Builtin<EmbeddingImpl> {
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
       : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}

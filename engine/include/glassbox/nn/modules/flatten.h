@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -18,7 +19,7 @@ struct FlattenOptions {
   GB_ARG(int64_t, end_dim) = -1;
 };
 
-class FlattenImpl : public Module {
+class FlattenImpl : public detail::Builtin<FlattenImpl> {
  public:
   explicit FlattenImpl(const FlattenOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input);

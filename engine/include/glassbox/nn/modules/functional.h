@@ -30,6 +30,8 @@ class FunctionalImpl : public Module {
   Tensor forward(Tensor input);
   Tensor operator()(Tensor input) { return forward(std::move(input)); }
   void pretty_print(std::ostream& stream) const override;
+  // Another Functional calling the same function (with the same bound arguments).
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
 
  private:
   Function function_;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ostream>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -23,7 +24,7 @@ struct LinearOptions {
   GB_ARG(bool, bias) = true;
 };
 
-class LinearImpl : public Module {
+class LinearImpl : public detail::Builtin<LinearImpl> {
  public:
   LinearImpl(int64_t in_features, int64_t out_features) : LinearImpl(LinearOptions(in_features, out_features)) {}
   explicit LinearImpl(const LinearOptions& options);
@@ -39,7 +40,7 @@ class LinearImpl : public Module {
 GB_MODULE(Linear);
 
 // Returns its input (a no-op slot in a Sequential, as PyTorch's Identity).
-class IdentityImpl : public Module {
+class IdentityImpl : public detail::Builtin<IdentityImpl> {
  public:
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;

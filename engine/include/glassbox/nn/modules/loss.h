@@ -13,12 +13,13 @@
 #include <ostream>
 
 #include "glassbox/nn/loss_options.h"
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/pimpl.h"
 
 namespace gb::nn {
 
-class L1LossImpl : public Module {
+class L1LossImpl : public detail::Builtin<L1LossImpl> {
  public:
   explicit L1LossImpl(const L1LossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -28,7 +29,7 @@ class L1LossImpl : public Module {
 };
 GB_MODULE(L1Loss);
 
-class MSELossImpl : public Module {
+class MSELossImpl : public detail::Builtin<MSELossImpl> {
  public:
   explicit MSELossImpl(const MSELossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -38,7 +39,7 @@ class MSELossImpl : public Module {
 };
 GB_MODULE(MSELoss);
 
-class SmoothL1LossImpl : public Module {
+class SmoothL1LossImpl : public detail::Builtin<SmoothL1LossImpl> {
  public:
   explicit SmoothL1LossImpl(const SmoothL1LossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -48,7 +49,7 @@ class SmoothL1LossImpl : public Module {
 };
 GB_MODULE(SmoothL1Loss);
 
-class HuberLossImpl : public Module {
+class HuberLossImpl : public detail::Builtin<HuberLossImpl> {
  public:
   explicit HuberLossImpl(const HuberLossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -58,7 +59,7 @@ class HuberLossImpl : public Module {
 };
 GB_MODULE(HuberLoss);
 
-class KLDivLossImpl : public Module {
+class KLDivLossImpl : public detail::Builtin<KLDivLossImpl> {
  public:
   explicit KLDivLossImpl(const KLDivLossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -68,7 +69,7 @@ class KLDivLossImpl : public Module {
 };
 GB_MODULE(KLDivLoss);
 
-class BCELossImpl : public Module {
+class BCELossImpl : public detail::Builtin<BCELossImpl> {
  public:
   explicit BCELossImpl(const BCELossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -79,7 +80,7 @@ class BCELossImpl : public Module {
 };
 GB_MODULE(BCELoss);
 
-class BCEWithLogitsLossImpl : public Module {
+class BCEWithLogitsLossImpl : public detail::Builtin<BCEWithLogitsLossImpl> {
  public:
   explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -91,7 +92,7 @@ class BCEWithLogitsLossImpl : public Module {
 };
 GB_MODULE(BCEWithLogitsLoss);
 
-class NLLLossImpl : public Module {
+class NLLLossImpl : public detail::Builtin<NLLLossImpl> {
  public:
   explicit NLLLossImpl(const NLLLossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -102,7 +103,7 @@ class NLLLossImpl : public Module {
 };
 GB_MODULE(NLLLoss);
 
-class CrossEntropyLossImpl : public Module {
+class CrossEntropyLossImpl : public detail::Builtin<CrossEntropyLossImpl> {
  public:
   explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options_ = {});
   Tensor forward(const Tensor& input, const Tensor& target);

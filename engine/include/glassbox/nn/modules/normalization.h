@@ -11,6 +11,7 @@
 #include <ostream>
 #include <vector>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -24,7 +25,7 @@ struct LayerNormOptions {
   GB_ARG(bool, elementwise_affine) = true;
 };
 
-class LayerNormImpl : public Module {
+class LayerNormImpl : public detail::Builtin<LayerNormImpl> {
  public:
   LayerNormImpl(std::vector<int64_t> normalized_shape) : LayerNormImpl(LayerNormOptions(std::move(normalized_shape))) {}
   explicit LayerNormImpl(const LayerNormOptions& options);
@@ -47,7 +48,7 @@ struct GroupNormOptions {
   GB_ARG(bool, affine) = true;
 };
 
-class GroupNormImpl : public Module {
+class GroupNormImpl : public detail::Builtin<GroupNormImpl> {
  public:
   GroupNormImpl(int64_t num_groups, int64_t num_channels) : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
   explicit GroupNormImpl(const GroupNormOptions& options);

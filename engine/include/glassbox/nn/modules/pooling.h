@@ -13,6 +13,7 @@
 #include <ostream>
 
 #include "glassbox/nn/functional.h"
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -46,7 +47,7 @@ struct AdaptiveAvgPool1dOptions {
   GB_ARG(ExpandingArray<1>, output_size);
 };
 
-class MaxPool2dImpl : public Module {
+class MaxPool2dImpl : public detail::Builtin<MaxPool2dImpl> {
  public:
   MaxPool2dImpl(ExpandingArray<2> kernel_size) : MaxPool2dImpl(MaxPool2dOptions(kernel_size)) {}  // NOLINT
   explicit MaxPool2dImpl(const MaxPool2dOptions& options) : options(options) {}
@@ -56,7 +57,7 @@ class MaxPool2dImpl : public Module {
 };
 GB_MODULE(MaxPool2d);
 
-class AvgPool2dImpl : public Module {
+class AvgPool2dImpl : public detail::Builtin<AvgPool2dImpl> {
  public:
   AvgPool2dImpl(ExpandingArray<2> kernel_size) : AvgPool2dImpl(AvgPool2dOptions(kernel_size)) {}  // NOLINT
   explicit AvgPool2dImpl(const AvgPool2dOptions& options) : options(options) {}
@@ -66,7 +67,7 @@ class AvgPool2dImpl : public Module {
 };
 GB_MODULE(AvgPool2d);
 
-class AdaptiveAvgPool2dImpl : public Module {
+class AdaptiveAvgPool2dImpl : public detail::Builtin<AdaptiveAvgPool2dImpl> {
  public:
   AdaptiveAvgPool2dImpl(ExpandingArray<2> output_size)  // NOLINT
       : AdaptiveAvgPool2dImpl(AdaptiveAvgPool2dOptions(output_size)) {}
@@ -77,7 +78,7 @@ class AdaptiveAvgPool2dImpl : public Module {
 };
 GB_MODULE(AdaptiveAvgPool2d);
 
-class MaxPool1dImpl : public Module {
+class MaxPool1dImpl : public detail::Builtin<MaxPool1dImpl> {
  public:
   MaxPool1dImpl(ExpandingArray<1> kernel_size) : MaxPool1dImpl(MaxPool1dOptions(kernel_size)) {}  // NOLINT
   explicit MaxPool1dImpl(const MaxPool1dOptions& options) : options(options) {}
@@ -87,7 +88,7 @@ class MaxPool1dImpl : public Module {
 };
 GB_MODULE(MaxPool1d);
 
-class AvgPool1dImpl : public Module {
+class AvgPool1dImpl : public detail::Builtin<AvgPool1dImpl> {
  public:
   AvgPool1dImpl(ExpandingArray<1> kernel_size) : AvgPool1dImpl(AvgPool1dOptions(kernel_size)) {}  // NOLINT
   explicit AvgPool1dImpl(const AvgPool1dOptions& options) : options(options) {}
@@ -97,7 +98,7 @@ class AvgPool1dImpl : public Module {
 };
 GB_MODULE(AvgPool1d);
 
-class AdaptiveAvgPool1dImpl : public Module {
+class AdaptiveAvgPool1dImpl : public detail::Builtin<AdaptiveAvgPool1dImpl> {
  public:
   AdaptiveAvgPool1dImpl(ExpandingArray<1> output_size)  // NOLINT
       : AdaptiveAvgPool1dImpl(AdaptiveAvgPool1dOptions(output_size)) {}

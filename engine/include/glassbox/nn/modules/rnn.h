@@ -25,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -88,7 +89,7 @@ class RNNBase : public Module {
 };
 }  // namespace detail
 
-class LSTMImpl : public detail::RNNBase {
+class LSTMImpl : public detail::Builtin<LSTMImpl, detail::RNNBase> {
  public:
   LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(LSTMOptions(input_size, hidden_size)) {}
   explicit LSTMImpl(const LSTMOptions& options);
@@ -99,7 +100,7 @@ class LSTMImpl : public detail::RNNBase {
 };
 GB_MODULE(LSTM);
 
-class GRUImpl : public detail::RNNBase {
+class GRUImpl : public detail::Builtin<GRUImpl, detail::RNNBase> {
  public:
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(GRUOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const GRUOptions& options);
@@ -134,19 +135,19 @@ class RNNCellBase : public Module {
 };
 }  // namespace detail
 
-class LSTMCellImpl : public detail::RNNCellBase {
+class LSTMCellImpl : public detail::Builtin<LSTMCellImpl, detail::RNNCellBase> {
  public:
   LSTMCellImpl(int64_t input_size, int64_t hidden_size) : LSTMCellImpl(LSTMCellOptions(input_size, hidden_size)) {}
-  explicit LSTMCellImpl(const LSTMCellOptions& options) : RNNCellBase("LSTMCell", 4, options) {}
+  explicit LSTMCellImpl(const LSTMCellOptions& options) : Builtin("LSTMCell", 4, options) {}
   // (h', c')
   std::tuple<Tensor, Tensor> forward(const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
 };
 GB_MODULE(LSTMCell);
 
-class GRUCellImpl : public detail::RNNCellBase {
+class GRUCellImpl : public detail::Builtin<GRUCellImpl, detail::RNNCellBase> {
  public:
   GRUCellImpl(int64_t input_size, int64_t hidden_size) : GRUCellImpl(GRUCellOptions(input_size, hidden_size)) {}
-  explicit GRUCellImpl(const GRUCellOptions& options) : RNNCellBase("GRUCell", 3, options) {}
+  explicit GRUCellImpl(const GRUCellOptions& options) : Builtin("GRUCell", 3, options) {}
   Tensor forward(const Tensor& input, Tensor hx = {});  // h'
 };
 GB_MODULE(GRUCell);

@@ -27,7 +27,13 @@ class AnyModule {
   AnyModule() = default;
   template <typename M, typename = std::enable_if_t<std::is_base_of_v<Module, M>>>
   AnyModule(std::shared_ptr<M> m)  // NOLINT
-      : ptr_(m), call_([raw = m.get()](const Tensor& x) { return Tensor(detail::call_module(*raw, x)); }) {}
+      : ptr_(m),
+        call_([raw = m.get()](const Tensor& x) { return Tensor(detail::call_module(*raw, x)); }),
+        clone_([raw = m.get()](const std::optional<Device>& device) {
+          auto copy = std::dynamic_pointer_cast<M>(raw->clone(device));
+          GB_CHECK(copy != nullptr, "AnyModule::clone: ", raw->name(), "::clone() returned another type");
+          return AnyModule(std::move(copy));
+        }) {}
   template <typename M>
   AnyModule(const ModuleHolder<M>& h) : AnyModule(h.ptr()) {}  // NOLINT
   template <typename M, typename = std::enable_if_t<std::is_base_of_v<Module, M>>>
@@ -40,12 +46,18 @@ class AnyModule {
   }
   const std::shared_ptr<Module>& ptr() const { return ptr_; }
   bool is_empty() const { return ptr_ == nullptr; }
+  // An AnyModule over a clone of the module (Module::clone), of the same type.
+  AnyModule clone(const std::optional<Device>& device = std::nullopt) const {
+    GB_CHECK(clone_ != nullptr, "AnyModule::clone: the AnyModule is empty");
+    return clone_(device);
+  }
   template <typename T>
   T* as() const { return dynamic_cast<T*>(ptr_.get()); }
 
  private:
   std::shared_ptr<Module> ptr_;
   std::function<Tensor(const Tensor&)> call_;
+  std::function<AnyModule(const std::optional<Device>&)> clone_;
 };
 
 class SequentialImpl : public Module {
@@ -95,6 +107,14 @@ class SequentialImpl : public Module {
   auto end() const { return modules_.end(); }
 
   void pretty_print(std::ostream& os) const override { os << "Sequential"; }
+  // A new Sequential of each module's clone, under the same names.
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    auto copy = std::make_shared<SequentialImpl>();
+    const auto names = named_children().keys();
+    for (size_t i = 0; i < modules_.size(); ++i) copy->push_back(names[i], modules_[i].clone(device));
+    copy->copy_state_from(*this, device, /*recurse=*/false);
+    return copy;
+  }
 
  private:
   const AnyModule& at_index(size_t i) const {

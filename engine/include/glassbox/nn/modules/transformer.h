@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "glassbox/nn/enum.h"
+#include "glassbox/nn/cloneable.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/modules/attention.h"
 #include "glassbox/nn/modules/container.h"
@@ -41,7 +42,7 @@ struct TransformerEncoderLayerOptions {
   GB_ARG(bool, norm_first) = false;
 };
 
-class TransformerEncoderLayerImpl : public Module {
+class TransformerEncoderLayerImpl : public detail::Builtin<TransformerEncoderLayerImpl> {
  public:
   TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
       : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
@@ -75,7 +76,7 @@ struct TransformerEncoderOptions {
   GB_ARG(AnyModule, norm);  // an optional final norm (usually a LayerNorm)
 };
 
-class TransformerEncoderImpl : public Module {
+class TransformerEncoderImpl : public detail::Builtin<TransformerEncoderImpl> {
  public:
   explicit TransformerEncoderImpl(TransformerEncoderOptions options);
   // The layers in turn, then norm when given; shapes and masks as TransformerEncoderLayer's.
