@@ -1,6 +1,8 @@
 // engine/core/dtype.cpp — dtype names and PyTorch's promotion lattice.
 #include "glassbox/core/dtype.h"
 
+#include <ostream>
+
 #include "core/dispatch.h"
 #include "glassbox/core/error.h"
 #include "glassbox/core/tensor.h"
@@ -23,6 +25,8 @@ const char* to_string(ScalarType t) {
   }
   return "Unknown";
 }
+
+std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << to_string(t); }
 
 const char* python_name(ScalarType t) {
   switch (t) {

@@ -323,18 +323,46 @@ Tensor tensor(const std::vector<bool>& v, const TensorOptions& o) {
   if (o.has_dtype() && o.dtype() != kBool) t = t.to(o.dtype());
   return finish(t, o);
 }
-Tensor tensor(std::initializer_list<double> v, const TensorOptions& o) { return tensor(ArrayRef<double>(v), o); }
-Tensor tensor(std::initializer_list<float> v, const TensorOptions& o) { return tensor(ArrayRef<float>(v), o); }
-Tensor tensor(std::initializer_list<int64_t> v, const TensorOptions& o) { return tensor(ArrayRef<int64_t>(v), o); }
-Tensor tensor(std::initializer_list<int> v, const TensorOptions& o) { return tensor(ArrayRef<int>(v), o); }
-Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& o) {
-  std::vector<double> flat;
-  int64_t cols = rows.size() ? int64_t(rows.begin()->size()) : 0;
+Tensor tensor(std::initializer_list<detail::TensorElement> v, const TensorOptions& o) {
+  // torch::tensor's inference: any floating value makes the default float dtype, else int64 (bools alone: bool)
+  bool floating = false, all_bool = v.size() > 0;
+  for (const auto& e : v) {
+    floating = floating || e.value.is_floating_point();
+    all_bool = all_bool && e.value.is_boolean();
+  }
+  if (floating) {
+    std::vector<double> flat;
+    for (const auto& e : v) flat.push_back(e.value.to_double());
+    return tensor(ArrayRef<double>(flat), o);
+  }
+  std::vector<int64_t> flat;
+  for (const auto& e : v) flat.push_back(e.value.to_long());
+  Tensor t = tensor(ArrayRef<int64_t>(flat), o);
+  return all_bool && !o.has_dtype() ? t.to(kBool) : t;
+}
+Tensor tensor(std::initializer_list<std::initializer_list<Scalar>> rows, const TensorOptions& o) {
+  // torch::tensor's inference: any floating value makes the default float dtype, else int64 (bools alone: bool)
+  bool floating = false, all_bool = rows.size() > 0;
+  const int64_t cols = rows.size() ? int64_t(rows.begin()->size()) : 0;
   for (const auto& r : rows) {
     GB_CHECK(int64_t(r.size()) == cols, "tensor: expected sequence of length ", cols, " at dim 1 (got ", r.size(), ")");
-    flat.insert(flat.end(), r.begin(), r.end());
+    for (const Scalar& v : r) {
+      floating = floating || v.is_floating_point();
+      all_bool = all_bool && v.is_boolean();
+    }
   }
-  return from_values(flat.data(), int64_t(flat.size()), {int64_t(rows.size()), cols}, get_default_dtype(), o);
+  const std::vector<int64_t> shape{int64_t(rows.size()), cols};
+  if (floating) {
+    std::vector<double> flat;
+    for (const auto& r : rows)
+      for (const Scalar& v : r) flat.push_back(v.to_double());
+    return from_values(flat.data(), int64_t(flat.size()), shape, get_default_dtype(), o);
+  }
+  std::vector<int64_t> flat;
+  for (const auto& r : rows)
+    for (const Scalar& v : r) flat.push_back(v.to_long());
+  Tensor t = from_values(flat.data(), int64_t(flat.size()), shape, kInt64, o);
+  return all_bool && !o.has_dtype() ? t.to(kBool) : t;
 }
 Tensor tensor(double value, const TensorOptions& o) { return from_values(&value, 1, {}, get_default_dtype(), o); }
 Tensor tensor(int64_t value, const TensorOptions& o) { return from_values(&value, 1, {}, kInt64, o); }

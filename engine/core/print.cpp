@@ -8,6 +8,7 @@
 // 1000 elements summarized with "..." and 3 edge items per dim.
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <sstream>
 
 #include "core/dispatch.h"
@@ -132,6 +133,16 @@ std::string tensor_str(const double* p, IntArrayRef sizes, const std::vector<int
 }
 
 }  // namespace
+
+void Tensor::print() const {
+  if (!defined()) {
+    std::cout << "[UndefinedTensorImpl]" << std::endl;
+    return;
+  }
+  std::cout << "[" << (is_cuda() ? "CUDA" : is_meta() ? "Meta" : "CPU") << to_string(scalar_type()) << "Type [";
+  for (int64_t d = 0; d < dim(); ++d) std::cout << (d ? ", " : "") << size(d);
+  std::cout << "]]" << std::endl;
+}
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";

@@ -142,6 +142,18 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return gb::masked_select(*this, mask); }
 Tensor Tensor::nonzero() const { return gb::nonzero(*this); }
+Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return gb::roll(*this, shifts, dims); }
+Tensor Tensor::triu(int64_t diagonal) const { return gb::triu(*this, diagonal); }
+Tensor Tensor::tril(int64_t diagonal) const { return gb::tril(*this, diagonal); }
+Tensor Tensor::erf() const { return gb::erf(*this); }
+Tensor Tensor::bernoulli() const { return gb::bernoulli(*this); }
+Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
+  return gb::multinomial(*this, num_samples, replacement);
+}
+Tensor Tensor::prod(std::optional<ScalarType> dtype) const { return gb::prod(dtype ? to(*dtype) : *this); }
+Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return gb::prod(*this, dim, keepdim, dtype);
+}
 
 Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }

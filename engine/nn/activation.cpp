@@ -61,4 +61,12 @@ Tensor SoftmaxImpl::forward(const Tensor& input) {
 }
 void SoftmaxImpl::pretty_print(std::ostream& stream) const { stream << "Softmax(dim=" << options.dim() << ")"; }
 
+Tensor LogSoftmaxImpl::forward(const Tensor& input) {
+  detail::ModuleCallScope scope(*this);
+  return gb::log_softmax(input, options.dim());
+}
+void LogSoftmaxImpl::pretty_print(std::ostream& stream) const {
+  stream << "LogSoftmax(dim=" << options.dim() << ")";
+}
+
 }  // namespace gb::nn

@@ -1,5 +1,5 @@
-// engine/ops/rearrange.cpp — flip and repeat: copies that move elements without computing (PyTorch makes both
-// copies too), each op's backward under it.
+// engine/ops/rearrange.cpp — flip, repeat and roll: copies that move elements without computing (PyTorch makes
+// them copies too), each op's backward under it (roll's: the narrow and cat it is made of).
 #include <cstdint>
 #include <vector>
 
@@ -82,6 +82,31 @@ Tensor flip(const Tensor& a, IntArrayRef dims) {
   if (autograd::needs_grad(a))
     autograd::record("FlipBackward0", {a}, out, {},
                      [dims = dims.vec()](autograd::BackwardContext& c) { return variable_list{c.grad().flip(dims)}; });
+  return out;
+}
+
+Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
+  detail::OpScope op_scope("roll", {a});
+  detail::check_device(a, "roll");
+  if (dims.empty()) {  // over the flattened tensor
+    GB_CHECK(shifts.size() == 1, "roll: without dims, give one shift (got ", shifts.size(), "); with dims, one per dim");
+    Tensor out = roll(a.flatten(), shifts, {0}).view(a.sizes());
+    op_scope.set_output(out);
+    return out;
+  }
+  GB_CHECK(shifts.size() == dims.size(), "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+           ", dims: ", dims.size());
+  Tensor out = a;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = detail::wrap_dim(dims[i], a.dim(), "roll");
+    const int64_t n = a.dim() == 0 ? 1 : a.size(d);
+    if (n == 0) continue;
+    const int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    out = cat({out.narrow(d, n - s, s), out.narrow(d, 0, n - s)}, d);  // the last s elements come first
+  }
+  if (out.is_same(a)) out = a.clone();  // a copy, as PyTorch's
+  op_scope.set_output(out);
   return out;
 }
 

@@ -466,4 +466,39 @@ Tensor prod(const Tensor& a) {
   return out;
 }
 
+Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (dtype && *dtype != a.scalar_type()) return prod(a.to(*dtype), dim, keepdim);  // converted first, as PyTorch
+  GB_AUTOCAST(fp32, prod, a, dim, keepdim, dtype);
+  detail::OpScope op_scope("prod", {a});
+  detail::check_device(a, "prod");
+  const int64_t d = a.dim() == 0 ? 0 : detail::wrap_dim(dim, a.dim(), "prod");
+  auto mask = a.dim() == 0 ? std::vector<bool>{} : detail::dim_mask({d}, a.dim(), "prod");
+  ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
+  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), ot, a.device());
+  Layout l = make_layout(a, mask);
+  detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
+  });
+  op_scope.set_output(out);
+  // As the full prod's, slice by slice: no zero in the slice, out / x; one zero, that element gets the product of
+  // the others; two or more, every first derivative is 0.
+  if (autograd::needs_grad(a))
+    autograd::record("ProdBackward1", {a}, out, {autograd::input(a), autograd::output(out)},
+                     [mask, keepdim, d](autograd::BackwardContext& c) {
+                       const Tensor& x = c.saved(0);
+                       if (x.dim() == 0) return variable_list{c.grad()};
+                       Tensor result = detail::unsqueeze_reduced(c.saved(1), mask, keepdim);
+                       Tensor g = detail::unsqueeze_reduced(c.grad(), mask, keepdim);
+                       Tensor zero = x == 0.0;
+                       Tensor zeros_n = zero.sum({d}, true);
+                       Tensor safe = where(zero, 1.0, x);
+                       Tensor others = prod(safe, d, true);  // the nonzero elements' product
+                       Tensor local = where(zeros_n == 0, result / safe,
+                                            where(logical_and(zeros_n == 1, zero), others, 0.0));
+                       return variable_list{g * local};
+                     });
+  return out;
+}
+
 }  // namespace gb

@@ -200,6 +200,17 @@ Tensor sigmoid(const Tensor& a) {
   return out;
 }
 
+Tensor erf(const Tensor& a) {
+  detail::OpScope op_scope("erf", {a});
+  Tensor out = detail::unary_float_kernel(a, "erf", [](auto x) { return std::erf(x); });
+  if (autograd::needs_grad(a))
+    autograd::record("ErfBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
+      const Tensor& x = c.saved(0);
+      return variable_list{c.grad() * (2.0 / std::sqrt(M_PI)) * (-(x * x)).exp()};
+    });
+  return out;
+}
+
 // ---- in-place forms: saves_self is true only where the out-of-place op saves its input ----
 
 Tensor& Tensor::neg_() const {

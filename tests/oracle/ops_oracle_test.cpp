@@ -499,7 +499,47 @@ std::vector<Case> advanced_index_cases() {
   };
 }
 
+// What everyday libtorch programs reach for beyond the core: triangles, roll, erf, prod along a dim, the two-tensor
+// min/max, F::normalize.
+std::vector<Case> everyday_cases() {
+  return {
+      {"triu", {in({4, 5})}, [](G v) { return v[0].triu(); }, [](T v) { return v[0].triu(); }},
+      {"triu batched k=1", {in({2, 3, 4})}, [](G v) { return gb::triu(v[0], 1); }, [](T v) { return torch::triu(v[0], 1); }},
+      {"tril k=-1", {in({4, 3})}, [](G v) { return v[0].tril(-1); }, [](T v) { return v[0].tril(-1); }},
+      {"roll dims", {in({3, 4})}, [](G v) { return v[0].roll({1, -5}, {0, 1}); },
+       [](T v) { return v[0].roll({1, -5}, {0, 1}); }},
+      {"roll flat", {in({3, 4})}, [](G v) { return gb::roll(v[0], {5}); }, [](T v) { return torch::roll(v[0], {5}); }},
+      {"erf", {in({7})}, [](G v) { return v[0].erf(); }, [](T v) { return v[0].erf(); }},
+      {"prod dim", {in({3, 4})}, [](G v) { return v[0].prod(1); }, [](T v) { return v[0].prod(1); }},
+      {"prod dim keepdim", {in({3, 4, 2})}, [](G v) { return v[0].prod(0, true); }, [](T v) { return v[0].prod(0, true); }},
+      {"prod dim with zeros", {in({3, 4})},
+       [](G v) {
+         gb::Tensor z = gb::tensor({{1.0, 0.0, 1.0, 1.0}, {0.0, 0.0, 1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}}).to(v[0].scalar_type());
+         return (v[0] * z).prod(1);
+       },
+       [](T v) {
+         torch::Tensor z = torch::tensor({{1.0, 0.0, 1.0, 1.0}, {0.0, 0.0, 1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}}).to(v[0].scalar_type());
+         return (v[0] * z).prod(1);
+       }},
+      {"max of two", {in({3, 4}), in({4})}, [](G v) { return gb::max(v[0], v[1]); },
+       [](T v) { return torch::max(v[0], v[1]); }},
+      {"min of two", {in({3, 4}), in({3, 4})}, [](G v) { return gb::min(v[0], v[1]); },
+       [](T v) { return torch::min(v[0], v[1]); }},
+      {"F::normalize", {in({3, 4})},
+       [](G v) { return F::normalize(v[0], F::NormalizeFuncOptions().p(2).dim(1)); },
+       [](T v) { return TF::normalize(v[0], TF::NormalizeFuncOptions().p(2).dim(1)); }},
+      {"F::normalize p=1 dim 0", {in({3, 4})},
+       [](G v) { return F::normalize(v[0], F::NormalizeFuncOptions().p(1).dim(0)); },
+       [](T v) { return TF::normalize(v[0], TF::NormalizeFuncOptions().p(1).dim(0)); }},
+      {"LogSoftmax module", {in({3, 4})}, [](G v) { return gb::nn::LogSoftmax(1)(v[0]); },
+       [](T v) { return torch::nn::LogSoftmax(1)(v[0]); }},
+  };
+}
+
 TEST_CASE("pointwise ops match libtorch") { run_all(pointwise_cases()); }
+TEST_CASE("everyday extras (triu, tril, roll, erf, prod(dim), min/max of two, normalize) match libtorch") {
+  run_all(everyday_cases());
+}
 TEST_CASE("tensor indices (masks, index tensors) and index_put_ match libtorch") { run_all(advanced_index_cases()); }
 TEST_CASE("reductions and softmax match libtorch") { run_all(reduction_cases()); }
 TEST_CASE("linear algebra, joins and index ops match libtorch") { run_all(linalg_shape_cases()); }

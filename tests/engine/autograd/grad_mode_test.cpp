@@ -39,3 +39,19 @@ TEST_CASE("ops record only when grad mode is on") {
   }
   CHECK((w * 2).grad_fn() != nullptr);
 }
+
+TEST_CASE("InferenceMode records nothing in its scope; InferenceMode(false) records again") {
+  auto w = gb::ones({2}, gb::requires_grad());
+  {
+    gb::InferenceMode guard;
+    CHECK_FALSE(gb::GradMode::is_enabled());
+    CHECK_FALSE((w * 2).requires_grad());
+    {
+      gb::InferenceMode off(false);
+      CHECK((w * 2).requires_grad());
+    }
+    CHECK_FALSE(gb::GradMode::is_enabled());
+  }
+  CHECK(gb::GradMode::is_enabled());
+  CHECK((w * 2).requires_grad());
+}

@@ -1,4 +1,6 @@
 // tests/engine/core/dtype_test.cpp — dtype names, sizes, categories, the promotion lattice and the default dtype.
+#include <sstream>
+
 #include "support/check.h"
 
 TEST_CASE("names, sizes and categories") {
@@ -33,6 +35,9 @@ TEST_CASE("names, sizes and categories") {
   CHECK(static_cast<int>(gb::kUInt8) == 7);
   CHECK(static_cast<int>(gb::kInt16) == 9);
   CHECK(gb::kNumScalarTypes == 10);
+  std::ostringstream os;  // libtorch's operator<<: the c10 name
+  os << gb::kLong << " " << gb::kByte;
+  CHECK(os.str() == "Long Byte");
 }
 
 TEST_CASE("the default dtype is used by float factories and can be changed to another float") {

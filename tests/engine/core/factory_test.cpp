@@ -81,5 +81,15 @@ TEST_CASE("from_blob borrows memory and tensor() copies values") {
   CHECK(gb::tensor({1, 2}).scalar_type() == gb::kInt64);
   CHECK(gb::tensor({1.0, 2.0}).scalar_type() == gb::kFloat);
   CHECK(gb::tensor({{1.0, 2.0}, {3.0, 4.0}}).sizes() == gb::IntArrayRef({2, 2}));
+  // a matrix's dtype as torch::tensor infers it: ints int64, any float the default float, bools bool
+  CHECK(gb::tensor({{1, 2}, {3, 4}}).scalar_type() == gb::kInt64);
+  check_values(gb::tensor({{1, 2}, {3, 4}}), {1, 2, 3, 4});
+  CHECK(gb::tensor({{1, 2.5}, {3, 4}}).scalar_type() == gb::kFloat);
+  CHECK(gb::tensor({{true, false}}).scalar_type() == gb::kBool);
+  CHECK(gb::tensor({1, 2.5}).scalar_type() == gb::kFloat);           // a flat list: any float decides
+  CHECK(gb::tensor({true, false}).scalar_type() == gb::kBool);
+  CHECK(gb::tensor({{1, 2}}, gb::kDouble).scalar_type() == gb::kDouble);
+  CHECK(gb::tensor(2, gb::kLong).dim() == 0);  // a 0-dim int, not ambiguous
+  CHECK(gb::tensor(true).scalar_type() == gb::kBool);
   CHECK_THROWS_WITH_AS(gb::tensor({{1.0, 2.0}, {3.0}}), doctest::Contains("expected sequence of length 2"), gb::Error);
 }

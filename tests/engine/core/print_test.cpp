@@ -1,5 +1,6 @@
 // tests/engine/core/print_test.cpp — operator<< prints exactly what PyTorch's repr prints (expected strings taken
 // from PyTorch 1.13's torch/_tensor_str.py output, with "torch." written "gb.").
+#include <iostream>
 #include <sstream>
 
 #include "support/check.h"
@@ -23,6 +24,16 @@ TEST_CASE("fixed, integer and scientific modes") {
   // bytes print as numbers, not characters (torch.tensor([0, 65, 255], dtype=torch.uint8))
   CHECK(str(gb::tensor({0, 65, 255}).to(gb::kUInt8)) == "tensor([  0,  65, 255], dtype=gb.uint8)");
   CHECK(str(gb::tensor({-128, 7}).to(gb::kInt8)) == "tensor([-128,    7], dtype=gb.int8)");
+}
+
+TEST_CASE("print() writes libtorch's one-line summary to stdout") {
+  std::ostringstream captured;
+  std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
+  gb::zeros({2, 3}).print();
+  gb::ones({4}, gb::kLong).print();
+  gb::Tensor().print();
+  std::cout.rdbuf(old);
+  CHECK(captured.str() == "[CPUFloatType [2, 3]]\n[CPULongType [4]]\n[UndefinedTensorImpl]\n");
 }
 
 TEST_CASE("matrices, 3-D blocks and suffixes") {

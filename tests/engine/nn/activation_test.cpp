@@ -59,6 +59,7 @@ TEST_CASE("activation reprs as libtorch's") {
   CHECK(repr(*gb::nn::Sigmoid()) == "Sigmoid()");
   CHECK(repr(*gb::nn::LeakyReLU()) == "LeakyReLU(negative_slope=0.01)");
   CHECK(repr(*gb::nn::Softmax(1)) == "Softmax(dim=1)");
+  CHECK(repr(*gb::nn::LogSoftmax(1)) == "LogSoftmax(dim=1)");
 }
 
 TEST_CASE("each activation's raw forward attributes its allocations to the module") {

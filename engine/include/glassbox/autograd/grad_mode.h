@@ -21,6 +21,18 @@ struct NoGradGuard {
   bool prev_;
 };
 
+// libtorch's InferenceMode guard: no autograd history in its scope (InferenceMode(false) re-enables it). glassbox
+// keeps version counters either way, so tensors made inside stay usable outside (libtorch refuses them in autograd).
+struct InferenceMode {
+  explicit InferenceMode(bool enabled = true) : prev_(GradMode::is_enabled()) { GradMode::set_enabled(!enabled); }
+  ~InferenceMode() { GradMode::set_enabled(prev_); }
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+
+ private:
+  bool prev_;
+};
+
 // Records history in its scope even inside a NoGradGuard.
 struct EnableGradGuard {
   EnableGradGuard() : prev_(GradMode::is_enabled()) { GradMode::set_enabled(true); }

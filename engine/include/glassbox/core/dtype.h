@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "glassbox/core/half.h"
@@ -75,6 +76,8 @@ inline constexpr bool is_integral(ScalarType t, bool include_bool = false) {
 
 // "Float", "Double", ... (c10's toString).
 const char* to_string(ScalarType t);
+// Prints to_string(t), as libtorch's operator<< for a ScalarType.
+std::ostream& operator<<(std::ostream& os, ScalarType t);
 // "float32", "float64", ... (the Python names, used when printing tensors).
 const char* python_name(ScalarType t);
 // "FloatTensor", "DoubleTensor", ... (used in autograd error messages, like PyTorch's).

@@ -187,6 +187,8 @@ class Tensor {
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const;
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& values, bool accumulate) const;
   Tensor operator[](int64_t i) const { return select(0, i); }
+  // libtorch's print(): "[CPUFloatType [2, 3]]" and a newline, to stdout.
+  void print() const;
   // x[t] with a 0-dim integer tensor t is x[t.item()] (libtorch's; use index({t}) to index with a tensor).
   Tensor operator[](const Tensor& i) const;
   // The positions of the nonzero elements: (n, dim()) int64, row-major order (glassbox/ops/shape.h).
@@ -196,6 +198,9 @@ class Tensor {
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor flip(IntArrayRef dims) const;        // a copy (glassbox/ops/shape.h)
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;  // a copy
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
   Tensor repeat(IntArrayRef repeats) const;   // a copy
 
   // ---- pointwise ----
@@ -220,6 +225,9 @@ class Tensor {
   Tensor cos() const;
   Tensor tanh() const;
   Tensor sigmoid() const;
+  Tensor erf() const;
+  Tensor bernoulli() const;  // self holds the probabilities
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
   Tensor relu() const;
   Tensor square() const;
   Tensor reciprocal() const;
@@ -287,6 +295,8 @@ class Tensor {
   Tensor min() const;
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   Tensor min(const Tensor& other) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;

@@ -16,6 +16,7 @@
 #include "glassbox/ops/linalg.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
+#include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 
 namespace gb::nn::functional {
@@ -198,6 +199,16 @@ struct PadFuncOptions {
 inline Tensor pad(const Tensor& x, const PadFuncOptions& o) {
   if (o.mode() == "constant") return gb::constant_pad_nd(x, o.pad(), o.value());
   return gb::pad(x, o.pad(), o.mode().name(), o.value());  // a nonzero value is refused, as libtorch
+}
+
+// F::normalize(x, F::NormalizeFuncOptions().p(2).dim(1)): x / max(||x||_p along dim, eps), differentiable.
+struct NormalizeFuncOptions {
+  GB_ARG(double, p) = 2.0;
+  GB_ARG(int64_t, dim) = 1;
+  GB_ARG(double, eps) = 1e-12;
+};
+inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o = {}) {
+  return x / gb::norm(x, o.p(), {o.dim()}, /*keepdim=*/true).clamp_min(o.eps()).expand_as(x);
 }
 
 struct EmbeddingFuncOptions {

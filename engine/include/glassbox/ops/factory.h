@@ -11,8 +11,10 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
+#include "glassbox/core/scalar.h"
 #include "glassbox/core/tensor.h"
 
 namespace gb {
@@ -65,6 +67,14 @@ Tensor randn_like(const Tensor& t, std::optional<TensorOptions> options = std::n
 Tensor rand_like(const Tensor& t, std::optional<TensorOptions> options = std::nullopt);
 // Integers uniform in [low, high); int64 unless options say otherwise.
 Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options = {});
+// N(mean, std^2) samples of the given size (torch::normal(mean, std, size)).
+Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& options = {});
+// 1 with probability p (each element of p, in [0, 1]), else 0; p's shape and dtype. Not differentiable.
+Tensor bernoulli(const Tensor& p);
+Tensor bernoulli(const Tensor& self, double p);
+// num_samples category indices per row of probs (1-D or 2-D, non-negative weights, not necessarily normalized),
+// drawn with or without replacement (without: at most the number of nonzero weights); int64, (rows, num_samples).
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options = {});
 Tensor randperm(int64_t n, const TensorOptions& options = {});
 Tensor randperm(int64_t n, Generator& gen, const TensorOptions& options = {});
@@ -81,11 +91,20 @@ Tensor tensor(ArrayRef<float> values, const TensorOptions& options = {});
 Tensor tensor(ArrayRef<int64_t> values, const TensorOptions& options = {});
 Tensor tensor(ArrayRef<int> values, const TensorOptions& options = {});
 Tensor tensor(const std::vector<bool>& values, const TensorOptions& options = {});
-Tensor tensor(std::initializer_list<double> values, const TensorOptions& options = {});
-Tensor tensor(std::initializer_list<float> values, const TensorOptions& options = {});
-Tensor tensor(std::initializer_list<int64_t> values, const TensorOptions& options = {});
-Tensor tensor(std::initializer_list<int> values, const TensorOptions& options = {});
-Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& options = {});
+namespace detail {
+// One value of a braced list given to gb::tensor: a number or a bool, never a nested list, so that {{0}, {1}} is
+// read as the 2-D list it is (a one-element inner list would otherwise convert to a number).
+struct TensorElement {
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TensorElement(T v) : value(v) {}  // NOLINT
+  Scalar value;
+};
+}  // namespace detail
+// {1, 2} is int64, {1.5, 2} the default float (any floating value decides), {true, false} bool.
+Tensor tensor(std::initializer_list<detail::TensorElement> values, const TensorOptions& options = {});
+// A matrix: {{1, 2}, {3, 4}} is int64, {{1.5, 2}, {3, 4}} the default float (any floating value decides). Rows of
+// one element ({{0}, {1}}) do not compile (ambiguous with a flat list): write gb::tensor({0, 1}).view({2, 1}).
+Tensor tensor(std::initializer_list<std::initializer_list<Scalar>> rows, const TensorOptions& options = {});
 Tensor tensor(double value, const TensorOptions& options = {});  // a 0-dim tensor
 Tensor tensor(int64_t value, const TensorOptions& options = {});
 Tensor tensor(int value, const TensorOptions& options = {});   // so tensor(2, gb::kLong) is not ambiguous

@@ -32,6 +32,11 @@ Tensor pow(const Tensor& a, const Scalar& exponent);
 Tensor pow(const Scalar& a, const Tensor& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+// libtorch's two-tensor min/max: the elementwise minimum/maximum.
+inline Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+inline Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
+// The Gauss error function; gradient 2/sqrt(pi) exp(-x^2).
+Tensor erf(const Tensor& a);
 Tensor neg(const Tensor& a);
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);

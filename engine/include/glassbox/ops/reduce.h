@@ -34,6 +34,8 @@ Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim = false);
 Tensor all(const Tensor& a);
 Tensor any(const Tensor& a);
 Tensor prod(const Tensor& a);
+// The product along dim (int64 for integers and bool, as sum); the gradient handles zeros as the full prod's.
+Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
 
 // Running sum along dim: out[..., i, ...] = sum of a[..., :i+1, ...]. dtype: the result's (and the accumulation's)
 // dtype; by default a's, except integers and bool, which sum to int64 as in PyTorch. Floats accumulate in double

@@ -36,6 +36,13 @@ Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::op
 // dims): a (2, 3) .repeat({2, 1, 2}) is (2, 2, 6). Both have backward (FlipBackward0, RepeatBackward0).
 Tensor flip(const Tensor& a, IntArrayRef dims);
 Tensor repeat(const Tensor& a, IntArrayRef repeats);
+// Shifts elements along dims, wrapping around (torch::roll); no dims: over the flattened tensor, shape kept.
+// Gradient: rolled back.
+Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims = {});
+// The upper (triu: j - i >= diagonal) or lower (tril: j - i <= diagonal) triangle of the last two dims, zeros
+// elsewhere. Gradient: the same triangle of the gradient.
+Tensor triu(const Tensor& a, int64_t diagonal = 0);
+Tensor tril(const Tensor& a, int64_t diagonal = 0);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);

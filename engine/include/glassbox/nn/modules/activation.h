@@ -1,5 +1,5 @@
 // glassbox/nn/modules/activation.h — elementwise activations as modules (ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU)
-// and Softmax along a dim.
+// and Softmax / LogSoftmax along a dim.
 //
 //   gb::nn::Sequential mlp(gb::nn::Linear(4, 8), gb::nn::GELU(gb::nn::GELUOptions().approximate("tanh")),
 //                          gb::nn::Linear(8, 2), gb::nn::Softmax(1));
@@ -89,5 +89,16 @@ class SoftmaxImpl : public detail::Builtin<SoftmaxImpl> {
   SoftmaxOptions options;
 };
 GB_MODULE(Softmax);
+
+using LogSoftmaxOptions = SoftmaxOptions;
+class LogSoftmaxImpl : public detail::Builtin<LogSoftmaxImpl> {
+ public:
+  explicit LogSoftmaxImpl(int64_t dim) : LogSoftmaxImpl(LogSoftmaxOptions(dim)) {}
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LogSoftmaxOptions options;
+};
+GB_MODULE(LogSoftmax);
 
 }  // namespace gb::nn
