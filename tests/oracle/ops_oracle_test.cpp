@@ -533,11 +533,77 @@ std::vector<Case> everyday_cases() {
        [](T v) { return TF::normalize(v[0], TF::NormalizeFuncOptions().p(1).dim(0)); }},
       {"LogSoftmax module", {in({3, 4})}, [](G v) { return gb::nn::LogSoftmax(1)(v[0]); },
        [](T v) { return torch::nn::LogSoftmax(1)(v[0]); }},
+      {"interpolate nearest size", {in({2, 3, 4, 5})},
+       [](G v) { return F::interpolate(v[0], F::InterpolateFuncOptions().size(std::vector<int64_t>{7, 3})); },
+       [](T v) { return TF::interpolate(v[0], TF::InterpolateFuncOptions().size(std::vector<int64_t>{7, 3})); }},
+      {"interpolate nearest x2", {in({1, 2, 3, 3})},
+       [](G v) {
+         return F::interpolate(v[0], F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}));
+       },
+       [](T v) {
+         return TF::interpolate(v[0], TF::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}));
+       }},
+      {"interpolate bilinear x1.5", {in({2, 2, 4, 3})},
+       [](G v) {
+         return F::interpolate(v[0], F::InterpolateFuncOptions()
+                                         .scale_factor(std::vector<double>{1.5, 2.5})
+                                         .mode(gb::kBilinear)
+                                         .align_corners(false));
+       },
+       [](T v) {
+         return TF::interpolate(v[0], TF::InterpolateFuncOptions()
+                                          .scale_factor(std::vector<double>{1.5, 2.5})
+                                          .mode(torch::kBilinear)
+                                          .align_corners(false));
+       }},
+      {"interpolate bilinear align_corners down", {in({1, 3, 6, 5})},
+       [](G v) {
+         return F::interpolate(
+             v[0], F::InterpolateFuncOptions().size(std::vector<int64_t>{4, 7}).mode(gb::kBilinear).align_corners(true));
+       },
+       [](T v) {
+         return TF::interpolate(v[0], TF::InterpolateFuncOptions()
+                                          .size(std::vector<int64_t>{4, 7})
+                                          .mode(torch::kBilinear)
+                                          .align_corners(true));
+       }},
+      {"interpolate linear 3-D", {in({2, 3, 5})},
+       [](G v) {
+         return F::interpolate(v[0], F::InterpolateFuncOptions().size(std::vector<int64_t>{8}).mode(gb::kLinear));
+       },
+       [](T v) {
+         return TF::interpolate(v[0], TF::InterpolateFuncOptions().size(std::vector<int64_t>{8}).mode(torch::kLinear));
+       }},
+      {"interpolate trilinear", {in({1, 1, 2, 3, 2})},
+       [](G v) {
+         return F::interpolate(v[0], F::InterpolateFuncOptions()
+                                         .scale_factor(std::vector<double>{2, 1.5, 2})
+                                         .mode(gb::kTrilinear)
+                                         .align_corners(false));
+       },
+       [](T v) {
+         return TF::interpolate(v[0], TF::InterpolateFuncOptions()
+                                          .scale_factor(std::vector<double>{2, 1.5, 2})
+                                          .mode(torch::kTrilinear)
+                                          .align_corners(false));
+       }},
+      {"Upsample module", {in({1, 2, 3, 4})},
+       [](G v) {
+         return gb::nn::Upsample(
+             gb::nn::UpsampleOptions().scale_factor(std::vector<double>{2, 2}).mode(gb::kBilinear).align_corners(false))(
+             v[0]);
+       },
+       [](T v) {
+         return torch::nn::Upsample(torch::nn::UpsampleOptions()
+                                        .scale_factor(std::vector<double>{2, 2})
+                                        .mode(torch::kBilinear)
+                                        .align_corners(false))(v[0]);
+       }},
   };
 }
 
 TEST_CASE("pointwise ops match libtorch") { run_all(pointwise_cases()); }
-TEST_CASE("everyday extras (triu, tril, roll, erf, prod(dim), min/max of two, normalize) match libtorch") {
+TEST_CASE("everyday extras (triu, tril, roll, erf, prod(dim), min/max of two, normalize, interpolate) match libtorch") {
   run_all(everyday_cases());
 }
 TEST_CASE("tensor indices (masks, index tensors) and index_put_ match libtorch") { run_all(advanced_index_cases()); }

@@ -100,6 +100,15 @@ std::vector<OptCase> optimizer_cases() {
   rms("centered momentum=0.9 weight_decay=0.05 alpha=0.9",
       go::RMSpropOptions(0.01).centered(true).momentum(0.9).weight_decay(0.05).alpha(0.9),
       to::RMSpropOptions(0.01).centered(true).momentum(0.9).weight_decay(0.05).alpha(0.9));
+
+  auto adagrad = [&](std::string name, go::AdagradOptions o, to::AdagradOptions t) {
+    c.push_back({"Adagrad " + name, ours([o](auto p) { return std::make_unique<go::Adagrad>(p, o); }),
+                 theirs([t](auto p) { return std::make_unique<to::Adagrad>(p, t); }), false});
+  };
+  adagrad("lr=0.1", go::AdagradOptions(0.1), to::AdagradOptions(0.1));
+  adagrad("lr_decay weight_decay initial_accumulator_value",
+          go::AdagradOptions(0.1).lr_decay(0.05).weight_decay(0.02).initial_accumulator_value(0.3).eps(1e-6),
+          to::AdagradOptions(0.1).lr_decay(0.05).weight_decay(0.02).initial_accumulator_value(0.3).eps(1e-6));
   return c;
 }
 

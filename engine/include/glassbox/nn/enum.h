@@ -23,7 +23,8 @@ inline constexpr enumtype::Tag kLinear{"linear"}, kConv1d{"conv1d"}, kConv2d{"co
     kConvTranspose1d{"conv_transpose1d"}, kConvTranspose2d{"conv_transpose2d"}, kConvTranspose3d{"conv_transpose3d"},
     kSigmoid{"sigmoid"}, kTanh{"tanh"}, kReLU{"relu"}, kLeakyReLU{"leaky_relu"}, kSELU{"selu"}, kGELU{"gelu"},
     kFanIn{"fan_in"}, kFanOut{"fan_out"}, kZeros{"zeros"}, kConstant{"constant"}, kReflect{"reflect"},
-    kReplicate{"replicate"}, kCircular{"circular"};
+    kReplicate{"replicate"}, kCircular{"circular"}, kNearest{"nearest"}, kBilinear{"bilinear"},
+    kTrilinear{"trilinear"}, kBicubic{"bicubic"}, kArea{"area"}, kNearestExact{"nearest-exact"};
 
 namespace nn {
 

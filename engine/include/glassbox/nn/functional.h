@@ -211,6 +211,19 @@ inline Tensor normalize(const Tensor& x, const NormalizeFuncOptions& o = {}) {
   return x / gb::norm(x, o.p(), {o.dim()}, /*keepdim=*/true).clamp_min(o.eps()).expand_as(x);
 }
 
+// F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(gb::kBilinear)):
+// give size or scale_factor (one value per spatial dim); modes kNearest (the default), kLinear, kBilinear,
+// kTrilinear (gb::upsample); bicubic, area and nearest-exact are refused by name.
+struct InterpolateFuncOptions {
+  GB_ARG(std::optional<std::vector<int64_t>>, size) = std::nullopt;
+  GB_ARG(std::optional<std::vector<double>>, scale_factor) = std::nullopt;
+  GB_ARG(EnumValue, mode) = kNearest;
+  GB_ARG(std::optional<bool>, align_corners) = std::nullopt;
+  GB_ARG(std::optional<bool>, recompute_scale_factor) = std::nullopt;
+  GB_ARG(bool, antialias) = false;
+};
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options = {});
+
 struct EmbeddingFuncOptions {
   GB_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
 };

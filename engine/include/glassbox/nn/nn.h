@@ -22,6 +22,7 @@
 #include "glassbox/nn/modules/rnn.h"
 #include "glassbox/nn/modules/sequential.h"
 #include "glassbox/nn/modules/transformer.h"
+#include "glassbox/nn/modules/upsample.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/ordered_dict.h"
 #include "glassbox/nn/pimpl.h"

@@ -93,5 +93,12 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // input). kMean divides by every element (PyTorch's 'mean'); the batch mean (libtorch's kBatchMean, the KL
 // divergence proper) is gb::nn::functional::kl_div's.
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean, bool log_target = false);
+// Resizes the spatial dims (all after the first two) to `size`: mode "nearest" (PyTorch's legacy nearest: source
+// floor(dst * scale)), "linear" (3-D input), "bilinear" (4-D), "trilinear" (5-D), with align_corners as PyTorch's.
+// scales[i], when given (> 0), is the factor the caller asked for: the source coordinate uses 1 / scales[i] instead
+// of in / out, as torch's interpolate does with scale_factor. Separable and composed of index_select and
+// multiply-adds, so it is differentiable to any order.
+Tensor upsample(const Tensor& x, IntArrayRef size, const std::string& mode, bool align_corners = false,
+                const std::vector<double>& scales = {});
 
 }  // namespace gb

@@ -1,6 +1,7 @@
 // glassbox/optim/optim.h — everything in gb::optim (torch::optim): the optimizers, the learning-rate schedulers.
 #pragma once
 
+#include "glassbox/optim/adagrad.h"
 #include "glassbox/optim/adam.h"
 #include "glassbox/optim/adamw.h"
 #include "glassbox/optim/lr_scheduler.h"
