@@ -21,9 +21,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The file starts with a zip's signature (PyTorch's formats), as opposed to safetensors.
-bool is_zip(const std::string& path) {
-  unsigned char magic[4] = {0, 0, 0, 0};
+// The file's first 4 bytes (fewer for a shorter file); an unopenable path is an error naming it.
+std::string magic_of(const std::string& path) {
+  char magic[4] = {0, 0, 0, 0};
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     int err = errno;
@@ -31,8 +31,11 @@ bool is_zip(const std::string& path) {
   }
   size_t got = std::fread(magic, 1, 4, f);
   std::fclose(f);
-  return got == 4 && std::memcmp(magic, "PK\x03\x04", 4) == 0;
+  return std::string(magic, got);
 }
+
+// A zip's signature first: PyTorch's formats (torch.save since 1.6, libtorch's archives), as opposed to safetensors.
+bool is_zip(const std::string& path) { return magic_of(path) == std::string("PK\x03\x04", 4); }
 }  // namespace
 
 void save(ModuleRef module, const std::string& path, const Metadata& metadata) {
@@ -46,20 +49,13 @@ void save(ModuleRef module, const std::string& path, const Metadata& metadata) {
 }
 
 StateDict load(const std::string& path, std::optional<Device> map_location) {
-  unsigned char magic[4] = {0, 0, 0, 0};
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    int err = errno;
-    throw Error(detail::str_cat("gb::load: cannot open '", path, "' (", std::strerror(err), "); check the path"));
-  }
-  size_t got = std::fread(magic, 1, 4, f);
-  std::fclose(f);
+  const std::string magic = magic_of(path);
   // A zip is PyTorch's format since 1.6; pickle's magic first is the legacy torch.save format, which
   // load_pt explains. Anything else is read as safetensors (whose first byte is the header length's low byte).
-  if (got == 4 && std::memcmp(magic, "PK\x03\x04", 4) == 0) return load_pt(path, map_location);
+  if (magic == std::string("PK\x03\x04", 4)) return load_pt(path, map_location);
   // Legacy files start with pickle's PROTO 2 and the 10-byte LONG1 magic number; as a safetensors header length
   // those bytes would mean more than 100 MB of header, which the format does not allow.
-  if (got == 4 && std::memcmp(magic, "\x80\x02\x8a\x0a", 4) == 0) return load_pt(path, map_location);
+  if (magic == std::string("\x80\x02\x8a\x0a", 4)) return load_pt(path, map_location);
   return detail::load_safetensors(path, map_location, nullptr);
 }
 

@@ -436,18 +436,25 @@ Tensor logical_reduce(const Tensor& a, const char* op) {
 Tensor all(const Tensor& a) { return logical_reduce<true>(a, "all"); }
 Tensor any(const Tensor& a) { return logical_reduce<false>(a, "any"); }
 
-Tensor prod(const Tensor& a) {
-  GB_AUTOCAST(fp32, prod, a);
-  detail::OpScope op_scope("prod", {a});
-  detail::check_device(a, "prod");
-  auto mask = all_dims(a.dim());
+namespace {
+// The product over the masked dims (int64 for integers and bool, as sum).
+Tensor prod_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim) {
   ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
-  Tensor out = detail::make_empty({}, ot, a.device());
+  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), ot, a.device());
   Layout l = make_layout(a, mask);
   detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
     using T = typename decltype(tag)::type;
     run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
   });
+  return out;
+}
+}  // namespace
+
+Tensor prod(const Tensor& a) {
+  GB_AUTOCAST(fp32, prod, a);
+  detail::OpScope op_scope("prod", {a});
+  detail::check_device(a, "prod");
+  Tensor out = prod_kernel(a, all_dims(a.dim()), false);
   op_scope.set_output(out);
   // d prod / dx_i = the product of the others: result / x_i without zeros; with one zero only that element gets
   // a gradient (the product of the rest, computed differentiably); with two or more every first derivative is 0.
@@ -473,13 +480,7 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<ScalarType
   detail::check_device(a, "prod");
   const int64_t d = a.dim() == 0 ? 0 : detail::wrap_dim(dim, a.dim(), "prod");
   auto mask = a.dim() == 0 ? std::vector<bool>{} : detail::dim_mask({d}, a.dim(), "prod");
-  ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
-  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), ot, a.device());
-  Layout l = make_layout(a, mask);
-  detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
-  });
+  Tensor out = prod_kernel(a, mask, keepdim);
   op_scope.set_output(out);
   // As the full prod's, slice by slice: no zero in the slice, out / x; one zero, that element gets the product of
   // the others; two or more, every first derivative is 0.

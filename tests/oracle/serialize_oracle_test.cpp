@@ -5,27 +5,14 @@
 #include <torch/torch.h>
 
 #include "engine/io/io_test_util.h"
+#include "oracle/torch_dtype.h"
 #include "support/check.h"
 
 using iotest::TempDir;
 
 namespace {
 
-torch::Dtype torch_dtype(gb::ScalarType t) {
-  switch (t) {
-    case gb::kFloat: return torch::kFloat;
-    case gb::kDouble: return torch::kDouble;
-    case gb::kHalf: return torch::kHalf;
-    case gb::kBFloat16: return torch::kBFloat16;
-    case gb::kInt64: return torch::kLong;
-    case gb::kInt32: return torch::kInt;
-    case gb::kInt16: return torch::kShort;
-    case gb::kInt8: return torch::kChar;
-    case gb::kUInt8: return torch::kByte;
-    case gb::kBool: return torch::kBool;
-  }
-  return torch::kFloat;
-}
+using oracle::torch_dtype;
 
 std::vector<double> values(const torch::Tensor& t) {
   torch::Tensor c = t.detach().to(torch::kDouble).contiguous();
