@@ -196,9 +196,10 @@ void note_step_sums(const Tensor& param, const ScanResult& grad, double update_n
 void on_accumulate(const Tensor& param) {
   if (!active()) return;
   auto& m = param.unsafe_impl()->meta();
-  if (!m.grad.defined() || m.grad_used_impl != m.grad.unsafe_impl() || m.grad._version() != m.grad_used_version) return;
+  if (!m.grad.defined() || m.grad_used_impl.lock() != m.grad.impl_ptr() || m.grad._version() != m.grad_used_version)
+    return;
   const int64_t used_at = m.grad_used_step;
-  m.grad_used_impl = nullptr;  // one finding per buffer
+  m.grad_used_impl.reset();  // one finding per buffer
   Run& r = run();
   std::lock_guard lock(r.mu);
   const int64_t step = current_step();
@@ -237,7 +238,7 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       ParamState& st = param_state(r, p);
       if (!skipped) {  // this buffer has been used: a backward into it unchanged missed a zero_grad
         auto& m = p.unsafe_impl()->meta();
-        m.grad_used_impl = g.unsafe_impl();
+        m.grad_used_impl = g.impl_ptr();
         m.grad_used_version = g._version();
         m.grad_used_step = step;
       }

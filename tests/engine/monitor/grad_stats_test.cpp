@@ -192,6 +192,43 @@ TEST_CASE("gradient accumulation over two backwards per step, zeroed in place af
   CHECK(sql_double(db, "SELECT count(*) FROM steps") == 20);
 }
 
+TEST_CASE("gradient accumulation with zero_grad(set_to_none): a new .grad at the freed one's address is not the used one") {
+  // zero_grad() frees the .grad the step used; the next backward's new .grad is often allocated at the very same
+  // address (glibc hands a freed block of the same size straight back). After a step of one backward (its .grad
+  // used at version 0) and then a step accumulating two, the second backward finds a .grad at the used address and
+  // version: the detector must tell the new buffer from the used one, or a healthy run cries wolf (it did, on the
+  // oom sample's accumulating way out in CI). With glibc, the spacers below put the new .grad at the used one's
+  // address in 3 of these steps when the detector kept a bare address; holding a weak reference, it keeps that block
+  // from being reused at all while it watches it.
+  TempDir tmp;
+  std::string path = tmp.file("reuse.db");
+  {
+    gb::trace::Session session(path);
+    gb::manual_seed(3);
+    gb::Tensor w = gb::randn({4}).requires_grad_();
+    gb::optim::SGD opt({w}, gb::optim::SGDOptions(0.01));
+    for (int step = 0; step < 40; ++step) {
+      const int micro_batches = 1 + step % 2;
+      for (int micro = 0; micro < micro_batches; ++micro) {
+        // the gradient of a loss linear in w, handed straight to w
+        gb::Tensor dloss_dw = gb::full({4}, 0.5 + micro);
+        // a varying number of tensors freed right after zero_grad frees the used .grad: glibc hands freed blocks
+        // back last-in first-out, so in some step the new .grad lands exactly where the used one was
+        std::vector<gb::Tensor> others;
+        for (int i = 0; i < step % 7; ++i) others.push_back(gb::zeros({1}));
+        if (micro == 0) opt.zero_grad();
+        others.clear();
+        w.backward(dloss_dw);
+      }
+      opt.step();
+    }
+  }
+  auto rows = read_anomalies(path);
+  for (const auto& r : rows) MESSAGE(r.message);
+  CHECK(rows.empty());
+  CHECK(sql_double(path, "SELECT count(*) FROM grad_stats") > 0);  // the detectors were watching
+}
+
 TEST_CASE("exploding gradient: a parameter's norm far beyond its own window is flagged at that step") {
   TempDir tmp;
   std::string db = run_fault(tmp, "loss_spike");  // the mislabelled batch at step 40 also blows the gradients up

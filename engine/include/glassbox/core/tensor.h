@@ -394,8 +394,9 @@ struct AutogradMeta {
   std::vector<std::pair<unsigned, std::function<void(Tensor&)>>> post_accumulate_hooks;
   std::string name;
   // The monitor (engine/monitor/): the .grad an optimizer step last used and its version then, so a backward that
-  // accumulates into that same unchanged buffer is known to have missed a zero_grad.
-  const TensorImpl* grad_used_impl = nullptr;
+  // accumulates into that same unchanged buffer is known to have missed a zero_grad. A weak reference, not an
+  // address: after zero_grad(set_to_none) frees the buffer, a new .grad may be allocated at the same address.
+  std::weak_ptr<TensorImpl> grad_used_impl;
   uint32_t grad_used_version = 0;
   int64_t grad_used_step = -1;
 };
