@@ -2,6 +2,8 @@
 #include "glassbox/ops/factory.h"
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "core/dispatch.h"
 #include "core/make.h"
@@ -291,86 +293,101 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
   return t;
 }
 
-namespace {
-template <typename T>
-Tensor from_values(const T* values, int64_t n, std::vector<int64_t> sizes, ScalarType natural, const TensorOptions& o) {
-  Tensor t = detail::make_empty(sizes, scalar_type_of<T>::value, Device(kCPU));
-  std::copy(values, values + n, reinterpret_cast<T*>(t.data_ptr()));
-  ScalarType want = o.has_dtype() ? o.dtype() : natural;
-  if (want != t.scalar_type()) t = t.to(want);
-  if (o.device().is_cuda()) t = t.to(o.device());
-  return finish(t, o);
-}
-}  // namespace
 
-Tensor tensor(ArrayRef<double> v, const TensorOptions& o) {
-  return from_values(v.data(), int64_t(v.size()), {int64_t(v.size())}, get_default_dtype(), o);
-}
-Tensor tensor(ArrayRef<float> v, const TensorOptions& o) {
-  return from_values(v.data(), int64_t(v.size()), {int64_t(v.size())}, kFloat, o);
-}
-Tensor tensor(ArrayRef<int64_t> v, const TensorOptions& o) {
-  return from_values(v.data(), int64_t(v.size()), {int64_t(v.size())}, kInt64, o);
-}
-Tensor tensor(ArrayRef<int> v, const TensorOptions& o) {
-  std::vector<int64_t> w(v.begin(), v.end());
-  return from_values(w.data(), int64_t(w.size()), {int64_t(w.size())}, kInt64, o);
-}
-Tensor tensor(const std::vector<bool>& v, const TensorOptions& o) {
-  std::vector<char> c(v.begin(), v.end());
-  Tensor t = detail::make_empty({int64_t(v.size())}, kBool, Device(kCPU));
-  std::copy(c.begin(), c.end(), reinterpret_cast<char*>(t.data_ptr()));
-  if (o.has_dtype() && o.dtype() != kBool) t = t.to(o.dtype());
-  return finish(t, o);
-}
-Tensor tensor(std::initializer_list<detail::TensorElement> v, const TensorOptions& o) {
-  // torch::tensor's inference: any floating value makes the default float dtype, else int64 (bools alone: bool)
-  bool floating = false, all_bool = v.size() > 0;
-  for (const auto& e : v) {
-    floating = floating || e.value.is_floating_point();
-    all_bool = all_bool && e.value.is_boolean();
+namespace detail {
+
+TensorDataContainer::TensorDataContainer() : scalar_type_(get_default_dtype()), sizes_{0} {}
+TensorDataContainer::TensorDataContainer(Half value) : kind_(Kind::Scalar), scalar_(value), scalar_type_(kHalf) {}
+TensorDataContainer::TensorDataContainer(BFloat16 value)
+    : kind_(Kind::Scalar), scalar_(value), scalar_type_(kBFloat16) {}
+
+TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContainer> list)
+    : scalar_type_(list.size() ? list.begin()->scalar_type() : get_default_dtype()), list_(list) {
+  const std::vector<int64_t>& first = list.size() ? list.begin()->sizes() : std::vector<int64_t>{};
+  for (const TensorDataContainer& e : list) {
+    const std::vector<int64_t>& got = e.sizes();
+    GB_CHECK(got.size() == first.size(), "tensor: the elements of a list must be all numbers or all lists of the same ",
+             "sizes, as in {{1, 2}, {3, 4}} (got an element of ", first.size(), " dimensions and one of ", got.size(),
+             ")");
+    for (size_t k = 0; k < got.size(); ++k)
+      GB_CHECK(got[k] == first[k], "tensor: expected sequence of length ", first[k], " at dim ", k + 1, " (got ",
+               got[k], "); every sub-list of a nested list needs the same sizes, as in {{1, 2}, {3, 4}}");
+    scalar_type_ = promote_types(scalar_type_, e.scalar_type());
   }
-  if (floating) {
-    std::vector<double> flat;
-    for (const auto& e : v) flat.push_back(e.value.to_double());
-    return tensor(ArrayRef<double>(flat), o);
-  }
-  std::vector<int64_t> flat;
-  for (const auto& e : v) flat.push_back(e.value.to_long());
-  Tensor t = tensor(ArrayRef<int64_t>(flat), o);
-  return all_bool && !o.has_dtype() ? t.to(kBool) : t;
+  sizes_.push_back(int64_t(list.size()));
+  sizes_.insert(sizes_.end(), first.begin(), first.end());
 }
-Tensor tensor(std::initializer_list<std::initializer_list<Scalar>> rows, const TensorOptions& o) {
-  // torch::tensor's inference: any floating value makes the default float dtype, else int64 (bools alone: bool)
-  bool floating = false, all_bool = rows.size() > 0;
-  const int64_t cols = rows.size() ? int64_t(rows.begin()->size()) : 0;
-  for (const auto& r : rows) {
-    GB_CHECK(int64_t(r.size()) == cols, "tensor: expected sequence of length ", cols, " at dim 1 (got ", r.size(), ")");
-    for (const Scalar& v : r) {
-      floating = floating || v.is_floating_point();
-      all_bool = all_bool && v.is_boolean();
+
+template <typename T>
+TensorDataContainer::TensorDataContainer(const T* values, int64_t n, ScalarType natural)
+    : kind_(Kind::Values), scalar_type_(natural), sizes_{n} {
+  values_ = make_empty({n}, natural, Device(kCPU));
+  using Stored = std::conditional_t<std::is_floating_point_v<T>, std::conditional_t<std::is_same_v<T, float>, float, double>, T>;
+  std::copy(values, values + n, reinterpret_cast<Stored*>(values_.data_ptr()));
+}
+#define GB_TENSOR_DATA_VALUES(T) \
+  template TensorDataContainer::TensorDataContainer(const T* values, int64_t n, ScalarType natural);
+GB_TENSOR_DATA_VALUES(float)
+GB_TENSOR_DATA_VALUES(double)
+GB_TENSOR_DATA_VALUES(uint8_t)
+GB_TENSOR_DATA_VALUES(int8_t)
+GB_TENSOR_DATA_VALUES(int16_t)
+GB_TENSOR_DATA_VALUES(int32_t)
+GB_TENSOR_DATA_VALUES(int64_t)
+#undef GB_TENSOR_DATA_VALUES
+
+TensorDataContainer::TensorDataContainer(const std::vector<bool>& values)
+    : kind_(Kind::Values), scalar_type_(kBool), sizes_{int64_t(values.size())} {
+  values_ = make_empty({int64_t(values.size())}, kBool, Device(kCPU));
+  std::copy(values.begin(), values.end(), values_.data_ptr<bool>());
+}
+
+// Writes this container's values, row-major, into `out` (a buffer of `dtype`) from element `pos` on.
+void TensorDataContainer::fill(char* out, ScalarType dtype, int64_t& pos) const {
+  const int64_t item = int64_t(element_size(dtype));
+  switch (kind_) {
+    case Kind::Scalar:
+      dispatch_all(dtype, "tensor", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* dst = reinterpret_cast<T*>(out) + pos;
+        if constexpr (std::is_same_v<T, bool>)
+          *dst = scalar_.to_bool();
+        else if (scalar_.is_floating_point() && !std::is_integral_v<T>)
+          *dst = static_cast<T>(scalar_.to_double());
+        else  // integers wrap through int64, as PyTorch converts
+          *dst = static_cast<T>(scalar_.to_long());
+      });
+      ++pos;
+      return;
+    case Kind::Values: {
+      Tensor v = values_.to(dtype).contiguous();
+      std::memcpy(out + pos * item, v.data_ptr(), size_t(v.numel() * item));
+      pos += v.numel();
+      return;
     }
+    case Kind::List:
+      for (const TensorDataContainer& e : list_) e.fill(out, dtype, pos);
+      return;
   }
-  const std::vector<int64_t> shape{int64_t(rows.size()), cols};
-  if (floating) {
-    std::vector<double> flat;
-    for (const auto& r : rows)
-      for (const Scalar& v : r) flat.push_back(v.to_double());
-    return from_values(flat.data(), int64_t(flat.size()), shape, get_default_dtype(), o);
-  }
-  std::vector<int64_t> flat;
-  for (const auto& r : rows)
-    for (const Scalar& v : r) flat.push_back(v.to_long());
-  Tensor t = from_values(flat.data(), int64_t(flat.size()), shape, kInt64, o);
-  return all_bool && !o.has_dtype() ? t.to(kBool) : t;
 }
-Tensor tensor(double value, const TensorOptions& o) { return from_values(&value, 1, {}, get_default_dtype(), o); }
-Tensor tensor(int64_t value, const TensorOptions& o) { return from_values(&value, 1, {}, kInt64, o); }
-Tensor tensor(int value, const TensorOptions& o) { return tensor(int64_t(value), o); }
-Tensor tensor(bool value, const TensorOptions& o) {
-  Tensor t = detail::make_empty({}, kBool, Device(kCPU));
-  *t.data_ptr<bool>() = value;
-  if (o.has_dtype() && o.dtype() != kBool) t = t.to(o.dtype());
+
+Tensor TensorDataContainer::to_tensor(ScalarType dtype) const {
+  if (kind_ == Kind::Values) return values_.scalar_type() == dtype ? values_ : values_.to(dtype);
+  Tensor t = make_empty(sizes_, dtype, Device(kCPU));
+  int64_t pos = 0;
+  fill(static_cast<char*>(t.data_ptr()), dtype, pos);
+  return t;
+}
+
+}  // namespace detail
+
+Tensor tensor(detail::TensorDataContainer data, const TensorOptions& o) {
+  // torch::tensor's rule: int and int64 values make int64, float and double ones the default float dtype
+  ScalarType natural = data.scalar_type();
+  if (natural == kInt32) natural = kInt64;
+  if (natural == kFloat || natural == kDouble) natural = get_default_dtype();
+  Tensor t = data.to_tensor(o.has_dtype() ? o.dtype() : natural);
+  if (o.device().is_cuda()) t = t.to(o.device());
   return finish(t, o);
 }
 

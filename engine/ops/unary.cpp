@@ -41,7 +41,12 @@ Tensor neg(const Tensor& a) {
 
 Tensor abs(const Tensor& a) {
   detail::OpScope op_scope("abs", {a});
-  Tensor out = detail::unary_numeric_kernel(a, "abs", [](auto x) { return std::abs(x); });
+  Tensor out = detail::unary_numeric_kernel(a, "abs", [](auto x) {
+    if constexpr (std::is_unsigned_v<decltype(x)>)
+      return x;  // uint8
+    else
+      return std::abs(x);
+  });
   // d|x|/dx = sign(x), so abs'(0) = 0 like PyTorch
   if (autograd::needs_grad(a))
     autograd::record("AbsBackward0", {a}, out, {autograd::input(a)},

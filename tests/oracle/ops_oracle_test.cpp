@@ -715,3 +715,43 @@ TEST_CASE("uint8, int8 and int16 tensors: results, dtypes and wrap-around match 
   CHECK_THROWS_WITH_AS(u.mean(), doctest::Contains("Got: Byte"), gb::Error);
   CHECK_THROWS_WITH_AS(u.add_(1.5), doctest::Contains("can't be cast"), gb::Error);
 }
+
+// torch::tensor's literals, written once and given to both: a braced list always makes a dimension (so {7} has
+// shape [1] and {{0}, {1}} is 2x1), a number none; ints make int64, floats the default float, vectors keep their
+// element type's dtype, an options dtype wins. (A list of std::vectors, which glassbox stacks, trips an internal
+// assert in libtorch 1.13: tests/engine/core/factory_test.cpp checks it.)
+TEST_CASE("tensor() literals: shapes, dtypes and values match torch::tensor") {
+  std::vector<uint8_t> bytes{1, 2, 255};
+  std::vector<int16_t> shorts{-3, 4};
+  std::vector<float> floats{0.5f, -1.25f};
+  std::vector<int> ints{4, 5, 6};
+#define GB_LITERAL(...) {#__VA_ARGS__, [&] { return gb::tensor(__VA_ARGS__); }, [&] { return torch::tensor(__VA_ARGS__); }}
+#define GB_LITERAL_AS(DTYPE, ...)                                                   \
+  {#__VA_ARGS__ ", " #DTYPE, [&] { return gb::tensor(__VA_ARGS__, gb::DTYPE); }, \
+   [&] { return torch::tensor(__VA_ARGS__, torch::DTYPE); }}
+  struct Literal {
+    const char* text;
+    std::function<gb::Tensor()> ours;
+    std::function<torch::Tensor()> theirs;
+  };
+  std::vector<Literal> cases = {
+      GB_LITERAL(7), GB_LITERAL(2.5), GB_LITERAL(1.5f), GB_LITERAL(true), GB_LITERAL({7}), GB_LITERAL({1.0f}),
+      GB_LITERAL({1, 2, 3}), GB_LITERAL({1.5, 2.5}), GB_LITERAL({true, false}), GB_LITERAL({{0}, {1}}),
+      GB_LITERAL({{1, 2}, {3, 4}}), GB_LITERAL({{1.5, 2.5, 3.5}}), GB_LITERAL({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}}),
+      GB_LITERAL({{true}, {false}}), GB_LITERAL(bytes), GB_LITERAL(shorts), GB_LITERAL(floats), GB_LITERAL(ints),
+      GB_LITERAL_AS(kDouble, {1, 2}), GB_LITERAL_AS(kInt64, {{1.5}, {-2.5}}),
+      GB_LITERAL_AS(kFloat, 3), GB_LITERAL_AS(kFloat, {true, false}), GB_LITERAL_AS(kUInt8, {1, 200}),
+  };
+#undef GB_LITERAL
+#undef GB_LITERAL_AS
+  for (const auto& k : cases) {
+    INFO("tensor(" << k.text << ")");
+    gb::Tensor ours = k.ours();
+    torch::Tensor theirs = k.theirs();
+    CHECK(ours.sizes().vec() == theirs.sizes().vec());
+    const bool same_dtype = torch_dtype(ours.scalar_type()) == theirs.scalar_type();
+    CHECK_MESSAGE(same_dtype, "glassbox gives " << gb::python_name(ours.scalar_type()) << ", libtorch "
+                                                 << c10::toString(theirs.scalar_type()));
+    compare(ours, theirs, 0, 0, k.text);
+  }
+}

@@ -93,3 +93,45 @@ TEST_CASE("from_blob borrows memory and tensor() copies values") {
   CHECK(gb::tensor(true).scalar_type() == gb::kBool);
   CHECK_THROWS_WITH_AS(gb::tensor({{1.0, 2.0}, {3.0}}), doctest::Contains("expected sequence of length 2"), gb::Error);
 }
+
+TEST_CASE("tensor(): a braced list always makes a dimension, a number none, as torch::tensor") {
+  using Shape = std::vector<int64_t>;
+  auto shape = [](const gb::Tensor& t) { return t.sizes().vec(); };
+  CHECK(shape(gb::tensor({7})) == Shape{1});  // not a 0-dim tensor: the one-element list is a list
+  CHECK(shape(gb::tensor({1.0f})) == Shape{1});
+  CHECK(shape(gb::tensor(7)) == Shape{});
+  CHECK(gb::tensor(7).item<int64_t>() == 7);
+  CHECK(shape(gb::tensor(2.5f)) == Shape{});
+  CHECK(gb::tensor(2.5f).item<double>() == 2.5);
+  CHECK(gb::tensor(true).item<bool>());
+  CHECK(gb::tensor(-3, gb::kInt16).item<int64_t>() == -3);
+  CHECK(shape(gb::tensor({{0}, {1}})) == Shape{2, 1});  // rows of one element
+  check_values(gb::tensor({{0}, {1}}), {0, 1});
+  CHECK(shape(gb::tensor({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}})) == Shape{2, 2, 2});
+  check_values(gb::tensor({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}}), {1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(shape(gb::tensor({})) == Shape{0});
+  CHECK(gb::tensor({}).scalar_type() == gb::kFloat);
+  CHECK(shape(gb::tensor({{}, {}})) == Shape{2, 0});
+  // std::vector and ArrayRef keep their element type's dtype (int and double by torch::tensor's rule)
+  CHECK(gb::tensor(std::vector<uint8_t>{1, 2, 255}).scalar_type() == gb::kUInt8);
+  check_values(gb::tensor(std::vector<uint8_t>{1, 2, 255}), {1, 2, 255});
+  CHECK(gb::tensor(std::vector<int16_t>{-3}).scalar_type() == gb::kInt16);
+  CHECK(gb::tensor(std::vector<int>{4, 5}).scalar_type() == gb::kInt64);
+  CHECK(gb::tensor(std::vector<double>{0.5}).scalar_type() == gb::kFloat);
+  CHECK(gb::tensor(std::vector<bool>{true, false, true}).scalar_type() == gb::kBool);
+  std::vector<double> d{1.5, -2};
+  CHECK(shape(gb::tensor(gb::ArrayRef<double>(d))) == Shape{2});
+  check_values(gb::tensor(gb::ArrayRef<double>(d), gb::kDouble), {1.5, -2});
+  // a list of vectors stacks them
+  std::vector<int64_t> r0{1, 2}, r1{3, 4};
+  CHECK(shape(gb::tensor({r0, r1})) == Shape{2, 2});
+  check_values(gb::tensor({r0, r1}), {1, 2, 3, 4});
+  // integer values into a float list keep their exact value; a float into an integer dtype truncates as PyTorch
+  CHECK(gb::tensor({int64_t(1) << 53, int64_t(3)}, gb::kInt64)[0].item<int64_t>() == (int64_t(1) << 53));
+  check_values(gb::tensor({-1.5, 2.7}, gb::kInt64), {-1, 2});
+  check_values(gb::tensor({true, false}, gb::kFloat), {1, 0});
+  auto g = gb::tensor({{1.0, 2.0}}, gb::TensorOptions().requires_grad(true));
+  CHECK(g.requires_grad());
+  CHECK(g.is_leaf());
+  CHECK_THROWS_WITH_AS(gb::tensor({{{1, 2}}, {{3}}}), doctest::Contains("expected sequence of length 2"), gb::Error);
+}

@@ -85,29 +85,68 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
                  const TensorOptions& options = {});
 
-// Copies values in: floating values make the default float dtype, integers int64, bools bool (torch::tensor).
-Tensor tensor(ArrayRef<double> values, const TensorOptions& options = {});
-Tensor tensor(ArrayRef<float> values, const TensorOptions& options = {});
-Tensor tensor(ArrayRef<int64_t> values, const TensorOptions& options = {});
-Tensor tensor(ArrayRef<int> values, const TensorOptions& options = {});
-Tensor tensor(const std::vector<bool>& values, const TensorOptions& options = {});
 namespace detail {
-// One value of a braced list given to gb::tensor: a number or a bool, never a nested list, so that {{0}, {1}} is
-// read as the 2-D list it is (a one-element inner list would otherwise convert to a number).
-struct TensorElement {
+// What gb::tensor takes, as libtorch's torch::detail::TensorDataContainer: a number (a 0-dim tensor), a braced list
+// of containers (one more dimension: {1, 2}, {{1, 2}, {3, 4}}, {{0}, {1}}, and {} for an empty one), or the values of
+// an ArrayRef or a std::vector. A braced list always makes a dimension, so gb::tensor({7}) has shape [1] and
+// gb::tensor(7) shape []. The sub-lists of a list must have equal sizes (checked here, with PyTorch's message).
+// Lists are read in the full expression that calls gb::tensor and never kept.
+class TensorDataContainer {
+ public:
+  TensorDataContainer();  // {}: an empty dimension of the default float dtype
   template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-  TensorElement(T v) : value(v) {}  // NOLINT
-  Scalar value;
+  TensorDataContainer(T value) : kind_(Kind::Scalar), scalar_(value), scalar_type_(natural_type<T>()) {}  // NOLINT
+  TensorDataContainer(Half value);      // NOLINT
+  TensorDataContainer(BFloat16 value);  // NOLINT
+  TensorDataContainer(std::initializer_list<TensorDataContainer> list);
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  TensorDataContainer(ArrayRef<T> values)  // NOLINT
+      : TensorDataContainer(values.data(), int64_t(values.size()), natural_type<T>()) {}
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  TensorDataContainer(const std::vector<T>& values)  // NOLINT
+      : TensorDataContainer(ArrayRef<T>(values)) {}
+  TensorDataContainer(const std::vector<bool>& values);  // NOLINT
+  // A std::initializer_list<T> object (a helper's parameter, say) is its values, as a braced list of them would be.
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TensorDataContainer(std::initializer_list<T> values) : TensorDataContainer(std::vector<T>(values)) {}  // NOLINT
+
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+  // The dtype its values call for, before torch::tensor's rule (int and int64 make int64; float and double the
+  // default float dtype); a list's is its elements' promoted type (PyTorch would refuse a mix such as {1, 2.5}).
+  ScalarType scalar_type() const { return scalar_type_; }
+  // The tensor, in `dtype`, on the cpu.
+  Tensor to_tensor(ScalarType dtype) const;
+
+ private:
+  template <typename T>
+  static constexpr ScalarType natural_type() {
+    if constexpr (std::is_same_v<T, bool>) return kBool;
+    else if constexpr (std::is_same_v<T, float>) return kFloat;
+    else if constexpr (std::is_floating_point_v<T>) return kDouble;
+    else if constexpr (sizeof(T) == 1 && std::is_unsigned_v<T>) return kUInt8;
+    else if constexpr (sizeof(T) == 1) return kInt8;
+    else if constexpr (sizeof(T) == 2) return kInt16;
+    else if constexpr (sizeof(T) == 4 && std::is_signed_v<T>) return kInt32;
+    else return kInt64;
+  }
+  template <typename T>
+  TensorDataContainer(const T* values, int64_t n, ScalarType natural);
+  void fill(char* out, ScalarType dtype, int64_t& pos) const;
+
+  enum class Kind { Scalar, List, Values };
+  Kind kind_ = Kind::List;
+  Scalar scalar_;
+  ScalarType scalar_type_;
+  std::vector<int64_t> sizes_;
+  std::initializer_list<TensorDataContainer> list_;
+  Tensor values_;  // Values: a 1-D cpu tensor of the natural dtype
 };
 }  // namespace detail
-// {1, 2} is int64, {1.5, 2} the default float (any floating value decides), {true, false} bool.
-Tensor tensor(std::initializer_list<detail::TensorElement> values, const TensorOptions& options = {});
-// A matrix: {{1, 2}, {3, 4}} is int64, {{1.5, 2}, {3, 4}} the default float (any floating value decides). Rows of
-// one element ({{0}, {1}}) do not compile (ambiguous with a flat list): write gb::tensor({0, 1}).view({2, 1}).
-Tensor tensor(std::initializer_list<std::initializer_list<Scalar>> rows, const TensorOptions& options = {});
-Tensor tensor(double value, const TensorOptions& options = {});  // a 0-dim tensor
-Tensor tensor(int64_t value, const TensorOptions& options = {});
-Tensor tensor(int value, const TensorOptions& options = {});   // so tensor(2, gb::kLong) is not ambiguous
-Tensor tensor(bool value, const TensorOptions& options = {});  // a 0-dim bool tensor, as torch::tensor(true)
+
+// Copies values in, as torch::tensor: gb::tensor(2.5) is a 0-dim float, gb::tensor({1, 2}) int64 of shape [2],
+// gb::tensor({{1.5, 2}, {3, 4}}) a 2x2 of the default float dtype, gb::tensor({true, false}) bool, a
+// std::vector<uint8_t> uint8. Floating values (float or double) make the default float dtype, int and int64 values
+// int64, unless options name a dtype.
+Tensor tensor(detail::TensorDataContainer data, const TensorOptions& options = {});
 
 }  // namespace gb
