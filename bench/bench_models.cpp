@@ -1,0 +1,241 @@
+// bench/bench_models.cpp — whole training steps and forward-only inference of five models, glassbox and libtorch
+// in the same run, and the machine's own limits measured in that run:
+//   tiny_mlp      32-64-64-4, batch 32, SGD momentum (per-op costs dominate)
+//   mlp           784-1024-1024-10, batch 256, SGD momentum (GEMM dominates)
+//   small_cnn     two conv-bn-relu-pool blocks + linear on 1x28x28, batch 64, SGD momentum
+//   resnet_stack  stem + four 32-channel basic blocks on 3x16x16, batch 32, SGD momentum
+//   transformer   2 encoder layers, d_model 256, 4 heads, ff 1024, L 128, batch 16, AdamW
+//   limits        GEMM GFLOP/s at the MLP step's eight GEMM shapes (OpenBLAS called directly) and memory bandwidth
+//                 (a STREAM triad over 3 x 64 MiB, every thread)
+//
+// The models are one source (bench/models.inc) compiled twice, once against each library; glassbox's initial
+// weights are copied into libtorch's, and the first loss of each must agree (printed as initial_loss_rel_diff). Both
+// run at the same thread count: glassbox owns its pool and OpenBLAS's count; libtorch is timed with its intra-op
+// pool at 1 thread and at `threads`, and compared against its faster setting. Rounds alternate (bench::compare).
+// A JSON line per (model, mode): value = glassbox ms, peer_value = libtorch ms, ratio below 1: glassbox faster.
+#include <cblas.h>
+#include <glassbox/glassbox.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.h"
+
+namespace ours {
+namespace torch = ::gb;
+#define BENCH_MODULE GB_MODULE
+#include "models.inc"
+#undef BENCH_MODULE
+}  // namespace ours
+
+namespace peer {
+#define BENCH_MODULE TORCH_MODULE
+#include "models.inc"
+#undef BENCH_MODULE
+}  // namespace peer
+
+namespace {
+
+int g_threads = 1;
+
+torch::Tensor to_torch(const gb::Tensor& x) {
+  gb::Tensor c = x.contiguous();
+  if (c.scalar_type() == gb::kInt64)
+    return torch::from_blob(c.data_ptr<int64_t>(), c.sizes().vec(), torch::kLong).clone();
+  return torch::from_blob(c.data_ptr<float>(), c.sizes().vec(), torch::kFloat).clone();
+}
+
+// Copies glassbox's parameters and buffers into libtorch's model (same source, same order, shapes checked).
+template <class G, class T>
+void copy_weights(const G& g, const T& t) {
+  auto copy = [](const std::vector<gb::Tensor>& from, std::vector<torch::Tensor> to, const char* what) {
+    if (from.size() != to.size()) {
+      std::fprintf(stderr, "bench_models: %zu %s in glassbox's model, %zu in libtorch's\n", from.size(), what,
+                   to.size());
+      std::exit(2);
+    }
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (from[i].sizes().vec() != to[i].sizes().vec()) {
+        std::fprintf(stderr, "bench_models: %s %zu differs in shape\n", what, i);
+        std::exit(2);
+      }
+      to[i].copy_(to_torch(from[i]).to(to[i].scalar_type()));
+    }
+  };
+  copy(g->parameters(), t->parameters(), "parameters");
+  copy(g->buffers(), t->buffers(), "buffers");
+}
+
+struct Setting {
+  const char* name;
+  std::vector<int64_t> input;  // with the batch first (the transformer's is (L, N, E))
+  int64_t batch;
+  bool adamw;
+  int inner;  // calls per timing sample
+};
+
+template <class G, class T>
+void bench_model(const Setting& s, G g, T t) {
+  copy_weights(g, t);
+  gb::Tensor x = gb::randn(s.input);
+  gb::Tensor y = gb::randint(0, s.name == std::string("tiny_mlp") ? 4 : 10, {s.batch});
+  torch::Tensor tx = to_torch(x), ty = to_torch(y);
+
+  std::shared_ptr<gb::optim::Optimizer> gopt;
+  std::shared_ptr<torch::optim::Optimizer> topt;
+  if (s.adamw) {
+    gopt = std::make_shared<gb::optim::AdamW>(g->parameters(), gb::optim::AdamWOptions(1e-4));
+    topt = std::make_shared<torch::optim::AdamW>(t->parameters(), torch::optim::AdamWOptions(1e-4));
+  } else {
+    gopt = std::make_shared<gb::optim::SGD>(g->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
+    topt = std::make_shared<torch::optim::SGD>(t->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  }
+  const double g_loss = gb::nn::functional::cross_entropy(g->forward(x), y).template item<double>();
+  const double t_loss = torch::nn::functional::cross_entropy(t->forward(tx), ty).template item<double>();
+  const double loss_diff = std::abs(g_loss - t_loss) / std::max(std::abs(t_loss), 1e-12);
+
+  auto g_step = [&] {
+    gb::Tensor loss = gb::nn::functional::cross_entropy(g->forward(x), y);
+    gopt->zero_grad();
+    loss.backward();
+    gopt->step();
+  };
+  auto t_step = [&] {
+    torch::Tensor loss = torch::nn::functional::cross_entropy(t->forward(tx), ty);
+    topt->zero_grad();
+    loss.backward();
+    topt->step();
+  };
+  auto g_infer = [&] {
+    gb::NoGradGuard no_grad;
+    g->forward(x);
+  };
+  auto t_infer = [&] {
+    torch::NoGradGuard no_grad;
+    t->forward(tx);
+  };
+
+  const double seconds = 0.6;
+  for (int mode = 0; mode < 2; ++mode) {
+    const bool train = mode == 0;
+    g->train(train);
+    t->train(train);
+    torch::set_num_threads(1);
+    gb::set_num_threads(g_threads);  // OpenBLAS's count again (one shared library)
+    auto [ms, peer1] = train ? bench::compare(g_step, t_step, s.inner, seconds)
+                             : bench::compare(g_infer, t_infer, s.inner, seconds);
+    torch::set_num_threads(g_threads);
+    gb::set_num_threads(g_threads);
+    const double peerN = bench::time_per_call(train ? std::function<void()>(t_step) : std::function<void()>(t_infer),
+                                              s.inner, seconds);
+    torch::set_num_threads(1);
+    gb::set_num_threads(g_threads);
+    const double peer = std::min(peer1, peerN);
+    bench::emit("models", std::string(s.name) + (train ? "_train_step_ms" : "_inference_ms"), ms * 1e3, "ms",
+                peer * 1e3,
+                "\"threads\": " + std::to_string(g_threads) + ", \"libtorch_intraop1_ms\": " +
+                    std::to_string(peer1 * 1e3) + ", \"libtorch_intraopN_ms\": " + std::to_string(peerN * 1e3) +
+                    ", \"initial_loss_rel_diff\": " + std::to_string(loss_diff));
+  }
+}
+
+void emit_limit(const std::string& metric, double value, const std::string& unit, const std::string& extra = "") {
+  std::printf("{\"bench\": \"models\", \"metric\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"peer\": \"machine\"%s%s}\n",
+              metric.c_str(), value, unit.c_str(), extra.empty() ? "" : ", ", extra.c_str());
+  std::fflush(stdout);
+}
+
+// The MLP step's GEMMs (batch 256; 784-1024-1024-10): forward Y = X W^T, weight gradients dW = dY^T X, input
+// gradients dX = dY W for the two upper layers (the input needs none). Returns the seconds of all eight, each timed
+// alone through OpenBLAS, and their FLOPs.
+std::pair<double, double> mlp_gemm_floor() {
+  struct Gemm {
+    CBLAS_TRANSPOSE ta, tb;
+    int m, n, k;
+  };
+  const int b = 256;
+  const int dims[4] = {784, 1024, 1024, 10};
+  std::vector<Gemm> gemms;
+  for (int l = 0; l < 3; ++l) {
+    const int in = dims[l], out = dims[l + 1];
+    gemms.push_back({CblasNoTrans, CblasTrans, b, out, in});    // Y (b x out) = X (b x in) W^T
+    gemms.push_back({CblasTrans, CblasNoTrans, out, in, b});    // dW (out x in) = dY^T X
+    if (l > 0) gemms.push_back({CblasNoTrans, CblasNoTrans, b, in, out});  // dX (b x in) = dY W
+  }
+  double seconds = 0, flops = 0;
+  for (const Gemm& g : gemms) {
+    std::vector<float> a(size_t(g.m) * g.k, 0.5f), bm(size_t(g.k) * g.n, 0.25f), c(size_t(g.m) * g.n);
+    const int lda = g.ta == CblasNoTrans ? g.k : g.m, ldb = g.tb == CblasNoTrans ? g.n : g.k;
+    seconds += bench::time_per_call(
+        [&] { cblas_sgemm(CblasRowMajor, g.ta, g.tb, g.m, g.n, g.k, 1.f, a.data(), lda, bm.data(), ldb, 0.f, c.data(), g.n); },
+        4, 0.3);
+    flops += 2.0 * g.m * g.n * g.k;
+  }
+  return {seconds, flops};
+}
+
+// STREAM's triad a = b + s c over three arrays of 64 MiB, split over `threads` threads; bytes counted as STREAM
+// does (three arrays, no write-allocate traffic). Returns GB/s, the best of 10 passes.
+double triad_gbs(int threads) {
+  const size_t n = size_t(16) << 20;  // floats per array
+  std::vector<float> a(n), b(n, 1.f), c(n, 2.f);
+  auto pass = [&] {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const size_t lo = n * size_t(t) / size_t(threads), hi = n * size_t(t + 1) / size_t(threads);
+        for (size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.f * c[i];
+      });
+    for (auto& th : pool) th.join();
+  };
+  pass();  // first touch
+  double best = 1e30;
+  for (int r = 0; r < 10; ++r) {
+    const double t0 = bench::now_s();
+    pass();
+    best = std::min(best, bench::now_s() - t0);
+  }
+  return 3.0 * double(n) * sizeof(float) / best / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_threads = gb::get_num_threads();
+  gb::set_num_threads(g_threads);
+  torch::set_num_threads(1);
+  gb::set_num_threads(g_threads);
+  const std::string only = argc > 1 ? argv[1] : "";  // one model's name, or all
+  auto wanted = [&](const char* name) { return only.empty() || only == name; };
+
+  if (wanted("limits")) {
+    auto [floor_s, flops] = mlp_gemm_floor();
+    emit_limit("gemm_gflops_mlp_shapes", flops / floor_s / 1e9, "GFLOP/s",
+               "\"mlp_step_gemm_floor_ms\": " + std::to_string(floor_s * 1e3) +
+                   ", \"mlp_step_gflop\": " + std::to_string(flops / 1e9));
+    emit_limit("stream_triad_gbs", triad_gbs(g_threads), "GB/s", "\"threads\": " + std::to_string(g_threads));
+  }
+  const Setting settings[] = {
+      {"tiny_mlp", {32, 32}, 32, false, 50},
+      {"mlp", {256, 784}, 256, false, 2},
+      {"small_cnn", {64, 1, 28, 28}, 64, false, 2},
+      {"resnet_stack", {32, 3, 16, 16}, 32, false, 1},
+      {"transformer", {128, 16, 256}, 16, true, 1},
+  };
+  for (const Setting& s : settings) {
+    if (!wanted(s.name)) continue;
+    gb::manual_seed(0);
+    const std::string n = s.name;
+    if (n == "tiny_mlp") bench_model(s, ours::tiny_mlp(), peer::tiny_mlp());
+    if (n == "mlp") bench_model(s, ours::mlp(), peer::mlp());
+    if (n == "small_cnn") bench_model(s, ours::small_cnn(), peer::small_cnn());
+    if (n == "resnet_stack") bench_model(s, ours::resnet_stack(), peer::resnet_stack());
+    if (n == "transformer") bench_model(s, ours::EncoderClassifier(), peer::EncoderClassifier());
+  }
+  return 0;
+}
