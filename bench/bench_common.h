@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace bench {
@@ -57,6 +58,30 @@ inline void emit_vs(const std::string& bench, const std::string& metric, double 
 inline void emit(const std::string& bench, const std::string& metric, double value, const std::string& unit,
                  double peer_value, const std::string& extra = "") {
   emit_vs(bench, metric, value, unit, "libtorch", peer_value, extra);
+}
+
+// STREAM's triad a = b + s c over three arrays of 64 MiB, split over `threads` threads; bytes counted as STREAM
+// does (three arrays, no write-allocate traffic). Returns GB/s, the best of 10 passes.
+inline double triad_gbs(int threads) {
+  const size_t n = size_t(16) << 20;  // floats per array
+  std::vector<float> a(n), b(n, 1.f), c(n, 2.f);
+  auto pass = [&] {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const size_t lo = n * size_t(t) / size_t(threads), hi = n * size_t(t + 1) / size_t(threads);
+        for (size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.f * c[i];
+      });
+    for (auto& th : pool) th.join();
+  };
+  pass();  // first touch
+  double best = 1e30;
+  for (int r = 0; r < 10; ++r) {
+    const double t0 = bench::now_s();
+    pass();
+    best = std::min(best, bench::now_s() - t0);
+  }
+  return 3.0 * double(n) * sizeof(float) / best / 1e9;
 }
 
 }  // namespace bench

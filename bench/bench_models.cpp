@@ -20,7 +20,6 @@
 #include <cmath>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_common.h"
@@ -179,30 +178,6 @@ std::pair<double, double> mlp_gemm_floor() {
   return {seconds, flops};
 }
 
-// STREAM's triad a = b + s c over three arrays of 64 MiB, split over `threads` threads; bytes counted as STREAM
-// does (three arrays, no write-allocate traffic). Returns GB/s, the best of 10 passes.
-double triad_gbs(int threads) {
-  const size_t n = size_t(16) << 20;  // floats per array
-  std::vector<float> a(n), b(n, 1.f), c(n, 2.f);
-  auto pass = [&] {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        const size_t lo = n * size_t(t) / size_t(threads), hi = n * size_t(t + 1) / size_t(threads);
-        for (size_t i = lo; i < hi; ++i) a[i] = b[i] + 3.f * c[i];
-      });
-    for (auto& th : pool) th.join();
-  };
-  pass();  // first touch
-  double best = 1e30;
-  for (int r = 0; r < 10; ++r) {
-    const double t0 = bench::now_s();
-    pass();
-    best = std::min(best, bench::now_s() - t0);
-  }
-  return 3.0 * double(n) * sizeof(float) / best / 1e9;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,7 +193,7 @@ int main(int argc, char** argv) {
     emit_limit("gemm_gflops_mlp_shapes", flops / floor_s / 1e9, "GFLOP/s",
                "\"mlp_step_gemm_floor_ms\": " + std::to_string(floor_s * 1e3) +
                    ", \"mlp_step_gflop\": " + std::to_string(flops / 1e9));
-    emit_limit("stream_triad_gbs", triad_gbs(g_threads), "GB/s", "\"threads\": " + std::to_string(g_threads));
+    emit_limit("stream_triad_gbs", bench::triad_gbs(g_threads), "GB/s", "\"threads\": " + std::to_string(g_threads));
   }
   const Setting settings[] = {
       {"tiny_mlp", {32, 32}, 32, false, 50},

@@ -5,7 +5,9 @@
 // double, parallel over channels (batch_norm) or rows (layer_norm, group_norm). Backward formulas are written with
 // differentiable gb ops on the saved mean and rstd, so gradgradcheck holds; under create_graph the statistics are
 // recomputed from x with gb ops so their own dependence on x is differentiated too. batch_norm's first-order
-// backward (no create_graph) also has a fused raw kernel, since it sits in every CNN training step.
+// and layer_norm's first-order backwards (no create_graph) also have fused raw kernels, since they sit in every CNN
+// and Transformer training step.
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -325,6 +327,93 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 
 // ---- layer_norm: statistics per row over the trailing normalized_shape ----
 
+// layer_norm's first-order backward (no create_graph) in one pass over each row of D elements, with the forward's
+// mean and rstd: for gw = g * weight (or g) and xhat = (x - mean) * rstd,
+//   dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),   dweight = sum over rows g * xhat,   dbias = sum g.
+// The weight and bias sums go to one partial row per thread (in double), added up at the end. The composite form
+// below (differentiable ops) does the same in about ten passes over x-sized tensors.
+variable_list layer_norm_backward_rows(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean,
+                                       const Tensor& rstd, IntArrayRef normalized_shape, const std::array<bool, 3>& needs,
+                                       bool has_bias) {
+  const ScalarType ct = mean.scalar_type();
+  int64_t D = 1;
+  for (int64_t s : normalized_shape) D *= s;
+  Tensor gc = detail::raw_contiguous(g, ct), xc = detail::raw_contiguous(x, ct);
+  Tensor wc = w.defined() ? detail::raw_contiguous(w, ct) : Tensor();
+  const int64_t rows = D ? xc.numel() / D : 0;
+  const bool need_x = needs[0], need_w = needs[1] && w.defined(), need_b = needs[2] && has_bias;
+  Tensor gx = need_x ? detail::make_empty(x.sizes(), ct, x.device()) : Tensor();
+  const int64_t nt = std::max<int64_t>(1, std::min<int64_t>(get_num_threads(), rows * D / 32768 + 1));
+  std::vector<double> partial(need_w || need_b ? size_t(2 * D * nt) : 0, 0.0);
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* gp = gc.data_ptr<T>();
+    const T* xp = xc.data_ptr<T>();
+    const T* wp = ptr_or_null<T>(wc);
+    const T* mp = mean.data_ptr<T>();
+    const T* rp = rstd.data_ptr<T>();
+    T* dxp = need_x ? gx.data_ptr<T>() : nullptr;
+    parallel_for(0, nt, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        double* pw = partial.empty() ? nullptr : partial.data() + 2 * D * t;
+        double* pb = pw ? pw + D : nullptr;
+        for (int64_t r = rows * t / nt; r < rows * (t + 1) / nt; ++r) {
+          const T* gr = gp + r * D;
+          const T* xr = xp + r * D;
+          const T m = mp[r], rs = rp[r];
+          if (need_x) {
+            T a[8] = {}, b[8] = {};
+            int64_t i = 0;
+            for (; i + 8 <= D; i += 8)
+              for (int k = 0; k < 8; ++k) {
+                const T gw = wp ? gr[i + k] * wp[i + k] : gr[i + k];
+                a[k] += gw;
+                b[k] += gw * ((xr[i + k] - m) * rs);
+              }
+            for (; i < D; ++i) {
+              const T gw = wp ? gr[i] * wp[i] : gr[i];
+              a[0] += gw;
+              b[0] += gw * ((xr[i] - m) * rs);
+            }
+            T sa = 0, sb = 0;
+            for (int k = 0; k < 8; ++k) sa += a[k], sb += b[k];
+            const T ca = sa / T(D), cb = sb / T(D);
+            T* dr = dxp + r * D;
+            for (i = 0; i < D; ++i) {
+              const T gw = wp ? gr[i] * wp[i] : gr[i];
+              dr[i] = rs * (gw - ca - ((xr[i] - m) * rs) * cb);
+            }
+          }
+          if (pw) {
+            for (int64_t i = 0; i < D; ++i) {
+              pw[i] += double(gr[i] * ((xr[i] - m) * rs));
+              pb[i] += double(gr[i]);
+            }
+          }
+        }
+      }
+    });
+  };
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
+  Tensor gw, gbias;
+  auto column_sums = [&](int64_t offset, ScalarType dtype) {
+    Tensor out = detail::make_empty(normalized_shape, kDouble, x.device());
+    double* o = out.data_ptr<double>();
+    for (int64_t i = 0; i < D; ++i) {
+      double s = 0;
+      for (int64_t t = 0; t < nt; ++t) s += partial[size_t(2 * D * t + offset + i)];
+      o[i] = s;
+    }
+    return out.to(dtype);
+  };
+  if (need_w) gw = column_sums(0, w.scalar_type());
+  if (need_b) gbias = column_sums(D, g.scalar_type());
+  return variable_list{need_x ? as_type(gx, x.scalar_type()) : Tensor(), gw, gbias};
+}
+
 Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
   GB_AUTOCAST(fp32, layer_norm, x, normalized_shape, weight, bias, eps);
   const char* op = "layer_norm";
@@ -380,10 +469,14 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   if (autograd::needs_grad(x, weight, bias)) {
     autograd::record("NativeLayerNormBackward0", autograd::collect_edges({x, weight, bias}), {&out},
                      {autograd::input(x), autograd::input(weight), autograd::input(mean), autograd::input(rstd)},
-                     [dims, eps, lead = x.dim() - k](autograd::BackwardContext& c) {
+                     [dims, eps, lead = x.dim() - k, shape = normalized_shape.vec(),
+                      has_bias = bias.defined()](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        const Tensor& xs = c.saved(0);
                        const Tensor& ws = c.saved(1);
+                       if (!GradMode::is_enabled() && g.device().is_cpu() && xs.device().is_cpu())
+                         return layer_norm_backward_rows(g, xs, ws, c.saved(2), c.saved(3), shape,
+                                                         {c.needs(0), c.needs(1), c.needs(2)}, has_bias);
                        auto [mean, rstd] = backward_stats(xs, c.saved(2), c.saved(3), dims, eps);
                        Tensor xhat = (xs - mean) * rstd;
                        Tensor gx, gw, gb;

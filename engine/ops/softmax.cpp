@@ -16,6 +16,7 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "glassbox/autograd/grad_mode.h"
+#include "core/cpu_isa.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -30,7 +31,7 @@ namespace {
 
 // Row helpers over C contiguous elements, written so the compiler vectorizes them (sums in 8 lanes).
 template <typename T>
-opmath_t<T> row_max(const T* x, int64_t C) {
+GB_ALWAYS_INLINE opmath_t<T> row_max(const T* x, int64_t C) {
   using M = opmath_t<T>;
   if constexpr (std::is_same_v<T, M>) {
     return detail::extreme_vec<M, true>(x, C);  // a NaN max makes the whole row NaN below, as in PyTorch
@@ -43,7 +44,7 @@ opmath_t<T> row_max(const T* x, int64_t C) {
 
 // sum of exp(x - mx).
 template <typename T>
-opmath_t<T> row_sum_exp(const T* x, int64_t C, opmath_t<T> mx) {
+GB_ALWAYS_INLINE opmath_t<T> row_sum_exp(const T* x, int64_t C, opmath_t<T> mx) {
   using M = opmath_t<T>;
   M lane[8] = {};
   int64_t c = 0;
@@ -56,7 +57,7 @@ opmath_t<T> row_sum_exp(const T* x, int64_t C, opmath_t<T> mx) {
 }
 
 template <typename M>
-M row_sum(const M* y, int64_t C) {
+GB_ALWAYS_INLINE M row_sum(const M* y, int64_t C) {
   M lane[8] = {};
   int64_t c = 0;
   for (; c + 8 <= C; c += 8)
@@ -69,7 +70,7 @@ M row_sum(const M* y, int64_t C) {
 
 // One row: y = softmax(x) or log_softmax(x) over C contiguous elements.
 template <typename T, bool kLog>
-void softmax_row(const T* x, T* y, int64_t C) {
+GB_ALWAYS_INLINE void softmax_row(const T* x, T* y, int64_t C) {
   using M = opmath_t<T>;
   const M mx = row_max(x, C);
   if constexpr (kLog) {
@@ -84,6 +85,51 @@ void softmax_row(const T* x, T* y, int64_t C) {
     const M scale = M(1) / row_sum_exp(x, C, mx);
     for (int64_t c = 0; c < C; ++c) y[c] = T(detail::exp_vec(M(x[c]) - mx) * scale);
   }
+}
+
+// Rows [0, n) of C elements, compiled for each instruction set (core/cpu_isa.h); the kernels pick one per call.
+template <typename T, bool kLog>
+void softmax_rows_baseline(const T* x, T* y, int64_t n, int64_t C) {
+  for (int64_t r = 0; r < n; ++r) softmax_row<T, kLog>(x + r * C, y + r * C, C);
+}
+template <typename T, bool kLog>
+GB_TARGET_AVX2 void softmax_rows_avx2(const T* x, T* y, int64_t n, int64_t C) {
+  for (int64_t r = 0; r < n; ++r) softmax_row<T, kLog>(x + r * C, y + r * C, C);
+}
+template <typename T, bool kLog>
+GB_TARGET_AVX512 void softmax_rows_avx512(const T* x, T* y, int64_t n, int64_t C) {
+  for (int64_t r = 0; r < n; ++r) softmax_row<T, kLog>(x + r * C, y + r * C, C);
+}
+
+// The backward of one row (inner == 1): log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y)).
+template <typename T, bool kLog>
+GB_ALWAYS_INLINE void softmax_backward_row(const T* g, const T* y, T* dx, int64_t C) {
+  using M = opmath_t<T>;
+  M lane[8] = {};
+  int64_t c = 0;
+  for (; c + 8 <= C; c += 8)
+    for (int k = 0; k < 8; ++k) lane[k] += kLog ? M(g[c + k]) : M(g[c + k]) * M(y[c + k]);
+  for (; c < C; ++c) lane[0] += kLog ? M(g[c]) : M(g[c]) * M(y[c]);
+  M sum = 0;
+  for (M v : lane) sum += v;
+  for (c = 0; c < C; ++c) {
+    if constexpr (kLog)
+      dx[c] = T(M(g[c]) - detail::exp_vec(M(y[c])) * sum);
+    else
+      dx[c] = T(M(y[c]) * (M(g[c]) - sum));
+  }
+}
+template <typename T, bool kLog>
+void softmax_backward_rows_baseline(const T* g, const T* y, T* dx, int64_t n, int64_t C) {
+  for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, kLog>(g + r * C, y + r * C, dx + r * C, C);
+}
+template <typename T, bool kLog>
+GB_TARGET_AVX2 void softmax_backward_rows_avx2(const T* g, const T* y, T* dx, int64_t n, int64_t C) {
+  for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, kLog>(g + r * C, y + r * C, dx + r * C, C);
+}
+template <typename T, bool kLog>
+GB_TARGET_AVX512 void softmax_backward_rows_avx512(const T* g, const T* y, T* dx, int64_t n, int64_t C) {
+  for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, kLog>(g + r * C, y + r * C, dx + r * C, C);
 }
 
 // n (<= B) neighbouring columns of one outer slice: element (c, j) at x[c * inner + j].
@@ -158,9 +204,9 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
     T* yp = out.data_ptr<T>();
     if (inner == 1) {
       const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / C);
-      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) softmax_row<T, kLog>(xp + r * C, yp + r * C, C);
-      });
+      auto rows = detail::pick_isa(&softmax_rows_baseline<T, kLog>, &softmax_rows_avx2<T, kLog>,
+                                   &softmax_rows_avx512<T, kLog>);
+      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(xp + b * C, yp + b * C, e - b, C); });
     } else {
       constexpr int64_t B = 64;
       const int64_t blocks = (inner + B - 1) / B;
@@ -208,6 +254,12 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
     const T* yp = static_cast<const T*>(yc.data_ptr());
     T* dx = out.data_ptr<T>();
     const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / (C * inner));
+    if (inner == 1) {
+      auto rows = detail::pick_isa(&softmax_backward_rows_baseline<T, kLog>, &softmax_backward_rows_avx2<T, kLog>,
+                                   &softmax_backward_rows_avx512<T, kLog>);
+      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(gp + b * C, yp + b * C, dx + b * C, e - b, C); });
+      return;
+    }
     parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       std::vector<M> sum(static_cast<size_t>(inner));
       for (int64_t o = b; o < e; ++o) {

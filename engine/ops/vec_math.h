@@ -15,7 +15,7 @@
 
 namespace gb::detail {
 
-inline float exp_vec(float x) {
+__attribute__((always_inline)) inline float exp_vec(float x) {
   const float lo = -104.0f, hi = 88.72283f;
   // NaN compares false both ways: it takes the lo branch (a NaN n would make the int conversion below undefined)
   // and is returned as itself at the end
@@ -43,12 +43,12 @@ inline float exp_vec(float x) {
   return x != x ? x : y;  // NaN in, NaN out
 }
 
-inline double exp_vec(double x) { return std::exp(x); }
+__attribute__((always_inline)) inline double exp_vec(double x) { return std::exp(x); }
 
 // The max (kMax) or min of p[0..n) for float or double, NaN propagating. GCC does not vectorize a select-based
 // max over lanes by itself, so this spells out two 16-byte vectors (GCC/clang vector extensions).
 template <typename T, bool kMax>
-T extreme_vec(const T* p, int64_t n) {
+__attribute__((always_inline)) inline T extreme_vec(const T* p, int64_t n) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int W = 16 / sizeof(T);
   typedef T V __attribute__((vector_size(16)));

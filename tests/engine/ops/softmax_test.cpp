@@ -1,8 +1,10 @@
 // tests/engine/ops/softmax_test.cpp — softmax and log_softmax: hand-computed values, stability at large and
 // infinite inputs, any dim (rows and columns kernels, non-contiguous inputs) against a naive loop, 16-bit
-// inputs, the dtype argument, errors, and first and second derivatives.
+// inputs, the dtype argument, errors, and first and second derivatives; the row kernels under every instruction set
+// this CPU has (the baseline included).
 #include <limits>
 
+#include "core/cpu_isa.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -159,4 +161,55 @@ TEST_CASE("softmax and log_softmax gradients match finite differences, twice") {
   }
   CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return v[0].softmax(0); }, {s}));
   CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return v[0].log_softmax(-1); }, {s}));
+}
+
+TEST_CASE("the row kernels agree with float64 under every instruction set this CPU has, tails and NaN rows included") {
+  using gb::detail::CpuIsa;
+  gb::manual_seed(9);
+  // C = 1, 7, 8, 33 and 1000: below a vector, one vector, vectors and a tail; row 1 holds a NaN, row 2 a -inf
+  for (int64_t C : {1, 7, 8, 33, 1000}) {
+    auto x64 = gb::randn({5, C}, gb::kFloat64) * 3.0;
+    auto g64 = gb::randn({5, C}, gb::kFloat64);
+    if (C > 1) {
+      x64[1][C / 2].fill_(std::numeric_limits<double>::quiet_NaN());
+      x64[2][0].fill_(-kInf);
+    }
+    const auto ref = naive_softmax_rows(x64, false), ref_log = naive_softmax_rows(x64, true);
+    for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512}) {
+      if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) {
+        MESSAGE("this CPU has no " << gb::detail::cpu_isa_name(isa) << ": that path is not run here");
+        continue;
+      }
+      gb::detail::CpuIsaGuard guard(isa);
+      CAPTURE(gb::detail::cpu_isa_name(isa));
+      CAPTURE(C);
+      auto x = x64.to(gb::kFloat).requires_grad_();
+      auto g = g64.to(gb::kFloat);
+      auto y = x.softmax(1), ly = x.log_softmax(1);
+      auto got = gbtest::values(y), got_log = gbtest::values(ly);
+      for (size_t i = 0; i < ref.size(); ++i) {
+        if (std::isnan(ref[i])) {
+          CHECK(std::isnan(got[i]));
+          CHECK(std::isnan(got_log[i]));
+          continue;
+        }
+        CHECK(got[i] == doctest::Approx(ref[i]).epsilon(1e-5));
+        if (std::isfinite(ref_log[i])) CHECK(got_log[i] == doctest::Approx(ref_log[i]).epsilon(1e-5).scale(1));
+        else CHECK(got_log[i] == ref_log[i]);
+      }
+      // backward against the formulas in float64 on the float64 outputs (rows without NaN or -inf)
+      gb::Tensor dx = gb::autograd::grad({y}, {x}, {g})[0];
+      gb::Tensor dlx = gb::autograd::grad({ly}, {x}, {g})[0];
+      auto y64 = x64.softmax(1);
+      auto want = gbtest::values(y64 * (g64 - (g64 * y64).sum({1}, true)));
+      auto want_log = gbtest::values(g64 - y64 * g64.sum({1}, true));
+      auto got_dx = gbtest::values(dx), got_dlx = gbtest::values(dlx);
+      for (int64_t r : {int64_t(0), int64_t(3), int64_t(4)})
+        for (int64_t c = 0; c < C; ++c) {
+          const size_t i = size_t(r * C + c);
+          CHECK(got_dx[i] == doctest::Approx(want[i]).epsilon(1e-4).scale(1e-3));
+          CHECK(got_dlx[i] == doctest::Approx(want_log[i]).epsilon(1e-4).scale(1e-3));
+        }
+    }
+  }
 }

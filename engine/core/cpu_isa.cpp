@@ -1,0 +1,76 @@
+// engine/core/cpu_isa.cpp — the CPU's vector instruction sets and the one the kernels use (cpu_isa.h).
+#include "core/cpu_isa.h"
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
+#include "glassbox/core/error.h"
+
+namespace gb::detail {
+
+namespace {
+
+CpuIsa detect() {
+#if GB_HAS_ISA_VARIANTS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
+    return CpuIsa::avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::avx2;
+#endif
+  return CpuIsa::baseline;
+}
+
+CpuIsa from_environment() {
+  const CpuIsa supported = cpu_isa_supported();
+  const char* v = std::getenv("GLASSBOX_CPU_CAPABILITY");
+  if (!v || !*v) return supported;
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  CpuIsa want;
+  if (s == "baseline" || s == "default")
+    want = CpuIsa::baseline;
+  else if (s == "avx2")
+    want = CpuIsa::avx2;
+  else if (s == "avx512")
+    want = CpuIsa::avx512;
+  else
+    GB_CHECK(false, "GLASSBOX_CPU_CAPABILITY=", v, " is not a choice: use baseline, avx2 or avx512 (this CPU runs up to ",
+             cpu_isa_name(supported), "), or unset it to use the widest");
+  GB_CHECK(static_cast<int>(want) <= static_cast<int>(supported), "GLASSBOX_CPU_CAPABILITY=", v,
+           " asks for instructions this CPU does not have (it runs up to ", cpu_isa_name(supported),
+           "): choose that or a narrower set, or unset it");
+  return want;
+}
+
+std::atomic<int>& current() {
+  static std::atomic<int> isa{static_cast<int>(from_environment())};
+  return isa;
+}
+
+}  // namespace
+
+CpuIsa cpu_isa_supported() {
+  static const CpuIsa isa = detect();
+  return isa;
+}
+
+CpuIsa cpu_isa() { return static_cast<CpuIsa>(current().load(std::memory_order_relaxed)); }
+
+void set_cpu_isa(CpuIsa isa) {
+  GB_CHECK(static_cast<int>(isa) <= static_cast<int>(cpu_isa_supported()), "set_cpu_isa: this CPU runs up to ",
+           cpu_isa_name(cpu_isa_supported()), ", not ", cpu_isa_name(isa));
+  current().store(static_cast<int>(isa), std::memory_order_relaxed);
+}
+
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::avx512: return "avx512";
+    case CpuIsa::avx2: return "avx2";
+    default: return "baseline";
+  }
+}
+
+}  // namespace gb::detail
