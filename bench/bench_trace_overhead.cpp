@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";  // e.g. `bench_trace_overhead tiny`: the models whose name has it
   const int threads = gb::get_num_threads();
   gb::set_num_threads(threads);
-  torch::set_num_threads(1);  // libtorch's fastest setting here (bench_mlp_step): OpenBLAS owns the cores
+  torch::set_num_threads(1);  // libtorch's fastest setting here (bench_models): OpenBLAS owns the cores
   // steps per sample: about 0.1 s each, short enough that the machine's drift within a triple is small
   std::vector<Model> models = {mlp("mlp_784_1024_1024_10_b256", {784, 1024, 1024, 10}, 256, 2), cnn(8),
                                mlp("tiny_mlp_32_64_64_4_b32", {32, 64, 64, 4}, 32, 500)};
