@@ -7,6 +7,7 @@
 #include <string>
 
 #include "glassbox/core/error.h"
+#include "instrument/probe.h"
 
 namespace gb::detail {
 
@@ -50,6 +51,22 @@ std::atomic<int>& current() {
   return isa;
 }
 
+// A trace says which instruction sets the kernels used and which the CPU had (meta cpu_isa, cpu_isa_supported):
+// step times from two machines, or from two settings, are compared knowing that.
+void write_meta() {
+  trace::set_meta("cpu_isa_supported", cpu_isa_name(cpu_isa_supported()));
+  try {
+    trace::set_meta("cpu_isa", cpu_isa_name(cpu_isa()));
+  } catch (const std::exception& e) {  // a bad GLASSBOX_CPU_CAPABILITY: the first kernel call says so
+    trace::set_meta("cpu_isa", std::string("unset: ") + e.what());
+  }
+}
+
+const bool g_connected = [] {
+  trace::add_session_hook(write_meta, nullptr);
+  return true;
+}();
+
 }  // namespace
 
 CpuIsa cpu_isa_supported() {
@@ -63,6 +80,7 @@ void set_cpu_isa(CpuIsa isa) {
   GB_CHECK(static_cast<int>(isa) <= static_cast<int>(cpu_isa_supported()), "set_cpu_isa: this CPU runs up to ",
            cpu_isa_name(cpu_isa_supported()), ", not ", cpu_isa_name(isa));
   current().store(static_cast<int>(isa), std::memory_order_relaxed);
+  trace::set_meta("cpu_isa", cpu_isa_name(isa));
 }
 
 const char* cpu_isa_name(CpuIsa isa) {
