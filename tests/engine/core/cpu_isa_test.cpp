@@ -31,6 +31,7 @@ TEST_CASE("the set in effect is the CPU's widest unless GLASSBOX_CPU_CAPABILITY 
   else CHECK(std::string(gb::detail::cpu_isa_name(gb::detail::cpu_isa())) == (std::string(env) == "default" ? "baseline" : env));
 }
 
+#ifndef GLASSBOX_NO_PROBES
 namespace {
 std::string meta(const std::string& path, const char* key) {
   sqlite3* db = nullptr;
@@ -46,7 +47,9 @@ std::string meta(const std::string& path, const char* key) {
   return out;
 }
 }  // namespace
+#endif
 
+#ifndef GLASSBOX_NO_PROBES  // a build without probes writes no meta (make test-options)
 TEST_CASE("a trace records the set the kernels used and the CPU's widest, rewritten when a program changes it") {
   TempDir tmp;
   const std::string first = tmp.file("first.db"), second = tmp.file("second.db");
@@ -63,3 +66,4 @@ TEST_CASE("a trace records the set the kernels used and the CPU's widest, rewrit
   }
   CHECK(meta(second, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));  // restored at the guard's end
 }
+#endif
