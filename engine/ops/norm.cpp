@@ -13,6 +13,7 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/cpu_isa.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
@@ -49,7 +50,7 @@ const T* ptr_or_null(const Tensor& t) {
 
 // Sums in double over 8 independent lanes, so the adds pipeline and vectorize instead of waiting on one another.
 template <typename T>
-double lane_sum(const T* x, int64_t n) {
+GB_ALWAYS_INLINE double lane_sum(const T* x, int64_t n) {
   double lanes[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -61,7 +62,7 @@ double lane_sum(const T* x, int64_t n) {
 }
 // sum (x - m)^2
 template <typename T>
-double lane_sq_dev(const T* x, int64_t n, double m) {
+GB_ALWAYS_INLINE double lane_sq_dev(const T* x, int64_t n, double m) {
   double lanes[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -96,7 +97,7 @@ void lane_grad_sums(const T* g, const T* x, int64_t n, double m, double& sg, dou
 
 // Mean and biased variance of `len` contiguous elements (two passes).
 template <typename T>
-void row_stats(const T* x, int64_t len, double& mean, double& var) {
+GB_ALWAYS_INLINE void row_stats(const T* x, int64_t len, double& mean, double& var) {
   mean = len ? lane_sum(x, len) / double(len) : 0.0;
   var = len ? lane_sq_dev(x, len, mean) / double(len) : 0.0;
 }
@@ -327,6 +328,107 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 
 // ---- layer_norm: statistics per row over the trailing normalized_shape ----
 
+// One layer_norm row: statistics in double, then y = (x - mean) * rstd * weight + bias (either may be null).
+template <typename T>
+GB_ALWAYS_INLINE void layer_norm_row(const T* x, T* y, const T* w, const T* b, int64_t D, double eps, T& mean,
+                                     T& rstd) {
+  double m, v;
+  row_stats(x, D, m, v);
+  mean = T(m);
+  rstd = T(1.0 / std::sqrt(v + eps));
+  const T mt = mean, rt = rstd;
+  if (w && b)
+    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt * w[i] + b[i];
+  else if (w)
+    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt * w[i];
+  else if (b)
+    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt + b[i];
+  else
+    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt;
+}
+// Rows [r0, r1), compiled for each instruction set (core/cpu_isa.h).
+#define GB_LAYER_NORM_ROWS(SUFFIX, TARGET)                                                                      \
+  template <typename T>                                                                                         \
+  TARGET void layer_norm_rows_##SUFFIX(const T* x, T* y, const T* w, const T* b, int64_t r0, int64_t r1,       \
+                                       int64_t D, double eps, T* mean, T* rstd) {                              \
+    for (int64_t r = r0; r < r1; ++r) layer_norm_row<T>(x + r * D, y + r * D, w, b, D, eps, mean[r], rstd[r]); \
+  }
+GB_LAYER_NORM_ROWS(baseline, )
+GB_LAYER_NORM_ROWS(avx2, GB_TARGET_AVX2)
+GB_LAYER_NORM_ROWS(avx512, GB_TARGET_AVX512)
+#undef GB_LAYER_NORM_ROWS
+
+// The backward of one row (see layer_norm_backward_rows): dx into dr when it is wanted, and g * xhat and g added
+// into the thread's partial rows pw and pb when they are.
+template <typename T>
+GB_ALWAYS_INLINE void layer_norm_backward_row(const T* gr, const T* xr, const T* wp, T m, T rs, T* dr, double* pw,
+                                              double* pb, int64_t D) {
+  if (dr) {
+    T a[8] = {}, b[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= D; i += 8)
+      for (int k = 0; k < 8; ++k) {
+        const T gw = wp ? gr[i + k] * wp[i + k] : gr[i + k];
+        a[k] += gw;
+        b[k] += gw * ((xr[i + k] - m) * rs);
+      }
+    for (; i < D; ++i) {
+      const T gw = wp ? gr[i] * wp[i] : gr[i];
+      a[0] += gw;
+      b[0] += gw * ((xr[i] - m) * rs);
+    }
+    T sa = 0, sb = 0;
+    for (int k = 0; k < 8; ++k) sa += a[k], sb += b[k];
+    const T ca = sa / T(D), cb = sb / T(D);
+    for (i = 0; i < D; ++i) {
+      const T gw = wp ? gr[i] * wp[i] : gr[i];
+      dr[i] = rs * (gw - ca - ((xr[i] - m) * rs) * cb);
+    }
+  }
+  if (pw)
+    for (int64_t i = 0; i < D; ++i) {
+      pw[i] += double(gr[i] * ((xr[i] - m) * rs));
+      pb[i] += double(gr[i]);
+    }
+}
+#define GB_LAYER_NORM_BACKWARD_ROWS(SUFFIX, TARGET)                                                                \
+  template <typename T>                                                                                            \
+  TARGET void layer_norm_backward_rows_##SUFFIX(const T* g, const T* x, const T* w, const T* mean, const T* rstd, \
+                                                T* dx, double* pw, double* pb, int64_t r0, int64_t r1, int64_t D) { \
+    for (int64_t r = r0; r < r1; ++r)                                                                              \
+      layer_norm_backward_row<T>(g + r * D, x + r * D, w, mean[r], rstd[r], dx ? dx + r * D : nullptr, pw, pb, D); \
+  }
+GB_LAYER_NORM_BACKWARD_ROWS(baseline, )
+GB_LAYER_NORM_BACKWARD_ROWS(avx2, GB_TARGET_AVX2)
+GB_LAYER_NORM_BACKWARD_ROWS(avx512, GB_TARGET_AVX512)
+#undef GB_LAYER_NORM_BACKWARD_ROWS
+
+// layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type), like normalize_rows
+// but through the per-instruction-set row kernels.
+void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D,
+                             double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
+  const ScalarType ct = xc.scalar_type();
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+    if (detail::skip_kernel(out)) return;  // meta: every tensor is made; no statistics
+    const T* xp = xc.data_ptr<T>();
+    const T* wp = ptr_or_null<T>(wc);
+    const T* bp = ptr_or_null<T>(bc);
+    T* yp = out.data_ptr<T>();
+    T* mp = mean.data_ptr<T>();
+    T* rp = rstd.data_ptr<T>();
+    auto rows_fn = detail::pick_isa(&layer_norm_rows_baseline<T>, &layer_norm_rows_avx2<T>, &layer_norm_rows_avx512<T>);
+    parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)),
+                 [&](int64_t r0, int64_t r1) { rows_fn(xp, yp, wp, bp, r0, r1, D, eps, mp, rp); });
+  };
+  if (ct == kDouble)
+    run(double{});
+  else
+    run(float{});
+}
+
 // layer_norm's first-order backward (no create_graph) in one pass over each row of D elements, with the forward's
 // mean and rstd: for gw = g * weight (or g) and xhat = (x - mean) * rstd,
 //   dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),   dweight = sum over rows g * xhat,   dbias = sum g.
@@ -353,44 +455,12 @@ variable_list layer_norm_backward_rows(const Tensor& g, const Tensor& x, const T
     const T* mp = mean.data_ptr<T>();
     const T* rp = rstd.data_ptr<T>();
     T* dxp = need_x ? gx.data_ptr<T>() : nullptr;
+    auto rows_fn = detail::pick_isa(&layer_norm_backward_rows_baseline<T>, &layer_norm_backward_rows_avx2<T>,
+                                    &layer_norm_backward_rows_avx512<T>);
     parallel_for(0, nt, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         double* pw = partial.empty() ? nullptr : partial.data() + 2 * D * t;
-        double* pb = pw ? pw + D : nullptr;
-        for (int64_t r = rows * t / nt; r < rows * (t + 1) / nt; ++r) {
-          const T* gr = gp + r * D;
-          const T* xr = xp + r * D;
-          const T m = mp[r], rs = rp[r];
-          if (need_x) {
-            T a[8] = {}, b[8] = {};
-            int64_t i = 0;
-            for (; i + 8 <= D; i += 8)
-              for (int k = 0; k < 8; ++k) {
-                const T gw = wp ? gr[i + k] * wp[i + k] : gr[i + k];
-                a[k] += gw;
-                b[k] += gw * ((xr[i + k] - m) * rs);
-              }
-            for (; i < D; ++i) {
-              const T gw = wp ? gr[i] * wp[i] : gr[i];
-              a[0] += gw;
-              b[0] += gw * ((xr[i] - m) * rs);
-            }
-            T sa = 0, sb = 0;
-            for (int k = 0; k < 8; ++k) sa += a[k], sb += b[k];
-            const T ca = sa / T(D), cb = sb / T(D);
-            T* dr = dxp + r * D;
-            for (i = 0; i < D; ++i) {
-              const T gw = wp ? gr[i] * wp[i] : gr[i];
-              dr[i] = rs * (gw - ca - ((xr[i] - m) * rs) * cb);
-            }
-          }
-          if (pw) {
-            for (int64_t i = 0; i < D; ++i) {
-              pw[i] += double(gr[i] * ((xr[i] - m) * rs));
-              pb[i] += double(gr[i]);
-            }
-          }
-        }
+        rows_fn(gp, xp, wp, mp, rp, dxp, pw, pw ? pw + D : nullptr, rows * t / nt, rows * (t + 1) / nt, D);
       }
     });
   };
@@ -453,16 +523,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   Tensor mean = detail::make_empty(stat_shape, ct, x.device()), rstd = detail::make_empty(stat_shape, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // weight and bias run along the row
-  normalize_rows(xc, weight, bias, M, D, eps, mean, rstd, out,
-                 [D](int64_t, const auto* xr, auto* yr, auto mt, auto rt, const auto* wp, const auto* bp) {
-                   using T = std::decay_t<decltype(mt)>;
-                   if (wp && bp)
-                     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i] + bp[i];
-                   else if (wp)
-                     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt * wp[i];
-                   else
-                     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mt) * rt + (bp ? bp[i] : T(0));
-                 });
+  layer_norm_forward_rows(xc, weight, bias, M, D, eps, mean, rstd, out);
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 

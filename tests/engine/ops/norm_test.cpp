@@ -1,5 +1,6 @@
 // tests/engine/ops/norm_test.cpp — batch_norm (training/eval, running-stat updates), layer_norm, group_norm:
 // hand-computed values, gradients (gradcheck, gradgradcheck, fused vs differentiable backward), dtypes, errors.
+#include "core/cpu_isa.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -159,8 +160,10 @@ TEST_CASE("normalization errors") {
 
 // The fused first-order backward (one pass per row) against the composite one, which create_graph selects: the same
 // gradients for x, weight and bias, with and without affine parameters, a row length with a tail, two normalized
-// dims, several leading dims, float64, float32 and float16.
+// dims, several leading dims, float64, float32 and float16; the forward against the formula in float64; under every
+// instruction set this CPU has.
 TEST_CASE("layer_norm: the fused backward equals the differentiable composite") {
+  using gb::detail::CpuIsa;
   gb::manual_seed(4);
   struct Case {
     std::vector<int64_t> shape, normalized;
@@ -173,25 +176,39 @@ TEST_CASE("layer_norm: the fused backward equals the differentiable composite") 
       {{2, 3, 40}, {40}, false, true, gb::kDouble, 1e-12}, {{5, 9}, {9}, false, false, gb::kDouble, 1e-12},
       {{64, 256}, {256}, true, true, gb::kFloat, 2e-5},    {{7, 33}, {33}, true, true, gb::kHalf, 2e-2},
   };
-  for (const Case& k : cases) {
-    CAPTURE(k.shape);
-    CAPTURE(gb::python_name(k.dtype));
-    auto x = (gb::randn(k.shape, gb::kDouble) * 2 + 0.5).to(k.dtype).requires_grad_();
-    auto w = k.weight ? gb::randn(k.normalized, gb::kDouble).to(k.dtype).requires_grad_() : gb::Tensor();
-    auto b = k.bias ? gb::randn(k.normalized, gb::kDouble).to(k.dtype).requires_grad_() : gb::Tensor();
-    auto g = gb::randn(k.shape, gb::kDouble).to(k.dtype);
-    std::vector<gb::Tensor> inputs{x};
-    if (k.weight) inputs.push_back(w);
-    if (k.bias) inputs.push_back(b);
-    auto y = gb::layer_norm(x, k.normalized, w, b);
-    auto fused = gb::autograd::grad({y}, inputs, {g}, true);
-    auto composite = gb::autograd::grad({y}, inputs, {g}, true, true);  // create_graph: the composite form
-    REQUIRE(fused.size() == composite.size());
-    for (size_t i = 0; i < fused.size(); ++i) {
-      CAPTURE(i);
-      CHECK(fused[i].scalar_type() == composite[i].scalar_type());
-      CHECK(fused[i].sizes() == composite[i].sizes());
-      check_close(fused[i].to(gb::kDouble), composite[i].detach().to(gb::kDouble), k.tol, k.tol);
+  for (const Case& k : cases)
+    for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512}) {
+      if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) continue;  // not on this CPU
+      gb::detail::CpuIsaGuard guard(isa);
+      CAPTURE(gb::detail::cpu_isa_name(isa));
+      CAPTURE(k.shape);
+      CAPTURE(gb::python_name(k.dtype));
+      auto x = (gb::randn(k.shape, gb::kDouble) * 2 + 0.5).to(k.dtype).requires_grad_();
+      auto w = k.weight ? gb::randn(k.normalized, gb::kDouble).to(k.dtype).requires_grad_() : gb::Tensor();
+      auto b = k.bias ? gb::randn(k.normalized, gb::kDouble).to(k.dtype).requires_grad_() : gb::Tensor();
+      auto g = gb::randn(k.shape, gb::kDouble).to(k.dtype);
+      std::vector<gb::Tensor> inputs{x};
+      if (k.weight) inputs.push_back(w);
+      if (k.bias) inputs.push_back(b);
+      auto y = gb::layer_norm(x, k.normalized, w, b);
+      {
+        std::vector<int64_t> dims;
+        for (size_t d = 0; d < k.normalized.size(); ++d) dims.push_back(int64_t(k.shape.size() - 1 - d));
+        auto x64 = x.detach().to(gb::kDouble);
+        auto m = x64.mean(dims, true);
+        auto want = (x64 - m) / ((x64 - m).pow(2).mean(dims, true) + 1e-5).sqrt();
+        if (k.weight) want = want * w.detach().to(gb::kDouble);
+        if (k.bias) want = want + b.detach().to(gb::kDouble);
+        check_close(y.detach().to(gb::kDouble), want, k.tol * 10, k.tol * 10);
+      }
+      auto fused = gb::autograd::grad({y}, inputs, {g}, true);
+      auto composite = gb::autograd::grad({y}, inputs, {g}, true, true);  // create_graph: the composite form
+      REQUIRE(fused.size() == composite.size());
+      for (size_t i = 0; i < fused.size(); ++i) {
+        CAPTURE(i);
+        CHECK(fused[i].scalar_type() == composite[i].scalar_type());
+        CHECK(fused[i].sizes() == composite[i].sizes());
+        check_close(fused[i].to(gb::kDouble), composite[i].detach().to(gb::kDouble), k.tol, k.tol);
+      }
     }
-  }
 }
