@@ -9,6 +9,7 @@
 // and Transformer training step.
 #include <array>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "amp/autocast_hook.h"
@@ -109,38 +110,53 @@ void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, 
            x.sizes(), ")");
 }
 
-// The forward kernel shared by layer_norm and group_norm: x (in the compute type, contiguous) seen as `rows` rows of
-// D elements; each row's mean and rstd = 1/sqrt(var + eps) go to mean[r] and rstd[r], and affine(r, xr, yr, m, rs,
-// w, b) writes the row's output (w, b: the weight and bias data, or null). Rows run in parallel.
-template <typename Affine>
-void normalize_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D, double eps,
-                    const Tensor& mean, const Tensor& rstd, const Tensor& out, const Affine& affine) {
+// The data of a row-normalizing forward, in its compute type T: x, the weight and bias (null when absent), the
+// output and each row's mean and rstd.
+template <typename T>
+struct RowData {
+  const T *x, *w, *b;
+  T *y, *mean, *rstd;
+};
+
+// Calls body(RowData<T>) for xc's compute type (float or double), the weight and bias made contiguous in it; nothing
+// on meta, where every tensor is made but no statistics are computed.
+template <typename Body>
+void with_row_data(const Tensor& xc, const Tensor& weight, const Tensor& bias, const Tensor& mean, const Tensor& rstd,
+                   const Tensor& out, const Body& body) {
   const ScalarType ct = xc.scalar_type();
   auto run = [&](auto zero) {
     using T = decltype(zero);
     Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
     Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-    if (detail::skip_kernel(out)) return;  // meta: every tensor is made; no statistics
-    const T* xp = xc.data_ptr<T>();
-    const T* wp = ptr_or_null<T>(wc);
-    const T* bp = ptr_or_null<T>(bc);
-    T* yp = out.data_ptr<T>();
-    T* mp = mean.data_ptr<T>();
-    T* rp = rstd.data_ptr<T>();
-    parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        double m, v;
-        row_stats(xp + r * D, D, m, v);
-        mp[r] = T(m);
-        rp[r] = T(1.0 / std::sqrt(v + eps));
-        affine(r, xp + r * D, yp + r * D, mp[r], rp[r], wp, bp);
-      }
-    });
+    if (detail::skip_kernel(out)) return;
+    body(RowData<T>{xc.data_ptr<T>(), ptr_or_null<T>(wc), ptr_or_null<T>(bc), out.data_ptr<T>(), mean.data_ptr<T>(),
+                    rstd.data_ptr<T>()});
   };
   if (ct == kDouble)
     run(double{});
   else
     run(float{});
+}
+
+// The forward kernel of group_norm (layer_norm has its own, per instruction set): x (in the compute type,
+// contiguous) seen as `rows` rows of D elements; each row's mean and rstd = 1/sqrt(var + eps) go to mean[r] and
+// rstd[r], and affine(r, xr, yr, m, rs, w, b) writes the row's output (w, b: the weight and bias data, or null). Rows
+// run in parallel.
+template <typename Affine>
+void normalize_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D, double eps,
+                    const Tensor& mean, const Tensor& rstd, const Tensor& out, const Affine& affine) {
+  with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
+    parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        double m, v;
+        row_stats(d.x + r * D, D, m, v);
+        d.mean[r] = T(m);
+        d.rstd[r] = T(1.0 / std::sqrt(v + eps));
+        affine(r, d.x + r * D, d.y + r * D, d.mean[r], d.rstd[r], d.w, d.b);
+      }
+    });
+  });
 }
 
 }  // namespace
@@ -403,30 +419,16 @@ GB_LAYER_NORM_BACKWARD_ROWS(avx2, GB_TARGET_AVX2)
 GB_LAYER_NORM_BACKWARD_ROWS(avx512, GB_TARGET_AVX512)
 #undef GB_LAYER_NORM_BACKWARD_ROWS
 
-// layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type), like normalize_rows
-// but through the per-instruction-set row kernels.
+// layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type) through the
+// per-instruction-set row kernels.
 void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D,
                              double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
-  const ScalarType ct = xc.scalar_type();
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
-    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-    if (detail::skip_kernel(out)) return;  // meta: every tensor is made; no statistics
-    const T* xp = xc.data_ptr<T>();
-    const T* wp = ptr_or_null<T>(wc);
-    const T* bp = ptr_or_null<T>(bc);
-    T* yp = out.data_ptr<T>();
-    T* mp = mean.data_ptr<T>();
-    T* rp = rstd.data_ptr<T>();
+  with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
     auto rows_fn = detail::pick_isa(&layer_norm_rows_baseline<T>, &layer_norm_rows_avx2<T>, &layer_norm_rows_avx512<T>);
     parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)),
-                 [&](int64_t r0, int64_t r1) { rows_fn(xp, yp, wp, bp, r0, r1, D, eps, mp, rp); });
-  };
-  if (ct == kDouble)
-    run(double{});
-  else
-    run(float{});
+                 [&](int64_t r0, int64_t r1) { rows_fn(d.x, d.y, d.w, d.b, r0, r1, D, eps, d.mean, d.rstd); });
+  });
 }
 
 // layer_norm's first-order backward (no create_graph) in one pass over each row of D elements, with the forward's
