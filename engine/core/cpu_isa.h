@@ -1,8 +1,8 @@
 // engine/core/cpu_isa.h — which vector instructions the CPU kernels use: the widest this CPU has (AVX-512, AVX2 with
 // FMA, or the x86-64 baseline), unless GLASSBOX_CPU_CAPABILITY=baseline|avx2|avx512 asks for a narrower set (as
 // PyTorch's ATEN_CPU_CAPABILITY does). The build targets the baseline; a hot kernel is written once as an
-// always-inline body and compiled three times by thin wrappers marked GB_TARGET_AVX2 / GB_TARGET_AVX512, one of
-// which pick_isa() returns per call. Unlike target_clones (core/multiversion.h) there is no ifunc: the choice can be
+// always-inline body and compiled three times by thin wrappers marked GB_TARGET_AVX2 / GB_TARGET_AVX512
+// (GB_ISA_VARIANTS writes them), one of which pick_isa() (GB_PICK_ISA) returns per call. Unlike target_clones (core/multiversion.h) there is no ifunc: the choice can be
 // changed while the program runs, so the tests run every path this CPU has, the baseline included.
 //
 // The body and every helper it calls must be GB_ALWAYS_INLINE: a helper left out of line is compiled for the
@@ -25,6 +25,25 @@
 #else
 #define GB_ALWAYS_INLINE inline
 #endif
+
+// GB_ISA_VARIANTS(name, (params), body...): the three builds of one kernel, `template <typename T, bool... F>
+// void name_baseline / name_avx2 / name_avx512 (params) { body; }`; the body calls GB_ALWAYS_INLINE code.
+// GB_PICK_ISA(name, T, flags...) gives the one for the set in effect.
+#define GB_ISA_VARIANTS(NAME, PARAMS, ...)                                               \
+  template <typename T, bool... F>                                                       \
+  void NAME##_baseline PARAMS {                                                          \
+    __VA_ARGS__;                                                                         \
+  }                                                                                      \
+  template <typename T, bool... F>                                                       \
+  GB_TARGET_AVX2 void NAME##_avx2 PARAMS {                                               \
+    __VA_ARGS__;                                                                         \
+  }                                                                                      \
+  template <typename T, bool... F>                                                       \
+  GB_TARGET_AVX512 void NAME##_avx512 PARAMS {                                           \
+    __VA_ARGS__;                                                                         \
+  }
+#define GB_PICK_ISA(NAME, ...) \
+  ::gb::detail::pick_isa(&NAME##_baseline<__VA_ARGS__>, &NAME##_avx2<__VA_ARGS__>, &NAME##_avx512<__VA_ARGS__>)
 
 namespace gb::detail {
 

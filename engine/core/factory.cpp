@@ -347,15 +347,10 @@ void TensorDataContainer::fill(char* out, ScalarType dtype, int64_t& pos) const 
   const int64_t item = int64_t(element_size(dtype));
   switch (kind_) {
     case Kind::Scalar:
-      dispatch_all(dtype, "tensor", [&](auto tag) {
+      dispatch_all(dtype, "tensor", [&](auto tag) {  // as fill_ converts: integers through int64, as PyTorch
         using T = typename decltype(tag)::type;
-        T* dst = reinterpret_cast<T*>(out) + pos;
-        if constexpr (std::is_same_v<T, bool>)
-          *dst = scalar_.to_bool();
-        else if (scalar_.is_floating_point() && !std::is_integral_v<T>)
-          *dst = static_cast<T>(scalar_.to_double());
-        else  // integers wrap through int64, as PyTorch converts
-          *dst = static_cast<T>(scalar_.to_long());
+        reinterpret_cast<T*>(out)[pos] =
+            T(scalar_.to<std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>>());
       });
       ++pos;
       return;

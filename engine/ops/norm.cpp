@@ -363,16 +363,11 @@ GB_ALWAYS_INLINE void layer_norm_row(const T* x, T* y, const T* w, const T* b, i
     for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt;
 }
 // Rows [r0, r1), compiled for each instruction set (core/cpu_isa.h).
-#define GB_LAYER_NORM_ROWS(SUFFIX, TARGET)                                                                      \
-  template <typename T>                                                                                         \
-  TARGET void layer_norm_rows_##SUFFIX(const T* x, T* y, const T* w, const T* b, int64_t r0, int64_t r1,       \
-                                       int64_t D, double eps, T* mean, T* rstd) {                              \
-    for (int64_t r = r0; r < r1; ++r) layer_norm_row<T>(x + r * D, y + r * D, w, b, D, eps, mean[r], rstd[r]); \
-  }
-GB_LAYER_NORM_ROWS(baseline, )
-GB_LAYER_NORM_ROWS(avx2, GB_TARGET_AVX2)
-GB_LAYER_NORM_ROWS(avx512, GB_TARGET_AVX512)
-#undef GB_LAYER_NORM_ROWS
+GB_ISA_VARIANTS(layer_norm_rows,
+                (const T* x, T* y, const T* w, const T* b, int64_t r0, int64_t r1, int64_t D, double eps, T* mean,
+                 T* rstd),
+                for (int64_t r = r0; r < r1; ++r)
+                    layer_norm_row<T>(x + r * D, y + r * D, w, b, D, eps, mean[r], rstd[r]))
 
 // The backward of one row (see layer_norm_backward_rows): dx into dr when it is wanted, and g * xhat and g added
 // into the thread's partial rows pw and pb when they are.
@@ -407,17 +402,12 @@ GB_ALWAYS_INLINE void layer_norm_backward_row(const T* gr, const T* xr, const T*
       pb[i] += double(gr[i]);
     }
 }
-#define GB_LAYER_NORM_BACKWARD_ROWS(SUFFIX, TARGET)                                                                \
-  template <typename T>                                                                                            \
-  TARGET void layer_norm_backward_rows_##SUFFIX(const T* g, const T* x, const T* w, const T* mean, const T* rstd, \
-                                                T* dx, double* pw, double* pb, int64_t r0, int64_t r1, int64_t D) { \
-    for (int64_t r = r0; r < r1; ++r)                                                                              \
-      layer_norm_backward_row<T>(g + r * D, x + r * D, w, mean[r], rstd[r], dx ? dx + r * D : nullptr, pw, pb, D); \
-  }
-GB_LAYER_NORM_BACKWARD_ROWS(baseline, )
-GB_LAYER_NORM_BACKWARD_ROWS(avx2, GB_TARGET_AVX2)
-GB_LAYER_NORM_BACKWARD_ROWS(avx512, GB_TARGET_AVX512)
-#undef GB_LAYER_NORM_BACKWARD_ROWS
+GB_ISA_VARIANTS(layer_norm_backward_rows,
+                (const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, double* pw, double* pb,
+                 int64_t r0, int64_t r1, int64_t D),
+                for (int64_t r = r0; r < r1; ++r) layer_norm_backward_row<T>(g + r * D, x + r * D, w, mean[r],
+                                                                             rstd[r], dx ? dx + r * D : nullptr, pw,
+                                                                             pb, D))
 
 // layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type) through the
 // per-instruction-set row kernels.
@@ -425,7 +415,7 @@ void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tenso
                              double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
   with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
-    auto rows_fn = detail::pick_isa(&layer_norm_rows_baseline<T>, &layer_norm_rows_avx2<T>, &layer_norm_rows_avx512<T>);
+    auto rows_fn = GB_PICK_ISA(layer_norm_rows, T);
     parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)),
                  [&](int64_t r0, int64_t r1) { rows_fn(d.x, d.y, d.w, d.b, r0, r1, D, eps, d.mean, d.rstd); });
   });
@@ -457,8 +447,7 @@ variable_list layer_norm_backward_rows(const Tensor& g, const Tensor& x, const T
     const T* mp = mean.data_ptr<T>();
     const T* rp = rstd.data_ptr<T>();
     T* dxp = need_x ? gx.data_ptr<T>() : nullptr;
-    auto rows_fn = detail::pick_isa(&layer_norm_backward_rows_baseline<T>, &layer_norm_backward_rows_avx2<T>,
-                                    &layer_norm_backward_rows_avx512<T>);
+    auto rows_fn = GB_PICK_ISA(layer_norm_backward_rows, T);
     parallel_for(0, nt, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         double* pw = partial.empty() ? nullptr : partial.data() + 2 * D * t;

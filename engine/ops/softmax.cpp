@@ -88,18 +88,8 @@ GB_ALWAYS_INLINE void softmax_row(const T* x, T* y, int64_t C) {
 }
 
 // Rows [0, n) of C elements, compiled for each instruction set (core/cpu_isa.h); the kernels pick one per call.
-template <typename T, bool kLog>
-void softmax_rows_baseline(const T* x, T* y, int64_t n, int64_t C) {
-  for (int64_t r = 0; r < n; ++r) softmax_row<T, kLog>(x + r * C, y + r * C, C);
-}
-template <typename T, bool kLog>
-GB_TARGET_AVX2 void softmax_rows_avx2(const T* x, T* y, int64_t n, int64_t C) {
-  for (int64_t r = 0; r < n; ++r) softmax_row<T, kLog>(x + r * C, y + r * C, C);
-}
-template <typename T, bool kLog>
-GB_TARGET_AVX512 void softmax_rows_avx512(const T* x, T* y, int64_t n, int64_t C) {
-  for (int64_t r = 0; r < n; ++r) softmax_row<T, kLog>(x + r * C, y + r * C, C);
-}
+GB_ISA_VARIANTS(softmax_rows, (const T* x, T* y, int64_t n, int64_t C),
+                for (int64_t r = 0; r < n; ++r) softmax_row<T, F...>(x + r * C, y + r * C, C))
 
 // The backward of one row (inner == 1): log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y)).
 template <typename T, bool kLog>
@@ -119,18 +109,8 @@ GB_ALWAYS_INLINE void softmax_backward_row(const T* g, const T* y, T* dx, int64_
       dx[c] = T(M(y[c]) * (M(g[c]) - sum));
   }
 }
-template <typename T, bool kLog>
-void softmax_backward_rows_baseline(const T* g, const T* y, T* dx, int64_t n, int64_t C) {
-  for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, kLog>(g + r * C, y + r * C, dx + r * C, C);
-}
-template <typename T, bool kLog>
-GB_TARGET_AVX2 void softmax_backward_rows_avx2(const T* g, const T* y, T* dx, int64_t n, int64_t C) {
-  for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, kLog>(g + r * C, y + r * C, dx + r * C, C);
-}
-template <typename T, bool kLog>
-GB_TARGET_AVX512 void softmax_backward_rows_avx512(const T* g, const T* y, T* dx, int64_t n, int64_t C) {
-  for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, kLog>(g + r * C, y + r * C, dx + r * C, C);
-}
+GB_ISA_VARIANTS(softmax_backward_rows, (const T* g, const T* y, T* dx, int64_t n, int64_t C),
+                for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, F...>(g + r * C, y + r * C, dx + r * C, C))
 
 // n (<= B) neighbouring columns of one outer slice: element (c, j) at x[c * inner + j].
 template <typename T, bool kLog, int64_t B>
@@ -204,8 +184,7 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
     T* yp = out.data_ptr<T>();
     if (inner == 1) {
       const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / C);
-      auto rows = detail::pick_isa(&softmax_rows_baseline<T, kLog>, &softmax_rows_avx2<T, kLog>,
-                                   &softmax_rows_avx512<T, kLog>);
+      auto rows = GB_PICK_ISA(softmax_rows, T, kLog);
       parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(xp + b * C, yp + b * C, e - b, C); });
     } else {
       constexpr int64_t B = 64;
@@ -255,8 +234,7 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
     T* dx = out.data_ptr<T>();
     const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / (C * inner));
     if (inner == 1) {
-      auto rows = detail::pick_isa(&softmax_backward_rows_baseline<T, kLog>, &softmax_backward_rows_avx2<T, kLog>,
-                                   &softmax_backward_rows_avx512<T, kLog>);
+      auto rows = GB_PICK_ISA(softmax_backward_rows, T, kLog);
       parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(gp + b * C, yp + b * C, dx + b * C, e - b, C); });
       return;
     }
