@@ -104,7 +104,14 @@ void bench_model(const Setting& s, G g, T t) {
     loss.backward();
     gopt->step();
   };
+  // libtorch's intra-op count is OpenMP's per-thread setting, which glassbox's oneDNN convolutions set to glassbox's
+  // count: each libtorch call puts back the count being measured (a cheap read when nothing changed it).
+  int t_threads = 1;
+  auto t_threads_back = [&] {
+    if (torch::get_num_threads() != t_threads) torch::set_num_threads(t_threads);
+  };
   auto t_step = [&] {
+    t_threads_back();
     torch::Tensor loss = torch::nn::functional::cross_entropy(t->forward(tx), ty);
     topt->zero_grad();
     loss.backward();
@@ -115,6 +122,7 @@ void bench_model(const Setting& s, G g, T t) {
     g->forward(x);
   };
   auto t_infer = [&] {
+    t_threads_back();
     torch::NoGradGuard no_grad;
     t->forward(tx);
   };
@@ -124,15 +132,15 @@ void bench_model(const Setting& s, G g, T t) {
     const bool train = mode == 0;
     g->train(train);
     t->train(train);
-    torch::set_num_threads(1);
+    torch::set_num_threads(t_threads = 1);
     gb::set_num_threads(g_threads);  // OpenBLAS's count again (one shared library)
     auto [ms, peer1] = train ? bench::compare(g_step, t_step, s.inner, seconds)
                              : bench::compare(g_infer, t_infer, s.inner, seconds);
-    torch::set_num_threads(g_threads);
+    torch::set_num_threads(t_threads = g_threads);
     gb::set_num_threads(g_threads);
     const double peerN = bench::time_per_call(train ? std::function<void()>(t_step) : std::function<void()>(t_infer),
                                               s.inner, seconds);
-    torch::set_num_threads(1);
+    torch::set_num_threads(t_threads = 1);
     gb::set_num_threads(g_threads);
     const double peer = std::min(peer1, peerN);
     bench::emit("models", std::string(s.name) + (train ? "_train_step_ms" : "_inference_ms"), ms * 1e3, "ms",

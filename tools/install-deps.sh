@@ -8,6 +8,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config  # the build
   libopenblas-dev                          # GEMM for the CPU ops
+  libdnnl-dev                              # oneDNN: float convolutions (engine/ops/conv_onednn.cpp)
   libstb-dev                               # stb_image: the DataLoader's image decoding (engine/data/)
   doctest-dev                              # the test framework
   libsqlite3-dev                           # the trace file (traces/)

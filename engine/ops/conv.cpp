@@ -1,7 +1,9 @@
-// engine/ops/conv.cpp — conv2d: im2col + one OpenBLAS GEMM per group and sample, and its backward
-// (ConvolutionBackward0: grad_input through col2im, grad_weight and grad_bias). conv_transpose2d is conv2d's
-// input gradient as an op, on the same kernels: its forward is conv_backward's grad_input, its grad_input a conv2d
-// forward, its grad_weight conv_backward's grad_weight with the roles of input and output swapped.
+// engine/ops/conv.cpp — conv2d and its backward (ConvolutionBackward0: grad_input, grad_weight, grad_bias).
+// float kernels run on oneDNN when the build has it (conv_onednn.h; gb::backends::mkldnn); float64, and float when
+// oneDNN is off or declines a geometry, run here: im2col + one OpenBLAS GEMM per group and sample, col2im for
+// grad_input. conv_transpose2d is conv2d's input gradient as an op, on the same kernels: its forward is
+// conv_backward's grad_input, its grad_input a conv2d forward, its grad_weight conv_backward's grad_weight with the
+// roles of input and output swapped.
 //
 // Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. The backward is not itself
 // differentiable: asking for create_graph through conv2d throws.
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "amp/autocast_hook.h"
@@ -20,22 +23,14 @@
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/shape.h"
+#include "ops/conv_geom.h"
+#include "ops/conv_onednn.h"
 #include "ops/nn_util.h"
 
 namespace gb {
 namespace {
 
-struct ConvGeom {
-  int64_t N, C, H, W;  // input
-  int64_t O, kH, kW;   // weight (O, C/groups, kH, kW)
-  int64_t Ho, Wo;      // output
-  int64_t sH, sW, pH, pW, dH, dW, groups;
-  int64_t Cg() const { return C / groups; }
-  int64_t Og() const { return O / groups; }
-  int64_t K() const { return Cg() * kH * kW; }  // rows of one group's column matrix
-  int64_t P() const { return Ho * Wo; }         // columns: output positions
-  bool is_pointwise() const { return kH == 1 && kW == 1 && sH == 1 && sW == 1 && pH == 0 && pW == 0; }
-};
+using detail::ConvGeom;
 
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -115,8 +110,12 @@ void col2im(const ConvGeom& g, const T* col, T* gx) {
 // The batch is walked serially: each GEMM runs on OpenBLAS's threads and im2col/col2im on the pool, one at a
 // time. (Splitting the batch across the pool instead makes concurrent OpenBLAS calls that each want every core;
 // OpenBLAS 0.3's pthread build serializes them and spins: measured 4x slower on two cores.)
+// `device`: cpu, or meta (nothing computed; oneDNN's buffers are still made, as a cpu run makes them).
 template <typename T>
-void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* b, T* y, Device device) {
+  if constexpr (std::is_same_v<T, float>)
+    if (detail::onednn_conv_forward(g, x, w, b, y, device)) return;
+  if (device.is_meta()) return;
   const int64_t K = g.K(), P = g.P(), Og = g.Og();
   std::vector<T> col(g.is_pointwise() ? 0 : size_t(K * g.groups * P));
   for (int64_t n = 0; n < g.N; ++n) {
@@ -137,7 +136,10 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
 
 // gy (N,O,Ho,Wo) -> gx (N,C,H,W) and/or gw (O,C/groups,kH,kW) (either may be null).
 template <typename T>
-void conv_backward(const ConvGeom& g, const T* x, const T* w, const T* gy, T* gx, T* gw) {
+void conv_backward(const ConvGeom& g, const T* x, const T* w, const T* gy, T* gx, T* gw, Device device) {
+  if constexpr (std::is_same_v<T, float>)
+    if (detail::onednn_conv_backward(g, x, w, gy, gx, gw, device)) return;
+  if (device.is_meta()) return;
   const int64_t K = g.K(), P = g.P(), Og = g.Og();
   if (gw) std::fill(gw, gw + g.O * K, T(0));
   std::vector<T> col(size_t(K * g.groups * P));
@@ -211,8 +213,8 @@ void record_conv_backward(const char* op, const Tensor& x, const Tensor& weight,
         if (need_x || need_w) {
           if (need_x) gx = detail::make_empty(x_sizes, ct, gy.device());
           if (need_w) gw = detail::make_empty(w_sizes, ct, gy.device());
-          if (!detail::skip_kernel(gyc))  // meta: gx and gw are made; no GEMM
-            kernels(gyc, need_w ? detail::raw_contiguous(xs, ct) : Tensor(), detail::raw_contiguous(ws, ct), gx, gw);
+          // on meta the kernels compute nothing but make what a cpu run makes (oneDNN's buffers)
+          kernels(gyc, need_w ? detail::raw_contiguous(xs, ct) : Tensor(), detail::raw_contiguous(ws, ct), gx, gw);
           if (need_x && ct != xt) gx = gx.to(xt);
           if (need_w && ct != xt) gw = gw.to(xt);
         }
@@ -280,13 +282,13 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   Tensor wc = detail::raw_contiguous(weight, ct);
   Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
   Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, x.device());
-  if (out.numel() > 0 && !detail::skip_kernel(out)) {
+  if (out.numel() > 0) {
     if (ct == kDouble)
       conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(),
-                           bc.defined() ? bc.data_ptr<double>() : nullptr, out.data_ptr<double>());
+                           bc.defined() ? bc.data_ptr<double>() : nullptr, out.data_ptr<double>(), out.device());
     else
       conv_forward<float>(g, xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
-                          out.data_ptr<float>());
+                          out.data_ptr<float>(), out.device());
   }
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
   op_scope.set_output(out);
@@ -298,11 +300,11 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
                              conv_backward<double>(g, gw.defined() ? xc.data_ptr<double>() : nullptr,
                                                    wc.data_ptr<double>(), gyc.data_ptr<double>(),
                                                    gx.defined() ? gx.data_ptr<double>() : nullptr,
-                                                   gw.defined() ? gw.data_ptr<double>() : nullptr);
+                                                   gw.defined() ? gw.data_ptr<double>() : nullptr, gyc.device());
                            else
                              conv_backward<float>(g, gw.defined() ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
                                                   gyc.data_ptr<float>(), gx.defined() ? gx.data_ptr<float>() : nullptr,
-                                                  gw.defined() ? gw.data_ptr<float>() : nullptr);
+                                                  gw.defined() ? gw.data_ptr<float>() : nullptr, gyc.device());
                          },
                          {g.N, g.C, g.H, g.W}, {g.O, g.Cg(), g.kH, g.kW});
   return out;
@@ -374,11 +376,13 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor wc = detail::raw_contiguous(weight, ct);
   Tensor out = detail::make_empty({g.N, g.C, g.H, g.W}, ct, x.device());
-  if (out.numel() > 0 && !detail::skip_kernel(out)) {
+  if (out.numel() > 0) {
     if (ct == kDouble)
-      conv_backward<double>(g, nullptr, wc.data_ptr<double>(), xc.data_ptr<double>(), out.data_ptr<double>(), nullptr);
+      conv_backward<double>(g, nullptr, wc.data_ptr<double>(), xc.data_ptr<double>(), out.data_ptr<double>(), nullptr,
+                            out.device());
     else
-      conv_backward<float>(g, nullptr, wc.data_ptr<float>(), xc.data_ptr<float>(), out.data_ptr<float>(), nullptr);
+      conv_backward<float>(g, nullptr, wc.data_ptr<float>(), xc.data_ptr<float>(), out.data_ptr<float>(), nullptr,
+                           out.device());
   }
   if (bias.defined()) {
     NoGradGuard ng;
@@ -392,20 +396,21 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   if (autograd::needs_grad(x, weight, bias))
     record_conv_backward("conv_transpose2d", x, weight, bias, out,
                          [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
+                           const Device dev = gyc.device();
                            if (gyc.scalar_type() == kDouble) {
                              if (gx.defined())
                                conv_forward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), nullptr,
-                                                    gx.data_ptr<double>());
+                                                    gx.data_ptr<double>(), dev);
                              if (gw.defined())
                                conv_backward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(),
-                                                     xc.data_ptr<double>(), nullptr, gw.data_ptr<double>());
+                                                     xc.data_ptr<double>(), nullptr, gw.data_ptr<double>(), dev);
                            } else {
                              if (gx.defined())
                                conv_forward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(), nullptr,
-                                                   gx.data_ptr<float>());
+                                                   gx.data_ptr<float>(), dev);
                              if (gw.defined())
                                conv_backward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(),
-                                                    xc.data_ptr<float>(), nullptr, gw.data_ptr<float>());
+                                                    xc.data_ptr<float>(), nullptr, gw.data_ptr<float>(), dev);
                            }
                          },
                          {g.N, g.O, g.Ho, g.Wo}, {g.O, g.Cg(), g.kH, g.kW});

@@ -49,6 +49,17 @@ inline int thread_count() {
   return n;
 }
 
+// thread_count() once it reaches `want`, or after 2 s, whatever it is then. A joined thread can still be listed for
+// a moment: pthread_join returns when the thread has signalled its exit, before the kernel has reaped its task.
+inline int thread_count_settled(int want) {
+  int n = thread_count();
+  for (int i = 0; i < 200 && n != want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    n = thread_count();
+  }
+  return n;
+}
+
 // The bytes of a tensor (contiguous copy), for bit-for-bit comparisons.
 inline std::vector<unsigned char> bytes(const gb::Tensor& t) {
   gb::Tensor c = t.contiguous();

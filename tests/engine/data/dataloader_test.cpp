@@ -144,7 +144,7 @@ TEST_CASE("worker info, worker_init_fn once per worker, persistent and non-persi
     CHECK(inits.load() == (persistent ? 3 : 6));  // once per worker thread started
     CHECK(init_ids == std::set<int64_t>{0, 1, 2});
   }
-  CHECK(gbtest::thread_count() == before);
+  CHECK(gbtest::thread_count_settled(before) == before);
   DataLoader inline_loader(Info{}, DataLoaderOptions().batch_size(12));
   for (auto& b : inline_loader) CHECK(targets(b)[0] == -1);  // num_workers = 0: no worker info
 }

@@ -28,6 +28,75 @@ TEST_CASE("max_pool2d: values and indices for kernel, stride, padding, dilation 
   CHECK(std::isnan(gb::max_pool2d(xn, 2).item<double>()));
 }
 
+TEST_CASE("max_pool2d: every kernel (2x2, 3x3, any window; with and without NaN) matches a direct loop") {
+  // The direct loop is PyTorch's rule: each window's elements row by row, the first maximum, the last NaN.
+  auto direct = [](const gb::Tensor& x, int64_t k0, int64_t k1, int64_t s0, int64_t s1, int64_t p0, int64_t p1,
+                   int64_t d0, int64_t d1, bool ceil) {
+    auto X = gbtest::values(x);
+    const int64_t planes = x.size(0) * x.size(1), H = x.size(2), W = x.size(3);
+    auto out_size = [&](int64_t in, int64_t k, int64_t p, int64_t s, int64_t d) {
+      int64_t n = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+      int64_t o = n / s + 1;
+      if (ceil && (o - 1) * s >= in + p) --o;
+      return o;
+    };
+    const int64_t Ho = out_size(H, k0, p0, s0, d0), Wo = out_size(W, k1, p1, s1, d1);
+    std::vector<double> v, idx;
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t oh = 0; oh < Ho; ++oh)
+        for (int64_t ow = 0; ow < Wo; ++ow) {
+          double best = -INFINITY;
+          int64_t at = -1;
+          for (int64_t i = 0; i < k0; ++i)
+            for (int64_t j = 0; j < k1; ++j) {
+              const int64_t ih = oh * s0 - p0 + i * d0, iw = ow * s1 - p1 + j * d1;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const double e = X[size_t((p * H + ih) * W + iw)];
+              if (at < 0) at = ih * W + iw;
+              if (e > best || std::isnan(e)) best = e, at = ih * W + iw;
+            }
+          v.push_back(best);
+          idx.push_back(double(at));
+        }
+    return std::pair{v, idx};
+  };
+  gb::manual_seed(11);
+  // rounded to halves: many ties; a few NaN and -inf planted in some planes only
+  auto x = (gb::randn({3, 5, 13, 12}) * 2).round() / 2;
+  x.view({-1}).index_put_({gb::tensor({7L, 300L, 301L, 1200L})}, NAN);
+  x.view({-1}).index_put_({gb::tensor({40L, 41L, 52L, 53L, 900L})}, -INFINITY);
+  for (gb::ScalarType t : {gb::kFloat, gb::kDouble}) {
+    auto xt = x.to(t);
+    int nans = 0;
+    struct Opt {
+      int64_t k0, k1, s0, s1, p0, p1, d0, d1;
+      bool ceil;
+    };
+    for (const Opt& o : {Opt{2, 2, 2, 2, 0, 0, 1, 1, false}, Opt{2, 2, 1, 1, 1, 1, 1, 1, false},
+                         Opt{3, 3, 2, 2, 1, 1, 1, 1, true}, Opt{3, 3, 1, 1, 0, 0, 1, 1, false},
+                         Opt{2, 3, 2, 1, 1, 0, 1, 1, false}, Opt{3, 3, 2, 2, 1, 1, 2, 2, false},
+                         Opt{4, 4, 3, 3, 2, 2, 1, 1, true}}) {
+      CAPTURE(o.k0);
+      CAPTURE(o.k1);
+      CAPTURE(o.s0);
+      CAPTURE(o.p0);
+      CAPTURE(o.d0);
+      auto [y, idx] = gb::max_pool2d_with_indices(xt, {o.k0, o.k1}, {o.s0, o.s1}, {o.p0, o.p1}, {o.d0, o.d1}, o.ceil);
+      auto [want, want_idx] = direct(x.to(gb::kDouble), o.k0, o.k1, o.s0, o.s1, o.p0, o.p1, o.d0, o.d1, o.ceil);
+      auto got = gbtest::values(y), got_idx = gbtest::values(idx);
+      REQUIRE(got.size() == want.size());
+      int mismatches = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        nans += std::isnan(want[i]);
+        const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i];
+        mismatches += !same || got_idx[i] != want_idx[i];
+      }
+      CHECK(mismatches == 0);
+    }
+    CHECK(nans > 0);  // the NaN path ran
+  }
+}
+
 TEST_CASE("max_pool2d: the gradient goes to the first max on ties") {
   auto x = gb::ones({1, 1, 2, 2}, gbtest::f64_grad());
   auto y = gb::max_pool2d(x, 2);
