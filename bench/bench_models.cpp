@@ -7,6 +7,8 @@
 //   transformer   2 encoder layers, d_model 256, 4 heads, ff 1024, L 128, batch 16, AdamW
 //   limits        GEMM GFLOP/s at the MLP step's eight GEMM shapes (OpenBLAS called directly) and memory bandwidth
 //                 (a STREAM triad over 3 x 64 MiB, every thread)
+//   --trace DIR   no timing: trace 20 training steps and 5 inference passes of glassbox's model(s) into DIR/<model>.db
+//                 (bench/trace_models.sh reports them and screenshots their slowest step)
 //
 // The models are one source (bench/models.inc) compiled twice, once against each library; glassbox's initial
 // weights are copied into libtorch's, and the first loss of each must agree (printed as initial_loss_rel_diff). Both
@@ -18,6 +20,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +81,36 @@ struct Setting {
   bool adamw;
   int inner;  // calls per timing sample
 };
+
+// --trace DIR: glassbox's model alone, untimed: 5 warm-up steps, then 20 training steps and 5 inference passes inside
+// a trace session writing DIR/<model>.db, for `glassbox report` and the viewer (bench/trace_models.sh).
+template <class G>
+void trace_model(const Setting& s, G g, const std::string& dir) {
+  gb::Tensor x = gb::randn(s.input);
+  gb::Tensor y = gb::randint(0, s.name == std::string("tiny_mlp") ? 4 : 10, {s.batch});
+  std::shared_ptr<gb::optim::Optimizer> opt;
+  if (s.adamw)
+    opt = std::make_shared<gb::optim::AdamW>(g->parameters(), gb::optim::AdamWOptions(1e-4));
+  else
+    opt = std::make_shared<gb::optim::SGD>(g->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
+  auto step = [&] {
+    gb::Tensor loss = gb::nn::functional::cross_entropy(g->forward(x), y);
+    opt->zero_grad();
+    loss.backward();
+    opt->step();
+  };
+  for (int i = 0; i < 5; ++i) step();
+  const std::string path = dir + "/" + s.name + ".db";
+  std::remove(path.c_str());
+  {
+    gb::trace::Session session(path);
+    for (int i = 0; i < 20; ++i) step();
+    g->eval();
+    gb::NoGradGuard no_grad;
+    for (int i = 0; i < 5; ++i) g->forward(x);
+  }
+  std::printf("traced %s: 20 training steps, 5 inference passes into %s\n", s.name, path.c_str());
+}
 
 template <class G, class T>
 void bench_model(const Setting& s, G g, T t) {
@@ -186,6 +220,21 @@ std::pair<double, double> mlp_gemm_floor() {
   return {seconds, flops};
 }
 
+const Setting kSettings[] = {
+    {"tiny_mlp", {32, 32}, 32, false, 50},
+    {"mlp", {256, 784}, 256, false, 2},
+    {"small_cnn", {64, 1, 28, 28}, 64, false, 2},
+    {"resnet_stack", {32, 3, 16, 16}, 32, false, 1},
+    {"transformer", {128, 16, 256}, 16, true, 1},
+};
+
+const Setting& setting_of(const std::string& name) {
+  for (const Setting& s : kSettings)
+    if (name == s.name) return s;
+  std::fprintf(stderr, "bench_models: no model named %s\n", name.c_str());
+  std::exit(2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -193,8 +242,29 @@ int main(int argc, char** argv) {
   gb::set_num_threads(g_threads);
   torch::set_num_threads(1);
   gb::set_num_threads(g_threads);
-  const std::string only = argc > 1 ? argv[1] : "";  // one model's name, or all
+  std::string only, trace_dir;  // one model's name, or all; --trace DIR: trace glassbox's models instead of timing
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--trace" && i + 1 < argc)
+      trace_dir = argv[++i];
+    else
+      only = a;
+  }
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
+  if (!trace_dir.empty()) {
+    for (const char* m : {"tiny_mlp", "mlp", "small_cnn", "resnet_stack", "transformer"})
+      if (wanted(m)) {
+        const Setting s = setting_of(m);
+        gb::manual_seed(0);
+        const std::string n = m;
+        if (n == "tiny_mlp") trace_model(s, ours::tiny_mlp(), trace_dir);
+        if (n == "mlp") trace_model(s, ours::mlp(), trace_dir);
+        if (n == "small_cnn") trace_model(s, ours::small_cnn(), trace_dir);
+        if (n == "resnet_stack") trace_model(s, ours::resnet_stack(), trace_dir);
+        if (n == "transformer") trace_model(s, ours::EncoderClassifier(), trace_dir);
+      }
+    return 0;
+  }
 
   if (wanted("limits")) {
     auto [floor_s, flops] = mlp_gemm_floor();
@@ -203,14 +273,7 @@ int main(int argc, char** argv) {
                    ", \"mlp_step_gflop\": " + std::to_string(flops / 1e9));
     emit_limit("stream_triad_gbs", bench::triad_gbs(g_threads), "GB/s", "\"threads\": " + std::to_string(g_threads));
   }
-  const Setting settings[] = {
-      {"tiny_mlp", {32, 32}, 32, false, 50},
-      {"mlp", {256, 784}, 256, false, 2},
-      {"small_cnn", {64, 1, 28, 28}, 64, false, 2},
-      {"resnet_stack", {32, 3, 16, 16}, 32, false, 1},
-      {"transformer", {128, 16, 256}, 16, true, 1},
-  };
-  for (const Setting& s : settings) {
+  for (const Setting& s : kSettings) {
     if (!wanted(s.name)) continue;
     gb::manual_seed(0);
     const std::string n = s.name;
