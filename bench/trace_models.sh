@@ -21,6 +21,6 @@ for m in tiny_mlp mlp small_cnn resnet_stack transformer; do
   echo "== $m: slowest traced step $slowest"
   "$build/tools/glassbox" report "$db" --limit 12 | sed -n '/^steps:/,/^ *[0-9]/p;/^ops:/,/^Self CPU time/p'
   xvfb-run -a "$build/viewer/glassbox-viewer" "$db" --screenshot "$img/perf_$m.png" --panel timeline --step "$slowest" \
-    --size 1600x900 >/dev/null
+    --size 1600x520 >/dev/null
   echo "timeline of step $slowest: $img/perf_$m.png"
 done

@@ -110,6 +110,9 @@ Tensor blas_ready(const Tensor& x, BlasLayout& lay) {
   return c;
 }
 
+// Multiply-adds (n * m * k) at or below which one GEMM runs on a single OpenBLAS thread (see gemm_blas).
+constexpr double kSmallGemm = 4.0 * 1024 * 1024;
+
 template <typename T>
 void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double alpha, double beta) {
   BlasLayout la, lb;
@@ -119,13 +122,36 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
   GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k, "x",
            m, " exceed what BLAS can index (2^31 - 1)");
   if (detail::skip_kernel(out)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
-  (void)get_num_threads();               // makes sure OpenBLAS has been given glassbox's thread count
+  const int threads = get_num_threads();  // (also makes sure OpenBLAS has been given glassbox's thread count)
   const T* ap = a.data_ptr<T>();
   const T* bp = b.data_ptr<T>();
   T* cp = out.data_ptr<T>();
-  for (int64_t i = 0; i < nb; ++i)
+  auto one = [&](int64_t i) {
     blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.stride(0), la.ld, bp + i * b.stride(0), lb.ld,
                  T(beta), cp + i * n * m, std::max<int64_t>(m, 1));
+  };
+  if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
+    for (int64_t i = 0; i < nb; ++i) one(i);
+    return;
+  }
+  // A small GEMM runs on one OpenBLAS thread. Waking OpenBLAS's workers costs more than they save below ~8 MFLOP
+  // (the small CNN's classifier, 64x1568x10: 47 us on one thread, 60 on two), and when another library's threads
+  // (oneDNN's OpenMP team, spinning a while after a convolution) hold the other core, the wake-up waits for the
+  // scheduler: those GEMMs measured 1.1-1.6 ms a call in the small CNN's trace. A batch of them (attention's bmm)
+  // is spread over glassbox's pool, one single-threaded GEMM per matrix, as a batch of row kernels would be.
+  openblas_set_num_threads(1);
+  try {
+    if (nb > 1 && !detail::in_parallel_region())
+      parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) one(i);
+      });
+    else
+      for (int64_t i = 0; i < nb; ++i) one(i);
+  } catch (...) {
+    openblas_set_num_threads(threads);
+    throw;
+  }
+  openblas_set_num_threads(threads);
 }
 
 template <typename T>
