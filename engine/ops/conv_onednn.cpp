@@ -278,6 +278,20 @@ class Call {
     args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch, cpu_engine(), buf));
     prim.execute(stream_, args);
   }
+  // One primitive under an op span `name` with its FLOPs: its output made (in `out_op`'s layout), the primitive run on
+  // `args` and the output, the output reordered back into `out_data`.
+  void step(const char* name, int64_t flops, const dnnl::primitive& prim, const memory::desc& scratch,
+            std::unordered_map<int, memory> args, int out_arg, const Operand& out_op, float* out_data) {
+    memory result;
+    {
+      OpScope scope(name);
+      scope.set_flops(flops);
+      result = out(out_op, out_data);
+      args.emplace(out_arg, result);
+      run(prim, scratch, std::move(args));
+    }
+    back(out_op, result, out_data);
+  }
   // A plain operand (meta: none, it is never read).
   memory plain(const Operand& o, const float* data) const {
     return plan_ ? memory() : memory(o.plain, cpu_engine(), const_cast<float*>(data));
@@ -320,16 +334,10 @@ bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, cons
   if (!f) return false;
   Call call(device);
   const memory xm = call.in(f->x, x), wm = call.in(f->w, w);
-  memory ym;
-  {
-    OpScope scope("onednn_convolution_forward");
-    scope.set_flops(conv_flops(g) + (b ? g.N * g.O * g.Ho * g.Wo : 0));
-    ym = call.out(f->y, y);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
-    if (b && !device.is_meta()) args.emplace(DNNL_ARG_BIAS, memory(f->b, cpu_engine(), const_cast<float*>(b)));
-    call.run(f->prim, f->pd.scratchpad_desc(), std::move(args));
-  }
-  call.back(f->y, ym, y);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}};
+  if (b && !device.is_meta()) args.emplace(DNNL_ARG_BIAS, memory(f->b, cpu_engine(), const_cast<float*>(b)));
+  call.step("onednn_convolution_forward", conv_flops(g) + (b ? g.N * g.O * g.Ho * g.Wo : 0), f->prim,
+            f->pd.scratchpad_desc(), std::move(args), DNNL_ARG_DST, f->y, y);
   return true;
 }
 
@@ -343,29 +351,15 @@ bool onednn_conv_backward(const ConvGeom& g, const float* x, const float* w, con
   if (gx) {
     gy_data = call.in(b->gy_data, gy);
     const memory wm = call.in(b->w_data, w);
-    memory gxm;
-    {
-      OpScope scope("onednn_convolution_backward_data");
-      scope.set_flops(conv_flops(g));
-      gxm = call.out(b->gx, gx);
-      call.run(b->data, b->data_pd.scratchpad_desc(),
-               {{DNNL_ARG_DIFF_DST, gy_data}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DIFF_SRC, gxm}});
-    }
-    call.back(b->gx, gxm, gx);
+    call.step("onednn_convolution_backward_data", conv_flops(g), b->data, b->data_pd.scratchpad_desc(),
+              {{DNNL_ARG_DIFF_DST, gy_data}, {DNNL_ARG_WEIGHTS, wm}}, DNNL_ARG_DIFF_SRC, b->gx, gx);
   }
   if (gw) {
     // one reorder of gy serves both gradients when their kernels read the same layout
     const memory gym = gx && b->gy_weights.inner == b->gy_data.inner ? gy_data : call.in(b->gy_weights, gy);
     const memory xm = call.in(b->x_weights, x);
-    memory gwm;
-    {
-      OpScope scope("onednn_convolution_backward_weights");
-      scope.set_flops(conv_flops(g));
-      gwm = call.out(b->gw, gw);
-      call.run(b->weights, b->weights_pd.scratchpad_desc(),
-               {{DNNL_ARG_DIFF_DST, gym}, {DNNL_ARG_SRC, xm}, {DNNL_ARG_DIFF_WEIGHTS, gwm}});
-    }
-    call.back(b->gw, gwm, gw);
+    call.step("onednn_convolution_backward_weights", conv_flops(g), b->weights, b->weights_pd.scratchpad_desc(),
+              {{DNNL_ARG_DIFF_DST, gym}, {DNNL_ARG_SRC, xm}}, DNNL_ARG_DIFF_WEIGHTS, b->gw, gw);
   }
   return true;
 }
