@@ -5,7 +5,8 @@
 // row-major runs along the innermost dim. The typed helpers below give the compiler plain pointer loops for the
 // common contiguous and scalar-broadcast cases so they vectorize. On meta (skip_kernel in core/make.h) a loop
 // visits nothing: numel() is 0, so every kernel built on it computes nothing and reads no memory. All operands
-// must be on out's device (PyTorch's "Expected all tensors to be on the same device").
+// must be on out's device (PyTorch's "Expected all tensors to be on the same device"). Up to kMaxLoopDims dims after
+// merging (PyTorch's TensorIterator limit, 25); the loop allocates nothing.
 #pragma once
 
 #include <array>
@@ -19,6 +20,7 @@
 namespace gb::detail {
 
 constexpr int kMaxOperands = 4;
+constexpr int kMaxLoopDims = 25;
 constexpr int64_t kElementwiseGrain = 32768;  // elements below which a kernel stays on one thread
 
 class StridedLoop {
@@ -27,13 +29,13 @@ class StridedLoop {
   StridedLoop(const Tensor& out, std::initializer_list<const Tensor*> inputs);
 
   int64_t numel() const { return numel_; }
-  int ndim() const { return int(shape_.size()); }
+  int ndim() const { return nd_; }
 
   // body(char** ptrs, const int64_t* inner_strides_bytes, int64_t n) for each run in [begin, end).
   template <typename Body>
   void run(int64_t begin, int64_t end, const Body& body) const {
     if (begin >= end) return;  // nothing to do (and an empty shape has a 0 to divide by below)
-    const int nd = int(shape_.size());
+    const int nd = nd_;
     std::array<int64_t, kMaxOperands> inner{};
     std::array<char*, kMaxOperands> ptrs{};
     if (nd == 0) {
@@ -44,7 +46,7 @@ class StridedLoop {
       return;
     }
     for (int t = 0; t < nt_; ++t) inner[t] = strides_[t][nd - 1];
-    std::array<int64_t, 25> idx{};
+    std::array<int64_t, kMaxLoopDims> idx{};
     int64_t pos = begin;
     for (int d = nd - 1; d >= 0; --d) {
       idx[d] = pos % shape_[d];
@@ -75,10 +77,11 @@ class StridedLoop {
 
  private:
   int nt_ = 0;
+  int nd_ = 0;  // dims after merging
   int64_t numel_ = 1;
-  std::vector<int64_t> shape_;
+  std::array<int64_t, kMaxLoopDims> shape_{};
   std::array<char*, kMaxOperands> data_{};
-  std::array<std::vector<int64_t>, kMaxOperands> strides_;  // bytes
+  std::array<std::array<int64_t, kMaxLoopDims>, kMaxOperands> strides_{};  // bytes
 };
 
 // out[i] = f(a[i]); f works in whatever types it likes, returning something convertible to Out.

@@ -70,3 +70,29 @@ TEST_CASE("typed loops agree across layouts and thread counts") {
   none.run(0, none.numel(), [&](char**, const int64_t*, int64_t) { ++calls; });
   CHECK(calls == 0);
 }
+
+TEST_CASE("many dimensions: merged ones of any number run; more than 25 that cannot merge are refused by name") {
+  // 26 dims of size 2 (64 MiB of int8), contiguous: they merge into one run
+  std::vector<int64_t> sizes(26, 2);
+  auto a = gb::empty(sizes, gb::kInt8);
+  auto out = gb::empty(sizes, gb::kInt8);
+  gb::detail::StridedLoop merged(out, {&a});
+  CHECK(merged.ndim() == 1);
+  // 26 dims of size 2 with every other one broadcast: the output's dims cannot merge across the input's zeros
+  std::vector<int64_t> in_sizes(26, 2);
+  for (size_t d = 0; d < in_sizes.size(); d += 2) in_sizes[d] = 1;
+  std::vector<int64_t> out_sizes(26, 2);
+  auto b = gb::zeros(in_sizes, gb::kInt8);
+  auto big = gb::empty(out_sizes, gb::kInt8);
+  CHECK_THROWS_WITH_AS(gb::detail::StridedLoop(big, {&b}), doctest::Contains("at most 25 dimensions"), gb::Error);
+  // 25 such dims are fine, and every element is visited once
+  std::vector<int64_t> in25(25, 2), out25(25, 2);
+  for (size_t d = 0; d < in25.size(); d += 2) in25[d] = 1;
+  auto c = gb::ones(in25, gb::kInt8);
+  auto o25 = gb::empty(out25, gb::kInt8);
+  gb::detail::StridedLoop loop(o25, {&c});
+  CHECK(loop.ndim() == 25);
+  int64_t visited = 0;
+  loop.run(0, loop.numel(), [&](char**, const int64_t*, int64_t n) { visited += n; });
+  CHECK(visited == (int64_t(1) << 25));
+}
