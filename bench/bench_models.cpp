@@ -82,17 +82,36 @@ struct Setting {
   int inner;  // calls per timing sample
 };
 
+// The two libraries' optimizer names, as one type each (make_optimizer).
+struct GbOptim {
+  using Optimizer = gb::optim::Optimizer;
+  using AdamW = gb::optim::AdamW;
+  using AdamWOptions = gb::optim::AdamWOptions;
+  using SGD = gb::optim::SGD;
+  using SGDOptions = gb::optim::SGDOptions;
+};
+struct TorchOptim {
+  using Optimizer = torch::optim::Optimizer;
+  using AdamW = torch::optim::AdamW;
+  using AdamWOptions = torch::optim::AdamWOptions;
+  using SGD = torch::optim::SGD;
+  using SGDOptions = torch::optim::SGDOptions;
+};
+
+// The optimizer a setting trains with, over `params`: AdamW(1e-4) or SGD(0.01, momentum 0.9), in either library.
+template <class Optim, class Params>
+std::shared_ptr<typename Optim::Optimizer> make_optimizer(const Setting& s, Params params) {
+  if (s.adamw) return std::make_shared<typename Optim::AdamW>(params, typename Optim::AdamWOptions(1e-4));
+  return std::make_shared<typename Optim::SGD>(params, typename Optim::SGDOptions(0.01).momentum(0.9));
+}
+
 // --trace DIR: glassbox's model alone, untimed: 5 warm-up steps, then 20 training steps and 5 inference passes inside
 // a trace session writing DIR/<model>.db, for `glassbox report` and the viewer (bench/trace_models.sh).
 template <class G>
 void trace_model(const Setting& s, G g, const std::string& dir) {
   gb::Tensor x = gb::randn(s.input);
   gb::Tensor y = gb::randint(0, s.name == std::string("tiny_mlp") ? 4 : 10, {s.batch});
-  std::shared_ptr<gb::optim::Optimizer> opt;
-  if (s.adamw)
-    opt = std::make_shared<gb::optim::AdamW>(g->parameters(), gb::optim::AdamWOptions(1e-4));
-  else
-    opt = std::make_shared<gb::optim::SGD>(g->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
+  auto opt = make_optimizer<GbOptim>(s, g->parameters());
   auto step = [&] {
     gb::Tensor loss = gb::nn::functional::cross_entropy(g->forward(x), y);
     opt->zero_grad();
@@ -119,15 +138,8 @@ void bench_model(const Setting& s, G g, T t) {
   gb::Tensor y = gb::randint(0, s.name == std::string("tiny_mlp") ? 4 : 10, {s.batch});
   torch::Tensor tx = to_torch(x), ty = to_torch(y);
 
-  std::shared_ptr<gb::optim::Optimizer> gopt;
-  std::shared_ptr<torch::optim::Optimizer> topt;
-  if (s.adamw) {
-    gopt = std::make_shared<gb::optim::AdamW>(g->parameters(), gb::optim::AdamWOptions(1e-4));
-    topt = std::make_shared<torch::optim::AdamW>(t->parameters(), torch::optim::AdamWOptions(1e-4));
-  } else {
-    gopt = std::make_shared<gb::optim::SGD>(g->parameters(), gb::optim::SGDOptions(0.01).momentum(0.9));
-    topt = std::make_shared<torch::optim::SGD>(t->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
-  }
+  auto gopt = make_optimizer<GbOptim>(s, g->parameters());
+  auto topt = make_optimizer<TorchOptim>(s, t->parameters());
   const double g_loss = gb::nn::functional::cross_entropy(g->forward(x), y).template item<double>();
   const double t_loss = torch::nn::functional::cross_entropy(t->forward(tx), ty).template item<double>();
   const double loss_diff = std::abs(g_loss - t_loss) / std::max(std::abs(t_loss), 1e-12);

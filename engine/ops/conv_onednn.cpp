@@ -2,6 +2,8 @@
 // gb::backends::mkldnn::is_available. Without oneDNN in the build both kernels decline and conv.cpp computes.
 #include "ops/conv_onednn.h"
 
+#include <string>
+
 #include "glassbox/core/mkldnn.h"
 #include "instrument/probe.h"
 
@@ -12,13 +14,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/cpu_isa.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "glassbox/core/error.h"
 #include "glassbox/core/parallel.h"
 
 // Debian's oneDNN runs its kernels on OpenMP (libgomp): the team's size is the calling thread's OpenMP setting.
@@ -33,14 +35,6 @@ bool backends::mkldnn::is_available() { return GLASSBOX_WITH_ONEDNN != 0; }
 namespace detail {
 
 #if !GLASSBOX_WITH_ONEDNN
-
-namespace {
-void write_meta() { trace::set_meta("onednn", "off: built without oneDNN (apt-get install libdnnl-dev, then rebuild)"); }
-const bool g_connected = [] {
-  trace::add_session_hook(write_meta, nullptr);
-  return true;
-}();
-}  // namespace
 
 bool onednn_conv_forward(const ConvGeom&, const float*, const float*, const float*, float*, Device) { return false; }
 bool onednn_conv_backward(const ConvGeom&, const float*, const float*, const float*, float*, float*, Device) {
@@ -179,19 +173,24 @@ std::shared_ptr<const Backward> make_backward(const ConvGeom& g) {
 
 // Primitives per geometry. A geometry oneDNN has no kernel for is remembered as null (the caller falls back). At
 // 1024 geometries (a model fed ever-changing image sizes) the cache starts over rather than grow without bound.
+// A convolution's geometry and which primitives (forward with or without bias, backward).
+using ConvKey = std::array<int64_t, 17>;
+
 template <class Entry>
 class Cache {
  public:
-  using Key = std::array<int64_t, 17>;
+  using Key = ConvKey;
   std::shared_ptr<const Entry> get(const Key& key, const std::function<std::shared_ptr<const Entry>()>& make) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = map_.find(key);
     if (it != map_.end()) return it->second;
     if (map_.size() >= 1024) map_.clear();
-    std::shared_ptr<const Entry> entry;
+    std::shared_ptr<const Entry> entry;  // stays null when oneDNN has no kernel for the geometry
     try {
       entry = make();
-    } catch (const dnnl::error&) {  // unimplemented for this geometry: glassbox's own kernel computes it
+    } catch (const dnnl::error& e) {
+      GB_CHECK(e.status == dnnl_unimplemented, "conv2d: oneDNN could not build its convolution (", e.what(),
+               "); set gb::backends::mkldnn::enabled = false to run glassbox's own im2col + GEMM instead");
     }
     map_.emplace(key, entry);
     return entry;
@@ -209,7 +208,7 @@ class Cache {
   std::unordered_map<Key, std::shared_ptr<const Entry>, Hash> map_;
 };
 
-Cache<Forward>::Key key_of(const ConvGeom& g, int64_t variant) {
+ConvKey key_of(const ConvGeom& g, int64_t variant) {
   return {g.N, g.C, g.H, g.W, g.O, g.kH, g.kW, g.Ho, g.Wo, g.sH, g.sW, g.pH, g.pW, g.dH, g.dW, g.groups, variant};
 }
 
@@ -313,19 +312,6 @@ Cache<Backward>& backward_cache() {
   return *c;
 }
 
-// A trace says which convolution library ran (meta onednn: its version, or why not): step times from two builds
-// are compared knowing that.
-void write_meta() {
-  const dnnl_version_t* v = dnnl::version();
-  trace::set_meta("onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                                std::to_string(v->patch) + (backends::mkldnn::enabled ? "" : " (disabled)"));
-}
-
-const bool g_connected = [] {
-  trace::add_session_hook(write_meta, nullptr);
-  return true;
-}();
-
 }  // namespace
 
 bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y, Device device) {
@@ -365,6 +351,27 @@ bool onednn_conv_backward(const ConvGeom& g, const float* x, const float* w, con
 }
 
 #endif
+
+namespace {
+
+// A trace says which convolution library ran (meta onednn: its version, or why not): step times from two builds
+// are compared knowing that.
+void write_meta() {
+#if GLASSBOX_WITH_ONEDNN
+  const dnnl_version_t* v = dnnl::version();
+  trace::set_meta("onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                                std::to_string(v->patch) + (backends::mkldnn::enabled ? "" : " (disabled)"));
+#else
+  trace::set_meta("onednn", "off: built without oneDNN (apt-get install libdnnl-dev, then rebuild)");
+#endif
+}
+
+const bool g_connected = [] {
+  trace::add_session_hook(write_meta, nullptr);
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace detail
 }  // namespace gb

@@ -139,19 +139,17 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
   // (oneDNN's OpenMP team, spinning a while after a convolution) hold the other core, the wake-up waits for the
   // scheduler: those GEMMs measured 1.1-1.6 ms a call in the small CNN's trace. A batch of them (attention's bmm)
   // is spread over glassbox's pool, one single-threaded GEMM per matrix, as a batch of row kernels would be.
-  openblas_set_num_threads(1);
-  try {
-    if (nb > 1 && !detail::in_parallel_region())
-      parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) one(i);
-      });
-    else
-      for (int64_t i = 0; i < nb; ++i) one(i);
-  } catch (...) {
-    openblas_set_num_threads(threads);
-    throw;
-  }
-  openblas_set_num_threads(threads);
+  struct OneBlasThread {
+    int restore;
+    explicit OneBlasThread(int n) : restore(n) { openblas_set_num_threads(1); }
+    ~OneBlasThread() { openblas_set_num_threads(restore); }
+  } one_thread(threads);
+  if (nb > 1 && !detail::in_parallel_region())
+    parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) one(i);
+    });
+  else
+    for (int64_t i = 0; i < nb; ++i) one(i);
 }
 
 template <typename T>
