@@ -60,6 +60,20 @@ inline int thread_count_settled(int want) {
   return n;
 }
 
+// The baseline for a thread-count check: thread_count() once it has stayed the same for 100 ms (at most 2 s). A test
+// that starts right after another one joined its threads can otherwise count a task the kernel has not yet reaped
+// (CI saw "3 == 4": the baseline held the previous test's last worker).
+inline int thread_count_quiet() {
+  int n = thread_count();
+  for (int i = 0, same = 0; i < 200 && same < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    int m = thread_count();
+    same = m == n ? same + 1 : 0;
+    n = m;
+  }
+  return n;
+}
+
 // The bytes of a tensor (contiguous copy), for bit-for-bit comparisons.
 inline std::vector<unsigned char> bytes(const gb::Tensor& t) {
   gb::Tensor c = t.contiguous();

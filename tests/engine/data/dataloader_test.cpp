@@ -112,7 +112,7 @@ TEST_CASE("a sequential loader yields 0..n-1; restarting mid-epoch starts over")
 
 TEST_CASE("worker info, worker_init_fn once per worker, persistent and non-persistent workers") {
   gb::get_num_threads();  // the engine's pool exists before we count threads
-  int before = gbtest::thread_count();
+  int before = gbtest::thread_count_quiet();
   std::mutex m;
   std::set<int64_t> init_ids;
   std::atomic<int> inits{0};

@@ -9,7 +9,7 @@ using gbtest::RandomData;
 
 TEST_CASE("an exception in a worker reaches the training thread with worker id, batch index and message") {
   gb::get_num_threads();
-  int before = gbtest::thread_count();
+  int before = gbtest::thread_count_quiet();
   for (bool pin : {false, true}) {
     auto ds = std::make_shared<RandomData>(40);
     ds->throw_at = 29;  // batch 7 with batch_size 4
@@ -72,7 +72,7 @@ TEST_CASE("worker_init_fn errors surface as worker errors") {
 
 TEST_CASE("a batch slower than timeout throws PyTorch's message; the slow worker is joined") {
   gb::get_num_threads();
-  int before = gbtest::thread_count();
+  int before = gbtest::thread_count_quiet();
   auto ds = std::make_shared<RandomData>(8);
   ds->sleep_for = [](int64_t i) { return i == 0 ? 300'000 : 0; };
   {
@@ -93,7 +93,7 @@ TEST_CASE("a batch slower than timeout throws PyTorch's message; the slow worker
 
 TEST_CASE("destroying a loader mid-epoch joins all its threads (counted in /proc/self/task)") {
   gb::get_num_threads();
-  int before = gbtest::thread_count();
+  int before = gbtest::thread_count_quiet();
   for (bool persistent : {false, true}) {
     for (bool pin : {false, true}) {
       auto ds = std::make_shared<RandomData>(400);
