@@ -1,15 +1,18 @@
-// engine/optim/adam.cpp — Adam's update, written as PyTorch 1.13's _single_tensor_adam; the moment update is shared
-// with AdamW (detail::adam_update).
+// engine/optim/adam.cpp — Adam's update: float32 cpu parameters in one fused pass over the whole list
+// (optim/adam_update.h, PyTorch's fused=True), the rest as PyTorch 1.13's _single_tensor_adam. Both halves are shared
+// with AdamW (detail::adam_update, detail::adam_fused_*).
 #include "glassbox/optim/adam.h"
 
 #include <cmath>
 
+#include "core/op_scope.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/memory/category.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "instrument/probe.h"
 #include "optim/adam_hyperparameters.h"
+#include "optim/adam_update.h"
 
 #include "monitor/monitor.h"
 
@@ -55,8 +58,9 @@ void check_adam_arguments(double lr, double eps, double beta1, double beta2, dou
   GB_CHECK(weight_decay >= 0, "Invalid weight_decay value: ", weight_decay);
 }
 
-void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double lr, double beta1, double beta2,
-                 double eps, bool amsgrad, double decayed_by) {
+namespace {
+// The moments, zeros the first time (the max under amsgrad), in the optimizer_state category.
+void ensure_state(const Tensor& param, AdamParamState& st, bool amsgrad) {
   if (!st.exp_avg().defined()) {
     memory::CategoryGuard cat(memory::Category::optimizer_state);
     st.exp_avg(zeros_like(param));
@@ -66,6 +70,35 @@ void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double l
     memory::CategoryGuard cat(memory::Category::optimizer_state);
     st.max_exp_avg_sq(zeros_like(param));
   }
+}
+}  // namespace
+
+bool adam_fused_item(const Tensor& p, AdamParamState& st, const AdamCoefs& c, AdamTensors& out) {
+  ensure_state(p, st, c.amsgrad);
+  out = {p, p.grad(), st.exp_avg(), st.exp_avg_sq(), c.amsgrad ? st.max_exp_avg_sq() : Tensor(), c};
+  if (!adam_fusable(out)) return false;
+  st.step(st.step() + 1);
+  out.c.step = st.step();
+  return true;
+}
+
+void adam_fused_run(const std::vector<AdamTensors>& items) {
+  if (items.empty()) return;
+  gb::detail::OpScope op_scope("_fused_adam_");  // PyTorch's name for its fused Adam/AdamW: an op span in the trace
+  int64_t n = 0;
+  for (const AdamTensors& t : items) n += t.p.numel();
+  op_scope.set_flops(16 * n);  // the float operations of one element's update (adam_update.cpp's adam_run)
+  const bool due = monitor::detail::step_stats_due();
+  std::vector<AdamStepSums> sums;
+  adam_fused_update(items, due ? &sums : nullptr);
+  for (size_t i = 0; due && i < items.size(); ++i)
+    monitor::detail::note_step_sums(items[i].p, sums[i].grad, std::sqrt(sums[i].update_sumsq),
+                                    std::sqrt(sums[i].param_sumsq));
+}
+
+void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double lr, double beta1, double beta2,
+                 double eps, bool amsgrad, double decayed_by) {
+  ensure_state(param, st, amsgrad);
   st.step(st.step() + 1);
   Tensor exp_avg = st.exp_avg(), exp_avg_sq = st.exp_avg_sq();
   exp_avg.mul_(beta1).add_(grad, 1 - beta1);
@@ -114,18 +147,23 @@ Tensor Adam::step(LossClosure closure) {
   monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
+  std::vector<detail::AdamTensors> fused;  // every parameter the one pass takes (optim/adam_update.h)
   for (auto& group : param_groups_) {
     const AdamOptions& o = options_of(group);
     auto [beta1, beta2] = o.betas();
+    const detail::AdamCoefs c{o.lr(), beta1, beta2, o.eps(), o.weight_decay(), o.amsgrad(), o.maximize(), false};
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      Tensor grad = o.maximize() ? p.grad().neg() : p.grad();
-      if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
       auto& slot = state_[p.unsafe_impl()];
       if (!slot) slot = std::make_unique<AdamParamState>();
+      if (detail::adam_fused_item(p, static_cast<AdamParamState&>(*slot), c, fused.emplace_back())) continue;
+      fused.pop_back();
+      Tensor grad = o.maximize() ? p.grad().neg() : p.grad();
+      if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
       detail::adam_update(p, grad, static_cast<AdamParamState&>(*slot), o.lr(), beta1, beta2, o.eps(), o.amsgrad());
     }
   }
+  detail::adam_fused_run(fused);
   return loss;
 }
 

@@ -1,0 +1,228 @@
+// engine/optim/adam_update.cpp — Adam's fused update (adam_update.h): the parameter list as one range of 256-element
+// blocks split across the pool; each block updated by a plain loop the compiler vectorizes (sqrt included: this file
+// compiles with -fno-math-errno, and with -ffp-contract=off so that every instruction set rounds alike), then, when
+// the statistics are due, read back from L1 with the monitor's bit tests (monitor/lanes.h), so it counts NaN, Inf
+// and zeros as the scans do.
+#include "optim/adam_update.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "core/cpu_isa.h"
+#include "core/make.h"
+#include "glassbox/core/parallel.h"
+#include "monitor/lanes.h"
+
+namespace gb::optim::detail {
+
+namespace {
+
+constexpr int64_t kBlock = 256;
+constexpr int64_t kGrainBlocks = 128;  // 32768 elements: below that the whole list stays on one thread
+
+// One parameter's coefficients as the unfused ops use them: each Scalar converted to float on its own.
+struct K {
+  float sign, decay, wd, b1, a1, b2, a2, bc2s, eps, neg_step;
+};
+
+struct Partial {
+  int64_t nan = 0, inf = 0, zeros = 0;
+  double gg = 0, uu = 0, pp = 0;
+  uint32_t max_bits = 0;  // the largest finite |g| as its bits
+};
+
+using monitor::detail::LaneCounts;
+using monitor::detail::vf8;
+
+// The update of n elements, each op rounded to float as the unfused op rounds it (gb::add with alpha is x + a * y,
+// addcmul is x + v * (y * z), addcdiv x + v * (y / z); -std=c++20 contracts nothing into a fused multiply-add).
+// kL2: Adam's weight decay added to the gradient (off at 0: 0 * Inf would make a NaN the ops do not).
+template <bool kAms, bool kL2>
+GB_ALWAYS_INLINE void adam_run(float* __restrict p, const float* __restrict g, float* __restrict m,
+                               float* __restrict v, float* __restrict vm, int64_t n, const K& k) {
+  const float sign = k.sign, decay = k.decay, wd = k.wd, b1 = k.b1, a1 = k.a1, b2 = k.b2, a2 = k.a2, bc2s = k.bc2s,
+              eps = k.eps, neg_step = k.neg_step;
+  for (int64_t i = 0; i < n; ++i) {
+    float gi = sign * g[i];
+    float pi = p[i] * decay;  // AdamW's decay; 1 (exact) for Adam
+    if constexpr (kL2) gi = gi + wd * pi;
+    const float mi = m[i] * b1 + a1 * gi;
+    const float vi = v[i] * b2 + a2 * (gi * gi);
+    m[i] = mi;
+    v[i] = vi;
+    float vd = vi;
+    if constexpr (kAms) {
+      const float o = vm[i];
+      vd = (o != o || o > vi) ? o : vi;  // gb::maximum: a NaN on either side wins
+      vm[i] = vd;
+    }
+    const float denom = std::sqrt(vd) / bc2s + eps;
+    p[i] = pi + neg_step * (mi / denom);
+  }
+}
+
+// The statistics of one block after its update: the gradient's counts and squares, (p - before)^2 and p^2, in
+// 8-lane float sums (double for the tail and across blocks).
+GB_ALWAYS_INLINE void block_stats(const float* g, const float* before, const float* p, int64_t m, Partial& out) {
+  LaneCounts lanes;
+  vf8 gg = {}, uu = {}, pp = {};
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    vf8 vg, vb, vp;
+    std::memcpy(&vg, g + i, sizeof vg);
+    std::memcpy(&vb, before + i, sizeof vb);
+    std::memcpy(&vp, p + i, sizeof vp);
+    lanes.add(vg);
+    gg += vg * vg;
+    const vf8 u = vp - vb;
+    uu += u * u;
+    pp += vp * vp;
+  }
+  double sgg = 0, suu = 0, spp = 0;
+  for (; i < m; ++i) {
+    lanes.add_one(g[i]);
+    sgg += double(g[i]) * g[i];
+    const float u = p[i] - before[i];
+    suu += double(u) * u;
+    spp += double(p[i]) * p[i];
+  }
+  for (int j = 0; j < 8; ++j) {
+    sgg += gg[j];
+    suu += uu[j];
+    spp += pp[j];
+  }
+  lanes.drain(out.nan, out.inf, out.zeros, out.max_bits);
+  out.gg += sgg;
+  out.uu += suu;
+  out.pp += spp;
+}
+
+// Elements [0, n) of one parameter, block by block; F: kAms, kL2, kStats.
+template <bool kAms, bool kL2, bool kStats>
+GB_ALWAYS_INLINE void adam_span(float* p, const float* g, float* m, float* v, float* vm, int64_t n, const K& k,
+                                Partial* out) {
+  if constexpr (!kStats) {
+    adam_run<kAms, kL2>(p, g, m, v, vm, n, k);
+  } else {
+    float before[kBlock];
+    for (int64_t s = 0; s < n; s += kBlock) {
+      const int64_t len = std::min(kBlock, n - s);
+      std::memcpy(before, p + s, size_t(len) * sizeof(float));
+      adam_run<kAms, kL2>(p + s, g + s, m + s, v + s, kAms ? vm + s : nullptr, len, k);
+      block_stats(g + s, before, p + s, len, *out);
+    }
+  }
+}
+
+GB_ISA_VARIANTS(adam_kernel,
+                (float* p, const float* g, float* m, float* v, float* vm, int64_t n, const K& k, Partial* out),
+                adam_span<F...>(p, g, m, v, vm, n, k, out))
+
+using KernelFn = void (*)(float*, const float*, float*, float*, float*, int64_t, const K&, Partial*);
+
+template <bool kAms, bool kL2>
+KernelFn pick_kernel(bool stats) {
+  return stats ? GB_PICK_ISA(adam_kernel, float, kAms, kL2, true) : GB_PICK_ISA(adam_kernel, float, kAms, kL2, false);
+}
+
+KernelFn pick_kernel(bool ams, bool l2, bool stats) {
+  if (ams) return l2 ? pick_kernel<true, true>(stats) : pick_kernel<true, false>(stats);
+  return l2 ? pick_kernel<false, true>(stats) : pick_kernel<false, false>(stats);
+}
+
+K coefs_of(const AdamCoefs& c) {
+  K k;
+  k.sign = c.maximize ? -1.f : 1.f;
+  k.decay = c.decoupled && c.weight_decay != 0 ? static_cast<float>(1 - c.lr * c.weight_decay) : 1.f;
+  k.wd = static_cast<float>(c.weight_decay);
+  k.b1 = static_cast<float>(c.beta1);
+  k.a1 = static_cast<float>(1 - c.beta1);
+  k.b2 = static_cast<float>(c.beta2);
+  k.a2 = static_cast<float>(1 - c.beta2);
+  k.bc2s = static_cast<float>(std::sqrt(1 - std::pow(c.beta2, c.step)));
+  k.eps = static_cast<float>(c.eps);
+  k.neg_step = static_cast<float>(-(c.lr / (1 - std::pow(c.beta1, c.step))));
+  return k;
+}
+
+float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr()) : nullptr; }
+
+}  // namespace
+
+bool adam_fusable(const AdamTensors& t) {
+  auto ok = [&](const Tensor& x) {
+    return x.defined() && x.scalar_type() == kFloat && (x.device().is_cpu() || x.device().is_meta()) &&
+           x.device() == t.p.device() && x.is_contiguous() && x.sizes() == t.p.sizes();
+  };
+  return ok(t.p) && ok(t.grad) && ok(t.exp_avg) && ok(t.exp_avg_sq) && (!t.c.amsgrad || ok(t.max_exp_avg_sq)) &&
+         t.p.numel() > 0;
+}
+
+void adam_fused_update(const std::vector<AdamTensors>& items, std::vector<AdamStepSums>* sums) {
+  const size_t n_items = items.size();
+  if (sums) sums->assign(n_items, AdamStepSums{});
+  if (n_items == 0) return;
+  // The list as one range of blocks: item i holds blocks [first[i], first[i + 1]).
+  std::vector<int64_t> first(n_items + 1, 0);
+  std::vector<K> coefs(n_items);
+  std::vector<KernelFn> kernels(n_items);
+  for (size_t i = 0; i < n_items; ++i) {
+    const AdamTensors& t = items[i];
+    first[i + 1] = first[i] + (t.p.numel() + kBlock - 1) / kBlock;
+    coefs[i] = coefs_of(t.c);
+    kernels[i] = pick_kernel(t.c.amsgrad, !t.c.decoupled && t.c.weight_decay != 0, sums != nullptr);
+  }
+  if (!gb::detail::skip_kernel(items[0].p)) {  // meta: nothing to compute or measure
+    std::vector<Partial> total(sums ? n_items : 0);
+    std::mutex mu;
+    parallel_for(0, first[n_items], kGrainBlocks, [&](int64_t b, int64_t e) {
+      size_t i = size_t(std::upper_bound(first.begin(), first.end(), b) - first.begin()) - 1;
+      for (; b < e; ++i) {
+        const AdamTensors& t = items[i];
+        const int64_t hi_block = std::min(e, first[i + 1]);
+        const int64_t lo = (b - first[i]) * kBlock, hi = std::min(t.p.numel(), (hi_block - first[i]) * kBlock);
+        float* vm = t.c.amsgrad ? fp(t.max_exp_avg_sq) + lo : nullptr;
+        Partial part;
+        kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.exp_avg) + lo, fp(t.exp_avg_sq) + lo, vm, hi - lo, coefs[i],
+                   &part);
+        if (sums) {
+          std::lock_guard lock(mu);
+          Partial& to = total[i];
+          to.nan += part.nan;
+          to.inf += part.inf;
+          to.zeros += part.zeros;
+          to.gg += part.gg;
+          to.uu += part.uu;
+          to.pp += part.pp;
+          to.max_bits = std::max(to.max_bits, part.max_bits);
+        }
+        b = hi_block;
+      }
+    });
+    for (size_t i = 0; sums && i < n_items; ++i) {
+      const Partial& t = total[i];
+      monitor::detail::ScanResult& r = (*sums)[i].grad;
+      r.scanned = true;
+      r.n = items[i].p.numel();
+      r.nan = t.nan;
+      r.inf = t.inf;
+      r.zeros = t.zeros;
+      r.sumsq = t.gg;
+      float top;
+      std::memcpy(&top, &t.max_bits, 4);
+      r.max_abs = t.inf ? INFINITY : top;
+      (*sums)[i].update_sumsq = t.uu;
+      (*sums)[i].param_sumsq = t.pp;
+    }
+  }
+  for (const AdamTensors& t : items) {
+    gb::detail::bump_version(t.p);
+    gb::detail::bump_version(t.exp_avg);
+    gb::detail::bump_version(t.exp_avg_sq);
+    if (t.c.amsgrad) gb::detail::bump_version(t.max_exp_avg_sq);
+  }
+}
+
+}  // namespace gb::optim::detail
