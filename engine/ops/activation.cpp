@@ -159,11 +159,12 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
                                                       using M = decltype(x);
                                                       M inner = M(kBeta) * (x + M(kKappa) * x * x * x);
                                                       return M(0.5) * x * (M(1) + std::tanh(inner));
-                                                    })
+                                                    },
+                                                    {}, detail::VecOp::gelu_tanh)
                        : detail::unary_float_kernel(a, "gelu", [](auto x) {
                            using M = decltype(x);
                            return M(0.5) * x * (M(1) + std::erf(x * M(kSqrt1_2)));
-                         });
+                         }, {}, detail::VecOp::gelu);
   if (autograd::needs_grad(a))
     autograd::record("GeluBackward0", {a}, out, {autograd::input(a)}, [is_tanh](autograd::BackwardContext& c) {
       return variable_list{gelu_backward(c.grad(), c.saved(0), is_tanh)};
@@ -176,7 +177,8 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
 Tensor silu(const Tensor& a) {
   detail::OpScope op_scope("silu", {a});
   check_floating(a, "silu");
-  Tensor out = detail::unary_float_kernel(a, "silu", [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); });
+  Tensor out = detail::unary_float_kernel(
+      a, "silu", [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }, {}, detail::VecOp::silu);
   // d/dx x s(x) = s (1 + x (1 - s))
   if (autograd::needs_grad(a))
     autograd::record("SiluBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {

@@ -116,7 +116,7 @@ Tensor reciprocal(const Tensor& a) {
 Tensor exp(const Tensor& a) {
   GB_AUTOCAST(fp32, exp, a);
   detail::OpScope op_scope("exp", {a});
-  Tensor out = detail::unary_float_kernel(a, "exp", exp_fn);
+  Tensor out = detail::unary_float_kernel(a, "exp", exp_fn, {}, detail::VecOp::exp);
   if (autograd::needs_grad(a))
     autograd::record("ExpBackward0", {a}, out, {autograd::output(out)},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad() * c.saved(0)}; });
@@ -126,7 +126,7 @@ Tensor exp(const Tensor& a) {
 Tensor log(const Tensor& a) {
   GB_AUTOCAST(fp32, log, a);
   detail::OpScope op_scope("log", {a});
-  Tensor out = detail::unary_float_kernel(a, "log", log_fn);
+  Tensor out = detail::unary_float_kernel(a, "log", log_fn, {}, detail::VecOp::log);
   if (autograd::needs_grad(a))
     autograd::record("LogBackward0", {a}, out, {autograd::input(a)},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad() / c.saved(0)}; });
@@ -136,7 +136,7 @@ Tensor log(const Tensor& a) {
 Tensor log1p(const Tensor& a) {
   GB_AUTOCAST(fp32, log1p, a);
   detail::OpScope op_scope("log1p", {a});
-  Tensor out = detail::unary_float_kernel(a, "log1p", [](auto x) { return std::log1p(x); });
+  Tensor out = detail::unary_float_kernel(a, "log1p", [](auto x) { return std::log1p(x); }, {}, detail::VecOp::log1p);
   if (autograd::needs_grad(a))
     autograd::record("Log1PBackward0", {a}, out, {autograd::input(a)},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad() / (c.saved(0) + 1)}; });
@@ -145,7 +145,7 @@ Tensor log1p(const Tensor& a) {
 
 Tensor sqrt(const Tensor& a) {
   detail::OpScope op_scope("sqrt", {a});
-  Tensor out = detail::unary_float_kernel(a, "sqrt", sqrt_fn);
+  Tensor out = detail::unary_float_kernel(a, "sqrt", sqrt_fn, {}, detail::VecOp::sqrt);
   if (autograd::needs_grad(a))
     autograd::record("SqrtBackward0", {a}, out, {autograd::output(out)},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad() / (c.saved(0) * 2)}; });
@@ -155,7 +155,8 @@ Tensor sqrt(const Tensor& a) {
 Tensor rsqrt(const Tensor& a) {
   GB_AUTOCAST(fp32, rsqrt, a);
   detail::OpScope op_scope("rsqrt", {a});
-  Tensor out = detail::unary_float_kernel(a, "rsqrt", [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  Tensor out = detail::unary_float_kernel(
+      a, "rsqrt", [](auto x) { return decltype(x)(1) / std::sqrt(x); }, {}, detail::VecOp::rsqrt);
   // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
   if (autograd::needs_grad(a))
     autograd::record("RsqrtBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
@@ -167,7 +168,7 @@ Tensor rsqrt(const Tensor& a) {
 
 Tensor sin(const Tensor& a) {
   detail::OpScope op_scope("sin", {a});
-  Tensor out = detail::unary_float_kernel(a, "sin", [](auto x) { return std::sin(x); });
+  Tensor out = detail::unary_float_kernel(a, "sin", [](auto x) { return std::sin(x); }, {}, detail::VecOp::sin);
   if (autograd::needs_grad(a))
     autograd::record("SinBackward0", {a}, out, {autograd::input(a)},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad() * cos(c.saved(0))}; });
@@ -176,7 +177,7 @@ Tensor sin(const Tensor& a) {
 
 Tensor cos(const Tensor& a) {
   detail::OpScope op_scope("cos", {a});
-  Tensor out = detail::unary_float_kernel(a, "cos", [](auto x) { return std::cos(x); });
+  Tensor out = detail::unary_float_kernel(a, "cos", [](auto x) { return std::cos(x); }, {}, detail::VecOp::cos);
   if (autograd::needs_grad(a))
     autograd::record("CosBackward0", {a}, out, {autograd::input(a)},
                      [](autograd::BackwardContext& c) { return variable_list{c.grad() * -sin(c.saved(0))}; });
@@ -185,7 +186,7 @@ Tensor cos(const Tensor& a) {
 
 Tensor tanh(const Tensor& a) {
   detail::OpScope op_scope("tanh", {a});
-  Tensor out = detail::unary_float_kernel(a, "tanh", tanh_fn);
+  Tensor out = detail::unary_float_kernel(a, "tanh", tanh_fn, {}, detail::VecOp::tanh);
   if (autograd::needs_grad(a))
     autograd::record("TanhBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
       const Tensor& y = c.saved(0);
@@ -196,7 +197,7 @@ Tensor tanh(const Tensor& a) {
 
 Tensor sigmoid(const Tensor& a) {
   detail::OpScope op_scope("sigmoid", {a});
-  Tensor out = detail::unary_float_kernel(a, "sigmoid", sigmoid_fn);
+  Tensor out = detail::unary_float_kernel(a, "sigmoid", sigmoid_fn, {}, detail::VecOp::sigmoid);
   if (autograd::needs_grad(a))
     autograd::record("SigmoidBackward0", {a}, out, {autograd::output(out)}, [](autograd::BackwardContext& c) {
       const Tensor& y = c.saved(0);
@@ -207,7 +208,7 @@ Tensor sigmoid(const Tensor& a) {
 
 Tensor erf(const Tensor& a) {
   detail::OpScope op_scope("erf", {a});
-  Tensor out = detail::unary_float_kernel(a, "erf", [](auto x) { return std::erf(x); });
+  Tensor out = detail::unary_float_kernel(a, "erf", [](auto x) { return std::erf(x); }, {}, detail::VecOp::erf);
   if (autograd::needs_grad(a))
     autograd::record("ErfBackward0", {a}, out, {autograd::input(a)}, [](autograd::BackwardContext& c) {
       const Tensor& x = c.saved(0);
@@ -231,31 +232,31 @@ Tensor& Tensor::exp_() const {
   Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
       self, {}, false, false, "exp_", [](const Tensor& s) { return gb::exp(s); },
-      [](Tensor& s) { detail::unary_float_inplace_raw(s, "exp_", exp_fn); });
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "exp_", exp_fn, {}, detail::VecOp::exp); });
 }
 Tensor& Tensor::log_() const {
   Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
       self, {}, false, true, "log_", [](const Tensor& s) { return gb::log(s); },
-      [](Tensor& s) { detail::unary_float_inplace_raw(s, "log_", log_fn); });
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "log_", log_fn, {}, detail::VecOp::log); });
 }
 Tensor& Tensor::sqrt_() const {
   Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
       self, {}, false, false, "sqrt_", [](const Tensor& s) { return gb::sqrt(s); },
-      [](Tensor& s) { detail::unary_float_inplace_raw(s, "sqrt_", sqrt_fn); });
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "sqrt_", sqrt_fn, {}, detail::VecOp::sqrt); });
 }
 Tensor& Tensor::tanh_() const {
   Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
       self, {}, false, false, "tanh_", [](const Tensor& s) { return gb::tanh(s); },
-      [](Tensor& s) { detail::unary_float_inplace_raw(s, "tanh_", tanh_fn); });
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "tanh_", tanh_fn, {}, detail::VecOp::tanh); });
 }
 Tensor& Tensor::sigmoid_() const {
   Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   return detail::apply_inplace(
       self, {}, false, false, "sigmoid_", [](const Tensor& s) { return gb::sigmoid(s); },
-      [](Tensor& s) { detail::unary_float_inplace_raw(s, "sigmoid_", sigmoid_fn); });
+      [](Tensor& s) { detail::unary_float_inplace_raw(s, "sigmoid_", sigmoid_fn, {}, detail::VecOp::sigmoid); });
 }
 
 }  // namespace gb
