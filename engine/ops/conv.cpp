@@ -34,11 +34,13 @@ using detail::ConvGeom;
 
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  detail::park_workers();  // OpenBLAS's threads take the cores (core/parallel.h)
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
               alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
                  const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  detail::park_workers();
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
               alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }

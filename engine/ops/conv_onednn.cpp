@@ -223,9 +223,11 @@ bool usable(const ConvGeom& g) {
 
 // The OpenMP team oneDNN runs on: glassbox's thread count, one inside a parallel_for body (never nested teams).
 // (Read back each time: another OpenMP user in the process, libtorch for one, may have changed it since.)
+// glassbox's idle pool workers sleep meanwhile instead of spinning on the team's cores (core/parallel.h).
 void size_team() {
   const int n = in_parallel_region() ? 1 : get_num_threads();
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
+  if (n > 1) park_workers();
 }
 
 int64_t conv_flops(const ConvGeom& g) { return 2 * g.N * g.O * g.Ho * g.Wo * g.Cg() * g.kH * g.kW; }

@@ -1,4 +1,5 @@
 // engine/ops/copy.cpp — dtype conversion, copies and fills: to, clone, contiguous, copy_, fill_, zero_.
+#include <cstring>
 #include <type_traits>
 
 #include "autograd/record.h"
@@ -68,6 +69,20 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   if (skip_kernel(dst)) return;  // into meta: nothing to write (from cpu too, as PyTorch allows)
   if (dst.is_cuda() || src.is_cuda())
     return cuda_copy(dst, src.sizes() == dst.sizes() ? src : shallow_alias(src).expand(dst.sizes()));
+  if (dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && dst.is_contiguous() &&
+      src.is_contiguous()) {  // the same bytes: memcpy, split across the pool (contiguous(), clone(), to(dtype))
+    char* d = static_cast<char*>(dst.data_ptr());
+    const char* s = static_cast<const char*>(src.data_ptr());
+    const int64_t bytes = dst.nbytes();
+    if (d == s || bytes == 0) return;
+    if (d < s + bytes && s < d + bytes) {  // overlapping views of one storage: one memmove
+      std::memmove(d, s, size_t(bytes));
+      return;
+    }
+    parallel_for(0, bytes, kElementwiseGrain * 4,
+                 [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, size_t(e - b)); });
+    return;
+  }
   dispatch_all(dst.scalar_type(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;
     dispatch_all(src.scalar_type(), "copy_", [&](auto stag) {

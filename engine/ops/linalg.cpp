@@ -131,6 +131,7 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
                  T(beta), cp + i * n * m, std::max<int64_t>(m, 1));
   };
   if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
+    detail::park_workers();  // OpenBLAS's threads take the cores: glassbox's idle workers sleep instead of spinning
     for (int64_t i = 0; i < nb; ++i) one(i);
     return;
   }

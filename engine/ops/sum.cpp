@@ -5,6 +5,7 @@
 // 16-bit floats, double for double, int64 for integers and bools.
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/cpu_isa.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -45,6 +46,41 @@ ScalarType acc_type_for(ScalarType t) {
 }
 }  // namespace
 
+// ---- a whole contiguous float32 tensor into one float ----
+// Blocks of kSumBlock elements, each summed in 32 float lanes folded pairwise (compiled for each instruction set,
+// core/cpu_isa.h), the block sums added in double in block order: the same result however the pool splits the
+// blocks, and more accurate than one float running sum (PyTorch's CPU sum is a cascade too).
+constexpr int64_t kSumBlock = 4096;
+
+GB_ALWAYS_INLINE float sum_lanes(const float* x, int64_t n) {
+  float lane[32] = {};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 32; ++k) lane[k] += x[i + k];
+  float tail = 0;
+  for (; i < n; ++i) tail += x[i];
+  for (int w = 16; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
+  return lane[0] + tail;
+}
+GB_ISA_VARIANTS(sum_block, (const float* x, int64_t n, double* out), *out = double(sum_lanes(x, n)))
+
+float sum_all_float(const float* x, int64_t n) {
+  auto block = GB_PICK_ISA(sum_block, float);
+  const int64_t nb = (n + kSumBlock - 1) / kSumBlock;
+  double s = 0;
+  if (nb == 1) {
+    block(x, n, &s);
+    return float(s);
+  }
+  std::vector<double> parts(size_t(nb), 0.0);
+  parallel_for(0, nb, kElementwiseGrain / kSumBlock, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) block(x + i * kSumBlock, std::min(kSumBlock, n - i * kSumBlock), &parts[size_t(i)]);
+  });
+  for (double p : parts) s += p;
+  return float(s);
+}
+
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
   check_cuda_device(a, "sum");
   if (a.is_cuda()) {  // accumulated in the input's accumulation type (cuda/kernels.h), then converted
@@ -65,7 +101,10 @@ Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, 
     stride *= a.size(d);
   }
   Tensor acc_view = make_view(acc, a.sizes().vec(), vstrides, 0);
-  if (a.numel() > 0 && !skip_kernel(a)) {
+  if (acc.numel() == 1 && acc_t == kFloat && a.scalar_type() == kFloat && a.is_contiguous() && a.numel() > 0 &&
+      !skip_kernel(a)) {
+    *acc.data_ptr<float>() = sum_all_float(a.data_ptr<float>(), a.numel());
+  } else if (a.numel() > 0 && !skip_kernel(a)) {
     dispatch_all(a.scalar_type(), "sum", [&](auto itag) {
       using I = typename decltype(itag)::type;
       dispatch_all(acc_t, "sum", [&](auto atag) {

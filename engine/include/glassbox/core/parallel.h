@@ -28,6 +28,9 @@ class SerialRegion {
 };
 void parallel_run(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 bool in_parallel_region();
+// Sends the pool's idle workers to sleep now instead of after their spin: call before handing the cores to another
+// library's threads (a multi-threaded OpenBLAS GEMM, a oneDNN primitive). The next parallel_for wakes them.
+void park_workers();
 }  // namespace detail
 
 // Calls f(chunk_begin, chunk_end) over [begin, end) split across the pool; inline when the range is under
