@@ -58,7 +58,8 @@ test-options: deps
 
 # ThreadSanitizer, in its own folder (it cannot share one with AddressSanitizer), building only the tests of the
 # code that runs threads, at -O1 with line tables only (-g1: file:line in the reports, the cheapest debug info). OpenBLAS's own threads are not instrumented: one BLAS thread, so every thread is seen.
-TSAN_TESTS = test_instrument_clock test_instrument_collector test_instrument_probe test_instrument_session \
+TSAN_TESTS = test_engine_core_parallel test_engine_optim_adam_update test_instrument_clock test_instrument_collector \
+             test_instrument_probe test_instrument_session \
              test_engine_data_dataloader test_engine_data_worker_pool test_viewer_async_cache test_viewer_worker \
              test_viewer_trace_model test_viewer_timeline_model test_viewer_span_search test_viewer_memory_model \
              test_viewer_gradients_model test_viewer_graph_model test_viewer_compare
@@ -68,7 +69,7 @@ test-tsan: deps
 	               -DGLASSBOX_BUILD_BENCH=OFF -DGLASSBOX_BUILD_SAMPLES=OFF $(CMAKE_FLAGS)"
 	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS) glassbox_trace_child glassbox
 	OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan \
-	  --output-on-failure -j $(JOBS) -R '^(instrument\.(clock|collector|probe|session)|engine\.data\.(dataloader|worker_pool)|viewer\.(async_cache|worker|trace_model|timeline_model|span_search|memory_model|gradients_model|graph_model|compare))$$'
+	  --output-on-failure -j $(JOBS) -R '^(engine\.core\.parallel|engine\.optim\.adam_update|instrument\.(clock|collector|probe|session)|engine\.data\.(dataloader|worker_pool)|viewer\.(async_cache|worker|trace_model|timeline_model|span_search|memory_model|gradients_model|graph_model|compare))$$'
 
 bench: build
 	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \

@@ -12,7 +12,6 @@
 #include "core/cpu_isa.h"
 
 #if GLASSBOX_HAS_LIBMVEC && GB_HAS_ISA_VARIANTS
-#pragma GCC diagnostic ignored "-Wpsabi"  // the declarations' vector types; every call is inside a function of its ISA
 
 namespace gb::detail {
 
@@ -57,6 +56,24 @@ GB_VOP(Gelu, 0.5f * x * (1.0f + mv_erf(x * 0.70710678118654752440f)))
 GB_VOP(GeluTanh, 0.5f * x * (1.0f + mv_tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x))))
 #undef GB_VOP
 
+// GELU's gradients, as activation.cpp's scalar gelu_backward writes them.
+struct GeluBackward {
+  template <class V>
+  GB_ALWAYS_INLINE V operator()(V g, V x) const {
+    const V cdf = 0.5f * (1.0f + mv_erf(x * 0.70710678118654752440f));
+    const V pdf = 0.39894228040143267794f * mv_exp(-0.5f * x * x);
+    return g * (cdf + x * pdf);
+  }
+};
+struct GeluTanhBackward {
+  template <class V>
+  GB_ALWAYS_INLINE V operator()(V g, V x) const {
+    const V u = 0.79788456080286535588f * (1.0f + float(3 * 0.044715) * x * x);
+    const V t = mv_tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x));
+    return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * u);
+  }
+};
+
 template <class V, class Op>
 GB_ALWAYS_INLINE void map(const float* x, float* y, int64_t n) {
   constexpr int64_t L = sizeof(V) / sizeof(float);
@@ -79,6 +96,43 @@ GB_ALWAYS_INLINE void map(const float* x, float* y, int64_t n) {
   }
 }
 
+template <class V, class Op>
+GB_ALWAYS_INLINE void map2(const float* g, const float* x, float* y, int64_t n) {
+  constexpr int64_t L = sizeof(V) / sizeof(float);
+  const Op op;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    V a, b;
+    std::memcpy(&a, g + i, sizeof a);
+    std::memcpy(&b, x + i, sizeof b);
+    a = op(a, b);
+    std::memcpy(y + i, &a, sizeof a);
+  }
+  if (i < n) {
+    float ga[L] = {}, xa[L] = {};
+    std::memcpy(ga, g + i, size_t(n - i) * sizeof(float));
+    std::memcpy(xa, x + i, size_t(n - i) * sizeof(float));
+    V a, b;
+    std::memcpy(&a, ga, sizeof a);
+    std::memcpy(&b, xa, sizeof b);
+    a = op(a, b);
+    std::memcpy(ga, &a, sizeof a);
+    std::memcpy(y + i, ga, size_t(n - i) * sizeof(float));
+  }
+}
+template <class Op>
+void run2_baseline(const float* g, const float* x, float* y, int64_t n) {
+  map2<v4sf, Op>(g, x, y, n);
+}
+template <class Op>
+GB_TARGET_AVX2 void run2_avx2(const float* g, const float* x, float* y, int64_t n) {
+  map2<v8sf, Op>(g, x, y, n);
+}
+template <class Op>
+GB_TARGET_AVX512 void run2_avx512(const float* g, const float* x, float* y, int64_t n) {
+  map2<v16sf, Op>(g, x, y, n);
+}
+
 // sqrt and rsqrt: plain loops, vectorized by the compiler (no errno in this file), bit for bit the scalar ones.
 struct Sqrt {};
 struct Rsqrt {};
@@ -92,9 +146,8 @@ GB_ALWAYS_INLINE void map_plain(const float* x, float* y, int64_t n) {
   }
 }
 
-template <class Op>
-GB_ALWAYS_INLINE void run(const float* x, float* y, int64_t n, auto width) {
-  using V = decltype(width);
+template <class Op, class V>
+GB_ALWAYS_INLINE void run(const float* x, float* y, int64_t n) {
   if constexpr (std::is_same_v<Op, Sqrt> || std::is_same_v<Op, Rsqrt>)
     map_plain<V, Op>(x, y, n);
   else
@@ -103,15 +156,15 @@ GB_ALWAYS_INLINE void run(const float* x, float* y, int64_t n, auto width) {
 
 template <class Op>
 void run_baseline(const float* x, float* y, int64_t n) {
-  run<Op>(x, y, n, v4sf{});
+  run<Op, v4sf>(x, y, n);
 }
 template <class Op>
 GB_TARGET_AVX2 void run_avx2(const float* x, float* y, int64_t n) {
-  run<Op>(x, y, n, v8sf{});
+  run<Op, v8sf>(x, y, n);
 }
 template <class Op>
 GB_TARGET_AVX512 void run_avx512(const float* x, float* y, int64_t n) {
-  run<Op>(x, y, n, v16sf{});
+  run<Op, v16sf>(x, y, n);
 }
 
 template <class Op>
@@ -144,6 +197,19 @@ bool vec_apply(VecOp op, const float* x, float* y, int64_t n) {
   return true;
 }
 
+bool vec_apply2(VecOp2 op, const float* g, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case VecOp2::gelu_backward:
+      pick_isa(&run2_baseline<GeluBackward>, &run2_avx2<GeluBackward>, &run2_avx512<GeluBackward>)(g, x, y, n);
+      break;
+    case VecOp2::gelu_tanh_backward:
+      pick_isa(&run2_baseline<GeluTanhBackward>, &run2_avx2<GeluTanhBackward>, &run2_avx512<GeluTanhBackward>)(g, x, y,
+                                                                                                               n);
+      break;
+  }
+  return true;
+}
+
 }  // namespace gb::detail
 
 #else  // no libmvec: the ops keep their scalar loops
@@ -151,6 +217,7 @@ bool vec_apply(VecOp op, const float* x, float* y, int64_t n) {
 namespace gb::detail {
 bool vec_available() { return false; }
 bool vec_apply(VecOp, const float*, float*, int64_t) { return false; }
+bool vec_apply2(VecOp2, const float*, const float*, float*, int64_t) { return false; }
 }  // namespace gb::detail
 
 #endif

@@ -34,11 +34,20 @@ enum class VecOp : uint8_t {
   gelu_tanh,  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
 };
 
+// Ops of two arrays: out = f(g, x).
+enum class VecOp2 : uint8_t {
+  gelu_backward,       // g * (Phi(x) + x phi(x)): GELU's gradient
+  gelu_tanh_backward,  // g * d/dx of the tanh approximation
+};
+
 // True when this build has libmvec (the ops' vector path).
 bool vec_available();
 
 // y[i] = op(x[i]) for i in [0, n); x and y may be the same array (in place), otherwise must not overlap. False (and
 // nothing written) when !vec_available() or op is none.
 bool vec_apply(VecOp op, const float* x, float* y, int64_t n);
+
+// y[i] = op(g[i], x[i]); y may be g or x. False (nothing written) when !vec_available().
+bool vec_apply2(VecOp2 op, const float* g, const float* x, float* y, int64_t n);
 
 }  // namespace gb::detail

@@ -173,3 +173,65 @@ TEST_CASE("the ops run float32 contiguous tensors through the vector path, strid
   gb::detail::vec_apply(VecOp::tanh, big.data_ptr<float>(), want.data_ptr<float>(), big.numel());
   CHECK(gb::equal(gb::tanh(big), want));
 }
+
+TEST_CASE("GELU's gradients through libmvec: near the double derivative on every ISA, and what gelu's backward runs") {
+  struct Grad {
+    const char* name;
+    gb::detail::VecOp2 op;
+    double (*ref)(double);  // d gelu / dx in double
+    const char* approximate;
+  };
+  const Grad grads[] = {
+      {"gelu_backward", gb::detail::VecOp2::gelu_backward,
+       [](double x) { return 0.5 * (1 + std::erf(x * M_SQRT1_2)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); },
+       "none"},
+      {"gelu_tanh_backward", gb::detail::VecOp2::gelu_tanh_backward,
+       [](double x) {
+         const double b = 0.7978845608028654, k = 0.044715, t = std::tanh(b * (x + k * x * x * x));
+         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * b * (1 + 3 * k * x * x);
+       },
+       "tanh"},
+  };
+  for (const Grad& gr : grads) {
+    for (CpuIsa isa : isas()) {
+      const std::string name = gr.name, isa_name = gb::detail::cpu_isa_name(isa);
+      CAPTURE(name);
+      CAPTURE(isa_name);
+      gb::detail::CpuIsaGuard guard(isa);
+      const int64_t n = 20001;
+      std::vector<float> x(n), g(n), y(n);
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = float(-10 + 20 * double(i) / double(n - 1));
+        g[i] = float(0.5 + double(i % 7) / 7);
+      }
+      REQUIRE(gb::detail::vec_apply2(gr.op, g.data(), x.data(), y.data(), n));
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double r = double(g[i]) * gr.ref(double(x[i]));
+        // 1 + erf and 1 - t*t cancel where |x| is large, as in the scalar kernel: an absolute bound too
+        if (std::fabs(double(y[i]) - r) > 8 * ulp_of(r) + 8 * 1.2e-7 * (1 + std::fabs(double(x[i])))) ++bad;
+      }
+      CHECK(bad == 0);
+      // NaN stays NaN, +-Inf inputs give the limits the scalar formula gives (1 and 0; NaN where it has inf * 0)
+      const float sx[] = {kNaN, 0.0f, 1.0f};
+      const float sg[] = {1.0f, 2.0f, kNaN};
+      float sy[3];
+      REQUIRE(gb::detail::vec_apply2(gr.op, sg, sx, sy, 3));
+      CHECK(std::isnan(sy[0]));
+      CHECK(sy[1] == 1.0f);  // 2 * gelu'(0) = 2 * 0.5
+      CHECK(std::isnan(sy[2]));
+    }
+    // gelu's backward on a float32 contiguous input runs it (bit for bit), a strided one the scalar loop (close)
+    gb::manual_seed(5);
+    gb::Tensor x = (gb::randn({61, 37}) * 3).requires_grad_();
+    gb::Tensor g = gb::randn({61, 37});
+    gb::gelu(x, gr.approximate).backward(g);
+    gb::Tensor want = gb::empty_like(g);
+    gb::detail::vec_apply2(gr.op, g.data_ptr<float>(), x.detach().data_ptr<float>(), want.data_ptr<float>(), g.numel());
+    CHECK(gb::equal(x.grad(), want));
+    gb::Tensor xt = x.detach().t().requires_grad_();
+    gb::gelu(xt, gr.approximate).backward(g.t());
+    // (the terms cancel for |x| of a few: a float ulp of 1 + t there is ~1e-6 of the result's scale)
+    CHECK(gb::allclose(xt.grad(), want.t(), 1e-5, 1e-5));
+  }
+}
