@@ -1,7 +1,7 @@
 // engine/core/parallel.cpp — one persistent pool of worker threads shared by the CPU kernels.
 //
 // A job is split into at most num_threads chunks; the caller runs chunks too, so n threads means n-1 workers, which
-// spin a moment after each job before they sleep (kSpin).
+// spin a moment after each job before they sleep (spin_time()).
 // Only one job runs at a time: a second thread calling in while the pool is busy runs its job inline rather than
 // queueing (no deadlocks, no oversubscription). OpenBLAS is told the same thread count.
 #include "glassbox/core/parallel.h"
@@ -35,11 +35,18 @@ int initial_threads() {
   return hw ? int(hw) : 1;
 }
 
-// A worker that finishes a chunk spins on the job counter for kSpin before it sleeps on the condition variable: a
+// A worker that finishes a chunk spins on the job counter for spin_time() before it sleeps on the condition variable: a
 // training step's kernels come microseconds apart, and a futex wake-up costs tens of microseconds here (an add of
 // 256K floats took 62 us on two threads, 41 on one, before workers spun). park_workers() cuts the spin short where
 // another library's threads are about to need the cores (OpenBLAS, oneDNN's OpenMP team).
-constexpr auto kSpin = std::chrono::microseconds(50);
+// GLASSBOX_SPIN_US sets it (0: sleep right away, as before workers spun).
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds t = [] {
+    const char* v = std::getenv("GLASSBOX_SPIN_US");
+    return std::chrono::microseconds(v && *v ? std::max(0, std::atoi(v)) : 50);
+  }();
+  return t;
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -144,15 +151,16 @@ class Pool {
     }
   }
 
-  // The next generation after `seen` (or whatever it is when stopping): spinning for kSpin, then asleep.
+  // The next generation after `seen` (or whatever it is when stopping): spinning for spin_time(), then asleep.
   uint64_t wait_for_job(uint64_t seen) {
     const auto start = std::chrono::steady_clock::now();
+    const auto spin = spin_time();
     for (int i = 1;; ++i) {
       const uint64_t g = gen_.load(std::memory_order_acquire);
       if (g != seen || stop_.load(std::memory_order_relaxed)) return g;
       if (park_.load(std::memory_order_relaxed)) break;
       cpu_relax();
-      if (i % 256 == 0 && std::chrono::steady_clock::now() - start > kSpin) break;
+      if (i % 256 == 0 && std::chrono::steady_clock::now() - start > spin) break;
     }
     std::unique_lock<std::mutex> lk(m_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
