@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/core/tensor.h"
 
@@ -84,6 +85,42 @@ class StridedLoop {
   std::array<std::array<int64_t, kMaxLoopDims>, kMaxOperands> strides_{};  // bytes
 };
 
+// The contiguous runs of the loops below, compiled for each instruction set (core/cpu_isa.h): f is inlined into
+// each copy, so the compiler vectorizes it as wide as the set allows.
+template <typename Out, typename A, typename F>
+GB_ALWAYS_INLINE void map1_run(Out* __restrict o, const A* __restrict x, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i]));
+}
+template <typename Out, typename A, typename F>
+void map1_baseline(Out* o, const A* x, int64_t n, const F& f) {
+  map1_run(o, x, n, f);
+}
+template <typename Out, typename A, typename F>
+GB_TARGET_AVX2 void map1_avx2(Out* o, const A* x, int64_t n, const F& f) {
+  map1_run(o, x, n, f);
+}
+template <typename Out, typename A, typename F>
+GB_TARGET_AVX512 void map1_avx512(Out* o, const A* x, int64_t n, const F& f) {
+  map1_run(o, x, n, f);
+}
+template <typename Out, typename A, typename B, typename F>
+GB_ALWAYS_INLINE void map2_run(Out* __restrict o, const A* __restrict x, const B* __restrict y, int64_t n,
+                               const F& f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i], y[i]));
+}
+template <typename Out, typename A, typename B, typename F>
+void map2_baseline(Out* o, const A* x, const B* y, int64_t n, const F& f) {
+  map2_run(o, x, y, n, f);
+}
+template <typename Out, typename A, typename B, typename F>
+GB_TARGET_AVX2 void map2_avx2(Out* o, const A* x, const B* y, int64_t n, const F& f) {
+  map2_run(o, x, y, n, f);
+}
+template <typename Out, typename A, typename B, typename F>
+GB_TARGET_AVX512 void map2_avx512(Out* o, const A* x, const B* y, int64_t n, const F& f) {
+  map2_run(o, x, y, n, f);
+}
+
 // out[i] = f(a[i]); f works in whatever types it likes, returning something convertible to Out.
 template <typename Out, typename A, typename F>
 void unary_loop(const Tensor& out, const Tensor& a, const F& f) {
@@ -92,7 +129,10 @@ void unary_loop(const Tensor& out, const Tensor& a, const F& f) {
     if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(A))) {
       Out* o = reinterpret_cast<Out*>(p[0]);
       const A* x = reinterpret_cast<const A*>(p[1]);
-      for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i]));
+      if (static_cast<const void*>(o) == static_cast<const void*>(x) || n < 16)  // in place: no restrict
+        for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i]));
+      else
+        pick_isa(&map1_baseline<Out, A, F>, &map1_avx2<Out, A, F>, &map1_avx512<Out, A, F>)(o, x, n, f);
     } else {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<Out*>(p[0] + i * s[0]) = Out(f(*reinterpret_cast<const A*>(p[1] + i * s[1])));
@@ -109,7 +149,11 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const F& f
     const A* x = reinterpret_cast<const A*>(p[1]);
     const B* y = reinterpret_cast<const B*>(p[2]);
     if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(A)) && s[2] == int64_t(sizeof(B))) {
-      for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i], y[i]));
+      if (static_cast<const void*>(o) == static_cast<const void*>(x) ||
+          static_cast<const void*>(o) == static_cast<const void*>(y) || n < 16)  // in place: no restrict
+        for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i], y[i]));
+      else
+        pick_isa(&map2_baseline<Out, A, B, F>, &map2_avx2<Out, A, B, F>, &map2_avx512<Out, A, B, F>)(o, x, y, n, f);
     } else if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(A)) && s[2] == 0) {
       const B yv = *y;
       for (int64_t i = 0; i < n; ++i) o[i] = Out(f(x[i], yv));

@@ -1,6 +1,6 @@
 // engine/optim/adam_update.cpp — Adam's fused update (adam_update.h): the parameter list as one range of 256-element
 // blocks split across the pool; each block updated by a plain loop the compiler vectorizes (sqrt included: this file
-// compiles with -fno-math-errno, and with -ffp-contract=off so that every instruction set rounds alike), then, when
+// compiles with -fno-math-errno; like the whole engine, with -ffp-contract=off, so every ISA rounds alike), then, when
 // the statistics are due, read back from L1 with the monitor's bit tests (monitor/lanes.h), so it counts NaN, Inf
 // and zeros as the scans do.
 #include "optim/adam_update.h"

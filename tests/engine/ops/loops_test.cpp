@@ -1,7 +1,10 @@
 // tests/engine/ops/loops_test.cpp — StridedLoop: broadcast strides, merged dims, runs that cover every element once
 // in row-major order, and typed loops that give the same answer on every layout and thread count.
 #include <numeric>
+#include <string>
+#include <vector>
 
+#include "core/cpu_isa.h"
 #include "ops/loops.h"
 #include "support/check.h"
 
@@ -95,4 +98,37 @@ TEST_CASE("many dimensions: merged ones of any number run; more than 25 that can
   int64_t visited = 0;
   loop.run(0, loop.numel(), [&](char**, const int64_t*, int64_t n) { visited += n; });
   CHECK(visited == (int64_t(1) << 25));
+}
+
+TEST_CASE("the contiguous runs give the same bits on every instruction set (no multiply-add is contracted)") {
+  // Each copy of a run is compiled for its ISA with the op's lambda inlined; with -ffp-contract=off none of them
+  // fuses x + a * y into an FMA, so all round alike. A contracted build fails here on AVX2 and AVX-512.
+  gb::manual_seed(7);
+  gb::Tensor x = gb::randn({1000, 37}), y = gb::randn({1000, 37}), z = gb::randn({1000, 37});
+  auto ops = [&] {
+    std::vector<gb::Tensor> r;
+    r.push_back(x.add(y, 0.3));       // x + 0.3 * y
+    r.push_back(gb::addcmul(x, y, z, 0.7));
+    r.push_back(gb::addcdiv(x, y, z.abs() + 1, -0.2));
+    r.push_back(x * y + z);           // two ops: rounds between them anyway
+    r.push_back((x * 1.7).relu());
+    r.push_back(gb::lerp(x, y, 0.25));
+    r.push_back(x.to(gb::kDouble).add(y.to(gb::kDouble), 0.1).to(gb::kFloat));
+    return r;
+  };
+  std::vector<gb::Tensor> want;
+  {
+    gb::detail::CpuIsaGuard guard(gb::detail::CpuIsa::baseline);
+    want = ops();
+  }
+  for (auto isa : {gb::detail::CpuIsa::avx2, gb::detail::CpuIsa::avx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) continue;
+    CAPTURE(std::string(gb::detail::cpu_isa_name(isa)));
+    gb::detail::CpuIsaGuard guard(isa);
+    std::vector<gb::Tensor> got = ops();
+    for (size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CHECK(gb::equal(got[i], want[i]));
+    }
+  }
 }
