@@ -14,6 +14,7 @@
 #include "core/make.h"
 #include "glassbox/core/parallel.h"
 #include "monitor/lanes.h"
+#include "optim/step_sums.h"
 
 namespace gb::optim::detail {
 
@@ -27,11 +28,7 @@ struct K {
   float sign, decay, wd, b1, a1, b2, a2, bc2s, eps, neg_step;
 };
 
-struct Partial {
-  int64_t nan = 0, inf = 0, zeros = 0;
-  double gg = 0, uu = 0, pp = 0;
-  uint32_t max_bits = 0;  // the largest finite |g| as its bits
-};
+using Partial = StepPartial;
 
 using monitor::detail::LaneCounts;
 using monitor::detail::vf8;
@@ -88,15 +85,7 @@ GB_ALWAYS_INLINE void block_stats(const float* g, const float* before, const flo
     suu += double(u) * u;
     spp += double(p[i]) * p[i];
   }
-  for (int j = 0; j < 8; ++j) {
-    sgg += gg[j];
-    suu += uu[j];
-    spp += pp[j];
-  }
-  lanes.drain(out.nan, out.inf, out.zeros, out.max_bits);
-  out.gg += sgg;
-  out.uu += suu;
-  out.pp += spp;
+  out.close_block(lanes, gg, uu, pp, sgg, suu, spp);
 }
 
 // Elements [0, n) of one parameter, block by block; F: kAms, kL2, kStats.
@@ -189,32 +178,15 @@ void adam_fused_update(const std::vector<AdamTensors>& items, std::vector<AdamSt
                    &part);
         if (sums) {
           std::lock_guard lock(mu);
-          Partial& to = total[i];
-          to.nan += part.nan;
-          to.inf += part.inf;
-          to.zeros += part.zeros;
-          to.gg += part.gg;
-          to.uu += part.uu;
-          to.pp += part.pp;
-          to.max_bits = std::max(to.max_bits, part.max_bits);
+          total[i].add(part);
         }
         b = hi_block;
       }
     });
     for (size_t i = 0; sums && i < n_items; ++i) {
-      const Partial& t = total[i];
-      monitor::detail::ScanResult& r = (*sums)[i].grad;
-      r.scanned = true;
-      r.n = items[i].p.numel();
-      r.nan = t.nan;
-      r.inf = t.inf;
-      r.zeros = t.zeros;
-      r.sumsq = t.gg;
-      float top;
-      std::memcpy(&top, &t.max_bits, 4);
-      r.max_abs = t.inf ? INFINITY : top;
-      (*sums)[i].update_sumsq = t.uu;
-      (*sums)[i].param_sumsq = t.pp;
+      (*sums)[i].grad = total[i].grad_scan(items[i].p.numel());
+      (*sums)[i].update_sumsq = total[i].uu;
+      (*sums)[i].param_sumsq = total[i].pp;
     }
   }
   for (const AdamTensors& t : items) {

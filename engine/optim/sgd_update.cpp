@@ -12,6 +12,7 @@
 #include "core/multiversion.h"
 #include "glassbox/core/parallel.h"
 #include "monitor/lanes.h"
+#include "optim/step_sums.h"
 
 namespace gb::optim::detail {
 
@@ -25,11 +26,7 @@ struct Coefs {
   bool has_buf;
 };
 
-struct Partial {
-  int64_t nan = 0, inf = 0, zeros = 0;
-  double gg = 0, uu = 0, pp = 0;
-  uint32_t max_bits = 0;  // the largest finite |g| as its bits
-};
+using Partial = StepPartial;
 
 using monitor::detail::LaneCounts;
 using monitor::detail::vf8;
@@ -112,15 +109,7 @@ __attribute__((always_inline)) inline void update_stats_impl(float* __restrict p
       suu += double(step) * step;
       spp += double(p[k]) * p[k];
     }
-    for (int j = 0; j < 8; ++j) {
-      sgg += gg[j];
-      suu += uu[j];
-      spp += pp[j];
-    }
-    lanes.drain(out.nan, out.inf, out.zeros, out.max_bits);
-    out.gg += sgg;
-    out.uu += suu;
-    out.pp += spp;
+    out.close_block(lanes, gg, uu, pp, sgg, suu, spp);
   }
 }
 
@@ -173,25 +162,9 @@ void sgd_update(const Tensor& p, const Tensor& g, const Tensor& buf, const SgdCo
       Partial part;
       update_stats(pd + lo, gd + lo, bd ? bd + lo : nullptr, hi - lo, k, part);
       std::lock_guard lock(mu);
-      total.nan += part.nan;
-      total.inf += part.inf;
-      total.zeros += part.zeros;
-      total.gg += part.gg;
-      total.uu += part.uu;
-      total.pp += part.pp;
-      total.max_bits = std::max(total.max_bits, part.max_bits);
+      total.add(part);
     });
-    monitor::detail::ScanResult& r = sums->grad;
-    r = {};
-    r.scanned = true;
-    r.n = n;
-    r.nan = total.nan;
-    r.inf = total.inf;
-    r.zeros = total.zeros;
-    r.sumsq = total.gg;
-    float top;
-    std::memcpy(&top, &total.max_bits, 4);
-    r.max_abs = total.inf ? INFINITY : top;
+    sums->grad = total.grad_scan(n);
     sums->update_sumsq = total.uu;
     sums->param_sumsq = total.pp;
   }

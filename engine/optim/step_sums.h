@@ -1,0 +1,66 @@
+// engine/optim/step_sums.h — internal: the statistics a fused optimizer pass (sgd_update.cpp, adam_update.cpp)
+// gathers for the training monitor while it updates a parameter: the gradient's NaN/Inf/zero counts, its sum of
+// squares and largest finite |g|, the update's and the parameter's sums of squares. Per block of elements: 8-lane
+// float sums and the monitor's bit tests (monitor/lanes.h), closed into doubles by close_block; blocks and threads
+// merged with add; grad_scan gives the gradient's part as the monitor's scan would have.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "monitor/lanes.h"
+#include "monitor/scan.h"
+
+namespace gb::optim::detail {
+
+struct StepPartial {
+  int64_t nan = 0, inf = 0, zeros = 0;
+  double gg = 0, uu = 0, pp = 0;  // sums of g^2, of the update^2, of p^2 after the update
+  uint32_t max_bits = 0;          // the largest finite |g| as its bits
+
+  // Adds one block: its lane counts and 8-lane sums, plus the tail's sums (in double).
+  __attribute__((always_inline)) void close_block(const monitor::detail::LaneCounts& lanes,
+                                                  const monitor::detail::vf8& lane_gg,
+                                                  const monitor::detail::vf8& lane_uu,
+                                                  const monitor::detail::vf8& lane_pp, double tail_gg, double tail_uu,
+                                                  double tail_pp) {
+    for (int j = 0; j < 8; ++j) {
+      tail_gg += lane_gg[j];
+      tail_uu += lane_uu[j];
+      tail_pp += lane_pp[j];
+    }
+    lanes.drain(nan, inf, zeros, max_bits);
+    gg += tail_gg;
+    uu += tail_uu;
+    pp += tail_pp;
+  }
+
+  void add(const StepPartial& o) {
+    nan += o.nan;
+    inf += o.inf;
+    zeros += o.zeros;
+    gg += o.gg;
+    uu += o.uu;
+    pp += o.pp;
+    max_bits = std::max(max_bits, o.max_bits);
+  }
+
+  // The gradient's statistics over its n elements.
+  monitor::detail::ScanResult grad_scan(int64_t n) const {
+    monitor::detail::ScanResult r;
+    r.scanned = true;
+    r.n = n;
+    r.nan = nan;
+    r.inf = inf;
+    r.zeros = zeros;
+    r.sumsq = gg;
+    float top;
+    std::memcpy(&top, &max_bits, sizeof top);
+    r.max_abs = inf ? INFINITY : top;
+    return r;
+  }
+};
+
+}  // namespace gb::optim::detail
