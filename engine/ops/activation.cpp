@@ -105,16 +105,9 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
   detail::OpScope op_scope("gelu_backward", {g, x});  // runs in backward; records a node under create_graph
   Tensor gg = g.scalar_type() == x.scalar_type() ? g : detail::shallow_alias(g).to(x.scalar_type());
   Tensor out = detail::make_empty(broadcast_shapes(g.sizes(), x.sizes(), "gelu_backward"), x.scalar_type(), x.device());
-  const bool vec = x.scalar_type() == kFloat && x.device().is_cpu() && gg.device().is_cpu() &&
-                   gg.sizes() == x.sizes() && gg.is_contiguous() && x.is_contiguous() && detail::vec_available();
-  if (vec) {  // float32, same shape, contiguous: libmvec's erf/exp/tanh in vector registers (ops/vec_libm.h)
-    const float* gp = gg.data_ptr<float>();
-    const float* xp = x.data_ptr<float>();
-    float* op = out.data_ptr<float>();
-    const auto which = is_tanh ? detail::VecOp2::gelu_tanh_backward : detail::VecOp2::gelu_backward;
-    parallel_for(0, out.numel(), detail::kElementwiseGrain,
-                 [&](int64_t b, int64_t e) { detail::vec_apply2(which, gp + b, xp + b, op + b, e - b); });
-  } else {
+  // float32, same shape, contiguous: libmvec's erf/exp/tanh in vector registers (ops/vec_libm.h)
+  if (!detail::binary_vec_kernel(out, gg, x,
+                                 is_tanh ? detail::VecOp2::gelu_tanh_backward : detail::VecOp2::gelu_backward)) {
     detail::dispatch_floating(x.scalar_type(), "gelu_backward", [&](auto tag) {
       using T = typename decltype(tag)::type;
       using M = opmath_t<T>;

@@ -20,16 +20,31 @@ inline ScalarType float_result_type(const Tensor& a) {
   return is_floating_point(a.scalar_type()) ? a.scalar_type() : get_default_dtype();
 }
 
-// out = vec(a) through vec_libm.h when it applies: float32 cpu tensors, both contiguous (out may be a), libmvec in
-// the build. Split across the pool as the strided loops are. False: the caller's scalar loop runs.
+// Whether t can be an operand of vec_libm.h's path for a result `out`: float32 on the cpu, contiguous, of out's
+// shape (no broadcasting), and libmvec in the build.
+inline bool vec_operand(const Tensor& t, const Tensor& out) {
+  return t.scalar_type() == kFloat && t.device().is_cpu() && t.is_contiguous() && t.sizes() == out.sizes() &&
+         vec_available();
+}
+
+// out = vec(a) through vec_libm.h when every operand can be one (out may be a), split across the pool as the strided
+// loops are. False: the caller's scalar loop runs.
 inline bool unary_vec_kernel(const Tensor& out, const Tensor& a, VecOp vec) {
-  if (vec == VecOp::none || out.scalar_type() != kFloat || a.scalar_type() != kFloat || !out.device().is_cpu() ||
-      !a.device().is_cpu() || !out.is_contiguous() || !a.is_contiguous() || out.sizes() != a.sizes() ||
-      !vec_available())
-    return false;
+  if (vec == VecOp::none || !vec_operand(out, out) || !vec_operand(a, out)) return false;
   const float* x = static_cast<const float*>(a.data_ptr());
   float* y = static_cast<float*>(out.data_ptr());
   parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { vec_apply(vec, x + b, y + b, e - b); });
+  return true;
+}
+
+// out = vec(g, x) the same way.
+inline bool binary_vec_kernel(const Tensor& out, const Tensor& g, const Tensor& x, VecOp2 vec) {
+  if (!vec_operand(out, out) || !vec_operand(g, out) || !vec_operand(x, out)) return false;
+  const float* gp = static_cast<const float*>(g.data_ptr());
+  const float* xp = static_cast<const float*>(x.data_ptr());
+  float* y = static_cast<float*>(out.data_ptr());
+  parallel_for(0, out.numel(), kElementwiseGrain,
+               [&](int64_t b, int64_t e) { vec_apply2(vec, gp + b, xp + b, y + b, e - b); });
   return true;
 }
 
