@@ -9,6 +9,7 @@
 // and Transformer training step.
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "ops/nn_util.h"
+#include "ops/vec_math.h"
 
 namespace gb {
 namespace {
@@ -344,70 +346,162 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
 
 // ---- layer_norm: statistics per row over the trailing normalized_shape ----
 
-// One layer_norm row: statistics in double, then y = (x - mean) * rstd * weight + bias (either may be null).
+// Stores the 64-byte vector v at p: with `nt`, through non-temporal stores (float only, p 16-byte aligned; see
+// ops/vec_math.h's stream16), for an output far bigger than the cache.
+template <typename T, typename V>
+GB_ALWAYS_INLINE void put_vector(T* p, const V& v, bool nt) {
+  if constexpr (std::is_same_v<T, float>)
+    if (nt) return detail::stream16(p, v);
+  std::memcpy(p, &v, sizeof v);
+}
+
+// One layer_norm row: statistics in double, then y = (x - mean) * rstd * weight + bias (either may be null), on
+// 64-byte vectors while the next row is prefetched (prefetch_next) for its statistics passes; with `stream` (an
+// output far bigger than the cache) y goes through non-temporal stores.
 template <typename T>
-GB_ALWAYS_INLINE void layer_norm_row(const T* x, T* y, const T* w, const T* b, int64_t D, double eps, T& mean,
-                                     T& rstd) {
+GB_ALWAYS_INLINE void layer_norm_row(const T* x, T* y, const T* w, const T* b, int64_t D, double eps, T& mean, T& rstd,
+                                     bool prefetch_next, bool stream) {
+  constexpr int L = 64 / sizeof(T);
+  typedef T V __attribute__((vector_size(64)));
   double m, v;
   row_stats(x, D, m, v);
   mean = T(m);
   rstd = T(1.0 / std::sqrt(v + eps));
   const T mt = mean, rt = rstd;
-  if (w && b)
-    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt * w[i] + b[i];
-  else if (w)
-    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt * w[i];
-  else if (b)
-    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt + b[i];
-  else
-    for (int64_t i = 0; i < D; ++i) y[i] = (x[i] - mt) * rt;
+  const int64_t Dv = D - D % L;
+  const bool nt = stream && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  for (int64_t i = 0; i < Dv; i += L) {
+    if (prefetch_next) __builtin_prefetch(x + D + i);
+    V t;
+    std::memcpy(&t, x + i, sizeof t);
+    t = (t - mt) * rt;
+    if (w) {
+      V wv;
+      std::memcpy(&wv, w + i, sizeof wv);
+      t = t * wv;
+    }
+    if (b) {
+      V bv;
+      std::memcpy(&bv, b + i, sizeof bv);
+      t = t + bv;
+    }
+    put_vector(y + i, t, nt);
+  }
+  for (int64_t i = Dv; i < D; ++i) {
+    T t = (x[i] - mt) * rt;
+    if (w) t = t * w[i];
+    if (b) t = t + b[i];
+    y[i] = t;
+  }
 }
 // Rows [r0, r1), compiled for each instruction set (core/cpu_isa.h).
 GB_ISA_VARIANTS(layer_norm_rows,
                 (const T* x, T* y, const T* w, const T* b, int64_t r0, int64_t r1, int64_t D, double eps, T* mean,
-                 T* rstd),
-                for (int64_t r = r0; r < r1; ++r)
-                    layer_norm_row<T>(x + r * D, y + r * D, w, b, D, eps, mean[r], rstd[r]))
+                 T* rstd, bool stream),
+                {
+                  for (int64_t r = r0; r < r1; ++r)
+                    layer_norm_row<T>(x + r * D, y + r * D, w, b, D, eps, mean[r], rstd[r], r + 1 < r1, stream);
+                  if (stream) detail::stream_fence();
+                })
 
-// The backward of one row (see layer_norm_backward_rows): dx into dr when it is wanted, and g * xhat and g added
-// into the thread's partial rows pw and pb when they are.
-template <typename T>
-GB_ALWAYS_INLINE void layer_norm_backward_row(const T* gr, const T* xr, const T* wp, T m, T rs, T* dr, double* pw,
-                                              double* pb, int64_t D) {
+// The backward of one row (see layer_norm_backward_rows). Two passes over the row: the sums of gw and gw * xhat,
+// then dx into dr (when it is wanted) with g * xhat and g added into the partial rows qw and qb (when they are),
+// while the next row is prefetched so that its first pass finds it in cache (dx through non-temporal stores with
+// `stream`). kW: a weight multiplies g (a template
+// flag: no branch in the loops). The loops run on 64-byte vectors (GCC/clang vector extensions; a narrower ISA
+// splits them), so the compiler cannot reorder lanes: every instruction set adds the same numbers in the same order.
+template <typename T, bool kW>
+GB_ALWAYS_INLINE void layer_norm_backward_row(const T* gr, const T* xr, const T* wp, T m, T rs, T* dr, T* qw, T* qb,
+                                              int64_t D, bool prefetch_next, bool stream) {
+  constexpr int L = 64 / sizeof(T);
+  typedef T V __attribute__((vector_size(64)));
+  const int64_t Dv = D - D % L;
+  T ca = 0, cb = 0;
   if (dr) {
-    T a[8] = {}, b[8] = {};
-    int64_t i = 0;
-    for (; i + 8 <= D; i += 8)
-      for (int k = 0; k < 8; ++k) {
-        const T gw = wp ? gr[i + k] * wp[i + k] : gr[i + k];
-        a[k] += gw;
-        b[k] += gw * ((xr[i + k] - m) * rs);
+    V va = {}, vb = {};
+    for (int64_t i = 0; i < Dv; i += L) {
+      V g, x;
+      std::memcpy(&g, gr + i, sizeof g);
+      std::memcpy(&x, xr + i, sizeof x);
+      if constexpr (kW) {
+        V w;
+        std::memcpy(&w, wp + i, sizeof w);
+        g = g * w;
       }
-    for (; i < D; ++i) {
-      const T gw = wp ? gr[i] * wp[i] : gr[i];
-      a[0] += gw;
-      b[0] += gw * ((xr[i] - m) * rs);
+      va += g;
+      vb += g * ((x - m) * rs);
+    }
+    T a[L], b[L];
+    std::memcpy(a, &va, sizeof a);
+    std::memcpy(b, &vb, sizeof b);
+    for (int64_t i = Dv, k = 0; i < D; ++i, ++k) {
+      const T gw = kW ? gr[i] * wp[i] : gr[i];
+      a[k] += gw;
+      b[k] += gw * ((xr[i] - m) * rs);
     }
     T sa = 0, sb = 0;
-    for (int k = 0; k < 8; ++k) sa += a[k], sb += b[k];
-    const T ca = sa / T(D), cb = sb / T(D);
-    for (i = 0; i < D; ++i) {
-      const T gw = wp ? gr[i] * wp[i] : gr[i];
-      dr[i] = rs * (gw - ca - ((xr[i] - m) * rs) * cb);
+    for (int k = 0; k < L; ++k) sa += a[k], sb += b[k];
+    ca = sa / T(D), cb = sb / T(D);
+  }
+  const bool nt = stream && reinterpret_cast<uintptr_t>(dr) % 16 == 0;
+  for (int64_t i = 0; i < Dv; i += L) {
+    if (prefetch_next) {
+      __builtin_prefetch(gr + D + i);
+      __builtin_prefetch(xr + D + i);
+    }
+    V g, x;
+    std::memcpy(&g, gr + i, sizeof g);
+    std::memcpy(&x, xr + i, sizeof x);
+    const V xhat = (x - m) * rs;
+    if (dr) {
+      V gw = g;
+      if constexpr (kW) {
+        V w;
+        std::memcpy(&w, wp + i, sizeof w);
+        gw = g * w;
+      }
+      const V d = rs * (gw - ca - xhat * cb);
+      put_vector(dr + i, d, nt);
+    }
+    if (qw) {
+      V pw, pb;
+      std::memcpy(&pw, qw + i, sizeof pw);
+      std::memcpy(&pb, qb + i, sizeof pb);
+      pw += g * xhat;
+      pb += g;
+      std::memcpy(qw + i, &pw, sizeof pw);
+      std::memcpy(qb + i, &pb, sizeof pb);
     }
   }
-  if (pw)
-    for (int64_t i = 0; i < D; ++i) {
-      pw[i] += double(gr[i] * ((xr[i] - m) * rs));
-      pb[i] += double(gr[i]);
-    }
+  for (int64_t i = Dv; i < D; ++i) {
+    const T xhat = (xr[i] - m) * rs;
+    if (dr) dr[i] = rs * ((kW ? gr[i] * wp[i] : gr[i]) - ca - xhat * cb);
+    if (qw) qw[i] += gr[i] * xhat, qb[i] += gr[i];
+  }
+}
+// Rows [r0, r1): dx, and the sums over rows of g * xhat and g added into the thread's double rows pw and pb through
+// the compute-type rows qw and qb (zero on entry), which take kBlock rows at a time.
+template <typename T, bool kW>
+GB_ALWAYS_INLINE void layer_norm_backward_span(const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx,
+                                               double* pw, double* pb, T* qw, T* qb, int64_t r0, int64_t r1, int64_t D,
+                                               bool stream) {
+  constexpr int64_t kBlock = 16;
+  for (int64_t r = r0; r < r1; ++r) {
+    layer_norm_backward_row<T, kW>(g + r * D, x + r * D, w, mean[r], rstd[r], dx ? dx + r * D : nullptr, qw, qb, D,
+                                   r + 1 < r1, stream);
+    if (qw && ((r - r0 + 1) % kBlock == 0 || r + 1 == r1))
+      for (int64_t i = 0; i < D; ++i) {
+        pw[i] += double(qw[i]);
+        pb[i] += double(qb[i]);
+        qw[i] = qb[i] = T(0);
+      }
+  }
+  if (stream) detail::stream_fence();
 }
 GB_ISA_VARIANTS(layer_norm_backward_rows,
-                (const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, double* pw, double* pb,
-                 int64_t r0, int64_t r1, int64_t D),
-                for (int64_t r = r0; r < r1; ++r) layer_norm_backward_row<T>(g + r * D, x + r * D, w, mean[r],
-                                                                             rstd[r], dx ? dx + r * D : nullptr, pw,
-                                                                             pb, D))
+                (const T* g, const T* x, const T* w, const T* mean, const T* rstd, T* dx, double* pw, double* pb, T* qw,
+                 T* qb, int64_t r0, int64_t r1, int64_t D, bool stream),
+                layer_norm_backward_span<T, F...>(g, x, w, mean, rstd, dx, pw, pb, qw, qb, r0, r1, D, stream))
 
 // layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type) through the
 // per-instruction-set row kernels.
@@ -416,19 +510,21 @@ void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tenso
   with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
     auto rows_fn = GB_PICK_ISA(layer_norm_rows, T);
+    const bool stream = detail::stream_output(out.nbytes());
     parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)),
-                 [&](int64_t r0, int64_t r1) { rows_fn(d.x, d.y, d.w, d.b, r0, r1, D, eps, d.mean, d.rstd); });
+                 [&](int64_t r0, int64_t r1) { rows_fn(d.x, d.y, d.w, d.b, r0, r1, D, eps, d.mean, d.rstd, stream); });
   });
 }
 
 // layer_norm's first-order backward (no create_graph) in one pass over each row of D elements, with the forward's
 // mean and rstd: for gw = g * weight (or g) and xhat = (x - mean) * rstd,
 //   dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),   dweight = sum over rows g * xhat,   dbias = sum g.
-// The weight and bias sums go to one partial row per thread (in double), added up at the end. The composite form
+// The weight and bias sums go to one partial row per thread (in the compute type for 16 rows at a time, then in
+// double), added up at the end. The composite form
 // below (differentiable ops) does the same in about ten passes over x-sized tensors.
 variable_list layer_norm_backward_rows(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean,
-                                       const Tensor& rstd, IntArrayRef normalized_shape, const std::array<bool, 3>& needs,
-                                       bool has_bias) {
+                                       const Tensor& rstd, IntArrayRef normalized_shape,
+                                       const std::array<bool, 3>& needs, bool has_bias) {
   const ScalarType ct = mean.scalar_type();
   int64_t D = 1;
   for (int64_t s : normalized_shape) D *= s;
@@ -447,11 +543,16 @@ variable_list layer_norm_backward_rows(const Tensor& g, const Tensor& x, const T
     const T* mp = mean.data_ptr<T>();
     const T* rp = rstd.data_ptr<T>();
     T* dxp = need_x ? gx.data_ptr<T>() : nullptr;
-    auto rows_fn = GB_PICK_ISA(layer_norm_backward_rows, T);
+    std::vector<T> scratch(partial.size(), T(0));  // each thread's qw and qb rows
+    const bool stream = need_x && detail::stream_output(gx.nbytes());
+    auto rows_fn =
+        wp ? GB_PICK_ISA(layer_norm_backward_rows, T, true) : GB_PICK_ISA(layer_norm_backward_rows, T, false);
     parallel_for(0, nt, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         double* pw = partial.empty() ? nullptr : partial.data() + 2 * D * t;
-        rows_fn(gp, xp, wp, mp, rp, dxp, pw, pw ? pw + D : nullptr, rows * t / nt, rows * (t + 1) / nt, D);
+        T* qw = scratch.empty() ? nullptr : scratch.data() + 2 * D * t;
+        rows_fn(gp, xp, wp, mp, rp, dxp, pw, pw ? pw + D : nullptr, qw, qw ? qw + D : nullptr, rows * t / nt,
+                rows * (t + 1) / nt, D, stream);
       }
     });
   };

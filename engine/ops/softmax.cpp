@@ -10,16 +10,17 @@
 #endif
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
-#include "glassbox/autograd/grad_mode.h"
 #include "core/cpu_isa.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -87,9 +88,70 @@ GB_ALWAYS_INLINE void softmax_row(const T* x, T* y, int64_t C) {
   }
 }
 
+// float rows on 16-lane vectors (vec_math.h: the same bits on every instruction set); sums in 16 lanes added in
+// lane order at the end. The last pass over a row prefetches the next row (null for the last row of a span), so
+// that the first pass over it finds it in cache instead of waiting on memory; with `stream` (an output far bigger
+// than the cache) it writes y with non-temporal stores, softmax's exponentials kept in a scratch row meanwhile.
+template <bool kLog>
+GB_ALWAYS_INLINE void softmax_row_f32(const float* x, float* y, int64_t C, const float* next, bool stream) {
+  using detail::Float16v;
+  constexpr int64_t kScratch = 4096;
+  float scratch[kLog ? 1 : kScratch];
+  const int64_t Cv = C - C % 16;
+  const float mx = detail::extreme_vec<float, true>(x, C);
+  float* e = !kLog && stream && C <= kScratch ? scratch : y;  // softmax: where exp(x - max) waits for the scale
+  Float16v acc = {};
+  for (int64_t c = 0; c < Cv; c += 16) {
+    Float16v v = detail::load16(x + c) - mx;
+    detail::exp_vec_inplace(v);
+    if constexpr (!kLog) detail::store16(e + c, v);
+    acc += v;
+  }
+  float lane[16];
+  std::memcpy(lane, &acc, sizeof lane);
+  for (int64_t c = Cv, k = 0; c < C; ++c, ++k) {
+    const float ec = detail::exp_vec(x[c] - mx);
+    if constexpr (!kLog) e[c] = ec;
+    lane[k] += ec;
+  }
+  float sum = 0;
+  for (float v : lane) sum += v;
+  auto fetch = [next](int64_t c) {
+    if (next) __builtin_prefetch(next + c);
+  };
+  if constexpr (kLog) {
+    const float log_sum = std::log(sum);
+    // (x - max) - log_sum keeps the precision that x - (max + log_sum) loses
+    detail::write_row(
+        y, C, stream,
+        [&](int64_t c, Float16v& v) {
+          fetch(c);
+          v = (detail::load16(x + c) - mx) - log_sum;
+        },
+        [&](int64_t c) { return (x[c] - mx) - log_sum; });
+  } else {
+    const float scale = 1.0f / sum;
+    detail::write_row(
+        y, C, stream && e != y,
+        [&](int64_t c, Float16v& v) {
+          fetch(c);
+          v = detail::load16(e + c) * scale;
+        },
+        [&](int64_t c) { return e[c] * scale; });
+  }
+}
+
 // Rows [0, n) of C elements, compiled for each instruction set (core/cpu_isa.h); the kernels pick one per call.
-GB_ISA_VARIANTS(softmax_rows, (const T* x, T* y, int64_t n, int64_t C),
-                for (int64_t r = 0; r < n; ++r) softmax_row<T, F...>(x + r * C, y + r * C, C))
+// `stream`: float outputs through non-temporal stores (see softmax_row_f32).
+GB_ISA_VARIANTS(softmax_rows, (const T* x, T* y, int64_t n, int64_t C, bool stream), {
+  for (int64_t r = 0; r < n; ++r) {
+    if constexpr (std::is_same_v<T, float>)
+      softmax_row_f32<F...>(x + r * C, y + r * C, C, r + 1 < n ? x + (r + 1) * C : nullptr, stream);
+    else
+      softmax_row<T, F...>(x + r * C, y + r * C, C);
+  }
+  if (stream) detail::stream_fence();
+})
 
 // The backward of one row (inner == 1): log_softmax: g - exp(y) * sum(g); softmax: y * (g - sum(g * y)).
 template <typename T, bool kLog>
@@ -109,8 +171,54 @@ GB_ALWAYS_INLINE void softmax_backward_row(const T* g, const T* y, T* dx, int64_
       dx[c] = T(M(y[c]) * (M(g[c]) - sum));
   }
 }
-GB_ISA_VARIANTS(softmax_backward_rows, (const T* g, const T* y, T* dx, int64_t n, int64_t C),
-                for (int64_t r = 0; r < n; ++r) softmax_backward_row<T, F...>(g + r * C, y + r * C, dx + r * C, C))
+// The same for float on 16-lane vectors, the second pass prefetching the next row's g and y (null for the last row)
+// and, with `stream`, writing dx through non-temporal stores.
+template <bool kLog>
+GB_ALWAYS_INLINE void softmax_backward_row_f32(const float* g, const float* y, float* dx, int64_t C,
+                                               const float* g_next, const float* y_next, bool stream) {
+  using detail::Float16v;
+  const int64_t Cv = C - C % 16;
+  Float16v acc = {};
+  for (int64_t c = 0; c < Cv; c += 16) {
+    if constexpr (kLog)
+      acc += detail::load16(g + c);
+    else
+      acc += detail::load16(g + c) * detail::load16(y + c);
+  }
+  float lane[16];
+  std::memcpy(lane, &acc, sizeof lane);
+  for (int64_t c = Cv, k = 0; c < C; ++c, ++k) lane[k] += kLog ? g[c] : g[c] * y[c];
+  float sum = 0;
+  for (float v : lane) sum += v;
+  detail::write_row(
+      dx, C, stream,
+      [&](int64_t c, Float16v& v) {
+        if (g_next) {
+          __builtin_prefetch(g_next + c);
+          __builtin_prefetch(y_next + c);
+        }
+        v = detail::load16(y + c);
+        if constexpr (kLog) {
+          detail::exp_vec_inplace(v);
+          v = detail::load16(g + c) - v * sum;
+        } else {
+          v = v * (detail::load16(g + c) - sum);
+        }
+      },
+      [&](int64_t c) { return kLog ? g[c] - detail::exp_vec(y[c]) * sum : y[c] * (g[c] - sum); });
+}
+GB_ISA_VARIANTS(softmax_backward_rows, (const T* g, const T* y, T* dx, int64_t n, int64_t C, bool stream), {
+  for (int64_t r = 0; r < n; ++r) {
+    if constexpr (std::is_same_v<T, float>) {
+      const bool more = r + 1 < n;
+      softmax_backward_row_f32<F...>(g + r * C, y + r * C, dx + r * C, C, more ? g + (r + 1) * C : nullptr,
+                                     more ? y + (r + 1) * C : nullptr, stream);
+    } else {
+      softmax_backward_row<T, F...>(g + r * C, y + r * C, dx + r * C, C);
+    }
+  }
+  if (stream) detail::stream_fence();
+})
 
 // n (<= B) neighbouring columns of one outer slice: element (c, j) at x[c * inner + j].
 template <typename T, bool kLog, int64_t B>
@@ -185,7 +293,8 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
     if (inner == 1) {
       const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / C);
       auto rows = GB_PICK_ISA(softmax_rows, T, kLog);
-      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(xp + b * C, yp + b * C, e - b, C); });
+      const bool stream = detail::stream_output(out.nbytes());
+      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(xp + b * C, yp + b * C, e - b, C, stream); });
     } else {
       constexpr int64_t B = 64;
       const int64_t blocks = (inner + B - 1) / B;
@@ -208,9 +317,12 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
 // Under create_graph (grad mode on in backward) the differentiable composite records its own graph.
 template <bool kLog>
 Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
-  if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() || g.sizes() != y.sizes()) {
-    if constexpr (kLog) return g - exp(y) * g.sum({d}, true);
-    else return y * (g - (g * y).sum({d}, true));
+  if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() ||
+      g.sizes() != y.sizes()) {
+    if constexpr (kLog)
+      return g - exp(y) * g.sum({d}, true);
+    else
+      return y * (g - (g * y).sum({d}, true));
   }
   const char* op = kLog ? "log_softmax_backward" : "softmax_backward";
   detail::OpScope op_scope(op, {g, y});
@@ -235,7 +347,9 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
     const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / (C * inner));
     if (inner == 1) {
       auto rows = GB_PICK_ISA(softmax_backward_rows, T, kLog);
-      parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { rows(gp + b * C, yp + b * C, dx + b * C, e - b, C); });
+      const bool stream = detail::stream_output(out.nbytes());
+      parallel_for(0, outer, grain,
+                   [&](int64_t b, int64_t e) { rows(gp + b * C, yp + b * C, dx + b * C, e - b, C, stream); });
       return;
     }
     parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {

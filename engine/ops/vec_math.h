@@ -7,11 +7,16 @@
 // -fno-trapping-math, which softmax.cpp and reduce.cpp switch on for themselves.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+#include <unistd.h>
 
 namespace gb::detail {
 
@@ -44,6 +49,107 @@ __attribute__((always_inline)) inline float exp_vec(float x) {
 }
 
 __attribute__((always_inline)) inline double exp_vec(double x) { return std::exp(x); }
+
+// 16 floats in one 64-byte vector (GCC/clang vector extensions): one zmm register under AVX-512, two ymm under AVX2,
+// four xmm on the baseline, the same operations on each lane, so the same bits on every instruction set. Kernels keep
+// them in locals and pass them by reference (a 64-byte vector by value changes the ABI between instruction sets).
+typedef float Float16v __attribute__((vector_size(64)));
+typedef int32_t Int16v __attribute__((vector_size(64)));
+
+// (-Wpsabi off here, and in each file that calls load16: GCC notes that a 64-byte vector returned by value has
+// another ABI without AVX-512; load16 is always inlined, never called.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+__attribute__((always_inline)) inline Float16v load16(const float* p) {
+  Float16v v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+__attribute__((always_inline)) inline void store16(float* p, const Float16v& v) { std::memcpy(p, &v, sizeof v); }
+
+// Non-temporal stores: a kernel whose output is far bigger than the cache writes it with stream16, so each line goes
+// to memory without being read first (a plain store reads the line before it writes it: a third more traffic for a
+// row kernel that reads one tensor and writes one). p must be 16-byte aligned; SSE's stores, x86-64's baseline, so
+// every instruction set runs the same code. A kernel that streamed calls stream_fence() before its threads finish.
+__attribute__((always_inline)) inline void stream16(float* p, const Float16v& v) {
+#if defined(__x86_64__)
+  __m128 q[4];
+  std::memcpy(q, &v, sizeof q);
+  for (int k = 0; k < 4; ++k) _mm_stream_ps(p + 4 * k, q[k]);
+#else
+  store16(p, v);
+#endif
+}
+__attribute__((always_inline)) inline void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+// Whether an output of `bytes` is worth streaming: more than stream_output_threshold(), by default half the
+// last-level cache (16 MiB where the system does not say), so that it could not stay in cache for the next op anyway.
+// Tests set the threshold to 0 to run the streaming paths on small tensors.
+inline int64_t& stream_output_threshold() {
+  static int64_t threshold = [] {
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? int64_t(l3) / 2 : int64_t(16) << 20;
+  }();
+  return threshold;
+}
+inline bool stream_output(int64_t bytes) { return bytes > stream_output_threshold(); }
+
+// Writes y[c] for c in [0, C): f16(c, v) sets v to the 16 floats at c and f1(c) gives the one float at c, with the
+// same bits. With
+// `stream`, the 16-float blocks go through stream16 from the first 16-byte aligned element on; else plain stores.
+template <typename F16, typename F1>
+__attribute__((always_inline)) inline void write_row(float* y, int64_t C, bool stream, F16&& f16, F1&& f1) {
+  int64_t c = 0;
+  if (stream) {
+    const int64_t head = std::min<int64_t>(C, int64_t((16 - reinterpret_cast<uintptr_t>(y) % 16) % 16) / 4);
+    for (; c < head; ++c) y[c] = f1(c);
+    if (reinterpret_cast<uintptr_t>(y + c) % 16 == 0)
+      for (; c + 16 <= C; c += 16) {
+        Float16v v;
+        f16(c, v);
+        stream16(y + c, v);
+      }
+  }
+  for (; c + 16 <= C; c += 16) {
+    Float16v v;
+    f16(c, v);
+    store16(y + c, v);
+  }
+  for (; c < C; ++c) y[c] = f1(c);
+}
+
+// exp_vec of each of 16 lanes, in place: the scalar exp_vec's operations in the same order, so the same bits.
+__attribute__((always_inline)) inline void exp_vec_inplace(Float16v& x) {
+  const Float16v lo = Float16v{} - 104.0f, hi = Float16v{} + 88.72283f, zero = {};
+  const Float16v inf = zero + INFINITY;
+  Float16v xc = x >= lo ? (x > hi ? hi : x) : lo;
+  const float shifter = 12582912.0f;
+  Float16v n = (xc * 1.44269504088896341f + shifter) - shifter;
+  Float16v r = xc - n * 0.693359375f - n * -2.12194440e-4f;
+  Float16v z = r * r;
+  Float16v p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * z + r + 1.0f;
+  const Int16v ni = __builtin_convertvector(n, Int16v);
+  const Int16v n1 = ni >> 1, n2 = ni - n1;
+  const Int16v b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+  Float16v y = p * (Float16v)b1 * (Float16v)b2;  // a vector cast keeps the bits
+  y = x < lo ? zero : y;
+  y = x > hi ? inf : y;
+  x = x != x ? x : y;
+}
 
 // The max (kMax) or min of p[0..n) for float or double, NaN propagating. GCC does not vectorize a select-based
 // max over lanes by itself, so this spells out two 16-byte vectors (GCC/clang vector extensions).

@@ -1,6 +1,9 @@
 // tests/engine/ops/norm_test.cpp — batch_norm (training/eval, running-stat updates), layer_norm, group_norm:
 // hand-computed values, gradients (gradcheck, gradgradcheck, fused vs differentiable backward), dtypes, errors.
+#include <limits>
+
 #include "core/cpu_isa.h"
+#include "ops/vec_math.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -172,7 +175,7 @@ TEST_CASE("layer_norm: the fused backward equals the differentiable composite") 
     double tol;
   };
   const Case cases[] = {
-      {{6, 13}, {13}, true, true, gb::kDouble, 1e-12},  {{3, 4, 5}, {4, 5}, true, false, gb::kDouble, 1e-12},
+      {{6, 13}, {13}, true, true, gb::kDouble, 1e-12},     {{3, 4, 5}, {4, 5}, true, false, gb::kDouble, 1e-12},
       {{2, 3, 40}, {40}, false, true, gb::kDouble, 1e-12}, {{5, 9}, {9}, false, false, gb::kDouble, 1e-12},
       {{64, 256}, {256}, true, true, gb::kFloat, 2e-5},    {{7, 33}, {33}, true, true, gb::kHalf, 2e-2},
   };
@@ -211,4 +214,65 @@ TEST_CASE("layer_norm: the fused backward equals the differentiable composite") 
         check_close(fused[i].to(gb::kDouble), composite[i].detach().to(gb::kDouble), k.tol, k.tol);
       }
     }
+}
+
+// layer_norm's float rows run on 64-byte vectors written out, so every instruction set gives the baseline's bits for
+// y, dx, dweight and dbias; with and without a weight, a row with a tail, and more rows than one partial block (16).
+TEST_CASE("float layer_norm, forward and backward, gives the same bits under every instruction set") {
+  using gb::detail::CpuIsa;
+  gb::manual_seed(22);
+  for (int64_t D : {7, 64, 1000})
+    for (bool affine : {true, false}) {
+      auto x = (gb::randn({37, D}) * 2.0 + 0.5).requires_grad_();
+      auto w = affine ? gb::randn({D}).requires_grad_() : gb::Tensor();
+      auto b = affine ? gb::randn({D}).requires_grad_() : gb::Tensor();
+      auto g = gb::randn({37, D});
+      std::vector<gb::Tensor> inputs{x};
+      if (affine) inputs.insert(inputs.end(), {w, b});
+      std::vector<std::vector<double>> base;
+      for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512}) {
+        if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) continue;
+        gb::detail::CpuIsaGuard guard(isa);
+        CAPTURE(gb::detail::cpu_isa_name(isa));
+        CAPTURE(D);
+        CAPTURE(affine);
+        auto y = gb::layer_norm(x, {D}, w, b);
+        std::vector<std::vector<double>> got{gbtest::values(y)};
+        for (const gb::Tensor& t : gb::autograd::grad({y}, inputs, {g})) got.push_back(gbtest::values(t));
+        if (base.empty()) {
+          base = got;
+          continue;
+        }
+        for (size_t k = 0; k < got.size(); ++k) {
+          CAPTURE(k);
+          CHECK(got[k] == base[k]);
+        }
+      }
+    }
+}
+
+// Outputs far bigger than the cache go out through non-temporal stores: the same bits as plain stores, for y and
+// dx, rows on and off a 16-byte boundary. The threshold is set to 0 so that small tensors take that path.
+TEST_CASE("float layer_norm through streaming stores gives the plain stores' bits") {
+  gb::manual_seed(24);
+  int64_t& threshold = gb::detail::stream_output_threshold();
+  const int64_t saved = threshold;
+  for (int64_t D : {7, 1000, 1001}) {
+    CAPTURE(D);
+    auto x = (gb::randn({19, D}) * 2.0 + 0.5).requires_grad_();
+    auto w = gb::randn({D}).requires_grad_(), b = gb::randn({D}).requires_grad_();
+    auto g = gb::randn({19, D});
+    std::vector<std::vector<double>> runs[2];
+    for (int streamed = 0; streamed < 2; ++streamed) {
+      threshold = streamed ? 0 : std::numeric_limits<int64_t>::max();
+      auto y = gb::layer_norm(x, {D}, w, b);
+      runs[streamed] = {gbtest::values(y)};
+      for (const gb::Tensor& t : gb::autograd::grad({y}, {x, w, b}, {g})) runs[streamed].push_back(gbtest::values(t));
+    }
+    threshold = saved;
+    for (size_t k = 0; k < runs[0].size(); ++k) {
+      CAPTURE(k);
+      CHECK(runs[1][k] == runs[0][k]);
+    }
+  }
 }
