@@ -23,6 +23,7 @@ if [ "${1:-}" != demo ]; then
     libtorch-dev                           # PyTorch's C++ API: the oracle in tests and the peer in benchmarks
     python3-torch                          # the .pt import tests write their files with torch.save
     clang libclang-rt-14-dev               # make test-options: Clang, its sanitizer and libFuzzer runtimes (fuzz/)
+    libopenmpi-dev openmpi-bin             # gb::distributed's MPI backend and the 2-rank tests (mpirun)
   )
 fi
 

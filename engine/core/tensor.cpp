@@ -176,6 +176,12 @@ void Tensor::remove_hook(unsigned handle) const {
       hooks.erase(it);
       return;
     }
+  auto& post = impl_->autograd->post_accumulate_hooks;  // handles are unique across both kinds
+  for (auto it = post.begin(); it != post.end(); ++it)
+    if (it->first == handle) {
+      post.erase(it);
+      return;
+    }
   if (grad_fn()) grad_fn()->remove_tensor_pre_hook(handle);
 }
 

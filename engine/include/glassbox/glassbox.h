@@ -24,6 +24,7 @@
 #include "glassbox/core/tensor.h"
 #include "glassbox/core/tensor_options.h"
 #include "glassbox/data/data.h"
+#include "glassbox/distributed/distributed.h"
 #include "glassbox/io/archive.h"
 #include "glassbox/io/checkpoint.h"
 #include "glassbox/io/serialize.h"

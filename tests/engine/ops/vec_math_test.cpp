@@ -15,29 +15,19 @@ namespace {
 using gb::detail::CpuIsa;
 using gb::detail::Float16v;
 
-// The 16-lane exp compiled for each instruction set, over n (a multiple of 16) floats.
-void exp16_rows_baseline(const float* x, float* y, int64_t n) {
+// The 16-lane exp compiled for each instruction set, over n (a multiple of 16) floats: an always-inline body in the
+// per-ISA wrappers, as the engine's kernels are written (core/cpu_isa.h).
+GB_ALWAYS_INLINE void exp16_rows(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     Float16v v = gb::detail::load16(x + i);
     gb::detail::exp_vec_inplace(v);
     gb::detail::store16(y + i, v);
   }
 }
+void exp16_rows_baseline(const float* x, float* y, int64_t n) { exp16_rows(x, y, n); }
 #if GB_HAS_ISA_VARIANTS
-GB_TARGET_AVX2 void exp16_rows_avx2(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    Float16v v = gb::detail::load16(x + i);
-    gb::detail::exp_vec_inplace(v);
-    gb::detail::store16(y + i, v);
-  }
-}
-GB_TARGET_AVX512 void exp16_rows_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    Float16v v = gb::detail::load16(x + i);
-    gb::detail::exp_vec_inplace(v);
-    gb::detail::store16(y + i, v);
-  }
-}
+GB_TARGET_AVX2 void exp16_rows_avx2(const float* x, float* y, int64_t n) { exp16_rows(x, y, n); }
+GB_TARGET_AVX512 void exp16_rows_avx512(const float* x, float* y, int64_t n) { exp16_rows(x, y, n); }
 #endif
 
 uint32_t bits(float f) {
@@ -70,7 +60,9 @@ TEST_CASE("the 16-lane exp has the scalar exp's bits on every lane, under every 
   paths.push_back({CpuIsa::avx2, &exp16_rows_avx2});
   paths.push_back({CpuIsa::avx512, &exp16_rows_avx512});
 #endif
-  for (auto [isa, fn] : paths) {
+  for (const auto& path : paths) {
+    const CpuIsa isa = path.first;
+    const Fn fn = path.second;
     if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) {
       MESSAGE("this CPU has no " << gb::detail::cpu_isa_name(isa) << ": that path is not run here");
       continue;

@@ -1,0 +1,160 @@
+// engine/distributed/distributed.cpp — the default process group and torch.distributed's module functions over it,
+// the backends this build has, and the tensor checks every backend makes.
+#include "glassbox/distributed/distributed.h"
+
+#include <cstdlib>
+#include <mutex>
+
+#include "distributed/backends.h"
+#include "glassbox/core/error.h"
+#include "glassbox/ops/factory.h"
+
+namespace gb::distributed {
+namespace {
+
+struct DefaultGroup {
+  std::mutex mu;
+  std::shared_ptr<ProcessGroup> group;
+  std::string backend;
+};
+DefaultGroup& state() {
+  static DefaultGroup* s = new DefaultGroup();  // never destroyed: the exit handler below may still use it
+  return *s;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "none" : out;
+}
+
+std::shared_ptr<ProcessGroup> require_group(const char* fn) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  GB_CHECK(state().group, "gb::distributed::", fn,
+           ": the default process group is not initialized: call gb::distributed::init_process_group(\"mpi\") first "
+           "(and start the program under mpirun, e.g. mpirun -np 2 ./program)");
+  return state().group;
+}
+
+// A synchronous call waits here and returns nullptr, as torch.distributed's do.
+std::shared_ptr<Work> finish_call(std::shared_ptr<Work> work, bool async_op) {
+  if (async_op) return work;
+  work->wait();
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> available_backends() {
+  std::vector<std::string> out;
+  if (detail::mpi_built()) out.push_back("mpi");
+  return out;
+}
+
+void init_process_group(const std::string& backend, std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  GB_CHECK(!state().group, "gb::distributed::init_process_group: the default process group is already initialized (",
+           state().backend, ", rank ", state().group->getRank(), " of ", state().group->getSize(),
+           "): call destroy_process_group() before starting another");
+  GB_CHECK(timeout.count() > 0, "gb::distributed::init_process_group: the timeout must be positive, got ",
+           timeout.count(), " ms");
+  const std::vector<std::string> built = available_backends();
+  std::string name = backend;
+  if (name.empty()) {
+    GB_CHECK(!built.empty(), "gb::distributed::init_process_group: this build has no distributed backend. Install "
+             "Open MPI (apt-get install libopenmpi-dev openmpi-bin, or `make deps`) and rebuild glassbox.");
+    name = built.front();
+  }
+  if (name == "mpi") {
+    state().group = detail::make_mpi_group(timeout);
+  } else if (name == "nccl") {
+    throw Error(gb::detail::str_cat(
+        "gb::distributed::init_process_group: the NCCL backend is not available in this build (this build has: ",
+        joined(built), "). Train on CPU tensors with backend \"mpi\" under mpirun."));
+  } else {
+    throw Error(gb::detail::str_cat("gb::distributed::init_process_group: unknown backend \"", name,
+                                "\"; this build has: ", joined(built), " (\"\" picks the first)"));
+  }
+  state().backend = name;
+  // At exit the default group ends first (its collectives drained, its thread joined), then MPI (registered before
+  // this, so it runs after).
+  static const bool at_exit = [] { return std::atexit([] { destroy_process_group(); }) == 0; }();
+  (void)at_exit;
+}
+
+bool is_initialized() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().group != nullptr;
+}
+
+void destroy_process_group() {
+  std::shared_ptr<ProcessGroup> group;
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    group = std::move(state().group);
+    state().group.reset();
+    state().backend.clear();
+  }
+  group.reset();  // the backend's destructor drains its queue and joins its thread
+}
+
+int get_rank() { return require_group("get_rank")->getRank(); }
+int get_world_size() { return require_group("get_world_size")->getSize(); }
+std::string get_backend() { return require_group("get_backend")->getBackendName(); }
+std::shared_ptr<ProcessGroup> default_group() { return require_group("default_group"); }
+
+std::shared_ptr<Work> all_reduce(const Tensor& tensor, ReduceOp op, bool async_op) {
+  std::vector<Tensor> ts{tensor};
+  return finish_call(require_group("all_reduce")->allreduce(ts, AllreduceOptions{op}), async_op);
+}
+
+std::shared_ptr<Work> broadcast(const Tensor& tensor, int64_t src, bool async_op) {
+  std::vector<Tensor> ts{tensor};
+  return finish_call(require_group("broadcast")->broadcast(ts, BroadcastOptions{src}), async_op);
+}
+
+std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor, bool async_op) {
+  auto group = require_group("all_gather");
+  detail::check_tensor(tensor, "all_gather", "the input");
+  if (tensor_list.empty())
+    for (int r = 0; r < group->getSize(); ++r) tensor_list.push_back(empty_like(tensor));
+  std::vector<std::vector<Tensor>> outputs{tensor_list};
+  std::vector<Tensor> inputs{tensor};
+  return finish_call(group->allgather(outputs, inputs), async_op);
+}
+
+std::shared_ptr<Work> reduce_scatter(const Tensor& output, const std::vector<Tensor>& input_list, ReduceOp op,
+                                     bool async_op) {
+  std::vector<Tensor> outputs{output};
+  std::vector<std::vector<Tensor>> inputs{input_list};
+  return finish_call(require_group("reduce_scatter")->reduce_scatter(outputs, inputs, ReduceScatterOptions{op}),
+                     async_op);
+}
+
+std::shared_ptr<Work> barrier(bool async_op) { return finish_call(require_group("barrier")->barrier(), async_op); }
+
+namespace detail {
+
+void check_tensor(const Tensor& t, const char* op, const char* what) {
+  GB_CHECK(t.defined(), "gb::distributed::", op, ": ", what, " is an undefined tensor");
+  GB_CHECK(t.is_cpu(), "gb::distributed::", op, ": ", what, " is on ", t.device().str(),
+           "; the MPI backend carries CPU tensors (move it with .cpu(), or use a GPU backend for GPU tensors)");
+  GB_CHECK(t.is_contiguous(), "gb::distributed::", op, ": ", what, " (sizes ", t.sizes(), ", strides ", t.strides(),
+           ") is not contiguous; pass t.contiguous() and copy the result back");
+}
+
+void check_one_tensor(const std::vector<Tensor>& tensors, const char* op) {
+  GB_CHECK(tensors.size() == 1, "gb::distributed::", op, ": expected one tensor per call on a CPU backend, got ",
+           tensors.size());
+  check_tensor(tensors[0], op, "the tensor");
+}
+
+void check_same_layout(const Tensor& t, const Tensor& like, const char* op, const char* what) {
+  check_tensor(t, op, what);
+  GB_CHECK(t.sizes() == like.sizes() && t.scalar_type() == like.scalar_type(), "gb::distributed::", op, ": ", what,
+           " has sizes ", t.sizes(), " and dtype ", to_string(t.scalar_type()), ", expected sizes ", like.sizes(),
+           " and dtype ", to_string(like.scalar_type()), " (as the input)");
+}
+
+}  // namespace detail
+}  // namespace gb::distributed

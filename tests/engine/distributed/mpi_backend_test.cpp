@@ -1,0 +1,146 @@
+// tests/engine/distributed/mpi_backend_test.cpp — the MPI backend among the ranks mpirun starts (CTest runs it with
+// 2): every collective's values on every rank, for each dtype and reduction; collectives queued asynchronously
+// finish in order, with the right values, while the caller computes. The cases named "failure: ..." run only
+// when CTest asks for them (GB_TEST_FAILURE): a rank killed, a rank that throws, a rank that never reaches the
+// collective; the other ranks must end with a clear error, not hang (CTest checks the output and a time limit).
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "support/check.h"
+
+namespace dist = gb::distributed;
+
+namespace {
+
+// One group for the whole executable: started by the first case, ended at exit (MPI starts once per process).
+void ensure_group(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  if (!dist::is_initialized()) dist::init_process_group("mpi", timeout);
+}
+
+std::string failure_mode() {
+  const char* v = std::getenv("GB_TEST_FAILURE");
+  return v ? v : "";
+}
+
+}  // namespace
+
+TEST_CASE("all_reduce: sum, avg, product, min, max over every rank, float, double, int64 and bool") {
+  if (!failure_mode().empty()) return;
+  ensure_group();
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  CAPTURE(r);
+  INFO("world size " << n);
+  auto x = gb::arange(5, gb::kFloat) + float(r);  // rank r holds r, r+1, ..., r+4
+  dist::all_reduce(x);
+  const double rank_sum = n * (n - 1) / 2.0;
+  gbtest::check_values(x, {rank_sum, rank_sum + n, rank_sum + 2 * n, rank_sum + 3 * n, rank_sum + 4 * n});
+
+  auto a = gb::full({3}, double(r + 1), gb::kDouble);
+  dist::all_reduce(a, dist::ReduceOp::AVG);
+  gbtest::check_values(a, {(n + 1) / 2.0, (n + 1) / 2.0, (n + 1) / 2.0});
+  auto p = gb::full({2}, int64_t(r + 2), gb::kInt64);
+  dist::all_reduce(p, dist::ReduceOp::PRODUCT);
+  int64_t prod = 1;
+  for (int k = 0; k < n; ++k) prod *= k + 2;
+  CHECK(p[1].item<int64_t>() == prod);
+  auto m = gb::tensor({float(r), -float(r)});
+  auto M = m.clone();
+  dist::all_reduce(m, dist::ReduceOp::MIN);
+  dist::all_reduce(M, dist::ReduceOp::MAX);
+  gbtest::check_values(m, {0, -(n - 1)});
+  gbtest::check_values(M, {n - 1, 0});
+  auto b = gb::tensor({r == 0, true, false});  // or over ranks
+  dist::all_reduce(b);
+  CHECK(b[0].item<bool>());
+  CHECK(b[1].item<bool>());
+  CHECK_FALSE(b[2].item<bool>());
+}
+
+TEST_CASE("broadcast, all_gather, reduce_scatter and barrier") {
+  if (!failure_mode().empty()) return;
+  ensure_group();
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  CAPTURE(r);
+  const int src = n - 1;
+  auto t = gb::full({2, 3}, float(10 * r + 1));
+  dist::broadcast(t, src);
+  CHECK(t.sum().item<float>() == doctest::Approx(6.0 * (10 * src + 1)));
+
+  std::vector<gb::Tensor> parts;
+  dist::all_gather(parts, gb::full({4}, int32_t(100 + r), gb::kInt32));
+  REQUIRE(int(parts.size()) == n);
+  for (int k = 0; k < n; ++k) {
+    CHECK(parts[size_t(k)].scalar_type() == gb::kInt32);
+    CHECK(parts[size_t(k)][3].item<int32_t>() == 100 + k);
+  }
+
+  // input k of rank r holds 1000 k + r: rank r receives the sum over ranks of their input r
+  std::vector<gb::Tensor> inputs;
+  for (int k = 0; k < n; ++k) inputs.push_back(gb::full({5}, double(1000 * k + r), gb::kDouble));
+  auto out = gb::zeros({5}, gb::kDouble);
+  dist::reduce_scatter(out, inputs);
+  const double want = 1000.0 * r * n + n * (n - 1) / 2.0;
+  gbtest::check_values(out, {want, want, want, want, want});
+  dist::reduce_scatter(out, inputs, dist::ReduceOp::AVG);
+  gbtest::check_values(out, std::vector<double>(5, want / n));
+  dist::barrier();
+  auto w = dist::barrier(true);
+  REQUIRE(w);
+  CHECK(w->wait());
+}
+
+TEST_CASE("async collectives finish in the order they were queued, while the caller computes") {
+  if (!failure_mode().empty()) return;
+  ensure_group();
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  // a 25 MB bucket and 20 small ones, all queued before any wait
+  auto big = gb::full({int64_t(25) << 18}, float(r + 1));
+  std::vector<gb::Tensor> small;
+  std::vector<std::shared_ptr<dist::Work>> works{dist::all_reduce(big, dist::ReduceOp::SUM, true)};
+  for (int i = 0; i < 20; ++i) {
+    small.push_back(gb::full({7}, float(i * n + r)));
+    works.push_back(dist::all_reduce(small.back(), dist::ReduceOp::MAX, true));
+  }
+  // the caller computes meanwhile
+  auto y = gb::randn({256, 256}).matmul(gb::randn({256, 256}));
+  CHECK(y.size(0) == 256);
+  for (auto it = works.rbegin(); it != works.rend(); ++it) CHECK((*it)->wait());
+  for (const auto& w : works) CHECK(w->is_success());
+  CHECK(big[int64_t(25) << 17].item<float>() == doctest::Approx(n * (n + 1) / 2.0));
+  for (int i = 0; i < 20; ++i) CHECK(small[size_t(i)][6].item<float>() == float(i * n + n - 1));
+}
+
+// ---- failures: run by CTest one at a time, with GB_TEST_FAILURE set ----
+
+TEST_CASE("failure: a rank that is killed ends the job") {
+  if (failure_mode() != "kill") return;
+  ensure_group();
+  if (dist::get_rank() == 1) std::raise(SIGKILL);
+  auto t = gb::ones({8});
+  dist::all_reduce(t);  // never completes on rank 0: mpirun ends it
+  FAIL("the all_reduce finished without rank 1");
+}
+
+TEST_CASE("failure: a rank that throws ends the job") {
+  if (failure_mode() != "throw") return;
+  ensure_group(std::chrono::seconds(5));
+  if (dist::get_rank() == 1) throw std::runtime_error("rank 1 failed on purpose");  // doctest reports it, exits 1
+  auto t = gb::ones({8});
+  dist::all_reduce(t);
+  FAIL("the all_reduce finished without rank 1");
+}
+
+TEST_CASE("failure: a rank that never reaches the collective times the others out") {
+  if (failure_mode() != "timeout") return;
+  ensure_group(std::chrono::seconds(2));
+  if (dist::get_rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return;
+  }
+  auto t = gb::ones({8});
+  CHECK_THROWS_WITH_AS(dist::all_reduce(t), doctest::Contains("did not finish within 2000 ms"), gb::Error);
+  std::fprintf(stderr, "rank 0: the all_reduce timed out as expected\n");
+  // leaving: the group's destructor finds the collective still stuck and aborts the job, naming why
+}

@@ -1,0 +1,167 @@
+// tests/engine/nn/parallel/distributed_test.cpp — DistributedDataParallel among the ranks mpirun starts (CTest runs
+// it with 2, and alone as a group of one): rank 0's parameters everywhere after construction; one step on each
+// rank's share of a batch equals one step of a single process on the whole batch, and leaves every rank with the
+// same parameters; no_sync over two micro-batches; buckets launched in bucket order as backward fills them; an
+// unused parameter is named by the next forward, or skipped with find_unused_parameters.
+#include <glassbox/nn/parallel/distributed.h>
+
+#include "support/check.h"
+
+namespace dist = gb::distributed;
+using gb::nn::parallel::DistributedDataParallel;
+using gb::nn::parallel::DistributedDataParallelOptions;
+
+namespace {
+
+struct NetImpl : gb::nn::Module {
+  NetImpl() {
+    fc1 = register_module("fc1", gb::nn::Linear(6, 8));
+    fc2 = register_module("fc2", gb::nn::Linear(8, 3));
+    spare = register_module("spare", gb::nn::Linear(8, 2));
+  }
+  gb::Tensor forward(const gb::Tensor& x) {
+    auto h = fc1->forward(x).relu();
+    return use_spare ? fc2->forward(h) + spare->forward(h).sum(1, true) : fc2->forward(h);
+  }
+  gb::nn::Linear fc1{nullptr}, fc2{nullptr}, spare{nullptr};
+  bool use_spare = true;
+};
+GB_MODULE(Net);
+
+void ensure_group() {
+  if (!dist::is_initialized()) dist::init_process_group("mpi", std::chrono::seconds(60));
+}
+
+// The parameters flattened into one double tensor.
+gb::Tensor flat_params(const std::vector<gb::Tensor>& ps) {
+  std::vector<gb::Tensor> v;
+  for (const auto& p : ps) v.push_back(p.detach().reshape({-1}).to(gb::kDouble));
+  return gb::cat(v);
+}
+
+// A net with rank-dependent weights (so the broadcast is seen), and a copy for the single-process reference.
+Net make_net(int seed) {
+  gb::manual_seed(uint64_t(seed));
+  return Net();
+}
+
+void copy_params(Net& to, const Net& from) {
+  gb::NoGradGuard ng;
+  auto a = to->parameters(), b = from->parameters();
+  for (size_t i = 0; i < a.size(); ++i) a[i].copy_(b[i]);
+}
+
+}  // namespace
+
+TEST_CASE("DDP: construction broadcasts rank 0's parameters; one step equals a single process on the whole batch") {
+  ensure_group();
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  CAPTURE(r);
+  Net net = make_net(100 + r);
+  DistributedDataParallel<Net> ddp(net);
+  // every rank holds rank 0's parameters: gather and compare
+  {
+    std::vector<gb::Tensor> all;
+    dist::all_gather(all, flat_params(ddp.parameters()));
+    for (int k = 0; k < n; ++k) CHECK(gb::equal(all[size_t(k)], all[0]));
+    Net rank0 = make_net(100);
+    CHECK(gb::equal(flat_params(ddp.parameters()), flat_params(rank0->parameters())));
+  }
+  // the same global batch on every rank; rank r trains on rows [4r, 4r + 4)
+  gb::manual_seed(7);
+  auto X = gb::randn({4 * n, 6}), Y = gb::randint(0, 3, {4 * n});
+  Net ref = make_net(0);
+  copy_params(ref, net);
+  gb::optim::SGD opt(ddp.parameters(), gb::optim::SGDOptions(0.1));
+  gb::optim::SGD ref_opt(ref->parameters(), gb::optim::SGDOptions(0.1));
+
+  auto loss = gb::nn::functional::cross_entropy(ddp(X.narrow(0, 4 * r, 4)), Y.narrow(0, 4 * r, 4));
+  loss.backward();
+  CHECK(ddp.reducer().reductions() == 1);
+  auto ref_loss = gb::nn::functional::cross_entropy(ref(X), Y);
+  ref_loss.backward();
+  auto ps = ddp.parameters(), rs = ref->parameters();
+  for (size_t i = 0; i < ps.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(ps[i].grad().defined());
+    gbtest::check_close(ps[i].grad(), rs[i].grad(), 1e-6, 1e-5);
+  }
+  opt.step();
+  ref_opt.step();
+  gbtest::check_close(flat_params(ddp.parameters()), flat_params(ref->parameters()), 1e-6, 1e-5);
+  std::vector<gb::Tensor> all;
+  dist::all_gather(all, flat_params(ddp.parameters()));
+  for (int k = 0; k < n; ++k) CHECK(gb::equal(all[size_t(k)], all[0]));  // bit for bit on every rank
+}
+
+TEST_CASE("DDP: no_sync accumulates two micro-batches locally; the synced backward reduces their sum") {
+  ensure_group();
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  Net net = make_net(200 + r);
+  DistributedDataParallel<Net> ddp(net);
+  Net ref = make_net(0);
+  copy_params(ref, net);
+  gb::manual_seed(8);
+  auto X = gb::randn({2, 4 * n, 6}), Y = gb::randint(0, 3, {2, 4 * n});
+  {
+    auto guard = ddp.no_sync();
+    gb::nn::functional::cross_entropy(ddp(X[0].narrow(0, 4 * r, 4)), Y[0].narrow(0, 4 * r, 4)).backward();
+  }
+  CHECK(ddp.reducer().reductions() == 0);  // nothing reduced yet: each rank has its own gradients
+  gb::nn::functional::cross_entropy(ddp(X[1].narrow(0, 4 * r, 4)), Y[1].narrow(0, 4 * r, 4)).backward();
+  CHECK(ddp.reducer().reductions() == 1);
+  for (int k = 0; k < 2; ++k) gb::nn::functional::cross_entropy(ref(X[k]), Y[k]).backward();
+  auto ps = ddp.parameters(), rs = ref->parameters();
+  for (size_t i = 0; i < ps.size(); ++i) {
+    CAPTURE(i);
+    gbtest::check_close(ps[i].grad(), rs[i].grad(), 1e-6, 1e-5);
+  }
+}
+
+TEST_CASE("DDP: buckets in reverse registration order, launched in order as backward makes them ready") {
+  ensure_group();
+  Net net = make_net(300);
+  // a cap of 100 bytes: every parameter but the smallest biases its own bucket
+  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(100.0 / (1 << 20)));
+  const auto& buckets = ddp.reducer().buckets();
+  REQUIRE(buckets.size() >= 3);
+  CHECK(buckets.front().front() == net->parameters().size() - 1);  // the last registered parameter comes first
+  size_t count = 0;
+  for (const auto& b : buckets) count += b.size();
+  CHECK(count == net->parameters().size());
+  gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+  const auto launched = ddp.reducer().launch_order();
+  REQUIRE(launched.size() == buckets.size());
+  for (size_t b = 0; b < launched.size(); ++b) CHECK(launched[b] == b);
+  // backward made fc2/spare's gradients before fc1's: the ready order starts in the later layers
+  const auto ready = ddp.reducer().ready_order();
+  REQUIRE(ready.size() == net->parameters().size());
+  CHECK(ready.back() <= 1);  // fc1's weight or bias, the last to get its gradient
+}
+
+TEST_CASE("DDP: an unused parameter is named by the next forward; find_unused_parameters reduces without it") {
+  ensure_group();
+  const int n = dist::get_world_size();
+  {
+    Net net = make_net(400);
+    net->use_spare = false;
+    DistributedDataParallel<Net> ddp(net);
+    gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+    CHECK(ddp.reducer().reductions() == 0);  // spare's bucket never filled
+    CHECK_THROWS_WITH_AS(ddp(gb::randn({4, 6})), doctest::Contains("find_unused_parameters(true)"), gb::Error);
+  }
+  {
+    Net net = make_net(401);
+    net->use_spare = false;
+    DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().find_unused_parameters(true));
+    for (int step = 0; step < 2; ++step) {
+      gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+      CHECK(ddp.reducer().reductions() == step + 1);
+    }
+    CHECK_FALSE(net->spare->weight.grad().defined());  // unused on every rank: left as it was
+    CHECK(net->fc1->weight.grad().defined());
+    std::vector<gb::Tensor> all;
+    dist::all_gather(all, net->fc1->weight.grad().reshape({-1}));
+    for (int k = 0; k < n; ++k) CHECK(gb::equal(all[size_t(k)], all[0]));
+  }
+}
