@@ -49,8 +49,8 @@ TEST_CASE("all_reduce: sum, avg, product, min, max over every rank, float, doubl
   auto M = m.clone();
   dist::all_reduce(m, dist::ReduceOp::MIN);
   dist::all_reduce(M, dist::ReduceOp::MAX);
-  gbtest::check_values(m, {0, -(n - 1)});
-  gbtest::check_values(M, {n - 1, 0});
+  gbtest::check_values(m, {0.0, -double(n - 1)});
+  gbtest::check_values(M, {double(n - 1), 0.0});
   auto b = gb::tensor({r == 0, true, false});  // or over ranks
   dist::all_reduce(b);
   CHECK(b[0].item<bool>());
