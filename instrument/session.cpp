@@ -178,14 +178,50 @@ std::uint64_t events_written_now() {
   return g_collector ? g_collector->events_written() : 0;
 }
 
+LaunchRank launch_rank(const char* (*get)(const char*)) {
+  auto number = [get](const char* name) -> int {
+    const char* v = get(name);
+    if (!v || !*v) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return *end == '\0' && n >= 0 && n < (1L << 30) ? int(n) : -1;
+  };
+  const char* const launchers[][3] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+                                      {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+                                      {"RANK", "WORLD_SIZE", "LOCAL_RANK"}};
+  for (const auto& names : launchers) {
+    const int rank = number(names[0]), size = number(names[1]);
+    if (rank < 0 || size < 2 || rank >= size) continue;
+    return LaunchRank{rank, size, number(names[2])};
+  }
+  return LaunchRank{};
+}
+
+std::string rank_trace_path(const std::string& path, int rank) {
+  const std::string tag = ".rank" + std::to_string(rank);
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  return has_ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
+}
+
 namespace {
 // GLASSBOX_TRACE=path.db records the whole run. This object lives in the translation unit that every probe
 // pulls in (it defines nothing else the probes need, but the Session API and the env session must agree).
+// Under a launcher of several ranks (mpirun, ...) each rank records its own file (rank_trace_path) and says which
+// rank it is in meta (rank, world_size, local_rank).
 struct EnvSession {
   bool on = false;
   EnvSession() {
     const char* path = std::getenv("GLASSBOX_TRACE");
-    if (path && *path) on = start_recording(path, SessionOptions{});
+    if (!path || !*path) return;
+    const LaunchRank lr = launch_rank([](const char* name) -> const char* { return std::getenv(name); });
+    on = start_recording(lr.rank >= 0 ? rank_trace_path(path, lr.rank) : std::string(path), SessionOptions{});
+    if (on && lr.rank >= 0) {
+      set_meta("rank", std::to_string(lr.rank));
+      set_meta("world_size", std::to_string(lr.world_size));
+      if (lr.local_rank >= 0) set_meta("local_rank", std::to_string(lr.local_rank));
+    }
   }
   ~EnvSession() {
     if (on) stop_recording("exit");

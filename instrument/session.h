@@ -66,6 +66,17 @@ namespace detail {
 // Starts/stops the process's one recording; used by Session and by the GLASSBOX_TRACE environment session.
 bool start_recording(const std::string& path, const SessionOptions& options);
 void stop_recording(const std::string& stopped_by);
+
+// One rank of a job of several, as its launcher says in the environment: Open MPI's mpirun
+// (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK), MPICH's and Intel MPI's (PMI_RANK, PMI_SIZE), torchrun-style
+// launchers (RANK, WORLD_SIZE, LOCAL_RANK). rank -1: not started as one rank of several (or world size 1).
+struct LaunchRank {
+  int rank = -1, world_size = 1, local_rank = -1;
+};
+LaunchRank launch_rank(const char* (*get)(const char*));
+// The trace of one rank: GLASSBOX_TRACE=run.db records run.rank<r>.db (the rank before the extension; appended
+// when the name has none), so the ranks of a job never write one file.
+std::string rank_trace_path(const std::string& path, int rank);
 }  // namespace detail
 
 }  // namespace gb::trace

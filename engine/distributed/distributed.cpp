@@ -8,6 +8,7 @@
 #include "distributed/backends.h"
 #include "glassbox/core/error.h"
 #include "glassbox/ops/factory.h"
+#include "instrument/probe.h"
 
 namespace gb::distributed {
 namespace {
@@ -36,6 +37,22 @@ std::shared_ptr<ProcessGroup> require_group(const char* fn) {
   return state().group;
 }
 
+// Meta rows of the trace recording (a session hook: also at the start of a later session): distributed_backend,
+// rank and world_size of the default group.
+void write_group_meta() {
+  std::shared_ptr<ProcessGroup> group;
+  std::string backend;
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    group = state().group;
+    backend = state().backend;
+  }
+  if (!group) return;
+  trace::set_meta("distributed_backend", backend);
+  trace::set_meta("rank", std::to_string(group->getRank()));
+  trace::set_meta("world_size", std::to_string(group->getSize()));
+}
+
 // A synchronous call waits here and returns nullptr, as torch.distributed's do.
 std::shared_ptr<Work> finish_call(std::shared_ptr<Work> work, bool async_op) {
   if (async_op) return work;
@@ -52,34 +69,41 @@ std::vector<std::string> available_backends() {
 }
 
 void init_process_group(const std::string& backend, std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> lock(state().mu);
-  GB_CHECK(!state().group, "gb::distributed::init_process_group: the default process group is already initialized (",
-           state().backend, ", rank ", state().group->getRank(), " of ", state().group->getSize(),
-           "): call destroy_process_group() before starting another");
-  GB_CHECK(timeout.count() > 0, "gb::distributed::init_process_group: the timeout must be positive, got ",
-           timeout.count(), " ms");
-  const std::vector<std::string> built = available_backends();
-  std::string name = backend;
-  if (name.empty()) {
-    GB_CHECK(!built.empty(), "gb::distributed::init_process_group: this build has no distributed backend. Install "
-             "Open MPI (apt-get install libopenmpi-dev openmpi-bin, or `make deps`) and rebuild glassbox.");
-    name = built.front();
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    GB_CHECK(!state().group, "gb::distributed::init_process_group: the default process group is already initialized (",
+             state().backend, ", rank ", state().group->getRank(), " of ", state().group->getSize(),
+             "): call destroy_process_group() before starting another");
+    GB_CHECK(timeout.count() > 0, "gb::distributed::init_process_group: the timeout must be positive, got ",
+             timeout.count(), " ms");
+    const std::vector<std::string> built = available_backends();
+    std::string name = backend;
+    if (name.empty()) {
+      GB_CHECK(!built.empty(), "gb::distributed::init_process_group: this build has no distributed backend. Install "
+               "Open MPI (apt-get install libopenmpi-dev openmpi-bin, or `make deps`) and rebuild glassbox.");
+      name = built.front();
+    }
+    if (name == "mpi") {
+      state().group = detail::make_mpi_group(timeout);
+    } else if (name == "nccl") {
+      throw Error(gb::detail::str_cat(
+          "gb::distributed::init_process_group: the NCCL backend is not available in this build (this build has: ",
+          joined(built), "). Train on CPU tensors with backend \"mpi\" under mpirun."));
+    } else {
+      throw Error(gb::detail::str_cat("gb::distributed::init_process_group: unknown backend \"", name,
+                                      "\"; this build has: ", joined(built), " (\"\" picks the first)"));
+    }
+    state().backend = name;
   }
-  if (name == "mpi") {
-    state().group = detail::make_mpi_group(timeout);
-  } else if (name == "nccl") {
-    throw Error(gb::detail::str_cat(
-        "gb::distributed::init_process_group: the NCCL backend is not available in this build (this build has: ",
-        joined(built), "). Train on CPU tensors with backend \"mpi\" under mpirun."));
-  } else {
-    throw Error(gb::detail::str_cat("gb::distributed::init_process_group: unknown backend \"", name,
-                                "\"; this build has: ", joined(built), " (\"\" picks the first)"));
-  }
-  state().backend = name;
   // At exit the default group ends first (its collectives drained, its thread joined), then MPI (registered before
-  // this, so it runs after).
-  static const bool at_exit = [] { return std::atexit([] { destroy_process_group(); }) == 0; }();
-  (void)at_exit;
+  // this, so it runs after). The trace says which rank this is (outside the lock: the hook runs at once if a session
+  // is recording, and takes it).
+  static const bool once = [] {
+    trace::add_session_hook(write_group_meta, nullptr);
+    return std::atexit([] { destroy_process_group(); }) == 0;
+  }();
+  (void)once;
+  write_group_meta();  // the hook covers the sessions started later
 }
 
 bool is_initialized() {

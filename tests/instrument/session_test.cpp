@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -36,8 +38,10 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-// Runs trace_child with args, GLASSBOX_TRACE=trace when trace is not empty; captures stdout and stderr.
-Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const std::string& trace) {
+// Runs trace_child with args, GLASSBOX_TRACE=trace when trace is not empty, and the NAME=value pairs of env;
+// captures stdout and stderr.
+Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const std::string& trace,
+              const std::vector<std::pair<std::string, std::string>>& env = {}) {
   std::string out = tmp.file("child.out"), err = tmp.file("child.err");
   std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
   std::fflush(stderr);
@@ -47,6 +51,7 @@ Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const st
     std::freopen(out.c_str(), "w", stdout);
     std::freopen(err.c_str(), "w", stderr);
     if (trace.empty()) unsetenv("GLASSBOX_TRACE"); else setenv("GLASSBOX_TRACE", trace.c_str(), 1);
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv{const_cast<char*>(GLASSBOX_TRACE_CHILD)};
     for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -220,4 +225,53 @@ TEST_CASE("one session at a time; stop() finishes early and a new session can fo
   CHECK(count_spans(ra, "in b") == 0);
   CHECK(count_spans(rb, "in b") == 1);
   CHECK(rb.meta("stopped_by") == "session end");
+}
+
+TEST_CASE("one rank of several records its own file, named by its rank, and says which rank it is") {
+  TempDir tmp;
+  std::string path = tmp.file("run.db");
+  Run run = run_child(tmp, {"spans", "3"}, path,
+                      {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
+  CHECK(run.code() == 0);
+  CHECK_FALSE(std::filesystem::exists(path));
+  REQUIRE(std::filesystem::exists(tmp.file("run.rank1.db")));
+  Reader r(tmp.file("run.rank1.db"));
+  CHECK(count_spans(r, "outer") == 3);
+  CHECK(r.meta("rank") == "1");
+  CHECK(r.meta("world_size") == "2");
+  CHECK(r.meta("local_rank") == "1");
+  CHECK(r.meta("closed_cleanly") == "1");
+  // a launcher's world of one is no job of several: the file keeps its name
+  Run single = run_child(tmp, {"spans", "1"}, tmp.file("one.db"), {{"RANK", "0"}, {"WORLD_SIZE", "1"}});
+  CHECK(single.code() == 0);
+  CHECK(std::filesystem::exists(tmp.file("one.db")));
+  CHECK_FALSE(Reader(tmp.file("one.db")).meta("rank").has_value());
+}
+
+TEST_CASE("rank_trace_path and launch_rank") {
+  using gb::trace::detail::rank_trace_path;
+  CHECK(rank_trace_path("run.db", 0) == "run.rank0.db");
+  CHECK(rank_trace_path("/tmp/x.y/run.db", 3) == "/tmp/x.y/run.rank3.db");
+  CHECK(rank_trace_path("/tmp/x.y/run", 1) == "/tmp/x.y/run.rank1");
+  CHECK(rank_trace_path("trace", 12) == "trace.rank12");
+  CHECK(rank_trace_path("/tmp/.hidden", 2) == "/tmp/.hidden.rank2");
+
+  static std::map<std::string, std::string> env;
+  auto get = [](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  env = {};
+  CHECK(gb::trace::detail::launch_rank(get).rank == -1);
+  env = {{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}};
+  auto lr = gb::trace::detail::launch_rank(get);
+  CHECK(lr.rank == 2);
+  CHECK(lr.world_size == 4);
+  CHECK(lr.local_rank == -1);
+  env = {{"RANK", "5"}, {"WORLD_SIZE", "4"}};  // a rank outside its world: not trusted
+  CHECK(gb::trace::detail::launch_rank(get).rank == -1);
+  env = {{"RANK", "x"}, {"WORLD_SIZE", "4"}};
+  CHECK(gb::trace::detail::launch_rank(get).rank == -1);
+  env = {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"RANK", "1"}, {"WORLD_SIZE", "2"}};
+  CHECK(gb::trace::detail::launch_rank(get).rank == 0);  // mpirun's word first
 }

@@ -1,10 +1,14 @@
 // tests/engine/distributed/distributed_test.cpp — the default process group's functions in one process (no mpirun):
 // what they say before init, for an unknown or unbuilt backend, for tensors a backend cannot carry; with MPI, a
 // group of one (MPI's singleton start) whose collectives leave the tensors as they are, and init after destroy.
-// The collectives among 2 ranks are tests/engine/distributed/mpi_backend_test.cpp, under mpirun.
+// The trace says which backend, rank and world size a run had. The collectives among 2 ranks are
+// tests/engine/distributed/mpi_backend_test.cpp, under mpirun.
 #include <string>
 
+#include "instrument/session.h"
 #include "support/check.h"
+#include "traces/reader.h"
+#include "traces/temp_dir.h"
 
 namespace dist = gb::distributed;
 
@@ -103,5 +107,27 @@ TEST_CASE("MPI without mpirun: a group of one, whose collectives keep the values
   // MPI stays up for the process's lifetime: a second group starts
   dist::init_process_group("mpi", std::chrono::seconds(60));
   CHECK(dist::get_world_size() == 1);
+  dist::destroy_process_group();
+}
+
+TEST_CASE("the trace recording names the group's backend, rank and world size in meta") {
+  if (!has_mpi()) return;
+  TempDir tmp;
+  const std::string path = tmp.file("dist.db");
+  {
+    gb::trace::Session session(path);
+    dist::init_process_group("mpi");
+    dist::all_reduce(gb::ones({3}));
+    dist::destroy_process_group();
+  }
+  gb::trace::Reader r(path);
+  CHECK(r.meta("distributed_backend") == "mpi");
+  CHECK(r.meta("rank") == "0");
+  CHECK(r.meta("world_size") == "1");
+  // a session started after init_process_group gets them too (the session hook)
+  dist::init_process_group("mpi");
+  const std::string later = tmp.file("later.db");
+  { gb::trace::Session session(later); }
+  CHECK(gb::trace::Reader(later).meta("distributed_backend") == "mpi");
   dist::destroy_process_group();
 }
