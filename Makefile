@@ -74,8 +74,11 @@ test-tsan: deps
 	  --output-on-failure -j $(JOBS) -R '^(engine\.core\.parallel|engine\.optim\.adam_update|engine\.distributed\.work|instrument\.(clock|collector|probe|session)|engine\.data\.(dataloader|worker_pool)|viewer\.(async_cache|worker|trace_model|timeline_model|span_search|memory_model|gradients_model|graph_model|compare))$$'
 
 bench: build
-	@if [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \
-	  for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && "$$b"; done; fi
+	@if [ "$(BENCH)" = bench_distributed ]; then mpirun --allow-run-as-root --oversubscribe -np 2 ./$(BUILD)/bench/$(BENCH); \
+	elif [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \
+	  for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] || continue; \
+	    case "$$b" in *bench_distributed) mpirun --allow-run-as-root --oversubscribe -np 2 "$$b";; *) "$$b";; esac; \
+	  done; fi
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log

@@ -2,11 +2,11 @@
 // the session's end, exit, std::terminate, SIGINT or SIGTERM.
 #include "instrument/session.h"
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -89,8 +89,9 @@ void restore_handler(int sig, struct sigaction& old, bool& installed) {
   // Finish the trace if the session lock can be had. It cannot when this very thread holds it (terminate from a
   // session hook): then the trace is left as a crash leaves it, readable up to the last commit, not closed cleanly.
   if (!stop_recording_within(why, std::chrono::seconds(2)))
-    std::fprintf(stderr, "glassbox: warning: the trace was not finished at std::terminate (its session lock is held); "
-                         "it is readable up to its last commit\n");
+    std::fprintf(stderr,
+                 "glassbox: warning: the trace was not finished at std::terminate (its session lock is held); "
+                 "it is readable up to its last commit\n");
   std::terminate_handler next = g_old_terminate;
   if (next && next != on_terminate) next();
   std::abort();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sample_cli.h"
+#include "spirals.h"
 
 namespace F = gb::nn::functional;
 namespace dist = gb::distributed;
@@ -57,21 +58,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// K spiral arms of n points each in 2-D, with noise (as samples/train_mlp.cpp): x (K*n, 2), y (K*n) = arm.
-std::pair<gb::Tensor, gb::Tensor> spirals(int64_t n, int64_t k, gb::Generator& gen) {
-  std::vector<float> xs;
-  std::vector<int64_t> ys;
-  for (int64_t c = 0; c < k; ++c)
-    for (int64_t i = 0; i < n; ++i) {
-      double r = double(i) / double(n);
-      double t = double(c) * 4.0 + 4.0 * r + 0.2 * gen.normal();
-      xs.push_back(float(r * std::sin(t)));
-      xs.push_back(float(r * std::cos(t)));
-      ys.push_back(c);
-    }
-  return {gb::tensor(gb::ArrayRef<float>(xs)).view({k * n, 2}), gb::tensor(gb::ArrayRef<int64_t>(ys))};
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,7 +76,7 @@ int main(int argc, char** argv) {
 
   // The same data on every rank (one seed); an 80/20 split into train and held-out sets.
   gb::Generator data_gen(opt.seed + 1);
-  auto [x_all, y_all] = spirals(400, 3, data_gen);
+  auto [x_all, y_all] = sample_data::spirals(400, 3, data_gen);
   auto perm = gb::randperm(x_all.size(0), data_gen);
   const int64_t n_train = x_all.size(0) * 8 / 10;
   auto x_train = x_all.index_select(0, perm.narrow(0, 0, n_train));
@@ -109,11 +95,11 @@ int main(int argc, char** argv) {
   const int64_t local_batch = opt.batch / world;
 
   if (rank == 0)
-    std::printf("glassbox %s — train_ddp: %d ranks (%s), global batch %d (%lld per rank), %lld train / %lld "
-                "held-out points, MLP 2-%lld-%lld-3, SGD lr %.3g momentum %.2g, %zu gradient buckets\n",
-                gb::version(), world, dist::get_backend().c_str(), opt.batch, (long long)local_batch,
-                (long long)n_train, (long long)x_test.size(0), (long long)H, (long long)H, opt.lr, opt.momentum,
-                ddp.reducer().buckets().size());
+    std::printf(
+        "glassbox %s — train_ddp: %d ranks (%s), global batch %d (%lld per rank), %lld train / %lld "
+        "held-out points, MLP 2-%lld-%lld-3, SGD lr %.3g momentum %.2g, %zu gradient buckets\n",
+        gb::version(), world, dist::get_backend().c_str(), opt.batch, (long long)local_batch, (long long)n_train,
+        (long long)x_test.size(0), (long long)H, (long long)H, opt.lr, opt.momentum, ddp.reducer().buckets().size());
   auto t0 = std::chrono::steady_clock::now();
   gb::Generator unused_gen(0);  // DistributedSampler seeds its own shuffle (seed + epoch)
   int step = 0;
@@ -150,8 +136,8 @@ int main(int argc, char** argv) {
   auto diff = (mine - rank0).abs().max();
   dist::all_reduce(diff, dist::ReduceOp::MAX);
   if (rank == 0) {
-    std::printf("%d steps in %.2f s (%.2f ms/step); held-out accuracy %.1f%%\n", step, seconds,
-                1000.0 * seconds / step, 100 * test_acc);
+    std::printf("%d steps in %.2f s (%.2f ms/step); held-out accuracy %.1f%%\n", step, seconds, 1000.0 * seconds / step,
+                100 * test_acc);
     std::printf("parameters identical on all %d ranks: %s (largest difference %g)\n", world,
                 diff.item<float>() == 0.0f ? "yes" : "NO", double(diff.item<float>()));
   }

@@ -29,6 +29,7 @@
 
 #include "sample_cli.h"
 #include "sample_run.h"
+#include "spirals.h"
 
 namespace F = gb::nn::functional;
 
@@ -48,8 +49,9 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{"train_mlp: an MLP learns three interleaved spirals (see the comment at the top of "
-               "samples/train_mlp.cpp)"};
+  CLI::App app{
+      "train_mlp: an MLP learns three interleaved spirals (see the comment at the top of "
+      "samples/train_mlp.cpp)"};
   app.add_option("--steps", o.steps, "training steps")->check(sample_cli::kPositive);
   app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
   app.add_option("--hidden", o.hidden, "hidden units per layer")->check(sample_cli::kPositive);
@@ -57,30 +59,14 @@ Options parse(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the data and the weights");
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
   app.add_option("--trace", o.trace, "record the run into this trace file, e.g. runs/train_mlp.db");
-  app.add_option("--device", o.device, "where the model trains: cpu or cuda[:N] (batches are drawn on the cpu and moved)");
+  app.add_option("--device", o.device,
+                 "where the model trains: cpu or cuda[:N] (batches are drawn on the cpu and moved)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e));
   }
   return o;
-}
-
-// K spiral arms of n points each in 2-D, with noise: x (K*n, 2) float, y (K*n) int64 class = arm.
-std::pair<gb::Tensor, gb::Tensor> spirals(int64_t n, int64_t k, gb::Generator& gen) {
-  std::vector<float> xs;
-  std::vector<int64_t> ys;
-  for (int64_t c = 0; c < k; ++c)
-    for (int64_t i = 0; i < n; ++i) {
-      double r = double(i) / double(n);
-      double t = double(c) * 4.0 + 4.0 * r + 0.2 * gen.normal();
-      xs.push_back(float(r * std::sin(t)));
-      xs.push_back(float(r * std::cos(t)));
-      ys.push_back(c);
-    }
-  auto x = gb::tensor(gb::ArrayRef<float>(xs)).view({k * n, 2});
-  auto y = gb::tensor(gb::ArrayRef<int64_t>(ys));
-  return {x, y};
 }
 
 }  // namespace
@@ -92,7 +78,7 @@ int main(int argc, char** argv) {
   gb::Generator data_gen(opt.seed + 1);
 
   // 3 arms x 400 points; a random 80/20 split into train and held-out sets.
-  auto [x_all, y_all] = spirals(400, 3, data_gen);
+  auto [x_all, y_all] = sample_data::spirals(400, 3, data_gen);
   auto perm = gb::randperm(x_all.size(0), data_gen);
   int64_t n_train = x_all.size(0) * 8 / 10;
   auto x_train = x_all.index_select(0, perm.narrow(0, 0, n_train));
@@ -119,10 +105,11 @@ int main(int argc, char** argv) {
     c.lap(phase);
   };
 
-  std::printf("glassbox %s — train_mlp: 3 spirals, %lld train / %lld held-out points, MLP 2-%lld-%lld-3, SGD lr %.3g "
-              "momentum %.2g, %d threads, on %s\n",
-              gb::version(), (long long)n_train, (long long)x_test.size(0), (long long)H, (long long)H, opt.lr,
-              opt.momentum, gb::get_num_threads(), device.str().c_str());
+  std::printf(
+      "glassbox %s — train_mlp: 3 spirals, %lld train / %lld held-out points, MLP 2-%lld-%lld-3, SGD lr %.3g "
+      "momentum %.2g, %d threads, on %s\n",
+      gb::version(), (long long)n_train, (long long)x_test.size(0), (long long)H, (long long)H, opt.lr, opt.momentum,
+      gb::get_num_threads(), device.str().c_str());
   auto t0 = std::chrono::steady_clock::now();
   sample_run::StepClock clock;
   double first_loss = 0, last_loss = 0;

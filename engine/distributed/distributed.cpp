@@ -79,7 +79,8 @@ void init_process_group(const std::string& backend, std::chrono::milliseconds ti
     const std::vector<std::string> built = available_backends();
     std::string name = backend;
     if (name.empty()) {
-      GB_CHECK(!built.empty(), "gb::distributed::init_process_group: this build has no distributed backend. Install "
+      GB_CHECK(!built.empty(),
+               "gb::distributed::init_process_group: this build has no distributed backend. Install "
                "Open MPI (apt-get install libopenmpi-dev openmpi-bin, or `make deps`) and rebuild glassbox.");
       name = built.front();
     }

@@ -59,18 +59,28 @@ void mpi_check(int code, const char* call, const std::string& what) {
 
 MPI_Datatype mpi_type(ScalarType t, const char* op) {
   switch (t) {
-    case kFloat: return MPI_FLOAT;
-    case kDouble: return MPI_DOUBLE;
-    case kInt8: return MPI_INT8_T;
-    case kUInt8: return MPI_UINT8_T;
-    case kInt16: return MPI_INT16_T;
-    case kInt32: return MPI_INT32_T;
-    case kInt64: return MPI_INT64_T;
-    case kBool: return MPI_C_BOOL;
+    case kFloat:
+      return MPI_FLOAT;
+    case kDouble:
+      return MPI_DOUBLE;
+    case kInt8:
+      return MPI_INT8_T;
+    case kUInt8:
+      return MPI_UINT8_T;
+    case kInt16:
+      return MPI_INT16_T;
+    case kInt32:
+      return MPI_INT32_T;
+    case kInt64:
+      return MPI_INT64_T;
+    case kBool:
+      return MPI_C_BOOL;
     default:
-      throw TypeError(gb::detail::str_cat(
-          "gb::distributed::", op, ": the MPI backend carries float32, float64, int8, uint8, int16, int32, int64 and "
-          "bool tensors, not ", to_string(t), "; convert with .to(gb::kFloat) (and back) around the collective"));
+      throw TypeError(
+          gb::detail::str_cat("gb::distributed::", op,
+                              ": the MPI backend carries float32, float64, int8, uint8, int16, int32, int64 and "
+                              "bool tensors, not ",
+                              to_string(t), "; convert with .to(gb::kFloat) (and back) around the collective"));
   }
 }
 
@@ -78,14 +88,18 @@ MPI_Datatype mpi_type(ScalarType t, const char* op) {
 MPI_Op mpi_op(ReduceOp op, ScalarType t, const char* name) {
   if (t == kBool) return op == ReduceOp::SUM || op == ReduceOp::MAX ? MPI_LOR : MPI_LAND;
   switch (op) {
-    case ReduceOp::SUM: return MPI_SUM;
+    case ReduceOp::SUM:
+      return MPI_SUM;
     case ReduceOp::AVG:
       GB_CHECK(is_floating_point(t), "gb::distributed::", name, ": ReduceOp::AVG needs a floating dtype, got ",
                to_string(t), "; reduce with SUM and divide");
       return MPI_SUM;
-    case ReduceOp::PRODUCT: return MPI_PROD;
-    case ReduceOp::MIN: return MPI_MIN;
-    case ReduceOp::MAX: return MPI_MAX;
+    case ReduceOp::PRODUCT:
+      return MPI_PROD;
+    case ReduceOp::MIN:
+      return MPI_MIN;
+    case ReduceOp::MAX:
+      return MPI_MAX;
   }
   return MPI_SUM;
 }
@@ -107,9 +121,7 @@ int count_of(const Tensor& t, const char* op) {
   return int(t.numel());
 }
 
-std::string describe(const Tensor& t) {
-  return gb::detail::str_cat(t.numel(), " x ", to_string(t.scalar_type()));
-}
+std::string describe(const Tensor& t) { return gb::detail::str_cat(t.numel(), " x ", to_string(t.scalar_type())); }
 
 class ProcessGroupMPI final : public ProcessGroup {
  public:
@@ -127,8 +139,10 @@ class ProcessGroupMPI final : public ProcessGroup {
     std::shared_ptr<Work> last;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!queue_.empty()) last = queue_.back().work;
-      else if (running_) last = running_;
+      if (!queue_.empty())
+        last = queue_.back().work;
+      else if (running_)
+        last = running_;
     }
     if (last) {
       try {
@@ -165,12 +179,11 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Datatype type = mpi_type(t.scalar_type(), "broadcast");
     const int n = count_of(t, "broadcast");
     const int root = int(opts.rootRank);
-    return enqueue("broadcast", gb::detail::str_cat(describe(t), " from rank ", root), [=, this] {
-      mpi_check(MPI_Bcast(t.data_ptr(), n, type, root, comm_), "MPI_Bcast", "broadcast");
-    });
+    return enqueue("broadcast", gb::detail::str_cat(describe(t), " from rank ", root),
+                   [=, this] { mpi_check(MPI_Bcast(t.data_ptr(), n, type, root, comm_), "MPI_Bcast", "broadcast"); });
   }
 
-  std::shared_ptr<Work> allgather(std::vector<std::vector<Tensor>>& outputs, std::vector<Tensor>& inputs) override {
+  std::shared_ptr<Work> allgather(std::vector<std::vector<Tensor> >& outputs, std::vector<Tensor>& inputs) override {
     check_one_tensor(inputs, "all_gather");
     GB_CHECK(outputs.size() == 1, "gb::distributed::all_gather: expected one output list, got ", outputs.size());
     Tensor in = inputs[0];
@@ -189,7 +202,7 @@ class ProcessGroupMPI final : public ProcessGroup {
     });
   }
 
-  std::shared_ptr<Work> reduce_scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor>>& inputs,
+  std::shared_ptr<Work> reduce_scatter(std::vector<Tensor>& outputs, std::vector<std::vector<Tensor> >& inputs,
                                        const ReduceScatterOptions& opts) override {
     check_one_tensor(outputs, "reduce_scatter");
     GB_CHECK(inputs.size() == 1, "gb::distributed::reduce_scatter: expected one input list, got ", inputs.size());
@@ -227,8 +240,8 @@ class ProcessGroupMPI final : public ProcessGroup {
   std::shared_ptr<Work> enqueue(const char* op, std::string description, std::function<void()> fn) {
     auto work = std::make_shared<Work>(op);
     work->set_default_timeout(timeout_);
-    work->set_description(gb::detail::str_cat(description, description.empty() ? "" : ", ", "rank ", rank_, " of ",
-                                              size_, ", mpi"));
+    work->set_description(
+        gb::detail::str_cat(description, description.empty() ? "" : ", ", "rank ", rank_, " of ", size_, ", mpi"));
     {
       std::lock_guard<std::mutex> lock(mu_);
       GB_CHECK(!stop_, "gb::distributed::", op, ": the process group is being destroyed");
@@ -287,7 +300,8 @@ std::shared_ptr<ProcessGroup> make_mpi_group(std::chrono::milliseconds timeout) 
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  GB_CHECK(!finalized, "gb::distributed::init_process_group(\"mpi\"): MPI was already finalized in this process "
+  GB_CHECK(!finalized,
+           "gb::distributed::init_process_group(\"mpi\"): MPI was already finalized in this process "
            "(MPI cannot start twice); keep MPI running for the process's lifetime");
   int provided = 0;
   if (!initialized) {
@@ -298,8 +312,11 @@ std::shared_ptr<ProcessGroup> make_mpi_group(std::chrono::milliseconds timeout) 
   } else {
     MPI_Query_thread(&provided);
   }
-  GB_CHECK(provided >= MPI_THREAD_SERIALIZED, "gb::distributed::init_process_group(\"mpi\"): MPI was initialised "
-           "with thread level ", provided, "; glassbox runs collectives on a thread of their own and needs "
+  GB_CHECK(provided >= MPI_THREAD_SERIALIZED,
+           "gb::distributed::init_process_group(\"mpi\"): MPI was initialised "
+           "with thread level ",
+           provided,
+           "; glassbox runs collectives on a thread of their own and needs "
            "MPI_THREAD_SERIALIZED or more: let init_process_group initialise MPI, or call MPI_Init_thread with it");
   MPI_Comm comm;
   mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup", "init_process_group");

@@ -46,11 +46,16 @@ std::exception_ptr Work::exception() const {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::SUM: return "sum";
-    case ReduceOp::AVG: return "avg";
-    case ReduceOp::PRODUCT: return "product";
-    case ReduceOp::MIN: return "min";
-    case ReduceOp::MAX: return "max";
+    case ReduceOp::SUM:
+      return "sum";
+    case ReduceOp::AVG:
+      return "avg";
+    case ReduceOp::PRODUCT:
+      return "product";
+    case ReduceOp::MIN:
+      return "min";
+    case ReduceOp::MAX:
+      return "max";
   }
   return "unknown";
 }

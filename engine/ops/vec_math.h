@@ -20,22 +20,31 @@
 
 namespace gb::detail {
 
-__attribute__((always_inline)) inline float exp_vec(float x) {
-  const float lo = -104.0f, hi = 88.72283f;
-  // NaN compares false both ways: it takes the lo branch (a NaN n would make the int conversion below undefined)
-  // and is returned as itself at the end
-  float xc = x >= lo ? (x > hi ? hi : x) : lo;
+// The shared core of exp_vec: n = xc / ln 2 rounded to an integer and the degree-6 polynomial p of the remainder, so
+// that exp(xc) = p * 2^n. One body for a float and for 16 lanes (Float16v below): the same operations in the same
+// order, so the same bits.
+template <typename V>
+__attribute__((always_inline)) inline void exp_core(const V& xc, V& n, V& p) {
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  float n = (xc * 1.44269504088896341f + shifter) - shifter;
-  float r = xc - n * 0.693359375f - n * -2.12194440e-4f;
-  float z = r * r;
-  float p = 1.9875691500e-4f;
+  n = (xc * 1.44269504088896341f + shifter) - shifter;
+  const V r = xc - n * 0.693359375f - n * -2.12194440e-4f;
+  const V z = r * r;
+  p = V{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * z + r + 1.0f;
+}
+
+__attribute__((always_inline)) inline float exp_vec(float x) {
+  const float lo = -104.0f, hi = 88.72283f;
+  // NaN compares false both ways: it takes the lo branch (a NaN n would make the int conversion below undefined)
+  // and is returned as itself at the end
+  float xc = x >= lo ? (x > hi ? hi : x) : lo;
+  float n, p;
+  exp_core(xc, n, p);
   // 2^n in two halves, so that n from -150 to 128 never leaves the normal exponent range
   int32_t n1 = int32_t(n) >> 1, n2 = int32_t(n) - n1;
   int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
@@ -131,17 +140,8 @@ __attribute__((always_inline)) inline void exp_vec_inplace(Float16v& x) {
   const Float16v lo = Float16v{} - 104.0f, hi = Float16v{} + 88.72283f, zero = {};
   const Float16v inf = zero + INFINITY;
   Float16v xc = x >= lo ? (x > hi ? hi : x) : lo;
-  const float shifter = 12582912.0f;
-  Float16v n = (xc * 1.44269504088896341f + shifter) - shifter;
-  Float16v r = xc - n * 0.693359375f - n * -2.12194440e-4f;
-  Float16v z = r * r;
-  Float16v p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * z + r + 1.0f;
+  Float16v n, p;
+  exp_core(xc, n, p);
   const Int16v ni = __builtin_convertvector(n, Int16v);
   const Int16v n1 = ni >> 1, n2 = ni - n1;
   const Int16v b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;

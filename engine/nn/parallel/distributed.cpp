@@ -17,8 +17,8 @@ namespace {
 constexpr int64_t kFirstBucketBytes = int64_t(1) << 20;
 }  // namespace
 
-Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::ProcessGroup> group,
-                 int64_t bucket_cap_bytes, bool find_unused_parameters)
+Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::ProcessGroup> group, int64_t bucket_cap_bytes,
+                 bool find_unused_parameters)
     : group_(std::move(group)), find_unused_(find_unused_parameters) {
   GB_CHECK(group_, "DistributedDataParallel: no process group; call gb::distributed::init_process_group first");
   GB_CHECK(bucket_cap_bytes > 0, "DistributedDataParallel: bucket_cap_mb must be positive");
@@ -78,7 +78,8 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     throw Error(gb::detail::str_cat(
         "DistributedDataParallel: expected the previous iteration's gradient reduction to finish before a new "
         "forward, but parameters got no gradient in its backward (index in parameters() and sizes: ",
-        missing, "). Their module was not used to compute the loss. Construct DDP with "
+        missing,
+        "). Their module was not used to compute the loss. Construct DDP with "
         "DistributedDataParallelOptions().find_unused_parameters(true), or make every parameter take part in the "
         "loss."));
   }
@@ -141,8 +142,10 @@ void Reducer::launch_ready_buckets() {
       const Tensor& p = params_[k];
       Tensor slice = flat.narrow(0, off, p.numel());
       const Tensor& g = p.grad();
-      if (g.defined()) slice.copy_(g.reshape({-1}));
-      else slice.zero_();
+      if (g.defined())
+        slice.copy_(g.reshape({-1}));
+      else
+        slice.zero_();
       off += p.numel();
     }
     flat_[b] = flat;
@@ -173,8 +176,10 @@ void Reducer::finalize() {
       Tensor avg = flat_[b].narrow(0, off, p.numel()).view(p.sizes());
       off += p.numel();
       if (!used[k]) continue;
-      if (p.grad().defined()) p.mutable_grad().copy_(avg);
-      else p.mutable_grad() = avg.clone();
+      if (p.grad().defined())
+        p.mutable_grad().copy_(avg);
+      else
+        p.mutable_grad() = avg.clone();
     }
     works_[b] = nullptr;
     flat_[b] = Tensor();

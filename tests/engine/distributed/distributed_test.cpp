@@ -32,8 +32,7 @@ TEST_CASE("before init_process_group every function says to call it") {
 
 TEST_CASE("an unknown or unbuilt backend is named, with the ones this build has") {
   CHECK_THROWS_WITH_AS(dist::init_process_group("gloo"), doctest::Contains("unknown backend \"gloo\""), gb::Error);
-  CHECK_THROWS_WITH_AS(dist::init_process_group("nccl"), doctest::Contains("NCCL backend is not available"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(dist::init_process_group("nccl"), doctest::Contains("NCCL backend is not available"), gb::Error);
   CHECK_THROWS_WITH_AS(dist::init_process_group("mpi", std::chrono::milliseconds(0)),
                        doctest::Contains("timeout must be positive"), gb::Error);
   CHECK_FALSE(dist::is_initialized());

@@ -36,9 +36,9 @@ TEST_CASE("Work: a collective that does not finish in time names itself and what
   Work w("all_reduce");
   w.set_description("1024 x float32, sum, rank 0 of 2, mpi");
   const auto t0 = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH_AS(w.wait(50ms),
-                       doctest::Contains("all_reduce (1024 x float32, sum, rank 0 of 2, mpi) did not finish within 50 ms"),
-                       gb::Error);
+  CHECK_THROWS_WITH_AS(
+      w.wait(50ms), doctest::Contains("all_reduce (1024 x float32, sum, rank 0 of 2, mpi) did not finish within 50 ms"),
+      gb::Error);
   CHECK(std::chrono::steady_clock::now() - t0 >= 50ms);
   w.set_default_timeout(20ms);
   CHECK_THROWS_WITH_AS(w.wait(), doctest::Contains("within 20 ms"), gb::Error);

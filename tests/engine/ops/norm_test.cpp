@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "core/cpu_isa.h"
-#include "ops/vec_math.h"
+#include "engine/ops/row_kernel_checks.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -21,6 +21,15 @@ gb::variable_list grads_of(const std::function<gb::Tensor(const gb::variable_lis
   auto y = f(in);
   auto probe = gb::randn(y.sizes(), gb::kFloat64);
   return gb::autograd::grad({(y * probe).sum()}, in, {}, std::nullopt, create_graph);
+}
+// layer_norm over the last dim with w and b (either may be undefined) and its gradients for g, as values.
+gbtest::Values layer_norm_values(const gb::Tensor& x, const gb::Tensor& w, const gb::Tensor& b, const gb::Tensor& g) {
+  std::vector<gb::Tensor> inputs{x};
+  if (w.defined()) inputs.insert(inputs.end(), {w, b});
+  auto y = gb::layer_norm(x, {x.size(-1)}, w, b);
+  gbtest::Values out{gbtest::values(y)};
+  for (const gb::Tensor& t : gb::autograd::grad({y}, inputs, {g})) out.push_back(gbtest::values(t));
+  return out;
 }
 }  // namespace
 
@@ -219,35 +228,16 @@ TEST_CASE("layer_norm: the fused backward equals the differentiable composite") 
 // layer_norm's float rows run on 64-byte vectors written out, so every instruction set gives the baseline's bits for
 // y, dx, dweight and dbias; with and without a weight, a row with a tail, and more rows than one partial block (16).
 TEST_CASE("float layer_norm, forward and backward, gives the same bits under every instruction set") {
-  using gb::detail::CpuIsa;
   gb::manual_seed(22);
   for (int64_t D : {7, 64, 1000})
     for (bool affine : {true, false}) {
+      CAPTURE(D);
+      CAPTURE(affine);
       auto x = (gb::randn({37, D}) * 2.0 + 0.5).requires_grad_();
       auto w = affine ? gb::randn({D}).requires_grad_() : gb::Tensor();
       auto b = affine ? gb::randn({D}).requires_grad_() : gb::Tensor();
       auto g = gb::randn({37, D});
-      std::vector<gb::Tensor> inputs{x};
-      if (affine) inputs.insert(inputs.end(), {w, b});
-      std::vector<std::vector<double>> base;
-      for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512}) {
-        if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) continue;
-        gb::detail::CpuIsaGuard guard(isa);
-        CAPTURE(gb::detail::cpu_isa_name(isa));
-        CAPTURE(D);
-        CAPTURE(affine);
-        auto y = gb::layer_norm(x, {D}, w, b);
-        std::vector<std::vector<double>> got{gbtest::values(y)};
-        for (const gb::Tensor& t : gb::autograd::grad({y}, inputs, {g})) got.push_back(gbtest::values(t));
-        if (base.empty()) {
-          base = got;
-          continue;
-        }
-        for (size_t k = 0; k < got.size(); ++k) {
-          CAPTURE(k);
-          CHECK(got[k] == base[k]);
-        }
-      }
+      gbtest::check_same_bits_on_every_isa([&] { return layer_norm_values(x, w, b, g); });
     }
 }
 
@@ -255,24 +245,11 @@ TEST_CASE("float layer_norm, forward and backward, gives the same bits under eve
 // dx, rows on and off a 16-byte boundary. The threshold is set to 0 so that small tensors take that path.
 TEST_CASE("float layer_norm through streaming stores gives the plain stores' bits") {
   gb::manual_seed(24);
-  int64_t& threshold = gb::detail::stream_output_threshold();
-  const int64_t saved = threshold;
   for (int64_t D : {7, 1000, 1001}) {
     CAPTURE(D);
     auto x = (gb::randn({19, D}) * 2.0 + 0.5).requires_grad_();
     auto w = gb::randn({D}).requires_grad_(), b = gb::randn({D}).requires_grad_();
     auto g = gb::randn({19, D});
-    std::vector<std::vector<double>> runs[2];
-    for (int streamed = 0; streamed < 2; ++streamed) {
-      threshold = streamed ? 0 : std::numeric_limits<int64_t>::max();
-      auto y = gb::layer_norm(x, {D}, w, b);
-      runs[streamed] = {gbtest::values(y)};
-      for (const gb::Tensor& t : gb::autograd::grad({y}, {x, w, b}, {g})) runs[streamed].push_back(gbtest::values(t));
-    }
-    threshold = saved;
-    for (size_t k = 0; k < runs[0].size(); ++k) {
-      CAPTURE(k);
-      CHECK(runs[1][k] == runs[0][k]);
-    }
+    gbtest::check_streamed_equals_plain([&] { return layer_norm_values(x, w, b, g); });
   }
 }

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/cpu_isa.h"
-#include "ops/vec_math.h"
+#include "engine/ops/row_kernel_checks.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -29,6 +29,12 @@ std::vector<double> naive_softmax_rows(const gb::Tensor& x, bool log) {
     }
   }
   return out;
+}
+// softmax and log_softmax along dim 1 and their gradients for g, as values (row_kernel_checks.h compares them).
+gbtest::Values softmax_values(const gb::Tensor& x, const gb::Tensor& g) {
+  auto y = x.softmax(1), ly = x.log_softmax(1);
+  return {gbtest::values(y), gbtest::values(ly), gbtest::values(gb::autograd::grad({y}, {x}, {g})[0]),
+          gbtest::values(gb::autograd::grad({ly}, {x}, {g})[0])};
 }
 }  // namespace
 
@@ -220,30 +226,12 @@ TEST_CASE("the row kernels agree with float64 under every instruction set this C
 // The float rows run on 16-lane vectors written out (ops/vec_math.h), so the compiler cannot reorder a sum: every
 // instruction set gives the baseline's bits, forward and backward, with and without a tail after the last vector.
 TEST_CASE("float softmax and log_softmax, forward and backward, give the same bits under every instruction set") {
-  using gb::detail::CpuIsa;
   gb::manual_seed(21);
   for (int64_t C : {5, 16, 33, 1000, 1024}) {
+    CAPTURE(C);
     auto x = (gb::randn({9, C}) * 4.0).requires_grad_();
     auto g = gb::randn({9, C});
-    std::vector<std::vector<double>> base;
-    for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512}) {
-      if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) continue;
-      gb::detail::CpuIsaGuard guard(isa);
-      CAPTURE(gb::detail::cpu_isa_name(isa));
-      CAPTURE(C);
-      auto y = x.softmax(1), ly = x.log_softmax(1);
-      std::vector<std::vector<double>> got{gbtest::values(y), gbtest::values(ly),
-                                           gbtest::values(gb::autograd::grad({y}, {x}, {g})[0]),
-                                           gbtest::values(gb::autograd::grad({ly}, {x}, {g})[0])};
-      if (base.empty()) {
-        base = got;
-        continue;
-      }
-      for (size_t k = 0; k < got.size(); ++k) {
-        CAPTURE(k);
-        CHECK(got[k] == base[k]);
-      }
-    }
+    gbtest::check_same_bits_on_every_isa([&] { return softmax_values(x, g); });
   }
 }
 
@@ -252,24 +240,10 @@ TEST_CASE("float softmax and log_softmax, forward and backward, give the same bi
 // (4097) included. The threshold is set to 0 so that small tensors take that path.
 TEST_CASE("float softmax and log_softmax through streaming stores give the plain stores' bits") {
   gb::manual_seed(23);
-  int64_t& threshold = gb::detail::stream_output_threshold();
-  const int64_t saved = threshold;
   for (int64_t C : {7, 33, 1000, 1001, 4097}) {
     CAPTURE(C);
     auto x = (gb::randn({6, C}) * 4.0).requires_grad_();
     auto g = gb::randn({6, C});
-    std::vector<std::vector<double>> runs[2];
-    for (int streamed = 0; streamed < 2; ++streamed) {
-      threshold = streamed ? 0 : std::numeric_limits<int64_t>::max();
-      auto y = x.softmax(1), ly = x.log_softmax(1);
-      runs[streamed] = {gbtest::values(y), gbtest::values(ly), gbtest::values(gb::autograd::grad({y}, {x}, {g})[0]),
-                        gbtest::values(gb::autograd::grad({ly}, {x}, {g})[0])};
-    }
-    threshold = saved;
-    for (size_t k = 0; k < 4; ++k) {
-      CAPTURE(k);
-      CHECK(runs[1][k] == runs[0][k]);
-    }
+    gbtest::check_streamed_equals_plain([&] { return softmax_values(x, g); });
   }
-  threshold = saved;
 }

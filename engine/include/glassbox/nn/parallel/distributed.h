@@ -127,14 +127,15 @@ class DistributedDataParallel {
     group_ = detail::group_or_default(options_.process_group());
     detail::broadcast_from_rank0(module_->parameters(), *group_);
     detail::broadcast_from_rank0(module_->buffers(), *group_);
-    reducer_ = std::make_unique<Reducer>(module_->parameters(), group_,
-                                         int64_t(options_.bucket_cap_mb() * 1024.0 * 1024.0),
-                                         options_.find_unused_parameters());
+    reducer_ =
+        std::make_unique<Reducer>(module_->parameters(), group_, int64_t(options_.bucket_cap_mb() * 1024.0 * 1024.0),
+                                  options_.find_unused_parameters());
   }
 
   template <typename... Args>
   auto forward(Args&&... args) {
-    if (options_.broadcast_buffers() && group_->getSize() > 1) detail::broadcast_from_rank0(module_->buffers(), *group_);
+    if (options_.broadcast_buffers() && group_->getSize() > 1)
+      detail::broadcast_from_rank0(module_->buffers(), *group_);
     auto out = module_(std::forward<Args>(args)...);
     if (GradMode::is_enabled() && reducer_->require_sync()) {
       std::vector<Tensor> outputs;
