@@ -92,7 +92,7 @@ GB_ALWAYS_INLINE void softmax_row(const T* x, T* y, int64_t C) {
 // lane order at the end. The last pass over a row prefetches the next row (null for the last row of a span), so
 // that the first pass over it finds it in cache instead of waiting on memory; with `stream` (an output far bigger
 // than the cache) it writes y with non-temporal stores, softmax's exponentials kept in a scratch row meanwhile.
-template <bool kLog>
+template <int W, bool kLog>
 GB_ALWAYS_INLINE void softmax_row_f32(const float* x, float* y, int64_t C, const float* next, bool stream) {
   using detail::Float16v;
   constexpr int64_t kScratch = 4096;
@@ -103,7 +103,7 @@ GB_ALWAYS_INLINE void softmax_row_f32(const float* x, float* y, int64_t C, const
   Float16v acc = {};
   for (int64_t c = 0; c < Cv; c += 16) {
     Float16v v = detail::load16(x + c) - mx;
-    detail::exp_vec_inplace(v);
+    detail::exp_vec_inplace<W>(v);
     if constexpr (!kLog) detail::store16(e + c, v);
     acc += v;
   }
@@ -143,10 +143,10 @@ GB_ALWAYS_INLINE void softmax_row_f32(const float* x, float* y, int64_t C, const
 
 // Rows [0, n) of C elements, compiled for each instruction set (core/cpu_isa.h); the kernels pick one per call.
 // `stream`: float outputs through non-temporal stores (see softmax_row_f32).
-GB_ISA_VARIANTS(softmax_rows, (const T* x, T* y, int64_t n, int64_t C, bool stream), {
+GB_ISA_VARIANTS_W(softmax_rows, (const T* x, T* y, int64_t n, int64_t C, bool stream), {
   for (int64_t r = 0; r < n; ++r) {
     if constexpr (std::is_same_v<T, float>)
-      softmax_row_f32<F...>(x + r * C, y + r * C, C, r + 1 < n ? x + (r + 1) * C : nullptr, stream);
+      softmax_row_f32<kW, F...>(x + r * C, y + r * C, C, r + 1 < n ? x + (r + 1) * C : nullptr, stream);
     else
       softmax_row<T, F...>(x + r * C, y + r * C, C);
   }
@@ -173,7 +173,7 @@ GB_ALWAYS_INLINE void softmax_backward_row(const T* g, const T* y, T* dx, int64_
 }
 // The same for float on 16-lane vectors, the second pass prefetching the next row's g and y (null for the last row)
 // and, with `stream`, writing dx through non-temporal stores.
-template <bool kLog>
+template <int W, bool kLog>
 GB_ALWAYS_INLINE void softmax_backward_row_f32(const float* g, const float* y, float* dx, int64_t C,
                                                const float* g_next, const float* y_next, bool stream) {
   using detail::Float16v;
@@ -199,7 +199,7 @@ GB_ALWAYS_INLINE void softmax_backward_row_f32(const float* g, const float* y, f
         }
         v = detail::load16(y + c);
         if constexpr (kLog) {
-          detail::exp_vec_inplace(v);
+          detail::exp_vec_inplace<W>(v);
           v = detail::load16(g + c) - v * sum;
         } else {
           v = v * (detail::load16(g + c) - sum);
@@ -207,12 +207,12 @@ GB_ALWAYS_INLINE void softmax_backward_row_f32(const float* g, const float* y, f
       },
       [&](int64_t c) { return kLog ? g[c] - detail::exp_vec(y[c]) * sum : y[c] * (g[c] - sum); });
 }
-GB_ISA_VARIANTS(softmax_backward_rows, (const T* g, const T* y, T* dx, int64_t n, int64_t C, bool stream), {
+GB_ISA_VARIANTS_W(softmax_backward_rows, (const T* g, const T* y, T* dx, int64_t n, int64_t C, bool stream), {
   for (int64_t r = 0; r < n; ++r) {
     if constexpr (std::is_same_v<T, float>) {
       const bool more = r + 1 < n;
-      softmax_backward_row_f32<F...>(g + r * C, y + r * C, dx + r * C, C, more ? g + (r + 1) * C : nullptr,
-                                     more ? y + (r + 1) * C : nullptr, stream);
+      softmax_backward_row_f32<kW, F...>(g + r * C, y + r * C, dx + r * C, C, more ? g + (r + 1) * C : nullptr,
+                                         more ? y + (r + 1) * C : nullptr, stream);
     } else {
       softmax_backward_row<T, F...>(g + r * C, y + r * C, dx + r * C, C);
     }

@@ -18,11 +18,13 @@
 #endif
 #include <unistd.h>
 
+#include "core/cpu_isa.h"
+
 namespace gb::detail {
 
 // The shared core of exp_vec: n = xc / ln 2 rounded to an integer and the degree-6 polynomial p of the remainder, so
-// that exp(xc) = p * 2^n. One body for a float and for 16 lanes (Float16v below): the same operations in the same
-// order, so the same bits.
+// that exp(xc) = p * 2^n. One body for a float and for native vectors (exp_native below): the same operations in the
+// same order, so the same bits.
 template <typename V>
 __attribute__((always_inline)) inline void exp_core(const V& xc, V& n, V& p) {
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
@@ -135,21 +137,87 @@ __attribute__((always_inline)) inline void write_row(float* y, int64_t C, bool s
   for (; c < C; ++c) y[c] = f1(c);
 }
 
-// exp_vec of each of 16 lanes, in place: the scalar exp_vec's operations in the same order, so the same bits.
-__attribute__((always_inline)) inline void exp_vec_inplace(Float16v& x) {
-  const Float16v lo = Float16v{} - 104.0f, hi = Float16v{} + 88.72283f, zero = {};
-  const Float16v inf = zero + INFINITY;
-  Float16v xc = x >= lo ? (x > hi ? hi : x) : lo;
-  Float16v n, p;
+// exp_vec of each lane of one native vector, in place: the scalar exp_vec's operations in the same order, so the
+// same bits.
+template <typename N, typename NI>
+__attribute__((always_inline)) inline void exp_native(N& x) {
+  const N lo = N{} - 104.0f, hi = N{} + 88.72283f, zero = {};
+  const N inf = zero + INFINITY;
+  N xc = x >= lo ? (x > hi ? hi : x) : lo;
+  N n, p;
   exp_core(xc, n, p);
-  const Int16v ni = __builtin_convertvector(n, Int16v);
-  const Int16v n1 = ni >> 1, n2 = ni - n1;
-  const Int16v b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
-  Float16v y = p * (Float16v)b1 * (Float16v)b2;  // a vector cast keeps the bits
+  const NI ni = __builtin_convertvector(n, NI);
+  const NI n1 = ni >> 1, n2 = ni - n1;
+  const NI b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+  N y = p * (N)b1 * (N)b2;  // a vector cast keeps the bits
   y = x < lo ? zero : y;
   y = x > hi ? inf : y;
   x = x != x ? x : y;
 }
+
+// exp_vec of each of 16 lanes, in place, computed on native vectors of W floats (W = 4 on the baseline, 8 under
+// AVX2, 16 under AVX-512: GB_ISA_VARIANTS_W's kW). Arithmetic on a 64-byte vector lowers to native registers on
+// every instruction set, but GCC lowers its comparisons and selects element by element without AVX-512 (exp was
+// 10x slower under AVX2), so exp splits the vector into native ones. The same bits for every W.
+template <int W>
+struct NativeFloats;
+template <>
+struct NativeFloats<4> {
+  typedef float type __attribute__((vector_size(16)));
+  typedef int32_t int_type __attribute__((vector_size(16)));
+};
+template <>
+struct NativeFloats<8> {
+  typedef float type __attribute__((vector_size(32)));
+  typedef int32_t int_type __attribute__((vector_size(32)));
+};
+template <int W>
+__attribute__((always_inline)) inline void exp_vec_inplace(Float16v& x) {
+  static_assert(W == 4 || W == 8 || W == 16);
+  if constexpr (W == 16) {
+    exp_native<Float16v, Int16v>(x);
+  } else {
+    using N = typename NativeFloats<W>::type;
+    using NI = typename NativeFloats<W>::int_type;
+    constexpr int kParts = 16 / W;
+    char* bytes = reinterpret_cast<char*>(&x);
+    N a, b;
+    std::memcpy(&a, bytes, sizeof a);
+    std::memcpy(&b, bytes + sizeof a, sizeof b);
+    exp_native<N, NI>(a);
+    exp_native<N, NI>(b);
+    std::memcpy(bytes, &a, sizeof a);
+    std::memcpy(bytes + sizeof a, &b, sizeof b);
+    if constexpr (kParts == 4) {
+      N c, d;
+      std::memcpy(&c, bytes + 2 * sizeof a, sizeof c);
+      std::memcpy(&d, bytes + 3 * sizeof a, sizeof d);
+      exp_native<N, NI>(c);
+      exp_native<N, NI>(d);
+      std::memcpy(bytes + 2 * sizeof a, &c, sizeof c);
+      std::memcpy(bytes + 3 * sizeof a, &d, sizeof d);
+    }
+  }
+}
+
+// GB_ISA_VARIANTS (core/cpu_isa.h) for kernels that call exp_vec_inplace: the body sees kW, the native width of its
+// variant (4 baseline, 8 AVX2, 16 AVX-512).
+#define GB_ISA_VARIANTS_W(NAME, PARAMS, ...)   \
+  template <typename T, bool... F>             \
+  void NAME##_baseline PARAMS {                \
+    constexpr int kW = 4;                      \
+    __VA_ARGS__;                               \
+  }                                            \
+  template <typename T, bool... F>             \
+  GB_TARGET_AVX2 void NAME##_avx2 PARAMS {     \
+    constexpr int kW = 8;                      \
+    __VA_ARGS__;                               \
+  }                                            \
+  template <typename T, bool... F>             \
+  GB_TARGET_AVX512 void NAME##_avx512 PARAMS { \
+    constexpr int kW = 16;                     \
+    __VA_ARGS__;                               \
+  }
 
 // The max (kMax) or min of p[0..n) for float or double, NaN propagating. GCC does not vectorize a select-based
 // max over lanes by itself, so this spells out two 16-byte vectors (GCC/clang vector extensions).

@@ -1,6 +1,7 @@
-// tests/engine/ops/vec_math_test.cpp — engine/ops/vec_math.h: the 16-lane exp (exp_vec_inplace) gives the scalar
-// exp_vec's bits on every lane, over a sweep of the float range and the special values, under every instruction set
-// this CPU has; exp_vec within 2 ulp of std::exp; extreme_vec's max and min with NaN and tails.
+// tests/engine/ops/vec_math_test.cpp — engine/ops/vec_math.h: the 16-lane exp (exp_vec_inplace at each instruction
+// set's native width) gives the scalar exp_vec's bits on every lane, over a sweep of the float range and the special
+// values, under every instruction set this CPU has; exp_vec within 2 ulp of std::exp; extreme_vec's max and min with
+// NaN and tails.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,19 +16,20 @@ namespace {
 using gb::detail::CpuIsa;
 using gb::detail::Float16v;
 
-// The 16-lane exp compiled for each instruction set, over n (a multiple of 16) floats: an always-inline body in the
-// per-ISA wrappers, as the engine's kernels are written (core/cpu_isa.h).
+// The 16-lane exp compiled for each instruction set at its native width, over n (a multiple of 16) floats: an
+// always-inline body in the per-ISA wrappers, as the engine's kernels are written (core/cpu_isa.h).
+template <int W>
 GB_ALWAYS_INLINE void exp16_rows(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     Float16v v = gb::detail::load16(x + i);
-    gb::detail::exp_vec_inplace(v);
+    gb::detail::exp_vec_inplace<W>(v);
     gb::detail::store16(y + i, v);
   }
 }
-void exp16_rows_baseline(const float* x, float* y, int64_t n) { exp16_rows(x, y, n); }
+void exp16_rows_baseline(const float* x, float* y, int64_t n) { exp16_rows<4>(x, y, n); }
 #if GB_HAS_ISA_VARIANTS
-GB_TARGET_AVX2 void exp16_rows_avx2(const float* x, float* y, int64_t n) { exp16_rows(x, y, n); }
-GB_TARGET_AVX512 void exp16_rows_avx512(const float* x, float* y, int64_t n) { exp16_rows(x, y, n); }
+GB_TARGET_AVX2 void exp16_rows_avx2(const float* x, float* y, int64_t n) { exp16_rows<8>(x, y, n); }
+GB_TARGET_AVX512 void exp16_rows_avx512(const float* x, float* y, int64_t n) { exp16_rows<16>(x, y, n); }
 #endif
 
 uint32_t bits(float f) {
@@ -40,8 +42,8 @@ std::vector<float> sweep() {
   std::vector<float> x;
   for (int i = -120000; i < 100000; ++i) x.push_back(float(i) * 1e-3f);  // -120 .. 100: both clamps and between
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (float s : {0.0f, -0.0f, inf, -inf, nan, -nan, 88.72283f, 88.7229f, -104.0f, -104.0001f, -87.3f, 1e-30f,
-                  -1e-30f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+  for (float s : {0.0f, -0.0f, inf, -inf, nan, -nan, 88.72283f, 88.7229f, -104.0f, -104.0001f, -87.3f, 1e-30f, -1e-30f,
+                  std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
                   std::numeric_limits<float>::lowest()})
     x.push_back(s);
   while (x.size() % 16) x.push_back(1.0f);
