@@ -26,4 +26,23 @@ inline std::pair<gb::Tensor, gb::Tensor> spirals(int64_t n, int64_t k, gb::Gener
   return {x, y};
 }
 
+// The flagship data set: 3 arms x 400 points from `seed`, split at random 80/20 into train and held-out sets.
+struct SpiralSplit {
+  gb::Tensor x_train, y_train, x_test, y_test;
+  int64_t n_train = 0;
+};
+inline SpiralSplit spiral_split(uint64_t seed) {
+  gb::Generator gen(seed);
+  auto [x_all, y_all] = spirals(400, 3, gen);
+  auto perm = gb::randperm(x_all.size(0), gen);
+  SpiralSplit s;
+  s.n_train = x_all.size(0) * 8 / 10;
+  const int64_t n_test = x_all.size(0) - s.n_train;
+  s.x_train = x_all.index_select(0, perm.narrow(0, 0, s.n_train));
+  s.y_train = y_all.index_select(0, perm.narrow(0, 0, s.n_train));
+  s.x_test = x_all.index_select(0, perm.narrow(0, s.n_train, n_test));
+  s.y_test = y_all.index_select(0, perm.narrow(0, s.n_train, n_test));
+  return s;
+}
+
 }  // namespace sample_data

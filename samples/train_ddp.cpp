@@ -74,15 +74,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // The same data on every rank (one seed); an 80/20 split into train and held-out sets.
-  gb::Generator data_gen(opt.seed + 1);
-  auto [x_all, y_all] = sample_data::spirals(400, 3, data_gen);
-  auto perm = gb::randperm(x_all.size(0), data_gen);
-  const int64_t n_train = x_all.size(0) * 8 / 10;
-  auto x_train = x_all.index_select(0, perm.narrow(0, 0, n_train));
-  auto y_train = y_all.index_select(0, perm.narrow(0, 0, n_train));
-  auto x_test = x_all.index_select(0, perm.narrow(0, n_train, x_all.size(0) - n_train));
-  auto y_test = y_all.index_select(0, perm.narrow(0, n_train, x_all.size(0) - n_train));
+  // The same data on every rank (one seed): 3 arms x 400 points, split at random 80/20 into train and held-out sets.
+  const sample_data::SpiralSplit data = sample_data::spiral_split(opt.seed + 1);
+  const int64_t n_train = data.n_train;
+  const gb::Tensor &x_train = data.x_train, &y_train = data.y_train, &x_test = data.x_test, &y_test = data.y_test;
 
   // Each rank its own initial weights: DDP's broadcast makes them rank 0's.
   gb::manual_seed(opt.seed + uint64_t(rank));

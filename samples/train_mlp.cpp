@@ -75,16 +75,10 @@ int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
   auto session = sample_run::open_trace(opt.trace);
   gb::manual_seed(opt.seed);
-  gb::Generator data_gen(opt.seed + 1);
-
-  // 3 arms x 400 points; a random 80/20 split into train and held-out sets.
-  auto [x_all, y_all] = sample_data::spirals(400, 3, data_gen);
-  auto perm = gb::randperm(x_all.size(0), data_gen);
-  int64_t n_train = x_all.size(0) * 8 / 10;
-  auto x_train = x_all.index_select(0, perm.narrow(0, 0, n_train));
-  auto y_train = y_all.index_select(0, perm.narrow(0, 0, n_train));
-  auto x_test = x_all.index_select(0, perm.narrow(0, n_train, x_all.size(0) - n_train));
-  auto y_test = y_all.index_select(0, perm.narrow(0, n_train, x_all.size(0) - n_train));
+  // 3 arms x 400 points; a random 80/20 split into train and held-out sets (the same on every run of a seed).
+  const sample_data::SpiralSplit data = sample_data::spiral_split(opt.seed + 1);
+  const int64_t n_train = data.n_train;
+  const gb::Tensor &x_train = data.x_train, &y_train = data.y_train, &x_test = data.x_test, &y_test = data.y_test;
 
   const int64_t H = opt.hidden;
   gb::nn::Sequential model(gb::nn::Linear(2, H), gb::nn::ReLU(), gb::nn::Linear(H, H), gb::nn::ReLU(),
