@@ -1,10 +1,10 @@
 // samples/dataloader_bound.cpp — a training loop that waits for its data, and what DataLoader workers do about it.
 //
 // The pipeline is augmentation-heavy, as image training often is: each 48x48 image (gb::data::datasets::Shapes) is
-// rotated by a random angle (antialiased bilinear resampling), blurred with a random-width Gaussian, jittered in
-// brightness and contrast, randomly flipped and normalized — per sample, in plain C++ (the kind of transform a user
-// writes; torchvision's RandomRotation, GaussianBlur and ColorJitter do the same work). The model is a small CNN whose
-// step is cheaper than loading its batch. With num_workers 0 the training thread loads every batch itself, so the step
+// rotated by a random angle (antialiased bilinear resampling), blurred with a random-width Gaussian, jittered in brightness
+// and contrast, randomly flipped and normalized — per sample, in plain C++ (the kind of transform a user writes;
+// torchvision's RandomRotation, GaussianBlur and ColorJitter do the same work). The model is a small CNN whose step
+// is cheaper than loading its batch. With num_workers 0 the training thread loads every batch itself, so the step
 // waits for data most of the time; with workers, batches are augmented on other threads and prefetched while the
 // model trains, and the wait share falls — as far as the machine's cores allow (each worker needs a core).
 //
@@ -50,9 +50,8 @@ struct Options {
 Options parse(int argc, char** argv) {
   Options o;
   int workers = -1;
-  CLI::App app{
-      "dataloader_bound: an augmentation-heavy pipeline at num_workers 0, 1, 2 (see the comment at the top of "
-      "samples/dataloader_bound.cpp)"};
+  CLI::App app{"dataloader_bound: an augmentation-heavy pipeline at num_workers 0, 1, 2 (see the comment at the top of "
+               "samples/dataloader_bound.cpp)"};
   app.add_option("--workers", workers, "run only this num_workers (default: 0, 1 and 2 in turn)")
       ->check(sample_cli::kNonNegative);
   app.add_option("--steps", o.steps, "training steps per setting")->check(sample_cli::kPositive);
@@ -161,9 +160,11 @@ Result train(const Options& o, int workers) {
   auto data = std::make_shared<gb::data::datasets::Shapes>(
       int64_t(o.steps) * o.batch, kSize, /*seed=*/0,
       T::Compose({augment, T::RandomHorizontalFlip(0.5), T::Normalize({0.25}, {0.3})}));
-  gb::data::DataLoader loader(
-      data, gb::data::DataLoaderOptions().batch_size(o.batch).shuffle(true).num_workers(workers).generator(
-                std::make_shared<gb::Generator>(0)));
+  gb::data::DataLoader loader(data, gb::data::DataLoaderOptions()
+                                        .batch_size(o.batch)
+                                        .shuffle(true)
+                                        .num_workers(workers)
+                                        .generator(std::make_shared<gb::Generator>(0)));
   Net model;
   gb::optim::SGD optimizer(model->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
   sample_run::StepClock clock;
@@ -200,10 +201,9 @@ int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   gb::set_num_threads(o.engine_threads);
   std::vector<int> settings = o.workers ? std::vector<int>{*o.workers} : std::vector<int>{0, 1, 2};
-  std::printf(
-      "glassbox %s — dataloader_bound: %dx%d shapes rotated, blurred, jittered, flipped per sample; a small "
-      "CNN; batch %d, %d steps per setting, %d engine thread(s)\n\n",
-      gb::version(), int(kSize), int(kSize), o.batch, o.steps, o.engine_threads);
+  std::printf("glassbox %s — dataloader_bound: %dx%d shapes rotated, blurred, jittered, flipped per sample; a small "
+              "CNN; batch %d, %d steps per setting, %d engine thread(s)\n\n",
+              gb::version(), int(kSize), int(kSize), o.batch, o.steps, o.engine_threads);
   auto session = sample_run::open_trace(o.trace);
   std::printf("  num_workers  wait share  images/s  ms/step\n");
   std::vector<Result> results;

@@ -39,9 +39,8 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{
-      "nan: a training run that goes NaN, and the trace that names the op that made it (see the comment at "
-      "the top of samples/nan.cpp)"};
+  CLI::App app{"nan: a training run that goes NaN, and the trace that names the op that made it (see the comment at "
+               "the top of samples/nan.cpp)"};
   app.add_option("--steps", o.steps, "at most this many training steps")->check(sample_cli::kPositive);
   app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
   app.add_option("--hidden", o.hidden, "hidden units")->check(sample_cli::kPositive);
@@ -123,9 +122,9 @@ int main(int argc, char** argv) {
   if (session) session->stop();
 
   if (opt.fixed) {
-    std::printf(
-        "final loss %.4f: log_softmax kept every log-probability finite%s\n", loss_value,
-        opt.lr > 0.5 ? " (a trace of this run still warns that the learning rate is too high: try --lr 0.1)" : "");
+    std::printf("final loss %.4f: log_softmax kept every log-probability finite%s\n", loss_value,
+                opt.lr > 0.5 ? " (a trace of this run still warns that the learning rate is too high: try --lr 0.1)"
+                             : "");
     return std::isfinite(loss_value) ? 0 : 1;
   }
   if (!went_nonfinite && std::isfinite(loss_value)) {

@@ -48,9 +48,8 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{
-      "oom: a training step runs out of memory; the report says why; three ways out, measured (see the "
-      "comment at the top of samples/oom.cpp)"};
+  CLI::App app{"oom: a training step runs out of memory; the report says why; three ways out, measured (see the "
+               "comment at the top of samples/oom.cpp)"};
   app.add_option("--batch", o.batch, "the batch that runs out of memory")->check(sample_cli::kPositive);
   app.add_option("--seq", o.seq, "tokens per sequence")->check(sample_cli::kPositive);
   app.add_option("--dim", o.dim, "model width, a multiple of 4 (4 heads)")->check(sample_cli::kPositive);
@@ -160,11 +159,10 @@ int main(int argc, char** argv) {
   gb::optim::AdamW optimizer(model->parameters(), gb::optim::AdamWOptions(1e-3));
   int64_t n_params = 0;
   for (const auto& p : model->parameters()) n_params += p.numel();
-  std::printf(
-      "glassbox %s — oom: %d Transformer encoder layers (dim %d, 4 heads, feed-forward %d), %lld parameters, "
-      "AdamW; batch %d x %d tokens on a cpu device limited to %d MiB%s\n\n",
-      gb::version(), o.layers, o.dim, 4 * o.dim, (long long)n_params, o.batch, o.seq, o.capacity_mib,
-      session && session->active() ? (", traced into " + o.trace).c_str() : "");
+  std::printf("glassbox %s — oom: %d Transformer encoder layers (dim %d, 4 heads, feed-forward %d), %lld parameters, "
+              "AdamW; batch %d x %d tokens on a cpu device limited to %d MiB%s\n\n",
+              gb::version(), o.layers, o.dim, 4 * o.dim, (long long)n_params, o.batch, o.seq, o.capacity_mib,
+              session && session->active() ? (", traced into " + o.trace).c_str() : "");
 
   // The run that does not fit.
   Measured failed = step(model, optimizer, o, Way{"as written"}, capacity);
@@ -178,11 +176,10 @@ int main(int argc, char** argv) {
   int largest = 0;
   for (int c = 1; c < mem::kNumCategories; ++c)
     if (r.allocated_by_category[size_t(c)] > r.allocated_by_category[size_t(largest)]) largest = c;
-  std::printf(
-      "the largest category was %s (%s of the %s allocated): the step's saved activations, so the ways out\n"
-      "shrink those, each measured as one real training step in the same %d MiB:\n\n",
-      mem::to_string(mem::Category(largest)), mib(r.allocated_by_category[size_t(largest)]).c_str(),
-      mib(r.allocated).c_str(), o.capacity_mib);
+  std::printf("the largest category was %s (%s of the %s allocated): the step's saved activations, so the ways out\n"
+              "shrink those, each measured as one real training step in the same %d MiB:\n\n",
+              mem::to_string(mem::Category(largest)), mib(r.allocated_by_category[size_t(largest)]).c_str(),
+              mib(r.allocated).c_str(), o.capacity_mib);
 
   // The ways out. The accumulation factor is the smallest power of two whose micro-batch fits.
   std::vector<Way> ways;
@@ -209,16 +206,15 @@ int main(int argc, char** argv) {
     // A way that failed stopped at its OOM: its peaks are only how far it got.
     const char* at_least = m.fits ? "" : ">= ";
     std::printf("  %-32s  %14s  %14s  %7.0fms  %s (%.0f%% of the peak above)\n", w.name.c_str(),
-                (at_least + mib(m.peak_allocated)).c_str(), (at_least + mib(m.peak_reserved)).c_str(), 1000 * m.seconds,
-                m.fits ? "yes" : "NO", 100.0 * double(m.peak_allocated) / double(unlimited.peak_allocated));
+                (at_least + mib(m.peak_allocated)).c_str(), (at_least + mib(m.peak_reserved)).c_str(),
+                1000 * m.seconds, m.fits ? "yes" : "NO", 100.0 * double(m.peak_allocated) / double(unlimited.peak_allocated));
   }
   if (session) session->stop();
   std::printf("\n%s\n", all_fit ? "every way out fits; they combine (checkpointing + bf16 + a smaller batch)"
                                 : "a way out did not fit: lower --batch or raise --capacity-mib");
   if (!o.trace.empty())
-    std::printf(
-        "the OOM is in the trace: glassbox report %s (its story), or glassbox view %s (Memory panel, \"OOM "
-        "report\")\n",
-        o.trace.c_str(), o.trace.c_str());
+    std::printf("the OOM is in the trace: glassbox report %s (its story), or glassbox view %s (Memory panel, \"OOM "
+                "report\")\n",
+                o.trace.c_str(), o.trace.c_str());
   return all_fit ? 0 : 1;
 }

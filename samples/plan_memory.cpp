@@ -22,8 +22,7 @@
 //   ./build/samples/plan_memory                          # transformer: D=4096, L=2048, 8 layers, 32 heads, 80 GiB
 //   ./build/samples/plan_memory --batch 16               # does batch 16 fit? exit 0 if it does, 1 if not
 //   ./build/samples/plan_memory --model conv --capacity-gib 24 --width 128 --layers 4 --image 224
-//   options: --model transformer|mlp|conv --heads H --batch N --capacity-gib G | --capacity-mib M --layers N --width D
-//   --seq L
+//   options: --model transformer|mlp|conv --heads H --batch N --capacity-gib G | --capacity-mib M --layers N --width D --seq L
 //            --vocab V --image S --classes C --max-batch N
 #include <glassbox/glassbox.h>
 
@@ -45,8 +44,8 @@ struct Options {
   std::optional<int64_t> batch;
   int64_t capacity = int64_t(80) << 30;
   int64_t layers = 8, width = 4096, seq = 2048, vocab = 32000;  // transformer and mlp
-  int64_t heads = 32;                                           // transformer
-  int64_t image = 224, classes = 1000;                          // conv (width = first stage's channels)
+  int64_t heads = 32;                                          // transformer
+  int64_t image = 224, classes = 1000;                         // conv (width = first stage's channels)
   int64_t max_batch = int64_t(1) << 20;
 };
 
@@ -54,9 +53,8 @@ Options parse(int argc, char** argv) {
   Options o;
   int64_t batch = 0;
   double capacity_gib = 0, capacity_mib = 0;
-  CLI::App app{
-      "plan_memory: does one training step fit on a GPU of this size, and what is the largest batch that "
-      "does? (planned on the meta device; see the comment at the top of samples/plan_memory.cpp)"};
+  CLI::App app{"plan_memory: does one training step fit on a GPU of this size, and what is the largest batch that "
+               "does? (planned on the meta device; see the comment at the top of samples/plan_memory.cpp)"};
   app.add_option("--model", o.model,
                  "transformer (attention + MLP over tokens), mlp (an MLP stack over tokens) or conv (a conv net over "
                  "images)")
@@ -69,14 +67,12 @@ Options parse(int argc, char** argv) {
                   ->check(sample_cli::kPositive)
                   ->excludes(gib);
   app.add_option("--layers", o.layers, "layers (mlp) or stages (conv)")->check(sample_cli::kPositive);
-  auto* width = app.add_option("--width", o.width,
-                               "hidden width (mlp, default 4096) or first stage's channels "
-                               "(conv, default 64)")
+  auto* width = app.add_option("--width", o.width, "hidden width (mlp, default 4096) or first stage's channels "
+                                                   "(conv, default 64)")
                     ->check(sample_cli::kPositive);
   app.add_option("--seq", o.seq, "tokens per sample (transformer, mlp)")->check(sample_cli::kPositive);
   app.add_option("--vocab", o.vocab, "vocabulary (transformer, mlp)")->check(sample_cli::kPositive);
-  app.add_option("--heads", o.heads, "attention heads (transformer; must divide --width)")
-      ->check(sample_cli::kPositive);
+  app.add_option("--heads", o.heads, "attention heads (transformer; must divide --width)")->check(sample_cli::kPositive);
   app.add_option("--image", o.image, "image side (conv)")->check(sample_cli::kPositive);
   app.add_option("--classes", o.classes, "classes (conv)")->check(sample_cli::kPositive);
   app.add_option("--max-batch", o.max_batch, "the search's upper bound")->check(sample_cli::kPositive);
@@ -122,12 +118,7 @@ struct TokenStack final : Model {
   bool attention;
   size_t per_layer;  // parameters per block: 6 for the MLP part, 6 more for attention
   TokenStack(const Options& o, bool attention)
-      : D(o.width),
-        L(o.seq),
-        V(o.vocab),
-        H(o.heads),
-        layers(o.layers),
-        attention(attention),
+      : D(o.width), L(o.seq), V(o.vocab), H(o.heads), layers(o.layers), attention(attention),
         per_layer(attention ? 12 : 6) {
     for (int64_t l = 0; l < layers; ++l) {
       if (attention)  // ln1 weight and bias, qkv (3D, D) and bias, out (D, D) and bias
@@ -231,8 +222,8 @@ struct ConvStack final : Model {
 
 struct StepResult {
   bool fits = false;
-  mem::MemoryStats stats;  // peaks of the step (when it fits)
-  std::string oom_report;  // when it does not
+  mem::MemoryStats stats;     // peaks of the step (when it fits)
+  std::string oom_report;     // when it does not
   int64_t params = 0;
 };
 
@@ -246,10 +237,8 @@ StepResult try_step(const Options& o, int64_t batch) {
   mem::reset_peak_stats(meta);
   try {
     std::unique_ptr<Model> model;
-    if (o.model == "transformer" || o.model == "mlp")
-      model = std::make_unique<TokenStack>(o, o.model == "transformer");
-    else
-      model = std::make_unique<ConvStack>(o);
+    if (o.model == "transformer" || o.model == "mlp") model = std::make_unique<TokenStack>(o, o.model == "transformer");
+    else model = std::make_unique<ConvStack>(o);
     r.params = model->numel();
     std::vector<gb::Tensor> velocity;
     {
@@ -262,7 +251,7 @@ StepResult try_step(const Options& o, int64_t batch) {
       gb::NoGradGuard no_grad;
       for (size_t i = 0; i < model->params.size(); ++i) {
         velocity[i].mul_(0.9).add_(model->params[i].grad());  // v = momentum * v + g
-        model->params[i].sub_(velocity[i], 0.1);              // p -= lr * v
+        model->params[i].sub_(velocity[i], 0.1);                // p -= lr * v
       }
     }
     r.fits = true;
@@ -292,10 +281,9 @@ void print_peaks(const mem::MemoryStats& s) {
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const auto t0 = std::chrono::steady_clock::now();
-  std::printf(
-      "glassbox %s — plan_memory: %s model on a %s meta device (one training step: forward, "
-      "cross-entropy, backward, SGD with momentum)\n",
-      gb::version(), o.model.c_str(), gib(o.capacity).c_str());
+  std::printf("glassbox %s — plan_memory: %s model on a %s meta device (one training step: forward, "
+              "cross-entropy, backward, SGD with momentum)\n",
+              gb::version(), o.model.c_str(), gib(o.capacity).c_str());
   int exit_code = 0;
   if (o.batch) {
     StepResult r = try_step(o, *o.batch);
@@ -315,9 +303,8 @@ int main(int argc, char** argv) {
   auto trial = [&](int64_t b) {
     StepResult r = try_step(o, b);
     std::printf("  batch %-8lld %s", (long long)b, r.fits ? "fits" : "OOM");
-    if (r.fits)
-      std::printf("   peak allocated %s, reserved %s", gib(r.stats.allocated_bytes[mem::kAll].peak).c_str(),
-                  gib(r.stats.reserved_bytes[mem::kAll].peak).c_str());
+    if (r.fits) std::printf("   peak allocated %s, reserved %s", gib(r.stats.allocated_bytes[mem::kAll].peak).c_str(),
+                            gib(r.stats.reserved_bytes[mem::kAll].peak).c_str());
     std::printf("\n");
     if (!r.fits && first_oom.empty()) first_oom = r.oom_report, first_oom_batch = b;
     return r;
@@ -336,10 +323,8 @@ int main(int argc, char** argv) {
     while (bad - good > 1) {
       int64_t mid = good + (bad - good) / 2;
       StepResult r = trial(mid);
-      if (r.fits)
-        good = mid, best = r;
-      else
-        bad = mid;
+      if (r.fits) good = mid, best = r;
+      else bad = mid;
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

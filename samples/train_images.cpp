@@ -62,9 +62,8 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{
-      "train_images: a CNN learns images through a DataLoader (see the comment at the top of "
-      "samples/train_images.cpp)"};
+  CLI::App app{"train_images: a CNN learns images through a DataLoader (see the comment at the top of "
+               "samples/train_images.cpp)"};
   app.add_option("--epochs", o.epochs, "epochs")->check(sample_cli::kPositive);
   app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
   app.add_option("--workers", o.workers, "DataLoader worker threads")->check(sample_cli::kNonNegative);
@@ -160,8 +159,8 @@ struct Data {
 Data load_data(const Options& opt) {
   Data d;
   if (!opt.mnist.empty()) {
-    for (const char* f :
-         {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+    for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                          "t10k-labels-idx1-ubyte"})
       if (!std::filesystem::exists(std::filesystem::path(opt.mnist) / f)) {
         std::fprintf(stderr,
                      "train_images: --mnist %s has no %s. The folder must hold MNIST's four IDX files, uncompressed "
@@ -177,16 +176,15 @@ Data load_data(const Options& opt) {
     int64_t n = std::min<int64_t>(opt.train, train->images().size(0));
     auto subset = std::make_shared<FirstN>(train->images(), train->targets(), n);
     auto test_set = std::make_shared<FirstN>(test->images(), test->targets(), test->images().size(0));
-    d.train =
-        std::make_shared<gb::data::TransformDataset<>>(subset, T::Compose({T::RandomCrop(d.image, 2), normalize}));
+    d.train = std::make_shared<gb::data::TransformDataset<>>(subset, T::Compose({T::RandomCrop(d.image, 2), normalize}));
     d.test = std::make_shared<gb::data::TransformDataset<>>(test_set, normalize);
     d.name = "MNIST " + std::to_string(n) + " digits " + std::to_string(d.image) + "x" + std::to_string(d.image);
   } else {
     d.image = 16;
     d.classes = 4;
     T::Normalize normalize({0.25}, {0.3});
-    d.train = std::make_shared<Shapes>(
-        opt.train, d.image, opt.seed, T::Compose({T::RandomCrop(d.image, 2), T::RandomHorizontalFlip(0.5), normalize}));
+    d.train = std::make_shared<Shapes>(opt.train, d.image, opt.seed,
+                                       T::Compose({T::RandomCrop(d.image, 2), T::RandomHorizontalFlip(0.5), normalize}));
     d.test = std::make_shared<Shapes>(512, d.image, opt.seed + 1000, normalize);
     d.name = std::to_string(opt.train) + " rendered 16x16 shapes (4 classes)";
   }
@@ -229,14 +227,14 @@ int main(int argc, char** argv) {
                  (long long)opt.train, opt.batch);
     return 2;
   }
-  gb::optim::OneCycleLR scheduler(
-      optimizer, gb::optim::OneCycleLROptions(opt.lr * 2).epochs(opt.epochs).steps_per_epoch(steps_per_epoch));
+  gb::optim::OneCycleLR scheduler(optimizer, gb::optim::OneCycleLROptions(opt.lr * 2)
+                                                 .epochs(opt.epochs)
+                                                 .steps_per_epoch(steps_per_epoch));
 
-  std::printf(
-      "glassbox %s — train_images: %s, model %s (%lld parameters), batch %d, %d DataLoader workers, %d "
-      "engine threads%s\n",
-      gb::version(), data.name.c_str(), opt.model.c_str(), (long long)parameters, opt.batch, opt.workers,
-      gb::get_num_threads(), opt.trace.empty() ? "" : (", traced into " + opt.trace).c_str());
+  std::printf("glassbox %s — train_images: %s, model %s (%lld parameters), batch %d, %d DataLoader workers, %d "
+              "engine threads%s\n",
+              gb::version(), data.name.c_str(), opt.model.c_str(), (long long)parameters,
+              opt.batch, opt.workers, gb::get_num_threads(), opt.trace.empty() ? "" : (", traced into " + opt.trace).c_str());
   auto t0 = std::chrono::steady_clock::now();
   sample_run::StepClock clock;
   int64_t step = 0;
@@ -284,8 +282,8 @@ int main(int argc, char** argv) {
     total += b.target.size(0);
   }
   double acc = double(correct) / double(total);
-  std::printf("%lld steps in %.1f s (%.1f ms/step); held-out accuracy %.1f%% (%lld images)\n", (long long)step, seconds,
-              1000.0 * seconds / double(step), 100 * acc, (long long)total);
+  std::printf("%lld steps in %.1f s (%.1f ms/step); held-out accuracy %.1f%% (%lld images)\n", (long long)step,
+              seconds, 1000.0 * seconds / double(step), 100 * acc, (long long)total);
   clock.print(step);
   if (!opt.trace.empty()) std::printf("traced into %s: glassbox report %s\n", opt.trace.c_str(), opt.trace.c_str());
   if (opt.min_accuracy >= 0 && acc < opt.min_accuracy) {

@@ -55,9 +55,8 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{
-      "train_transformer: a Transformer encoder learns to reverse digit strings (see the comment at the top "
-      "of samples/train_transformer.cpp)"};
+  CLI::App app{"train_transformer: a Transformer encoder learns to reverse digit strings (see the comment at the top "
+               "of samples/train_transformer.cpp)"};
   app.add_option("--steps", o.steps, "training steps (the schedule's length)")->check(sample_cli::kPositive);
   app.add_option("--batch", o.batch, "batch size")->check(sample_cli::kPositive);
   app.add_option("--dim", o.dim, "model width, a multiple of 4 (4 heads)")
@@ -96,9 +95,11 @@ struct ReverserImpl : nn::Module {
     tokens = register_module("tokens", nn::Embedding(kVocab, dim));
     positions = register_parameter("positions", gb::randn({kLen, dim}));  // N(0, 1), as the token embedding
     for (int64_t i = 0; i < layers; ++i)
-      blocks->push_back(nn::TransformerEncoderLayer(
-          nn::TransformerEncoderLayerOptions(dim, 4).dim_feedforward(2 * dim).dropout(0.0).batch_first(true).norm_first(
-              true)));
+      blocks->push_back(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(dim, 4)
+                                                        .dim_feedforward(2 * dim)
+                                                        .dropout(0.0)
+                                                        .batch_first(true)
+                                                        .norm_first(true)));
     register_module("layers", blocks);
     norm = register_module("norm", nn::LayerNorm(nn::LayerNormOptions({dim})));
     head = register_module("head", nn::Linear(dim, kVocab));
@@ -144,11 +145,10 @@ int main(int argc, char** argv) {
 
   int64_t n_params = 0;
   for (const auto& p : model->parameters()) n_params += p.numel();
-  std::printf(
-      "glassbox %s — train_transformer: reverse %lld digits; %d pre-norm layers, dim %d, %lld parameters; "
-      "AdamW + warmup/cosine%s%s\n",
-      gb::version(), (long long)kLen, opt.layers, opt.dim, (long long)n_params,
-      opt.amp ? ", bf16 autocast + GradScaler" : "", opt.checkpoint ? ", activation checkpointing" : "");
+  std::printf("glassbox %s — train_transformer: reverse %lld digits; %d pre-norm layers, dim %d, %lld parameters; "
+              "AdamW + warmup/cosine%s%s\n",
+              gb::version(), (long long)kLen, opt.layers, opt.dim, (long long)n_params,
+              opt.amp ? ", bf16 autocast + GradScaler" : "", opt.checkpoint ? ", activation checkpointing" : "");
   int start = 0, end = opt.stop_at >= 0 && opt.stop_at < opt.steps ? opt.stop_at : opt.steps;
   if (!opt.resume.empty()) {
     // Everything a step depends on comes back: weights, AdamW's moments, the schedule's position, the scaler's
