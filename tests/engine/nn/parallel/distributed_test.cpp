@@ -174,3 +174,15 @@ TEST_CASE("DDP: an unused parameter is named by the next forward; find_unused_pa
     for (int k = 0; k < n; ++k) CHECK(gb::equal(all[size_t(k)], all[0]));
   }
 }
+
+TEST_CASE("DDP: a second backward through the same graph is refused; a new forward reduces again") {
+  if (!ensure_group()) return;
+  Net net = make_net(500);
+  DistributedDataParallel<Net> ddp(net);
+  auto loss = gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4}));
+  loss.backward({}, /*retain_graph=*/true);
+  CHECK(ddp.reducer().reductions() == 1);
+  CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("a second backward through the same graph"), gb::Error);
+  gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+  CHECK(ddp.reducer().reductions() == 2);
+}
