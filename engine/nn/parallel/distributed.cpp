@@ -84,7 +84,6 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
         "loss."));
   }
   expect_backward_ = true;
-  finalized_ = false;
   next_bucket_ = 0;
   std::fill(ready_.begin(), ready_.end(), false);
   std::fill(locally_used_.begin(), locally_used_.end(), false);
@@ -119,12 +118,6 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
 
 void Reducer::mark_ready(size_t k, bool from_hook) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (finalized_ && require_sync_ && from_hook)
-    throw Error(gb::detail::str_cat(
-        "DistributedDataParallel: parameter #", k, " ", params_[k].sizes(),
-        " got a gradient after this forward's reduction finished: a second backward through the same graph "
-        "(retain_graph). DDP reduces once per forward; run the forward again, or accumulate micro-batches under "
-        "no_sync() with a forward each."));
   if (!expect_backward_ || !require_sync_) return;  // a backward DDP's forward did not prepare, or under no_sync
   if (from_hook) locally_used_[k] = true;
   if (ready_[k]) return;
@@ -192,7 +185,6 @@ void Reducer::finalize() {
     flat_[b] = Tensor();
   }
   expect_backward_ = false;
-  finalized_ = true;
   ++reductions_;
 }
 

@@ -17,7 +17,8 @@
 //
 // no_sync(): while the returned guard lives, backward accumulates gradients locally; the first backward after it
 // all-reduces the accumulated sum (gradient accumulation over micro-batches).
-// One reduction per forward: a second backward through the same graph (retain_graph) throws, naming the way out.
+// One reduction per forward, as in PyTorch: a backward that no DDP forward prepared (a second backward through a
+// retained graph, or through the wrapped module called directly) accumulates locally and is not reduced.
 // find_unused_parameters: each forward walks the output's graph and marks the parameters it cannot reach ready at
 // once (their bucket gets zeros); a parameter unused on every rank keeps its .grad as it was. Without the option a
 // parameter that gets no gradient leaves its bucket unlaunched, and the next forward throws, naming it.
@@ -87,7 +88,6 @@ class Reducer {
 
   mutable std::mutex mu_;
   bool expect_backward_ = false;
-  bool finalized_ = false;  // this forward's reduction is done: another gradient for it is an error
   std::vector<bool> ready_, locally_used_;
   std::vector<size_t> pending_;  // per bucket: parameters not ready yet
   size_t next_bucket_ = 0;
