@@ -116,8 +116,7 @@ void destroy_process_group() {
   std::shared_ptr<ProcessGroup> group;
   {
     std::lock_guard<std::mutex> lock(state().mu);
-    group = std::move(state().group);
-    state().group.reset();
+    group = std::move(state().group);  // leaves it empty
     state().backend.clear();
   }
   group.reset();  // the backend's destructor drains its queue and joins its thread

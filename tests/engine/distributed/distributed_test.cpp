@@ -5,20 +5,13 @@
 // tests/engine/distributed/mpi_backend_test.cpp, under mpirun.
 #include <string>
 
+#include "engine/distributed/mpi_group.h"
 #include "instrument/session.h"
 #include "support/check.h"
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
 
 namespace dist = gb::distributed;
-
-namespace {
-bool has_mpi() {
-  for (const std::string& b : dist::available_backends())
-    if (b == "mpi") return true;
-  return false;
-}
-}  // namespace
 
 TEST_CASE("before init_process_group every function says to call it") {
   REQUIRE_FALSE(dist::is_initialized());
@@ -36,7 +29,7 @@ TEST_CASE("an unknown or unbuilt backend is named, with the ones this build has"
   CHECK_THROWS_WITH_AS(dist::init_process_group("mpi", std::chrono::milliseconds(0)),
                        doctest::Contains("timeout must be positive"), gb::Error);
   CHECK_FALSE(dist::is_initialized());
-  if (!has_mpi()) {
+  if (!gbtest::mpi_built()) {
     CHECK(dist::available_backends().empty());
     CHECK_THROWS_WITH_AS(dist::init_process_group("mpi"), doctest::Contains("apt-get install libopenmpi-dev"),
                          gb::Error);
@@ -45,7 +38,7 @@ TEST_CASE("an unknown or unbuilt backend is named, with the ones this build has"
 }
 
 TEST_CASE("MPI without mpirun: a group of one, whose collectives keep the values; tensors it cannot carry") {
-  if (!has_mpi()) {
+  if (!gbtest::mpi_built()) {
     MESSAGE("this build has no MPI: the group of one is not run here");
     return;
   }
@@ -110,7 +103,7 @@ TEST_CASE("MPI without mpirun: a group of one, whose collectives keep the values
 }
 
 TEST_CASE("the trace recording names the group's backend, rank and world size in meta") {
-  if (!has_mpi()) return;
+  if (!gbtest::mpi_built()) return;
   TempDir tmp;
   const std::string path = tmp.file("dist.db");
   {

@@ -3,12 +3,12 @@
 // finish in order, with the right values, while the caller computes. The cases named "failure: ..." run only
 // when CTest asks for them (GB_TEST_FAILURE): a rank killed, a rank that throws, a rank that never reaches the
 // collective; the other ranks must end with a clear error, not hang (CTest checks the output and a time limit).
-#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
+#include "engine/distributed/mpi_group.h"
 #include "support/check.h"
 
 namespace dist = gb::distributed;
@@ -16,17 +16,6 @@ namespace dist = gb::distributed;
 namespace {
 
 // One group for the whole executable: started by the first case, ended at exit (MPI starts once per process).
-// Starts the group unless the build has no MPI (then the case is skipped, saying so: `make test-options` builds
-// without it).
-bool ensure_group(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  const auto built = dist::available_backends();
-  if (std::find(built.begin(), built.end(), "mpi") == built.end()) {
-    MESSAGE("this build has no MPI backend: not run here");
-    return false;
-  }
-  if (!dist::is_initialized()) dist::init_process_group("mpi", timeout);
-  return true;
-}
 
 std::string failure_mode() {
   const char* v = std::getenv("GB_TEST_FAILURE");
@@ -37,7 +26,7 @@ std::string failure_mode() {
 
 TEST_CASE("all_reduce: sum, avg, product, min, max over every rank, float, double, int64 and bool") {
   if (!failure_mode().empty()) return;
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   const int r = dist::get_rank(), n = dist::get_world_size();
   CAPTURE(r);
   INFO("world size " << n);
@@ -69,7 +58,7 @@ TEST_CASE("all_reduce: sum, avg, product, min, max over every rank, float, doubl
 
 TEST_CASE("broadcast, all_gather, reduce_scatter and barrier") {
   if (!failure_mode().empty()) return;
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   const int r = dist::get_rank(), n = dist::get_world_size();
   CAPTURE(r);
   const int src = n - 1;
@@ -102,7 +91,7 @@ TEST_CASE("broadcast, all_gather, reduce_scatter and barrier") {
 
 TEST_CASE("async collectives finish in the order they were queued, while the caller computes") {
   if (!failure_mode().empty()) return;
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   const int r = dist::get_rank(), n = dist::get_world_size();
   // a 25 MB bucket and 20 small ones, all queued before any wait
   auto big = gb::full({int64_t(25) << 18}, float(r + 1));
@@ -125,7 +114,7 @@ TEST_CASE("async collectives finish in the order they were queued, while the cal
 
 TEST_CASE("failure: a rank that is killed ends the job") {
   if (failure_mode() != "kill") return;
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   if (dist::get_rank() == 1) std::raise(SIGKILL);
   auto t = gb::ones({8});
   dist::all_reduce(t);  // never completes on rank 0: mpirun ends it
@@ -134,7 +123,7 @@ TEST_CASE("failure: a rank that is killed ends the job") {
 
 TEST_CASE("failure: a rank that throws ends the job") {
   if (failure_mode() != "throw") return;
-  if (!ensure_group(std::chrono::seconds(3))) return;
+  if (!gbtest::ensure_mpi_group(std::chrono::seconds(3))) return;
   if (dist::get_rank() == 1) throw std::runtime_error("rank 1 failed on purpose");  // doctest reports it, exits 1
   auto t = gb::ones({8});
   dist::all_reduce(t);
@@ -143,7 +132,7 @@ TEST_CASE("failure: a rank that throws ends the job") {
 
 TEST_CASE("failure: a rank that never reaches the collective times the others out") {
   if (failure_mode() != "timeout") return;
-  if (!ensure_group(std::chrono::seconds(2))) return;
+  if (!gbtest::ensure_mpi_group(std::chrono::seconds(2))) return;
   if (dist::get_rank() == 1) {
     std::this_thread::sleep_for(std::chrono::seconds(30));
     return;

@@ -4,8 +4,8 @@
 // same parameters; no_sync over two micro-batches; buckets launched in bucket order as backward fills them; an
 // unused parameter is named by the next forward, or skipped with find_unused_parameters.
 #include <glassbox/nn/parallel/distributed.h>
-#include <algorithm>
 
+#include "engine/distributed/mpi_group.h"
 #include "support/check.h"
 
 namespace dist = gb::distributed;
@@ -29,18 +29,6 @@ struct NetImpl : gb::nn::Module {
 };
 GB_MODULE(Net);
 
-// Starts the group unless the build has no MPI (then the case is skipped, saying so: `make test-options` builds
-// without it).
-bool ensure_group() {
-  const auto built = dist::available_backends();
-  if (std::find(built.begin(), built.end(), "mpi") == built.end()) {
-    MESSAGE("this build has no MPI backend: not run here");
-    return false;
-  }
-  if (!dist::is_initialized()) dist::init_process_group("mpi", std::chrono::seconds(60));
-  return true;
-}
-
 // The parameters flattened into one double tensor.
 gb::Tensor flat_params(const std::vector<gb::Tensor>& ps) {
   std::vector<gb::Tensor> v;
@@ -63,7 +51,7 @@ void copy_params(Net& to, const Net& from) {
 }  // namespace
 
 TEST_CASE("DDP: construction broadcasts rank 0's parameters; one step equals a single process on the whole batch") {
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   const int r = dist::get_rank(), n = dist::get_world_size();
   CAPTURE(r);
   Net net = make_net(100 + r);
@@ -104,7 +92,7 @@ TEST_CASE("DDP: construction broadcasts rank 0's parameters; one step equals a s
 }
 
 TEST_CASE("DDP: no_sync accumulates two micro-batches locally; the synced backward reduces their sum") {
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   const int r = dist::get_rank(), n = dist::get_world_size();
   Net net = make_net(200 + r);
   DistributedDataParallel<Net> ddp(net);
@@ -128,7 +116,7 @@ TEST_CASE("DDP: no_sync accumulates two micro-batches locally; the synced backwa
 }
 
 TEST_CASE("DDP: buckets in reverse registration order, launched in order as backward makes them ready") {
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   Net net = make_net(300);
   // a cap of 100 bytes: every parameter but the smallest biases its own bucket
   DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(100.0 / (1 << 20)));
@@ -149,7 +137,7 @@ TEST_CASE("DDP: buckets in reverse registration order, launched in order as back
 }
 
 TEST_CASE("DDP: an unused parameter is named by the next forward; find_unused_parameters reduces without it") {
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   const int n = dist::get_world_size();
   {
     Net net = make_net(400);
@@ -176,7 +164,7 @@ TEST_CASE("DDP: an unused parameter is named by the next forward; find_unused_pa
 }
 
 TEST_CASE("DDP: one reduction per forward; a second backward through the retained graph is not reduced (PyTorch)") {
-  if (!ensure_group()) return;
+  if (!gbtest::ensure_mpi_group()) return;
   Net net = make_net(500);
   DistributedDataParallel<Net> ddp(net);
   auto loss = gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4}));
