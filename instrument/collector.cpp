@@ -369,6 +369,8 @@ std::size_t Collector::write_cold() {
           } else if constexpr (std::is_same_v<R, OomReportRecord>) {
             if (!r.id) r.id = next_oom_++;
             if (!r.t_ns) r.t_ns = t;
+          } else if constexpr (std::is_same_v<R, CollectiveRecord>) {
+            r.queued_ns = clock_.ns(r.queued_ns);  // the probe gave ticks
           }
           if constexpr (std::is_same_v<R, MetaRow>)
             writer_->set_meta(r.key, r.value);

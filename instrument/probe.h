@@ -15,7 +15,7 @@
 //   - emit(record) queues a typed row (memory event, graph node/edge, grad stat, anomaly, module, param, ...). Rows
 //     whose t_ns / start_ns / end_ns the caller leaves at 0 get the time of the emit. Modules and params are also
 //     kept for sessions that start later. Graph node ids are the caller's; other ids left at 0 are numbered by
-//     the collector.
+//     the collector. A CollectiveRecord's queued_ns is given in ticks() and written in ns.
 //   - A full ring never blocks: while the collector is behind, the thread's ring grows (twice larger each time, up to
 //     SessionOptions::ring_max_events) and shrinks back once it has caught up. Past that size the event is dropped
 //     and counted (meta dropped_events); a session with OnFull::block waits instead (tests that must not lose
@@ -154,6 +154,7 @@ void emit_cold(const ParamRecord& r);
 void emit_cold(const AnomalyRecord& r);
 void emit_cold(const OomReportRecord& r);
 void emit_cold(const KernelRecord& r);
+void emit_cold(const CollectiveRecord& r);
 void set_meta_cold(std::string_view key, std::string_view value);
 void push_instant(const SourceLocation* loc) noexcept;
 void push_counter(const SourceLocation* loc, double value) noexcept;

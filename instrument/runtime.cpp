@@ -218,6 +218,7 @@ void emit_cold(const ParamRecord& rec) {
 void emit_cold(const AnomalyRecord& r) { queue_cold(r); }
 void emit_cold(const OomReportRecord& r) { queue_cold(r); }
 void emit_cold(const KernelRecord& r) { queue_cold(r); }
+void emit_cold(const CollectiveRecord& r) { queue_cold(r); }
 void set_meta_cold(std::string_view key, std::string_view value) { queue_cold(MetaRow{std::string(key), std::string(value)}); }
 
 }  // namespace detail

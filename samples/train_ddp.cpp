@@ -13,6 +13,10 @@
 // the global batch does, and ends with the parameters identical on every rank (checked at the end).
 //
 // With --min-accuracy A every rank exits 1 when the held-out accuracy ends below A (the test suite uses it).
+// --straggler R makes rank R sleep --straggler-ms in every step before its forward (a slow input pipeline, a noisy
+// neighbour): the others wait for it in the first all-reduce, and `glassbox report` on the merged trace names it:
+//   GLASSBOX_TRACE=runs/ddp.db mpirun -np 2 ./build/samples/train_ddp --straggler 1
+//   glassbox merge runs/ddp.rank0.db runs/ddp.rank1.db -o runs/ddp.db && glassbox report runs/ddp.db
 #include <glassbox/glassbox.h>
 #include <glassbox/nn/parallel/distributed.h>
 
@@ -21,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sample_cli.h"
@@ -39,6 +44,8 @@ struct Options {
   double momentum = 0.9;
   uint64_t seed = 0;
   double min_accuracy = -1;
+  int straggler = -1;
+  int straggler_ms = 20;
 };
 
 Options parse(int argc, char** argv) {
@@ -50,6 +57,9 @@ Options parse(int argc, char** argv) {
   app.add_option("--lr", o.lr, "SGD learning rate")->check(sample_cli::kPositive);
   app.add_option("--seed", o.seed, "seed of the data, the shuffle and rank 0's weights");
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
+  app.add_option("--straggler", o.straggler, "this rank sleeps --straggler-ms in every step (-1: none)");
+  app.add_option("--straggler-ms", o.straggler_ms, "how long the straggler sleeps per step")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -104,6 +114,7 @@ int main(int argc, char** argv) {
     const std::vector<int64_t> mine = sampler.indices(unused_gen);
     for (size_t b = 0; b + size_t(local_batch) <= mine.size(); b += size_t(local_batch)) {
       gb::trace::StepScope traced_step(++step);
+      if (rank == opt.straggler) std::this_thread::sleep_for(std::chrono::milliseconds(opt.straggler_ms));
       std::vector<int64_t> ids(mine.begin() + long(b), mine.begin() + long(b) + local_batch);
       auto idx = gb::tensor(gb::ArrayRef<int64_t>(ids));
       auto loss = F::cross_entropy(ddp(x_train.index_select(0, idx)), y_train.index_select(0, idx));
@@ -113,8 +124,10 @@ int main(int argc, char** argv) {
       loss_value = loss.item<double>();
       traced_step.set_loss(loss_value);
     }
-    if (rank == 0 && (epoch == 0 || (epoch + 1) % 10 == 0))
-      std::printf("epoch %3d  step %4d  rank 0's loss %.4f\n", epoch + 1, step, loss_value);
+    if (epoch == 0 || (epoch + 1) % 10 == 0) {
+      dist::barrier();  // every rank has finished the epoch when rank 0 reports it
+      if (rank == 0) std::printf("epoch %3d  step %4d  rank 0's loss %.4f\n", epoch + 1, step, loss_value);
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -76,6 +76,16 @@ CheckResult check_trace(const TraceDb& db) {
   rule(db, p, "kernels whose launching span (launch_span_id) is missing",
        "SELECT span_id FROM kernels WHERE launch_span_id IS NOT NULL AND launch_span_id NOT IN (SELECT id FROM spans) "
        "ORDER BY span_id");
+  rule(db, p, "collectives rows whose span is missing",
+       "SELECT span_id FROM collectives WHERE span_id NOT IN (SELECT id FROM spans) ORDER BY span_id");
+  rule(db, p, "collectives rows whose span is not of kind collective",
+       ("SELECT c.span_id FROM collectives c JOIN spans s ON s.id = c.span_id WHERE s.kind != " +
+        std::to_string(static_cast<int>(gb::trace::SpanKind::collective)) + " ORDER BY c.span_id")
+           .c_str());
+  rule(db, p, "rank_steps of a rank that is not in ranks (their steps)",
+       "SELECT step FROM rank_steps WHERE rank NOT IN (SELECT rank FROM ranks) ORDER BY rank, step");
+  rule(db, p, "threads of a rank that is not in ranks",
+       "SELECT id FROM threads WHERE rank IS NOT NULL AND rank NOT IN (SELECT rank FROM ranks) ORDER BY id");
   rule(db, p, "instants on a thread that is not in threads",
        "SELECT id FROM instants WHERE thread_id NOT IN (SELECT id FROM threads) ORDER BY id");
   rule(db, p, "instants whose span is on another thread",

@@ -1,13 +1,15 @@
-// tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, synth, env),
-// or runs the viewer (view).
+// tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, merge,
+// synth, env), or runs the viewer (view).
 //
-// Exit codes: 0 done; 1 `check` found problems, or `env` found CUDA not available; 2 a file could not be read or written (one line on stderr,
-// "glassbox: ..."); 3 `report --fail-on SEVERITY` found anomalies that severe; CLI11's codes for bad arguments.
+// Exit codes: 0 done; 1 `check` found problems, or `env` found CUDA not available; 2 a file could not be read or
+// written (one line on stderr, "glassbox: ..."); 3 `report --fail-on SEVERITY` found anomalies that severe; CLI11's
+// codes for bad arguments.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -15,12 +17,13 @@
 #include <string>
 
 #include "tools/check.h"
-#include "traces/query/diff.h"
-#include "tools/export_chrome.h"
-#include "traces/query/op_table.h"
-#include "tools/report.h"
 #include "tools/env.h"
+#include "tools/export_chrome.h"
+#include "tools/merge.h"
+#include "tools/report.h"
 #include "tools/synth.h"
+#include "traces/query/diff.h"
+#include "traces/query/op_table.h"
 #include "traces/query/trace_db.h"
 
 namespace {
@@ -132,6 +135,15 @@ int main(int argc, char** argv) {
   synth->add_flag("--cuda", so.cuda, "add a CUDA stream thread with kernels (and kernels rows)");
   synth->add_flag("--oom", so.oom, "end with an out-of-memory event and its report");
 
+  std::vector<std::string> merge_in;
+  std::string merge_out;
+  CLI::App* merge = app.add_subcommand("merge",
+                                       "the traces of a data-parallel job's ranks (run.rank0.db run.rank1.db "
+                                       "...) as one trace on one clock, one track group per rank");
+  merge->add_option("FILES", merge_in, "the ranks' traces (GLASSBOX_TRACE=run.db under mpirun writes run.rank<N>.db)")
+      ->required();
+  merge->add_option("-o,--output", merge_out, "the merged trace to write (.db; replaced)")->required();
+
   std::vector<std::string> view_args;
   CLI::App* view = app.add_subcommand("view", "open a trace in the desktop viewer (glassbox-viewer FILE [options])");
   view->prefix_command();  // everything after `view` goes to glassbox-viewer as is
@@ -169,6 +181,20 @@ int main(int argc, char** argv) {
     } else if (*diff) {
       gb::query::TraceDb a(file), b(file_b);
       gb::query::write_diff(gb::query::diff_traces(a, b, *gb::query::parse_span_kind(kind)), limit, out);
+    } else if (*merge) {
+      gb::tools::MergeResult r = gb::tools::merge_traces(merge_in, merge_out);
+      out << "wrote " << merge_out << ": " << r.ranks.size() << " ranks, " << r.spans << " spans, " << r.collectives
+          << " collectives\n";
+      for (const gb::trace::RankRecord& k : r.ranks) {
+        out << "  rank " << k.rank << ": " << k.source << ", " << k.aligned_by;
+        if (k.aligned_by != "reference") {
+          char buf[96];
+          std::snprintf(buf, sizeof buf, " (offset %+.3f ms, rate %.9f)", double(k.offset_ns) / 1e6, k.scale);
+          out << buf;
+        }
+        out << "\n";
+      }
+      for (const std::string& n : r.notes) out << "note: " << n << "\n";
     } else if (*env) {
       const gb::tools::EnvProbe probe = gb::tools::probe_env();
       gb::tools::write_env(probe, out);

@@ -2,14 +2,17 @@
 // numbers come from steps, op_table, memory and dataloader.
 #include "tools/report.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tools/story.h"
 #include "traces/query/dataloader.h"
 #include "traces/query/format.h"
 #include "traces/query/memory.h"
+#include "traces/query/ranks.h"
 #include "traces/query/steps.h"
-#include "tools/story.h"
 #include "traces/schema.h"
 
 namespace gb::tools {
@@ -60,6 +63,53 @@ void write_steps_section(const TraceDb& db, std::ostream& out) {
                       {{std::to_string(s.count), format_time(s.mean), format_time(s.median), format_time(s.p90),
                         format_time(s.min), format_time(s.max), format_time(s.std)}},
                       2, "r");
+  out << "\n";
+}
+
+void write_ranks_section(const TraceDb& db, std::ostream& out) {
+  const RankComparison c = compare_ranks(db);
+  if (c.ranks.empty()) {  // one rank's own trace says how to see it beside the others; a single process, nothing
+    if (std::optional<std::int64_t> rank = db.meta_int("rank"))
+      out << "ranks: this is rank " << *rank << " of " << db.meta_int("world_size").value_or(0)
+          << "; to compare the ranks, merge their traces: glassbox merge run.rank*.db -o run.db\n\n";
+    return;
+  }
+  out << "ranks: " << c.ranks.size() << ", merged on one clock";
+  for (const RankRow& r : c.ranks)
+    if (r.aligned_by != "reference") out << "; rank " << r.rank << " aligned by " << r.aligned_by;
+  if (c.barrier_gap_ns) {
+    out << "; the program's " << c.barriers << (c.barriers == 1 ? " barrier" : " barriers");
+    if (*c.barrier_gap_ns <= 0)
+      out << " overlap on every rank (ends within " << format_time(*c.barrier_spread_ns) << ")";
+    else
+      out << " do not overlap on every rank: a gap of " << format_time(*c.barrier_gap_ns)
+          << " (the clocks disagree by at least that)";
+  }
+  out << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const RankRow& r : c.ranks) {
+    auto share = [](double part, double whole) { return whole > 0 ? format_share(part, whole) : std::string("-"); };
+    rows.push_back({std::to_string(r.rank), std::to_string(r.steps.count), format_time(r.steps.median),
+                    format_time(r.steps.mean), std::to_string(r.collectives), format_time(r.collective_ns),
+                    format_time(r.waited_ns), format_time(r.blocked_ns), share(r.overlap_ns, r.allreduce_ns),
+                    std::to_string(r.last_arrivals)});
+  }
+  out << format_table({"rank", "steps", "median step", "mean step", "collectives", "in collectives",
+                       "waiting for others", "blocked in wait", "all-reduce during backward", "arrived last"},
+                      rows, 2, "rrrrrrrrrr");
+  if (c.straggler) {
+    const RankRow& s =
+        *std::find_if(c.ranks.begin(), c.ranks.end(), [&](const RankRow& r) { return r.rank == *c.straggler; });
+    out << "  straggler: rank " << s.rank << ": it arrived last at " << s.last_arrivals << " of " << c.matched
+        << " collectives; the others waited a median " << format_time(c.straggler_median_ns) << " for it each time ("
+        << format_share(c.straggler_share, 1.0) << " of a step), " << format_time(s.caused_ns) << " in all\n";
+  } else if (c.matched > 0) {
+    out << "  no straggler: over " << c.matched
+        << " collectives the ranks arrived last in turn, or kept the others "
+           "waiting briefly\n";
+  } else {
+    out << "  no collective ran inside a step on every rank: nothing to compare arrivals by\n";
+  }
   out << "\n";
 }
 
@@ -152,6 +202,7 @@ void write_report(const TraceDb& db, const ReportOptions& options, std::ostream&
   write_story(db, out);
   write_run_section(db, out);
   write_steps_section(db, out);
+  write_ranks_section(db, out);
   write_ops_section(db, options, out);
   write_memory_section(db, out);
   write_dataloader_section(db, out);

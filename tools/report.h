@@ -6,6 +6,9 @@
 //   run        meta: command, host, started_at, glassbox_version, device_name, closed_cleanly, stopped_by,
 //              dropped_events
 //   steps      count, mean, median, p90, min, max, std of the step durations (traces/query/steps.h)
+//   ranks      a merged trace (`glassbox merge`): per rank its steps, collectives, waiting for the others, time
+//              blocked in wait, all-reduce overlap with backward; the straggler (traces/query/ranks.h). One rank's
+//              own trace: how to merge; a single process: nothing
 //   ops        PyTorch's key_averages table of the spans of one kind (traces/query/op_table.h), sorted, limited
 //   memory     peaks per device (context, reserved, allocated) and per category (traces/query/memory.h)
 //   data-loader  the wait share of step time and the stage totals (traces/query/dataloader.h)
@@ -37,6 +40,7 @@ void write_report(const TraceDb& db, const ReportOptions& options, std::ostream&
 // The sections on their own (write_report calls them in order, after write_story of tools/story.h).
 void write_run_section(const TraceDb& db, std::ostream& out);
 void write_steps_section(const TraceDb& db, std::ostream& out);
+void write_ranks_section(const TraceDb& db, std::ostream& out);
 void write_ops_section(const TraceDb& db, const ReportOptions& options, std::ostream& out);
 void write_memory_section(const TraceDb& db, std::ostream& out);
 void write_dataloader_section(const TraceDb& db, std::ostream& out);

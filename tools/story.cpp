@@ -169,7 +169,9 @@ std::string op_line(const char* label, const SpanInfo& op) {
 
 void write_first_nonfinite(const FirstNonFinite& f, std::ostream& out) {
   const gb::trace::AnomalyRecord& a = f.anomaly;
-  const std::string step = f.step ? ", step " + std::to_string(*f.step) : "";
+  // A merged trace says which rank's run went non-finite first (the others' follow through the all-reduce).
+  const std::string step = (f.step ? ", step " + std::to_string(*f.step) : std::string()) +
+                           (a.rank ? ", on rank " + std::to_string(*a.rank) : std::string());
   const std::string module = f.module.empty() ? "" : " in module " + f.module;
   out << "  first non-finite value: ";
   if (a.kind == AnomalyKind::nonfinite_forward) {

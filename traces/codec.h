@@ -31,7 +31,8 @@ struct Codec;
     static constexpr auto fields = std::make_tuple(__VA_ARGS__); \
   }
 
-GB_CODEC(ThreadRecord, "threads", F("id", &R::id), F("os_tid", &R::os_tid), F("name", &R::name), F("role", &R::role));
+GB_CODEC(ThreadRecord, "threads", F("id", &R::id), F("os_tid", &R::os_tid), F("name", &R::name), F("role", &R::role),
+         F("rank", &R::rank));
 GB_CODEC(SpanRecord, "spans", F("id", &R::id), F("kind", &R::kind), F("name_id", &R::name_id),
          F("thread_id", &R::thread_id), F("start_ns", &R::start_ns), F("end_ns", &R::end_ns), F("step", &R::step),
          F("parent_id", &R::parent_id), F("seq", &R::seq), F("module_id", &R::module_id));
@@ -64,11 +65,18 @@ GB_CODEC(GradStatRecord, "grad_stats", F("step", &R::step), F("param_id", &R::pa
 GB_CODEC(AnomalyRecord, "anomalies", F("id", &R::id), F("t_ns", &R::t_ns), F("step", &R::step), F("kind", &R::kind),
          F("severity", &R::severity), F("span_id", &R::span_id), F("node_id", &R::node_id),
          F("module_id", &R::module_id), F("param_id", &R::param_id), F("value", &R::value),
-         F("message", &R::message));
+         F("message", &R::message), F("rank", &R::rank));
 GB_CODEC(CounterRecord, "counters", F("t_ns", &R::t_ns), F("name_id", &R::name_id), F("value", &R::value));
 GB_CODEC(KernelRecord, "kernels", F("span_id", &R::span_id), F("device", &R::device), F("stream", &R::stream),
          F("correlation_id", &R::correlation_id), F("launch_span_id", &R::launch_span_id), F("grid", &R::grid), F("block", &R::block),
          F("registers", &R::registers), F("shared_mem", &R::shared_mem));
+GB_CODEC(CollectiveRecord, "collectives", F("span_id", &R::span_id), F("bytes", &R::bytes), F("dtype", &R::dtype),
+         F("reduce_op", &R::reduce_op), F("bucket", &R::bucket), F("peers", &R::peers),
+         F("queued_ns", &R::queued_ns));
+GB_CODEC(RankRecord, "ranks", F("rank", &R::rank), F("source", &R::source), F("host", &R::host),
+         F("offset_ns", &R::offset_ns), F("scale", &R::scale), F("aligned_by", &R::aligned_by));
+GB_CODEC(RankStepRecord, "rank_steps", F("rank", &R::rank), F("step", &R::step), F("start_ns", &R::start_ns),
+         F("end_ns", &R::end_ns), F("loss", &R::loss), F("skipped", &R::skipped));
 
 // How a span is stored (schema.cpp): thread_id, end_ns and parent_id are generated from id, start_ns + dur_ns and
 // id - parent_delta, which keeps a span row near 30 bytes. The Writer stores a SpanRecord through this.

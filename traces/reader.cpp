@@ -83,8 +83,23 @@ void Reader::validate() {
   if (version_ < 0)
     throw Error("glassbox: '" + path_ + "' has an invalid trace schema version " + std::to_string(version_));
 
+  // An older file reads through views that give it this version's columns and tables (schema.h compat_sql).
+  if (version_ < kSchemaVersion) {
+    detail::count_statement();
+    char* err = nullptr;
+    if (sqlite3_exec(db_, compat_sql(version_), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string why = err ? err : "unknown";
+      sqlite3_free(err);
+      throw Error("glassbox: trace '" + path_ + "' (schema version " + std::to_string(version_) +
+                  ") cannot be read as version " + std::to_string(kSchemaVersion) + " (" + why +
+                  "); the file is damaged");
+    }
+  }
   std::set<std::string, std::less<>> tables;
-  Stmt t(db_, path_, "SELECT name FROM sqlite_master WHERE type = 'table'", __FILE__, __LINE__);
+  Stmt t(db_, path_,
+         "SELECT name FROM sqlite_master WHERE type = 'table' UNION "
+         "SELECT name FROM sqlite_temp_master WHERE type IN ('table', 'view')",
+         __FILE__, __LINE__);
   while (t.step(__FILE__, __LINE__)) tables.emplace(reinterpret_cast<const char*>(sqlite3_column_text(t.get(), 0)));
   for (std::string_view name : required_tables())
     if (!tables.contains(name))
@@ -305,5 +320,8 @@ template std::vector<AnomalyRecord> Reader::all() const;
 template std::vector<CounterRecord> Reader::all() const;
 template std::vector<KernelRecord> Reader::all() const;
 template std::vector<InstantRecord> Reader::all() const;
+template std::vector<CollectiveRecord> Reader::all() const;
+template std::vector<RankRecord> Reader::all() const;
+template std::vector<RankStepRecord> Reader::all() const;
 
 }  // namespace gb::trace

@@ -24,15 +24,17 @@ using OptId = std::optional<std::int64_t>;
 // spans.kind
 enum class SpanKind : int {
   op = 0, backward_node = 1, backward_phase = 2, module = 3, optimizer = 4, dataloader = 5, step = 6, user = 7,
-  cuda_kernel = 8, cuda_memcpy = 9, cuda_memset = 10, cuda_api = 11,
+  cuda_kernel = 8, cuda_memcpy = 9, cuda_memset = 10, cuda_api = 11, collective = 12,
 };
-inline constexpr std::array<std::string_view, 12> kSpanKindNames = {
-    "op",   "backward_node", "backward_phase", "module",      "optimizer",   "dataloader",
-    "step", "user",          "cuda_kernel",    "cuda_memcpy", "cuda_memset", "cuda_api"};
-// threads.role
-enum class ThreadRole : int { main = 0, dataloader_worker = 1, pin_memory = 2, collector = 3, cuda_stream = 4, other = 5 };
-inline constexpr std::array<std::string_view, 6> kThreadRoleNames = {"main",      "dataloader_worker", "pin_memory",
-                                                                     "collector", "cuda_stream",       "other"};
+inline constexpr std::array<std::string_view, 13> kSpanKindNames = {
+    "op",   "backward_node", "backward_phase", "module",      "optimizer",   "dataloader", "step",
+    "user", "cuda_kernel",   "cuda_memcpy",    "cuda_memset", "cuda_api",    "collective"};
+// threads.role (communication from schema version 4)
+enum class ThreadRole : int {
+  main = 0, dataloader_worker = 1, pin_memory = 2, collector = 3, cuda_stream = 4, other = 5, communication = 6
+};
+inline constexpr std::array<std::string_view, 7> kThreadRoleNames = {
+    "main", "dataloader_worker", "pin_memory", "collector", "cuda_stream", "other", "communication"};
 // memory_events.action
 enum class MemAction : int {
   alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5, retag = 6,
@@ -70,8 +72,8 @@ enum class Severity : int { info = 0, warning = 1, error = 2 };
 inline constexpr std::array<std::string_view, 3> kSeverityNames = {"info", "warning", "error"};
 
 // Each table names every value: the last enumerator is the table's last entry.
-static_assert(kSpanKindNames.size() == static_cast<std::size_t>(SpanKind::cuda_api) + 1);
-static_assert(kThreadRoleNames.size() == static_cast<std::size_t>(ThreadRole::other) + 1);
+static_assert(kSpanKindNames.size() == static_cast<std::size_t>(SpanKind::collective) + 1);
+static_assert(kThreadRoleNames.size() == static_cast<std::size_t>(ThreadRole::communication) + 1);
 static_assert(kMemActionNames.size() == static_cast<std::size_t>(MemAction::retag) + 1);
 static_assert(kMemCategoryNames.size() == static_cast<std::size_t>(MemCategory::autograd_detail) + 1);
 static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::int16) + 1);
@@ -87,6 +89,7 @@ struct ThreadRecord {
   std::int64_t os_tid = 0;
   std::string name;
   ThreadRole role = ThreadRole::main;
+  OptId rank;  // the rank whose thread this was, in a trace `glassbox merge` wrote; NULL in one process's trace
   bool operator==(const ThreadRecord&) const = default;
 };
 
@@ -225,6 +228,7 @@ struct AnomalyRecord {
   OptId span_id, node_id, module_id, param_id;
   std::optional<double> value;
   std::string message;
+  OptId rank;  // the rank that raised it, in a trace `glassbox merge` wrote; NULL in one process's trace
   bool operator==(const AnomalyRecord&) const = default;
 };
 
@@ -248,6 +252,42 @@ struct KernelRecord {
   bool operator==(const KernelRecord&) const = default;
 };
 
+// One collective of a data-parallel job (kind collective span on a communication thread: the span's name is the
+// collective, its seq the group's collective number, the same on every rank).
+struct CollectiveRecord {
+  Id span_id = 0;
+  std::int64_t bytes = 0;      // of one rank's tensor (all_gather: its input; reduce_scatter: its output)
+  DType dtype = DType::float32;
+  OptId reduce_op;             // strings.id of "sum", "avg", ...; NULL when the collective does not reduce
+  OptId bucket;                // DistributedDataParallel's gradient bucket; NULL for other collectives
+  std::int64_t peers = 0;      // ranks in the group
+  std::int64_t queued_ns = 0;  // when the caller queued it (the span starts when the communication thread runs it)
+  bool operator==(const CollectiveRecord&) const = default;
+};
+
+// One rank of a merged trace (`glassbox merge`): where its rows came from and how its clock was moved onto
+// rank 0's. Rank r's time t became offset_ns + t * scale.
+struct RankRecord {
+  std::int64_t rank = 0;
+  std::string source;      // the rank's trace file
+  std::string host;
+  std::int64_t offset_ns = 0;
+  double scale = 1.0;
+  std::string aligned_by;  // "clock_sync start and end", "clock_sync start", "started_at_unix_ns"
+  bool operator==(const RankRecord&) const = default;
+};
+
+// A rank's training step in a merged trace (the merged `steps` are rank 0's).
+struct RankStepRecord {
+  std::int64_t rank = 0;
+  std::int64_t step = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::optional<double> loss;
+  bool skipped = false;
+  bool operator==(const RankStepRecord&) const = default;
+};
+
 // Every record type, declared once here: the lists below are where each is registered, and the probes (ring
 // tags), the collector (what it reads back from a ring) and the writer (statement slots, batched inserts) are
 // generated from them. Adding a table: its struct above, its columns in codec.h and schema.cpp, one entry here.
@@ -258,7 +298,8 @@ struct RecordList {
 // Every table's record, in the schema's order (the writer's statement slot is the position).
 using AllRecords = RecordList<ThreadRecord, SpanRecord, OpDetailsRecord, ModuleRecord, ParamRecord, StepRecord,
                               GraphNodeRecord, GraphEdgeRecord, MemoryEventRecord, OomReportRecord, GradStatRecord,
-                              AnomalyRecord, CounterRecord, KernelRecord, InstantRecord>;
+                              AnomalyRecord, CounterRecord, KernelRecord, InstantRecord, CollectiveRecord,
+                              RankRecord, RankStepRecord>;
 // Records the probes copy into a thread's lock-free ring (trivially copyable, hot; the position is the ring tag).
 // The others (strings inside) take the registry's mutex, or are spans and instants, which have their own events.
 using RingRecords = RecordList<MemoryEventRecord, GraphNodeRecord, GraphEdgeRecord, GradStatRecord, StepRecord,

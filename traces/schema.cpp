@@ -10,7 +10,8 @@ const char* create_tables_sql() {
   return R"sql(
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
 CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
-CREATE TABLE threads (id INTEGER PRIMARY KEY, os_tid INTEGER NOT NULL, name TEXT NOT NULL, role INTEGER NOT NULL);
+CREATE TABLE threads (id INTEGER PRIMARY KEY, os_tid INTEGER NOT NULL, name TEXT NOT NULL, role INTEGER NOT NULL,
+  rank INTEGER);
 CREATE TABLE spans (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, name_id INTEGER NOT NULL,
   start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, step INTEGER, parent_delta INTEGER, seq INTEGER,
   module_id INTEGER,
@@ -41,11 +42,33 @@ CREATE TABLE grad_stats (step INTEGER NOT NULL, param_id INTEGER NOT NULL, norm 
   nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL, zero_frac REAL, param_norm REAL, update_norm REAL);
 CREATE TABLE anomalies (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, step INTEGER, kind INTEGER NOT NULL,
   severity INTEGER NOT NULL, span_id INTEGER, node_id INTEGER, module_id INTEGER, param_id INTEGER, value REAL,
-  message TEXT NOT NULL);
+  message TEXT NOT NULL, rank INTEGER);
 CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL);
 CREATE TABLE kernels (span_id INTEGER PRIMARY KEY, device INTEGER NOT NULL, stream INTEGER NOT NULL,
   correlation_id INTEGER NOT NULL, launch_span_id INTEGER, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
   shared_mem INTEGER NOT NULL);
+CREATE TABLE collectives (span_id INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, dtype INTEGER NOT NULL,
+  reduce_op INTEGER, bucket INTEGER, peers INTEGER NOT NULL, queued_ns INTEGER NOT NULL);
+CREATE TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TEXT NOT NULL, offset_ns INTEGER NOT NULL,
+  scale REAL NOT NULL, aligned_by TEXT NOT NULL);
+CREATE TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
+)sql";
+}
+
+const char* compat_sql(int version) {
+  if (version >= kSchemaVersion) return "";
+  // Views keep the table's rowid under that name (the Reader orders rows by it).
+  return R"sql(
+CREATE TEMP VIEW threads AS SELECT rowid AS rowid, id, os_tid, name, role, NULL AS rank FROM main.threads;
+CREATE TEMP VIEW anomalies AS SELECT rowid AS rowid, id, t_ns, step, kind, severity, span_id, node_id, module_id,
+  param_id, value, message, NULL AS rank FROM main.anomalies;
+CREATE TEMP TABLE collectives (span_id INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, dtype INTEGER NOT NULL,
+  reduce_op INTEGER, bucket INTEGER, peers INTEGER NOT NULL, queued_ns INTEGER NOT NULL);
+CREATE TEMP TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TEXT NOT NULL,
+  offset_ns INTEGER NOT NULL, scale REAL NOT NULL, aligned_by TEXT NOT NULL);
+CREATE TEMP TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
 )sql";
 }
 
@@ -62,10 +85,10 @@ CREATE INDEX IF NOT EXISTS graph_edges_step ON graph_edges (step);
 }
 
 std::span<const std::string_view> required_tables() {
-  static constexpr std::array<std::string_view, 17> tables = {
-      "meta",        "strings",       "threads",     "spans",      "instants",  "op_details", "modules",
-      "params",      "steps",         "graph_nodes", "graph_edges", "memory_events", "oom_reports", "grad_stats",
-      "anomalies",   "counters",      "kernels"};
+  static constexpr std::array<std::string_view, 20> tables = {
+      "meta",      "strings",  "threads",     "spans",       "instants",      "op_details",  "modules",
+      "params",    "steps",    "graph_nodes", "graph_edges", "memory_events", "oom_reports", "grad_stats",
+      "anomalies", "counters", "kernels",     "collectives", "ranks",         "rank_steps"};
   return tables;
 }
 

@@ -15,11 +15,17 @@ namespace gb::trace {
 // Bump when a table or column changes meaning or disappears, or an enum gains values an older reader would not
 // know; the Reader refuses files with a newer version. 1: the first; 2: anomaly kinds 7..11 (nonfinite_loss,
 // update_ratio, dead_relu, amp_scale_collapse, missing_zero_grad). A version 1 file reads as it is (kinds 0..6).
-constexpr int kSchemaVersion = 3;
+// 3: params.dtype 7..9. 4: span kind collective, thread role communication, threads.rank and anomalies.rank, the
+// tables collectives, ranks and rank_steps (data-parallel jobs and `glassbox merge`).
+constexpr int kSchemaVersion = 4;
 
 const char* create_tables_sql();   // CREATE TABLE ... for every table, one statement per table
 const char* create_indexes_sql();  // CREATE INDEX IF NOT EXISTS ... the Reader's queries use
 std::span<const std::string_view> required_tables();  // every table of the schema, in SCHEMA.md order
+// For a file of an older `version`: TEMP views and empty TEMP tables on a reader's connection that give it this
+// version's tables and columns (threads and anomalies with a NULL rank; no collectives, ranks or rank_steps), so every
+// query reads every version. Empty for the current version. Run once per connection, before any query.
+const char* compat_sql(int version);
 
 std::string_view name(SpanKind k);
 std::string_view name(ThreadRole r);

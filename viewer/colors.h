@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 
 #include "traces/records.h"
 
@@ -28,8 +29,12 @@ constexpr Rgb kSpanKind[] = {
     0xD9A21B,  // cuda_memcpy      amber
     0xC45C9A,  // cuda_memset      pink
     0x8088A8,  // cuda_api         lavender grey
+    0x2E4A9E,  // collective       navy
 };
-constexpr Rgb span_kind(gb::trace::SpanKind k) { return kSpanKind[static_cast<int>(k) % 12]; }
+static_assert(std::size(kSpanKind) == gb::trace::kSpanKindNames.size(), "a colour per span kind");
+constexpr Rgb span_kind(gb::trace::SpanKind k) {
+  return kSpanKind[static_cast<std::size_t>(k) % std::size(kSpanKind)];
+}
 
 // memory_events.category, in MemCategory order (unknown, parameter, gradient, activation, optimizer_state,
 // temporary, input, autograd_detail).
@@ -55,6 +60,7 @@ constexpr Rgb kCompareA = 0x7F8C8D;     // compare: trace A's bars (grey)
 constexpr Rgb kCompareB = 0xE67E22;     // compare: trace B's bars (carrot)
 constexpr Rgb kSearchBar = 0x5DADE2;    // timeline search: the duration histogram's bars
 constexpr Rgb kCudaStreamLabel = 0xB8E986;  // timeline: the header text of a CUDA stream track (a light kernel lime)
+constexpr Rgb kRankHeader = 0x34507E;  // timeline of a merged trace: the band above each rank's tracks
 
 // Viridis, 0 (dark purple) .. 1 (yellow), for log-scaled heatmaps.
 Rgb viridis(double t);

@@ -19,13 +19,20 @@ namespace {
 int role_order(ThreadRole r) {
   switch (r) {
     case ThreadRole::main: return 0;
-    case ThreadRole::dataloader_worker: return 1;
-    case ThreadRole::pin_memory: return 2;
-    case ThreadRole::cuda_stream: return 3;
-    case ThreadRole::other: return 4;
-    case ThreadRole::collector: return 5;
+    case ThreadRole::communication:
+      return 1;
+    case ThreadRole::dataloader_worker:
+      return 2;
+    case ThreadRole::pin_memory:
+      return 3;
+    case ThreadRole::cuda_stream:
+      return 4;
+    case ThreadRole::other:
+      return 5;
+    case ThreadRole::collector:
+      return 6;
   }
-  return 6;
+  return 7;
 }
 
 }  // namespace
@@ -62,7 +69,9 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   // the root above its last span ends last (spans of a thread nest).
   std::vector<Overview::ThreadRange> ranges;
   std::vector<ThreadRecord> threads = r.all<ThreadRecord>();
+  // A merged trace's threads group by rank (`glassbox merge`), then by role.
   std::stable_sort(threads.begin(), threads.end(), [](const ThreadRecord& a, const ThreadRecord& b) {
+    if (a.rank.value_or(-1) != b.rank.value_or(-1)) return a.rank.value_or(-1) < b.rank.value_or(-1);
     return role_order(a.role) != role_order(b.role) ? role_order(a.role) < role_order(b.role) : a.id < b.id;
   });
   for (const ThreadRecord& t : threads) {
@@ -83,7 +92,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
       cur = parent;
     }
     extend(first, end);
-    tracks_.push_back(Track{t.id, t.name, t.role, last_id - lo});
+    tracks_.push_back(Track{t.id, t.name, t.role, last_id - lo, t.rank});
     ranges.push_back(Overview::ThreadRange{t.id, lo + 1, last_id, first, end});
     span_count_ += last_id - lo;
   }
@@ -315,10 +324,13 @@ std::optional<StepRecord> TraceModel::step(std::int64_t s) const {
 }
 
 std::string track_label(const Track& t) {
-  if (t.role != gb::trace::ThreadRole::cuda_stream) return t.name;
-  std::size_t i = t.name.size();
-  while (i > 0 && std::isdigit(static_cast<unsigned char>(t.name[i - 1]))) --i;
-  return "cuda stream " + (i < t.name.size() ? t.name.substr(i) : std::to_string(t.thread_id));
+  std::string label = t.name;
+  if (t.role == gb::trace::ThreadRole::cuda_stream) {
+    std::size_t i = t.name.size();
+    while (i > 0 && std::isdigit(static_cast<unsigned char>(t.name[i - 1]))) --i;
+    label = "cuda stream " + (i < t.name.size() ? t.name.substr(i) : std::to_string(t.thread_id));
+  }
+  return t.rank ? "rank " + std::to_string(*t.rank) + " \xc2\xb7 " + label : label;
 }
 
 std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
@@ -329,6 +341,9 @@ std::vector<gb::trace::SpanKind> TraceModel::legend_kinds() const {
                       return t.role == gb::trace::ThreadRole::cuda_stream;
                     });
   if (cuda) out.insert(out.end(), {SpanKind::cuda_kernel, SpanKind::cuda_memcpy, SpanKind::cuda_memset, SpanKind::cuda_api});
+  if (std::any_of(tracks_.begin(), tracks_.end(),
+                  [](const Track& t) { return t.role == gb::trace::ThreadRole::communication; }))
+    out.push_back(SpanKind::collective);
   return out;
 }
 

@@ -60,10 +60,11 @@ struct Track {
   std::string name;
   gb::trace::ThreadRole role = gb::trace::ThreadRole::main;
   std::int64_t spans = 0;  // rows of this thread in the file
+  std::optional<std::int64_t> rank;  // a merged trace's rank (threads.rank)
 };
 
 // The track's header text: "cuda stream N" for a cuda_stream thread (N: the number ending its name, else its
-// thread id), else the thread's name.
+// thread id), else the thread's name; "rank R · " before it in a merged trace.
 std::string track_label(const Track& t);
 
 struct CounterSeries {
@@ -159,7 +160,8 @@ class TraceModel {
   const std::vector<Track>& tracks() const { return tracks_; }
   bool has_kernels() const { return has_kernels_; }  // the kernels table has rows
   // The kinds the timeline legend lists: op .. step, then cuda_kernel, cuda_memcpy, cuda_memset and cuda_api when
-  // the trace has CUDA activity (a cuda_stream track or a kernels row).
+  // the trace has CUDA activity (a cuda_stream track or a kernels row), and collective when it has a communication
+  // track.
   std::vector<gb::trace::SpanKind> legend_kinds() const;
   const std::vector<gb::trace::StepRecord>& steps() const { return steps_; }
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;

@@ -2,10 +2,13 @@
 // the backends this build has, and the tensor checks every backend makes.
 #include "glassbox/distributed/distributed.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include "distributed/backends.h"
+#include "distributed/collective_trace.h"
 #include "glassbox/core/error.h"
 #include "glassbox/ops/factory.h"
 #include "instrument/probe.h"
@@ -17,6 +20,7 @@ struct DefaultGroup {
   std::mutex mu;
   std::shared_ptr<ProcessGroup> group;
   std::string backend;
+  bool clock_synced = false;  // the start handshake ran: destroy_process_group runs the end one
 };
 DefaultGroup& state() {
   static DefaultGroup* s = new DefaultGroup();  // never destroyed: the exit handler below may still use it
@@ -51,6 +55,28 @@ void write_group_meta() {
   trace::set_meta("distributed_backend", backend);
   trace::set_meta("rank", std::to_string(group->getRank()));
   trace::set_meta("world_size", std::to_string(group->getSize()));
+}
+
+// The clock handshake `glassbox merge` aligns the ranks' traces by (traces/SCHEMA.md): when every rank records a
+// trace, barriers named clock_sync right after init_process_group and again in destroy_process_group; a
+// barrier's end is the same moment on every rank. Whether every rank records is agreed first (a MIN all-reduce that
+// runs whether or not this rank traces), so the ranks always issue the same collectives.
+bool every_rank_traces(ProcessGroup& group) {
+  Tensor flag = zeros({1}, TensorOptions().dtype(kInt32));
+  flag.data_ptr<int32_t>()[0] = trace::enabled() ? 1 : 0;
+  std::vector<Tensor> ts{flag};
+  {
+    detail::CollectiveTag tag(std::nullopt, "clock_sync_vote");
+    group.allreduce(ts, AllreduceOptions{ReduceOp::MIN})->wait();
+  }
+  return flag.data_ptr<int32_t>()[0] == 1;
+}
+// Several barriers in a row: a rank whose thread is preempted as one barrier returns stamps its end late, and the
+// merge takes the median over the handshake's barriers.
+constexpr int kClockSyncBarriers = 5;
+void clock_sync(ProcessGroup& group) {
+  detail::CollectiveTag tag(std::nullopt, "clock_sync");
+  for (int i = 0; i < kClockSyncBarriers; ++i) group.barrier()->wait();
 }
 
 // A synchronous call waits here and returns nullptr, as torch.distributed's do.
@@ -105,6 +131,12 @@ void init_process_group(const std::string& backend, std::chrono::milliseconds ti
   }();
   (void)once;
   write_group_meta();  // the hook covers the sessions started later
+  std::shared_ptr<ProcessGroup> group = require_group("init_process_group");
+  if (every_rank_traces(*group)) {
+    clock_sync(*group);
+    std::lock_guard<std::mutex> lock(state().mu);
+    state().clock_synced = true;
+  }
 }
 
 bool is_initialized() {
@@ -114,10 +146,20 @@ bool is_initialized() {
 
 void destroy_process_group() {
   std::shared_ptr<ProcessGroup> group;
+  bool synced = false;
   {
     std::lock_guard<std::mutex> lock(state().mu);
     group = std::move(state().group);  // leaves it empty
     state().backend.clear();
+    synced = std::exchange(state().clock_synced, false);
+  }
+  if (group && synced) {  // every rank agreed at init: every rank runs this end handshake too
+    try {
+      clock_sync(*group);
+    } catch (const std::exception& e) {  // a peer that never arrives: the trace keeps its start handshake only
+      std::fprintf(stderr, "glassbox: rank %d: the clock handshake at destroy_process_group failed: %s\n",
+                   group->getRank(), e.what());
+    }
   }
   group.reset();  // the backend's destructor drains its queue and joins its thread
 }

@@ -5,7 +5,8 @@
 // caller's order). The caller goes on (overlap) and waits on the Work. MPI runs with MPI_ERRORS_RETURN on the
 // group's own communicator (a duplicate of MPI_COMM_WORLD), so a failed call becomes a gb::Error in wait(); a rank
 // that dies takes the job down through mpirun, which ends the others. Built without MPI, make_mpi_group throws an
-// error that names the packages to install.
+// error that names the packages to install. Each collective is a span on the communication thread
+// (collective_trace.h).
 #include <chrono>
 #include <memory>
 #include <string>
@@ -23,7 +24,10 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
+
+#include "distributed/collective_trace.h"
 #endif
 
 namespace gb::distributed::detail {
@@ -165,10 +169,12 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Op op = mpi_op(opts.reduceOp, t.scalar_type(), "all_reduce");
     const int n = count_of(t, "all_reduce");
     const bool avg = opts.reduceOp == ReduceOp::AVG;
-    return enqueue("all_reduce", gb::detail::str_cat(describe(t), ", ", reduce_op_name(opts.reduceOp)), [=, this] {
-      mpi_check(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), n, type, op, comm_), "MPI_Allreduce", "all_reduce");
-      if (avg) divide_in_place(t, size_);
-    });
+    return enqueue("all_reduce", gb::detail::str_cat(describe(t), ", ", reduce_op_name(opts.reduceOp)), t,
+                   opts.reduceOp, [=, this] {
+                     mpi_check(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), n, type, op, comm_), "MPI_Allreduce",
+                               "all_reduce");
+                     if (avg) divide_in_place(t, size_);
+                   });
   }
 
   std::shared_ptr<Work> broadcast(std::vector<Tensor>& tensors, const BroadcastOptions& opts) override {
@@ -179,7 +185,7 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Datatype type = mpi_type(t.scalar_type(), "broadcast");
     const int n = count_of(t, "broadcast");
     const int root = int(opts.rootRank);
-    return enqueue("broadcast", gb::detail::str_cat(describe(t), " from rank ", root),
+    return enqueue("broadcast", gb::detail::str_cat(describe(t), " from rank ", root), t, std::nullopt,
                    [=, this] { mpi_check(MPI_Bcast(t.data_ptr(), n, type, root, comm_), "MPI_Bcast", "broadcast"); });
   }
 
@@ -193,7 +199,7 @@ class ProcessGroupMPI final : public ProcessGroup {
     for (const Tensor& o : outs) check_same_layout(o, in, "all_gather", "an output tensor");
     const MPI_Datatype type = mpi_type(in.scalar_type(), "all_gather");
     const int n = count_of(in, "all_gather");
-    return enqueue("all_gather", describe(in), [=, this] {
+    return enqueue("all_gather", describe(in), in, std::nullopt, [=, this] {
       // one contiguous receive buffer, then each rank's part into its tensor
       std::vector<unsigned char> flat(size_t(in.nbytes()) * size_t(size_));
       mpi_check(MPI_Allgather(in.data_ptr(), n, type, flat.data(), n, type, comm_), "MPI_Allgather", "all_gather");
@@ -215,8 +221,8 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Op op = mpi_op(opts.reduceOp, out.scalar_type(), "reduce_scatter");
     const int n = count_of(out, "reduce_scatter");
     const bool avg = opts.reduceOp == ReduceOp::AVG;
-    return enqueue("reduce_scatter", gb::detail::str_cat(describe(out), ", ", reduce_op_name(opts.reduceOp)),
-                   [=, this] {
+    return enqueue("reduce_scatter", gb::detail::str_cat(describe(out), ", ", reduce_op_name(opts.reduceOp)), out,
+                   opts.reduceOp, [=, this] {
                      std::vector<unsigned char> flat(size_t(out.nbytes()) * size_t(size_));
                      for (int r = 0; r < size_; ++r)
                        std::memcpy(flat.data() + size_t(r) * size_t(out.nbytes()), ins[size_t(r)].data_ptr(),
@@ -228,16 +234,19 @@ class ProcessGroupMPI final : public ProcessGroup {
   }
 
   std::shared_ptr<Work> barrier() override {
-    return enqueue("barrier", "", [this] { mpi_check(MPI_Barrier(comm_), "MPI_Barrier", "barrier"); });
+    return enqueue("barrier", "", Tensor(), std::nullopt,
+                   [this] { mpi_check(MPI_Barrier(comm_), "MPI_Barrier", "barrier"); });
   }
 
  private:
   struct Entry {
     std::function<void()> fn;
     std::shared_ptr<Work> work;
+    CollectiveTrace trace;
   };
 
-  std::shared_ptr<Work> enqueue(const char* op, std::string description, std::function<void()> fn) {
+  std::shared_ptr<Work> enqueue(const char* op, std::string description, const Tensor& t,
+                                std::optional<ReduceOp> reduce, std::function<void()> fn) {
     auto work = std::make_shared<Work>(op);
     work->set_default_timeout(timeout_);
     work->set_description(
@@ -245,13 +254,14 @@ class ProcessGroupMPI final : public ProcessGroup {
     {
       std::lock_guard<std::mutex> lock(mu_);
       GB_CHECK(!stop_, "gb::distributed::", op, ": the process group is being destroyed");
-      queue_.push_back(Entry{std::move(fn), work});
+      queue_.push_back(Entry{std::move(fn), work, describe_collective(op, t, reduce, next_seq_++, size_)});
     }
     cv_.notify_one();
     return work;
   }
 
   void run() {
+    name_communication_thread();
     for (;;) {
       Entry e;
       {
@@ -264,7 +274,7 @@ class ProcessGroupMPI final : public ProcessGroup {
       }
       std::exception_ptr error;
       try {
-        e.fn();
+        run_traced(e.trace, e.fn);
       } catch (...) {
         error = std::current_exception();
       }
@@ -283,6 +293,7 @@ class ProcessGroupMPI final : public ProcessGroup {
   std::deque<Entry> queue_;
   std::shared_ptr<Work> running_;
   bool stop_ = false;
+  int64_t next_seq_ = 0;  // the group's collective number (spans.seq in the trace)
   std::thread thread_;  // last: started once the members above exist
 };
 

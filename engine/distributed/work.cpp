@@ -1,8 +1,11 @@
-// engine/distributed/work.cpp — the Work handle of one collective: finish() once, wait() with a timeout.
+// engine/distributed/work.cpp — the Work handle of one collective: finish() once, wait() with a timeout; a wait that
+// blocks is a span of kind collective, "wait <collective>", on the waiting thread.
+#include <optional>
 #include <string>
 
 #include "glassbox/core/error.h"
 #include "glassbox/distributed/process_group.h"
+#include "instrument/probe.h"
 
 namespace gb::distributed {
 
@@ -19,6 +22,8 @@ void Work::finish(std::exception_ptr error) {
 bool Work::wait(std::chrono::milliseconds timeout) {
   if (timeout == kNoTimeout) timeout = default_timeout_;
   std::unique_lock<std::mutex> lock(mu_);
+  std::optional<trace::Span> blocked;  // the time this thread waited for the communication (exposed, not overlapped)
+  if (!done_ && trace::enabled()) blocked.emplace(trace::location("wait " + op_, trace::SpanKind::collective));
   if (!cv_.wait_for(lock, timeout, [this] { return done_; }))
     throw Error(detail::str_cat(
         op_, description_.empty() ? "" : " (" + description_ + ")", " did not finish within ", timeout.count(),

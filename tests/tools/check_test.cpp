@@ -8,7 +8,9 @@
 #include <random>
 #include <sstream>
 
+#include "rank_traces.h"
 #include "synthetic_trace.h"
+#include "tools/merge.h"
 #include "traces/error.h"
 #include "traces/temp_dir.h"
 
@@ -216,7 +218,7 @@ TEST_CASE("damaged files do not open: random bytes, truncated, a dropped table, 
       {random, "not a glassbox trace"},
       {truncated, "truncated"},
       {dropped, "has no table 'kernels'"},
-      {future, "trace schema version 7 is newer than this glassbox reads (3); upgrade glassbox"}};
+      {future, "trace schema version 7 is newer than this glassbox reads (4); upgrade glassbox"}};
   for (const auto& c : cases) {  // no structured binding: CAPTURE's lambda captures it (Clang 14)
     const std::string& path = c.first;
     const std::string& why = c.second;
@@ -257,4 +259,22 @@ TEST_CASE("a trace still being written (or whose writer was killed): WAL file, n
   REQUIRE(find(c.notes, "spans never ended") != nullptr);
   CHECK(find(c.notes, "spans never ended")->examples == std::vector<std::int64_t>{span_id(1, 1)});
   CHECK(find(c.notes, "not closed cleanly") != nullptr);
+}
+
+TEST_CASE("check: a merged trace is clean; a collectives row without its span, or of another kind, is a problem") {
+  TempDir tmp;
+  const std::string r0 = tmp.file("r.rank0.db"), r1 = tmp.file("r.rank1.db"), merged = tmp.file("r.db");
+  rank_traces::write_rank(r0, 0);
+  rank_traces::write_rank(r1, 1);
+  CHECK(check_trace(TraceDb(r0)).ok());
+  merge_traces({r0, r1}, merged);
+  CHECK(check_trace(TraceDb(merged)).ok());
+  run_sql(merged, "UPDATE collectives SET span_id = 12345 WHERE span_id = (SELECT min(span_id) FROM collectives)");
+  run_sql(merged, "UPDATE spans SET kind = 7 WHERE id = (SELECT max(span_id) FROM collectives)");
+  run_sql(merged, "INSERT INTO rank_steps VALUES (5, 0, 0, 1, NULL, 0)");
+  const CheckResult c = check_trace(TraceDb(merged));
+  REQUIRE(find(c.problems, "collectives rows whose span is missing"));
+  CHECK(find(c.problems, "collectives rows whose span is missing")->examples == std::vector<std::int64_t>{12345});
+  CHECK(find(c.problems, "not of kind collective"));
+  CHECK(find(c.problems, "rank_steps of a rank that is not in ranks"));
 }

@@ -5,7 +5,9 @@
 
 #include <sstream>
 
+#include "rank_traces.h"
 #include "synthetic_trace.h"
+#include "tools/merge.h"
 #include "traces/temp_dir.h"
 
 using namespace gb::tools;
@@ -108,4 +110,38 @@ TEST_CASE("a trace that was not closed cleanly and dropped events says so") {
   CHECK(r.starts_with("story: killed or crashed (the trace was not closed); 1 alarm of 1 kind; 42 events dropped\n"));
   CHECK(has(r, "  closed_cleanly    no: the writer did not finish"));
   CHECK(has(r, "  dropped_events    42 (rings were full"));
+}
+
+TEST_CASE("the report of a data-parallel job: one rank's trace says how to merge; the merged one compares ranks") {
+  TempDir tmp;
+  const std::string r0 = tmp.file("run.rank0.db"), r1 = tmp.file("run.rank1.db"), merged = tmp.file("run.db");
+  rank_traces::write_rank(r0, 0);
+  rank_traces::write_rank(r1, 1);
+  CHECK(has(report(r0), "ranks: this is rank 0 of 2; to compare the ranks, merge their traces: glassbox merge"));
+
+  merge_traces({r0, r1}, merged);
+  const std::string r = report(merged);
+  CHECK(has(r,
+            "ranks: 2, merged on one clock; rank 1 aligned by clock_sync start and end, within \xc2\xb1"
+            "0.000us; the "
+            "program's 1 barrier overlap on every rank (ends within "));
+  CHECK(has(r,
+            "  straggler: rank 1: it arrived last at 4 of 4 collectives; the others waited a median 3.000ms for it "
+            "each time (25.00% of a step), 12.000ms in all\n"));
+  CHECK(has(r, "all-reduce during backward"));
+  // on the merged clock the first non-finite gradient was rank 1's (in rank 0's own clock it would look first)
+  CHECK(has(r,
+            "started in the backward pass at node (not recorded: the graph of this step was not stored) "
+            "(module fc1), step 1, on rank 1\n"));
+
+  rank_traces::Job healthy;
+  healthy.straggler = -1;
+  rank_traces::write_rank(r0, 0, healthy);
+  rank_traces::write_rank(r1, 1, healthy);
+  merge_traces({r0, r1}, merged);
+  const std::string h = report(merged);
+  CHECK(has(h,
+            "  no straggler: over 4 collectives the ranks arrived last in turn, or kept the others waiting "
+            "briefly\n"));
+  CHECK(h.find("straggler: rank") == std::string::npos);
 }

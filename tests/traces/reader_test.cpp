@@ -306,7 +306,7 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   run_sql(future, "PRAGMA user_version = 7");
   CHECK_THROWS_WITH_AS(
       Reader{future},
-      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (3); upgrade glassbox")
+      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (4); upgrade glassbox")
           .c_str(),
       Error);
 
@@ -315,8 +315,8 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   CHECK_THROWS_WITH_AS(Reader{foreign}, doctest::Contains("not a glassbox trace (user_version 0)"), Error);
 }
 
-TEST_CASE("schema version 3 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..11 (version 2)") {
-  CHECK(kSchemaVersion == 3);
+TEST_CASE("schema version 4 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..11 (version 2)") {
+  CHECK(kSchemaVersion == 4);
   TempDir tmp;
   std::string v1 = small_trace(tmp, "v1.db");
   run_sql(v1,
@@ -337,15 +337,39 @@ TEST_CASE("schema version 3 reads version 1 files (anomaly kinds 0..6) as they a
       w.add(AnomalyRecord{.id = k + 1, .t_ns = k, .kind = static_cast<AnomalyKind>(k), .message = "k"});
   }
   Reader r2(v2);
-  CHECK(r2.schema_version() == 3);
+  CHECK(r2.schema_version() == 4);
   REQUIRE(r2.anomalies().size() == 12);
   CHECK(r2.anomalies().back().kind == AnomalyKind::missing_zero_grad);
   CHECK(r2.anomalies()[8].kind == AnomalyKind::update_ratio);
 
-  std::string v4 = small_trace(tmp, "v4.db");
-  run_sql(v4, "PRAGMA user_version = 4");
-  CHECK_THROWS_WITH_AS(Reader{v4}, doctest::Contains("trace schema version 4 is newer than this glassbox reads (3)"),
+  std::string v5 = small_trace(tmp, "v5.db");
+  run_sql(v5, "PRAGMA user_version = 5");
+  CHECK_THROWS_WITH_AS(Reader{v5}, doctest::Contains("trace schema version 5 is newer than this glassbox reads (4)"),
                        Error);
+}
+
+TEST_CASE("a version 3 file (no ranks, no collectives) reads through views: NULL ranks, empty new tables") {
+  TempDir tmp;
+  std::string v3 = small_trace(tmp, "v3.db");
+  run_sql(v3,
+          "INSERT INTO anomalies (id, t_ns, step, kind, severity, message) VALUES (1, 5, 0, 0, 2, 'nan in log');"
+          "INSERT INTO threads (id, os_tid, name, role) VALUES (1, 100, 'main', 0);"
+          "ALTER TABLE threads DROP COLUMN rank; ALTER TABLE anomalies DROP COLUMN rank; DROP TABLE collectives;"
+          "DROP TABLE ranks; DROP TABLE rank_steps; PRAGMA user_version = 3");
+  Reader r(v3);
+  CHECK(r.schema_version() == 3);
+  const auto threads = r.all<ThreadRecord>();
+  REQUIRE_FALSE(threads.empty());
+  for (const ThreadRecord& t : threads) CHECK_FALSE(t.rank);
+  REQUIRE(r.anomalies().size() == 1);
+  CHECK_FALSE(r.anomalies()[0].rank);
+  CHECK(r.anomalies()[0].message == "nan in log");
+  CHECK(r.all<CollectiveRecord>().empty());
+  CHECK(r.all<RankRecord>().empty());
+  CHECK(r.all<RankStepRecord>().empty());
+  // the file itself is as it was: the views live on the reader's connection only
+  CHECK(sql_int(v3, "SELECT count(*) FROM sqlite_master WHERE name = 'collectives'") == 0);
+  CHECK(sql_int(v3, "PRAGMA user_version") == 3);
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -8,22 +8,24 @@
 
 using namespace gb::trace;
 
-TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (3)") {
+TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (4)") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   Writer(path).close();
   CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
-  CHECK(kSchemaVersion == 3);
-  CHECK(required_tables().size() == 17);
+  CHECK(kSchemaVersion == 4);
+  CHECK(required_tables().size() == 20);
   for (std::string_view t : required_tables())
     CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
                                     std::string(t) + "'") == 1, t);
-  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 17);
+  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 20);
 }
 
 TEST_CASE("enum names are the documented ones") {
   CHECK(name(SpanKind::op) == "op");
   CHECK(name(SpanKind::cuda_api) == "cuda_api");
+  CHECK(name(SpanKind::collective) == "collective");
+  CHECK(name(ThreadRole::communication) == "communication");
   CHECK(name(static_cast<SpanKind>(99)) == "unknown");
   CHECK(name(ThreadRole::dataloader_worker) == "dataloader_worker");
   CHECK(name(MemAction::empty_cache) == "empty_cache");

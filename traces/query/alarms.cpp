@@ -19,7 +19,8 @@ using gb::trace::Severity;
 namespace {
 
 constexpr const char* kAnomalyColumns =
-    "SELECT id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message FROM anomalies ";
+    "SELECT id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message, rank "
+    "FROM anomalies ";
 
 AnomalyRecord read_anomaly(const Row& r) {
   AnomalyRecord a;
@@ -34,6 +35,7 @@ AnomalyRecord read_anomaly(const Row& r) {
   a.param_id = r.opt_i64(8);
   a.value = r.opt_f64(9);
   a.message = std::string(r.text(10));
+  a.rank = r.opt_i64(11);
   return a;
 }
 

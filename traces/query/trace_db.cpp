@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "traces/schema.h"
 #include "traces/sqlite.h"
 
 namespace gb::query {
@@ -31,6 +32,15 @@ TraceDb::TraceDb(const std::string& path) : reader_(path) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw gb::trace::Error("glassbox: cannot open trace '" + path + "' (sqlite3_open_v2: " + why + ")");
+  }
+  // An older file's queries see this version's tables and columns (the Reader did the same on its connection).
+  char* err = nullptr;
+  if (sqlite3_exec(db_, gb::trace::compat_sql(reader_.schema_version()), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string why = err ? err : "unknown";
+    sqlite3_free(err);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw gb::trace::Error("glassbox: trace '" + path + "' cannot be read as this schema version (" + why + ")");
   }
 }
 

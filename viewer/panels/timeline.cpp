@@ -18,7 +18,7 @@ namespace gb::viewer::panels {
 
 namespace {
 
-constexpr float kLabelW = 150, kRowH = 20, kRulerH = 40, kCounterH = 46;
+constexpr float kLabelW = 150, kRowH = 20, kRulerH = 40, kCounterH = 46, kRankHeaderH = 18;
 
 void details_pane(TraceModel& m, ViewState& v) {
   if (!v.span) {
@@ -248,7 +248,15 @@ void timeline(TraceModel& m, ViewState& v, PanelState& state) {
   y += kRulerH + 4;
 
   const TimelineItem* hovered = nullptr;
+  std::optional<std::int64_t> group;  // a merged trace: a header band above each rank's tracks
   for (const Track& t : m.tracks()) {
+    if (t.rank && t.rank != group) {
+      group = t.rank;
+      dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(x1, y + kRankHeaderH), plot::to_imgui(color::kRankHeader));
+      dl->AddText(ImVec2(origin.x + 8, y + 2), IM_COL32(235, 240, 250, 255),
+                  ("rank " + std::to_string(*t.rank)).c_str());
+      y += kRankHeaderH + 4;
+    }
     const auto& items = m.timeline().window(t.thread_id, v.t0, v.t1, fold);
     int depth = 0;
     for (const TimelineItem& it : items)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "distributed/collective_trace.h"
 #include "glassbox/autograd/node.h"
 #include "glassbox/core/error.h"
 #include "glassbox/distributed/distributed.h"
@@ -150,6 +151,7 @@ void Reducer::launch_ready_buckets() {
     }
     flat_[b] = flat;
     std::vector<Tensor> ts{flat};
+    const distributed::detail::CollectiveTag tag{static_cast<int64_t>(b)};  // the trace's collectives.bucket
     works_[b] = group_->allreduce(ts, distributed::AllreduceOptions{distributed::ReduceOp::AVG});
     launch_order_.push_back(b);
   }

@@ -5,11 +5,17 @@
 // collective; the other ranks must end with a clear error, not hang (CTest checks the output and a time limit).
 #include <csignal>
 #include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
 #include "engine/distributed/mpi_group.h"
+#include "instrument/session.h"
 #include "support/check.h"
+#include "traces/reader.h"
+#include "traces/temp_dir.h"
 
 namespace dist = gb::distributed;
 
@@ -111,6 +117,75 @@ TEST_CASE("async collectives finish in the order they were queued, while the cal
 }
 
 // ---- failures: run by CTest one at a time, with GB_TEST_FAILURE set ----
+
+TEST_CASE("traced: each collective is a span on the communication track with its row; init and destroy shake hands") {
+  if (!gbtest::ensure_mpi_group() || !failure_mode().empty()) return;
+  dist::destroy_process_group();  // restarted inside the trace, to record the clock handshake
+  TempDir dir;                    // one per rank (mkdtemp)
+  const std::string path = dir.file("t.db");
+  {
+    gb::trace::Session session(path);
+    dist::init_process_group("mpi", std::chrono::seconds(60));
+    auto t = gb::ones({1000});
+    dist::all_reduce(t);
+    dist::broadcast(gb::zeros({10}, gb::TensorOptions().dtype(gb::kInt64)), 0);
+    dist::barrier();
+    dist::destroy_process_group();
+  }
+  dist::init_process_group("mpi", std::chrono::seconds(60));  // the group the other cases use
+
+  gb::trace::Reader r(path);
+  std::set<gb::trace::Id> comm;  // the group's thread (an earlier group's, already ended, may be listed too)
+  for (const auto& t : r.all<gb::trace::ThreadRecord>())
+    if (t.role == gb::trace::ThreadRole::communication) {
+      comm.insert(t.id);
+      CHECK(t.name == "communication");
+    }
+  REQUIRE_FALSE(comm.empty());
+  std::vector<std::string> names;
+  std::vector<int64_t> seqs;
+  std::map<gb::trace::Id, gb::trace::SpanRecord> spans;
+  std::set<gb::trace::Id> on;
+  for (const auto& s : r.all<gb::trace::SpanRecord>()) {
+    if (s.kind != gb::trace::SpanKind::collective || !comm.count(s.thread_id)) continue;
+    spans[s.id] = s;
+    on.insert(s.thread_id);
+  }
+  CHECK(on.size() == 1);               // one communication thread ran them all, in order
+  for (const auto& [id, s] : spans) {  // id order is start order on the thread
+    names.push_back(*r.string(s.name_id));
+    seqs.push_back(s.seq.value_or(-1));
+  }
+  // the vote, the start handshake (5 barriers), the program's three, the end handshake
+  std::vector<std::string> expected{"clock_sync_vote"};
+  for (int i = 0; i < 5; ++i) expected.push_back("clock_sync");
+  expected.insert(expected.end(), {"all_reduce", "broadcast", "barrier"});
+  for (int i = 0; i < 5; ++i) expected.push_back("clock_sync");
+  CHECK(names == expected);
+  for (size_t i = 0; i < seqs.size(); ++i) CHECK(seqs[i] == int64_t(i));  // the group's collective number
+  const auto rows = r.all<gb::trace::CollectiveRecord>();
+  REQUIRE(rows.size() == expected.size());
+  for (const auto& c : rows) {
+    REQUIRE(spans.count(c.span_id));
+    const auto& s = spans[c.span_id];
+    CHECK(c.peers == dist::get_world_size());
+    CHECK(c.queued_ns <= s.start_ns);
+    CHECK_FALSE(c.bucket);
+    const std::string name = *r.string(s.name_id);
+    if (name == "all_reduce") {
+      CHECK(c.bytes == 4000);
+      CHECK(c.dtype == gb::trace::DType::float32);
+      REQUIRE(c.reduce_op);
+      CHECK(*r.string(*c.reduce_op) == "sum");
+    } else if (name == "broadcast") {
+      CHECK(c.bytes == 80);
+      CHECK(c.dtype == gb::trace::DType::int64);
+      CHECK_FALSE(c.reduce_op);
+    } else if (name == "clock_sync_vote") {
+      CHECK(*r.string(*c.reduce_op) == "min");
+    }
+  }
+}
 
 TEST_CASE("failure: a rank that is killed ends the job") {
   if (failure_mode() != "kill") return;

@@ -174,5 +174,6 @@ TEST_CASE("sort and kind names parse from the command line's spelling") {
   CHECK(parse_span_kind("backward_node") == SpanKind::backward_node);
   CHECK(parse_span_kind("cuda_api") == SpanKind::cuda_api);
   CHECK_FALSE(parse_span_kind("kernel").has_value());
-  CHECK(span_kind_names().size() == 12);
+  CHECK(parse_span_kind("collective") == SpanKind::collective);
+  CHECK(span_kind_names().size() == 13);
 }

@@ -4,6 +4,9 @@
 
 #include "viewer/colors.h"
 
+#include "tools/merge.h"
+#include "tools/rank_traces.h"
+
 #include <sqlite3.h>
 
 using namespace gb::viewer;
@@ -123,4 +126,23 @@ TEST_CASE("timeline screenshot of a real traced run: op, module, backward node a
   using gb::trace::SpanKind;
   for (auto k : {SpanKind::op, SpanKind::module, SpanKind::backward_node, SpanKind::optimizer})
     CHECK_MESSAGE(png->count(color::span_kind(k), 0, 150) > 100, "kind " << int(k));
+}
+
+TEST_CASE("timeline screenshot: a merged data-parallel trace has a band per rank, collectives on its tracks") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string r0 = tmp.file("r.rank0.db"), r1 = tmp.file("r.rank1.db"), merged = tmp.file("r.db");
+  rank_traces::write_rank(r0, 0);
+  rank_traces::write_rank(r1, 1);
+  gb::tools::merge_traces({r0, r1}, merged);
+  auto png = shot::take(merged, "timeline", tmp.file("m.png"), "1200x760");
+  auto one = shot::take(r0, "timeline", tmp.file("one.png"), "1200x760");
+  REQUIRE(png);
+  REQUIRE(one);
+  // two bands, each the width of the panel and 18 px tall (less the label text)
+  CHECK(png->count(color::kRankHeader) > 2 * 1000 * 12);
+  CHECK(png->count(color::kRankHeader) < 4 * 1200 * 18);
+  CHECK(one->count(color::kRankHeader) == 0);
+  const auto coll = color::span_kind(gb::trace::SpanKind::collective);
+  CHECK(png->count(coll) + png->count(folded(coll)) > 200);
 }

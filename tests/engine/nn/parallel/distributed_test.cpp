@@ -5,8 +5,15 @@
 // unused parameter is named by the next forward, or skipped with find_unused_parameters.
 #include <glassbox/nn/parallel/distributed.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
+
 #include "engine/distributed/mpi_group.h"
+#include "instrument/session.h"
 #include "support/check.h"
+#include "traces/reader.h"
+#include "traces/temp_dir.h"
 
 namespace dist = gb::distributed;
 using gb::nn::parallel::DistributedDataParallel;
@@ -134,6 +141,52 @@ TEST_CASE("DDP: buckets in reverse registration order, launched in order as back
   const auto ready = ddp.reducer().ready_order();
   REQUIRE(ready.size() == net->parameters().size());
   CHECK(ready.back() <= 1);  // fc1's weight or bias, the last to get its gradient
+}
+
+TEST_CASE("DDP traced: the buckets' all-reduces fire in bucket order while backward still runs") {
+  if (!gbtest::ensure_mpi_group()) return;
+  Net net = make_net(350);
+  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(100.0 / (1 << 20)));
+  const size_t buckets = ddp.reducer().buckets().size();
+  REQUIRE(buckets >= 3);
+  TempDir dir;
+  const std::string path = dir.file("ddp.db");
+  {
+    gb::trace::Session session(path);
+    gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+  }
+  gb::trace::Reader r(path);
+  std::map<gb::trace::Id, gb::trace::SpanRecord> spans;
+  std::optional<gb::trace::SpanRecord> backward;
+  for (const auto& s : r.all<gb::trace::SpanRecord>()) {
+    spans[s.id] = s;
+    if (s.kind == gb::trace::SpanKind::backward_phase && r.string(s.name_id) == "backward") backward = s;
+  }
+  REQUIRE(backward);
+  std::vector<std::pair<int64_t, gb::trace::CollectiveRecord>> bucketed;  // (seq, row)
+  for (const auto& c : r.all<gb::trace::CollectiveRecord>())
+    if (c.bucket) bucketed.emplace_back(spans.at(c.span_id).seq.value_or(-1), c);
+  std::sort(bucketed.begin(), bucketed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  REQUIRE(bucketed.size() == buckets);
+  int64_t bytes = 0;
+  for (size_t b = 0; b < buckets; ++b) {
+    const auto& c = bucketed[b].second;
+    CHECK(*c.bucket == int64_t(b));  // launched in bucket order: the order backward made them ready
+    CHECK(*r.string(spans.at(c.span_id).name_id) == "all_reduce");
+    CHECK(*r.string(*c.reduce_op) == "avg");
+    CHECK(c.queued_ns >= backward->start_ns);
+    CHECK(c.queued_ns <= backward->end_ns);  // queued from inside backward: overlap with the rest of it
+    if (b) CHECK(c.queued_ns >= bucketed[b - 1].second.queued_ns);
+    bytes += c.bytes;
+  }
+  int64_t param_bytes = 0;
+  for (const auto& p : net->parameters()) param_bytes += p.nbytes();
+  CHECK(bytes == param_bytes);
+  // the first bucket was queued before the last gradient (fc1's) was made: before the backward's last node ended
+  int64_t last_node_end = 0;
+  for (const auto& [id, s] : spans)
+    if (s.kind == gb::trace::SpanKind::backward_node) last_node_end = std::max(last_node_end, s.end_ns);
+  CHECK(bucketed.front().second.queued_ns < last_node_end);
 }
 
 TEST_CASE("DDP: an unused parameter is named by the next forward; find_unused_parameters reduces without it") {
