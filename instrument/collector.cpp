@@ -185,7 +185,8 @@ void Collector::write_new_registry_rows() {
     std::uint64_t v = r.threads_version.load(std::memory_order_acquire);
     if (v != threads_version_) {
       threads_version_ = v;
-      for (auto& t : r.threads) threads.push_back({t->buf.thread_id, t->buf.os_tid, t->name, t->role});
+      for (auto& t : r.threads)
+        threads.push_back(ThreadRecord{t->buf.thread_id, t->buf.os_tid, t->name, t->role, std::nullopt});
       threads.insert(threads.end(), r.tracks.begin(), r.tracks.end());
     }
   }

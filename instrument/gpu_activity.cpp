@@ -76,7 +76,7 @@ Id GpuActivityWriter::track(const std::string& name, ThreadRole role, std::int64
       id = it->second;
     } else {
       id = r.next_thread_id++;
-      r.tracks.push_back(ThreadRecord{id, a < 0 ? b : 0, name, role});
+      r.tracks.push_back(ThreadRecord{id, a < 0 ? b : 0, name, role, std::nullopt});
       known.emplace(std::make_pair(a, b), id);
     }
   }

@@ -31,6 +31,12 @@ fresh $out/nan.db && "$build/samples/nan" --trace $out/nan.db >/dev/null
 fresh $out/dataloader_bound.w0.db && "$build/samples/dataloader_bound" --workers 0 --trace $out/dataloader_bound.w0.db >/dev/null
 fresh $out/plan.db && GLASSBOX_TRACE=$out/plan.db "$build/samples/plan_memory" --batch 32 >/dev/null || true  # batch 32 does not fit: exit 1
 fresh $out/mzg && "$build/samples/lessons/lesson_missing_zero_grad" $out/mzg >/dev/null
+if [ -x "$build/samples/train_ddp" ] && command -v mpirun >/dev/null; then  # a build with MPI: the 2-rank job, merged
+  fresh $out/ddp.rank0.db && fresh $out/ddp.rank1.db && fresh $out/ddp.db
+  GLASSBOX_NUM_THREADS=1 GLASSBOX_TRACE=$out/ddp.db mpirun --allow-run-as-root --oversubscribe -np 2 \
+    "$build/samples/train_ddp" --straggler 1 >/dev/null
+  "$build/tools/glassbox" merge $out/ddp.rank0.db $out/ddp.rank1.db -o $out/ddp.db >/dev/null
+fi
 
 echo "rendering the viewer's panels into $img/ ..."
 shot $out/train_mlp.db sample_train_mlp_timeline.png timeline --step 150 --size 1600x900
@@ -42,3 +48,4 @@ shot $out/nan.db sample_nan_anomalies.png anomalies --size 1600x900
 shot $out/dataloader_bound.w0.db sample_dataloader_bound.png dataloader --size 1600x900
 shot $out/plan.db guide_memory.png memory --size 1400x850
 shot $out/mzg/no_zero_grad.db lesson_missing_zero_grad.png anomalies --size 1600x800
+[ -f $out/ddp.db ] && shot $out/ddp.db guide_ddp_timeline.png timeline --step 100 --size 1600x900

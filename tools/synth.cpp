@@ -67,10 +67,10 @@ class Generator {
     w_.set_meta("device_total_bytes", std::to_string(16LL << 30));
     w_.set_meta("context_bytes", std::to_string(300 * kMiB));
     w_.set_meta("dropped_events", "0");
-    w_.add(ThreadRecord{1, 1000, "main", ThreadRole::main});
+    w_.add(ThreadRecord{1, 1000, "main", ThreadRole::main, std::nullopt});
     for (std::int64_t k = 0; k < o_.workers; ++k)
-      w_.add(ThreadRecord{2 + k, 1001 + k, "DataLoader worker " + std::to_string(k), ThreadRole::dataloader_worker});
-    if (o_.cuda) w_.add(ThreadRecord{2 + o_.workers, 1100, "CUDA stream 7", ThreadRole::cuda_stream});
+      w_.add(ThreadRecord{2 + k, 1001 + k, "DataLoader worker " + std::to_string(k), ThreadRole::dataloader_worker, std::nullopt});
+    if (o_.cuda) w_.add(ThreadRecord{2 + o_.workers, 1100, "CUDA stream 7", ThreadRole::cuda_stream, std::nullopt});
     w_.add(ModuleRecord{1, "", "MLP", std::nullopt});
     for (std::int64_t l = 0; l < L; ++l) {
       w_.add(ModuleRecord{l + 2, "layers." + std::to_string(l), "Linear", 1});
@@ -353,7 +353,7 @@ class Generator {
                                std::nullopt, it->module, res_.nan_param_id, 12.0,
                                "first non-finite gradient: layers." + std::to_string(it->layer) +
                                    ".weight has NaN values after AddmmBackward0 (step " + std::to_string(s) +
-                                   "); check the inputs of layers." + std::to_string(it->layer)});
+                                   "); check the inputs of layers." + std::to_string(it->layer), std::nullopt});
         }
       } else {
         t_ += rng_.between(4 * kUs, 20 * kUs);
@@ -412,7 +412,7 @@ class Generator {
         w_.add(AnomalyRecord{++anomaly_id_, t_, s, AnomalyKind::exploding_norm, Severity::warning, std::nullopt,
                              std::nullopt, l + 2, p + 1, norm,
                              "gradient norm of layers." + std::to_string(l) + ".weight jumped to " +
-                                 std::to_string(norm) + " (80x its running mean)"});
+                                 std::to_string(norm) + " (80x its running mean)", std::nullopt});
       }
       if (l == res_.nan_layer && p % 2 == 0 && s == res_.nan_step) {
         nans = 12;  // a gradient with NaN elements has a NaN norm (stored as NULL, read back as NaN)

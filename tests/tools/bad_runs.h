@@ -41,7 +41,7 @@ struct Run {
     w.set_meta("command", "./train --bad");
     w.set_meta("stopped_by", "exit");
     w.set_meta("dropped_events", "0");
-    w.add(ThreadRecord{1, 100, "main", ThreadRole::main});
+    w.add(ThreadRecord{1, 100, "main", ThreadRole::main, std::nullopt});
     w.add(ModuleRecord{1, "", "MLP", std::nullopt});
     w.add(ModuleRecord{2, "encoder", "Encoder", 1});
     w.add(ModuleRecord{3, "encoder.norm", "LayerNorm", 2});
@@ -80,7 +80,7 @@ struct Run {
   }
   void anomaly(Id id, std::int64_t t, OptId step, AnomalyKind kind, Severity sev, OptId span, OptId node, OptId module,
                OptId param, std::optional<double> value, const std::string& message) {
-    w.add(AnomalyRecord{id, t, step, kind, sev, span, node, module, param, value, message});
+    w.add(AnomalyRecord{id, t, step, kind, sev, span, node, module, param, value, message, std::nullopt});
   }
   // An out-of-memory at t on cuda:0: the allocator's oom event and the report.
   void oom(Id id, std::int64_t t, std::int64_t requested) {

@@ -241,7 +241,7 @@ TEST_CASE("a trace still being written (or whose writer was killed): WAL file, n
   std::string path = tmp.file("live.db");
   using namespace gb::trace;
   Writer w(path);
-  w.add(ThreadRecord{1, 1, "main", ThreadRole::main});
+  w.add(ThreadRecord{1, 1, "main", ThreadRole::main, std::nullopt});
   Id mm = w.intern("matmul");
   // span (1, 1), the step, is still open: only its finished child is in the file
   w.add(SpanRecord{.id = span_id(1, 2),

@@ -163,7 +163,7 @@ TEST_CASE("names with quotes, backslashes, newlines and unicode survive the expo
     using namespace gb::trace;
     Writer w(path);
     w.set_meta("command", "train \"quoted\"\n");
-    w.add(ThreadRecord{1, 1, "th\"read\n", ThreadRole::main});
+    w.add(ThreadRecord{1, 1, "th\"read\n", ThreadRole::main, std::nullopt});
     w.add(ModuleRecord{1, "enc\\oder.0", "Linear", std::nullopt});
     w.add(SpanRecord{.id = span_id(1, 1),
                      .kind = SpanKind::user,
@@ -182,7 +182,7 @@ TEST_CASE("names with quotes, backslashes, newlines and unicode survive the expo
                         {},
                         {},
                         -INFINITY,
-                        "nan in \"" + name + "\""});
+                        "nan in \"" + name + "\"", std::nullopt});
   }
   export_chrome(TraceDb(path), out);
   json doc = json::parse(slurp(out));
@@ -206,7 +206,7 @@ TEST_CASE("200k spans export in constant memory: the peak RSS grows by far less 
   {
     using namespace gb::trace;
     Writer w(path);
-    w.add(ThreadRecord{1, 1, "main", ThreadRole::main});
+    w.add(ThreadRecord{1, 1, "main", ThreadRole::main, std::nullopt});
     Id names[4] = {w.intern("matmul"), w.intern("add"), w.intern("relu"), w.intern("a_rather_long_op_name_here")};
     for (int i = 1; i <= kSpans; ++i)
       w.add(SpanRecord{.id = span_id(1, i),

@@ -55,8 +55,8 @@ inline void write_rank(const std::string& path, int r, const Job& job = {}) {
   w.set_meta("world_size", std::to_string(job.world_size));
   w.set_meta("host", "node" + std::to_string(r));
   w.set_meta("started_at_unix_ns", std::to_string(1'700'000'000'000'000'000LL + job.start_ns[r]));
-  w.add(ThreadRecord{1, 100, "main", ThreadRole::main});
-  w.add(ThreadRecord{2, 101, "communication", ThreadRole::communication});
+  w.add(ThreadRecord{1, 100, "main", ThreadRole::main, std::nullopt});
+  w.add(ThreadRecord{2, 101, "communication", ThreadRole::communication, std::nullopt});
   const Id root = r == 0 ? 1 : 5, fc1 = r == 0 ? 2 : 7, weight = r == 0 ? 1 : 9;
   w.add(ModuleRecord{root, "", "MLP", std::nullopt});
   w.add(ModuleRecord{fc1, "fc1", "Linear", root});
@@ -115,10 +115,10 @@ inline void write_rank(const std::string& path, int r, const Job& job = {}) {
 
   if (r == 1)
     w.add(AnomalyRecord{1, t(ms(41)), 1, AnomalyKind::nonfinite_backward, Severity::error, std::nullopt, std::nullopt,
-                        fc1, std::nullopt, 3.0, "backward node AddmmBackward0 made 3 NaN"});
+                        fc1, std::nullopt, 3.0, "backward node AddmmBackward0 made 3 NaN", std::nullopt});
   else
     w.add(AnomalyRecord{1, t(ms(42)), 1, AnomalyKind::nonfinite_backward, Severity::error, std::nullopt, std::nullopt,
-                        fc1, weight, 16.0, "gradient of fc1.weight holds 16 NaN"});
+                        fc1, weight, 16.0, "gradient of fc1.weight holds 16 NaN", std::nullopt});
   w.close();
 }
 

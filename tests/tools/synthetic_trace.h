@@ -54,9 +54,9 @@ inline Ids write(const std::string& path, const Options& o = {}) {
   w.set_meta("device_name", "Synthetic GPU");
   w.set_meta("context_bytes", std::to_string(300LL << 20));
   w.set_meta("dropped_events", "0");
-  w.add(ThreadRecord{1, 100, "main", ThreadRole::main});
-  w.add(ThreadRecord{2, 101, "dataloader worker 0", ThreadRole::dataloader_worker});
-  if (o.with_cuda) w.add(ThreadRecord{3, 102, "cuda stream 7", ThreadRole::cuda_stream});
+  w.add(ThreadRecord{1, 100, "main", ThreadRole::main, std::nullopt});
+  w.add(ThreadRecord{2, 101, "dataloader worker 0", ThreadRole::dataloader_worker, std::nullopt});
+  if (o.with_cuda) w.add(ThreadRecord{3, 102, "cuda stream 7", ThreadRole::cuda_stream, std::nullopt});
   w.add(ModuleRecord{1, "", "MLP", std::nullopt});
   w.add(ModuleRecord{2, "fc1", "Linear", 1});
   w.add(ParamRecord{1, 2, "weight", "[4, 4]", 16, DType::float32});
@@ -132,7 +132,7 @@ inline Ids write(const std::string& path, const Options& o = {}) {
   w.add(CounterRecord{10'000'000, w.intern("loss"), 2.5});
   w.add(CounterRecord{22'000'000, w.intern("loss"), 1.5});
   w.add(AnomalyRecord{1, 22'000'500, 2, AnomalyKind::loss_spike, Severity::warning, std::nullopt, std::nullopt,
-                      std::nullopt, std::nullopt, 9.5, "loss 9.5 is 4.1x its running mean"});
+                      std::nullopt, std::nullopt, 9.5, "loss 9.5 is 4.1x its running mean", std::nullopt});
   w.close();
   return ids;
 }

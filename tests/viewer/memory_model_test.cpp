@@ -79,7 +79,7 @@ TEST_CASE("memory: a retag event moves a live block's bytes to its new category 
   const std::string path = tmp.file("retag.db");
   {
     gb::trace::Writer w(path);
-    w.add(gb::trace::ThreadRecord{0, 1, "main", gb::trace::ThreadRole::main});
+    w.add(gb::trace::ThreadRecord{0, 1, "main", gb::trace::ThreadRole::main, std::nullopt});
     auto ev = [&](std::int64_t id, std::int64_t t, MemAction a, std::int64_t addr, std::int64_t size, MemCategory c,
                   std::int64_t allocated) {
       w.add(MemoryEventRecord{.id = id, .t_ns = t, .action = a, .device = gb::trace::kCpu, .addr = addr, .size = size,
@@ -122,7 +122,7 @@ TEST_CASE("memory: events are replayed in time order, not id order (a worker's r
   const std::string path = tmp.file("threads.db");
   {
     gb::trace::Writer w(path);
-    w.add(gb::trace::ThreadRecord{0, 1, "main", gb::trace::ThreadRole::main});
+    w.add(gb::trace::ThreadRecord{0, 1, "main", gb::trace::ThreadRole::main, std::nullopt});
     auto ev = [&](std::int64_t id, std::int64_t t, MemAction a, std::int64_t addr, std::int64_t size,
                   std::int64_t allocated) {
       w.add(MemoryEventRecord{.id = id, .t_ns = t, .action = a, .device = gb::trace::kCpu, .addr = addr, .size = size,

@@ -102,7 +102,7 @@ TEST_CASE("a trace without memory, gradients or steps is empty, not an error") {
   const std::string path = tmp.file("bare.db");
   {
     gb::trace::Writer w(path);
-    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
+    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main, std::nullopt});
   }
   TraceModel m(path, kSync);
   CHECK(m.tracks().empty());
@@ -220,7 +220,7 @@ TEST_CASE("shapes: the most common shape string of a name wins") {
   const std::string path = tmp.file("s.db");
   {
     gb::trace::Writer w(path);
-    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
+    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main, std::nullopt});
     const auto name = w.intern("conv");
     const char* shapes[] = {"[[1, 3]]", "[[8, 3]]", "[[8, 3]]", "[[2, 3]]", "[[1, 3]]", "[[8, 3]]"};
     for (int i = 0; i < 6; ++i) {

@@ -131,7 +131,7 @@ TEST_CASE("a trace of ops alone: shares are of the Self CPU time total, as in Py
   std::string path = tmp.file("t.db");
   {
     gb::trace::Writer w(path);
-    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
+    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main, std::nullopt});
     Id mm = w.intern("matmul"), add = w.intern("add");
     std::int64_t n = 0;
     auto op = [&](Id name, std::int64_t start, std::int64_t dur, OptId parent) {

@@ -30,7 +30,7 @@ TEST_CASE("memory screenshot: a trace without memory events shows the empty stat
   const std::string trace = tmp.file("bare.db");
   {
     gb::trace::Writer w(trace);
-    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main});
+    w.add(gb::trace::ThreadRecord{1, 1, "main", gb::trace::ThreadRole::main, std::nullopt});
     w.add(gb::trace::SpanRecord{.id = gb::trace::span_id(1, 1),
                                 .kind = gb::trace::SpanKind::op,
                                 .name_id = w.intern("matmul"),
