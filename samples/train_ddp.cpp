@@ -17,6 +17,9 @@
 // neighbour): the others wait for it in the first all-reduce, and `glassbox report` on the merged trace names it:
 //   GLASSBOX_TRACE=runs/ddp.db mpirun -np 2 ./build/samples/train_ddp --straggler 1
 //   glassbox merge runs/ddp.rank0.db runs/ddp.rank1.db -o runs/ddp.db && glassbox report runs/ddp.db
+// --poison R feeds rank R a batch holding a NaN at step --poison-step: its forward goes non-finite first, the
+// all-reduce carries the NaN to every rank, and the merged trace's report names rank R as where it started (the
+// run then ends: its parameters are NaN on every rank).
 #include <glassbox/glassbox.h>
 #include <glassbox/nn/parallel/distributed.h>
 
@@ -46,6 +49,8 @@ struct Options {
   double min_accuracy = -1;
   int straggler = -1;
   int straggler_ms = 20;
+  int poison = -1;
+  int poison_step = 5;
 };
 
 Options parse(int argc, char** argv) {
@@ -58,6 +63,8 @@ Options parse(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the data, the shuffle and rank 0's weights");
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
   app.add_option("--straggler", o.straggler, "this rank sleeps --straggler-ms in every step (-1: none)");
+  app.add_option("--poison", o.poison, "this rank gets a batch with a NaN at --poison-step (-1: none)");
+  app.add_option("--poison-step", o.poison_step, "the step of the poisoned batch")->check(sample_cli::kPositive);
   app.add_option("--straggler-ms", o.straggler_ms, "how long the straggler sleeps per step")
       ->check(CLI::NonNegativeNumber);
   try {
@@ -117,19 +124,31 @@ int main(int argc, char** argv) {
       if (rank == opt.straggler) std::this_thread::sleep_for(std::chrono::milliseconds(opt.straggler_ms));
       std::vector<int64_t> ids(mine.begin() + long(b), mine.begin() + long(b) + local_batch);
       auto idx = gb::tensor(gb::ArrayRef<int64_t>(ids));
-      auto loss = F::cross_entropy(ddp(x_train.index_select(0, idx)), y_train.index_select(0, idx));
+      auto x = x_train.index_select(0, idx);
+      if (rank == opt.poison && step == opt.poison_step) x.index_put_({0, 0}, std::nanf(""));
+      auto loss = F::cross_entropy(ddp(x), y_train.index_select(0, idx));
       optimizer.zero_grad();
       loss.backward();  // the gradients arrive averaged over the ranks
       optimizer.step();
       loss_value = loss.item<double>();
       traced_step.set_loss(loss_value);
+      if (opt.poison >= 0 && step == opt.poison_step + 1) break;  // one step after: the NaN has reached every rank
     }
+    if (opt.poison >= 0 && step >= opt.poison_step + 1) break;
     if (epoch == 0 || (epoch + 1) % 10 == 0) {
       dist::barrier();  // every rank has finished the epoch when rank 0 reports it
       if (rank == 0) std::printf("epoch %3d  step %4d  rank 0's loss %.4f\n", epoch + 1, step, loss_value);
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.poison >= 0) {
+    if (rank == 0)
+      std::printf("rank %d got a NaN in its batch at step %d; after the all-reduce rank 0's loss is %g. Merge the "
+                  "ranks' traces and `glassbox report` names rank %d.\n",
+                  opt.poison, opt.poison_step, loss_value, opt.poison);
+    dist::destroy_process_group();
+    return 0;
+  }
 
   gb::NoGradGuard no_grad;
   auto accuracy = [&](const gb::Tensor& x, const gb::Tensor& y) {

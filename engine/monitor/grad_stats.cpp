@@ -160,6 +160,37 @@ void leaf_finding(Run& r, const Tensor& p, ParamState& st, const ScanResult& gs,
   report(std::move(a));
 }
 
+}  // namespace
+
+void on_reduced_nonfinite(const Tensor& param, int64_t bucket) {
+  if (!active()) return;
+  trace::AnomalyRecord a;
+  {
+    Run& r = run();
+    std::lock_guard<std::mutex> lock(r.mu);
+    const int64_t step = current_step();
+    if (auto it = r.leaf_producers.find(param.unsafe_impl()); it != r.leaf_producers.end())
+      it->second.received_nonfinite = true;  // not made by this rank's backward node
+    if (r.tainted_step == step || r.backward_finding_step == step) return;  // this rank's own finding explains it
+    r.backward_finding_step = step;
+    int64_t param_id = 0, module_id = -1;
+    std::string label = "a parameter";
+    if (param_name(param.unsafe_impl(), param_id, module_id, label)) {
+      a.param_id = param_id;
+      if (module_id >= 0) a.module_id = module_id;
+    }
+    a.kind = trace::AnomalyKind::nonfinite_backward;
+    a.severity = trace::Severity::error;
+    a.message = "the gradient of " + label + " came back from DistributedDataParallel's all-reduce (bucket " +
+                std::to_string(bucket) + ") holding NaN/Inf at step " + std::to_string(step) +
+                " while this rank's own was finite: another rank's gradient was non-finite. Merge the ranks' "
+                "traces (glassbox merge run.rank*.db -o run.db): glassbox report names the rank where it began";
+  }
+  report_nonfinite(std::move(a));
+}
+
+namespace {
+
 void judge_update(Run& r, ParamState& st, double update, double param, int64_t step, double lr) {
   const Config& c = r.cfg;
   if (!(param > 0) || !std::isfinite(update) || !std::isfinite(param)) return;

@@ -5,6 +5,7 @@
 //   core/op_scope.cpp     on_node_recorded (the first step starts), check_output (forward non-finite, dead ReLUs)
 //   autograd/engine.cpp   on_backward_roots (the loss), BackwardWatch (non-finite backward, the graph)
 //   autograd/node.cpp     on_accumulate (a missing zero_grad)
+//   nn/parallel/distributed.cpp  on_reduced_nonfinite (another rank's NaN, arrived through the all-reduce)
 //   optim/*.cpp           OptimizerStep around each step(); note_update (or note_step_sums) for each parameter
 //   amp/grad_scaler.cpp   on_scaled_loss, on_skipped_step, on_scale_update
 //   nn/module_call.cpp    note_module / note_param (names for messages, param ids for grad_stats)
@@ -80,6 +81,10 @@ class BackwardWatch {
 
 // ---- leaves (grad_stats.cpp) ----
 void on_accumulate(const Tensor& param);  // before backward adds into param.grad
+// An all-reduce (DistributedDataParallel's bucket `bucket`) wrote a gradient holding NaN/Inf into param.grad where
+// this rank's own was finite: another rank's was not. Reported once per step as where this rank's non-finite
+// gradients came from, and the leaf check does not blame this rank's backward node for them.
+void on_reduced_nonfinite(const Tensor& param, int64_t bucket);
 
 // ---- optimizer steps (grad_stats.cpp, steps.cpp) ----
 // Open for the duration of one Optimizer::step(): gradient statistics and the per-parameter detectors when it

@@ -1,5 +1,5 @@
 # tests/samples/ddp_ranks.cmake — cmake -DMPIRUN="mpirun;-np;2;..." -DSAMPLE=train_ddp -DGLASSBOX=glassbox -DOUT=dir
-#   -DSTRAGGLER=1|-1 -P ddp_ranks.cmake
+#   -DSTRAGGLER=1|-1 [-DPOISON=1] -P ddp_ranks.cmake
 # Runs train_ddp traced on 2 ranks (rank STRAGGLER sleeping 15 ms per step, or none), merges the ranks' traces, checks
 # the merged trace, and reads `glassbox report`: the straggler must be named (and only then), and the program's
 # barriers must overlap on every rank on the merged clock (a barrier releases every rank at one moment, so each rank's
@@ -20,7 +20,12 @@ function(run)
   set(text "${text}" PARENT_SCOPE)
 endfunction()
 
-run(${CMAKE_COMMAND} -E env GLASSBOX_TRACE=${OUT}/ddp.db GLASSBOX_NUM_THREADS=1 ${MPIRUN} ${SAMPLE} --epochs 4
+if(DEFINED POISON)  # rank POISON's batch holds a NaN at step 3: the report must say the non-finite values began there
+  set(extra --epochs 1 --poison ${POISON} --poison-step 3)
+else()
+  set(extra --epochs 4)
+endif()
+run(${CMAKE_COMMAND} -E env GLASSBOX_TRACE=${OUT}/ddp.db GLASSBOX_NUM_THREADS=1 ${MPIRUN} ${SAMPLE} ${extra}
     --straggler ${STRAGGLER} --straggler-ms 15)
 run(${GLASSBOX} merge ${OUT}/ddp.rank0.db ${OUT}/ddp.rank1.db -o ${OUT}/ddp.db)
 message(STATUS "${text}")
@@ -32,6 +37,15 @@ run(${GLASSBOX} report ${OUT}/ddp.db --limit 3)
 string(REGEX MATCH "ranks: [^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n" ranks "${text}")
 message(STATUS "${ranks}")
 
+if(DEFINED POISON)
+  if(NOT text MATCHES "first non-finite value: [^\n]*, step 3, on rank ${POISON}\n")
+    message(FATAL_ERROR "the report does not say the non-finite values began on rank ${POISON}:\n${text}")
+  endif()
+  if(NOT text MATCHES "came back from DistributedDataParallel's all-reduce")  # rank 0: not blamed on its backward
+    message(FATAL_ERROR "the report does not say rank 0's NaN came through the all-reduce:\n${text}")
+  endif()
+  return()
+endif()
 if(STRAGGLER GREATER_EQUAL 0)
   if(NOT text MATCHES "straggler: rank ${STRAGGLER}: it arrived last")
     message(FATAL_ERROR "the report does not name rank ${STRAGGLER} as the straggler:\n${text}")

@@ -59,8 +59,8 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   std::string path = tmp.file("t.db");
   Writer w(path);
   Id mm = w.intern("matmul"), shapes = w.intern("[[2, 3], [3, 4]]"), dts = w.intern("float32,float32");
-  std::vector<ThreadRecord> threads = {{1, 4242, "main", ThreadRole::main},
-                                       {2, 4243, "worker 0", ThreadRole::dataloader_worker}};
+  std::vector<ThreadRecord> threads = {{1, 4242, "main", ThreadRole::main, std::nullopt},
+                                       {2, 4243, "worker 0", ThreadRole::dataloader_worker, std::nullopt}};
   std::vector<SpanRecord> spans = {
       {span_id(1, 1), SpanKind::step, mm, 1, 0, 1000, 0, std::nullopt, std::nullopt, std::nullopt},
       {span_id(1, 2), SpanKind::op, mm, 1, 10, 900, 0, span_id(1, 1), 7, 3},
@@ -79,8 +79,8 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   std::vector<OomReportRecord> ooms = {{1, 30, 1 << 30, 80LL << 30, 1 << 20, 79LL << 30, 80LL << 30, 1 << 19, "OOM\n"}};
   std::vector<GradStatRecord> grads = {{0, 1, 0.5, 0.25, 0, 0, 0.1, 3.0, 0.01}, {0, 2, 1e-9, 1e-10, 1, 2, 0, 0, {}}};
   std::vector<AnomalyRecord> anomalies = {
-      {1, 40, 0, AnomalyKind::nonfinite_backward, Severity::error, 2, 1, 3, 2, 1e300, "nan in mm backward"},
-      {2, 50, {}, AnomalyKind::memory_growth, Severity::info, {}, {}, {}, {}, {}, ""}};
+      {1, 40, 0, AnomalyKind::nonfinite_backward, Severity::error, 2, 1, 3, 2, 1e300, "nan in mm backward", {}},
+      {2, 50, {}, AnomalyKind::memory_growth, Severity::info, {}, {}, {}, {}, {}, "", {}}};
   std::vector<CounterRecord> counters = {{5, mm, 1.5}, {6, mm, -2.0}};
   std::vector<KernelRecord> kernels = {{3, 0, 7, 1234, span_id(1, 2), "128,1,1", "256,1,1", 32, 49152},
                                        {4, 0, 7, 1235, std::nullopt, "1,1,1", "32,1,1", 8, 0}};

@@ -6,6 +6,8 @@
 #include <unordered_set>
 
 #include "distributed/collective_trace.h"
+#include "monitor/monitor.h"
+#include "monitor/scan.h"
 #include "glassbox/autograd/node.h"
 #include "glassbox/core/error.h"
 #include "glassbox/distributed/distributed.h"
@@ -49,6 +51,7 @@ Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::Proces
   }
   pending_.assign(bucket_params_.size(), 0);
   flat_.assign(bucket_params_.size(), Tensor());
+  local_finite_.assign(bucket_params_.size(), 0);
   works_.assign(bucket_params_.size(), nullptr);
   ready_.assign(params_.size(), false);
   locally_used_.assign(params_.size(), false);
@@ -150,6 +153,12 @@ void Reducer::launch_ready_buckets() {
       off += p.numel();
     }
     flat_[b] = flat;
+    if (monitor::detail::active()) {  // what the all-reduce brings back is compared with this in finalize()
+      monitor::detail::Busy busy;
+      local_finite_[b] = monitor::detail::all_finite(flat);
+    } else {
+      local_finite_[b] = 0;
+    }
     std::vector<Tensor> ts{flat};
     const distributed::detail::CollectiveTag tag{static_cast<int64_t>(b)};  // the trace's collectives.bucket
     works_[b] = group_->allreduce(ts, distributed::AllreduceOptions{distributed::ReduceOp::AVG});
@@ -172,6 +181,20 @@ void Reducer::finalize() {
   }
   for (size_t b = 0; b < bucket_params_.size(); ++b) {
     works_[b]->wait();
+    if (local_finite_[b] && monitor::detail::active()) {  // NaN/Inf another rank sent: said, not blamed on us
+      std::vector<size_t> arrived;
+      {
+        monitor::detail::Busy busy;  // the monitor's own reads (the hook below checks active(): outside)
+        if (!monitor::detail::all_finite(flat_[b])) {
+          int64_t at = 0;
+          for (size_t k : bucket_params_[b]) {
+            if (!monitor::detail::all_finite(flat_[b].narrow(0, at, params_[k].numel()))) arrived.push_back(k);
+            at += params_[k].numel();
+          }
+        }
+      }
+      for (size_t k : arrived) monitor::detail::on_reduced_nonfinite(params_[k], int64_t(b));
+    }
     int64_t off = 0;
     for (size_t k : bucket_params_[b]) {
       Tensor& p = params_[k];

@@ -6,6 +6,7 @@
 #include <glassbox/nn/parallel/distributed.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -187,6 +188,40 @@ TEST_CASE("DDP traced: the buckets' all-reduces fire in bucket order while backw
   for (const auto& [id, s] : spans)
     if (s.kind == gb::trace::SpanKind::backward_node) last_node_end = std::max(last_node_end, s.end_ns);
   CHECK(bucketed.front().second.queued_ns < last_node_end);
+}
+
+TEST_CASE("DDP traced: a NaN one rank made is named there; the others say it came through the all-reduce") {
+  if (!gbtest::ensure_mpi_group()) return;
+  const int rank = dist::get_rank();
+  if (dist::get_world_size() < 2) {
+    MESSAGE("needs 2 ranks (CTest runs it under mpirun -np 2)");
+    return;
+  }
+  Net net = make_net(360);
+  DistributedDataParallel<Net> ddp(net);
+  gb::optim::SGD opt(ddp.parameters(), 0.1);
+  TempDir dir;
+  const std::string path = dir.file("nan.db");
+  {
+    gb::trace::Session session(path);
+    auto x = gb::randn({4, 6});
+    if (rank == 1) x.index_put_({0, 0}, std::nanf(""));
+    opt.zero_grad();
+    gb::nn::functional::cross_entropy(ddp(x), gb::randint(0, 3, {4})).backward();
+    opt.step();
+  }
+  const auto anomalies = gb::trace::Reader(path).anomalies();
+  REQUIRE_FALSE(anomalies.empty());
+  for (const auto& a : anomalies) MESSAGE("rank " << rank << ": " << a.message);
+  if (rank == 1) {
+    CHECK(anomalies.front().kind == gb::trace::AnomalyKind::nonfinite_forward);  // its own batch
+  } else {
+    CHECK(anomalies.front().kind == gb::trace::AnomalyKind::nonfinite_backward);
+    CHECK(anomalies.front().message.find("came back from DistributedDataParallel's all-reduce") != std::string::npos);
+    CHECK(anomalies.front().param_id);
+    for (const auto& a : anomalies)  // no backward node of this rank is blamed for what another rank made
+      CHECK(a.message.find("from finite incoming gradients") == std::string::npos);
+  }
 }
 
 TEST_CASE("DDP: an unused parameter is named by the next forward; find_unused_parameters reduces without it") {

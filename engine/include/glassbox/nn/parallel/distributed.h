@@ -92,6 +92,7 @@ class Reducer {
   std::vector<size_t> pending_;  // per bucket: parameters not ready yet
   size_t next_bucket_ = 0;
   std::vector<Tensor> flat_;
+  std::vector<char> local_finite_;  // per bucket, while a trace records: this rank's gradients were all finite
   std::vector<std::shared_ptr<distributed::Work>> works_;
   std::vector<size_t> ready_order_, launch_order_;
   int64_t reductions_ = 0;
