@@ -66,6 +66,8 @@ void write_steps_section(const TraceDb& db, std::ostream& out) {
   out << "\n";
 }
 
+constexpr double kClockSlackNs = 1000;  // rounding and drift over a barrier, beyond the merge's bound
+
 void write_ranks_section(const TraceDb& db, std::ostream& out) {
   const RankComparison c = compare_ranks(db);
   if (c.ranks.empty()) {  // one rank's own trace says how to see it beside the others; a single process, nothing
@@ -81,6 +83,9 @@ void write_ranks_section(const TraceDb& db, std::ostream& out) {
     out << "; the program's " << c.barriers << (c.barriers == 1 ? " barrier" : " barriers");
     if (*c.barrier_gap_ns <= 0)
       out << " overlap on every rank (ends within " << format_time(*c.barrier_spread_ns) << ")";
+    else if (c.clock_error_ns && *c.barrier_gap_ns <= *c.clock_error_ns + kClockSlackNs)
+      out << " overlap on every rank within the clocks' \xc2\xb1" << format_time(*c.clock_error_ns) << " (a gap of "
+          << format_time(*c.barrier_gap_ns) << ")";
     else
       out << " do not overlap on every rank: a gap of " << format_time(*c.barrier_gap_ns)
           << " (the clocks disagree by at least that)";

@@ -198,14 +198,14 @@ TEST_CASE("merge refuses what is not one job's ranks, naming the file and the fi
 
 TEST_CASE("merge: handshakes that disagree beyond any clock's rate fall back to the start one, and say so") {
   rank_traces::Job job;
-  job.rate[1] = 1.01;  // 1%: no crystal is that far off; a late stamp in every end barrier looks like this
+  job.rate[1] = 1.10;  // 10%: no tick-rate measurement is that far off; broken stamps look like this
   Job j(job);
   MergeResult r = merge_traces({j.r0, j.r1}, j.out);
   CHECK(r.ranks[1].aligned_by.starts_with("clock_sync start, within"));
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes[0].find("disagree") != std::string::npos);
   TraceDb db(j.out);
-  CHECK(std::abs(collective_end(db, 1, "clock_sync", 2) - collective_end(db, 0, "clock_sync", 2)) <= 20);  // 1% of 1 us
+  CHECK(std::abs(collective_end(db, 1, "clock_sync", 2) - collective_end(db, 0, "clock_sync", 2)) <= 200);  // 10% of 1 us
 }
 
 TEST_CASE("merge names the ranks of the job that were not given") {

@@ -22,7 +22,8 @@
 //   - The program's own barriers (collectives named barrier) test the merge's clocks: a barrier releases every rank at
 //     one moment, so on a right clock every rank's span of it holds that moment: barrier_gap_ns, the largest
 //     max(start) - min(end) over them, is <= 0 (a misaligned rank shows as a gap). barrier_spread_ns is the largest
-//     difference of their ends (small unless a rank's thread was preempted as the barrier returned).
+//     difference of their ends (small unless a rank's thread was preempted as the barrier returned). A gap within
+//     clock_error_ns (+ 1 us) is consistent with the alignment the merge promised.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,7 @@ inline constexpr std::int64_t kStragglerMinMatched = 3;
 struct RankRow {
   std::int64_t rank = 0;
   std::string host, aligned_by;
+  std::optional<double> clock_error_ns;  // the merge's bound on its alignment (meta clock_error_ns.rank<r>)
   Summary steps;                   // durations of its rank_steps, ns
   std::int64_t collectives = 0;    // on its communication thread, inside steps
   double collective_ns = 0;        // their total duration
@@ -64,6 +66,7 @@ struct RankComparison {
   std::int64_t barriers = 0;       // program barriers matched across ranks
   std::optional<double> barrier_spread_ns;
   std::optional<double> barrier_gap_ns;
+  std::optional<double> clock_error_ns;  // the largest of the ranks' alignment bounds (none when one is unknown)
 };
 
 RankComparison compare_ranks(const TraceDb& db);

@@ -55,6 +55,8 @@ TEST_CASE("compare_ranks: the rank that slept is the straggler; the other waited
   CHECK(c.barriers == 1);
   REQUIRE(c.barrier_spread_ns);
   CHECK(*c.barrier_spread_ns <= 2);
+  REQUIRE(c.clock_error_ns);  // the handshakes' bounds met: the merge promised an exact alignment
+  CHECK(*c.clock_error_ns <= 1);
   REQUIRE(c.barrier_gap_ns);
   CHECK(*c.barrier_gap_ns == doctest::Approx(-double(ms(9))).epsilon(1e-6));  // both spans hold [101, 110] ms
 }
