@@ -46,20 +46,38 @@ void opt_int_arg(std::string& s, const char* key, const Row& r, int col) {
 }
 
 void write_threads(const TraceDb& db, EventWriter& w, ExportCounts& n) {
-  std::string& s = w.begin();
-  s += R"({"ph":"M","name":"process_name","pid":1,"args":{"name":)";
-  append_json_string(s, "glassbox: " + db.reader().meta("command").value_or(db.path()));
-  s += "}}";
-  w.end();
-  db.each("SELECT id, name, role FROM threads ORDER BY id", [&](const Row& r) {
+  const std::string command = db.reader().meta("command").value_or(db.path());
+  if (db.scalar("SELECT count(*) FROM ranks") == 0) {
+    std::string& s = w.begin();
+    s += R"({"ph":"M","name":"process_name","pid":1,"args":{"name":)";
+    append_json_string(s, "glassbox: " + command);
+    s += "}}";
+    w.end();
+  }
+  // A merged trace: one process per rank (pid rank + 1), named by rank and host.
+  db.each("SELECT rank, host FROM ranks ORDER BY rank", [&](const Row& r) {
     std::string& e = w.begin();
-    e += R"({"ph":"M","name":"thread_name","pid":1,"tid":)";
+    e += R"({"ph":"M","name":"process_name","pid":)";
+    append_int(e, r.i64(0) + 1);
+    e += R"(,"args":{"name":)";
+    append_json_string(e,
+                       "glassbox rank " + std::to_string(r.i64(0)) + " (" + std::string(r.text(1)) + "): " + command);
+    e += "}}";
+    w.end();
+  });
+  db.each("SELECT id, name, role, coalesce(rank, 0) + 1 FROM threads ORDER BY id", [&](const Row& r) {
+    std::string& e = w.begin();
+    e += R"({"ph":"M","name":"thread_name","pid":)";
+    append_int(e, r.i64(3));
+    e += R"(,"tid":)";
     append_int(e, r.i64(0));
     e += R"(,"args":{"name":)";
     append_json_string(e, r.text(1));
     e += R"(}},)";
     e += "\n";
-    e += R"({"ph":"M","name":"thread_sort_index","pid":1,"tid":)";
+    e += R"({"ph":"M","name":"thread_sort_index","pid":)";
+    append_int(e, r.i64(3));
+    e += R"(,"tid":)";
     append_int(e, r.i64(0));
     e += R"(,"args":{"sort_index":)";
     append_int(e, r.i64(0));
@@ -71,8 +89,9 @@ void write_threads(const TraceDb& db, EventWriter& w, ExportCounts& n) {
 
 void write_spans(const TraceDb& db, EventWriter& w, ExportCounts& n) {
   db.each(
-      "SELECT s.id, s.kind, s.start_ns, s.dur_ns, s.thread_id, s.parent_id, s.step, s.seq, t.text, m.path "
-      "FROM spans s LEFT JOIN strings t ON t.id = s.name_id LEFT JOIN modules m ON m.id = s.module_id",
+      "SELECT s.id, s.kind, s.start_ns, s.dur_ns, s.thread_id, s.parent_id, s.step, s.seq, t.text, m.path, "
+      "coalesce(th.rank, 0) + 1 FROM spans s LEFT JOIN strings t ON t.id = s.name_id "
+      "LEFT JOIN modules m ON m.id = s.module_id LEFT JOIN threads th ON th.id = s.thread_id",
       [&](const Row& r) {
         std::string& e = w.begin();
         e += R"({"ph":"X","name":)";
@@ -83,7 +102,9 @@ void write_spans(const TraceDb& db, EventWriter& w, ExportCounts& n) {
         append_micros(e, r.i64(2));
         e += R"(,"dur":)";
         append_micros(e, r.i64(3));
-        e += R"(,"pid":1,"tid":)";
+        e += R"(,"pid":)";
+        append_int(e, r.i64(10));
+        e += R"(,"tid":)";
         append_int(e, r.i64(4));
         e += R"(,"args":{"id":)";
         append_int(e, r.i64(0));
@@ -118,15 +139,17 @@ void write_counters(const TraceDb& db, EventWriter& w, ExportCounts& n) {
 
 void write_instants(const TraceDb& db, EventWriter& w, ExportCounts& n) {
   db.each(
-      "SELECT i.t_ns, t.text, i.thread_id, i.span_id, i.step FROM instants i LEFT JOIN strings t ON t.id = i.name_id "
-      "ORDER BY i.id",
+      "SELECT i.t_ns, t.text, i.thread_id, i.span_id, i.step, coalesce(th.rank, 0) + 1 FROM instants i "
+      "LEFT JOIN strings t ON t.id = i.name_id LEFT JOIN threads th ON th.id = i.thread_id ORDER BY i.id",
       [&](const Row& r) {
         std::string& e = w.begin();
         e += R"({"ph":"i","s":"t","name":)";
         append_json_string(e, r.text(1));
         e += R"(,"ts":)";
         append_micros(e, r.i64(0));
-        e += R"(,"pid":1,"tid":)";
+        e += R"(,"pid":)";
+        append_int(e, r.i64(5));
+        e += R"(,"tid":)";
         append_int(e, r.i64(2));
         e += R"(,"args":{)";
         std::size_t mark = e.size();
@@ -140,25 +163,28 @@ void write_instants(const TraceDb& db, EventWriter& w, ExportCounts& n) {
 }
 
 void write_anomalies(const TraceDb& db, EventWriter& w, ExportCounts& n) {
-  db.each("SELECT t_ns, kind, severity, message, step, value FROM anomalies ORDER BY t_ns, id", [&](const Row& r) {
-    std::string& e = w.begin();
-    e += R"({"ph":"i","s":"g","name":)";
-    append_json_string(e, gb::trace::name(static_cast<gb::trace::AnomalyKind>(r.i64(1))));
-    e += R"(,"cat":"anomaly","ts":)";
-    append_micros(e, r.i64(0));
-    e += R"(,"pid":1,"args":{"message":)";
-    append_json_string(e, r.text(3));
-    e += R"(,"severity":)";
-    append_json_string(e, gb::trace::name(static_cast<gb::trace::Severity>(r.i64(2))));
-    opt_int_arg(e, "step", r, 4);
-    if (!r.is_null(5)) {
-      e += R"(,"value":)";
-      append_number(e, r.f64(5));
-    }
-    e += "}}";
-    w.end();
-    ++n.anomalies;
-  });
+  db.each("SELECT t_ns, kind, severity, message, step, value, coalesce(rank, 0) + 1 FROM anomalies ORDER BY t_ns, id",
+          [&](const Row& r) {
+            std::string& e = w.begin();
+            e += R"({"ph":"i","s":"g","name":)";
+            append_json_string(e, gb::trace::name(static_cast<gb::trace::AnomalyKind>(r.i64(1))));
+            e += R"(,"cat":"anomaly","ts":)";
+            append_micros(e, r.i64(0));
+            e += R"(,"pid":)";
+            append_int(e, r.i64(6));
+            e += R"(,"args":{"message":)";
+            append_json_string(e, r.text(3));
+            e += R"(,"severity":)";
+            append_json_string(e, gb::trace::name(static_cast<gb::trace::Severity>(r.i64(2))));
+            opt_int_arg(e, "step", r, 4);
+            if (!r.is_null(5)) {
+              e += R"(,"value":)";
+              append_number(e, r.f64(5));
+            }
+            e += "}}";
+            w.end();
+            ++n.anomalies;
+          });
 }
 
 void write_metadata(const TraceDb& db, std::string& s) {

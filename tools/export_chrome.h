@@ -3,6 +3,8 @@
 //
 // The file is {"traceEvents": [...], "displayTimeUnit": "ns", "metadata": {every meta row}}. Events, in order:
 //   M  process_name (pid 1, "glassbox: <command>"); thread_name and thread_sort_index for each threads row
+//      A merged data-parallel trace (`glassbox merge`): one process per rank, pid = rank + 1, named
+//      "glassbox rank R (host): <command>"; each thread, span, instant and anomaly goes to its rank's pid
 //   X  one per span: ts and dur in µs with 3 decimals (exact ns), pid 1, tid = thread_id, name, cat = kind name
 //      (op, module, ...), args {id, parent (when any), step, seq, module (the module path), when not NULL}
 //   C  one per counters row: name = counter name, args {value} (null when not finite)

@@ -13,7 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include "rank_traces.h"
 #include "synthetic_trace.h"
+#include "tools/merge.h"
 #include "traces/error.h"
 #include "traces/temp_dir.h"
 
@@ -249,4 +251,42 @@ TEST_CASE("a failed export leaves no half file: a missing folder, or a final ren
   std::size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(tmp.dir)) files += e.path().filename() != "out.json";
   CHECK(files == 1);  // t.db alone
+}
+
+TEST_CASE("a merged data-parallel trace exports one process per rank; each rank's events in its own") {
+  TempDir tmp;
+  const std::string r0 = tmp.file("r.rank0.db"), r1 = tmp.file("r.rank1.db"), merged = tmp.file("r.db");
+  rank_traces::write_rank(r0, 0);
+  rank_traces::write_rank(r1, 1);
+  merge_traces({r0, r1}, merged);
+  const std::string out = tmp.file("r.json");
+  export_chrome(TraceDb(merged), out);
+  json doc = json::parse(slurp(out));
+  std::map<int, std::string> processes;
+  std::map<std::int64_t, int> thread_pid;
+  for (const json& m : events(doc, "M")) {
+    if (m.at("name") == "process_name") processes[m.at("pid").get<int>()] = m.at("args").at("name");
+    if (m.at("name") == "thread_name") thread_pid[m.at("tid").get<std::int64_t>()] = m.at("pid").get<int>();
+  }
+  int names = 0;
+  for (const json& m : events(doc, "M")) names += m.at("name") == "process_name";
+  CHECK(names == 2);  // one per rank, none for the whole
+  REQUIRE(processes.size() == 2);
+  CHECK(processes[2].starts_with("glassbox rank 1 (node1): "));
+  CHECK(processes[1].starts_with("glassbox rank 0 (node0): "));
+  TraceDb db(merged);
+  std::map<std::int64_t, int> expected;  // thread -> rank + 1, from the merged trace
+  db.each("SELECT id, rank + 1 FROM threads", [&](const Row& r) { expected[r.i64(0)] = int(r.i64(1)); });
+  CHECK(thread_pid == expected);
+  std::map<int, int> spans_per_pid;
+  for (const json& x : events(doc, "X")) {
+    CHECK(x.at("pid").get<int>() == expected.at(x.at("tid").get<std::int64_t>()));
+    ++spans_per_pid[x.at("pid").get<int>()];
+  }
+  CHECK(spans_per_pid[1] == sql_int(r0, "SELECT count(*) FROM spans"));
+  CHECK(spans_per_pid[2] == sql_int(r1, "SELECT count(*) FROM spans"));
+  std::set<int> anomaly_pids;
+  for (const json& i : events(doc, "i"))
+    if (i.value("cat", "") == "anomaly") anomaly_pids.insert(i.at("pid").get<int>());
+  CHECK(anomaly_pids == std::set<int>{1, 2});
 }
