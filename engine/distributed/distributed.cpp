@@ -71,8 +71,9 @@ bool every_rank_traces(ProcessGroup& group) {
   }
   return flag.data_ptr<int32_t>()[0] == 1;
 }
-// Several barriers in a row: a rank whose thread is preempted as one barrier returns stamps its end late, and the
-// merge takes the median over the handshake's barriers.
+// Several barriers in a row: each bounds the offset between two ranks' clocks (a barrier releases every rank after
+// the last one entered and before any returned), and a rank preempted as one barrier returns only widens that one's
+// bounds: the merge intersects them (tools/merge.cpp).
 constexpr int kClockSyncBarriers = 5;
 void clock_sync(ProcessGroup& group) {
   detail::CollectiveTag tag(std::nullopt, "clock_sync");
