@@ -64,7 +64,7 @@ Options parse(int argc, char** argv) {
   app.add_option("--min-accuracy", o.min_accuracy, "exit 1 when held-out accuracy ends below this");
   app.add_option("--straggler", o.straggler, "this rank sleeps --straggler-ms in every step (-1: none)");
   app.add_option("--straggler-ms", o.straggler_ms, "how long the straggler sleeps per step")
-      ->check(CLI::NonNegativeNumber);
+      ->check(sample_cli::kNonNegative);
   app.add_option("--poison", o.poison, "this rank gets a batch with a NaN at --poison-step (-1: none)");
   app.add_option("--poison-step", o.poison_step, "the step of the poisoned batch")->check(sample_cli::kPositive);
   try {
