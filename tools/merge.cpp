@@ -9,9 +9,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "traces/error.h"
 #include "traces/query/format.h"
+#include "traces/query/steps.h"
 #include "traces/query/trace_db.h"
 #include "traces/schema.h"
 #include "traces/sqlite.h"
@@ -86,11 +88,7 @@ Handshake handshake(const std::vector<std::pair<Span, Span>>& barriers) {  // (r
     at.push_back(double(r.second));
     ends.push_back(double(ref.second - r.second));
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
+  auto median = [](std::vector<double> v) { return gb::query::summarize(std::move(v)).median; };
   // Bounds that cross by a hair are the clocks' drift over the handshake's few microseconds, or rounding.
   if (lo <= hi + kCrossedBoundsNs) return {median(at), (lo + hi) / 2, std::abs(hi - lo) / 2};
   return {median(at), median(ends), -1};

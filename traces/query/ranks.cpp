@@ -47,17 +47,16 @@ RankComparison compare_ranks(const TraceDb& db) {
     out.ranks.push_back(std::move(row));
   });
   if (out.ranks.empty()) return out;
-  bool all_known = true;
-  for (RankRow& row : out.ranks) {
+  out.clock_error_ns = 0.0;  // the worst rank's bound; unknown when any aligned rank has none
+  for (const RankRow& row : out.ranks) {
     if (row.aligned_by == "reference") continue;
-    if (auto e = db.meta_int("clock_error_ns.rank" + std::to_string(row.rank))) {
-      row.clock_error_ns = double(*e);
-      out.clock_error_ns = std::max(out.clock_error_ns.value_or(0.0), double(*e));
-    } else {
-      all_known = false;
+    const std::optional<std::int64_t> e = db.meta_int("clock_error_ns.rank" + std::to_string(row.rank));
+    if (!e) {
+      out.clock_error_ns.reset();
+      break;
     }
+    out.clock_error_ns = std::max(*out.clock_error_ns, double(*e));
   }
-  if (!all_known) out.clock_error_ns.reset();
 
   std::map<std::int64_t, std::vector<double>> steps;
   db.each("SELECT rank, end_ns - start_ns FROM rank_steps ORDER BY rank, step",

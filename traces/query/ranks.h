@@ -44,7 +44,6 @@ inline constexpr std::int64_t kStragglerMinMatched = 3;
 struct RankRow {
   std::int64_t rank = 0;
   std::string host, aligned_by;
-  std::optional<double> clock_error_ns;  // the merge's bound on its alignment (meta clock_error_ns.rank<r>)
   Summary steps;                   // durations of its rank_steps, ns
   std::int64_t collectives = 0;    // on its communication thread, inside steps
   double collective_ns = 0;        // their total duration
@@ -66,7 +65,8 @@ struct RankComparison {
   std::int64_t barriers = 0;       // program barriers matched across ranks
   std::optional<double> barrier_spread_ns;
   std::optional<double> barrier_gap_ns;
-  std::optional<double> clock_error_ns;  // the largest of the ranks' alignment bounds (none when one is unknown)
+  std::optional<double> clock_error_ns;  // the largest of the ranks' alignment bounds (meta clock_error_ns.rank<r>;
+                                         // none when one is unknown)
 };
 
 RankComparison compare_ranks(const TraceDb& db);
