@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/gpu/run.sh — the GPU check in one go, on a machine with an NVIDIA GPU (made for Hopper, CUDA 13, no
 # network): builds Release for the GPU's architecture, runs the gpu test tier (label gpu; a missing device fails
-# here, GLASSBOX_EXPECT_GPU=1) and the GPU benchmarks, and prints a short table last.
+# here, GLASSBOX_EXPECT_GPU=1; NCCL's smoke test among them: 1 GPU, and 2 ranks when there are 2 GPUs) and the GPU
+# benchmarks, and prints a short table last.
 #
 #   bench/gpu/run.sh [BUILD_DIR]      (default build-gpu; $OUT, when set, receives the logs)
 #
@@ -39,6 +40,10 @@ echo
 echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1))"
 printf "%-28s %s\n" "build" "$((built - start)) s"
 printf "%-28s %s\n" "gpu tests" "$(grep -E 'tests passed|tests failed' "$LOG/tests.log" | tail -1)"
+# the NCCL smoke test: a group of one on this GPU, and 2 ranks (MPI and TCP id exchange) where there are 2 GPUs
+grep -E "Test +#[0-9]+: engine\.distributed\.nccl_backend_gpu" "$LOG/tests.log" |
+  sed -E 's/^.*Test +#[0-9]+: engine\.distributed\.(nccl_backend_gpu[.a-z0-9_]*)[ .]+/\1 /' |
+  while read -r name status rest; do printf "%-28s %s\n" "$name" "$status $rest"; done
 python3 - "$LOG/bench.jsonl" <<'PY' 2>/dev/null || cat "$LOG/bench.jsonl"
 import json, sys
 for line in open(sys.argv[1]):

@@ -16,6 +16,19 @@ namespace gb::distributed::detail {
 bool mpi_built();
 std::shared_ptr<ProcessGroup> make_mpi_group(std::chrono::milliseconds timeout);
 
+// Whether this build has NCCL (GLASSBOX_WITH_NCCL: CUDA and NCCL found), and a group on the current CUDA device
+// (rank and size from the launcher's environment, rendezvous.h). Without a usable GPU, or without NCCL in the build,
+// a gb::Error says which piece is missing.
+bool nccl_built();
+std::shared_ptr<ProcessGroup> make_nccl_group(std::chrono::milliseconds timeout);
+
+// Under mpirun: rank `root`'s bytes into every rank's `bytes` (same size everywhere) over MPI_COMM_WORLD, MPI
+// initialised as make_mpi_group does. How the NCCL backend hands out its id when MASTER_ADDR is not set.
+void mpi_broadcast_bytes(std::vector<unsigned char>& bytes, int root);
+
+// The device a group's collectives take their tensors on: the CPU for MPI, the communicator's GPU for NCCL.
+Device group_device(const ProcessGroup& group);
+
 // The checks of a collective's tensors, on the caller's thread: one tensor, defined, CPU, contiguous, a dtype in
 // `dtypes`; a gb::Error names the collective, what it got and what to do.
 void check_one_tensor(const std::vector<Tensor>& tensors, const char* op);

@@ -50,9 +50,13 @@ void run_traced(const CollectiveTrace& c, const std::function<void()>& fn) {
   }
   trace::Span span(trace::location(c.name, trace::SpanKind::collective), c.seq);
   fn();
+  emit_collective_row(c, span.id());
+}
+
+void emit_collective_row(const CollectiveTrace& c, std::int64_t span) {
+  if (!span) return;
   trace::CollectiveRecord r;
-  r.span_id = span.id();
-  if (!r.span_id) return;
+  r.span_id = span;
   r.bytes = c.bytes;
   r.dtype = trace_dtype(c.dtype);
   if (c.op) r.reduce_op = trace::intern(reduce_op_name(*c.op));

@@ -8,6 +8,9 @@
 //     the caller queued it (traces/SCHEMA.md).
 //   - A CollectiveTag on the caller's thread names the collectives queued inside it (DDP's bucket index; the clock
 //     handshake's "clock_sync" barrier). The backend reads it when the collective is queued.
+//   - On NCCL the span is the collective's time on the GPU (CUDA events on the group's stream, put on the trace's
+//     clock), recorded by the group's watchdog thread once the collective finished: still on the communication
+//     track, in seq order (one stream runs them one after another).
 //   - A Work::wait() that blocks is a span of kind collective named "wait <collective>" on the waiting thread.
 //   Nothing is recorded while no trace records.
 #pragma once
@@ -51,5 +54,8 @@ CollectiveTrace describe_collective(const char* op, const Tensor& t, std::option
 void name_communication_thread();
 // Runs fn inside the collective's span and writes its collectives row (the span and row only while tracing).
 void run_traced(const CollectiveTrace& c, const std::function<void()>& fn);
+// The collectives row of a collective whose span (spans.id `span`, 0: none) is recorded already: how a GPU
+// backend traces a collective it timed with CUDA events (instrument/past_span.h).
+void emit_collective_row(const CollectiveTrace& c, std::int64_t span);
 
 }  // namespace gb::distributed::detail

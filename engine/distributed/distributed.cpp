@@ -62,14 +62,14 @@ void write_group_meta() {
 // barrier's end is the same moment on every rank. Whether every rank records is agreed first (a MIN all-reduce that
 // runs whether or not this rank traces), so the ranks always issue the same collectives.
 bool every_rank_traces(ProcessGroup& group) {
-  Tensor flag = zeros({1}, TensorOptions().dtype(kInt32));
-  flag.data_ptr<int32_t>()[0] = trace::enabled() ? 1 : 0;
+  // on the group's device (NCCL carries GPU tensors only); read back on the host
+  Tensor flag = full({1}, trace::enabled() ? 1 : 0, TensorOptions().dtype(kInt32).device(detail::group_device(group)));
   std::vector<Tensor> ts{flag};
   {
     detail::CollectiveTag tag(std::nullopt, "clock_sync_vote");
     group.allreduce(ts, AllreduceOptions{ReduceOp::MIN})->wait();
   }
-  return flag.data_ptr<int32_t>()[0] == 1;
+  return flag.item().toLong() == 1;
 }
 // Several barriers in a row: each bounds the offset between two ranks' clocks (a barrier releases every rank after
 // the last one entered and before any returned), and a rank preempted as one barrier returns only widens that one's
@@ -92,6 +92,7 @@ std::shared_ptr<Work> finish_call(std::shared_ptr<Work> work, bool async_op) {
 std::vector<std::string> available_backends() {
   std::vector<std::string> out;
   if (detail::mpi_built()) out.push_back("mpi");
+  if (detail::nccl_built()) out.push_back("nccl");
   return out;
 }
 
@@ -114,9 +115,7 @@ void init_process_group(const std::string& backend, std::chrono::milliseconds ti
     if (name == "mpi") {
       state().group = detail::make_mpi_group(timeout);
     } else if (name == "nccl") {
-      throw Error(gb::detail::str_cat(
-          "gb::distributed::init_process_group: the NCCL backend is not available in this build (this build has: ",
-          joined(built), "). Train on CPU tensors with backend \"mpi\" under mpirun."));
+      state().group = detail::make_nccl_group(timeout);
     } else {
       throw Error(gb::detail::str_cat("gb::distributed::init_process_group: unknown backend \"", name,
                                       "\"; this build has: ", joined(built), " (\"\" picks the first)"));
@@ -205,7 +204,7 @@ namespace detail {
 void check_tensor(const Tensor& t, const char* op, const char* what) {
   GB_CHECK(t.defined(), "gb::distributed::", op, ": ", what, " is an undefined tensor");
   GB_CHECK(t.is_cpu(), "gb::distributed::", op, ": ", what, " is on ", t.device().str(),
-           "; the MPI backend carries CPU tensors (move it with .cpu(), or use a GPU backend for GPU tensors)");
+           "; the MPI backend carries CPU tensors (move it with .cpu(), or use backend \"nccl\" for GPU tensors)");
   GB_CHECK(t.is_contiguous(), "gb::distributed::", op, ": ", what, " (sizes ", t.sizes(), ", strides ", t.strides(),
            ") is not contiguous; pass t.contiguous() and copy the result back");
 }

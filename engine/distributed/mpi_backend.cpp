@@ -36,6 +36,13 @@ namespace gb::distributed::detail {
 
 bool mpi_built() { return false; }
 
+void mpi_broadcast_bytes(std::vector<unsigned char>&, int) {
+  throw Error(
+      "gb::distributed::init_process_group(\"nccl\"): this build of glassbox has no MPI to hand out NCCL's id "
+      "under mpirun: set MASTER_ADDR (rank 0's host) and MASTER_PORT (a free port) in every rank, or install Open "
+      "MPI (apt-get install libopenmpi-dev openmpi-bin, or `make deps`) and rebuild.");
+}
+
 std::shared_ptr<ProcessGroup> make_mpi_group(std::chrono::milliseconds) {
   throw Error(
       "gb::distributed::init_process_group(\"mpi\"): this build of glassbox has no MPI backend (CMake did not find "
@@ -305,30 +312,39 @@ void finalize_at_exit() {
   if (!finalized) MPI_Finalize();
 }
 
-}  // namespace
-
-std::shared_ptr<ProcessGroup> make_mpi_group(std::chrono::milliseconds timeout) {
+// MPI started (once per process) at the thread level the communication thread needs; `backend` names the caller.
+void ensure_mpi(const char* backend) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  GB_CHECK(!finalized,
-           "gb::distributed::init_process_group(\"mpi\"): MPI was already finalized in this process "
-           "(MPI cannot start twice); keep MPI running for the process's lifetime");
+  GB_CHECK(!finalized, "gb::distributed::init_process_group(\"", backend,
+           "\"): MPI was already finalized in this process (MPI cannot start twice); keep MPI running for the "
+           "process's lifetime");
   int provided = 0;
   if (!initialized) {
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    GB_CHECK(rc == MPI_SUCCESS, "gb::distributed::init_process_group(\"mpi\"): MPI_Init_thread failed (", rc,
+    GB_CHECK(rc == MPI_SUCCESS, "gb::distributed::init_process_group(\"", backend, "\"): MPI_Init_thread failed (", rc,
              "); start the program with mpirun (as root add --allow-run-as-root)");
     std::atexit(finalize_at_exit);
   } else {
     MPI_Query_thread(&provided);
   }
-  GB_CHECK(provided >= MPI_THREAD_SERIALIZED,
-           "gb::distributed::init_process_group(\"mpi\"): MPI was initialised "
-           "with thread level ",
-           provided,
+  GB_CHECK(provided >= MPI_THREAD_SERIALIZED, "gb::distributed::init_process_group(\"", backend,
+           "\"): MPI was initialised with thread level ", provided,
            "; glassbox runs collectives on a thread of their own and needs "
            "MPI_THREAD_SERIALIZED or more: let init_process_group initialise MPI, or call MPI_Init_thread with it");
+}
+
+}  // namespace
+
+void mpi_broadcast_bytes(std::vector<unsigned char>& bytes, int root) {
+  ensure_mpi("nccl");
+  mpi_check(MPI_Bcast(bytes.data(), int(bytes.size()), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast",
+            "init_process_group(\"nccl\") handing out NCCL's id");
+}
+
+std::shared_ptr<ProcessGroup> make_mpi_group(std::chrono::milliseconds timeout) {
+  ensure_mpi("mpi");
   MPI_Comm comm;
   mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup", "init_process_group");
   mpi_check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", "init_process_group");

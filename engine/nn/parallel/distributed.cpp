@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "distributed/backends.h"
 #include "distributed/collective_trace.h"
-#include "monitor/monitor.h"
-#include "monitor/scan.h"
 #include "glassbox/autograd/node.h"
 #include "glassbox/core/error.h"
 #include "glassbox/distributed/distributed.h"
 #include "glassbox/ops/factory.h"
+#include "monitor/monitor.h"
+#include "monitor/scan.h"
 
 namespace gb::nn::parallel {
 
@@ -25,10 +26,12 @@ Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::Proces
     : group_(std::move(group)), find_unused_(find_unused_parameters) {
   GB_CHECK(group_, "DistributedDataParallel: no process group; call gb::distributed::init_process_group first");
   GB_CHECK(bucket_cap_bytes > 0, "DistributedDataParallel: bucket_cap_mb must be positive");
+  const Device device = distributed::detail::group_device(*group_);
   for (Tensor& p : params)
     if (p.requires_grad()) {
-      GB_CHECK(p.is_cpu(), "DistributedDataParallel: parameter of sizes ", p.sizes(), " is on ", p.device().str(),
-               "; the MPI backend reduces CPU gradients");
+      GB_CHECK(p.device() == device, "DistributedDataParallel: a parameter of sizes ", p.sizes(), " is on ",
+               p.device().str(), "; the ", group_->getBackendName(), " backend reduces gradients on ", device.str(),
+               ": move the module with .to(\"", device.str(), "\") before wrapping it");
       params_.push_back(p);
     }
   GB_CHECK(!params_.empty(), "DistributedDataParallel: the module has no parameter that requires grad");
@@ -140,7 +143,8 @@ void Reducer::launch_ready_buckets() {
     const std::vector<size_t>& members = bucket_params_[b];
     int64_t numel = 0;
     for (size_t k : members) numel += params_[k].numel();
-    Tensor flat = empty({numel}, TensorOptions().dtype(params_[members.front()].scalar_type()));
+    const Tensor& first = params_[members.front()];
+    Tensor flat = empty({numel}, TensorOptions().dtype(first.scalar_type()).device(first.device()));
     int64_t off = 0;
     for (size_t k : members) {
       const Tensor& p = params_[k];
@@ -153,7 +157,7 @@ void Reducer::launch_ready_buckets() {
       off += p.numel();
     }
     flat_[b] = flat;
-    if (monitor::detail::active()) {  // what the all-reduce brings back is compared with this in finalize()
+    if (monitor::detail::active() && flat.is_cpu()) {  // compared in finalize() with what the all-reduce brings
       monitor::detail::Busy busy;
       local_finite_[b] = monitor::detail::all_finite(flat);
     } else {
@@ -175,8 +179,10 @@ void Reducer::finalize() {
     Tensor flags = empty({int64_t(params_.size())}, TensorOptions().dtype(kInt32));
     int32_t* f = flags.data_ptr<int32_t>();
     for (size_t k = 0; k < params_.size(); ++k) f[k] = locally_used_[k] ? 1 : 0;
-    std::vector<Tensor> ts{flags};
+    const Device device = params_.front().device();  // the backend's device (checked at construction)
+    std::vector<Tensor> ts{device.is_cpu() ? flags : flags.to(device)};
     group_->allreduce(ts, distributed::AllreduceOptions{distributed::ReduceOp::MAX})->wait();
+    if (!device.is_cpu()) f = (flags = ts[0].cpu()).data_ptr<int32_t>();
     for (size_t k = 0; k < params_.size(); ++k) used[k] = f[k] != 0;
   }
   for (size_t b = 0; b < bucket_params_.size(); ++b) {

@@ -3,7 +3,11 @@
 // group of one (MPI's singleton start) whose collectives leave the tensors as they are, and init after destroy.
 // The trace says which backend, rank and world size a run had. The collectives among 2 ranks are
 // tests/engine/distributed/mpi_backend_test.cpp, under mpirun.
+#include <algorithm>
+#include <cstdlib>
 #include <string>
+
+#include "glassbox/core/cuda.h"
 
 #include "engine/distributed/mpi_group.h"
 #include "instrument/session.h"
@@ -25,16 +29,34 @@ TEST_CASE("before init_process_group every function says to call it") {
 
 TEST_CASE("an unknown or unbuilt backend is named, with the ones this build has") {
   CHECK_THROWS_WITH_AS(dist::init_process_group("gloo"), doctest::Contains("unknown backend \"gloo\""), gb::Error);
-  CHECK_THROWS_WITH_AS(dist::init_process_group("nccl"), doctest::Contains("NCCL backend is not available"), gb::Error);
+  // NCCL: in the build exactly when the configure found it; without a GPU its error says so first
+  const std::vector<std::string> built = dist::available_backends();
+  const bool nccl = std::find(built.begin(), built.end(), "nccl") != built.end();
+  const char* expect_nccl = std::getenv("GLASSBOX_EXPECT_NCCL");
+  REQUIRE(expect_nccl);
+  CHECK(nccl == (std::string(expect_nccl) == "1"));
+  if (!gb::cuda::compiled_with_cuda())
+    CHECK_THROWS_WITH_AS(dist::init_process_group("nccl"), doctest::Contains("has no CUDA, so no NCCL backend"),
+                         gb::Error);
+  else if (!nccl)
+    CHECK_THROWS_WITH_AS(dist::init_process_group("nccl"), doctest::Contains("has no NCCL backend"), gb::Error);
+  else if (!gb::cuda::is_available())
+    CHECK_THROWS_WITH_AS(
+        dist::init_process_group("nccl"),
+        doctest::Contains(
+            ("init_process_group(\"nccl\"): no usable CUDA device: " + gb::cuda::unavailable_reason()).c_str()),
+        gb::Error);
+  else  // a GPU, but no launcher's variables in this test's environment
+    CHECK_THROWS_WITH_AS(dist::init_process_group("nccl"), doctest::Contains("RANK and WORLD_SIZE not set"), gb::Error);
   CHECK_THROWS_WITH_AS(dist::init_process_group("mpi", std::chrono::milliseconds(0)),
                        doctest::Contains("timeout must be positive"), gb::Error);
   CHECK_FALSE(dist::is_initialized());
-  if (!gbtest::mpi_built()) {
-    CHECK(dist::available_backends().empty());
+  CHECK((std::find(built.begin(), built.end(), "mpi") != built.end()) == gbtest::mpi_built());
+  if (!gbtest::mpi_built())
     CHECK_THROWS_WITH_AS(dist::init_process_group("mpi"), doctest::Contains("apt-get install libopenmpi-dev"),
                          gb::Error);
+  if (built.empty())
     CHECK_THROWS_WITH_AS(dist::init_process_group(), doctest::Contains("no distributed backend"), gb::Error);
-  }
 }
 
 TEST_CASE("MPI without mpirun: a group of one, whose collectives keep the values; tensors it cannot carry") {

@@ -22,11 +22,15 @@
 
 namespace gb::distributed {
 
-// Starts this process's membership of the default group. backend: "mpi", or "" for the first available one.
+// Starts this process's membership of the default group. backend: "mpi", "nccl", or "" for the first available one.
 // MPI: initialises MPI (thread level serialized or better) unless the program did, rank and size from
-// MPI_COMM_WORLD (mpirun sets them; a program started without mpirun is a group of one). `timeout`: how long wait()
-// waits for a collective before it throws (PyTorch's default, 30 minutes). A backend this build does not have, or
-// one that cannot start, is a gb::Error that names it and what to install.
+// MPI_COMM_WORLD (mpirun sets them; a program started without mpirun is a group of one).
+// NCCL: one communicator on the current CUDA device (call gb::cuda::set_device(local rank) first when a host has
+// several GPUs), rank and size from RANK / WORLD_SIZE, else from mpirun's variables; rank 0's NCCL id reaches the
+// others over TCP at MASTER_ADDR:MASTER_PORT when those are set, else through MPI (under mpirun).
+// `timeout`: how long a collective may take before wait() throws (PyTorch's default, 30 minutes; on NCCL the
+// group's watchdog aborts the communicator then). A backend this build does not have, or one that cannot start, is
+// a gb::Error that names it and what to install or set.
 void init_process_group(const std::string& backend = "", std::chrono::milliseconds timeout = std::chrono::minutes(30));
 bool is_initialized();
 // Ends the default group (waits for the collectives in flight; finalises MPI if init_process_group initialised it).

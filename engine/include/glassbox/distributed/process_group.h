@@ -6,7 +6,9 @@
 // (overlap) and calls wait() before it reads or writes the tensors again. wait() throws gb::Error when the
 // collective failed or did not finish within the group's timeout (a rank that died or never reached it).
 //
-// Backends: "mpi" (Open MPI or any MPI, when the build found one: glassbox::distributed::available_backends()).
+// Backends (glassbox::distributed::available_backends() lists this build's): "mpi" (Open MPI or any MPI) for CPU
+// tensors, "nccl" (NVIDIA's NCCL, in a build with CUDA) for CUDA tensors on the device that was current at
+// init_process_group, run on the group's own stream after the work the caller's stream had queued.
 // The free functions in glassbox/distributed/distributed.h (init_process_group, all_reduce, ...) work on the
 // default group, as torch.distributed's do.
 #pragma once
@@ -36,8 +38,10 @@ class Work {
   Work& operator=(const Work&) = delete;
 
   // Blocks until the collective finished; throws gb::Error with the backend's message if it failed, or when it did
-  // not finish within `timeout` (default: the group's timeout, set by init_process_group).
-  bool wait(std::chrono::milliseconds timeout = kNoTimeout);
+  // not finish within `timeout` (default: the group's timeout, set by init_process_group). On NCCL (as PyTorch's
+  // WorkNCCL) the caller's current CUDA stream waits instead of the host, except for barrier(); a collective that
+  // does not finish within the group's timeout fails every later wait().
+  virtual bool wait(std::chrono::milliseconds timeout = kNoTimeout);
   bool is_completed() const;
   bool is_success() const;  // completed without an error
   std::exception_ptr exception() const;
@@ -70,8 +74,9 @@ struct ReduceScatterOptions {
 };
 
 // One process's handle on a group of `size` processes (c10d::ProcessGroup's methods and names). Tensors must be
-// contiguous CPU tensors of a dtype the backend carries (MPI: float32, float64, int8, uint8, int16, int32, int64,
-// bool); every rank passes the same shapes and dtype.
+// contiguous, on the backend's device, of a dtype the backend carries (MPI: float32, float64, int8, uint8, int16,
+// int32, int64, bool on the CPU; NCCL: float32, float64, float16, bfloat16, int8, uint8, int32, int64, bool on the
+// group's GPU); every rank passes the same shapes and dtype.
 class ProcessGroup {
  public:
   ProcessGroup(int rank, int size) : rank_(rank), size_(size) {}
