@@ -22,8 +22,8 @@ constexpr int64_t kFirstBucketBytes = int64_t(1) << 20;
 }  // namespace
 
 Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::ProcessGroup> group, int64_t bucket_cap_bytes,
-                 bool find_unused_parameters)
-    : group_(std::move(group)), find_unused_(find_unused_parameters) {
+                 bool find_unused_parameters, bool gradient_as_bucket_view)
+    : group_(std::move(group)), find_unused_(find_unused_parameters), as_view_(gradient_as_bucket_view) {
   GB_CHECK(group_, "DistributedDataParallel: no process group; call gb::distributed::init_process_group first");
   GB_CHECK(bucket_cap_bytes > 0, "DistributedDataParallel: bucket_cap_mb must be positive");
   const Device device = distributed::detail::group_device(*group_);
@@ -144,16 +144,24 @@ void Reducer::launch_ready_buckets() {
     int64_t numel = 0;
     for (size_t k : members) numel += params_[k].numel();
     const Tensor& first = params_[members.front()];
-    Tensor flat = empty({numel}, TensorOptions().dtype(first.scalar_type()).device(first.device()));
+    // with gradient_as_bucket_view the bucket of the last reduction, whose views the .grads may still be
+    Tensor flat = as_view_ && flat_[b].defined()
+                      ? flat_[b]
+                      : empty({numel}, TensorOptions().dtype(first.scalar_type()).device(first.device()));
     int64_t off = 0;
     for (size_t k : members) {
-      const Tensor& p = params_[k];
+      Tensor& p = params_[k];
       Tensor slice = flat.narrow(0, off, p.numel());
       const Tensor& g = p.grad();
-      if (g.defined())
-        slice.copy_(g.reshape({-1}));
-      else
-        slice.zero_();
+      const bool in_bucket = as_view_ && g.defined() && g.data_ptr() == slice.data_ptr();
+      if (in_bucket && !locally_used_[k])  // a gradient unused on every rank keeps its value: not the bucket's
+        p.mutable_grad() = g.clone();
+      if (!in_bucket) {  // (in the bucket: accumulated there already)
+        if (g.defined())
+          slice.copy_(g.reshape({-1}));
+        else
+          slice.zero_();
+      }
       off += p.numel();
     }
     flat_[b] = flat;
@@ -207,13 +215,16 @@ void Reducer::finalize() {
       Tensor avg = flat_[b].narrow(0, off, p.numel()).view(p.sizes());
       off += p.numel();
       if (!used[k]) continue;
-      if (p.grad().defined())
+      if (as_view_) {
+        if (!p.grad().defined() || p.grad().data_ptr() != avg.data_ptr()) p.mutable_grad() = avg;
+      } else if (p.grad().defined()) {
         p.mutable_grad().copy_(avg);
-      else
+      } else {
         p.mutable_grad() = avg.clone();
+      }
     }
     works_[b] = nullptr;
-    flat_[b] = Tensor();
+    if (!as_view_) flat_[b] = Tensor();
   }
   expect_backward_ = false;
   ++reductions_;

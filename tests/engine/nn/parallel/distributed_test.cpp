@@ -265,3 +265,62 @@ TEST_CASE("DDP: one reduction per forward; a second backward through the retaine
   gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
   CHECK(ddp.reducer().reductions() == 2);
 }
+
+TEST_CASE("DDP gradient_as_bucket_view: .grads become views into their buckets, and the steps stay exact") {
+  if (!gbtest::ensure_mpi_group()) return;
+  const int r = dist::get_rank(), n = dist::get_world_size();
+  Net net = make_net(600 + r);
+  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().gradient_as_bucket_view(true));
+  Net ref = make_net(0);
+  copy_params(ref, net);
+  gb::optim::SGD opt(ddp.parameters(), gb::optim::SGDOptions(0.1));
+  gb::optim::SGD ref_opt(ref->parameters(), gb::optim::SGDOptions(0.1));
+  auto ps = ddp.parameters(), rs = ref->parameters();
+  // each bucket's gradients lie back to back in its memory, in bucket order
+  const auto check_views = [&] {
+    for (const auto& bucket : ddp.reducer().buckets())
+      for (size_t j = 1; j < bucket.size(); ++j) {
+        const gb::Tensor &a = ps[bucket[j - 1]].grad(), &b = ps[bucket[j]].grad();
+        CHECK(static_cast<const char*>(b.data_ptr()) ==
+              static_cast<const char*>(a.data_ptr()) + a.numel() * int64_t(a.element_size()));
+      }
+  };
+  gb::manual_seed(9);
+  auto X = gb::randn({3, 4 * n, 6}), Y = gb::randint(0, 3, {3, 4 * n});
+  std::vector<const void*> where;
+  for (int step = 0; step < 3; ++step) {
+    CAPTURE(step);
+    opt.zero_grad(/*set_to_none=*/step != 2);  // the third step keeps the views, zeroed in place
+    ref_opt.zero_grad();
+    gb::nn::functional::cross_entropy(ddp(X[step].narrow(0, 4 * r, 4)), Y[step].narrow(0, 4 * r, 4)).backward();
+    gb::nn::functional::cross_entropy(ref(X[step]), Y[step]).backward();
+    for (size_t i = 0; i < ps.size(); ++i) {
+      CAPTURE(i);
+      gbtest::check_close(ps[i].grad(), rs[i].grad(), 1e-6, 1e-5);
+    }
+    check_views();
+    std::vector<const void*> now;
+    for (const auto& p : ps) now.push_back(p.grad().data_ptr());
+    if (step == 2) CHECK(now == where);  // accumulated in the same bucket memory: nothing copied in or back
+    where = now;
+    opt.step();
+    ref_opt.step();
+    gbtest::check_close(flat_params(ddp.parameters()), flat_params(ref->parameters()), 1e-6, 1e-5);
+  }
+}
+
+TEST_CASE("DDP gradient_as_bucket_view: a gradient unused on every rank keeps its own value, not the average") {
+  if (!gbtest::ensure_mpi_group()) return;
+  const int r = dist::get_rank();
+  Net net = make_net(700);
+  DistributedDataParallel<Net> ddp(
+      net, DistributedDataParallelOptions().gradient_as_bucket_view(true).find_unused_parameters(true));
+  gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+  gb::Tensor spare = net->spare->weight.grad();
+  REQUIRE(spare.defined());
+  spare.fill_(double(r + 1));  // a view into the bucket, now different on every rank
+  net->use_spare = false;
+  gb::nn::functional::cross_entropy(ddp(gb::randn({4, 6})), gb::randint(0, 3, {4})).backward();
+  CHECK(ddp.reducer().reductions() == 2);
+  CHECK(gb::equal(net->spare->weight.grad(), gb::full({2, 8}, double(r + 1))));
+}

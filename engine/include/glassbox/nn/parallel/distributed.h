@@ -13,7 +13,7 @@
 // accumulation marks it ready; when every parameter of a bucket is ready, the bucket is flattened and all-reduced
 // (average) asynchronously, so communication overlaps the rest of backward. Buckets are launched in bucket order on
 // every rank (collectives must match). When the last bucket is launched, the Reducer waits for them and writes the
-// averaged gradients back into .grad.
+// averaged gradients back into .grad (or, with gradient_as_bucket_view, makes each .grad a view into its bucket).
 //
 // no_sync(): while the returned guard lives, backward accumulates gradients locally; the first backward after it
 // all-reduces the accumulated sum (gradient accumulation over micro-batches).
@@ -47,6 +47,11 @@ struct DistributedDataParallelOptions {
   GB_ARG(bool, broadcast_buffers) = true;
   // The group to reduce over; null: the default group (gb::distributed::init_process_group).
   GB_ARG(std::shared_ptr<distributed::ProcessGroup>, process_group) = nullptr;
+  // PyTorch's gradient_as_bucket_view: after a reduction each .grad is a view into its bucket, so the averaged
+  // gradients are not copied back, and while a .grad stays that view (zero_grad(false) zeroes it in place) its
+  // gradient is accumulated right in the bucket and not copied in either. A .grad then shares storage with the
+  // other gradients of its bucket; zero_grad() (set_to_none) lets the next backward make a new one, copied in once.
+  GB_ARG(bool, gradient_as_bucket_view) = false;
 };
 
 // The gradient reduction of DDP: buckets, the accumulation hooks, and the write-back.
@@ -54,7 +59,7 @@ class Reducer {
  public:
   // params: the module's parameters in registration order; those that do not require grad are left out.
   Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::ProcessGroup> group, int64_t bucket_cap_bytes,
-          bool find_unused_parameters);
+          bool find_unused_parameters, bool gradient_as_bucket_view = false);
   ~Reducer();
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -81,6 +86,7 @@ class Reducer {
   std::vector<Tensor> params_;
   std::shared_ptr<distributed::ProcessGroup> group_;
   bool find_unused_;
+  bool as_view_;  // gradient_as_bucket_view: flat_ outlives a reduction and .grad is a view into it
   bool require_sync_ = true;
   std::vector<std::vector<size_t>> bucket_params_;
   std::vector<size_t> bucket_of_;  // param -> bucket
@@ -132,7 +138,7 @@ class DistributedDataParallel {
     detail::broadcast_from_rank0(module_->buffers(), *group_);
     reducer_ =
         std::make_unique<Reducer>(module_->parameters(), group_, int64_t(options_.bucket_cap_mb() * 1024.0 * 1024.0),
-                                  options_.find_unused_parameters());
+                                  options_.find_unused_parameters(), options_.gradient_as_bucket_view());
   }
 
   template <typename... Args>
