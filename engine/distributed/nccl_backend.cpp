@@ -55,7 +55,7 @@ namespace gb::distributed::detail {
 bool nccl_built() { return false; }
 
 std::shared_ptr<ProcessGroup> make_nccl_group(std::chrono::milliseconds) {
-#if GLASSBOX_WITH_CUDA
+#ifdef GLASSBOX_WITH_CUDA
   throw Error(
       "gb::distributed::init_process_group(\"nccl\"): this build of glassbox has no NCCL backend (CMake found CUDA "
       "but not NCCL: nccl.h and libnccl.so, which the CUDA toolkit image ships; or GLASSBOX_NCCL was OFF). Install "
