@@ -34,5 +34,9 @@ Device group_device(const ProcessGroup& group);
 void check_one_tensor(const std::vector<Tensor>& tensors, const char* op);
 void check_tensor(const Tensor& t, const char* op, const char* what);
 void check_same_layout(const Tensor& t, const Tensor& like, const char* op, const char* what);
+// AVG divides: a gb::Error for an integer or bool dtype, naming the collective and what to do instead.
+void check_avg_dtype(ScalarType t, const char* op);
+// "1000 x float32": a collective's tensor in its Work's description.
+std::string describe_tensor(const Tensor& t);
 
 }  // namespace gb::distributed::detail

@@ -215,6 +215,15 @@ void check_one_tensor(const std::vector<Tensor>& tensors, const char* op) {
   check_tensor(tensors[0], op, "the tensor");
 }
 
+void check_avg_dtype(ScalarType t, const char* op) {
+  GB_CHECK(is_floating_point(t), "gb::distributed::", op, ": ReduceOp::AVG needs a floating dtype, got ", to_string(t),
+           "; reduce with SUM and divide");
+}
+
+std::string describe_tensor(const Tensor& t) {
+  return gb::detail::str_cat(t.numel(), " x ", to_string(t.scalar_type()));
+}
+
 void check_same_layout(const Tensor& t, const Tensor& like, const char* op, const char* what) {
   check_tensor(t, op, what);
   GB_CHECK(t.sizes() == like.sizes() && t.scalar_type() == like.scalar_type(), "gb::distributed::", op, ": ", what,

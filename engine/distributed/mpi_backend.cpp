@@ -102,8 +102,7 @@ MPI_Op mpi_op(ReduceOp op, ScalarType t, const char* name) {
     case ReduceOp::SUM:
       return MPI_SUM;
     case ReduceOp::AVG:
-      GB_CHECK(is_floating_point(t), "gb::distributed::", name, ": ReduceOp::AVG needs a floating dtype, got ",
-               to_string(t), "; reduce with SUM and divide");
+      check_avg_dtype(t, name);
       return MPI_SUM;
     case ReduceOp::PRODUCT:
       return MPI_PROD;
@@ -131,8 +130,6 @@ int count_of(const Tensor& t, const char* op) {
            " elements are more than MPI's int count holds; split the tensor");
   return int(t.numel());
 }
-
-std::string describe(const Tensor& t) { return gb::detail::str_cat(t.numel(), " x ", to_string(t.scalar_type())); }
 
 class ProcessGroupMPI final : public ProcessGroup {
  public:
@@ -176,7 +173,7 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Op op = mpi_op(opts.reduceOp, t.scalar_type(), "all_reduce");
     const int n = count_of(t, "all_reduce");
     const bool avg = opts.reduceOp == ReduceOp::AVG;
-    return enqueue("all_reduce", gb::detail::str_cat(describe(t), ", ", reduce_op_name(opts.reduceOp)), t,
+    return enqueue("all_reduce", gb::detail::str_cat(describe_tensor(t), ", ", reduce_op_name(opts.reduceOp)), t,
                    opts.reduceOp, [=, this] {
                      mpi_check(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), n, type, op, comm_), "MPI_Allreduce",
                                "all_reduce");
@@ -192,7 +189,7 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Datatype type = mpi_type(t.scalar_type(), "broadcast");
     const int n = count_of(t, "broadcast");
     const int root = int(opts.rootRank);
-    return enqueue("broadcast", gb::detail::str_cat(describe(t), " from rank ", root), t, std::nullopt,
+    return enqueue("broadcast", gb::detail::str_cat(describe_tensor(t), " from rank ", root), t, std::nullopt,
                    [=, this] { mpi_check(MPI_Bcast(t.data_ptr(), n, type, root, comm_), "MPI_Bcast", "broadcast"); });
   }
 
@@ -206,7 +203,7 @@ class ProcessGroupMPI final : public ProcessGroup {
     for (const Tensor& o : outs) check_same_layout(o, in, "all_gather", "an output tensor");
     const MPI_Datatype type = mpi_type(in.scalar_type(), "all_gather");
     const int n = count_of(in, "all_gather");
-    return enqueue("all_gather", describe(in), in, std::nullopt, [=, this] {
+    return enqueue("all_gather", describe_tensor(in), in, std::nullopt, [=, this] {
       // one contiguous receive buffer, then each rank's part into its tensor
       std::vector<unsigned char> flat(size_t(in.nbytes()) * size_t(size_));
       mpi_check(MPI_Allgather(in.data_ptr(), n, type, flat.data(), n, type, comm_), "MPI_Allgather", "all_gather");
@@ -228,8 +225,8 @@ class ProcessGroupMPI final : public ProcessGroup {
     const MPI_Op op = mpi_op(opts.reduceOp, out.scalar_type(), "reduce_scatter");
     const int n = count_of(out, "reduce_scatter");
     const bool avg = opts.reduceOp == ReduceOp::AVG;
-    return enqueue("reduce_scatter", gb::detail::str_cat(describe(out), ", ", reduce_op_name(opts.reduceOp)), out,
-                   opts.reduceOp, [=, this] {
+    return enqueue("reduce_scatter", gb::detail::str_cat(describe_tensor(out), ", ", reduce_op_name(opts.reduceOp)),
+                   out, opts.reduceOp, [=, this] {
                      std::vector<unsigned char> flat(size_t(out.nbytes()) * size_t(size_));
                      for (int r = 0; r < size_; ++r)
                        std::memcpy(flat.data() + size_t(r) * size_t(out.nbytes()), ins[size_t(r)].data_ptr(),

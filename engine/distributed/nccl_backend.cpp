@@ -139,8 +139,7 @@ ncclRedOp_t nccl_op(ReduceOp op, ScalarType t, const char* name) {
     case ReduceOp::SUM:
       return ncclSum;
     case ReduceOp::AVG:
-      GB_CHECK(is_floating_point(t), "gb::distributed::", name, ": ReduceOp::AVG needs a floating dtype, got ",
-               to_string(t), "; reduce with SUM and divide");
+      check_avg_dtype(t, name);
       return ncclAvg;
     case ReduceOp::PRODUCT:
       return ncclProd;
@@ -151,8 +150,6 @@ ncclRedOp_t nccl_op(ReduceOp op, ScalarType t, const char* name) {
   }
   return ncclSum;
 }
-
-std::string describe(const Tensor& t) { return gb::detail::str_cat(t.numel(), " x ", to_string(t.scalar_type())); }
 
 // The group's own stream: highest priority, not synchronizing with the default stream, used by nothing else (its
 // anchor events must find it idle when the group has nothing pending).
@@ -233,8 +230,8 @@ class ProcessGroupNCCL final : public ProcessGroup {
     const Tensor t = one_tensor(tensors, "all_reduce");
     const ncclDataType_t type = nccl_type(t.scalar_type(), "all_reduce");
     const ncclRedOp_t op = nccl_op(opts.reduceOp, t.scalar_type(), "all_reduce");
-    return launch("all_reduce", gb::detail::str_cat(describe(t), ", ", reduce_op_name(opts.reduceOp)), t, opts.reduceOp,
-                  {t}, false, [&](cudaStream_t s, std::vector<Tensor>&) {
+    return launch("all_reduce", gb::detail::str_cat(describe_tensor(t), ", ", reduce_op_name(opts.reduceOp)), t,
+                  opts.reduceOp, {t}, false, [&](cudaStream_t s, std::vector<Tensor>&) {
                     nccl_check(ncclAllReduce(t.data_ptr(), t.data_ptr(), size_t(t.numel()), type, op, comm_, s),
                                "ncclAllReduce", "all_reduce", comm_);
                   });
@@ -246,8 +243,8 @@ class ProcessGroupNCCL final : public ProcessGroup {
              " is not a rank of this group of ", size_, " (0..", size_ - 1, ")");
     const ncclDataType_t type = nccl_type(t.scalar_type(), "broadcast");
     const int root = int(opts.rootRank);
-    return launch("broadcast", gb::detail::str_cat(describe(t), " from rank ", root), t, std::nullopt, {t}, false,
-                  [&](cudaStream_t s, std::vector<Tensor>&) {
+    return launch("broadcast", gb::detail::str_cat(describe_tensor(t), " from rank ", root), t, std::nullopt, {t},
+                  false, [&](cudaStream_t s, std::vector<Tensor>&) {
                     nccl_check(ncclBroadcast(t.data_ptr(), t.data_ptr(), size_t(t.numel()), type, root, comm_, s),
                                "ncclBroadcast", "broadcast", comm_);
                   });
@@ -263,7 +260,7 @@ class ProcessGroupNCCL final : public ProcessGroup {
     const ncclDataType_t type = nccl_type(in.scalar_type(), "all_gather");
     std::vector<Tensor> used = outs;
     used.push_back(in);
-    return launch("all_gather", describe(in), in, std::nullopt, used, false,
+    return launch("all_gather", describe_tensor(in), in, std::nullopt, used, false,
                   [&](cudaStream_t s, std::vector<Tensor>& keep) {
                     // NCCL gathers into one buffer; each rank's part is then copied into its tensor on this stream
                     const int64_t n = in.numel();
@@ -287,7 +284,7 @@ class ProcessGroupNCCL final : public ProcessGroup {
     const ncclRedOp_t op = nccl_op(opts.reduceOp, out.scalar_type(), "reduce_scatter");
     std::vector<Tensor> used = ins;
     used.push_back(out);
-    return launch("reduce_scatter", gb::detail::str_cat(describe(out), ", ", reduce_op_name(opts.reduceOp)), out,
+    return launch("reduce_scatter", gb::detail::str_cat(describe_tensor(out), ", ", reduce_op_name(opts.reduceOp)), out,
                   opts.reduceOp, used, false, [&](cudaStream_t s, std::vector<Tensor>& keep) {
                     const int64_t n = out.numel();
                     Tensor flat = empty({n * size_}, out.options());
