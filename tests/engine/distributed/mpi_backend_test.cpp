@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "distributed/backends.h"
 #include "engine/distributed/mpi_group.h"
 #include "instrument/session.h"
 #include "support/check.h"
@@ -216,4 +217,19 @@ TEST_CASE("failure: a rank that never reaches the collective times the others ou
   CHECK_THROWS_WITH_AS(dist::all_reduce(t), doctest::Contains("did not finish within 2000 ms"), gb::Error);
   std::fprintf(stderr, "rank 0: the all_reduce timed out as expected\n");
   // leaving: the group's destructor finds the collective still stuck and aborts the job, naming why
+}
+
+TEST_CASE("mpi_broadcast_bytes: rank 0's bytes reach every rank (the NCCL backend's id exchange under mpirun)") {
+  if (!failure_mode().empty()) return;
+  std::vector<unsigned char> bytes(128);
+  if (!gbtest::mpi_built()) {
+    CHECK_THROWS_WITH_AS(gb::distributed::detail::mpi_broadcast_bytes(bytes, 0),
+                         doctest::Contains("set MASTER_ADDR (rank 0's host) and MASTER_PORT"), gb::Error);
+    return;
+  }
+  gbtest::ensure_mpi_group();
+  const int r = dist::get_rank();
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(r == 0 ? i * 7 + 3 : 0xEE);
+  gb::distributed::detail::mpi_broadcast_bytes(bytes, 0);
+  for (size_t i = 0; i < bytes.size(); ++i) CHECK(bytes[i] == static_cast<unsigned char>(i * 7 + 3));
 }
