@@ -3,9 +3,11 @@
 //   parameter lists: the Transformer encoder of bench_models (2 layers, d 256, ffn 1024: 1.58M floats in 26 tensors),
 //   the MLP 784-1024-1024-10 (1.86M in 6) and the tiny MLP 32-64-64-4 (6.6K in 6);
 //   optimizers: AdamW (lr 1e-4, the Transformer's in bench_models), Adam with amsgrad and weight decay, SGD with
-//   momentum 0.9. Gradients are fixed; the state exists (a step was taken before timing).
+//   momentum 0.9, RMSprop centered with momentum 0.9. Gradients are fixed; the state exists (a step was taken
+//   before timing).
 // Bytes counted as the least traffic each update needs per element: AdamW/Adam read p, g, m, v and write p, m, v
-// (7 floats; amsgrad 9), SGD with momentum reads p, g, buf and writes p, buf (5). One JSON line per (list, optimizer):
+// (7 floats; amsgrad 9), SGD with momentum reads p, g, buf and writes p, buf (5), centered RMSprop with momentum
+// reads p, g, square_avg, grad_avg, buf and writes all but g (9). One JSON line per (list, optimizer):
 // value = glassbox us, peer_value = libtorch us, glassbox's GB/s and its fraction of the triad's.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
@@ -59,9 +61,7 @@ int main() {
   };
   const Opt opts[] = {
       {"adamw", 7,
-       [](std::vector<gb::Tensor> p) {
-         return std::make_unique<gb::optim::AdamW>(p, gb::optim::AdamWOptions(1e-4));
-       },
+       [](std::vector<gb::Tensor> p) { return std::make_unique<gb::optim::AdamW>(p, gb::optim::AdamWOptions(1e-4)); },
        [](std::vector<torch::Tensor> p) {
          return std::make_unique<torch::optim::AdamW>(p, torch::optim::AdamWOptions(1e-4));
        }},
@@ -79,6 +79,14 @@ int main() {
        },
        [](std::vector<torch::Tensor> p) {
          return std::make_unique<torch::optim::SGD>(p, torch::optim::SGDOptions(1e-2).momentum(0.9));
+       }},
+      {"rmsprop_centered_momentum", 9,
+       [](std::vector<gb::Tensor> p) {
+         return std::make_unique<gb::optim::RMSprop>(p, gb::optim::RMSpropOptions(1e-3).centered(true).momentum(0.9));
+       },
+       [](std::vector<torch::Tensor> p) {
+         return std::make_unique<torch::optim::RMSprop>(
+             p, torch::optim::RMSpropOptions(1e-3).centered(true).momentum(0.9));
        }},
   };
   for (const Setting& s : settings) {

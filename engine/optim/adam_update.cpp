@@ -8,20 +8,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <mutex>
 
 #include "core/cpu_isa.h"
 #include "core/make.h"
-#include "glassbox/core/parallel.h"
-#include "monitor/lanes.h"
-#include "optim/step_sums.h"
+#include "optim/fused_list.h"
 
 namespace gb::optim::detail {
 
 namespace {
 
-constexpr int64_t kBlock = 256;
-constexpr int64_t kGrainBlocks = 128;  // 32768 elements: below that the whole list stays on one thread
+constexpr int64_t kBlock = kFusedBlock;
 
 // One parameter's coefficients as the unfused ops use them: each Scalar converted to float on its own.
 struct K {
@@ -29,9 +25,6 @@ struct K {
 };
 
 using Partial = StepPartial;
-
-using monitor::detail::LaneCounts;
-using monitor::detail::vf8;
 
 // The update of n elements, each op rounded to float as the unfused op rounds it (gb::add with alpha is x + a * y,
 // addcmul is x + v * (y * z), addcdiv x + v * (y / z); -std=c++20 contracts nothing into a fused multiply-add).
@@ -58,34 +51,6 @@ GB_ALWAYS_INLINE void adam_run(float* __restrict p, const float* __restrict g, f
     const float denom = std::sqrt(vd) / bc2s + eps;
     p[i] = pi + neg_step * (mi / denom);
   }
-}
-
-// The statistics of one block after its update: the gradient's counts and squares, (p - before)^2 and p^2, in
-// 8-lane float sums (double for the tail and across blocks).
-GB_ALWAYS_INLINE void block_stats(const float* g, const float* before, const float* p, int64_t m, Partial& out) {
-  LaneCounts lanes;
-  vf8 gg = {}, uu = {}, pp = {};
-  int64_t i = 0;
-  for (; i + 8 <= m; i += 8) {
-    vf8 vg, vb, vp;
-    std::memcpy(&vg, g + i, sizeof vg);
-    std::memcpy(&vb, before + i, sizeof vb);
-    std::memcpy(&vp, p + i, sizeof vp);
-    lanes.add(vg);
-    gg += vg * vg;
-    const vf8 u = vp - vb;
-    uu += u * u;
-    pp += vp * vp;
-  }
-  double sgg = 0, suu = 0, spp = 0;
-  for (; i < m; ++i) {
-    lanes.add_one(g[i]);
-    sgg += double(g[i]) * g[i];
-    const float u = p[i] - before[i];
-    suu += double(u) * u;
-    spp += double(p[i]) * p[i];
-  }
-  out.close_block(lanes, gg, uu, pp, sgg, suu, spp);
 }
 
 // Elements [0, n) of one parameter, block by block; F: kAms, kL2, kStats.
@@ -153,35 +118,22 @@ void adam_fused_update(const std::vector<AdamTensors>& items, std::vector<AdamSt
   const size_t n_items = items.size();
   if (sums) sums->assign(n_items, AdamStepSums{});
   if (n_items == 0) return;
-  // The list as one range of blocks: item i holds blocks [first[i], first[i + 1]).
-  std::vector<int64_t> first(n_items + 1, 0);
+  std::vector<int64_t> numels(n_items);
   std::vector<K> coefs(n_items);
   std::vector<KernelFn> kernels(n_items);
   for (size_t i = 0; i < n_items; ++i) {
     const AdamTensors& t = items[i];
-    first[i + 1] = first[i] + (t.p.numel() + kBlock - 1) / kBlock;
+    numels[i] = t.p.numel();
     coefs[i] = coefs_of(t.c);
     kernels[i] = pick_kernel(t.c.amsgrad, !t.c.decoupled && t.c.weight_decay != 0, sums != nullptr);
   }
   if (!gb::detail::skip_kernel(items[0].p)) {  // meta: nothing to compute or measure
-    std::vector<Partial> total(sums ? n_items : 0);
-    std::mutex mu;
-    parallel_for(0, first[n_items], kGrainBlocks, [&](int64_t b, int64_t e) {
-      size_t i = size_t(std::upper_bound(first.begin(), first.end(), b) - first.begin()) - 1;
-      for (; b < e; ++i) {
-        const AdamTensors& t = items[i];
-        const int64_t hi_block = std::min(e, first[i + 1]);
-        const int64_t lo = (b - first[i]) * kBlock, hi = std::min(t.p.numel(), (hi_block - first[i]) * kBlock);
-        float* vm = t.c.amsgrad ? fp(t.max_exp_avg_sq) + lo : nullptr;
-        Partial part;
-        kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.exp_avg) + lo, fp(t.exp_avg_sq) + lo, vm, hi - lo, coefs[i],
-                   &part);
-        if (sums) {
-          std::lock_guard lock(mu);
-          total[i].add(part);
-        }
-        b = hi_block;
-      }
+    std::vector<Partial> total;
+    for_each_fused_part(numels, sums ? &total : nullptr, [&](size_t i, int64_t lo, int64_t hi, Partial& part) {
+      const AdamTensors& t = items[i];
+      float* vm = t.c.amsgrad ? fp(t.max_exp_avg_sq) + lo : nullptr;
+      kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.exp_avg) + lo, fp(t.exp_avg_sq) + lo, vm, hi - lo, coefs[i],
+                 &part);
     });
     for (size_t i = 0; sums && i < n_items; ++i) {
       (*sums)[i].grad = total[i].grad_scan(items[i].p.numel());

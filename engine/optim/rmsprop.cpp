@@ -1,4 +1,5 @@
-// engine/optim/rmsprop.cpp — RMSprop's update, written as PyTorch 1.13's _single_tensor_rmsprop.
+// engine/optim/rmsprop.cpp — RMSprop's update: float32 cpu parameters in one fused pass over the whole list
+// (optim/rmsprop_update.h), the rest written as PyTorch 1.13's _single_tensor_rmsprop.
 #include "glassbox/optim/rmsprop.h"
 
 #include "glassbox/autograd/grad_mode.h"
@@ -8,6 +9,7 @@
 #include "instrument/probe.h"
 
 #include "monitor/monitor.h"
+#include "optim/rmsprop_update.h"
 
 namespace gb::optim {
 
@@ -91,8 +93,11 @@ Tensor RMSprop::step(LossClosure closure) {
   monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
+  std::vector<detail::RmspropTensors> fused;  // taken by the one pass at the end
   for (auto& group : param_groups_) {
     const RMSpropOptions& o = options_of(group);
+    const detail::RmspropCoefs c{o.lr(),       o.alpha(),    o.eps(),     o.weight_decay(),
+                                 o.momentum(), o.centered(), o.maximize()};
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       auto& slot = state_[p.unsafe_impl()];
@@ -105,6 +110,16 @@ Tensor RMSprop::step(LossClosure closure) {
         if (o.centered() && !st.grad_avg().defined()) st.grad_avg(zeros_like(p));
       }
       st.step(st.step() + 1);
+      const detail::RmspropTensors item{p,
+                                        p.grad(),
+                                        st.square_avg(),
+                                        o.centered() ? st.grad_avg() : Tensor(),
+                                        o.momentum() > 0 ? st.momentum_buffer() : Tensor(),
+                                        c};
+      if (detail::rmsprop_fusable(item)) {
+        fused.push_back(item);
+        continue;
+      }
       Tensor grad = o.maximize() ? p.grad().neg() : p.grad();
       if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
       Tensor square_avg = st.square_avg();
@@ -129,6 +144,7 @@ Tensor RMSprop::step(LossClosure closure) {
       }
     }
   }
+  detail::rmsprop_fused_run(fused);
   return loss;
 }
 

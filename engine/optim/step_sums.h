@@ -1,8 +1,9 @@
-// engine/optim/step_sums.h — internal: the statistics a fused optimizer pass (sgd_update.cpp, adam_update.cpp)
-// gathers for the training monitor while it updates a parameter: the gradient's NaN/Inf/zero counts, its sum of
-// squares and largest finite |g|, the update's and the parameter's sums of squares. Per block of elements: 8-lane
-// float sums and the monitor's bit tests (monitor/lanes.h), closed into doubles by close_block; blocks and threads
-// merged with add; grad_scan gives the gradient's part as the monitor's scan would have.
+// engine/optim/step_sums.h — internal: the statistics a fused optimizer pass (sgd_update.cpp, adam_update.cpp,
+// rmsprop_update.cpp) gathers for the training monitor while it updates a parameter: the gradient's NaN/Inf/zero
+// counts, its sum of squares and largest finite |g|, the update's and the parameter's sums of squares. Per block of
+// elements: 8-lane float sums and the monitor's bit tests (monitor/lanes.h), closed into doubles by close_block (or
+// block_stats, from the block's values before and after); blocks and threads merged with add; grad_scan gives the
+// gradient's part as the monitor's scan would have.
 #pragma once
 
 #include <algorithm>
@@ -62,5 +63,34 @@ struct StepPartial {
     return r;
   }
 };
+
+// The statistics of one block of m elements after its update: the gradient's counts and squares, (p - before)^2 and
+// p^2, in 8-lane float sums (double for the tail and across blocks). Inlined into each instruction set's kernel.
+__attribute__((always_inline)) inline void block_stats(const float* g, const float* before, const float* p, int64_t m,
+                                                       StepPartial& out) {
+  monitor::detail::LaneCounts lanes;
+  monitor::detail::vf8 gg = {}, uu = {}, pp = {};
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    monitor::detail::vf8 vg, vb, vp;
+    std::memcpy(&vg, g + i, sizeof vg);
+    std::memcpy(&vb, before + i, sizeof vb);
+    std::memcpy(&vp, p + i, sizeof vp);
+    lanes.add(vg);
+    gg += vg * vg;
+    const monitor::detail::vf8 u = vp - vb;
+    uu += u * u;
+    pp += vp * vp;
+  }
+  double sgg = 0, suu = 0, spp = 0;
+  for (; i < m; ++i) {
+    lanes.add_one(g[i]);
+    sgg += double(g[i]) * g[i];
+    const float u = p[i] - before[i];
+    suu += double(u) * u;
+    spp += double(p[i]) * p[i];
+  }
+  out.close_block(lanes, gg, uu, pp, sgg, suu, spp);
+}
 
 }  // namespace gb::optim::detail

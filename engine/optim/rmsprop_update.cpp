@@ -1,0 +1,167 @@
+// engine/optim/rmsprop_update.cpp — RMSprop's fused update (rmsprop_update.h): the parameter list as one range of
+// 256-element blocks split across the pool (optim/fused_list.h); each block updated by a plain loop the compiler
+// vectorizes (sqrt included: this file compiles with -fno-math-errno; like the whole engine with -ffp-contract=off, so
+// every instruction set rounds alike), then, when the statistics are due, read back with the monitor's bit tests.
+#include "optim/rmsprop_update.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/cpu_isa.h"
+#include "core/make.h"
+#include "core/op_scope.h"
+#include "monitor/monitor.h"
+#include "optim/fused_list.h"
+
+namespace gb::optim::detail {
+
+namespace {
+
+// The coefficients as the unfused ops use them: each Scalar converted to float on its own.
+struct K {
+  float sign, wd, alpha, a1, eps, momentum, neg_lr;
+};
+
+// The update of n elements, each op rounded to float as the unfused op rounds it (gb::add with alpha is x + a * y,
+// addcmul is x + v * (y * z), addcdiv x + v * (y / z)). kWd: weight decay (off at 0: 0 * Inf would make a NaN the
+// ops do not); kCentered, kMomentum as the options.
+template <bool kWd, bool kCentered, bool kMomentum>
+GB_ALWAYS_INLINE void rmsprop_run(float* __restrict p, const float* __restrict g, float* __restrict sq,
+                                  float* __restrict ga, float* __restrict buf, int64_t n, const K& k) {
+  const float sign = k.sign, wd = k.wd, alpha = k.alpha, a1 = k.a1, eps = k.eps, momentum = k.momentum,
+              neg_lr = k.neg_lr;
+  for (int64_t i = 0; i < n; ++i) {
+    float gi = sign * g[i];  // maximize: neg(), exact
+    if constexpr (kWd) gi = gi + wd * p[i];
+    const float si = sq[i] * alpha + a1 * (gi * gi);
+    sq[i] = si;
+    float avg;
+    if constexpr (kCentered) {
+      const float gai = ga[i] * alpha + a1 * gi;
+      ga[i] = gai;
+      avg = std::sqrt(si + -1.f * (gai * gai));
+    } else {
+      avg = std::sqrt(si);
+    }
+    avg = avg + eps;
+    if constexpr (kMomentum) {
+      const float b = buf[i] * momentum + gi / avg;
+      buf[i] = b;
+      p[i] = p[i] + neg_lr * b;
+    } else {
+      p[i] = p[i] + neg_lr * (gi / avg);
+    }
+  }
+}
+
+// Elements [0, n) of one parameter, block by block when the statistics are wanted.
+template <bool kWd, bool kCentered, bool kMomentum, bool kStats>
+GB_ALWAYS_INLINE void rmsprop_span(float* p, const float* g, float* sq, float* ga, float* buf, int64_t n, const K& k,
+                                   StepPartial* out) {
+  if constexpr (!kStats) {
+    rmsprop_run<kWd, kCentered, kMomentum>(p, g, sq, ga, buf, n, k);
+  } else {
+    float before[kFusedBlock];
+    for (int64_t s = 0; s < n; s += kFusedBlock) {
+      const int64_t len = std::min(kFusedBlock, n - s);
+      std::memcpy(before, p + s, size_t(len) * sizeof(float));
+      rmsprop_run<kWd, kCentered, kMomentum>(p + s, g + s, sq + s, kCentered ? ga + s : nullptr,
+                                             kMomentum ? buf + s : nullptr, len, k);
+      block_stats(g + s, before, p + s, len, *out);
+    }
+  }
+}
+
+GB_ISA_VARIANTS(rmsprop_kernel,
+                (float* p, const float* g, float* sq, float* ga, float* buf, int64_t n, const K& k, StepPartial* out),
+                rmsprop_span<F...>(p, g, sq, ga, buf, n, k, out))
+
+using KernelFn = void (*)(float*, const float*, float*, float*, float*, int64_t, const K&, StepPartial*);
+
+template <bool kWd, bool kCentered, bool kMomentum>
+KernelFn pick_kernel(bool stats) {
+  return stats ? GB_PICK_ISA(rmsprop_kernel, float, kWd, kCentered, kMomentum, true)
+               : GB_PICK_ISA(rmsprop_kernel, float, kWd, kCentered, kMomentum, false);
+}
+
+template <bool kWd>
+KernelFn pick_kernel(bool centered, bool momentum, bool stats) {
+  if (centered) return momentum ? pick_kernel<kWd, true, true>(stats) : pick_kernel<kWd, true, false>(stats);
+  return momentum ? pick_kernel<kWd, false, true>(stats) : pick_kernel<kWd, false, false>(stats);
+}
+
+K coefs_of(const RmspropCoefs& c) {
+  K k;
+  k.sign = c.maximize ? -1.f : 1.f;
+  k.wd = static_cast<float>(c.weight_decay);
+  k.alpha = static_cast<float>(c.alpha);
+  k.a1 = static_cast<float>(1 - c.alpha);
+  k.eps = static_cast<float>(c.eps);
+  k.momentum = static_cast<float>(c.momentum);
+  k.neg_lr = static_cast<float>(-c.lr);
+  return k;
+}
+
+float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr()) : nullptr; }
+
+}  // namespace
+
+bool rmsprop_fusable(const RmspropTensors& t) {
+  auto ok = [&](const Tensor& x) {
+    return x.defined() && x.scalar_type() == kFloat && (x.device().is_cpu() || x.device().is_meta()) &&
+           x.device() == t.p.device() && x.is_contiguous() && x.sizes() == t.p.sizes();
+  };
+  return ok(t.p) && ok(t.grad) && ok(t.square_avg) && (!t.c.centered || ok(t.grad_avg)) &&
+         (t.c.momentum <= 0 || ok(t.momentum_buffer)) && t.p.numel() > 0;
+}
+
+void rmsprop_fused_update(const std::vector<RmspropTensors>& items, std::vector<RmspropStepSums>* sums) {
+  const size_t n_items = items.size();
+  if (sums) sums->assign(n_items, RmspropStepSums{});
+  if (n_items == 0) return;
+  std::vector<int64_t> numels(n_items);
+  std::vector<K> coefs(n_items);
+  std::vector<KernelFn> kernels(n_items);
+  for (size_t i = 0; i < n_items; ++i) {
+    const RmspropCoefs& c = items[i].c;
+    numels[i] = items[i].p.numel();
+    coefs[i] = coefs_of(c);
+    kernels[i] = c.weight_decay != 0 ? pick_kernel<true>(c.centered, c.momentum > 0, sums != nullptr)
+                                     : pick_kernel<false>(c.centered, c.momentum > 0, sums != nullptr);
+  }
+  if (!gb::detail::skip_kernel(items[0].p)) {  // meta: nothing to compute or measure
+    std::vector<StepPartial> total;
+    for_each_fused_part(numels, sums ? &total : nullptr, [&](size_t i, int64_t lo, int64_t hi, StepPartial& part) {
+      const RmspropTensors& t = items[i];
+      kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.square_avg) + lo, t.c.centered ? fp(t.grad_avg) + lo : nullptr,
+                 t.c.momentum > 0 ? fp(t.momentum_buffer) + lo : nullptr, hi - lo, coefs[i], &part);
+    });
+    for (size_t i = 0; sums && i < n_items; ++i) {
+      (*sums)[i].grad = total[i].grad_scan(numels[i]);
+      (*sums)[i].update_sumsq = total[i].uu;
+      (*sums)[i].param_sumsq = total[i].pp;
+    }
+  }
+  for (const RmspropTensors& t : items) {
+    gb::detail::bump_version(t.p);
+    gb::detail::bump_version(t.square_avg);
+    if (t.c.centered) gb::detail::bump_version(t.grad_avg);
+    if (t.c.momentum > 0) gb::detail::bump_version(t.momentum_buffer);
+  }
+}
+
+void rmsprop_fused_run(const std::vector<RmspropTensors>& items) {
+  if (items.empty()) return;
+  gb::detail::OpScope op_scope("_fused_rmsprop_");  // an op span in the trace, as Adam's _fused_adam_
+  int64_t n = 0;
+  for (const RmspropTensors& t : items) n += t.p.numel();
+  op_scope.set_flops(12 * n);  // the float operations of one element's update, centered with momentum at most
+  const bool due = monitor::detail::step_stats_due();
+  std::vector<RmspropStepSums> sums;
+  rmsprop_fused_update(items, due ? &sums : nullptr);
+  for (size_t i = 0; due && i < items.size(); ++i)
+    monitor::detail::note_step_sums(items[i].p, sums[i].grad, std::sqrt(sums[i].update_sumsq),
+                                    std::sqrt(sums[i].param_sumsq));
+}
+
+}  // namespace gb::optim::detail
