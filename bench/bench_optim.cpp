@@ -3,12 +3,13 @@
 //   parameter lists: the Transformer encoder of bench_models (2 layers, d 256, ffn 1024: 1.58M floats in 26 tensors),
 //   the MLP 784-1024-1024-10 (1.86M in 6) and the tiny MLP 32-64-64-4 (6.6K in 6);
 //   optimizers: AdamW (lr 1e-4, the Transformer's in bench_models), Adam with amsgrad and weight decay, SGD with
-//   momentum 0.9, RMSprop centered with momentum 0.9. Gradients are fixed; the state exists (a step was taken
+//   momentum 0.9, RMSprop centered with momentum 0.9, Adagrad. Gradients are fixed; the state exists (a step was taken
 //   before timing).
 // Bytes counted as the least traffic each update needs per element: AdamW/Adam read p, g, m, v and write p, m, v
 // (7 floats; amsgrad 9), SGD with momentum reads p, g, buf and writes p, buf (5), centered RMSprop with momentum
-// reads p, g, square_avg, grad_avg, buf and writes all but g (9). One JSON line per (list, optimizer):
-// value = glassbox us, peer_value = libtorch us, glassbox's GB/s and its fraction of the triad's.
+// reads p, g, square_avg, grad_avg, buf and writes all but g (9), Adagrad reads p, g, sum and writes p, sum (5). One
+// JSON line per (list, optimizer): value = glassbox us, peer_value = libtorch us, glassbox's GB/s and its fraction of
+// the triad's.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
@@ -87,6 +88,13 @@ int main() {
        [](std::vector<torch::Tensor> p) {
          return std::make_unique<torch::optim::RMSprop>(
              p, torch::optim::RMSpropOptions(1e-3).centered(true).momentum(0.9));
+       }},
+      {"adagrad", 5,
+       [](std::vector<gb::Tensor> p) {
+         return std::make_unique<gb::optim::Adagrad>(p, gb::optim::AdagradOptions(1e-2));
+       },
+       [](std::vector<torch::Tensor> p) {
+         return std::make_unique<torch::optim::Adagrad>(p, torch::optim::AdagradOptions(1e-2));
        }},
   };
   for (const Setting& s : settings) {

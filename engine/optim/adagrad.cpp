@@ -1,4 +1,5 @@
-// engine/optim/adagrad.cpp — Adagrad's update, written as PyTorch 1.13's _single_tensor_adagrad.
+// engine/optim/adagrad.cpp — Adagrad's update: float32 cpu parameters in one fused pass over the whole list
+// (optim/adagrad_update.h), the rest written as PyTorch 1.13's _single_tensor_adagrad.
 #include "glassbox/optim/adagrad.h"
 
 #include "glassbox/autograd/grad_mode.h"
@@ -7,6 +8,7 @@
 #include "glassbox/ops/pointwise.h"
 #include "instrument/probe.h"
 #include "monitor/monitor.h"
+#include "optim/adagrad_update.h"
 
 namespace gb::optim {
 
@@ -81,6 +83,7 @@ Tensor Adagrad::step(LossClosure closure) {
   monitor::detail::OptimizerStep monitor(*this);  // traced: grad_stats, per-parameter detectors, the step
   Tensor loss = evaluate_closure(closure);
   NoGradGuard no_grad;
+  std::vector<detail::AdagradTensors> fused;  // taken by the one pass at the end (optim/adagrad_update.h)
   for (auto& group : param_groups_) {
     const AdagradOptions& o = options_of(group);
     for (auto& p : group.params()) {
@@ -93,6 +96,12 @@ Tensor Adagrad::step(LossClosure closure) {
         st.sum(full_like(p, o.initial_accumulator_value()));
       }
       st.step(st.step() + 1);
+      const detail::AdagradTensors item{
+          p, p.grad(), st.sum(), {o.lr(), o.lr_decay(), o.weight_decay(), o.eps(), o.maximize(), st.step()}};
+      if (detail::adagrad_fusable(item)) {
+        fused.push_back(item);
+        continue;
+      }
       Tensor grad = o.maximize() ? p.grad().neg() : p.grad();
       if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
       const double clr = o.lr() / (1 + (st.step() - 1) * o.lr_decay());
@@ -103,6 +112,7 @@ Tensor Adagrad::step(LossClosure closure) {
       p.addcdiv_(grad, std, -clr);
     }
   }
+  detail::adagrad_fused_run(fused);
   return loss;
 }
 

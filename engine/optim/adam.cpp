@@ -83,17 +83,8 @@ bool adam_fused_item(const Tensor& p, AdamParamState& st, const AdamCoefs& c, Ad
 }
 
 void adam_fused_run(const std::vector<AdamTensors>& items) {
-  if (items.empty()) return;
-  gb::detail::OpScope op_scope("_fused_adam_");  // PyTorch's name for its fused Adam/AdamW: an op span in the trace
-  int64_t n = 0;
-  for (const AdamTensors& t : items) n += t.p.numel();
-  op_scope.set_flops(16 * n);  // the float operations of one element's update (adam_update.cpp's adam_run)
-  const bool due = monitor::detail::step_stats_due();
-  std::vector<AdamStepSums> sums;
-  adam_fused_update(items, due ? &sums : nullptr);
-  for (size_t i = 0; due && i < items.size(); ++i)
-    monitor::detail::note_step_sums(items[i].p, sums[i].grad, std::sqrt(sums[i].update_sumsq),
-                                    std::sqrt(sums[i].param_sumsq));
+  // PyTorch's name for its fused Adam/AdamW; 16 float operations an element (adam_update.cpp's adam_run)
+  fused_run("_fused_adam_", 16, items, adam_fused_update);
 }
 
 void adam_update(Tensor& param, const Tensor& grad, AdamParamState& st, double lr, double beta1, double beta2,

@@ -115,32 +115,18 @@ bool adam_fusable(const AdamTensors& t) {
 }
 
 void adam_fused_update(const std::vector<AdamTensors>& items, std::vector<AdamStepSums>* sums) {
-  const size_t n_items = items.size();
-  if (sums) sums->assign(n_items, AdamStepSums{});
-  if (n_items == 0) return;
-  std::vector<int64_t> numels(n_items);
-  std::vector<K> coefs(n_items);
-  std::vector<KernelFn> kernels(n_items);
-  for (size_t i = 0; i < n_items; ++i) {
+  std::vector<K> coefs(items.size());
+  std::vector<KernelFn> kernels(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
     const AdamTensors& t = items[i];
-    numels[i] = t.p.numel();
     coefs[i] = coefs_of(t.c);
     kernels[i] = pick_kernel(t.c.amsgrad, !t.c.decoupled && t.c.weight_decay != 0, sums != nullptr);
   }
-  if (!gb::detail::skip_kernel(items[0].p)) {  // meta: nothing to compute or measure
-    std::vector<Partial> total;
-    for_each_fused_part(numels, sums ? &total : nullptr, [&](size_t i, int64_t lo, int64_t hi, Partial& part) {
-      const AdamTensors& t = items[i];
-      float* vm = t.c.amsgrad ? fp(t.max_exp_avg_sq) + lo : nullptr;
-      kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.exp_avg) + lo, fp(t.exp_avg_sq) + lo, vm, hi - lo, coefs[i],
-                 &part);
-    });
-    for (size_t i = 0; sums && i < n_items; ++i) {
-      (*sums)[i].grad = total[i].grad_scan(items[i].p.numel());
-      (*sums)[i].update_sumsq = total[i].uu;
-      (*sums)[i].param_sumsq = total[i].pp;
-    }
-  }
+  fused_pass(items, sums, [&](size_t i, int64_t lo, int64_t hi, Partial& part) {
+    const AdamTensors& t = items[i];
+    float* vm = t.c.amsgrad ? fp(t.max_exp_avg_sq) + lo : nullptr;
+    kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.exp_avg) + lo, fp(t.exp_avg_sq) + lo, vm, hi - lo, coefs[i], &part);
+  });
   for (const AdamTensors& t : items) {
     gb::detail::bump_version(t.p);
     gb::detail::bump_version(t.exp_avg);

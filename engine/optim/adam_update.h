@@ -21,7 +21,7 @@
 
 #include "glassbox/core/tensor.h"
 #include "glassbox/optim/adam.h"
-#include "monitor/scan.h"
+#include "optim/fused_list.h"
 
 namespace gb::optim::detail {
 
@@ -39,11 +39,7 @@ struct AdamTensors {
 };
 
 // The statistics of one parameter's fused step (what the monitor's scans would have read).
-struct AdamStepSums {
-  monitor::detail::ScanResult grad;  // of the gradient as it is in .grad
-  double update_sumsq = 0;           // sum (p_after - p_before)^2
-  double param_sumsq = 0;            // sum p^2 after the update
-};
+using AdamStepSums = FusedStepSums;
 
 // True when the fused pass applies: every operand float32, on the cpu (or meta: the same state, nothing computed),
 // contiguous, of p's shape; the moments defined (max_exp_avg_sq too under amsgrad).

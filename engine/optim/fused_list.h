@@ -1,21 +1,35 @@
-// engine/optim/fused_list.h — internal: how a fused optimizer pass walks a parameter list (adam_update.cpp,
-// rmsprop_update.cpp). The list is one range of 256-element blocks split across the pool, so small parameters share
-// a thread instead of one task each; a task runs, for each item it covers, the item's kernel over its part of the
-// item, and when statistics are wanted the parts' StepPartials are added into the item's total.
+// engine/optim/fused_list.h — internal: what the fused optimizer passes over a whole parameter list share
+// (adam_update.cpp, rmsprop_update.cpp, adagrad_update.cpp). The list is one range of 256-element blocks split across
+// the pool, so small parameters share a thread instead of one task each; a task runs, for each item it covers, the
+// item's kernel over its part of the item, and when statistics are wanted the parts' StepPartials are added into the
+// item's total. fused_run is a pass as the optimizers call it: one op span, then each parameter's statistics to the
+// training monitor when they are due.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
+#include "core/make.h"
+#include "core/op_scope.h"
 #include "glassbox/core/parallel.h"
+#include "monitor/monitor.h"
+#include "monitor/scan.h"
 #include "optim/step_sums.h"
 
 namespace gb::optim::detail {
 
 constexpr int64_t kFusedBlock = 256;
 constexpr int64_t kFusedGrainBlocks = 128;  // 32768 elements: below that the whole list stays on one thread
+
+// The statistics of one parameter's fused step (what the monitor's scans would have read).
+struct FusedStepSums {
+  monitor::detail::ScanResult grad;  // of the gradient as it is in .grad
+  double update_sumsq = 0;           // sum (p_after - p_before)^2
+  double param_sumsq = 0;            // sum p^2 after the update
+};
 
 // run(i, lo, hi, part) for every part [lo, hi) of item i (lo on a block boundary; numels[i] > 0), its statistics
 // added to `part`. totals: nullptr, or resized to the item count and filled with each item's sums.
@@ -40,6 +54,38 @@ void for_each_fused_part(const std::vector<int64_t>& numels, std::vector<StepPar
       b = hi_block;
     }
   });
+}
+
+// A pass over items (each with its parameter in .p): for_each_fused_part with `run`, and `sums` (nullptr, or resized
+// to items.size()) filled from the totals. Meta parameters: nothing computed or measured.
+template <class Item, class Run>
+void fused_pass(const std::vector<Item>& items, std::vector<FusedStepSums>* sums, const Run& run) {
+  const size_t n_items = items.size();
+  if (sums) sums->assign(n_items, FusedStepSums{});
+  if (n_items == 0 || gb::detail::skip_kernel(items[0].p)) return;
+  std::vector<int64_t> numels(n_items);
+  for (size_t i = 0; i < n_items; ++i) numels[i] = items[i].p.numel();
+  std::vector<StepPartial> total;
+  for_each_fused_part(numels, sums ? &total : nullptr, run);
+  for (size_t i = 0; sums && i < n_items; ++i)
+    (*sums)[i] = FusedStepSums{total[i].grad_scan(numels[i]), total[i].uu, total[i].pp};
+}
+
+// The optimizer's call: update(items, sums) inside one op span `name` (flops_per_element counted per element), then
+// each parameter's statistics to the monitor when they are due.
+template <class Item, class Update>
+void fused_run(const char* name, int64_t flops_per_element, const std::vector<Item>& items, const Update& update) {
+  if (items.empty()) return;
+  gb::detail::OpScope op_scope(name);
+  int64_t n = 0;
+  for (const Item& t : items) n += t.p.numel();
+  op_scope.set_flops(flops_per_element * n);
+  const bool due = monitor::detail::step_stats_due();
+  std::vector<FusedStepSums> sums;
+  update(items, due ? &sums : nullptr);
+  for (size_t i = 0; due && i < items.size(); ++i)
+    monitor::detail::note_step_sums(items[i].p, sums[i].grad, std::sqrt(sums[i].update_sumsq),
+                                    std::sqrt(sums[i].param_sumsq));
 }
 
 }  // namespace gb::optim::detail

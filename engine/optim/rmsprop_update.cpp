@@ -8,9 +8,6 @@
 #include <cstring>
 
 #include "core/cpu_isa.h"
-#include "core/make.h"
-#include "core/op_scope.h"
-#include "monitor/monitor.h"
 #include "optim/fused_list.h"
 
 namespace gb::optim::detail {
@@ -116,32 +113,19 @@ bool rmsprop_fusable(const RmspropTensors& t) {
 }
 
 void rmsprop_fused_update(const std::vector<RmspropTensors>& items, std::vector<RmspropStepSums>* sums) {
-  const size_t n_items = items.size();
-  if (sums) sums->assign(n_items, RmspropStepSums{});
-  if (n_items == 0) return;
-  std::vector<int64_t> numels(n_items);
-  std::vector<K> coefs(n_items);
-  std::vector<KernelFn> kernels(n_items);
-  for (size_t i = 0; i < n_items; ++i) {
+  std::vector<K> coefs(items.size());
+  std::vector<KernelFn> kernels(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
     const RmspropCoefs& c = items[i].c;
-    numels[i] = items[i].p.numel();
     coefs[i] = coefs_of(c);
     kernels[i] = c.weight_decay != 0 ? pick_kernel<true>(c.centered, c.momentum > 0, sums != nullptr)
                                      : pick_kernel<false>(c.centered, c.momentum > 0, sums != nullptr);
   }
-  if (!gb::detail::skip_kernel(items[0].p)) {  // meta: nothing to compute or measure
-    std::vector<StepPartial> total;
-    for_each_fused_part(numels, sums ? &total : nullptr, [&](size_t i, int64_t lo, int64_t hi, StepPartial& part) {
-      const RmspropTensors& t = items[i];
-      kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.square_avg) + lo, t.c.centered ? fp(t.grad_avg) + lo : nullptr,
-                 t.c.momentum > 0 ? fp(t.momentum_buffer) + lo : nullptr, hi - lo, coefs[i], &part);
-    });
-    for (size_t i = 0; sums && i < n_items; ++i) {
-      (*sums)[i].grad = total[i].grad_scan(numels[i]);
-      (*sums)[i].update_sumsq = total[i].uu;
-      (*sums)[i].param_sumsq = total[i].pp;
-    }
-  }
+  fused_pass(items, sums, [&](size_t i, int64_t lo, int64_t hi, StepPartial& part) {
+    const RmspropTensors& t = items[i];
+    kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.square_avg) + lo, t.c.centered ? fp(t.grad_avg) + lo : nullptr,
+               t.c.momentum > 0 ? fp(t.momentum_buffer) + lo : nullptr, hi - lo, coefs[i], &part);
+  });
   for (const RmspropTensors& t : items) {
     gb::detail::bump_version(t.p);
     gb::detail::bump_version(t.square_avg);
@@ -151,17 +135,8 @@ void rmsprop_fused_update(const std::vector<RmspropTensors>& items, std::vector<
 }
 
 void rmsprop_fused_run(const std::vector<RmspropTensors>& items) {
-  if (items.empty()) return;
-  gb::detail::OpScope op_scope("_fused_rmsprop_");  // an op span in the trace, as Adam's _fused_adam_
-  int64_t n = 0;
-  for (const RmspropTensors& t : items) n += t.p.numel();
-  op_scope.set_flops(12 * n);  // the float operations of one element's update, centered with momentum at most
-  const bool due = monitor::detail::step_stats_due();
-  std::vector<RmspropStepSums> sums;
-  rmsprop_fused_update(items, due ? &sums : nullptr);
-  for (size_t i = 0; due && i < items.size(); ++i)
-    monitor::detail::note_step_sums(items[i].p, sums[i].grad, std::sqrt(sums[i].update_sumsq),
-                                    std::sqrt(sums[i].param_sumsq));
+  // an op span in the trace, as Adam's _fused_adam_; 12 float operations an element at most (centered, momentum)
+  fused_run("_fused_rmsprop_", 12, items, rmsprop_fused_update);
 }
 
 }  // namespace gb::optim::detail

@@ -20,7 +20,7 @@
 
 #include "glassbox/core/tensor.h"
 #include "glassbox/optim/rmsprop.h"
-#include "monitor/scan.h"
+#include "optim/fused_list.h"
 
 namespace gb::optim::detail {
 
@@ -40,11 +40,7 @@ struct RmspropTensors {
 bool rmsprop_fusable(const RmspropTensors& t);
 
 // The statistics of one parameter's fused step (what the monitor's scans would have read).
-struct RmspropStepSums {
-  monitor::detail::ScanResult grad;  // of the gradient as it is in .grad
-  double update_sumsq = 0;           // sum (p_after - p_before)^2
-  double param_sumsq = 0;            // sum p^2 after the update
-};
+using RmspropStepSums = FusedStepSums;
 
 // Applies every item's update in place and bumps the version counters of what it wrote. `sums`: nullptr, or resized
 // to items.size() and filled with each item's statistics. Requires rmsprop_fusable for every item.
