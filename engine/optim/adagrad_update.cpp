@@ -75,10 +75,7 @@ float* fp(const Tensor& t) { return static_cast<float*>(t.data_ptr()); }
 }  // namespace
 
 bool adagrad_fusable(const AdagradTensors& t) {
-  auto ok = [&](const Tensor& x) {
-    return x.defined() && x.scalar_type() == kFloat && (x.device().is_cpu() || x.device().is_meta()) &&
-           x.device() == t.p.device() && x.is_contiguous() && x.sizes() == t.p.sizes();
-  };
+  auto ok = [&](const Tensor& x) { return fusable_operand(x, t.p); };
   return ok(t.p) && ok(t.grad) && ok(t.sum) && t.p.numel() > 0;
 }
 

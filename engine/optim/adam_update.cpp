@@ -106,10 +106,7 @@ float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr
 }  // namespace
 
 bool adam_fusable(const AdamTensors& t) {
-  auto ok = [&](const Tensor& x) {
-    return x.defined() && x.scalar_type() == kFloat && (x.device().is_cpu() || x.device().is_meta()) &&
-           x.device() == t.p.device() && x.is_contiguous() && x.sizes() == t.p.sizes();
-  };
+  auto ok = [&](const Tensor& x) { return fusable_operand(x, t.p); };
   return ok(t.p) && ok(t.grad) && ok(t.exp_avg) && ok(t.exp_avg_sq) && (!t.c.amsgrad || ok(t.max_exp_avg_sq)) &&
          t.p.numel() > 0;
 }

@@ -104,10 +104,7 @@ float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr
 }  // namespace
 
 bool rmsprop_fusable(const RmspropTensors& t) {
-  auto ok = [&](const Tensor& x) {
-    return x.defined() && x.scalar_type() == kFloat && (x.device().is_cpu() || x.device().is_meta()) &&
-           x.device() == t.p.device() && x.is_contiguous() && x.sizes() == t.p.sizes();
-  };
+  auto ok = [&](const Tensor& x) { return fusable_operand(x, t.p); };
   return ok(t.p) && ok(t.grad) && ok(t.square_avg) && (!t.c.centered || ok(t.grad_avg)) &&
          (t.c.momentum <= 0 || ok(t.momentum_buffer)) && t.p.numel() > 0;
 }

@@ -126,10 +126,7 @@ GB_AVX2_CLONES void update_stats(float* p, const float* g, float* buf, int64_t n
 }  // namespace
 
 bool sgd_fusable(const Tensor& p, const Tensor& g, const Tensor& buf) {
-  auto ok = [&](const Tensor& t) {
-    return t.defined() && t.scalar_type() == kFloat && (t.device().is_cpu() || t.device().is_meta()) &&
-           t.device() == p.device() && t.is_contiguous() && t.sizes() == p.sizes();
-  };
+  auto ok = [&](const Tensor& x) { return fusable_operand(x, p); };
   return ok(p) && ok(g) && (!buf.defined() || ok(buf)) && p.numel() > 0;
 }
 

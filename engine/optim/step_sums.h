@@ -11,10 +11,18 @@
 #include <cstdint>
 #include <cstring>
 
+#include "glassbox/core/tensor.h"
 #include "monitor/lanes.h"
 #include "monitor/scan.h"
 
 namespace gb::optim::detail {
+
+// Whether x can be an operand of a fused pass over parameter p: defined, float32, on the cpu (or meta: the same
+// state, nothing computed) as p, contiguous, of p's shape.
+inline bool fusable_operand(const Tensor& x, const Tensor& p) {
+  return x.defined() && x.scalar_type() == kFloat && (x.device().is_cpu() || x.device().is_meta()) &&
+         x.device() == p.device() && x.is_contiguous() && x.sizes() == p.sizes();
+}
 
 struct StepPartial {
   int64_t nan = 0, inf = 0, zeros = 0;

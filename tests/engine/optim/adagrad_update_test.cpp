@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/cpu_isa.h"
+#include "engine/optim/isa_list.h"
 #include "monitor/scan.h"
 #include "optim/adagrad_update.h"
 
@@ -50,8 +51,7 @@ TEST_CASE("the fused pass equals the ops bit for bit: every option, every instru
   };
   for (const Case& k :
        {Case{0, 0, false, 1}, Case{1e-3, 0, false, 4}, Case{0, 1e-2, false, 2}, Case{1e-2, 0.1, true, 7}}) {
-    for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512}) {
-      if (static_cast<int>(isa) > static_cast<int>(gb::detail::cpu_isa_supported())) continue;
+    for (CpuIsa isa : optim_test::isas()) {
       for (bool stats : {false, true}) {
         CAPTURE(gb::detail::cpu_isa_name(isa));
         CAPTURE(stats);

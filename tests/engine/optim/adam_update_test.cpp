@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/cpu_isa.h"
+#include "engine/optim/isa_list.h"
 #include "monitor/scan.h"
 #include "optim/adam_update.h"
 
@@ -60,13 +61,6 @@ void check_same(const AdamTensors& a, const AdamTensors& b) {
   if (a.c.amsgrad) CHECK(gb::equal(a.max_exp_avg_sq, b.max_exp_avg_sq));
 }
 
-std::vector<CpuIsa> isas() {
-  std::vector<CpuIsa> out;
-  for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512})
-    if (static_cast<int>(isa) <= static_cast<int>(gb::detail::cpu_isa_supported())) out.push_back(isa);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the fused pass equals the ops bit for bit: Adam and AdamW, every option, every instruction set") {
@@ -78,7 +72,7 @@ TEST_CASE("the fused pass equals the ops bit for bit: Adam and AdamW, every opti
   for (const Case& k : {Case{0, false, false, false, 1}, Case{1e-2, false, false, false, 3},
                         Case{0, true, false, false, 2}, Case{0.1, true, true, false, 7}, Case{0, false, true, false, 1},
                         Case{1e-2, false, false, true, 1}, Case{0.1, true, false, true, 4}, Case{0, false, false, true, 2}}) {
-    for (CpuIsa isa : isas()) {
+    for (CpuIsa isa : optim_test::isas()) {
       for (bool stats : {false, true}) {
         CAPTURE(gb::detail::cpu_isa_name(isa));
         CAPTURE(stats);

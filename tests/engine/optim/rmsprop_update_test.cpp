@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/cpu_isa.h"
+#include "engine/optim/isa_list.h"
 #include "monitor/scan.h"
 #include "optim/rmsprop_update.h"
 
@@ -64,13 +65,6 @@ void check_same(const RmspropTensors& a, const RmspropTensors& b) {
   if (a.c.momentum > 0) CHECK(gb::equal(a.momentum_buffer, b.momentum_buffer));
 }
 
-std::vector<CpuIsa> isas() {
-  std::vector<CpuIsa> out;
-  for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512})
-    if (static_cast<int>(isa) <= static_cast<int>(gb::detail::cpu_isa_supported())) out.push_back(isa);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the fused pass equals the ops bit for bit: every option, every instruction set") {
@@ -81,7 +75,7 @@ TEST_CASE("the fused pass equals the ops bit for bit: every option, every instru
   for (const Case& k :
        {Case{0, 0, false, false}, Case{1e-2, 0, false, false}, Case{0, 0.9, false, false}, Case{0, 0, true, false},
         Case{1e-2, 0.9, true, false}, Case{0.1, 0.5, false, true}, Case{0, 0.9, true, true}}) {
-    for (CpuIsa isa : isas()) {
+    for (CpuIsa isa : optim_test::isas()) {
       for (bool stats : {false, true}) {
         CAPTURE(gb::detail::cpu_isa_name(isa));
         CAPTURE(stats);
