@@ -59,12 +59,10 @@ test-options: deps
 	               -DGLASSBOX_BUILD_BENCH=OFF -DGLASSBOX_BUILD_LESSONS=OFF $(CMAKE_FLAGS)" test
 
 # ThreadSanitizer, in its own folder (it cannot share one with AddressSanitizer), building only the tests of the
-# code that runs threads, at -O1 with line tables only (-g1: file:line in the reports, the cheapest debug info). OpenBLAS's own threads are not instrumented: one BLAS thread, so every thread is seen.
-TSAN_TESTS = test_engine_core_parallel test_engine_optim_adam_update test_engine_distributed_work \
-             test_instrument_clock test_instrument_collector test_instrument_probe test_instrument_session \
-             test_engine_data_dataloader test_engine_data_worker_pool test_viewer_async_cache test_viewer_worker \
-             test_viewer_trace_model test_viewer_timeline_model test_viewer_span_search test_viewer_memory_model \
-             test_viewer_gradients_model test_viewer_graph_model test_viewer_compare
+# code that runs threads (their folders' test executables; CTest runs the threaded files' tests), at -O1 with line
+# tables only (-g1: file:line in the reports, the cheapest debug info). OpenBLAS's own threads are not instrumented:
+# one BLAS thread, so every thread is seen.
+TSAN_TESTS = test_engine_core test_engine_optim test_engine_distributed test_engine_data test_instrument test_viewer
 test-tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan configure \
 	  CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Debug '-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1' -DGLASSBOX_TSAN=ON -DGLASSBOX_CUDA=OFF \

@@ -7,6 +7,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config  # the build
+  lld                                      # LLVM's linker: links the tests and programs in a third of ld's time
   libopenblas-dev                          # GEMM for the CPU ops
   libdnnl-dev                              # oneDNN: float convolutions (engine/ops/conv_onednn.cpp)
   libstb-dev                               # stb_image: the DataLoader's image decoding (engine/data/)

@@ -14,6 +14,9 @@
 #include "glassbox/amp/autocast.h"
 #include "support/check.h"
 
+// This file's names, apart from the other oracle files' (the folder builds as one translation unit).
+namespace amp_oracle {
+
 namespace {
 
 torch::Tensor to_torch(const gb::Tensor& t) {
@@ -191,3 +194,5 @@ TEST_CASE("CPU autocast (bfloat16): output dtypes and lower-precision values aga
     }
   }
 }
+
+}  // namespace amp_oracle

@@ -19,6 +19,9 @@
 
 #include "support/check.h"
 
+// This file's names, apart from the other oracle files' (the folder builds as one translation unit).
+namespace nn_oracle {
+
 namespace nn = gb::nn;
 namespace tnn = torch::nn;
 
@@ -739,3 +742,5 @@ TEST_CASE("LSTM and GRU (layers, bidirectional, batch_first, given states, no bi
           [&](const GList& v) { return GList{gg(v[0], v[1])}; }, [&](const TList& v) { return TList{tg(v[0], v[1])}; });
   }
 }
+
+}  // namespace nn_oracle

@@ -12,6 +12,9 @@
 #include "oracle/torch_dtype.h"
 #include "support/check.h"
 
+// This file's names, apart from the other oracle files' (the folder builds as one translation unit).
+namespace ops_oracle {
+
 namespace F = gb::nn::functional;
 namespace TF = torch::nn::functional;
 
@@ -755,3 +758,5 @@ TEST_CASE("tensor() literals: shapes, dtypes and values match torch::tensor") {
     compare(ours, theirs, 0, 0, k.text);
   }
 }
+
+}  // namespace ops_oracle

@@ -20,6 +20,9 @@
 
 #include "support/check.h"
 
+// This file's names, apart from the other oracle files' (the folder builds as one translation unit).
+namespace optim_oracle {
+
 namespace {
 
 torch::Tensor to_torch(const gb::Tensor& t) {
@@ -370,3 +373,5 @@ TEST_CASE("clip_grad_norm_ matches libtorch's") {
     }
   }
 }
+
+}  // namespace optim_oracle

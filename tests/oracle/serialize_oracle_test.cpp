@@ -8,6 +8,9 @@
 #include "oracle/torch_dtype.h"
 #include "support/check.h"
 
+// This file's names, apart from the other oracle files' (the folder builds as one translation unit).
+namespace serialize_oracle {
+
 using iotest::TempDir;
 
 namespace {
@@ -244,3 +247,5 @@ TEST_CASE("a libtorch sampler's saved position resumes in glassbox's sampler") {
   REQUIRE(b.has_value());
   CHECK(*a == *b);
 }
+
+}  // namespace serialize_oracle

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -57,5 +59,17 @@ template <typename F>
 bool gradcheck1(F f, const gb::variable_list& inputs) {
   return gb::autograd::gradcheck([&](const gb::variable_list& in) { return gb::variable_list{f(in)}; }, inputs);
 }
+
+// Runs gradgradcheck on a one-output function of the inputs.
+inline bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f,
+                           const gb::variable_list& inputs) {
+  return gb::autograd::gradgradcheck([&](const gb::variable_list& in) { return gb::variable_list{f(in)}; }, inputs);
+}
+
+// An int64 index tensor of these values.
+inline gb::Tensor idx(std::initializer_list<int64_t> v) { return gb::tensor(v); }
+
+// The GPU tier's device (*_gpu_test.cpp).
+inline const gb::Device kGpu("cuda:0");
 
 }  // namespace gbtest

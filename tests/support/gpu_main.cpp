@@ -9,6 +9,7 @@
 #include <string>
 
 #include "glassbox/core/cuda.h"
+#include "support/run_tests.h"
 
 int main(int argc, char** argv) {
   if (!gb::cuda::is_available()) {
@@ -24,6 +25,5 @@ int main(int argc, char** argv) {
     std::cout << "skipped: needs " << min_devices << " GPUs, this machine has " << gb::cuda::device_count() << "\n";
     return 77;
   }
-  doctest::Context context(argc, argv);
-  return context.run();
+  return gbtest::run_tests(argc, argv);
 }

@@ -13,23 +13,14 @@
 #include "tools/merge.h"
 #include "traces/error.h"
 #include "traces/temp_dir.h"
+#include "tools_test_util.h"
 
 using namespace gb::tools;
 using namespace gb::query;
 using gb::trace::span_id;
+using toolstest::run_sql;
 
 namespace {
-
-void run_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  INFO(sql << ": " << (err ? err : ""));
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 const Finding* find(const std::vector<Finding>& v, const std::string& part) {
   for (const Finding& f : v)

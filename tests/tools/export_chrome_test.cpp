@@ -18,30 +18,15 @@
 #include "tools/merge.h"
 #include "traces/error.h"
 #include "traces/temp_dir.h"
+#include "tools_test_util.h"
 
 using namespace gb::tools;
 using namespace gb::query;
 using nlohmann::json;
+using toolstest::slurp;
+using toolstest::gunzip;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string gunzip(const std::string& path) {
-  gzFile g = gzopen(path.c_str(), "rb");
-  REQUIRE(g != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(g, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(g);
-  return out;
-}
 
 std::vector<json> events(const json& doc, const std::string& ph) {
   std::vector<json> v;

@@ -12,6 +12,9 @@
 #include "bad_runs.h"
 #include "synthetic_trace.h"
 #include "traces/temp_dir.h"
+#include "tools_test_util.h"
+
+using toolstest::slurp;
 
 namespace {
 
@@ -19,13 +22,6 @@ struct Run {
   int rc = -1;
   std::string out, err;
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 

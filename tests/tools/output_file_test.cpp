@@ -10,27 +10,14 @@
 
 #include "traces/error.h"
 #include "traces/temp_dir.h"
+#include "tools_test_util.h"
 
 using namespace gb::tools;
+using toolstest::slurp;
+using toolstest::gunzip;
 namespace fs = std::filesystem;
 
 namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-std::string gunzip(const std::string& path) {
-  gzFile g = gzopen(path.c_str(), "rb");
-  REQUIRE(g != nullptr);
-  std::string out;
-  char buf[4096];
-  int n;
-  while ((n = gzread(g, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(g);
-  return out;
-}
 std::size_t entries(const fs::path& dir) {
   return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }

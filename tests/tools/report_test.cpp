@@ -9,22 +9,12 @@
 #include "synthetic_trace.h"
 #include "tools/merge.h"
 #include "traces/temp_dir.h"
+#include "tools_test_util.h"
 
 using namespace gb::tools;
 using namespace gb::query;
-
-namespace {
-bool has(const std::string& text, const std::string& part) {
-  bool found = text.find(part) != std::string::npos;
-  if (!found) MESSAGE("missing: [" << part << "] in\n" << text);
-  return found;
-}
-std::string report(const std::string& path, ReportOptions o = {}) {
-  std::ostringstream out;
-  write_report(TraceDb(path), o, out);
-  return out.str();
-}
-}  // namespace
+using toolstest::has;
+using toolstest::report;
 
 TEST_CASE("the report of the synthetic trace: story, metadata, step stats, op table, memory, data-loader, anomalies") {
   TempDir tmp;

@@ -11,36 +11,22 @@
 #include "traces/query/alarms.h"
 #include "tools/report.h"
 #include "traces/temp_dir.h"
+#include "tools_test_util.h"
 
 using namespace gb::tools;
 using namespace gb::query;
 using bad_runs::kMs;
+using toolstest::has;
+using toolstest::report;
+using toolstest::run_sql;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) {
-  bool found = text.find(part) != std::string::npos;
-  if (!found) MESSAGE("missing: [" << part << "] in\n" << text);
-  return found;
-}
 std::string story(const std::string& path) {
   std::ostringstream out;
   write_story(TraceDb(path), out);
   return out.str();
 }
-std::string report(const std::string& path) {
-  std::ostringstream out;
-  write_report(TraceDb(path), ReportOptions{}, out);
-  return out.str();
-}
-void run_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
-
 }  // namespace
 
 TEST_CASE("a run that died of an OOM: the story says so first, with the stored report, before the sections") {

@@ -4,8 +4,9 @@
 // step on the cpu.
 #include "support/check.h"
 
+using gbtest::kGpu;
+
 namespace {
-const gb::Device kGpu("cuda:0");
 
 void check_product(const gb::Tensor& gpu, const gb::Tensor& cpu) {
   const gb::ScalarType t = cpu.scalar_type();

@@ -7,9 +7,9 @@
 
 #include "support/check.h"
 
-namespace {
+using gbtest::kGpu;
 
-const gb::Device kGpu("cuda:0");
+namespace {
 
 double rtol_for(gb::ScalarType t) {
   return t == gb::kDouble ? 1e-12 : t == gb::kFloat ? 2e-6 : t == gb::kHalf ? 1e-3 : 8e-3;

@@ -3,9 +3,7 @@
 // path), and the gradients that flow back through them.
 #include "support/check.h"
 
-namespace {
-const gb::Device kGpu("cuda:0");
-}  // namespace
+using gbtest::kGpu;
 
 TEST_CASE("sum and mean over any dims equal the cpu") {
   gb::manual_seed(11);

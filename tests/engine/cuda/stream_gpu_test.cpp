@@ -7,9 +7,7 @@
 
 #include "support/check.h"
 
-namespace {
-const gb::Device kGpu("cuda:0");
-}  // namespace
+using gbtest::kGpu;
 
 TEST_CASE("the current stream is the default until a guard sets another, per thread") {
   gb::cuda::CUDAStream def = gb::cuda::getDefaultCUDAStream();

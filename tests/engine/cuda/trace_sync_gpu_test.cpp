@@ -11,8 +11,9 @@
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
 
+using gbtest::kGpu;
+
 namespace {
-const gb::Device kGpu("cuda:0");
 namespace tr = gb::trace;
 }  // namespace
 

@@ -7,8 +7,7 @@
 #include "data_test_util.h"
 #include "traces/temp_dir.h"
 
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#include <stb/stb_image_write.h>
+#include "image_writer.h"
 
 namespace fs = std::filesystem;
 

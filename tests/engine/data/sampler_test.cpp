@@ -14,7 +14,8 @@ std::vector<int64_t> sorted(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
   return v;
 }
-std::vector<int64_t> iota(int64_t n) {
+// 0, 1, ..., n - 1
+std::vector<int64_t> first_n(int64_t n) {
   std::vector<int64_t> v(n);
   std::iota(v.begin(), v.end(), 0);
   return v;
@@ -23,12 +24,12 @@ std::vector<int64_t> iota(int64_t n) {
 
 TEST_CASE("sequential and random samplers; a seeded sampler repeats, epochs differ") {
   gb::Generator g(1);
-  CHECK(SequentialSampler(5).indices(g) == iota(5));
+  CHECK(SequentialSampler(5).indices(g) == first_n(5));
   RandomSampler r(50);
   auto a = r.indices(g), b = r.indices(g);
-  CHECK(sorted(a) == iota(50));
+  CHECK(sorted(a) == first_n(50));
   CHECK(a != b);
-  CHECK(a != iota(50));
+  CHECK(a != first_n(50));
   CHECK(RandomSampler(50, false, std::nullopt, 7).indices(g) == RandomSampler(50, false, std::nullopt, 7).indices(g));
   auto rep = RandomSampler(3, true, 100).indices(g);
   CHECK(rep.size() == 100);
@@ -61,7 +62,7 @@ TEST_CASE("subset, weighted and distributed samplers") {
   }
   auto u = sorted(all);
   u.erase(std::unique(u.begin(), u.end()), u.end());
-  CHECK(u == iota(10));  // the ranks together cover everything (12 = 10 + 2 padded repeats)
+  CHECK(u == first_n(10));  // the ranks together cover everything (12 = 10 + 2 padded repeats)
   CHECK_THROWS_WITH(DistributedSampler(10, 2, 2), "Invalid rank 2, rank should be in the interval [0, 1]");
   DistributedSampler dropping(10, 3, 0, false, 0, /*drop_last=*/true);  // floor(10 / 3): no padded repeats
   CHECK(dropping.drop_last());

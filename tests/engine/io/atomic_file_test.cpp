@@ -16,7 +16,7 @@
 #include "io/atomic_file.h"
 
 using iotest::TempDir;
-using iotest::values;
+using gbtest::values;
 
 namespace {
 

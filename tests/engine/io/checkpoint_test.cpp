@@ -7,7 +7,7 @@
 #include "engine/io/io_test_util.h"
 
 using iotest::TempDir;
-using iotest::values;
+using gbtest::values;
 
 namespace {
 

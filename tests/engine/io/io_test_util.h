@@ -1,14 +1,16 @@
-// tests/engine/io/io_test_util.h — helpers shared by the I/O tests: a temp folder, raw file bytes, tensor values.
+// tests/engine/io/io_test_util.h — helpers shared by the I/O tests: a temp folder, raw file bytes, safetensors files
+// (a tensor's values: support/check.h's gbtest::values).
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <vector>
 
 #include "glassbox/glassbox.h"
+#include "support/check.h"
 
 namespace iotest {
 
@@ -40,11 +42,14 @@ inline std::string safetensors_bytes(const std::string& header, const std::strin
   return out + header + data;
 }
 
-// Every element as a double, in row-major order (any dtype, any strides).
-inline std::vector<double> values(const gb::Tensor& t) {
-  gb::Tensor d = t.to(gb::kDouble).contiguous();
-  const double* p = d.data_ptr<double>();
-  return std::vector<double>(p, p + d.numel());
+// CRC-32 (zip's, polynomial 0xedb88320) bit by bit, the textbook way: the library's is table-driven.
+inline uint32_t crc32(const std::string& s) {
+  uint32_t c = 0xffffffffu;
+  for (unsigned char b : s) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xffffffffu;
 }
 
 }  // namespace iotest

@@ -15,7 +15,7 @@
 #include "io/zip_reader.h"
 
 using iotest::TempDir;
-using iotest::values;
+using gbtest::values;
 
 namespace {
 
@@ -118,15 +118,6 @@ std::string error_of(const std::string& name) {
     return e.what();
   }
   return "";
-}
-
-uint32_t crc32(const std::string& s) {
-  uint32_t c = 0xffffffffu;
-  for (unsigned char b : s) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-  }
-  return c ^ 0xffffffffu;
 }
 
 // Writes `crc` into the local header and the central directory record of the entry `name`.
@@ -267,7 +258,7 @@ TEST_CASE("random flips inside data.pkl (with the CRC made to match) load or thr
     std::string bytes = good;
     int flips = 1 + int(rng() % 2);
     for (int f = 0; f < flips; ++f) bytes[pkl->offset + rng() % pkl->size] ^= char(1 + rng() % 255);
-    patch_crc(bytes, pkl->name, crc32(bytes.substr(pkl->offset, pkl->size)));
+    patch_crc(bytes, pkl->name, iotest::crc32(bytes.substr(pkl->offset, pkl->size)));
     iotest::write_bytes(dir / "flip.pt", bytes);
     try {
       for (const auto& item : gb::load_pt(dir / "flip.pt")) (void)values(item.value());

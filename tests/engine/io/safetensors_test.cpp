@@ -8,7 +8,7 @@
 
 using iotest::safetensors_bytes;
 using iotest::TempDir;
-using iotest::values;
+using gbtest::values;
 
 namespace {
 

@@ -26,15 +26,6 @@ void put32(std::string& s, uint32_t v) {
   put16(s, v >> 16);
 }
 
-uint32_t crc32(const std::string& s) {  // bitwise, the textbook way (the reader uses a table)
-  uint32_t c = 0xffffffffu;
-  for (unsigned char b : s) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-  }
-  return c ^ 0xffffffffu;
-}
-
 std::string make_zip(const std::vector<Item>& items, uint32_t total_override = 0xfffe) {
   std::string out, cd;
   for (const auto& it : items) {
@@ -46,7 +37,7 @@ std::string make_zip(const std::vector<Item>& items, uint32_t total_override = 0
     put16(out, it.flags);
     put16(out, it.method);
     put32(out, 0);  // time, date
-    put32(out, crc32(it.data));
+    put32(out, iotest::crc32(it.data));
     put32(out, size);
     put32(out, size);
     put16(out, uint32_t(it.name.size()));
@@ -58,7 +49,7 @@ std::string make_zip(const std::vector<Item>& items, uint32_t total_override = 0
     put16(cd, it.flags);
     put16(cd, it.method);
     put32(cd, 0);
-    put32(cd, crc32(it.data));
+    put32(cd, iotest::crc32(it.data));
     put32(cd, size);
     put32(cd, size);
     put16(cd, uint32_t(it.name.size()));
@@ -109,7 +100,7 @@ TEST_CASE("stored entries are found and read, extra fields skipped") {
   z.read_into(*z.find("archive/data/0"), buf, 4);
   CHECK(std::string(buf, 4) == "0123");
   CHECK(z.find("archive/missing") == nullptr);
-  CHECK(crc32("123456789") == 0xcbf43926u);  // the CRC-32 check value
+  CHECK(iotest::crc32("123456789") == 0xcbf43926u);  // the CRC-32 check value
 
   // A changed byte fails the entry's CRC when it is read.
   std::string bytes = make_zip({{"archive/data/0", "0123456789"}});

@@ -9,11 +9,12 @@
 
 #include <glassbox/glassbox.h>
 
+#include "memory_test_util.h"
+
 namespace mem = gb::memory;
+using gbtest::MiB;
 
 namespace {
-
-constexpr int64_t MiB = 1 << 20;
 
 // A block the test frees explicitly or at scope end (declare the allocator first).
 struct Held {
@@ -182,7 +183,6 @@ TEST_CASE("blocks are reused within a stream only") {
   Held z(a.allocate(1000, 0));  // stream 0 gets its block back
   CHECK(z.addr() == addr);
 }
-
 
 TEST_CASE("record_stream: a block used on another stream is reused only after that stream's work") {
   auto raw = std::make_unique<EventRaw>();

@@ -5,9 +5,7 @@
 
 #include "support/check.h"
 
-namespace {
-const gb::Device kGpu("cuda:0");
-}  // namespace
+using gbtest::kGpu;
 
 TEST_CASE("allocations on cuda go through the caching allocator") {
   gb::memory::empty_cache(kGpu);

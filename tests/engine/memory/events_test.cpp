@@ -5,11 +5,10 @@
 
 #include <glassbox/glassbox.h>
 
-namespace mem = gb::memory;
+#include "memory_test_util.h"
 
-namespace {
-constexpr int64_t MiB = 1 << 20;
-}
+namespace mem = gb::memory;
+using gbtest::MiB;
 
 TEST_CASE("an observer sees segment_alloc, alloc, free, segment_free, empty_cache and oom with totals after each") {
   std::vector<mem::MemoryEvent> events;

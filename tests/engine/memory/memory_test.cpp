@@ -7,14 +7,13 @@
 
 #include <glassbox/glassbox.h>
 
-namespace mem = gb::memory;
-namespace F = gb::nn::functional;
+#include "memory_test_util.h"
 
-namespace {
-constexpr int64_t MiB = 1 << 20;
-int64_t allocated(gb::Device d) { return mem::memory_stats(d).allocated_bytes[mem::kAll].current; }
-int64_t reserved(gb::Device d) { return mem::memory_stats(d).reserved_bytes[mem::kAll].current; }
-}  // namespace
+namespace mem = gb::memory;
+using gbtest::MiB;
+using gbtest::allocated;
+using gbtest::reserved;
+namespace F = gb::nn::functional;
 
 TEST_CASE("dropping a tensor's last reference returns its block to the cache; empty_cache returns the segment") {
   const gb::Device cpu(gb::kCPU);

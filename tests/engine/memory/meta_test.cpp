@@ -11,13 +11,15 @@
 
 #include <glassbox/glassbox.h>
 
+#include "memory_test_util.h"
+
 namespace mem = gb::memory;
+using gbtest::allocated;
 namespace F = gb::nn::functional;
 
 namespace {
 
 gb::TensorOptions on(gb::Device d) { return gb::TensorOptions().device(d); }
-int64_t allocated(gb::Device d) { return mem::memory_stats(d).allocated_bytes[mem::kAll].current; }
 
 // An allocator's state as text, without what differs between devices by design: addresses (meta's are fake),
 // segment ids (per allocator) and the running totals from before the program started (subtracted).

@@ -7,12 +7,11 @@
 
 #include <glassbox/glassbox.h>
 
-namespace mem = gb::memory;
+#include "memory_test_util.h"
 
-namespace {
-constexpr int64_t MiB = 1 << 20;
-constexpr int64_t KiB = 1 << 10;
-}  // namespace
+namespace mem = gb::memory;
+using gbtest::KiB;
+using gbtest::MiB;
 
 TEST_CASE("an OOM explains itself with the snapshot's numbers, and the allocator stays usable") {
   mem::AllocatorConfig conf;

@@ -10,8 +10,8 @@
 using gb::trace::AnomalyKind;
 
 namespace {
-struct Net : gb::nn::Module {
-  Net() { fc = register_module("fc", gb::nn::Linear(4, 2)); }
+struct OneLayer : gb::nn::Module {
+  OneLayer() { fc = register_module("fc", gb::nn::Linear(4, 2)); }
   gb::Tensor forward(const gb::Tensor& x) { return fc->forward(x); }
   gb::nn::Linear fc{nullptr};
 };
@@ -24,7 +24,7 @@ TEST_CASE("without a StepScope each optimizer.step() ends a step: numbered from 
   {
     gb::trace::Session session(path);
     gb::manual_seed(0);
-    auto net = std::make_shared<Net>();
+    auto net = std::make_shared<OneLayer>();
     gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.25));
     for (int i = 0; i < 4; ++i) {
       opt.zero_grad();
@@ -59,7 +59,7 @@ TEST_CASE("a StepScope wins: its numbers; the loss and lr it was not given are f
   std::string path = tmp.file("scope.db");
   {
     gb::trace::Session session(path);
-    auto net = std::make_shared<Net>();
+    auto net = std::make_shared<OneLayer>();
     gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.5));
     for (int i = 0; i < 3; ++i) {
       gb::trace::StepScope step(100 + i);
@@ -117,7 +117,7 @@ TEST_CASE("AMP: skipped steps are info rows; a scale that keeps falling is a war
   std::string path = tmp.file("amp.db");
   {
     gb::trace::Session session(path);
-    auto net = std::make_shared<Net>();
+    auto net = std::make_shared<OneLayer>();
     gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.1));
     // a scale so large that every scaled gradient overflows float32
     gb::amp::GradScaler scaler(gb::amp::GradScalerOptions().init_scale(1e38).growth_interval(1000));

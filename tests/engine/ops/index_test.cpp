@@ -4,13 +4,8 @@
 #include "support/check.h"
 
 using gbtest::check_values;
-
-namespace {
-gb::Tensor idx(std::initializer_list<int64_t> v) { return gb::tensor(v); }
-bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& inputs) {
-  return gb::autograd::gradgradcheck([&](const gb::variable_list& in) { return gb::variable_list{f(in)}; }, inputs);
-}
-}  // namespace
+using gbtest::gradgradcheck1;
+using gbtest::idx;
 
 TEST_CASE("index_select picks rows or columns") {
   auto x = gb::arange(12).view({3, 4});

@@ -5,6 +5,7 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::gradgradcheck1;
 
 namespace {
 
@@ -17,9 +18,6 @@ gb::Tensor ref_matmul(const gb::Tensor& a, const gb::Tensor& b) {
   return (a64.unsqueeze(-1) * b64.unsqueeze(-3)).sum({-2});
 }
 
-bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& inputs) {
-  return gb::autograd::gradgradcheck([&](const gb::variable_list& in) { return gb::variable_list{f(in)}; }, inputs);
-}
 
 }  // namespace
 

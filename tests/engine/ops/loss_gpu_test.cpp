@@ -6,9 +6,7 @@
 
 #include "support/check.h"
 
-namespace {
-const gb::Device kGpu("cuda:0");
-}  // namespace
+using gbtest::kGpu;
 
 TEST_CASE("nll_loss and cross_entropy on cuda equal the cpu") {
   gb::manual_seed(41);

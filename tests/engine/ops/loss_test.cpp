@@ -6,15 +6,13 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::gradgradcheck1;
+using gbtest::idx;
 
 namespace {
-bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& in) {
-  return gb::autograd::gradgradcheck([&](const gb::variable_list& v) { return gb::variable_list{f(v)}; }, in);
-}
 gb::Tensor lp3() {  // log-probabilities, (3, 3)
   return gb::tensor({{-1.0, -2.0, -3.0}, {-0.5, -1.5, -2.5}, {-0.1, -0.2, -0.3}});
 }
-gb::Tensor idx(std::initializer_list<int64_t> v) { return gb::tensor(v); }
 }  // namespace
 
 TEST_CASE("nll_loss: reductions, weight, ignore_index") {

@@ -8,11 +8,9 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::gradgradcheck1;
 
 namespace {
-bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& in) {
-  return gb::autograd::gradgradcheck([&](const gb::variable_list& v) { return gb::variable_list{f(v)}; }, in);
-}
 
 // Gradients of sum(f(inputs) * probe) w.r.t. inputs, with or without create_graph.
 gb::variable_list grads_of(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& in,

@@ -4,12 +4,7 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
-
-namespace {
-bool gradgradcheck1(const std::function<gb::Tensor(const gb::variable_list&)>& f, const gb::variable_list& in) {
-  return gb::autograd::gradgradcheck([&](const gb::variable_list& v) { return gb::variable_list{f(v)}; }, in);
-}
-}  // namespace
+using gbtest::gradgradcheck1;
 
 TEST_CASE("max_pool2d: values and indices for kernel, stride, padding, dilation and ceil_mode") {
   auto x = gb::arange(16, gb::kFloat).view({1, 1, 4, 4});

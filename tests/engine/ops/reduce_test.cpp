@@ -7,11 +7,10 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::kInf;
+using gbtest::kNaN;
 
 namespace {
-const double kInf = std::numeric_limits<double>::infinity();
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // x = [[1, 5, 3],
 //      [5, -2, 0]]
 gb::Tensor sample() { return gb::tensor({{1.0, 5.0, 3.0}, {5.0, -2.0, 0.0}}); }

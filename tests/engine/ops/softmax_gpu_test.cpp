@@ -4,9 +4,7 @@
 
 #include "support/check.h"
 
-namespace {
-const gb::Device kGpu("cuda:0");
-}  // namespace
+using gbtest::kGpu;
 
 TEST_CASE("softmax and log_softmax along any dim equal the cpu") {
   gb::manual_seed(31);

@@ -10,9 +10,9 @@
 
 using gbtest::check_close;
 using gbtest::check_values;
+using gbtest::kInf;
 
 namespace {
-const double kInf = std::numeric_limits<double>::infinity();
 
 // softmax over the last dim of a contiguous 2-D tensor, in double.
 std::vector<double> naive_softmax_rows(const gb::Tensor& x, bool log) {

@@ -22,8 +22,8 @@ using gb::detail::VecOp;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+constexpr float kNaNF = std::numeric_limits<float>::quiet_NaN();
 
 struct Op {
   const char* name;
@@ -64,7 +64,7 @@ double ulp_of(double v) {
   const float f = std::fabs(float(v));
   if (f == 0) return std::numeric_limits<float>::denorm_min();
   if (!std::isfinite(f)) return std::numeric_limits<float>::max();
-  return double(std::nextafter(f, kInf)) - double(f);
+  return double(std::nextafter(f, kInfF)) - double(f);
 }
 
 std::vector<CpuIsa> isas() {
@@ -112,7 +112,7 @@ TEST_CASE("every op within 4 ulp of the double result on every instruction set, 
       CAPTURE(worst_x);
       CHECK(worst_ulps == 0);
       // the special values
-      const std::vector<float> sp = {0.0f, -0.0f, kInf, -kInf, kNaN, 1e-40f, -1e-40f, 1e30f, -1e30f, 88.8f, -104.0f};
+      const std::vector<float> sp = {0.0f, -0.0f, kInfF, -kInfF, kNaNF, 1e-40f, -1e-40f, 1e30f, -1e30f, 88.8f, -104.0f};
       std::vector<float> ys(sp.size());
       REQUIRE(gb::detail::vec_apply(op.op, sp.data(), ys.data(), int64_t(sp.size())));
       for (size_t i = 0; i < sp.size(); ++i) {
@@ -213,8 +213,8 @@ TEST_CASE("GELU's gradients through libmvec: near the double derivative on every
       }
       CHECK(bad == 0);
       // NaN stays NaN, +-Inf inputs give the limits the scalar formula gives (1 and 0; NaN where it has inf * 0)
-      const float sx[] = {kNaN, 0.0f, 1.0f};
-      const float sg[] = {1.0f, 2.0f, kNaN};
+      const float sx[] = {kNaNF, 0.0f, 1.0f};
+      const float sg[] = {1.0f, 2.0f, kNaNF};
       float sy[3];
       REQUIRE(gb::detail::vec_apply2(gr.op, sg, sx, sy, 3));
       CHECK(std::isnan(sy[0]));
