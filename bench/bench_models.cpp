@@ -9,6 +9,10 @@
 //                 (a STREAM triad over 3 x 64 MiB, every thread)
 //   --trace DIR   no timing: trace 20 training steps and 5 inference passes of glassbox's model(s) into DIR/<model>.db
 //                 (bench/trace_models.sh reports them and screenshots their slowest step)
+// Each model also reports the heap allocations (operator new, counted by this program's replacement of it) of one
+// training step and one inference pass in each library: the objects of the per-op path (tensors, shapes, autograd
+// nodes). Tensor data is not among them: both libraries' CPU allocators take it from posix_memalign, and glassbox's
+// from its cache after the first step.
 //
 // The models are one source (bench/models.inc) compiled twice, once against each library; glassbox's initial
 // weights are copied into libtorch's, and the first loss of each must agree (printed as initial_loss_rel_diff). Both
@@ -19,14 +23,33 @@
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "bench_common.h"
+
+// Every operator new of the process (glassbox's, libtorch's, the standard library's) counted; operator new[] and
+// the deletes of both forward here (the standard library's defaults). The aligned forms keep their own pair.
+namespace {
+std::atomic<int64_t> g_heap_allocs{0};
+}  // namespace
+void* operator new(std::size_t n) {
+  g_heap_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+// GCC checks new/delete pairs by name and takes this free for a mismatch with the operator new it was inlined after.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace ours {
 namespace torch = ::gb;
@@ -173,6 +196,14 @@ void bench_model(const Setting& s, G g, T t) {
     t->forward(tx);
   };
 
+  // Heap allocations of one call, the mean over 5 after 2 (warm caches, optimizer state made).
+  auto allocs_per_call = [](const std::function<void()>& f) {
+    for (int i = 0; i < 2; ++i) f();
+    const int64_t before = g_heap_allocs.load();
+    for (int i = 0; i < 5; ++i) f();
+    return double(g_heap_allocs.load() - before) / 5;
+  };
+
   const double seconds = 0.6;
   for (int mode = 0; mode < 2; ++mode) {
     const bool train = mode == 0;
@@ -194,6 +225,10 @@ void bench_model(const Setting& s, G g, T t) {
                 "\"threads\": " + std::to_string(g_threads) + ", \"libtorch_intraop1_ms\": " +
                     std::to_string(peer1 * 1e3) + ", \"libtorch_intraopN_ms\": " + std::to_string(peerN * 1e3) +
                     ", \"initial_loss_rel_diff\": " + std::to_string(loss_diff));
+    const double g_allocs = allocs_per_call(train ? std::function<void()>(g_step) : std::function<void()>(g_infer));
+    const double t_allocs = allocs_per_call(train ? std::function<void()>(t_step) : std::function<void()>(t_infer));
+    bench::emit("models", std::string(s.name) + (train ? "_train_step_heap_allocs" : "_inference_heap_allocs"),
+                g_allocs, "allocations", t_allocs);
   }
 }
 

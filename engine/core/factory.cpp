@@ -91,7 +91,7 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
     for (size_t i = 0; i < size.size(); ++i) extent += (size[i] - 1) * stride[i];
   }
   Tensor base = detail::make_empty({extent}, o.dtype(), o.device());
-  Tensor t = detail::make_view(base, size.vec(), stride.vec(), 0);
+  Tensor t = detail::make_view(base, size, stride, 0);
   t.unsafe_impl()->is_view = false;
   return finish(t, o);
 }
@@ -280,8 +280,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
   auto storage = std::make_shared<StorageImpl>(DataPtr{data, {}}, extent * element_size(o.dtype()), o.device());
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
-  impl->sizes = sizes.vec();
-  impl->strides = strides.vec();
+  impl->sizes = sizes;
+  impl->strides = strides;
   impl->dtype = o.dtype();
   impl->device = o.device();
   impl->refresh();

@@ -26,8 +26,23 @@ void TensorImpl::refresh() {
 
 namespace detail {
 
-std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
-  std::vector<int64_t> st(sizes.size());
+DimVector broadcast_dims(IntArrayRef a, IntArrayRef b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(str_cat(op, ": The size of tensor a (", da, ") must match the size of tensor b (", db,
+                          ") at non-singleton dimension ", i, " (shapes ", a, " and ", b,
+                          "). Broadcasting aligns shapes from the right; reshape or unsqueeze one operand."));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector st(sizes.size(), 0);
   int64_t s = 1;
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
     st[d] = s;
@@ -51,7 +66,7 @@ Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
     if (!device.has_index()) device = Device(kCUDA, cuda::current_device());
   }
   auto impl = std::make_shared<TensorImpl>();
-  impl->sizes.assign(sizes.begin(), sizes.end());
+  impl->sizes = sizes;
   impl->strides = contiguous_strides(sizes);
   impl->numel = numel_of(sizes);
   impl->dtype = dtype;
@@ -61,7 +76,7 @@ Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   return Tensor(std::move(impl));
 }
 
-Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+Tensor make_view(const Tensor& base, DimVector sizes, DimVector strides, int64_t offset) {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = base.storage();
   impl->sizes = std::move(sizes);

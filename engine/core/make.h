@@ -7,7 +7,9 @@
 
 namespace gb::detail {
 
-std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
+DimVector contiguous_strides(IntArrayRef sizes);
+// The shape a and b broadcast to (gb::broadcast_shapes without a heap allocation); throws naming op when they do not.
+DimVector broadcast_dims(IntArrayRef a, IntArrayRef b, const char* op);
 int64_t numel_of(IntArrayRef sizes);
 
 // A new contiguous tensor (uninitialized) on device, its storage from the device's allocator. The device has no
@@ -15,7 +17,7 @@ int64_t numel_of(IntArrayRef sizes);
 Tensor make_empty(IntArrayRef sizes, ScalarType dtype, Device device);
 inline Tensor make_empty_like(const Tensor& t) { return make_empty(t.sizes(), t.scalar_type(), t.device()); }
 // A view of base's storage with new sizes/strides/offset; no autograd history (callers record it).
-Tensor make_view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
+Tensor make_view(const Tensor& base, DimVector sizes, DimVector strides, int64_t offset);
 // A handle to the same storage, sizes and strides but no autograd metadata (like tensor.detach()).
 Tensor shallow_alias(const Tensor& t);
 

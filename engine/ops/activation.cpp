@@ -130,7 +130,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
   op_scope.set_output(out);
   if (autograd::needs_grad(g, x))
     autograd::record("GeluBackwardBackward0", {g, x}, out, {autograd::input(g), autograd::input(x)},
-                     [is_tanh, gs = g.sizes().vec(), xs = x.sizes().vec()](autograd::BackwardContext& c) {
+                     [is_tanh, gs = DimVector(g.sizes()), xs = DimVector(x.sizes())](autograd::BackwardContext& c) {
                        const Tensor& ggrad = c.grad();
                        const Tensor& gv = c.saved(0);
                        const Tensor& xv = c.saved(1);

@@ -44,18 +44,7 @@ ScalarType result_type(const Tensor& a, const Scalar& b) {
 }
 
 std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
-  size_t n = std::max(a.size(), b.size());
-  std::vector<int64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1)
-      throw Error(detail::str_cat(op, ": The size of tensor a (", da, ") must match the size of tensor b (", db,
-                                  ") at non-singleton dimension ", i, " (shapes ", a, " and ", b,
-                                  "). Broadcasting aligns shapes from the right; reshape or unsqueeze one operand."));
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  return detail::broadcast_dims(a, b, op).vec();
 }
 
 namespace {
@@ -69,7 +58,7 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
                      detail::CudaOp cuda = {}) {
   detail::check_cuda_device(a, op, "self");
   detail::check_cuda_device(b, op, "other", a);
-  auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
+  auto shape = detail::broadcast_dims(a.sizes(), b.sizes(), op);
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor bb = b.scalar_type() == compute ? b : detail::shallow_alias(b).to(compute);
   Tensor out = detail::make_empty(shape, compute, a.device());
@@ -117,7 +106,7 @@ template <typename F>
 void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f, detail::CudaOp cuda = {}) {
   detail::check_cuda_device(self, op, "self");
   detail::check_cuda_device(other, op, "other", self);
-  auto shape = broadcast_shapes(self.sizes(), other.sizes(), op);
+  auto shape = detail::broadcast_dims(self.sizes(), other.sizes(), op);
   GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
            " doesn't match the broadcast shape ", IntArrayRef(shape));
   ScalarType rt = result_type(self, other);
@@ -154,7 +143,7 @@ void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& 
   });
 }
 
-Tensor reduce_grad(const Tensor& g, const std::vector<int64_t>& shape) { return sum_to(g, shape); }
+Tensor reduce_grad(const Tensor& g, IntArrayRef shape) { return sum_to(g, shape); }
 
 }  // namespace
 
@@ -172,7 +161,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   }
   if (autograd::needs_grad(a, b))
     autograd::record("AddBackward0", {a, b}, out, {},
-                     [as = a.sizes().vec(), bs = b.sizes().vec(), alpha](autograd::BackwardContext& c) {
+                     [as = DimVector(a.sizes()), bs = DimVector(b.sizes()), alpha](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        Tensor ga = c.needs(0) ? reduce_grad(g, as) : Tensor();
                        Tensor gb = c.needs(1) ? reduce_grad(alpha.to_double() == 1.0 ? g : g * alpha, bs) : Tensor();
@@ -202,7 +191,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   Tensor out = binary_kernel(a, b, "sub", rt, [al](auto x, auto y) { return x - decltype(x)(al) * y; }, {Pw::sub, al});
   if (autograd::needs_grad(a, b))
     autograd::record("SubBackward0", {a, b}, out, {},
-                     [as = a.sizes().vec(), bs = b.sizes().vec(), al](autograd::BackwardContext& c) {
+                     [as = DimVector(a.sizes()), bs = DimVector(b.sizes()), al](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        return variable_list{c.needs(0) ? reduce_grad(g, as) : Tensor(),
                                             c.needs(1) ? reduce_grad(g * (-al), bs) : Tensor()};
@@ -242,7 +231,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
           : binary_kernel(a, b, "mul", result_type(a, b), [](auto x, auto y) { return x * y; });
   if (autograd::needs_grad(a, b))
     autograd::record("MulBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
-                     [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
+                     [as = DimVector(a.sizes()), bs = DimVector(b.sizes())](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        return variable_list{c.needs(0) ? reduce_grad(g * c.saved(1), as) : Tensor(),
                                             c.needs(1) ? reduce_grad(g * c.saved(0), bs) : Tensor()};
@@ -266,7 +255,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = binary_kernel(a, b, "div", rt, [](auto x, auto y) { return x / y; });
   if (autograd::needs_grad(a, b))
     autograd::record("DivBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
-                     [as = a.sizes().vec(), bs = b.sizes().vec()](autograd::BackwardContext& c) {
+                     [as = DimVector(a.sizes()), bs = DimVector(b.sizes())](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        const Tensor& x = c.saved(0);
                        const Tensor& y = c.saved(1);
@@ -304,7 +293,7 @@ Tensor pow(const Tensor& a, const Tensor& e) {
   });
   if (autograd::needs_grad(a, e))
     autograd::record("PowBackward1", {a, e}, out, {autograd::input(a), autograd::input(e), autograd::output(out)},
-                     [as = a.sizes().vec(), es = e.sizes().vec()](autograd::BackwardContext& c) {
+                     [as = DimVector(a.sizes()), es = DimVector(e.sizes())](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        const Tensor& x = c.saved(0);
                        const Tensor& y = c.saved(1);
@@ -371,7 +360,7 @@ Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
   if (autograd::needs_grad(a, b))
     autograd::record(is_max ? "MaximumBackward0" : "MinimumBackward0", {a, b}, out,
                      {autograd::input(a), autograd::input(b)},
-                     [as = a.sizes().vec(), bs = b.sizes().vec(), is_max](autograd::BackwardContext& c) {
+                     [as = DimVector(a.sizes()), bs = DimVector(b.sizes()), is_max](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        const Tensor& x = c.saved(0);
                        const Tensor& y = c.saved(1);

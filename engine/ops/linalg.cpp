@@ -319,7 +319,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   op_scope.set_output(out);
   if (autograd::needs_grad(self, a, b))
     autograd::record("AddmmBackward0", {self, a, b}, out, {autograd::input(a), autograd::input(b)},
-                     [ss = self.sizes().vec(), be, al](autograd::BackwardContext& c) {
+                     [ss = DimVector(self.sizes()), be, al](autograd::BackwardContext& c) {
                        const Tensor& g = c.grad();
                        Tensor gs, ga, gb;
                        if (c.needs(0)) gs = sum_to(be == 1.0 ? g : g * be, ss);
@@ -492,8 +492,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   // g^T @ x, contiguous (out,in)), so nothing is transposed or copied on the way to .grad.
   if (autograd::needs_grad(input, weight, bias))
     autograd::record("LinearBackward0", {input, weight, bias}, y, {autograd::input(input), autograd::input(weight)},
-                     [in_shape = input.sizes().vec(),
-                      bs = bias.defined() ? bias.sizes().vec() : std::vector<int64_t>{}](autograd::BackwardContext& c) {
+                     [in_shape = DimVector(input.sizes()),
+                      bs = bias.defined() ? DimVector(bias.sizes()) : DimVector()](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& w = c.saved(1);
                        Tensor g2 = c.grad().reshape({-1, w.size(0)});  // (rows, out)

@@ -15,7 +15,7 @@ namespace {
 
 // dst (contiguous, `sizes`) = src read with element strides `st` (negative along flipped dims) from `src`.
 template <typename E>
-void strided_gather(E* dst, const E* src, IntArrayRef sizes, const std::vector<int64_t>& st, int64_t numel) {
+void strided_gather(E* dst, const E* src, IntArrayRef sizes, IntArrayRef st, int64_t numel) {
   const int64_t nd = int64_t(sizes.size());
   if (nd == 0) {
     dst[0] = src[0];
@@ -39,7 +39,7 @@ void strided_gather(E* dst, const E* src, IntArrayRef sizes, const std::vector<i
 void flip_kernel(const Tensor& a, const std::vector<bool>& flipped, const Tensor& out) {
   Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
   if (detail::skip_kernel(out) || out.numel() == 0) return;  // meta: no values
-  std::vector<int64_t> st = detail::contiguous_strides(a.sizes());
+  DimVector st = detail::contiguous_strides(a.sizes());
   int64_t offset = 0;
   for (size_t d = 0; d < st.size(); ++d)
     if (flipped[d]) {

@@ -182,7 +182,7 @@ Tensor sum(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<Scalar
   }
   if (autograd::needs_grad(a))
     autograd::record(dims.empty() ? "SumBackward0" : "SumBackward1", {a}, out, {},
-                     [s = a.sizes().vec(), mask, keepdim](autograd::BackwardContext& c) {
+                     [s = DimVector(a.sizes()), mask, keepdim](autograd::BackwardContext& c) {
                        return variable_list{detail::unsqueeze_reduced(c.grad(), mask, keepdim).expand(s)};
                      });
   return out;
@@ -210,7 +210,7 @@ Tensor mean(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<Scala
   if (autograd::needs_grad(a))
     autograd::record(
         dims.empty() ? "MeanBackward0" : "MeanBackward1", {a}, out, {},
-        [s = a.sizes().vec(), mask, keepdim, count](autograd::BackwardContext& c) {
+        [s = DimVector(a.sizes()), mask, keepdim, count](autograd::BackwardContext& c) {
           return variable_list{detail::unsqueeze_reduced(c.grad() / double(count), mask, keepdim).expand(s)};
         });
   return out;

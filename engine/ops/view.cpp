@@ -18,8 +18,8 @@
 namespace gb {
 namespace {
 
-std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel, const char* op) {
-  std::vector<int64_t> out = shape.vec();
+DimVector infer_size(IntArrayRef shape, int64_t numel, const char* op) {
+  DimVector out = shape;
   int64_t infer = -1, known = 1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
@@ -40,11 +40,11 @@ std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel, const char* op
 }
 
 // PyTorch's computeStride: the strides that let `newshape` view memory laid out as (oldshape, oldstride), or none.
-std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape) {
-  std::vector<int64_t> newstride(newshape.size());
+std::optional<DimVector> compute_stride(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape) {
+  DimVector newstride(newshape.size(), 0);
   int64_t numel = detail::numel_of(oldshape);
-  if (oldshape.empty()) return std::vector<int64_t>(newshape.size(), 1);
-  if (numel == 0 && oldshape == newshape) return oldstride.vec();
+  if (oldshape.empty()) return DimVector(newshape.size(), 1);
+  if (numel == 0 && oldshape == newshape) return DimVector(oldstride);
   if (numel == 0) return detail::contiguous_strides(newshape);
   int64_t view_d = int64_t(newshape.size()) - 1;
   int64_t chunk_base_stride = oldstride.empty() ? 1 : oldstride.back();
@@ -72,7 +72,7 @@ std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArra
 Tensor record_reshape_back(Tensor out, const Tensor& a, const char* name) {
   detail::op_output(out);  // the calling view op's result
   if (autograd::needs_grad(a))
-    autograd::record(name, {a}, out, {}, [s = a.sizes().vec()](autograd::BackwardContext& c) {
+    autograd::record(name, {a}, out, {}, [s = DimVector(a.sizes())](autograd::BackwardContext& c) {
       return variable_list{c.grad().reshape(s)};
     });
   return out;
@@ -81,7 +81,7 @@ Tensor record_reshape_back(Tensor out, const Tensor& a, const char* name) {
 // The gradient of a view that picks part of the input: zeros of the input's shape with g written into the part
 // picked by `pick` (a view function). Differentiable itself (its backward is `pick`), for double backward.
 template <typename Pick>
-Tensor embed_grad(const Tensor& g, const std::vector<int64_t>& input_sizes, const char* op, const char* name,
+Tensor embed_grad(const Tensor& g, IntArrayRef input_sizes, const char* op, const char* name,
                   Pick pick) {
   detail::OpScope op_scope(op, {g});  // runs in backward: slice_backward, select_backward
   Tensor out = zeros(input_sizes, g.options());
@@ -97,7 +97,7 @@ Tensor embed_grad(const Tensor& g, const std::vector<int64_t>& input_sizes, cons
 }
 
 // A view of a made by a view op: autograd tracks its base (in-place ops on it rewrite the base's history).
-Tensor make_view_of(const Tensor& a, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+Tensor make_view_of(const Tensor& a, DimVector sizes, DimVector strides, int64_t offset) {
   Tensor out = detail::make_view(a, std::move(sizes), std::move(strides), offset);
   autograd::track_view(out, a);
   return out;
@@ -123,7 +123,7 @@ Tensor as_strided(const Tensor& a, IntArrayRef size, IntArrayRef stride, std::op
   GB_CHECK(offset >= 0 && (empty || last < have), "setStorage: sizes ", size, ", strides ", stride, ", storage offset ",
            offset, ", and itemsize ", a.element_size(), " requiring a storage size of ", (last + 1) * a.element_size(),
            " are out of bounds for storage of size ", a.storage()->nbytes);
-  Tensor out = make_view_of(a, size.vec(), stride.vec(), offset);
+  Tensor out = make_view_of(a, size, stride, offset);
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("AsStridedBackward0", {a}, out, {},
@@ -142,7 +142,7 @@ Tensor view(const Tensor& a, IntArrayRef shape) {
            "view size is not compatible with input tensor's size and stride (at least one dimension "
            "spans across two contiguous subspaces): input ",
            a.sizes(), " with strides ", a.strides(), " viewed as ", IntArrayRef(sizes), ". Use .reshape(...) instead.");
-  Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
+  Tensor out = make_view_of(a, sizes, std::move(*strides), a.storage_offset());
   return record_reshape_back(out, a, "ViewBackward0");
 }
 
@@ -151,7 +151,7 @@ Tensor reshape(const Tensor& a, IntArrayRef shape) {
   detail::check_defined(a, "reshape");
   auto sizes = infer_size(shape, a.numel(), "reshape");
   if (auto strides = compute_stride(a.sizes(), a.strides(), sizes)) {
-    Tensor out = make_view_of(a, sizes, *strides, a.storage_offset());
+    Tensor out = make_view_of(a, sizes, std::move(*strides), a.storage_offset());
     return record_reshape_back(out, a, "ViewBackward0");
   }
   Tensor out = view(a.clone(), sizes);
@@ -170,8 +170,7 @@ Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
     op_scope.set_output(out);
     return out;
   }
-  auto sizes = a.sizes().vec();
-  auto strides = a.strides().vec();
+  DimVector sizes = a.sizes(), strides = a.strides();
   std::swap(sizes[d0], sizes[d1]);
   std::swap(strides[d0], strides[d1]);
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
@@ -190,7 +189,7 @@ Tensor permute(const Tensor& a, IntArrayRef dims) {
            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
            "length of the desired ordering of dimensions i.e. input.dim() = ",
            n, " is not equal to len(dims) = ", dims.size());
-  std::vector<int64_t> sizes(n), strides(n), inverse(n);
+  DimVector sizes(n, 0), strides(n, 0), inverse(n, 0);
   std::vector<bool> seen(n, false);
   for (int64_t i = 0; i < n; ++i) {
     int64_t d = detail::wrap_dim(dims[i], n, "permute");
@@ -212,7 +211,7 @@ Tensor t(const Tensor& a) {
   detail::check_defined(a, "t");
   GB_CHECK(a.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", a.dim(), "D (shape ", a.sizes(),
            "); use transpose(dim0, dim1) or permute for more dims");
-  if (a.dim() < 2) return make_view_of(a, a.sizes().vec(), a.strides().vec(), a.storage_offset());
+  if (a.dim() < 2) return make_view_of(a, a.sizes(), a.strides(), a.storage_offset());
   return transpose(a, 0, 1);
 }
 
@@ -230,8 +229,7 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std
   start = std::clamp<int64_t>(start, 0, size);
   end = std::clamp<int64_t>(end, start, size);
   int64_t len = (end - start + step - 1) / step;
-  auto sizes = a.sizes().vec();
-  auto strides = a.strides().vec();
+  DimVector sizes = a.sizes(), strides = a.strides();
   int64_t offset = a.storage_offset() + start * strides[dim];
   sizes[dim] = len;
   strides[dim] *= step;
@@ -239,7 +237,7 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record(
-        "SliceBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, start, end, step](autograd::BackwardContext& c) {
+        "SliceBackward0", {a}, out, {}, [s = DimVector(a.sizes()), dim, start, end, step](autograd::BackwardContext& c) {
           return variable_list{embed_grad(c.grad(), s, "slice_backward", "SliceBackwardBackward0",
                                           [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
         });
@@ -268,15 +266,14 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
   GB_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
                  a.sizes(), " at dimension ", dim);
   if (index < 0) index += size;
-  auto sizes = a.sizes().vec();
-  auto strides = a.strides().vec();
+  DimVector sizes = a.sizes(), strides = a.strides();
   int64_t offset = a.storage_offset() + index * strides[dim];
-  sizes.erase(sizes.begin() + dim);
-  strides.erase(strides.begin() + dim);
+  sizes.erase_at(size_t(dim));
+  strides.erase_at(size_t(dim));
   Tensor out = make_view_of(a, sizes, strides, offset);
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("SelectBackward0", {a}, out, {}, [s = a.sizes().vec(), dim, index](autograd::BackwardContext& c) {
+    autograd::record("SelectBackward0", {a}, out, {}, [s = DimVector(a.sizes()), dim, index](autograd::BackwardContext& c) {
       return variable_list{embed_grad(c.grad(), s, "select_backward", "SelectBackwardBackward0",
                                       [=](const Tensor& t) { return t.select(dim, index); })};
     });
@@ -289,7 +286,7 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
   int64_t n = int64_t(sizes_in.size()), ad = a.dim();
   GB_CHECK(n >= ad, "expand(", a.toString(), "{", a.sizes(), "}, size=", sizes_in, "): the number of sizes provided (",
            n, ") must be greater or equal to the number of dimensions in the tensor (", ad, ")");
-  std::vector<int64_t> sizes(n), strides(n);
+  DimVector sizes(n, 0), strides(n, 0);
   for (int64_t i = n - 1; i >= 0; --i) {
     int64_t off = i - (n - ad);
     int64_t want = sizes_in[i];
@@ -310,7 +307,7 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
   Tensor out = make_view_of(a, sizes, strides, a.storage_offset());
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("ExpandBackward0", {a}, out, {}, [s = a.sizes().vec()](autograd::BackwardContext& c) {
+    autograd::record("ExpandBackward0", {a}, out, {}, [s = DimVector(a.sizes())](autograd::BackwardContext& c) {
       return variable_list{sum_to(c.grad(), s)};
     });
   return out;
@@ -319,7 +316,7 @@ Tensor expand(const Tensor& a, IntArrayRef sizes_in) {
 Tensor squeeze(const Tensor& a) {
   detail::OpScope op_scope("squeeze", {a});
   detail::check_defined(a, "squeeze");
-  std::vector<int64_t> sizes, strides;
+  DimVector sizes, strides;
   for (int64_t d = 0; d < a.dim(); ++d)
     if (a.size(d) != 1) {
       sizes.push_back(a.size(d));
@@ -332,11 +329,10 @@ Tensor squeeze(const Tensor& a, int64_t dim) {
   detail::OpScope op_scope("squeeze", {a});
   detail::check_defined(a, "squeeze");
   dim = detail::wrap_dim(dim, a.dim(), "squeeze");
-  auto sizes = a.sizes().vec();
-  auto strides = a.strides().vec();
+  DimVector sizes = a.sizes(), strides = a.strides();
   if (a.dim() > 0 && sizes[dim] == 1) {
-    sizes.erase(sizes.begin() + dim);
-    strides.erase(strides.begin() + dim);
+    sizes.erase_at(size_t(dim));
+    strides.erase_at(size_t(dim));
   }
   return record_reshape_back(make_view_of(a, sizes, strides, a.storage_offset()), a, "SqueezeBackward1");
 }
@@ -345,11 +341,10 @@ Tensor unsqueeze(const Tensor& a, int64_t dim) {
   detail::OpScope op_scope("unsqueeze", {a});
   detail::check_defined(a, "unsqueeze");
   dim = detail::wrap_dim(dim, a.dim() + 1, "unsqueeze");
-  auto sizes = a.sizes().vec();
-  auto strides = a.strides().vec();
+  DimVector sizes = a.sizes(), strides = a.strides();
   int64_t st = dim < a.dim() ? sizes[dim] * strides[dim] : 1;
-  sizes.insert(sizes.begin() + dim, 1);
-  strides.insert(strides.begin() + dim, st);
+  sizes.insert_at(size_t(dim), 1);
+  strides.insert_at(size_t(dim), st);
   return record_reshape_back(make_view_of(a, sizes, strides, a.storage_offset()), a, "UnsqueezeBackward0");
 }
 
@@ -360,7 +355,7 @@ Tensor flatten(const Tensor& a, int64_t start_dim, int64_t end_dim) {
   end_dim = detail::wrap_dim(end_dim, a.dim(), "flatten");
   GB_CHECK(start_dim <= end_dim, "flatten() has invalid args: start_dim (", start_dim, ") cannot come after end_dim (",
            end_dim, ")");
-  std::vector<int64_t> sizes;
+  DimVector sizes;
   for (int64_t d = 0; d < start_dim; ++d) sizes.push_back(a.size(d));
   int64_t m = 1;
   for (int64_t d = start_dim; d <= end_dim; ++d) m *= a.size(d);
@@ -373,9 +368,9 @@ Tensor unflatten(const Tensor& a, int64_t dim, IntArrayRef sizes_in) {
   detail::check_defined(a, "unflatten");
   dim = detail::wrap_dim(dim, a.dim(), "unflatten");
   auto inner = infer_size(sizes_in, a.size(dim), "unflatten");
-  std::vector<int64_t> sizes;
+  DimVector sizes;
   for (int64_t d = 0; d < dim; ++d) sizes.push_back(a.size(d));
-  sizes.insert(sizes.end(), inner.begin(), inner.end());
+  for (int64_t s : inner) sizes.push_back(s);
   for (int64_t d = dim + 1; d < a.dim(); ++d) sizes.push_back(a.size(d));
   return view(a, sizes);
 }

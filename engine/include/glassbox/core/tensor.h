@@ -23,6 +23,7 @@
 
 #include "glassbox/core/array_ref.h"
 #include "glassbox/core/device.h"
+#include "glassbox/core/dim_vector.h"
 #include "glassbox/core/dtype.h"
 #include "glassbox/core/error.h"
 #include "glassbox/core/scalar.h"
@@ -403,8 +404,8 @@ struct AutogradMeta {
 
 struct TensorImpl {
   std::shared_ptr<StorageImpl> storage;
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;  // in elements
+  DimVector sizes;               // up to 5 dims without a heap allocation (glassbox/core/dim_vector.h)
+  DimVector strides;             // in elements
   int64_t offset = 0;            // in elements
   int64_t numel = 1;
   ScalarType dtype = kFloat;
