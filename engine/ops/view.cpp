@@ -237,7 +237,8 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start_opt, std
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record(
-        "SliceBackward0", {a}, out, {}, [s = DimVector(a.sizes()), dim, start, end, step](autograd::BackwardContext& c) {
+        "SliceBackward0", {a}, out, {},
+        [s = DimVector(a.sizes()), dim, start, end, step](autograd::BackwardContext& c) {
           return variable_list{embed_grad(c.grad(), s, "slice_backward", "SliceBackwardBackward0",
                                           [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
         });
@@ -273,10 +274,11 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
   Tensor out = make_view_of(a, sizes, strides, offset);
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
-    autograd::record("SelectBackward0", {a}, out, {}, [s = DimVector(a.sizes()), dim, index](autograd::BackwardContext& c) {
-      return variable_list{embed_grad(c.grad(), s, "select_backward", "SelectBackwardBackward0",
-                                      [=](const Tensor& t) { return t.select(dim, index); })};
-    });
+    autograd::record("SelectBackward0", {a}, out, {},
+                     [s = DimVector(a.sizes()), dim, index](autograd::BackwardContext& c) {
+                       return variable_list{embed_grad(c.grad(), s, "select_backward", "SelectBackwardBackward0",
+                                                       [=](const Tensor& t) { return t.select(dim, index); })};
+                     });
   return out;
 }
 
