@@ -9,6 +9,7 @@ PACKAGES=(
   cmake ninja-build g++ ccache pkg-config  # the build
   lld                                      # LLVM's linker: links the tests and programs in a third of ld's time
   libopenblas-dev                          # GEMM for the CPU ops
+  libxsmm-dev                              # libxsmm: small matrix products (engine/ops/small_gemm.cpp)
   libdnnl-dev                              # oneDNN: float convolutions (engine/ops/conv_onednn.cpp)
   libstb-dev                               # stb_image: the DataLoader's image decoding (engine/data/)
   doctest-dev                              # the test framework

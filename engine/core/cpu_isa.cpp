@@ -1,6 +1,8 @@
 // engine/core/cpu_isa.cpp — the CPU's vector instruction sets and the one the kernels use (cpu_isa.h).
 #include "core/cpu_isa.h"
 
+#include <cblas.h>
+
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -51,9 +53,12 @@ std::atomic<int>& current() {
   return isa;
 }
 
-// A trace says which instruction sets the kernels used and which the CPU had (meta cpu_isa, cpu_isa_supported):
+// A trace says which instruction sets the kernels used and which the CPU had (meta cpu_isa, cpu_isa_supported), and
+// which of OpenBLAS's kernel sets its GEMMs ran (blas_core: OPENBLAS_CORETYPE can hold it narrower than the CPU):
 // step times from two machines, or from two settings, are compared knowing that.
 void write_meta() {
+  const char* blas = openblas_get_corename();
+  trace::set_meta("blas_core", blas && *blas ? blas : "unknown");
   trace::set_meta("cpu_isa_supported", cpu_isa_name(cpu_isa_supported()));
   try {
     trace::set_meta("cpu_isa", cpu_isa_name(cpu_isa()));

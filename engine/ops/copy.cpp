@@ -53,6 +53,28 @@ bool try_tiled_copy(const Tensor& dst, const Tensor& src) {
   }
 }
 
+// dst contiguous <- a contiguous src of the same dtype broadcast along dst's leading dims (addmm's and linear's bias
+// into their output, a row repeated down a batch): one memcpy per repetition, split across the pool when large.
+bool try_row_broadcast(const Tensor& dst, const Tensor& src) {
+  if (dst.scalar_type() != src.scalar_type() || !dst.is_contiguous() || !src.is_contiguous() || src.dim() > dst.dim())
+    return false;
+  int64_t lead = 0;  // src's leading size-1 dims
+  while (lead < src.dim() && src.size(lead) == 1) ++lead;
+  const int64_t offset = dst.dim() - src.dim();
+  for (int64_t d = lead; d < src.dim(); ++d)
+    if (src.size(d) != dst.size(offset + d)) return false;
+  const int64_t row = src.numel();
+  if (row == 0 || row == dst.numel() || dst.numel() % row != 0) return false;
+  char* d = static_cast<char*>(dst.data_ptr());
+  const char* s = static_cast<const char*>(src.data_ptr());
+  const size_t bytes = size_t(row) * src.element_size();
+  if (s < d + dst.nbytes() && d < s + bytes) return false;  // src inside dst: the general loop
+  parallel_for(0, dst.numel() / row, std::max<int64_t>(1, kElementwiseGrain / row), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) std::memcpy(d + size_t(i) * bytes, s, bytes);
+  });
+  return true;
+}
+
 }  // namespace
 
 void copy_into(const Tensor& dst, const Tensor& src) {
@@ -67,6 +89,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
            " on meta, destination on ", dst.device().str(), "). Make the destination on meta too, or make the source ",
            "on ", dst.device().str());
   if (skip_kernel(dst)) return;  // into meta: nothing to write (from cpu too, as PyTorch allows)
+  if (dst.is_cpu() && src.is_cpu() && try_row_broadcast(dst, src)) return;
   if (dst.is_cuda() || src.is_cuda())
     return cuda_copy(dst, src.sizes() == dst.sizes() ? src : shallow_alias(src).expand(dst.sizes()));
   if (dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && dst.is_contiguous() &&

@@ -1,7 +1,8 @@
 // engine/ops/linalg.cpp — matrix products: mm, bmm, matmul, addmm, linear, dot, outer, with their backward.
 //
-// Every product ends in one GEMM routine (gemm_batched): float and double go to OpenBLAS sgemm/dgemm, the 16-bit
-// floats through float, integers through a plain loop. An operand that is row-major or column-major in memory
+// Every product ends in one GEMM routine (gemm_batched): float and double go to libxsmm's generated kernels when
+// small (ops/small_gemm.h), else to OpenBLAS sgemm/dgemm; the 16-bit floats through float, integers through a plain
+// loop. An operand that is row-major or column-major in memory
 // (a contiguous matrix or a .t() view of one) is passed as is with the matching transpose flag; only other
 // layouts are copied. Backward formulas are written with mm/bmm themselves, so double backward works.
 #include <cblas.h>
@@ -22,6 +23,7 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
+#include "ops/small_gemm.h"
 
 namespace gb {
 namespace {
@@ -73,6 +75,34 @@ void check_mat_dtypes(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 // ---- GEMM: out(B,N,M) = beta * out + alpha * a(B,N,K) @ b(B,K,M); out is contiguous ----
+// The operands are (B,R,C) tensors or (R,C) matrices (a batch of one), read through their strides: no view is made
+// per call (mm and addmm run in a tiny model's every step, where a view's TensorImpl costs as much as the product).
+
+// One operand's matrices: batch, rows and columns with their strides over the tensor's memory.
+struct Mats {
+  const Tensor* t;  // the tensor read (or blas_ready's contiguous copy of it)
+  Tensor copy;
+  int64_t nb, rows, cols, sb, sr, sc;
+  explicit Mats(const Tensor& x) : t(&x) { read(x); }
+  Mats(const Mats&) = delete;
+  Mats& operator=(const Mats&) = delete;
+  void read(const Tensor& x) {
+    const IntArrayRef sz = x.sizes(), st = x.strides();
+    const size_t o = sz.size() == 3 ? 1 : 0;
+    nb = o ? sz[0] : 1;
+    sb = o ? st[0] : 0;
+    rows = sz[o];
+    cols = sz[o + 1];
+    sr = st[o];
+    sc = st[o + 1];
+  }
+  // Replaces the operand by a contiguous copy (its layout suits no BLAS call).
+  void make_contiguous() {
+    copy = detail::shallow_alias(*t).contiguous();
+    t = &copy;
+    read(copy);
+  }
+};
 
 // How one (R,C) matrix operand reaches BLAS: as is (row-major), transposed (column-major), or not at all.
 struct BlasLayout {
@@ -101,35 +131,49 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t n, int64_t m, int
     cblas_dgemm(CblasRowMajor, ta, tb, int(n), int(m), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 
-// Copies x when its matrices are neither row- nor column-major.
-Tensor blas_ready(const Tensor& x, BlasLayout& lay) {
-  lay = blas_layout(x.size(1), x.size(2), x.stride(1), x.stride(2));
-  if (lay.ok && fits_blas_int(lay.ld)) return x;
-  Tensor c = detail::shallow_alias(x).contiguous();
-  lay = blas_layout(x.size(1), x.size(2), c.stride(1), c.stride(2));
-  return c;
+// Copies x's matrices when they are neither row- nor column-major.
+BlasLayout blas_ready(Mats& x) {
+  BlasLayout lay = blas_layout(x.rows, x.cols, x.sr, x.sc);
+  if (lay.ok && fits_blas_int(lay.ld)) return lay;
+  x.make_contiguous();
+  return blas_layout(x.rows, x.cols, x.sr, x.sc);
 }
 
 // Multiply-adds (n * m * k) at or below which one GEMM runs on a single OpenBLAS thread (see gemm_blas).
 constexpr double kSmallGemm = 4.0 * 1024 * 1024;
 
 template <typename T>
-void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double alpha, double beta) {
-  BlasLayout la, lb;
-  Tensor a = blas_ready(a_in, la);
-  Tensor b = blas_ready(b_in, lb);
-  int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
+void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha, double beta) {
+  Mats out(out_t), a(a_t), b(b_t);
+  const BlasLayout la = blas_ready(a), lb = blas_ready(b);
+  const int64_t nb = out.nb, n = out.rows, m = out.cols, k = a.cols;
   GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k, "x",
            m, " exceed what BLAS can index (2^31 - 1)");
-  if (detail::skip_kernel(out)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
+  if (detail::skip_kernel(out_t)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
   const int threads = get_num_threads();  // (also makes sure OpenBLAS has been given glassbox's thread count)
-  const T* ap = a.data_ptr<T>();
-  const T* bp = b.data_ptr<T>();
-  T* cp = out.data_ptr<T>();
+  const T* ap = a.t->data_ptr<T>();
+  const T* bp = b.t->data_ptr<T>();
+  T* cp = out_t.data_ptr<T>();
   auto one = [&](int64_t i) {
-    blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.stride(0), la.ld, bp + i * b.stride(0), lb.ld,
-                 T(beta), cp + i * n * m, std::max<int64_t>(m, 1));
+    blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.sb, la.ld, bp + i * b.sb, lb.ld, T(beta),
+                 cp + i * n * m, std::max<int64_t>(m, 1));
   };
+  // A product small enough for libxsmm runs on its generated kernel (ops/small_gemm.h), one per matrix, the batch's
+  // matrices spread over the pool; OpenBLAS's threads are not involved.
+  if (detail::small_gemm_fits(lb.trans == CblasTrans, n, m, k, alpha, beta)) {
+    auto small = [&](int64_t i) {
+      if (!detail::small_gemm<T>(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, T(alpha), ap + i * a.sb,
+                                 la.ld, bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1)))
+        one(i);  // no kernel generated for it: OpenBLAS's
+    };
+    if (nb > 1 && threads > 1 && !detail::in_parallel_region())
+      parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) small(i);
+      });
+    else
+      for (int64_t i = 0; i < nb; ++i) small(i);
+    return;
+  }
   if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
     detail::park_workers();  // OpenBLAS's threads take the cores: glassbox's idle workers sleep instead of spinning
     for (int64_t i = 0; i < nb; ++i) one(i);
@@ -154,13 +198,13 @@ void gemm_blas(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double
 }
 
 template <typename T>
-void gemm_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
-  if (detail::skip_kernel(out)) return;
-  int64_t nb = out.size(0), n = out.size(1), m = out.size(2), k = a.size(2);
-  const T* ap = a.data_ptr<T>();
-  const T* bp = b.data_ptr<T>();
-  T* cp = out.data_ptr<T>();
-  auto as = a.strides(), bs = b.strides();
+void gemm_loop(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha, double beta) {
+  if (detail::skip_kernel(out_t)) return;
+  const Mats out(out_t), a(a_t), b(b_t);
+  const int64_t nb = out.nb, n = out.rows, m = out.cols, k = a.cols;
+  const T* ap = a_t.data_ptr<T>();
+  const T* bp = b_t.data_ptr<T>();
+  T* cp = out_t.data_ptr<T>();
   T al = T(alpha), be = T(beta);
   parallel_for(0, nb * n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * k)), [&](int64_t r0, int64_t r1) {
     std::vector<T> acc(m);
@@ -168,9 +212,9 @@ void gemm_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alpha
       int64_t bi = r / n, i = r % n;
       std::fill(acc.begin(), acc.end(), T(0));
       for (int64_t p = 0; p < k; ++p) {
-        T av = ap[bi * as[0] + i * as[1] + p * as[2]];
-        const T* brow = bp + bi * bs[0] + p * bs[1];
-        for (int64_t j = 0; j < m; ++j) acc[j] += av * brow[j * bs[2]];
+        T av = ap[bi * a.sb + i * a.sr + p * a.sc];
+        const T* brow = bp + bi * b.sb + p * b.sr;
+        for (int64_t j = 0; j < m; ++j) acc[j] += av * brow[j * b.sc];
       }
       T* crow = cp + r * m;
       for (int64_t j = 0; j < m; ++j) crow[j] = (be == T(0) ? T(0) : be * crow[j]) + al * acc[j];
@@ -179,37 +223,38 @@ void gemm_loop(const Tensor& out, const Tensor& a, const Tensor& b, double alpha
 }
 
 // On cuda:N: one cuBLAS strided-batched GEMM (cuda/kernels.h), the operands laid out as for the CPU's BLAS.
-void gemm_cuda(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double alpha, double beta) {
-  BlasLayout la, lb;
-  Tensor a = blas_ready(a_in, la);
-  Tensor b = blas_ready(b_in, lb);
+void gemm_cuda(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha, double beta) {
+  Mats out(out_t), a(a_t), b(b_t);
+  const BlasLayout la = blas_ready(a), lb = blas_ready(b);
   cuda_kernels::GemmLaunch l;
-  l.device = out.device().index();
-  l.dtype = out.scalar_type();
-  l.batch = out.size(0);
-  l.n = out.size(1);
-  l.m = out.size(2);
-  l.k = a.size(2);
+  l.device = out_t.device().index();
+  l.dtype = out_t.scalar_type();
+  l.batch = out.nb;
+  l.n = out.rows;
+  l.m = out.cols;
+  l.k = a.cols;
   l.trans_a = la.trans == CblasTrans;
   l.trans_b = lb.trans == CblasTrans;
   l.lda = la.ld;
   l.ldb = lb.ld;
-  l.stride_a = a.size(0) == 1 ? 0 : a.stride(0);
-  l.stride_b = b.size(0) == 1 ? 0 : b.stride(0);
-  l.a = static_cast<const char*>(a.data_ptr());
-  l.b = static_cast<const char*>(b.data_ptr());
-  l.out = static_cast<char*>(out.data_ptr());
+  l.stride_a = a.nb == 1 ? 0 : a.sb;
+  l.stride_b = b.nb == 1 ? 0 : b.sb;
+  l.a = static_cast<const char*>(a.t->data_ptr());
+  l.b = static_cast<const char*>(b.t->data_ptr());
+  l.out = static_cast<char*>(out_t.data_ptr());
   l.alpha = alpha;
   l.beta = beta;
   l.allow_tf32 = backends::cuda::matmul::allow_tf32.load(std::memory_order_relaxed);
   cuda_kernels::gemm(l);
 }
 
-// out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides. beta == 0 ignores out's contents.
+// out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides (or all three (N,M), (N,K), (K,M)).
+// beta == 0 ignores out's contents.
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   if (out.numel() == 0) return;
-  if (out.is_cuda() && a.size(2) > 0) return gemm_cuda(out, a, b, alpha, beta);
-  if (a.size(2) == 0) {  // empty sum: BLAS may not touch C, so scale it here
+  const int64_t k = a.sizes().back();
+  if (out.is_cuda() && k > 0) return gemm_cuda(out, a, b, alpha, beta);
+  if (k == 0) {  // empty sum: BLAS may not touch C, so scale it here
     NoGradGuard ng;
     if (beta == 0.0)
       detail::shallow_alias(out).zero_();
@@ -248,11 +293,6 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
   detail::throw_unsupported_dtype("matmul", out.scalar_type(), "a floating or integer dtype");
 }
 
-// A (1,R,C) view of a matrix, for gemm_batched.
-Tensor as_batch(const Tensor& x) {
-  return detail::make_view(x, {1, x.size(0), x.size(1)}, {0, x.stride(0), x.stride(1)}, x.storage_offset());
-}
-
 void check_matrix(const Tensor& t, const char* op, const char* arg) {
   detail::check_cuda_device(t, op, arg);
   GB_CHECK(t.dim() == 2, op, ": ", arg, " must be a matrix, got a ", t.dim(), "-D tensor of shape ", t.sizes());
@@ -277,7 +317,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   check_mm_shapes(a, b, "mm");
   op_scope.set_flops(2 * a.size(0) * b.size(1) * a.size(1));
   Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.scalar_type(), a.device());
-  gemm_batched(as_batch(out), as_batch(a), as_batch(b), 1.0, 0.0);
+  gemm_batched(out, a, b, 1.0, 0.0);
   op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record("MmBackward0", {a, b}, out, {autograd::input(a), autograd::input(b)},
@@ -315,7 +355,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   double be = beta.to_double(), al = alpha.to_double();
   Tensor out = detail::make_empty(shape, a.scalar_type(), a.device());
   if (be != 0.0) detail::copy_into(out, self);
-  gemm_batched(as_batch(out), as_batch(a), as_batch(b), al, be);
+  gemm_batched(out, a, b, al, be);
   op_scope.set_output(out);
   if (autograd::needs_grad(self, a, b))
     autograd::record("AddmmBackward0", {self, a, b}, out, {autograd::input(a), autograd::input(b)},
@@ -496,10 +536,11 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
                       bs = bias.defined() ? DimVector(bias.sizes()) : DimVector()](autograd::BackwardContext& c) {
                        const Tensor& x = c.saved(0);
                        const Tensor& w = c.saved(1);
-                       Tensor g2 = c.grad().reshape({-1, w.size(0)});  // (rows, out)
+                       const bool flat = x.dim() == 2;  // (rows, in) already: no views to fold the leading dims
+                       Tensor g2 = flat ? c.grad() : c.grad().reshape({-1, w.size(0)});  // (rows, out)
                        Tensor gx, gw, gbias;
-                       if (c.needs(0)) gx = g2.mm(w).reshape(in_shape);
-                       if (c.needs(1)) gw = g2.t().mm(x.reshape({-1, w.size(1)}));
+                       if (c.needs(0)) gx = flat ? g2.mm(w) : g2.mm(w).reshape(in_shape);
+                       if (c.needs(1)) gw = g2.t().mm(flat ? x : x.reshape({-1, w.size(1)}));
                        if (c.needs(2)) gbias = sum_to(g2.sum({0}), bs);
                        return variable_list{gx, gw, gbias};
                      });

@@ -81,7 +81,53 @@ float sum_all_float(const float* x, int64_t n) {
   return float(s);
 }
 
+// Sums over the leading dims of a contiguous float or double tensor: the columns of a (rows, cols) matrix (a bias
+// gradient: (batch, features) over the batch). The rows are added into the result one after another from zero, the
+// order and rounding of the strided loop below (the same bits), in typed loops the compiler vectorizes; column
+// blocks over the pool when large. Returns an undefined tensor when the reduction is not of that form.
+// Columns [c0, c0 + n) of the (rows, ld) matrix x summed into o, compiled per instruction set (core/cpu_isa.h).
+template <typename T>
+GB_ALWAYS_INLINE void add_rows(const T* __restrict x, int64_t rows, int64_t n, int64_t ld, T* __restrict o) {
+  for (int64_t j = 0; j < n; ++j) o[j] = T(0);
+  for (int64_t i = 0; i < rows; ++i) {
+    const T* __restrict r = x + i * ld;
+    for (int64_t j = 0; j < n; ++j) o[j] += r[j];
+  }
+}
+GB_ISA_VARIANTS(add_rows_isa, (const T* x, int64_t rows, int64_t n, int64_t ld, T* o), add_rows<T>(x, rows, n, ld, o))
+
+template <typename T>
+void column_sums(const T* x, int64_t rows, int64_t cols, T* out) {
+  auto kernel = GB_PICK_ISA(add_rows_isa, T);
+  parallel_for(0, cols, std::max<int64_t>(64, kElementwiseGrain / std::max<int64_t>(rows, 1)),
+               [&](int64_t c0, int64_t c1) { kernel(x + c0, rows, c1 - c0, cols, out + c0); });
+}
+
+Tensor try_leading_sum(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+  if (!a.is_cpu() || !a.is_contiguous() || a.numel() == 0 || skip_kernel(a) || a.scalar_type() != out_dtype ||
+      (out_dtype != kFloat && out_dtype != kDouble))
+    return Tensor();
+  int64_t lead = 0;
+  while (lead < int64_t(mask.size()) && mask[size_t(lead)]) ++lead;
+  if (lead == 0 || lead == int64_t(mask.size())) return Tensor();
+  for (size_t d = size_t(lead); d < mask.size(); ++d)
+    if (mask[d]) return Tensor();
+  int64_t rows = 1;
+  for (int64_t d = 0; d < lead; ++d) rows *= a.size(d);
+  const int64_t cols = a.numel() / rows;
+  Tensor out = make_empty(reduced_shape(a.sizes(), mask, keepdim), out_dtype, a.device());
+  if (out_dtype == kFloat)
+    column_sums(a.data_ptr<float>(), rows, cols, out.data_ptr<float>());
+  else
+    column_sums(a.data_ptr<double>(), rows, cols, out.data_ptr<double>());
+  return out;
+}
+
 Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+  if (Tensor out = try_leading_sum(a, mask, keepdim, out_dtype); out.defined()) {
+    op_output(out);
+    return out;
+  }
   check_cuda_device(a, "sum");
   if (a.is_cuda()) {  // accumulated in the input's accumulation type (cuda/kernels.h), then converted
     Tensor acc = cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::sum);

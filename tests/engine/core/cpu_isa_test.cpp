@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include <cblas.h>
 #include <sqlite3.h>
 
 #include "core/cpu_isa.h"
@@ -59,6 +60,7 @@ TEST_CASE("a trace records the set the kernels used and the CPU's widest, rewrit
   }
   CHECK(meta(first, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));
   CHECK(meta(first, "cpu_isa_supported") == gb::detail::cpu_isa_name(gb::detail::cpu_isa_supported()));
+  CHECK(meta(first, "blas_core") == openblas_get_corename());
   {
     gb::trace::Session session(second);
     gb::detail::CpuIsaGuard guard(gb::detail::CpuIsa::baseline);

@@ -63,3 +63,24 @@ TEST_CASE("to(gb::kCUDA) compiles as in libtorch; without a device it is a clear
   CHECK(m.is_meta());
   CHECK(m.sizes() == x.sizes());
 }
+
+TEST_CASE("a contiguous row broadcast down a contiguous destination is copied row by row (addmm's bias)") {
+  auto row = gb::arange(5).to(gb::kFloat);
+  auto dst = gb::empty({3, 5});
+  dst.copy_(row);
+  for (int64_t i = 0; i < 3; ++i) CHECK(gb::equal(dst[i], row));
+  auto cube = gb::empty({2, 3, 5});
+  cube.copy_(gb::arange(15).view({1, 3, 5}).to(gb::kFloat));  // a leading size-1 dim
+  CHECK(gb::equal(cube[1], gb::arange(15).view({3, 5}).to(gb::kFloat)));
+  auto big = gb::empty({4096, 33});  // split across the pool
+  big.copy_(gb::arange(33).to(gb::kFloat));
+  CHECK(gb::equal(big.sum({0}), gb::arange(33).to(gb::kFloat) * 4096));
+  // src inside dst (overlapping): the general loop, still right
+  auto m = gb::arange(12).view({3, 4}).to(gb::kFloat);
+  m.copy_(m[0]);
+  for (int64_t i = 0; i < 3; ++i) CHECK(gb::equal(m[i], gb::arange(4).to(gb::kFloat)));
+  // other dtypes convert through the general loop
+  auto ints = gb::empty({2, 3}, gb::kInt64);
+  ints.copy_(gb::tensor({1.5f, 2.5f, -3.5f}));
+  CHECK(gb::equal(ints[1], gb::tensor({int64_t(1), int64_t(2), int64_t(-3)})));
+}

@@ -36,3 +36,28 @@ TEST_CASE("gradients of sum, mean and sum_to") {
   CHECK(g.sizes() == gb::IntArrayRef({3, 1}));
   check_values(g, {8, 8, 8});
 }
+
+TEST_CASE("sums over the leading dims of a contiguous tensor add the rows in order (a bias gradient's sum)") {
+  gb::manual_seed(7);
+  for (auto shape : {std::vector<int64_t>{32, 64}, std::vector<int64_t>{3, 5, 40}, std::vector<int64_t>{1000, 9}}) {
+    auto x = gb::randn(shape);
+    const int64_t cols = shape.back(), rows = x.numel() / cols;
+    const std::vector<int64_t> lead = shape.size() == 2 ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 1};
+    // the rows added from zero one after another, in float: what the strided loop computed, bit for bit
+    std::vector<float> want(size_t(cols), 0.0f);
+    const float* p = x.data_ptr<float>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) want[size_t(j)] += p[i * cols + j];
+    auto got = x.sum(lead);
+    REQUIRE(got.numel() == cols);
+    for (int64_t j = 0; j < cols; ++j) CHECK(got.data_ptr<float>()[j] == want[size_t(j)]);
+    CHECK(x.sum(lead, true).sizes() == gb::IntArrayRef(shape.size() == 2 ? std::vector<int64_t>{1, cols}
+                                                                           : std::vector<int64_t>{1, 1, cols}));
+    // the same sum through the strided loop (a transposed copy read back through a .t() view) agrees
+    if (shape.size() == 2) CHECK(gb::allclose(x.t().contiguous().t().sum({0}), got, 1e-6, 1e-5));
+  }
+  auto d = gb::randn({17, 6}, gb::kDouble);
+  CHECK(gb::allclose(d.sum({0}), d.t().contiguous().sum({1}), 1e-14, 1e-14));
+  auto z = -gb::zeros({4, 3});  // -0.0 summed from +0.0 is +0.0, as before
+  CHECK_FALSE(std::signbit(z.sum({0}).data_ptr<float>()[0]));
+}
