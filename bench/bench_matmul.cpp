@@ -2,7 +2,8 @@
 // same number of threads. Target: within 10% of libtorch.
 // Then small products, where glassbox runs libxsmm's generated kernels (engine/ops/small_gemm.h) and libtorch
 // OpenBLAS: a linear layer's three products (forward x W^T, input gradient g W, weight gradient g^T x) at the tiny
-// MLP's shapes, and square products on either side of libxsmm's bound (64^3 multiply-adds): us per product.
+// MLP's shapes, and square products up to and past glassbox's bound for them (4M multiply-adds; 192^3 is past it,
+// on OpenBLAS in both): us per product.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
@@ -37,7 +38,8 @@ int main() {
       {"linear_dw_64x64x32", 64, 64, 32, true, false},   {"linear_fwd_32x64x32", 32, 64, 32, false, true},
       {"linear_fwd_32x4x64", 32, 4, 64, false, true},    {"square_48", 48, 48, 48, false, false},
       {"square_64", 64, 64, 64, false, false},           {"square_64_bt", 64, 64, 64, false, true},
-      {"square_80_openblas", 80, 80, 80, false, false},  {"square_128_openblas", 128, 128, 128, false, false},
+      {"square_96", 96, 96, 96, false, false},           {"square_128", 128, 128, 128, false, false},
+      {"square_160", 160, 160, 160, false, false},       {"square_192_openblas", 192, 192, 192, false, false},
   };
   for (const Small& s : smalls) {
     auto ga = s.ta ? gb::randn({s.k, s.n}).t() : gb::randn({s.n, s.k});

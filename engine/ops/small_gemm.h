@@ -3,7 +3,7 @@
 // A GEMM of up to a few million multiply-adds (a tiny MLP's 32x64x64, one attention head of a short sequence) runs
 // on one thread (ops/linalg.cpp) and spends much of OpenBLAS's time packing its operands into panels and in per-call
 // set-up. libxsmm generates a kernel for the exact shape and this CPU's widest vectors at the first call and runs it
-// straight on the operands: 2.1-2.3x faster than OpenBLAS here (bench/bench_matmul.cpp), where OPENBLAS_CORETYPE
+// straight on the operands: 2.0-2.3x faster than OpenBLAS here (bench/bench_matmul.cpp), where OPENBLAS_CORETYPE
 // holds OpenBLAS to its AVX2 kernels, and 1.0-1.25x faster than OpenBLAS's own AVX-512 ones. Products of more than
 // 4M multiply-adds are OpenBLAS's, on every thread.
 //
@@ -30,7 +30,7 @@ bool small_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, T a
 // per-thread scratch matrix, when it has at most 8K elements and A at least 4 rows (else the copy outweighs the gain).
 bool small_gemm_fits(bool trans_b, int64_t n, int64_t m, int64_t k, double alpha, double beta);
 
-// "libxsmm 1.17.0 (cpx)" — the library and the instruction set its kernels target — or why there is none
+// "libxsmm 1.17 (cpx)" — the library and the instruction set its kernels target — or why there is none
 // ("off: built without libxsmm (apt-get install libxsmm-dev)"). A trace's meta `small_gemm` holds it.
 std::string small_gemm_backend();
 
