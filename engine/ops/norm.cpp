@@ -80,7 +80,7 @@ GB_ALWAYS_INLINE double lane_sq_dev(const T* x, int64_t n, double m) {
 }
 // sum g and sum g * (x - m)
 template <typename T>
-void lane_grad_sums(const T* g, const T* x, int64_t n, double m, double& sg, double& sgx) {
+GB_ALWAYS_INLINE void lane_grad_sums(const T* g, const T* x, int64_t n, double m, double& sg, double& sgx) {
   double a[8] = {}, b[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -167,41 +167,64 @@ void normalize_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, 
 
 namespace {
 
+// The kernels below are compiled per instruction set (core/cpu_isa.h) and picked per call. Their sums are written
+// lane by lane (lane_sum and friends), so every set adds the same numbers in the same order: the same bits.
+
+// Channels [c0, c1): mean and biased variance over (N, S).
+template <typename T>
+GB_ALWAYS_INLINE void bn_stats_body(const T* x, int64_t N, int64_t C, int64_t S, int64_t c0, int64_t c1, T* mean,
+                                    double* var) {
+  for (int64_t c = c0; c < c1; ++c) {
+    double s = 0;
+    for (int64_t n = 0; n < N; ++n) s += lane_sum(x + (n * C + c) * S, S);
+    const double m = s / double(N * S);
+    double q = 0;
+    for (int64_t n = 0; n < N; ++n) q += lane_sq_dev(x + (n * C + c) * S, S, m);
+    mean[c] = T(m);
+    var[c] = q / double(N * S);
+  }
+}
+GB_ISA_VARIANTS(bn_stats_range,
+                (const T* x, int64_t N, int64_t C, int64_t S, int64_t c0, int64_t c1, T* mean, double* var),
+                bn_stats_body<T>(x, N, C, S, c0, c1, mean, var))
+
 template <typename T>
 void bn_channel_stats(const T* x, int64_t N, int64_t C, int64_t S, T* mean, double* var) {
-  parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      double s = 0;
-      for (int64_t n = 0; n < N; ++n) s += lane_sum(x + (n * C + c) * S, S);
-      const double m = s / double(N * S);
-      double q = 0;
-      for (int64_t n = 0; n < N; ++n) q += lane_sq_dev(x + (n * C + c) * S, S, m);
-      mean[c] = T(m);
-      var[c] = q / double(N * S);
-    }
-  });
+  auto kernel = GB_PICK_ISA(bn_stats_range, T);
+  parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) { kernel(x, N, C, S, c0, c1, mean, var); });
 }
+
+// Rows [r0, r1) of (N*C, S): y = x * scale[c] + shift[c].
+template <typename T>
+GB_ALWAYS_INLINE void affine_body(const T* x, const T* scale, const T* shift, int64_t C, int64_t S, int64_t r0,
+                                  int64_t r1, T* y) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t c = r % C;
+    const T a = scale[c], b = shift[c];
+    const T* __restrict xp = x + r * S;
+    T* __restrict yp = y + r * S;
+    for (int64_t i = 0; i < S; ++i) yp[i] = xp[i] * a + b;
+  }
+}
+GB_ISA_VARIANTS(affine_rows,
+                (const T* x, const T* scale, const T* shift, int64_t C, int64_t S, int64_t r0, int64_t r1, T* y),
+                affine_body<T>(x, scale, shift, C, S, r0, r1, y))
 
 // y = x * scale[c] + shift[c] over (N, C, S)
 template <typename T>
 void channel_affine(const T* x, const T* scale, const T* shift, int64_t N, int64_t C, int64_t S, T* y) {
-  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t c = r % C;
-      const T a = scale[c], b = shift[c];
-      const T* xp = x + r * S;
-      T* yp = y + r * S;
-      for (int64_t i = 0; i < S; ++i) yp[i] = xp[i] * a + b;
-    }
-  });
+  auto kernel = GB_PICK_ISA(affine_rows, T);
+  parallel_for(0, N * C, std::max<int64_t>(1, 32768 / std::max<int64_t>(S, 1)),
+               [&](int64_t r0, int64_t r1) { kernel(x, scale, shift, C, S, r0, r1, y); });
 }
 
 // Fused first-order backward. training: batch statistics (the mean's and variance's dependence on x included).
 template <typename T>
-void bn_backward_kernel(const T* x, const T* g, const T* w, const T* mean, const T* rstd, int64_t N, int64_t C,
-                        int64_t S, bool training, T* gx, T* gw, T* gb) {
+GB_ALWAYS_INLINE void bn_backward_body(const T* x, const T* g, const T* w, const T* mean, const T* rstd, int64_t N,
+                                       int64_t C, int64_t S, bool training, int64_t c0, int64_t c1, T* gx, T* gw,
+                                       T* gb) {
   const double M = double(N * S);
-  parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) {
+  {
     for (int64_t c = c0; c < c1; ++c) {
       const double m = double(mean[c]), r = double(rstd[c]);
       double sg = 0, sgx = 0;  // sum g, sum g * (x - mean)
@@ -216,13 +239,25 @@ void bn_backward_kernel(const T* x, const T* g, const T* w, const T* mean, const
       const T kx = training ? T(r * r * sgx / M) : T(0);
       const T mm = T(m);
       for (int64_t n = 0; n < N; ++n) {
-        const T* xp = x + (n * C + c) * S;
-        const T* gp = g + (n * C + c) * S;
-        T* op = gx + (n * C + c) * S;
+        const T* __restrict xp = x + (n * C + c) * S;
+        const T* __restrict gp = g + (n * C + c) * S;
+        T* __restrict op = gx + (n * C + c) * S;
         for (int64_t i = 0; i < S; ++i) op[i] = k * (gp[i] - mg - (xp[i] - mm) * kx);
       }
     }
-  });
+  }
+}
+GB_ISA_VARIANTS(bn_backward_range,
+                (const T* x, const T* g, const T* w, const T* mean, const T* rstd, int64_t N, int64_t C, int64_t S,
+                 bool training, int64_t c0, int64_t c1, T* gx, T* gw, T* gb),
+                bn_backward_body<T>(x, g, w, mean, rstd, N, C, S, training, c0, c1, gx, gw, gb))
+
+template <typename T>
+void bn_backward_kernel(const T* x, const T* g, const T* w, const T* mean, const T* rstd, int64_t N, int64_t C,
+                        int64_t S, bool training, T* gx, T* gw, T* gb) {
+  auto kernel = GB_PICK_ISA(bn_backward_range, T);
+  parallel_for(0, C, 1,
+               [&](int64_t c0, int64_t c1) { kernel(x, g, w, mean, rstd, N, C, S, training, c0, c1, gx, gw, gb); });
 }
 
 }  // namespace

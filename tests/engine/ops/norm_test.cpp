@@ -251,3 +251,26 @@ TEST_CASE("float layer_norm through streaming stores gives the plain stores' bit
     gbtest::check_streamed_equals_plain([&] { return layer_norm_values(x, w, b, g); });
   }
 }
+
+// batch_norm's kernels (statistics, the affine pass, the fused backward) are compiled per instruction set: every set
+// gives the baseline's bits for y, dx, dweight and dbias, in training and with running statistics, float and double,
+// a spatial size with a tail (5x5) and without (8x8).
+TEST_CASE("batch_norm, forward and backward, gives the same bits under every instruction set") {
+  gb::manual_seed(25);
+  for (gb::ScalarType dt : {gb::kFloat, gb::kDouble})
+    for (int64_t hw : {5, 8})
+      for (bool training : {true, false}) {
+        CAPTURE(hw);
+        CAPTURE(training);
+        auto x = (gb::randn({6, 3, hw, hw}, dt) * 3.0 + 1.5).requires_grad_();
+        auto w = gb::randn({3}, dt).requires_grad_(), b = gb::randn({3}, dt).requires_grad_();
+        auto g = gb::randn({6, 3, hw, hw}, dt);
+        gbtest::check_same_bits_on_every_isa([&] {
+          auto rm = gb::zeros({3}, dt), rv = gb::ones({3}, dt) * 2.0;
+          auto y = gb::batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5);
+          gbtest::Values out{gbtest::values(y), gbtest::values(rm), gbtest::values(rv)};
+          for (const gb::Tensor& t : gb::autograd::grad({y}, {x, w, b}, {g})) out.push_back(gbtest::values(t));
+          return out;
+        });
+      }
+}
