@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cpu_isa.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "glassbox/core/parallel.h"
@@ -89,11 +90,27 @@ void for_each_reduced(const Layout& l, const F& f) {
   }
 }
 
+// A reducer's run() compiled for each instruction set (core/cpu_isa.h): run, lanes_run and the reducer's init, step
+// and combine are always inline, so each copy is vectorized for its set. Their lanes fix the order of every sum, so
+// each set gives the same bits.
+template <typename R>
+typename R::Acc run_baseline(const R& r, const typename R::In* p, int64_t n) {
+  return r.run(p, n);
+}
+template <typename R>
+GB_TARGET_AVX2 typename R::Acc run_avx2(const R& r, const typename R::In* p, int64_t n) {
+  return r.run(p, n);
+}
+template <typename R>
+GB_TARGET_AVX512 typename R::Acc run_avx512(const R& r, const typename R::In* p, int64_t n) {
+  return r.run(p, n);
+}
+
 // One contiguous run p[0..n) whose first element is the k0-th: the reducer's vectorizable run() when it has one.
 template <typename R>
 typename R::Acc reduce_run(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
   if constexpr (requires { r.run(p, n); }) {
-    return r.run(p, n);
+    return pick_isa(&run_baseline<R>, &run_avx2<R>, &run_avx512<R>)(r, p, n);
   } else {
     using M = opmath_t<typename R::In>;
     typename R::Acc acc = r.init();
@@ -104,7 +121,7 @@ typename R::Acc reduce_run(const R& r, const typename R::In* p, int64_t n, int64
 
 // Folds p[0..n) through step in 8 independent lanes, then combines them: lets the compiler vectorize.
 template <typename R, typename A>
-A lanes_run(const R& r, const typename R::In* p, int64_t n, A init) {
+GB_ALWAYS_INLINE A lanes_run(const R& r, const typename R::In* p, int64_t n, A init) {
   using M = opmath_t<typename R::In>;
   A lane[8];
   for (auto& a : lane) a = init;
@@ -204,20 +221,20 @@ struct ArgExtreme {
   };
   T* values;
   int64_t* indices;
-  static bool better(M x, M v) {
+  GB_ALWAYS_INLINE static bool better(M x, M v) {
     if constexpr (is_float_v<M>) {
       if (x != x) return v == v;
     }
     return kMax ? x > v : x < v;
   }
-  Acc init() const { return {}; }
-  void step(Acc& a, M x, int64_t k) const {
+  GB_ALWAYS_INLINE Acc init() const { return {}; }
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t k) const {
     if (a.i < 0 || better(x, a.v)) {
       a.v = x;
       a.i = k;
     }
   }
-  void combine(Acc& a, const Acc& b) const {
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const {
     if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;
   }
   void write(int64_t i, const Acc& a) const {
@@ -233,20 +250,20 @@ struct Extreme {
   using M = opmath_t<T>;
   using Acc = M;
   T* out;
-  Acc init() const {
+  GB_ALWAYS_INLINE Acc init() const {
     if constexpr (is_float_v<M>)
       return kMax ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::infinity();
     else
       return kMax ? std::numeric_limits<M>::lowest() : std::numeric_limits<M>::max();
   }
-  void step(Acc& a, M x, int64_t) const {
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const {
     if constexpr (is_float_v<M>)
       a = ((x != x) | (kMax ? x > a : x < a)) ? x : a;  // `|`, not `||`: no branch, so it vectorizes
     else
       a = (kMax ? x > a : x < a) ? x : a;
   }
-  void combine(Acc& a, const Acc& b) const { step(a, b, 0); }
-  Acc run(const T* p, int64_t n) const {
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const { step(a, b, 0); }
+  GB_ALWAYS_INLINE Acc run(const T* p, int64_t n) const {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
       return detail::extreme_vec<T, kMax>(p, n);
     else
@@ -261,15 +278,15 @@ struct Logical {
   using M = opmath_t<T>;
   using Acc = bool;
   bool* out;
-  Acc init() const { return kAll; }
-  void step(Acc& a, M x, int64_t) const {
+  GB_ALWAYS_INLINE Acc init() const { return kAll; }
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const {
     if constexpr (kAll)
       a = a && (x != M(0));
     else
       a = a || (x != M(0));
   }
-  void combine(Acc& a, const Acc& b) const { a = kAll ? (a && b) : (a || b); }
-  Acc run(const T* p, int64_t n) const {
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const { a = kAll ? (a && b) : (a || b); }
+  GB_ALWAYS_INLINE Acc run(const T* p, int64_t n) const {
     for (int64_t i = 0; i < n; ++i)
       if ((M(p[i]) != M(0)) != kAll) return !kAll;  // the first zero decides all, the first non-zero any
     return kAll;
@@ -288,10 +305,10 @@ struct Prod {
   using Acc = wide_t<T>;
   using Out = std::conditional_t<is_float_v<M>, T, int64_t>;
   Out* out;
-  Acc init() const { return Acc(1); }
-  void step(Acc& a, M x, int64_t) const { a *= Acc(x); }
-  void combine(Acc& a, const Acc& b) const { a *= b; }
-  Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
+  GB_ALWAYS_INLINE Acc init() const { return Acc(1); }
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const { a *= Acc(x); }
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const { a *= b; }
+  GB_ALWAYS_INLINE Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
   void write(int64_t i, Acc a) const { out[i] = Out(a); }
 };
 
@@ -307,14 +324,14 @@ struct Moments {
   T* mean;
   double divisor;
   bool take_sqrt;
-  Acc init() const { return {}; }
-  void step(Acc& a, M x, int64_t) const {
+  GB_ALWAYS_INLINE Acc init() const { return {}; }
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const {
     a.n += 1;
     double d = double(x) - a.mean;
     a.mean += d / a.n;
     a.m2 += d * (double(x) - a.mean);
   }
-  void combine(Acc& a, const Acc& b) const {
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const {
     if (b.n == 0) return;
     double n = a.n + b.n, d = b.mean - a.mean;
     a.m2 += b.m2 + d * d * a.n * b.n / n;
@@ -337,8 +354,8 @@ struct Norm {
   using Acc = wide_t<T>;
   T* out;
   Acc p;
-  Acc init() const { return kKind == NormKind::neg_inf ? std::numeric_limits<Acc>::infinity() : Acc(0); }
-  void step(Acc& a, M x, int64_t) const {
+  GB_ALWAYS_INLINE Acc init() const { return kKind == NormKind::neg_inf ? std::numeric_limits<Acc>::infinity() : Acc(0); }
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const {
     Acc ax = std::abs(Acc(x));
     if constexpr (kKind == NormKind::zero)
       a += Acc(x != M(0));
@@ -353,13 +370,13 @@ struct Norm {
     else
       a += std::pow(ax, p);
   }
-  void combine(Acc& a, const Acc& b) const {
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const {
     if constexpr (kKind == NormKind::inf || kKind == NormKind::neg_inf)
       step(a, M(b), 0);
     else
       a += b;
   }
-  Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
+  GB_ALWAYS_INLINE Acc run(const T* p, int64_t n) const { return lanes_run(*this, p, n, init()); }
   void write(int64_t i, Acc a) const {
     if constexpr (kKind == NormKind::two)
       out[i] = T(std::sqrt(a));
@@ -380,8 +397,8 @@ struct LogSumExp {
     M s = 0;
   };
   T* out;
-  Acc init() const { return {}; }
-  void step(Acc& a, M x, int64_t) const {
+  GB_ALWAYS_INLINE Acc init() const { return {}; }
+  GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const {
     if (x > a.m) {
       a.s = a.s * std::exp(a.m - x) + M(1);
       a.m = x;
@@ -394,7 +411,7 @@ struct LogSumExp {
       a.s += std::exp(x - a.m);  // exp(-inf) = 0 covers x = -inf
     }
   }
-  void combine(Acc& a, const Acc& b) const {
+  GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const {
     if (b.m == a.m)
       a.s += b.s;
     else if (a.m > b.m)
@@ -404,7 +421,7 @@ struct LogSumExp {
     else
       a = Acc{std::numeric_limits<M>::quiet_NaN(), std::numeric_limits<M>::quiet_NaN()};
   }
-  Acc run(const T* p, int64_t n) const {
+  GB_ALWAYS_INLINE Acc run(const T* p, int64_t n) const {
     M m = Extreme<T, true>{nullptr}.run(p, n);
     if (!std::isfinite(m)) {  // NaN, +inf or all -inf: the careful online loop
       Acc a;

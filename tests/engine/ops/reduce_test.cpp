@@ -3,6 +3,7 @@
 // strided kernel paths against naive loops, errors in PyTorch's words, and gradients (gradcheck in f64).
 #include <limits>
 
+#include "engine/ops/row_kernel_checks.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -481,4 +482,31 @@ TEST_CASE("second derivatives of var, std, norm, logsumexp and prod") {
   CHECK(one_input_gradgradcheck(x, [](const gb::Tensor& a) { return gb::logsumexp(a, {1}); }));
   CHECK(one_input_gradgradcheck(x, [](const gb::Tensor& a) { return gb::prod(a.narrow(1, 0, 3)); }));
   CHECK(one_input_gradgradcheck(x, [](const gb::Tensor& a) { return a.amax({1}); }));
+}
+
+// The contiguous-run folds (amax/amin, max/min over all, norm, logsumexp, prod, all/any) are compiled per instruction
+// set; their lanes fix the order of every sum, so each set gives the baseline's bits. Rows with a tail (1000 = 125 x
+// 8), NaN and +-inf in some rows (the careful paths), float and double, one long row (split in chunks) too.
+TEST_CASE("reductions over contiguous runs give the same bits under every instruction set") {
+  gb::manual_seed(31);
+  for (gb::ScalarType dt : {gb::kFloat, gb::kDouble}) {
+    auto x = gb::randn({37, 1000}, dt) * 3.0;
+    x.index_put_({2, 5}, std::numeric_limits<double>::quiet_NaN());
+    x.index_put_({3, 7}, std::numeric_limits<double>::infinity());
+    x.index_put_({4, 9}, -std::numeric_limits<double>::infinity());
+    auto pos = x.abs() * 0.002 + 0.999;  // prod of 1000 factors near 1: finite
+    auto big = gb::randn({300000}, dt);
+    gbtest::check_same_bits_on_every_isa([&] {
+      gbtest::Values out{gbtest::values(x.amax({1})),          gbtest::values(x.amin({1})),
+                         gbtest::values(gb::logsumexp(x, {1})), gbtest::values(x.norm(2, {1})),
+                         gbtest::values(x.norm(1, {1})),        gbtest::values(x.norm(3, {1})),
+                         gbtest::values(pos.prod(1)),           gbtest::values((x > 0).all()),
+                         gbtest::values(big.max()),             gbtest::values(gb::logsumexp(big, {0})),
+                         gbtest::values(big.norm(2, {0}))};
+      for (auto& v : out)  // NaN is NaN on every set, but never == itself: compare a marker in its place
+        for (double& e : v)
+          if (e != e) e = -12345.5;
+      return out;
+    });
+  }
 }
