@@ -81,10 +81,6 @@ float sum_all_float(const float* x, int64_t n) {
   return float(s);
 }
 
-// Sums over the leading dims of a contiguous float or double tensor: the columns of a (rows, cols) matrix (a bias
-// gradient: (batch, features) over the batch). The rows are added into the result one after another from zero, the
-// order and rounding of the strided loop below (the same bits), in typed loops the compiler vectorizes; column
-// blocks over the pool when large. Returns an undefined tensor when the reduction is not of that form.
 // Columns [c0, c0 + n) of the (rows, ld) matrix x summed into o, compiled per instruction set (core/cpu_isa.h).
 template <typename T>
 GB_ALWAYS_INLINE void add_rows(const T* __restrict x, int64_t rows, int64_t n, int64_t ld, T* __restrict o) {
@@ -103,6 +99,10 @@ void column_sums(const T* x, int64_t rows, int64_t cols, T* out) {
                [&](int64_t c0, int64_t c1) { kernel(x + c0, rows, c1 - c0, cols, out + c0); });
 }
 
+// Sums over the leading dims of a contiguous float or double tensor: the columns of a (rows, cols) matrix (a bias
+// gradient: (batch, features) over the batch). The rows are added into the result one after another from zero, the
+// order and rounding of the strided loop below (the same bits), in typed loops the compiler vectorizes; column
+// blocks over the pool when large. Returns an undefined tensor when the reduction is not of that form.
 Tensor try_leading_sum(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
   if (!a.is_cpu() || !a.is_contiguous() || a.numel() == 0 || skip_kernel(a) || a.scalar_type() != out_dtype ||
       (out_dtype != kFloat && out_dtype != kDouble))
