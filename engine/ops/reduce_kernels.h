@@ -93,24 +93,32 @@ void for_each_reduced(const Layout& l, const F& f) {
 // A reducer's run() compiled for each instruction set (core/cpu_isa.h): run, lanes_run and the reducer's init, step
 // and combine are always inline, so each copy is vectorized for its set. Their lanes fix the order of every sum, so
 // each set gives the same bits.
+// A reducer that tracks indices has run(p, n, k0) (k0: the index of p[0]); the others run(p, n).
 template <typename R>
-typename R::Acc run_baseline(const R& r, const typename R::In* p, int64_t n) {
-  return r.run(p, n);
+GB_ALWAYS_INLINE typename R::Acc call_run(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
+  if constexpr (requires { r.run(p, n, k0); })
+    return r.run(p, n, k0);
+  else
+    return r.run(p, n);
 }
 template <typename R>
-GB_TARGET_AVX2 typename R::Acc run_avx2(const R& r, const typename R::In* p, int64_t n) {
-  return r.run(p, n);
+typename R::Acc run_baseline(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
+  return call_run(r, p, n, k0);
 }
 template <typename R>
-GB_TARGET_AVX512 typename R::Acc run_avx512(const R& r, const typename R::In* p, int64_t n) {
-  return r.run(p, n);
+GB_TARGET_AVX2 typename R::Acc run_avx2(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
+  return call_run(r, p, n, k0);
+}
+template <typename R>
+GB_TARGET_AVX512 typename R::Acc run_avx512(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
+  return call_run(r, p, n, k0);
 }
 
 // One contiguous run p[0..n) whose first element is the k0-th: the reducer's vectorizable run() when it has one.
 template <typename R>
 typename R::Acc reduce_run(const R& r, const typename R::In* p, int64_t n, int64_t k0) {
-  if constexpr (requires { r.run(p, n); }) {
-    return pick_isa(&run_baseline<R>, &run_avx2<R>, &run_avx512<R>)(r, p, n);
+  if constexpr (requires { r.run(p, n); } || requires { r.run(p, n, k0); }) {
+    return pick_isa(&run_baseline<R>, &run_avx2<R>, &run_avx512<R>)(r, p, n, k0);
   } else {
     using M = opmath_t<typename R::In>;
     typename R::Acc acc = r.init();
@@ -237,6 +245,16 @@ struct ArgExtreme {
   GB_ALWAYS_INLINE void combine(Acc& a, const Acc& b) const {
     if (b.i >= 0 && (a.i < 0 || better(b.v, a.v))) a = b;
   }
+  GB_ALWAYS_INLINE static bool same(M x, M v) {
+    if constexpr (is_float_v<M>) {
+      if (x != x) return v != v;
+    }
+    return x == v;
+  }
+  // A contiguous run whose first element is the k0-th, in two passes that vectorize: the extreme value by Extreme's
+  // lane fold (NaN when there is one), then the first element equal to it (the first NaN): the sequential loop's
+  // index, and its element's value (-0 and +0 tie, as there).
+  GB_ALWAYS_INLINE Acc run(const T* p, int64_t n, int64_t k0) const;
   void write(int64_t i, const Acc& a) const {
     if (values) values[i] = T(a.v);
     if (indices) indices[i] = a.i;
@@ -386,6 +404,15 @@ struct Norm {
       out[i] = T(a);
   }
 };
+
+template <typename T, bool kMax>
+GB_ALWAYS_INLINE typename ArgExtreme<T, kMax>::Acc ArgExtreme<T, kMax>::run(const T* p, int64_t n, int64_t k0) const {
+  if (n == 0) return init();
+  const M m = Extreme<T, kMax>{nullptr}.run(p, n);
+  int64_t k = 0;
+  while (k + 1 < n && !same(M(p[k]), m)) ++k;
+  return Acc{M(p[k]), k0 + k};
+}
 
 // log(sum(exp(x))) online: the running max m and sum s of exp(x - m), rescaled when m grows.
 template <typename T>

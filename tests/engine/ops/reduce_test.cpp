@@ -510,3 +510,58 @@ TEST_CASE("reductions over contiguous runs give the same bits under every instru
     });
   }
 }
+
+// max/min over a contiguous dim fold 8 lanes (each its extreme and first index) and combine them: the value and the
+// first index of it must be the sequential loop's, with ties spread over lanes, NaN anywhere (the first NaN wins), a
+// tail after the lanes, and on every instruction set.
+TEST_CASE("max and min over a contiguous dim give the sequential loop's first index, with ties, NaN and tails") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto reference = [](const std::vector<double>& row, bool is_max) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < int64_t(row.size()); ++k) {
+      const double x = row[size_t(k)], v = row[size_t(best)];
+      if (v != v) break;
+      if (x != x || (is_max ? x > v : x < v)) best = k;
+    }
+    return best;
+  };
+  std::vector<std::vector<double>> rows;
+  for (int64_t n : {16, 17, 23, 64, 100}) {
+    std::vector<double> r(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) r[size_t(k)] = double((k * 7) % 5);  // 4 at k = 2, 7, 12, ...: ties over lanes
+    rows.push_back(r);
+    r[size_t(n - 1)] = 9;  // the extreme in the tail
+    rows.push_back(r);
+    r[size_t(n / 2)] = nan;  // a NaN mid-row, then one earlier: the first wins
+    rows.push_back(r);
+    r[3] = nan;
+    rows.push_back(r);
+  }
+  // the extreme (or NaN) at 10 and 5: lane 2 holds 10 and is combined before lane 5 holding 5, the first
+  for (double top : {1.0, nan}) {
+    std::vector<double> r(20, 0.0);
+    r[10] = r[5] = top;
+    rows.push_back(r);
+  }
+  for (gb::ScalarType dt : {gb::kFloat, gb::kDouble, gb::kInt64})
+    for (const auto& r : rows) {
+      const bool has_nan = std::any_of(r.begin(), r.end(), [](double v) { return v != v; });
+      if (dt == gb::kInt64 && has_nan) continue;
+      CAPTURE(r.size());
+      auto x = gb::tensor(gb::ArrayRef<double>(r)).to(dt).view({1, int64_t(r.size())});
+      for (bool is_max : {true, false}) {
+        gbtest::check_same_bits_on_every_isa([&] {
+          auto [v, i] = is_max ? x.max(1) : x.min(1);
+          CHECK(i.item<int64_t>() == reference(r, is_max));
+          return gbtest::Values{gbtest::values(i.to(gb::kDouble))};
+        });
+        CHECK(x.argmax(1).item<int64_t>() == reference(r, true));
+      }
+    }
+  auto z = gb::tensor({0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f,
+                       -0.0f, -0.0f})
+               .view({1, 17});
+  auto [zv, zi] = z.max(1);
+  CHECK(zi.item<int64_t>() == 0);  // -0 == +0: a tie, the first index
+  CHECK_FALSE(std::signbit(zv.item<float>()));
+}
