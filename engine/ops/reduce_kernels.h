@@ -7,7 +7,9 @@
 // Outputs are split across threads; a single output over a long run is split into chunks whose partial results
 // are combined in order. A reducer says what to compute:
 //   Acc init(); step(Acc&, x, k) for the k-th reduced element; combine(Acc&, later Acc); write(i, Acc) for output i;
-//   and optionally Acc run(p, n), a vectorized fold of a contiguous run (for those that need no index k).
+//   and optionally Acc run(p, n), a vectorized fold of a contiguous run (for those that need no index k), or
+//   run(p, n, k0) for one that does (p[0] is the k0-th element). run is compiled per instruction set (core/cpu_isa.h)
+//   and everything it calls is always inline.
 // Include it after `#pragma GCC optimize("no-trapping-math")` so the exp and select loops vectorize.
 #pragma once
 
