@@ -374,7 +374,9 @@ struct Norm {
   using Acc = wide_t<T>;
   T* out;
   Acc p;
-  GB_ALWAYS_INLINE Acc init() const { return kKind == NormKind::neg_inf ? std::numeric_limits<Acc>::infinity() : Acc(0); }
+  GB_ALWAYS_INLINE Acc init() const {
+    return kKind == NormKind::neg_inf ? std::numeric_limits<Acc>::infinity() : Acc(0);
+  }
   GB_ALWAYS_INLINE void step(Acc& a, M x, int64_t) const {
     Acc ax = std::abs(Acc(x));
     if constexpr (kKind == NormKind::zero)

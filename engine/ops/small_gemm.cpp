@@ -115,7 +115,7 @@ const bool g_connected = [] {
 
 template bool small_gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
                                 int64_t, float, float*, int64_t);
-template bool small_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                                 const double*, int64_t, double, double*, int64_t);
+template bool small_gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*,
+                                 int64_t, double, double*, int64_t);
 
 }  // namespace gb::detail

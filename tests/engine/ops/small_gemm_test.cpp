@@ -1,6 +1,6 @@
-// tests/engine/ops/small_gemm_test.cpp — small matrix products on libxsmm (ops/small_gemm.h): which products it takes,
-// its results against a double-precision loop in every layout, and the products of mm/linear/bmm on either side of
-// its size bounds.
+// tests/engine/ops/small_gemm_test.cpp — small matrix products on libxsmm (ops/small_gemm.h): which products it
+// takes, its results against a double-precision loop in every layout, and the products of mm/linear/bmm on either
+// side of its size bounds.
 #include <doctest/doctest.h>
 
 #include <glassbox/glassbox.h>
@@ -27,7 +27,8 @@ std::vector<double> reference(bool ta, bool tb, int n, int m, int k, const std::
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < m; ++j) {
       double s = 0;
-      for (int p = 0; p < k; ++p) s += double(ta ? a[p * lda + i] : a[i * lda + p]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      for (int p = 0; p < k; ++p)
+        s += double(ta ? a[p * lda + i] : a[i * lda + p]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]);
       out[size_t(i) * ldc + j] = s + beta * double(c[size_t(i) * ldc + j]);
     }
   return out;
@@ -49,8 +50,8 @@ void check_layouts(double tol) {
         for (size_t i = 0; i < c.size(); ++i) c[i] = T(0.5 * std::sin(double(i)));
         const auto want = reference<T>(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
         std::vector<T> got = c;
-        REQUIRE(gb::detail::small_gemm<T>(ta, tb, n, m, k, T(1), a.data(), lda, b.data(), ldb, T(beta), got.data(),
-                                          ldc));
+        REQUIRE(
+            gb::detail::small_gemm<T>(ta, tb, n, m, k, T(1), a.data(), lda, b.data(), ldb, T(beta), got.data(), ldc));
         for (int i = 0; i < n; ++i)
           for (int j = 0; j < ldc; ++j) {
             const size_t at = size_t(i) * ldc + j;
@@ -81,13 +82,13 @@ TEST_CASE("small_gemm takes small products at alpha 1 and beta 0 or 1, and leave
   }
   CHECK(small_gemm_fits(false, 32, 64, 64, 1.0, 0.0));
   CHECK(small_gemm_fits(true, 32, 64, 64, 1.0, 1.0));
-  CHECK(small_gemm_fits(false, 256, 128, 128, 1.0, 0.0));   // 4M multiply-adds: the bound itself
+  CHECK(small_gemm_fits(false, 256, 128, 128, 1.0, 0.0));        // 4M multiply-adds: the bound itself
   CHECK_FALSE(small_gemm_fits(false, 257, 128, 128, 1.0, 0.0));  // past it
-  CHECK(small_gemm_fits(true, 128, 128, 64, 1.0, 0.0));  // a transposed B of 8K elements is copied
-  CHECK_FALSE(small_gemm_fits(true, 128, 128, 65, 1.0, 0.0));  // a bigger one is not
-  CHECK_FALSE(small_gemm_fits(false, 32, 64, 64, 2.0, 0.0));  // alpha other than 1
-  CHECK_FALSE(small_gemm_fits(false, 32, 64, 64, 1.0, 0.5));  // beta other than 0 or 1
-  CHECK_FALSE(small_gemm_fits(true, 3, 64, 64, 1.0, 0.0));    // a transposed B with too few rows to pay its copy
+  CHECK(small_gemm_fits(true, 128, 128, 64, 1.0, 0.0));          // a transposed B of 8K elements is copied
+  CHECK_FALSE(small_gemm_fits(true, 128, 128, 65, 1.0, 0.0));    // a bigger one is not
+  CHECK_FALSE(small_gemm_fits(false, 32, 64, 64, 2.0, 0.0));     // alpha other than 1
+  CHECK_FALSE(small_gemm_fits(false, 32, 64, 64, 1.0, 0.5));     // beta other than 0 or 1
+  CHECK_FALSE(small_gemm_fits(true, 3, 64, 64, 1.0, 0.0));       // a transposed B with too few rows to pay its copy
   CHECK(small_gemm_fits(false, 3, 64, 64, 1.0, 0.0));
   CHECK_FALSE(small_gemm_fits(false, 0, 64, 64, 1.0, 0.0));
   {  // kernels held narrower than the CPU's: products stay on OpenBLAS
@@ -110,8 +111,8 @@ TEST_CASE("mm, linear and bmm agree with a double-precision product on either si
     auto a = gb::randn({s, s + 3}), w = gb::randn({s - 1, s + 3}), bias = gb::randn({s - 1});
     auto want = gb::mm(a.to(gb::kDouble), w.to(gb::kDouble).t());
     CHECK(gb::allclose(gb::mm(a, w.t()).to(gb::kDouble), want, 1e-4, 1e-4));
-    CHECK(gb::allclose(gb::nn::functional::linear(a, w, bias).to(gb::kDouble), want + bias.to(gb::kDouble), 1e-4,
-                       1e-4));
+    CHECK(
+        gb::allclose(gb::nn::functional::linear(a, w, bias).to(gb::kDouble), want + bias.to(gb::kDouble), 1e-4, 1e-4));
     CHECK(gb::allclose(gb::mm(a.t().contiguous().t(), w.t()).to(gb::kDouble), want, 1e-4, 1e-4));
     auto ab = gb::randn({3, s, 8}), bb = gb::randn({3, 8, s});
     CHECK(gb::allclose(gb::bmm(ab, bb).to(gb::kDouble), gb::bmm(ab.to(gb::kDouble), bb.to(gb::kDouble)), 1e-4, 1e-4));
