@@ -158,6 +158,15 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
     blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.sb, la.ld, bp + i * b.sb, lb.ld, T(beta),
                  cp + i * n * m, std::max<int64_t>(m, 1));
   };
+  // The batch's matrices, one single-threaded product each, spread over the pool (inline inside a parallel region).
+  auto each_matrix = [&](const auto& product) {
+    if (nb > 1 && threads > 1 && !detail::in_parallel_region())
+      parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) product(i);
+      });
+    else
+      for (int64_t i = 0; i < nb; ++i) product(i);
+  };
   // A product small enough for libxsmm runs on its generated kernel (ops/small_gemm.h), one per matrix, the batch's
   // matrices spread over the pool; OpenBLAS's threads are not involved.
   if (detail::small_gemm_fits(lb.trans == CblasTrans, n, m, k, alpha, beta)) {
@@ -166,12 +175,7 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
                                  la.ld, bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1)))
         one(i);  // no kernel generated for it: OpenBLAS's
     };
-    if (nb > 1 && threads > 1 && !detail::in_parallel_region())
-      parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) small(i);
-      });
-    else
-      for (int64_t i = 0; i < nb; ++i) small(i);
+    each_matrix(small);
     return;
   }
   if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
@@ -189,12 +193,7 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
     explicit OneBlasThread(int n) : restore(n) { openblas_set_num_threads(1); }
     ~OneBlasThread() { openblas_set_num_threads(restore); }
   } one_thread(threads);
-  if (nb > 1 && !detail::in_parallel_region())
-    parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) one(i);
-    });
-  else
-    for (int64_t i = 0; i < nb; ++i) one(i);
+  each_matrix(one);
 }
 
 template <typename T>

@@ -224,26 +224,24 @@ GB_ALWAYS_INLINE void bn_backward_body(const T* x, const T* g, const T* w, const
                                        int64_t C, int64_t S, bool training, int64_t c0, int64_t c1, T* gx, T* gw,
                                        T* gb) {
   const double M = double(N * S);
-  {
-    for (int64_t c = c0; c < c1; ++c) {
-      const double m = double(mean[c]), r = double(rstd[c]);
-      double sg = 0, sgx = 0;  // sum g, sum g * (x - mean)
-      for (int64_t n = 0; n < N; ++n) lane_grad_sums(g + (n * C + c) * S, x + (n * C + c) * S, S, m, sg, sgx);
-      if (gw) gw[c] = T(sgx * r);
-      if (gb) gb[c] = T(sg);
-      if (!gx) continue;
-      const double wc = w ? double(w[c]) : 1.0;
-      // gx = w r (g - sg/M - (x - m) r^2 sgx/M)  (training);  w r g  (running statistics)
-      const T k = T(wc * r);
-      const T mg = training ? T(sg / M) : T(0);
-      const T kx = training ? T(r * r * sgx / M) : T(0);
-      const T mm = T(m);
-      for (int64_t n = 0; n < N; ++n) {
-        const T* __restrict xp = x + (n * C + c) * S;
-        const T* __restrict gp = g + (n * C + c) * S;
-        T* __restrict op = gx + (n * C + c) * S;
-        for (int64_t i = 0; i < S; ++i) op[i] = k * (gp[i] - mg - (xp[i] - mm) * kx);
-      }
+  for (int64_t c = c0; c < c1; ++c) {
+    const double m = double(mean[c]), r = double(rstd[c]);
+    double sg = 0, sgx = 0;  // sum g, sum g * (x - mean)
+    for (int64_t n = 0; n < N; ++n) lane_grad_sums(g + (n * C + c) * S, x + (n * C + c) * S, S, m, sg, sgx);
+    if (gw) gw[c] = T(sgx * r);
+    if (gb) gb[c] = T(sg);
+    if (!gx) continue;
+    const double wc = w ? double(w[c]) : 1.0;
+    // gx = w r (g - sg/M - (x - m) r^2 sgx/M)  (training);  w r g  (running statistics)
+    const T k = T(wc * r);
+    const T mg = training ? T(sg / M) : T(0);
+    const T kx = training ? T(r * r * sgx / M) : T(0);
+    const T mm = T(m);
+    for (int64_t n = 0; n < N; ++n) {
+      const T* __restrict xp = x + (n * C + c) * S;
+      const T* __restrict gp = g + (n * C + c) * S;
+      T* __restrict op = gx + (n * C + c) * S;
+      for (int64_t i = 0; i < S; ++i) op[i] = k * (gp[i] - mg - (xp[i] - mm) * kx);
     }
   }
 }
