@@ -1,7 +1,8 @@
 // engine/ops/linalg.cpp — matrix products: mm, bmm, matmul, addmm, linear, dot, outer, with their backward.
 //
 // Every product ends in one GEMM routine (gemm_batched): float and double go to libxsmm's generated kernels when
-// small (ops/small_gemm.h), else to OpenBLAS sgemm/dgemm; the 16-bit floats through float, integers through a plain
+// small (ops/small_gemm.h), large floats on AVX-512 CPUs to libxsmm's kernels blocked over the pool
+// (ops/blocked_gemm.h), the rest to OpenBLAS sgemm/dgemm; the 16-bit floats through float, integers through a plain
 // loop. An operand that is row-major or column-major in memory
 // (a contiguous matrix or a .t() view of one) is passed as is with the matching transpose flag; only other
 // layouts are copied. Backward formulas are written with mm/bmm themselves, so double backward works.
@@ -23,6 +24,7 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
+#include "ops/blocked_gemm.h"
 #include "ops/small_gemm.h"
 
 namespace gb {
@@ -177,6 +179,20 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
     };
     each_matrix(small);
     return;
+  }
+  // A large float product on an AVX-512 CPU runs on libxsmm's kernels blocked over glassbox's pool
+  // (ops/blocked_gemm.h), one matrix of the batch after the other, each split over the threads.
+  if constexpr (std::is_same_v<T, float>) {
+    if (detail::blocked_gemm_fits(n, m, k, alpha, beta)) {
+      const int split = detail::in_parallel_region() ? 1 : threads;
+      for (int64_t i = 0; i < nb; ++i)
+        if (!detail::blocked_gemm(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, ap + i * a.sb, la.ld,
+                                  bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1), split)) {
+          detail::park_workers();  // no kernel generated for it (C untouched): OpenBLAS's, on its threads
+          one(i);
+        }
+      return;
+    }
   }
   if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
     detail::park_workers();  // OpenBLAS's threads take the cores: glassbox's idle workers sleep instead of spinning

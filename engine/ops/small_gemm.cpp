@@ -14,6 +14,16 @@
 namespace gb::detail {
 
 #if GLASSBOX_WITH_XSMM
+// libxsmm starts once, aimed at the instruction set glassbox's kernels run (its own detection could name a set
+// glassbox's does not use, e.g. AVX-512 without BW).
+void xsmm_start() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    libxsmm_init();
+    if (cpu_isa_supported() == CpuIsa::avx2) libxsmm_set_target_arch("hsw");
+  });
+}
+
 namespace {
 
 // Measured single-threaded on this project's VM (bench/bench_matmul.cpp, and square to 256^3): libxsmm's kernels
@@ -24,16 +34,6 @@ constexpr double kMaxMnk = 4.0 * 1024 * 1024;
 // copy must stay small against the product: at least 4 rows of A.
 constexpr int64_t kMaxTransposed = 8192;
 constexpr int64_t kMinRowsToTranspose = 4;
-
-// libxsmm starts once, aimed at the instruction set glassbox's kernels run (its own detection could name a set
-// glassbox's does not use, e.g. AVX-512 without BW).
-void start() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    libxsmm_init();
-    if (cpu_isa_supported() == CpuIsa::avx2) libxsmm_set_target_arch("hsw");
-  });
-}
 
 bool isa_ok() {
   const CpuIsa isa = cpu_isa();
@@ -60,7 +60,7 @@ template <typename T>
 bool small_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, T alpha, const T* a, int64_t lda,
                 const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (!small_gemm_fits(trans_b, n, m, k, alpha, beta)) return false;
-  start();
+  xsmm_start();
   // libxsmm is column-major: the row-major C (n x m) is a column-major (m x n) matrix, C^T = op(B)^T op(A)^T, so
   // libxsmm's A is our B (m x k column-major when B is not transposed) and its B our A (transposed when ours is).
   if (trans_b) {  // B stored (m x k) row-major: copy it out as op(B), (k x m) row-major
@@ -86,7 +86,7 @@ bool small_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, T a
 }
 
 std::string small_gemm_backend() {
-  start();
+  xsmm_start();
   return std::string("libxsmm ") + LIBXSMM_VERSION + " (" + libxsmm_get_target_arch() + ")" +
          (isa_ok() ? "" : ", unused: GLASSBOX_CPU_CAPABILITY is narrower than the CPU's");
 }

@@ -34,4 +34,8 @@ bool small_gemm_fits(bool trans_b, int64_t n, int64_t m, int64_t k, double alpha
 // ("off: built without libxsmm (apt-get install libxsmm-dev)"). A trace's meta `small_gemm` holds it.
 std::string small_gemm_backend();
 
+// libxsmm's one-time set-up, aimed at the instruction set glassbox's kernels run (blocked_gemm.cpp shares it).
+// Only in builds with libxsmm.
+void xsmm_start();
+
 }  // namespace gb::detail

@@ -1,0 +1,155 @@
+// tests/engine/ops/blocked_gemm_test.cpp — large float products on libxsmm blocked over the pool
+// (ops/blocked_gemm.h): which products it takes, its results against a double-precision loop in every layout with
+// every block's tail, the same bits on one thread and two, and mm/linear/addmm/bmm past small_gemm's bound.
+#include <doctest/doctest.h>
+
+#include <glassbox/glassbox.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include "core/cpu_isa.h"
+#include "ops/blocked_gemm.h"
+#include "traces/temp_dir.h"
+
+namespace {
+
+bool blocked_on() { return gb::detail::blocked_gemm_backend().rfind("libxsmm", 0) == 0; }
+
+// C (n x m, ldc) = op(A) op(B) + beta C in double, A and B read as cblas reads them (row-major, transposed or not).
+std::vector<double> product_in_double(bool ta, bool tb, int n, int m, int k, const std::vector<float>& a, int lda,
+                                      const std::vector<float>& b, int ldb, double beta, const std::vector<float>& c,
+                                      int ldc) {
+  std::vector<double> out(size_t(n) * ldc);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) {
+      double s = 0;
+      for (int p = 0; p < k; ++p)
+        s += double(ta ? a[size_t(p) * lda + i] : a[size_t(i) * lda + p]) *
+             double(tb ? b[size_t(j) * ldb + p] : b[size_t(p) * ldb + j]);
+      out[size_t(i) * ldc + j] = s + beta * double(c[size_t(i) * ldc + j]);
+    }
+  return out;
+}
+
+// Every layout and beta of an n x m x k product, on one thread and on two: within float rounding of the double
+// product, the padding between C's rows untouched, and the two thread counts bit for bit equal.
+void check_product(int n, int m, int k) {
+  const int pad = 5;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (double beta : {0.0, 1.0}) {
+        CAPTURE(ta);
+        CAPTURE(tb);
+        CAPTURE(beta);
+        const int lda = (ta ? n : k) + pad, ldb = (tb ? k : m) + pad, ldc = m + pad;
+        std::vector<float> a(size_t(ta ? k : n) * lda), b(size_t(tb ? m : k) * ldb), c(size_t(n) * ldc);
+        for (size_t i = 0; i < a.size(); ++i) a[i] = float(std::sin(0.37 * double(i)));
+        for (size_t i = 0; i < b.size(); ++i) b[i] = float(std::cos(0.21 * double(i)));
+        for (size_t i = 0; i < c.size(); ++i) c[i] = float(0.5 * std::sin(double(i)));
+        const auto want = product_in_double(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
+        std::vector<float> one = c, two = c;
+        REQUIRE(gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), one.data(), ldc,
+                                         1));
+        REQUIRE(gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), two.data(), ldc,
+                                         2));
+        int wrong = 0, padding_written = 0, thread_bits = 0;
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < ldc; ++j) {
+            const size_t at = size_t(i) * ldc + j;
+            if (j >= m) {
+              padding_written += one[at] != c[at] || two[at] != c[at];
+              continue;
+            }
+            // sums of k terms of magnitude <= 1 in float: a few ulps of sqrt(k) per term at most
+            wrong += std::abs(double(one[at]) - want[at]) > 2e-4 * std::sqrt(double(k)) + 1e-5 * std::abs(want[at]);
+            thread_bits += one[at] != two[at];
+          }
+        CHECK(wrong == 0);
+        CHECK(padding_written == 0);
+        CHECK(thread_bits == 0);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("blocked_gemm takes large float products at alpha 1 and beta 0 or 1 on AVX-512 CPUs only") {
+  using gb::detail::blocked_gemm_fits;
+  if (!blocked_on()) {
+    MESSAGE("large products run on OpenBLAS here: " << gb::detail::blocked_gemm_backend());
+    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0));
+    CHECK(gb::detail::blocked_gemm_backend().rfind("off: ", 0) == 0);
+    return;
+  }
+  CHECK(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0));
+  CHECK(blocked_gemm_fits(256, 1024, 1024, 1.0, 1.0));
+  CHECK_FALSE(blocked_gemm_fits(256, 128, 128, 1.0, 0.0));  // 4M multiply-adds: small_gemm's bound
+  CHECK(blocked_gemm_fits(257, 128, 128, 1.0, 0.0));         // just past it
+  CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 2.0, 0.0));  // alpha other than 1
+  CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.5));  // beta other than 0 or 1
+  CHECK_FALSE(blocked_gemm_fits(8, 1 << 20, 1024, 1.0, 0.0));  // a dim under 16 (a matrix-vector product)
+  CHECK_FALSE(blocked_gemm_fits(1 << 20, 1024, 15, 1.0, 0.0));
+  {  // glassbox's kernels held to AVX2 (or baseline): OpenBLAS's
+    gb::detail::CpuIsaGuard narrow(gb::detail::CpuIsa::avx2);
+    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0));
+    CHECK(gb::detail::blocked_gemm_backend().find("needs AVX-512") != std::string::npos);
+  }
+  CHECK(gb::detail::blocked_gemm_backend().find(" blocks") != std::string::npos);
+}
+
+TEST_CASE("blocked_gemm matches a double product in every layout, with every block's tail, on 1 and 2 threads") {
+  if (!blocked_on()) return;  // see the case above
+  // rows past one 256-row block, depth past one 256 slice, columns not a multiple of 64: every tail
+  SUBCASE("two row blocks, nine column blocks") { check_product(300, 520, 300); }
+  SUBCASE("a short last row block, four column blocks") { check_product(301, 200, 270); }
+}
+
+TEST_CASE("mm, linear, addmm and bmm past small_gemm's bound agree with double and repeat on any thread count") {
+  gb::manual_seed(5);
+  const int restore = gb::get_num_threads();
+  auto x = gb::randn({260, 390}), w = gb::randn({330, 390}), bias = gb::randn({330});
+  auto want = gb::mm(x.to(gb::kDouble), w.to(gb::kDouble).t());
+  auto y = gb::nn::functional::linear(x, w, bias);
+  CHECK(gb::allclose(y.to(gb::kDouble), want + bias.to(gb::kDouble), 1e-4, 1e-4));
+  CHECK(gb::allclose(gb::mm(x, w.t()).to(gb::kDouble), want, 1e-4, 1e-4));
+  CHECK(gb::allclose(gb::mm(x.t().contiguous().t(), w.t().contiguous()).to(gb::kDouble), want, 1e-4, 1e-4));
+  auto g = gb::randn({260, 330});  // a linear layer's weight gradient: g^T x
+  CHECK(gb::allclose(gb::mm(g.t(), x).to(gb::kDouble), gb::mm(g.to(gb::kDouble).t(), x.to(gb::kDouble)), 1e-4, 1e-4));
+  auto ab = gb::randn({2, 200, 180}), bb = gb::randn({2, 180, 150});
+  CHECK(gb::allclose(gb::bmm(ab, bb).to(gb::kDouble), gb::bmm(ab.to(gb::kDouble), bb.to(gb::kDouble)), 1e-4, 1e-4));
+  gb::set_num_threads(1);
+  auto y1 = gb::nn::functional::linear(x, w, bias);
+  auto m1 = gb::mm(x, w.t());
+  gb::set_num_threads(2);
+  auto y2 = gb::nn::functional::linear(x, w, bias);
+  auto m2 = gb::mm(x, w.t());
+  gb::set_num_threads(restore);
+  if (!blocked_on()) return;  // OpenBLAS's products may differ in their last bits between thread counts
+  CHECK(gb::equal(m1, m2));
+  CHECK(gb::equal(y1, y2));
+  CHECK(gb::equal(y1, y));
+}
+
+#ifndef GLASSBOX_NO_PROBES  // a build without probes writes no meta
+TEST_CASE("a trace records which kernels ran its large products (meta large_gemm)") {
+  TempDir tmp;
+  const std::string path = tmp.file("t.db");
+  {
+    gb::trace::Session session(path);
+    gb::mm(gb::randn({8, 8}), gb::randn({8, 8}));
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'large_gemm'", -1, &st, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  const std::string value = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  CHECK(value == gb::detail::blocked_gemm_backend());
+  CHECK((value.rfind("libxsmm ", 0) == 0 || value.rfind("off: ", 0) == 0));
+}
+#endif
