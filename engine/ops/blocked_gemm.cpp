@@ -21,8 +21,11 @@ namespace {
 // Block sizes, measured on the MLP's products (bench_matmul): a packed block of B is KB x NB floats (64 KB, L2), a
 // block of A RB x KB (256 KB, L2 of 1 MB); NB 32 or 96, or KB 128 or 512, ran 5-25% slower.
 constexpr int64_t kNB = 64, kKB = 256, kRB = 256;
-// small_gemm's bound: below it a product is small_gemm's (or OpenBLAS's), never this.
-constexpr double kMinMnk = 4.0 * 1024 * 1024;
+// small_gemm's bound: below it a product is small_gemm's (or OpenBLAS's), except that a single product of more than
+// 512K multiply-adds runs here when it can have more than one thread (small_gemm runs on one): 2 threads 96^3
+// 15.7 -> 11-12 us, 128^3 36.7 -> 20-22 us, 160^3 71 -> 56 us (on one thread this path is 10-15% slower than
+// small_gemm's at those sizes, so one thread keeps small_gemm).
+constexpr double kMinMnk = 4.0 * 1024 * 1024, kMinMnkThreaded = 512.0 * 1024;
 constexpr int64_t kMinDim = 16;
 }  // namespace
 
@@ -42,11 +45,13 @@ struct Product {
   float* c;
   int64_t ldc;
 
-  // C is cut into tiles of kRB rows by kNB columns on a grid fixed by its shape alone, so that every element is
+  // C is cut into tiles of rb rows by kNB columns on a grid fixed by its shape alone, so that every element is
   // computed by the same kernel (libxsmm's kernels for different block widths add in different orders) whatever the
   // thread count. Thread t of `threads` takes a contiguous share of the tiles, numbered row block after row block.
+  // rb is kRB, halved down to 32 while C has fewer than 8 tiles (a mid-size product's work still splits evenly).
+  int64_t rb = kRB;
   int64_t col_blocks() const { return (m + kNB - 1) / kNB; }
-  int64_t tiles() const { return (n + kRB - 1) / kRB * col_blocks(); }
+  int64_t tiles() const { return (n + rb - 1) / rb * col_blocks(); }
   std::pair<int64_t, int64_t> share(int t, int threads) const {
     const int64_t per = (tiles() + threads - 1) / threads;
     return {std::min(tiles(), t * per), std::min(tiles(), (t + 1) * per)};
@@ -67,9 +72,9 @@ struct Product {
     const auto [t_lo, t_hi] = share;
     if (t_lo >= t_hi) return;
     const int64_t ncb = col_blocks();
-    for (int64_t rb = t_lo / ncb; rb <= (t_hi - 1) / ncb; ++rb) {
-      const int64_t cb_lo = std::max(t_lo, rb * ncb) - rb * ncb, cb_hi = std::min(t_hi, (rb + 1) * ncb) - rb * ncb;
-      const int64_t r0 = rb * kRB, rows = std::min(kRB, n - r0);
+    for (int64_t rbi = t_lo / ncb; rbi <= (t_hi - 1) / ncb; ++rbi) {
+      const int64_t cb_lo = std::max(t_lo, rbi * ncb) - rbi * ncb, cb_hi = std::min(t_hi, (rbi + 1) * ncb) - rbi * ncb;
+      const int64_t r0 = rbi * rb, rows = std::min(rb, n - r0);
       for (int64_t k0 = 0; k0 < k; k0 += kKB)
         for (int64_t cb = cb_lo; cb < cb_hi; ++cb)
           f(r0, rows, k0, std::min(kKB, k - k0), cb * kNB, std::min(kNB, m - cb * kNB));
@@ -101,18 +106,20 @@ struct Product {
 
 }  // namespace
 
-bool blocked_gemm_fits(int64_t n, int64_t m, int64_t k, double alpha, double beta) {
+bool blocked_gemm_fits(int64_t n, int64_t m, int64_t k, double alpha, double beta, int threads) {
   if (alpha != 1.0 || (beta != 0.0 && beta != 1.0)) return false;
-  if (n < kMinDim || m < kMinDim || k < kMinDim || double(n) * double(m) * double(k) <= kMinMnk) return false;
+  if (n < kMinDim || m < kMinDim || k < kMinDim || double(n) * double(m) * double(k) <= (threads > 1 ? kMinMnkThreaded : kMinMnk))
+    return false;
   return isa_ok();
 }
 
 bool blocked_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
-  if (!blocked_gemm_fits(n, m, k, 1.0, beta)) return false;
-  xsmm_start();
-  const Product p{trans_a, trans_b, n, m, k, a, lda, b, ldb, beta, c, ldc};
   threads = std::max(1, threads);
+  if (!blocked_gemm_fits(n, m, k, 1.0, beta, threads)) return false;
+  xsmm_start();
+  Product p{trans_a, trans_b, n, m, k, a, lda, b, ldb, beta, c, ldc};
+  while (p.tiles() < 8 && p.rb > 32) p.rb /= 2;
   // Every kernel is generated before C is touched, so a shape libxsmm refuses leaves the whole product to OpenBLAS.
   for (int t = 0; t < threads; ++t)
     p.each_block(p.share(t, threads), [&](int64_t, int64_t rows, int64_t k0, int64_t kb, int64_t, int64_t w) {
@@ -140,7 +147,7 @@ std::string blocked_gemm_backend() {
 
 #else  // built without libxsmm: large products are OpenBLAS's
 
-bool blocked_gemm_fits(int64_t, int64_t, int64_t, double, double) { return false; }
+bool blocked_gemm_fits(int64_t, int64_t, int64_t, double, double, int) { return false; }
 
 bool blocked_gemm(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float, float*,
                   int64_t, int) {

@@ -19,14 +19,15 @@
 
 namespace gb::detail {
 
-// Whether blocked_gemm takes the product: built with libxsmm, float, more than 4M multiply-adds (smaller ones are
-// small_gemm's), every dim at least 16, alpha 1, beta 0 or 1, and glassbox's kernels at AVX-512 on a CPU that has it.
-bool blocked_gemm_fits(int64_t n, int64_t m, int64_t k, double alpha, double beta);
+// Whether blocked_gemm takes the product on `threads` threads: built with libxsmm, float, more than 4M
+// multiply-adds (smaller ones are small_gemm's on its one thread) or more than 512K with more than one thread, every
+// dim at least 16, alpha 1, beta 0 or 1, and glassbox's kernels at AVX-512 on a CPU that has it.
+bool blocked_gemm_fits(int64_t n, int64_t m, int64_t k, double alpha, double beta, int threads);
 
 // C (n x m, row-major, leading dimension ldc) = op(A) (n x k) * op(B) (k x m) + beta * C, the arguments as
 // cblas_sgemm(CblasRowMajor, ...) takes them. Runs it and returns true, or does nothing and returns false (OpenBLAS's
-// then) when blocked_gemm_fits() is false or libxsmm generates no kernel. Splits the work over `threads` threads of
-// glassbox's pool (1: on the calling thread).
+// then) when blocked_gemm_fits(..., threads) is false or libxsmm generates no kernel. Splits the work over `threads`
+// threads of glassbox's pool (1: on the calling thread).
 bool blocked_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, const float* a, int64_t lda,
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads);
 

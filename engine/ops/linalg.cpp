@@ -169,6 +169,21 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
     else
       for (int64_t i = 0; i < nb; ++i) product(i);
   };
+  // A float product on an AVX-512 CPU past small_gemm's reach, or a single one of a mid size when the pool has more
+  // than one thread, runs on libxsmm's kernels blocked over the pool (ops/blocked_gemm.h), the batch's matrices one
+  // after the other, each split over the threads.
+  if constexpr (std::is_same_v<T, float>) {
+    const int split = detail::in_parallel_region() ? 1 : threads;
+    if (detail::blocked_gemm_fits(n, m, k, alpha, beta, nb == 1 ? split : 1)) {
+      for (int64_t i = 0; i < nb; ++i)
+        if (!detail::blocked_gemm(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, ap + i * a.sb, la.ld,
+                                  bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1), split)) {
+          detail::park_workers();  // no kernel generated for it (C untouched): OpenBLAS's, on its threads
+          one(i);
+        }
+      return;
+    }
+  }
   // A product small enough for libxsmm runs on its generated kernel (ops/small_gemm.h), one per matrix, the batch's
   // matrices spread over the pool; OpenBLAS's threads are not involved.
   if (detail::small_gemm_fits(lb.trans == CblasTrans, n, m, k, alpha, beta)) {
@@ -179,20 +194,6 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
     };
     each_matrix(small);
     return;
-  }
-  // A large float product on an AVX-512 CPU runs on libxsmm's kernels blocked over glassbox's pool
-  // (ops/blocked_gemm.h), one matrix of the batch after the other, each split over the threads.
-  if constexpr (std::is_same_v<T, float>) {
-    if (detail::blocked_gemm_fits(n, m, k, alpha, beta)) {
-      const int split = detail::in_parallel_region() ? 1 : threads;
-      for (int64_t i = 0; i < nb; ++i)
-        if (!detail::blocked_gemm(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, ap + i * a.sb, la.ld,
-                                  bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1), split)) {
-          detail::park_workers();  // no kernel generated for it (C untouched): OpenBLAS's, on its threads
-          one(i);
-        }
-      return;
-    }
   }
   if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
     detail::park_workers();  // OpenBLAS's threads take the cores: glassbox's idle workers sleep instead of spinning

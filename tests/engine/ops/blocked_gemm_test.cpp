@@ -35,9 +35,9 @@ std::vector<double> product_in_double(bool ta, bool tb, int n, int m, int k, con
   return out;
 }
 
-// Every layout and beta of an n x m x k product, on one thread and on two: within float rounding of the double
+// Every layout and beta of an n x m x k product, on t1 threads and on t2: within float rounding of the double
 // product, the padding between C's rows untouched, and the two thread counts bit for bit equal.
-void check_product(int n, int m, int k) {
+void check_product(int n, int m, int k, int t1, int t2) {
   const int pad = 5;
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
@@ -53,9 +53,9 @@ void check_product(int n, int m, int k) {
         const auto want = product_in_double(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
         std::vector<float> one = c, two = c;
         REQUIRE(gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), one.data(), ldc,
-                                         1));
+                                         t1));
         REQUIRE(gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), two.data(), ldc,
-                                         2));
+                                         t2));
         int wrong = 0, padding_written = 0, thread_bits = 0;
         for (int i = 0; i < n; ++i)
           for (int j = 0; j < ldc; ++j) {
@@ -80,31 +80,38 @@ TEST_CASE("blocked_gemm takes large float products at alpha 1 and beta 0 or 1 on
   using gb::detail::blocked_gemm_fits;
   if (!blocked_on()) {
     MESSAGE("large products run on OpenBLAS here: " << gb::detail::blocked_gemm_backend());
-    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0));
+    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0, 2));
     CHECK(gb::detail::blocked_gemm_backend().rfind("off: ", 0) == 0);
     return;
   }
-  CHECK(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0));
-  CHECK(blocked_gemm_fits(256, 1024, 1024, 1.0, 1.0));
-  CHECK_FALSE(blocked_gemm_fits(256, 128, 128, 1.0, 0.0));  // 4M multiply-adds: small_gemm's bound
-  CHECK(blocked_gemm_fits(257, 128, 128, 1.0, 0.0));         // just past it
-  CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 2.0, 0.0));  // alpha other than 1
-  CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.5));  // beta other than 0 or 1
-  CHECK_FALSE(blocked_gemm_fits(8, 1 << 20, 1024, 1.0, 0.0));  // a dim under 16 (a matrix-vector product)
-  CHECK_FALSE(blocked_gemm_fits(1 << 20, 1024, 15, 1.0, 0.0));
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    CHECK(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0, threads));
+    CHECK(blocked_gemm_fits(256, 1024, 1024, 1.0, 1.0, threads));
+    CHECK(blocked_gemm_fits(257, 128, 128, 1.0, 0.0, threads));           // just past small_gemm's 4M
+    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 2.0, 0.0, threads));   // alpha other than 1
+    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.5, threads));   // beta other than 0 or 1
+    CHECK_FALSE(blocked_gemm_fits(8, 1 << 20, 1024, 1.0, 0.0, threads));  // a dim under 16 (matrix-vector)
+    CHECK_FALSE(blocked_gemm_fits(1 << 20, 1024, 15, 1.0, 0.0, threads));
+  }
+  CHECK_FALSE(blocked_gemm_fits(256, 128, 128, 1.0, 0.0, 1));  // 4M on one thread: small_gemm's
+  CHECK(blocked_gemm_fits(96, 96, 96, 1.0, 0.0, 2));           // past 512K with threads to share it
+  CHECK_FALSE(blocked_gemm_fits(80, 80, 80, 1.0, 0.0, 2));     // 512K: the bound itself
   {  // glassbox's kernels held to AVX2 (or baseline): OpenBLAS's
     gb::detail::CpuIsaGuard narrow(gb::detail::CpuIsa::avx2);
-    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0));
+    CHECK_FALSE(blocked_gemm_fits(256, 1024, 1024, 1.0, 0.0, 2));
     CHECK(gb::detail::blocked_gemm_backend().find("needs AVX-512") != std::string::npos);
   }
   CHECK(gb::detail::blocked_gemm_backend().find(" blocks") != std::string::npos);
 }
 
-TEST_CASE("blocked_gemm matches a double product in every layout, with every block's tail, on 1 and 2 threads") {
+TEST_CASE("blocked_gemm matches a double product in every layout and block tail, the same on any thread count") {
   if (!blocked_on()) return;  // see the case above
   // rows past one 256-row block, depth past one 256 slice, columns not a multiple of 64: every tail
-  SUBCASE("two row blocks, nine column blocks") { check_product(300, 520, 300); }
-  SUBCASE("a short last row block, four column blocks") { check_product(301, 200, 270); }
+  SUBCASE("two row blocks, nine column blocks") { check_product(300, 520, 300, 1, 2); }
+  SUBCASE("a short last row block, four column blocks") { check_product(301, 200, 270, 1, 2); }
+  // a mid-size product (threads only): its rows cut into blocks of 32 so that its 12 tiles split evenly
+  SUBCASE("a mid-size product on 2 and 3 threads") { check_product(100, 150, 120, 2, 3); }
 }
 
 TEST_CASE("mm, linear, addmm and bmm past small_gemm's bound agree with double and repeat on any thread count") {
