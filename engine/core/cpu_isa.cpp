@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "glassbox/core/error.h"
 #include "instrument/probe.h"
@@ -86,6 +89,29 @@ void set_cpu_isa(CpuIsa isa) {
            cpu_isa_name(cpu_isa_supported()), ", not ", cpu_isa_name(isa));
   current().store(static_cast<int>(isa), std::memory_order_relaxed);
   trace::set_meta("cpu_isa", cpu_isa_name(isa));
+}
+
+int64_t last_level_cache_bytes() {
+  static const int64_t bytes = [] {
+    int best_level = 0;
+    int64_t best = 0;
+    for (int i = 0; i < 16; ++i) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+      std::ifstream level_file(dir + "level"), size_file(dir + "size");
+      int level = 0;
+      std::string size;
+      if (!(level_file >> level) || !(size_file >> size) || size.empty()) continue;
+      char* end = nullptr;
+      int64_t v = std::strtoll(size.c_str(), &end, 10);
+      if (end && (*end == 'K' || *end == 'k')) v <<= 10;
+      if (end && (*end == 'M' || *end == 'm')) v <<= 20;
+      if (v > 0 && level > best_level) best_level = level, best = v;
+    }
+    if (best > 0) return best;
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? int64_t(l3) : int64_t(16) << 20;
+  }();
+  return bytes;
 }
 
 const char* cpu_isa_name(CpuIsa isa) {

@@ -58,6 +58,11 @@ CpuIsa cpu_isa();
 void set_cpu_isa(CpuIsa isa);
 const char* cpu_isa_name(CpuIsa isa);  // "baseline", "avx2", "avx512"
 
+// The last-level cache this CPU's core 0 shares, in bytes, as Linux's sysfs describes it (cpu0/cache/index*/size
+// at the highest level); else glibc's sysconf; else 16 MiB. (glibc's sysconf can name the whole package's: 320 MiB
+// on an AMD EPYC VM whose cores share 32 MiB.)
+int64_t last_level_cache_bytes();
+
 template <typename Fn>
 Fn pick_isa(Fn baseline, Fn avx2, Fn avx512) {
   switch (cpu_isa()) {

@@ -16,7 +16,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
-#include <unistd.h>
 
 #include "core/cpu_isa.h"
 
@@ -102,13 +101,10 @@ __attribute__((always_inline)) inline void stream_fence() {
 #endif
 }
 // Whether an output of `bytes` is worth streaming: more than stream_output_threshold(), by default half the
-// last-level cache (16 MiB where the system does not say), so that it could not stay in cache for the next op anyway.
-// Tests set the threshold to 0 to run the streaming paths on small tensors.
+// last-level cache (core/cpu_isa.h), so that it could not stay in cache for the next op anyway. Tests set the
+// threshold to 0 to run the streaming paths on small tensors.
 inline int64_t& stream_output_threshold() {
-  static int64_t threshold = [] {
-    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return l3 > 0 ? int64_t(l3) / 2 : int64_t(16) << 20;
-  }();
+  static int64_t threshold = last_level_cache_bytes() / 2;
   return threshold;
 }
 inline bool stream_output(int64_t bytes) { return bytes > stream_output_threshold(); }

@@ -1,10 +1,12 @@
 // tests/engine/core/cpu_isa_test.cpp — the kernels' instruction set: names, the scoped guard, and a set wider than
-// the CPU's refused. (Each kernel's paths are tested with its op: tests/engine/ops/softmax_test.cpp.)
+// the CPU's refused; the last-level cache's size. (Each kernel's paths are tested with its op: tests/engine/ops/softmax_test.cpp.)
 #include <doctest/doctest.h>
 
 #include <glassbox/glassbox.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include <cblas.h>
@@ -69,3 +71,25 @@ TEST_CASE("a trace records the set the kernels used and the CPU's widest, rewrit
   CHECK(meta(second, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));  // restored at the guard's end
 }
 #endif
+
+TEST_CASE("the last-level cache is the one core 0 shares, as sysfs says (not glibc's whole-package figure)") {
+  const int64_t bytes = gb::detail::last_level_cache_bytes();
+  CHECK(bytes >= (int64_t(256) << 10));
+  // the highest cache level sysfs lists for cpu0, read independently of the engine's parser
+  int best_level = 0;
+  int64_t want = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lf(dir + "level"), sf(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(lf >> level) || !(sf >> size)) continue;
+    const char unit = size.back();
+    int64_t v = std::stoll(size.substr(0, size.size() - (std::isdigit(unsigned(unit)) ? 0 : 1)));
+    if (unit == 'K') v *= 1024;
+    if (unit == 'M') v *= 1024 * 1024;
+    if (level > best_level) best_level = level, want = v;
+  }
+  if (want > 0) CHECK(bytes == want);
+  CHECK(gb::detail::last_level_cache_bytes() == bytes);  // read once
+}
