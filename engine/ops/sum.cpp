@@ -3,6 +3,8 @@
 // The kernel walks the input in memory order and accumulates into an output viewed with stride 0 on the
 // reduced dims, so summing rows and summing columns are both cache-friendly. Accumulation is in float for
 // 16-bit floats, double for double, int64 for integers and bools.
+#include <algorithm>
+
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/cpu_isa.h"
@@ -99,22 +101,41 @@ void column_sums(const T* x, int64_t rows, int64_t cols, T* out) {
                [&](int64_t c0, int64_t c1) { kernel(x + c0, rows, c1 - c0, cols, out + c0); });
 }
 
-// Sums over the leading dims of a contiguous float or double tensor: the columns of a (rows, cols) matrix (a bias
-// gradient: (batch, features) over the batch). The rows are added into the result one after another from zero, the
-// order and rounding of the strided loop below (the same bits), in typed loops the compiler vectorizes; column
-// blocks over the pool when large. Returns an undefined tensor when the reduction is not of that form.
+// Sums that are the columns of a (rows, cols) matrix in memory: a contiguous float or double tensor summed over its
+// leading dims (a bias gradient: (batch, features) over the batch), or any tensor that is contiguous once its dims
+// are ordered by stride with the summed ones outermost and the kept ones in their own order (a transpose summed over
+// its first dim's partner, x.t().sum(1); a channels-last batch summed over all but its channels). The rows are added
+// into the result one after another from zero, the order and rounding of the strided loop below for the contiguous
+// case (the same bits), in typed loops the compiler vectorizes; column blocks over the pool when large. Returns an
+// undefined tensor when the reduction is not of that form.
 Tensor try_leading_sum(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  if (!a.is_cpu() || !a.is_contiguous() || a.numel() == 0 || skip_kernel(a) || a.scalar_type() != out_dtype ||
+  if (!a.is_cpu() || a.numel() == 0 || skip_kernel(a) || a.scalar_type() != out_dtype ||
       (out_dtype != kFloat && out_dtype != kDouble))
     return Tensor();
-  int64_t lead = 0;
-  while (lead < int64_t(mask.size()) && mask[size_t(lead)]) ++lead;
-  if (lead == 0 || lead == int64_t(mask.size())) return Tensor();
-  for (size_t d = size_t(lead); d < mask.size(); ++d)
-    if (mask[d]) return Tensor();
-  int64_t rows = 1;
-  for (int64_t d = 0; d < lead; ++d) rows *= a.size(d);
-  const int64_t cols = a.numel() / rows;
+  // the dims that move in memory, largest stride first (size-1 dims place nothing)
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (a.size(d) > 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return a.stride(x) > a.stride(y); });
+  int64_t expect = 1, rows = 1, cols = 1, last_kept = -1;
+  bool summed_done = false, any_summed = false;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // innermost first: contiguous in this order?
+    if (a.stride(*it) != expect) return Tensor();
+    expect *= a.size(*it);
+  }
+  for (int64_t d : order) {  // outermost first: summed dims, then kept dims in their own order
+    if (mask[size_t(d)]) {
+      if (summed_done) return Tensor();
+      any_summed = true;
+      rows *= a.size(d);
+    } else {
+      if (d < last_kept) return Tensor();
+      summed_done = true;
+      last_kept = d;
+      cols *= a.size(d);
+    }
+  }
+  if (!any_summed || !summed_done) return Tensor();  // nothing summed, or everything: the other paths
   Tensor out = make_empty(reduced_shape(a.sizes(), mask, keepdim), out_dtype, a.device());
   if (out_dtype == kFloat)
     column_sums(a.data_ptr<float>(), rows, cols, out.data_ptr<float>());

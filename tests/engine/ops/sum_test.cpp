@@ -61,3 +61,29 @@ TEST_CASE("sums over the leading dims of a contiguous tensor add the rows in ord
   auto z = -gb::zeros({4, 3});  // -0.0 summed from +0.0 is +0.0, as before
   CHECK_FALSE(std::signbit(z.sum({0}).data_ptr<float>()[0]));
 }
+
+TEST_CASE("a sum whose summed dims are outermost in memory runs as column sums: transposes, channels-last") {
+  gb::manual_seed(8);
+  auto x = gb::randn({300, 70});
+  // x.t() summed over its second dim is x summed over its first: the same rows added in the same order, same bits
+  CHECK(gb::equal(x.t().sum({1}), x.sum({0})));
+  CHECK(gb::equal(x.t().mean({1}), x.mean({0})));
+  // channels-last: an (N, H, W, C) buffer seen as (N, C, H, W), summed over all but the channels
+  auto nhwc = gb::randn({4, 5, 6, 3});
+  auto nchw = nhwc.permute({0, 3, 1, 2});
+  auto got = nchw.sum({0, 2, 3});
+  std::vector<double> want(3, 0.0);
+  const float* p = nhwc.data_ptr<float>();
+  for (int64_t i = 0; i < nhwc.numel(); ++i) want[size_t(i % 3)] += double(p[i]);
+  for (int c = 0; c < 3; ++c) CHECK(double(got.data_ptr<float>()[c]) == doctest::Approx(want[size_t(c)]).epsilon(1e-5));
+  CHECK(nchw.sum({0, 2, 3}, true).sizes() == gb::IntArrayRef({1, 3, 1, 1}));
+  // kept dims in reversed memory order are not column sums: the strided loop, still right
+  auto y = gb::randn({4, 5, 6});
+  auto rev = y.permute({2, 1, 0});  // (6, 5, 4), summed over its middle dim: kept dims 0 and 2 run backwards
+  CHECK(gb::allclose(rev.sum({1}).to(gb::kDouble), rev.to(gb::kDouble).sum({1}), 1e-5, 1e-5));
+  CHECK(gb::allclose(rev.sum({1}), rev.contiguous().sum({1}), 1e-5, 1e-5));
+  // a slice with a storage offset
+  auto big = gb::randn({10, 8});
+  auto slice = big.narrow(0, 3, 5).t();  // (8, 5), strides (1, 8), offset 24
+  CHECK(gb::equal(slice.sum({1}), big.narrow(0, 3, 5).contiguous().sum({0})));
+}
