@@ -502,7 +502,9 @@ TEST_CASE("reductions over contiguous runs give the same bits under every instru
                          gbtest::values(x.norm(1, {1})),        gbtest::values(x.norm(3, {1})),
                          gbtest::values(pos.prod(1)),           gbtest::values((x > 0).all()),
                          gbtest::values(big.max()),             gbtest::values(gb::logsumexp(big, {0})),
-                         gbtest::values(big.norm(2, {0}))};
+                         gbtest::values(big.norm(2, {0})),      gbtest::values(x.var({1})),
+                         gbtest::values(x.std({1}, 0)),         gbtest::values(big.var()),
+                         gbtest::values(std::get<1>(gb::var_mean(x, {1})))};
       for (auto& v : out)  // NaN is NaN on every set, but never == itself: compare a marker in its place
         for (double& e : v)
           if (e != e) e = -12345.5;
@@ -564,4 +566,22 @@ TEST_CASE("max and min over a contiguous dim give the sequential loop's first in
   auto [zv, zi] = z.max(1);
   CHECK(zi.item<int64_t>() == 0);  // -0 == +0: a tie, the first index
   CHECK_FALSE(std::signbit(zv.item<float>()));
+}
+
+TEST_CASE("var over contiguous runs: two passes in double, exact to float rounding even far from zero") {
+  gb::manual_seed(41);
+  auto x = gb::randn({3, 100003}) + 1000.0;  // mean 1000, variance 1: float sums of squares would lose it all
+  auto xd = x.to(gb::kDouble);
+  for (int64_t r = 0; r < 3; ++r) {
+    const auto v = gbtest::values(xd.select(0, r));
+    double mean = 0, m2 = 0;
+    for (double e : v) mean += e;
+    mean /= double(v.size());
+    for (double e : v) m2 += (e - mean) * (e - mean);
+    CHECK(double(x.var({1}).data_ptr<float>()[r]) == doctest::Approx(m2 / double(v.size() - 1)).epsilon(1e-6));
+    CHECK(double(std::get<1>(gb::var_mean(x, {1})).data_ptr<float>()[r]) == doctest::Approx(mean).epsilon(1e-7));
+  }
+  // one run over the whole tensor, split over the threads and combined
+  CHECK(x.var().item<double>() == doctest::Approx(xd.var().item<double>()).epsilon(1e-6));
+  CHECK(std::isnan(gb::var(gb::ones({5}) * std::numeric_limits<double>::infinity()).item<float>()));  // as PyTorch
 }
