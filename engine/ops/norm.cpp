@@ -140,27 +140,6 @@ void with_row_data(const Tensor& xc, const Tensor& weight, const Tensor& bias, c
     run(float{});
 }
 
-// The forward kernel of group_norm (layer_norm has its own, per instruction set): x (in the compute type,
-// contiguous) seen as `rows` rows of D elements; each row's mean and rstd = 1/sqrt(var + eps) go to mean[r] and
-// rstd[r], and affine(r, xr, yr, m, rs, w, b) writes the row's output (w, b: the weight and bias data, or null). Rows
-// run in parallel.
-template <typename Affine>
-void normalize_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D, double eps,
-                    const Tensor& mean, const Tensor& rstd, const Tensor& out, const Affine& affine) {
-  with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
-    parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        double m, v;
-        row_stats(d.x + r * D, D, m, v);
-        d.mean[r] = T(m);
-        d.rstd[r] = T(1.0 / std::sqrt(v + eps));
-        affine(r, d.x + r * D, d.y + r * D, d.mean[r], d.rstd[r], d.w, d.b);
-      }
-    });
-  });
-}
-
 }  // namespace
 
 // ---- batch_norm: statistics per channel over (N, *) ----
@@ -680,6 +659,37 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
 
 // ---- group_norm: statistics per (sample, group of C/G channels) ----
 
+namespace {
+// Rows [r0, r1) of group_norm's forward: row r is group r % G of sample r / G, Cg channels of S elements each; its
+// mean and rstd, then y = x * a + b per channel (a = rstd * weight, b = bias - mean * a). Compiled for each
+// instruction set (core/cpu_isa.h): the statistics' lanes and the affine loop vectorize at the set's width, the same
+// numbers in the same order on every set.
+GB_ISA_VARIANTS(group_norm_rows,
+                (const T* x, T* y, const T* w, const T* b, int64_t r0, int64_t r1, int64_t G, int64_t Cg, int64_t S,
+                 double eps, T* mean, T* rstd),
+                {
+                  const int64_t D = Cg * S;
+                  for (int64_t r = r0; r < r1; ++r) {
+                    const T* xr = x + r * D;
+                    T* yr = y + r * D;
+                    double m, v;
+                    row_stats(xr, D, m, v);
+                    mean[r] = T(m);
+                    rstd[r] = T(1.0 / std::sqrt(v + eps));
+                    const T mt = mean[r], rt = rstd[r];
+                    const int64_t g = r % G;
+                    for (int64_t cc = 0; cc < Cg; ++cc) {
+                      const int64_t ch = g * Cg + cc;
+                      const T a = rt * (w ? w[ch] : T(1));
+                      const T bb = (b ? b[ch] : T(0)) - mt * a;
+                      const T* __restrict xc = xr + cc * S;
+                      T* __restrict yc = yr + cc * S;
+                      for (int64_t i = 0; i < S; ++i) yc[i] = xc[i] * a + bb;
+                    }
+                  }
+                })
+}  // namespace
+
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   GB_AUTOCAST(fp32, group_norm, x, num_groups, weight, bias, eps);
   const char* op = "group_norm";
@@ -705,17 +715,13 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   Tensor mean = detail::make_empty({N, G, 1}, ct, x.device()), rstd = detail::make_empty({N, G, 1}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // a row is one group of one sample: Cg channels of S elements, each channel with its own weight and bias
-  normalize_rows(xc, weight, bias, N * G, D, eps, mean, rstd, out,
-                 [G, Cg, S](int64_t r, const auto* xr, auto* yr, auto mt, auto rt, const auto* wp, const auto* bp) {
-                   using T = std::decay_t<decltype(mt)>;
-                   const int64_t g = r % G;
-                   for (int64_t cc = 0; cc < Cg; ++cc) {
-                     const int64_t ch = g * Cg + cc;
-                     const T a = rt * (wp ? wp[ch] : T(1));
-                     const T b = (bp ? bp[ch] : T(0)) - mt * a;
-                     for (int64_t i = 0; i < S; ++i) yr[cc * S + i] = xr[cc * S + i] * a + b;
-                   }
-                 });
+  with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
+    auto rows_fn = GB_PICK_ISA(group_norm_rows, T);
+    parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+      rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd);
+    });
+  });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 

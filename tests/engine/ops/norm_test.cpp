@@ -274,3 +274,22 @@ TEST_CASE("batch_norm, forward and backward, gives the same bits under every ins
         });
       }
 }
+
+TEST_CASE("group_norm's forward gives the same bits under every instruction set, and the definition's values") {
+  gb::manual_seed(26);
+  for (gb::ScalarType dt : {gb::kFloat, gb::kDouble})
+    for (int64_t hw : {3, 7}) {  // rows of 2 x 9 and 2 x 49 elements: vector bodies and tails
+      CAPTURE(hw);
+      auto x = gb::randn({3, 8, hw, hw}, dt) * 2.0 + 0.5;
+      auto w = gb::randn({8}, dt), b = gb::randn({8}, dt);
+      gbtest::check_same_bits_on_every_isa([&] {
+        return gbtest::Values{gbtest::values(gb::group_norm(x, 4, w, b)), gbtest::values(gb::group_norm(x, 2))};
+      });
+      // against the definition, in double
+      auto xd = x.to(gb::kDouble).view({3, 4, -1});
+      auto mean = xd.mean({2}, true), var = xd.var({2}, 0, true);
+      auto want = ((xd - mean) / (var + 1e-5).sqrt()).view(x.sizes()) * w.to(gb::kDouble).view({1, 8, 1, 1}) +
+                  b.to(gb::kDouble).view({1, 8, 1, 1});
+      check_close(gb::group_norm(x, 4, w, b).to(gb::kDouble), want, 1e-5, 1e-5);
+    }
+}
