@@ -129,6 +129,50 @@ typename R::Acc reduce_run(const R& r, const typename R::In* p, int64_t n, int64
   }
 }
 
+// A block of n <= 64 neighbouring outputs of the columns layout (the innermost kept dim contiguous): acc[j] folds
+// output j's reduced elements, all n updated together while the input is walked in memory order, k counting each
+// output's elements in logical order. Always inline, compiled per instruction set below: the j loop vectorizes at the
+// set's width (each output's elements still come in the same order: the same bits).
+template <typename R>
+GB_ALWAYS_INLINE void columns_body(const R& r, const typename R::In* p, const Layout& l, int64_t n,
+                                   typename R::Acc* acc) {
+  using M = opmath_t<typename R::In>;
+  for (int64_t j = 0; j < n; ++j) acc[j] = r.init();
+  if (l.count == 0) return;
+  const int64_t nr = int64_t(l.red_sizes.size());
+  const int64_t inner = l.red_sizes[size_t(nr - 1)], s = l.red_strides[size_t(nr - 1)];
+  int64_t idx[kMaxLoopDims] = {};
+  int64_t off = 0, k = 0;
+  for (;;) {
+    for (int64_t t = 0; t < inner; ++t, ++k) {
+      const typename R::In* q = p + off + t * s;
+      for (int64_t j = 0; j < n; ++j) r.step(acc[j], M(q[j]), k);
+    }
+    int64_t d = nr - 2;
+    for (; d >= 0; --d) {
+      off += l.red_strides[size_t(d)];
+      if (++idx[d] < l.red_sizes[size_t(d)]) break;
+      off -= idx[d] * l.red_strides[size_t(d)];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+template <typename R>
+void columns_baseline(const R& r, const typename R::In* p, const Layout& l, int64_t n, typename R::Acc* acc) {
+  columns_body(r, p, l, n, acc);
+}
+template <typename R>
+GB_TARGET_AVX2 void columns_avx2(const R& r, const typename R::In* p, const Layout& l, int64_t n,
+                                 typename R::Acc* acc) {
+  columns_body(r, p, l, n, acc);
+}
+template <typename R>
+GB_TARGET_AVX512 void columns_avx512(const R& r, const typename R::In* p, const Layout& l, int64_t n,
+                                     typename R::Acc* acc) {
+  columns_body(r, p, l, n, acc);
+}
+
 // Folds p[0..n) through step in 8 independent lanes, then combines them: lets the compiler vectorize.
 template <typename R, typename A>
 GB_ALWAYS_INLINE A lanes_run(const R& r, const typename R::In* p, int64_t n, A init) {
@@ -187,17 +231,14 @@ void run_reduce(const Tensor& a, const Layout& l, const R& r) {
     const int64_t J = l.kept_sizes.back();
     const int64_t blocks = (J + B - 1) / B;
     const int64_t outer = l.outputs / J;
+    const auto columns = pick_isa(&columns_baseline<R>, &columns_avx2<R>, &columns_avx512<R>);
+    GB_ASSERT(l.red_sizes.size() <= size_t(kMaxLoopDims), "reduction over more dims than the loops handle");
     parallel_for(0, outer * blocks, std::max<int64_t>(1, grain / B), [&](int64_t b, int64_t e) {
       Acc acc[B];
       for (int64_t t = b; t < e; ++t) {
         const int64_t j0 = (t % blocks) * B, n = std::min(B, J - j0);
         const int64_t i0 = (t / blocks) * J + j0;
-        const T* p = base + kept_offset(l, i0);
-        for (int64_t j = 0; j < n; ++j) acc[j] = r.init();
-        for_each_reduced(l, [&](int64_t off, int64_t k) {
-          const T* q = p + off;
-          for (int64_t j = 0; j < n; ++j) r.step(acc[j], M(q[j]), k);
-        });
+        columns(r, base + kept_offset(l, i0), l, n, acc);
         for (int64_t j = 0; j < n; ++j) r.write(i0 + j, acc[j]);
       }
     });

@@ -487,7 +487,7 @@ TEST_CASE("second derivatives of var, std, norm, logsumexp and prod") {
 // The contiguous-run folds (amax/amin, max/min over all, norm, logsumexp, prod, all/any) are compiled per instruction
 // set; their lanes fix the order of every sum, so each set gives the baseline's bits. Rows with a tail (1000 = 125 x
 // 8), NaN and +-inf in some rows (the careful paths), float and double, one long row (split in chunks) too.
-TEST_CASE("reductions over contiguous runs give the same bits under every instruction set") {
+TEST_CASE("reductions over contiguous runs and over columns give the same bits under every instruction set") {
   gb::manual_seed(31);
   for (gb::ScalarType dt : {gb::kFloat, gb::kDouble}) {
     auto x = gb::randn({37, 1000}, dt) * 3.0;
@@ -504,7 +504,12 @@ TEST_CASE("reductions over contiguous runs give the same bits under every instru
                          gbtest::values(big.max()),             gbtest::values(gb::logsumexp(big, {0})),
                          gbtest::values(big.norm(2, {0})),      gbtest::values(x.var({1})),
                          gbtest::values(x.std({1}, 0)),         gbtest::values(big.var()),
-                         gbtest::values(std::get<1>(gb::var_mean(x, {1})))};
+                         gbtest::values(std::get<1>(gb::var_mean(x, {1}))),
+                         // columns (the outputs' dim contiguous): blocks of outputs folded together per set
+                         gbtest::values(x.amax({0})),           gbtest::values(x.amin({0})),
+                         gbtest::values(x.var({0})),            gbtest::values(x.norm(2, {0})),
+                         gbtest::values(gb::logsumexp(x, {0})), gbtest::values(std::get<1>(x.max(0))),
+                         gbtest::values(pos.prod(0))};
       for (auto& v : out)  // NaN is NaN on every set, but never == itself: compare a marker in its place
         for (double& e : v)
           if (e != e) e = -12345.5;
