@@ -98,7 +98,7 @@ GB_ALWAYS_INLINE void softmax_row_f32(const float* x, float* y, int64_t C, const
   constexpr int64_t kScratch = 4096;
   float scratch[kLog ? 1 : kScratch];
   const int64_t Cv = C - C % 16;
-  const float mx = detail::extreme_vec<float, true>(x, C);
+  const float mx = detail::extreme_native<W, true>(x, C);
   float* e = !kLog && stream && C <= kScratch ? scratch : y;  // softmax: where exp(x - max) waits for the scale
   Float16v acc = {};
   for (int64_t c = 0; c < Cv; c += 16) {

@@ -240,4 +240,44 @@ __attribute__((always_inline)) inline T extreme_vec(const T* p, int64_t n) {
   return a;
 }
 
+// extreme_vec for float on two accumulators of 8 floats (32-byte vectors) under AVX2 and AVX-512 (W, GB_ISA_VARIANTS_W's
+// kW, 8 or 16), on extreme_vec's 16-byte ones on the baseline (W 4): a max or min is the same value whatever the lanes
+// (NaN propagating), so every set gives extreme_vec's result. (extreme_vec's
+// two 16-byte vectors left softmax's max pass at 4 lanes under AVX-512: 15% of log_softmax's forward.)
+template <int W, bool kMax>
+__attribute__((always_inline)) inline float extreme_native(const float* p, int64_t n) {
+  static_assert(W == 4 || W == 8 || W == 16);
+  if constexpr (W == 4) {
+    return extreme_vec<float, kMax>(p, n);
+  } else {
+    // 32-byte vectors under AVX-512 too: GCC 12 turns this loop on 64-byte ones into scalar code.
+    using N = typename NativeFloats<8>::type;
+    const float init = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    constexpr int V = 8;
+    N a0, a1;
+    for (int k = 0; k < V; ++k) a0[k] = init;
+    a1 = a0;
+    int64_t i = 0;
+    for (; i + 2 * V <= n; i += 2 * V) {
+      N x0, x1;
+      std::memcpy(&x0, p + i, sizeof x0);
+      std::memcpy(&x1, p + i + V, sizeof x1);
+      if constexpr (kMax) {
+        a0 = x0 > a0 ? x0 : a0;
+        a1 = x1 > a1 ? x1 : a1;
+      } else {
+        a0 = x0 < a0 ? x0 : a0;
+        a1 = x1 < a1 ? x1 : a1;
+      }
+      a0 = x0 != x0 ? x0 : a0;
+      a1 = x1 != x1 ? x1 : a1;
+    }
+    float a = init;
+    for (int k = 0; k < V; ++k) a = ((a0[k] != a0[k]) | (kMax ? a0[k] > a : a0[k] < a)) ? a0[k] : a;
+    for (int k = 0; k < V; ++k) a = ((a1[k] != a1[k]) | (kMax ? a1[k] > a : a1[k] < a)) ? a1[k] : a;
+    for (; i < n; ++i) a = ((p[i] != p[i]) | (kMax ? p[i] > a : p[i] < a)) ? p[i] : a;
+    return a;
+  }
+}
+
 }  // namespace gb::detail
