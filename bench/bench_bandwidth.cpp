@@ -5,10 +5,13 @@
 // Bytes counted as the least traffic each needs: forward reads x and writes y (2 tensors), backward reads the
 // incoming gradient and the saved tensor and writes the input's gradient (3 tensors). One JSON line per op: value =
 // glassbox ms, peer_value = libtorch ms, and glassbox's GB/s with its fraction of the triad's (target >= 0.7).
+// Then cross_entropy (log_softmax + nll_loss, as PyTorch composes it) forward and backward at a classifier's shape
+// and a language model's head (512 x 32000): ms, against libtorch.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
 #include <string>
+#include <utility>
 
 #include "bench_common.h"
 
@@ -56,6 +59,24 @@ int main() {
                     std::to_string(triad) + ", \"fraction_of_triad\": " + std::to_string(gbs / triad) +
                     ", \"isa\": \"" + (std::getenv("GLASSBOX_CPU_CAPABILITY") ? std::getenv("GLASSBOX_CPU_CAPABILITY")
                                                                                 : "widest") + "\"");
+  }
+  for (auto [n, c] : {std::pair<int64_t, int64_t>{256, 10}, std::pair<int64_t, int64_t>{512, 32000}}) {
+    gb::Tensor logits = gb::randn({n, c}).requires_grad_();
+    gb::Tensor target = gb::randint(0, c, {n});
+    torch::Tensor tlogits =
+        torch::from_blob(logits.detach().data_ptr<float>(), {n, c}, torch::kFloat).clone().requires_grad_();
+    torch::Tensor ttarget = torch::from_blob(target.data_ptr<int64_t>(), {n}, torch::kLong).clone();
+    auto ours = [&] {
+      logits.mutable_grad() = gb::Tensor();
+      gb::nn::functional::cross_entropy(logits, target).backward();
+    };
+    auto theirs = [&] {
+      tlogits.mutable_grad() = torch::Tensor();
+      torch::nn::functional::cross_entropy(tlogits, ttarget).backward();
+    };
+    auto [s, peer] = bench::compare(ours, theirs, c > 1000 ? 2 : 50, 0.6);
+    bench::emit("bandwidth", "cross_entropy_fwd_bwd_ms_" + std::to_string(n) + "x" + std::to_string(c), s * 1e3, "ms",
+                peer * 1e3, "\"threads\": " + std::to_string(threads));
   }
   return 0;
 }

@@ -3,6 +3,8 @@
 // pool's hand-off (small sizes), the vector width (middle), bandwidth (large). Ops: add, add_ with alpha (in place),
 // mul by a scalar, relu, copy_, sum, exp, tanh, sigmoid, GELU (exact) and GELU's gradient through autograd.
 // One JSON line per (op, size, threads): value = glassbox us, peer_value = libtorch us.
+// Then reductions over a 4096 x 1024 matrix in each layout the reduction driver has (rows, columns, one long run, a
+// transpose's rows in memory as columns) and group_norm's forward, on all threads: reduce_<op>_us lines.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
@@ -55,6 +57,39 @@ int main() {
                     "\"threads\": " + std::to_string(threads) + ", \"elements\": " + std::to_string(n));
       }
     }
+  }
+  // the reductions' layouts, on all threads
+  gb::set_num_threads(all);
+  torch::set_num_threads(all);
+  gb::NoGradGuard no_grad;
+  torch::NoGradGuard t_no_grad;
+  gb::manual_seed(0);
+  gb::Tensor m = gb::randn({4096, 1024});
+  torch::Tensor tm = torch::from_blob(m.data_ptr<float>(), {4096, 1024}, torch::kFloat).clone();
+  gb::Tensor x4 = gb::randn({64, 32, 28, 28}), w = gb::randn({32}), bias = gb::randn({32});
+  torch::Tensor tx4 = torch::from_blob(x4.data_ptr<float>(), {64, 32, 28, 28}, torch::kFloat).clone();
+  torch::Tensor tw = torch::from_blob(w.data_ptr<float>(), {32}, torch::kFloat).clone();
+  torch::Tensor tbias = torch::from_blob(bias.data_ptr<float>(), {32}, torch::kFloat).clone();
+  struct Reduction {
+    const char* name;
+    std::function<void()> ours, theirs;
+  };
+  const Reduction reductions[] = {
+      {"var_rows", [&] { (void)m.var(1); }, [&] { (void)tm.var(1); }},
+      {"std_rows", [&] { (void)m.std(1); }, [&] { (void)tm.std(1); }},
+      {"var_all", [&] { (void)m.var(); }, [&] { (void)tm.var(); }},
+      {"var_columns", [&] { (void)m.var(0); }, [&] { (void)tm.var(0); }},
+      {"amax_rows", [&] { (void)m.amax(1); }, [&] { (void)tm.amax(1); }},
+      {"amax_columns", [&] { (void)m.amax(0); }, [&] { (void)tm.amax(0); }},
+      {"sum_columns", [&] { (void)m.sum(0); }, [&] { (void)tm.sum(0); }},
+      {"mean_transposed_rows", [&] { (void)m.t().mean(1); }, [&] { (void)tm.t().mean(1); }},
+      {"group_norm_64x32x28x28_g8", [&] { (void)gb::group_norm(x4, 8, w, bias); },
+       [&] { (void)torch::group_norm(tx4, 8, tw, tbias); }},
+  };
+  for (const Reduction& r : reductions) {
+    auto [t, peer] = bench::compare(r.ours, r.theirs, 3, 0.3);
+    bench::emit("elementwise", std::string("reduce_") + r.name + "_us", t * 1e6, "us", peer * 1e6,
+                "\"threads\": " + std::to_string(all));
   }
   return 0;
 }

@@ -108,7 +108,8 @@ struct Product {
 
 bool blocked_gemm_fits(int64_t n, int64_t m, int64_t k, double alpha, double beta, int threads) {
   if (alpha != 1.0 || (beta != 0.0 && beta != 1.0)) return false;
-  if (n < kMinDim || m < kMinDim || k < kMinDim || double(n) * double(m) * double(k) <= (threads > 1 ? kMinMnkThreaded : kMinMnk))
+  if (n < kMinDim || m < kMinDim || k < kMinDim ||
+      double(n) * double(m) * double(k) <= (threads > 1 ? kMinMnkThreaded : kMinMnk))
     return false;
   return isa_ok();
 }
@@ -121,11 +122,11 @@ bool blocked_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, c
   Product p{trans_a, trans_b, n, m, k, a, lda, b, ldb, beta, c, ldc};
   while (p.tiles() < 8 && p.rb > 32) p.rb /= 2;
   // Every kernel is generated before C is touched, so a shape libxsmm refuses leaves the whole product to OpenBLAS.
-  for (int t = 0; t < threads; ++t)
-    p.each_block(p.share(t, threads), [&](int64_t, int64_t rows, int64_t k0, int64_t kb, int64_t, int64_t w) {
-      if (!p.kernel(w, rows, kb, k0 == 0)) threads = -1;
-    });
-  if (threads < 0) return false;
+  bool generated = true;
+  p.each_block({0, p.tiles()}, [&](int64_t, int64_t rows, int64_t k0, int64_t kb, int64_t, int64_t w) {
+    generated = generated && p.kernel(w, rows, kb, k0 == 0) != nullptr;
+  });
+  if (!generated) return false;
   if (threads == 1) {
     p.run(p.share(0, 1));
     return true;
@@ -138,11 +139,11 @@ bool blocked_gemm(bool trans_a, bool trans_b, int64_t n, int64_t m, int64_t k, c
 
 std::string blocked_gemm_backend() {
   if (!isa_ok())
-    return std::string("off: needs AVX-512 (glassbox's kernels: ") + cpu_isa_name(cpu_isa()) + ", this CPU: " +
-           cpu_isa_name(cpu_isa_supported()) + "); large products run on OpenBLAS";
+    return std::string("off: needs AVX-512 (glassbox's kernels: ") + cpu_isa_name(cpu_isa()) +
+           ", this CPU: " + cpu_isa_name(cpu_isa_supported()) + "); large products run on OpenBLAS";
   xsmm_start();
-  return std::string("libxsmm ") + LIBXSMM_VERSION + " (" + libxsmm_get_target_arch() + "), " +
-         std::to_string(kNB) + "x" + std::to_string(kKB) + " blocks";
+  return std::string("libxsmm ") + LIBXSMM_VERSION + " (" + libxsmm_get_target_arch() + "), " + std::to_string(kNB) +
+         "x" + std::to_string(kKB) + " blocks";
 }
 
 #else  // built without libxsmm: large products are OpenBLAS's

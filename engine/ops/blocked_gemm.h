@@ -7,8 +7,8 @@
 // of k and RB rows of A, each column block of B (NB wide) is packed into a per-thread buffer and one generated kernel
 // multiplies it into C. C is cut into RB x NB tiles on a grid fixed by its shape, the threads take disjoint runs of
 // tiles, and each element is summed by the same kernel in the same order whatever the thread count: a product's
-// bits do not depend on the number of threads (tested). Measured on this project's VM (AMD EPYC, AVX-512; bench_matmul, the
-// MLP's five large products, 2 threads): 190-212 GFLOP/s against OpenBLAS's own AVX-512 kernels' 145-188.
+// bits do not depend on the number of threads (tested). Measured on this project's VM (AMD EPYC, AVX-512; bench_matmul,
+// the MLP's five large products, 2 threads): 190-212 GFLOP/s against OpenBLAS's own AVX-512 kernels' 145-188.
 //
 // On AVX2 CPUs libxsmm's kernels lose to OpenBLAS's at these sizes (0.7-0.9x its rate here with both held to AVX2),
 // so large products stay OpenBLAS's there; doubles too (training runs in float; the f64 oracles keep OpenBLAS).

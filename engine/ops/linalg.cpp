@@ -23,8 +23,8 @@
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
-#include "ops/inplace.h"
 #include "ops/blocked_gemm.h"
+#include "ops/inplace.h"
 #include "ops/small_gemm.h"
 
 namespace gb {
@@ -152,7 +152,7 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
   GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k, "x",
            m, " exceed what BLAS can index (2^31 - 1)");
   if (detail::skip_kernel(out_t)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
-  const int threads = get_num_threads();  // (also makes sure OpenBLAS has been given glassbox's thread count)
+  const int threads = get_num_threads();   // (also makes sure OpenBLAS has been given glassbox's thread count)
   const T* ap = a.t->data_ptr<T>();
   const T* bp = b.t->data_ptr<T>();
   T* cp = out_t.data_ptr<T>();

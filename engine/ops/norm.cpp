@@ -718,9 +718,8 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
     auto rows_fn = GB_PICK_ISA(group_norm_rows, T);
-    parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
-      rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd);
-    });
+    parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)),
+                 [&](int64_t r0, int64_t r1) { rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd); });
   });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);

@@ -240,10 +240,10 @@ __attribute__((always_inline)) inline T extreme_vec(const T* p, int64_t n) {
   return a;
 }
 
-// extreme_vec for float on two accumulators of 8 floats (32-byte vectors) under AVX2 and AVX-512 (W, GB_ISA_VARIANTS_W's
-// kW, 8 or 16), on extreme_vec's 16-byte ones on the baseline (W 4): a max or min is the same value whatever the lanes
-// (NaN propagating), so every set gives extreme_vec's result. (extreme_vec's
-// two 16-byte vectors left softmax's max pass at 4 lanes under AVX-512: 15% of log_softmax's forward.)
+// extreme_vec for float on two accumulators of 8 floats (32-byte vectors) under AVX2 and AVX-512 (W,
+// GB_ISA_VARIANTS_W's kW, 8 or 16), on extreme_vec's 16-byte ones on the baseline (W 4): a max or min is the same value
+// whatever the lanes (NaN propagating), so every set gives extreme_vec's result. (extreme_vec's two 16-byte vectors
+// left softmax's max pass at 4 lanes under AVX-512: 15% of log_softmax's forward.)
 template <int W, bool kMax>
 __attribute__((always_inline)) inline float extreme_native(const float* p, int64_t n) {
   static_assert(W == 4 || W == 8 || W == 16);

@@ -1,5 +1,6 @@
 // tests/engine/core/cpu_isa_test.cpp — the kernels' instruction set: names, the scoped guard, and a set wider than
-// the CPU's refused; the last-level cache's size. (Each kernel's paths are tested with its op: tests/engine/ops/softmax_test.cpp.)
+// the CPU's refused; the last-level cache's size. (Each kernel's paths are tested with its op:
+// tests/engine/ops/softmax_test.cpp.)
 #include <doctest/doctest.h>
 
 #include <glassbox/glassbox.h>

@@ -52,10 +52,10 @@ void check_product(int n, int m, int k, int t1, int t2) {
         for (size_t i = 0; i < c.size(); ++i) c[i] = float(0.5 * std::sin(double(i)));
         const auto want = product_in_double(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
         std::vector<float> one = c, two = c;
-        REQUIRE(gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), one.data(), ldc,
-                                         t1));
-        REQUIRE(gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), two.data(), ldc,
-                                         t2));
+        REQUIRE(
+            gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), one.data(), ldc, t1));
+        REQUIRE(
+            gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), two.data(), ldc, t2));
         int wrong = 0, padding_written = 0, thread_bits = 0;
         for (int i = 0; i < n; ++i)
           for (int j = 0; j < ldc; ++j) {

@@ -497,19 +497,16 @@ TEST_CASE("reductions over contiguous runs and over columns give the same bits u
     auto pos = x.abs() * 0.002 + 0.999;  // prod of 1000 factors near 1: finite
     auto big = gb::randn({300000}, dt);
     gbtest::check_same_bits_on_every_isa([&] {
-      gbtest::Values out{gbtest::values(x.amax({1})),          gbtest::values(x.amin({1})),
-                         gbtest::values(gb::logsumexp(x, {1})), gbtest::values(x.norm(2, {1})),
-                         gbtest::values(x.norm(1, {1})),        gbtest::values(x.norm(3, {1})),
-                         gbtest::values(pos.prod(1)),           gbtest::values((x > 0).all()),
-                         gbtest::values(big.max()),             gbtest::values(gb::logsumexp(big, {0})),
-                         gbtest::values(big.norm(2, {0})),      gbtest::values(x.var({1})),
-                         gbtest::values(x.std({1}, 0)),         gbtest::values(big.var()),
-                         gbtest::values(std::get<1>(gb::var_mean(x, {1}))),
-                         // columns (the outputs' dim contiguous): blocks of outputs folded together per set
-                         gbtest::values(x.amax({0})),           gbtest::values(x.amin({0})),
-                         gbtest::values(x.var({0})),            gbtest::values(x.norm(2, {0})),
-                         gbtest::values(gb::logsumexp(x, {0})), gbtest::values(std::get<1>(x.max(0))),
-                         gbtest::values(pos.prod(0))};
+      gbtest::Values out{
+          gbtest::values(x.amax({1})), gbtest::values(x.amin({1})), gbtest::values(gb::logsumexp(x, {1})),
+          gbtest::values(x.norm(2, {1})), gbtest::values(x.norm(1, {1})), gbtest::values(x.norm(3, {1})),
+          gbtest::values(pos.prod(1)), gbtest::values((x > 0).all()), gbtest::values(big.max()),
+          gbtest::values(gb::logsumexp(big, {0})), gbtest::values(big.norm(2, {0})), gbtest::values(x.var(1)),
+          gbtest::values(x.std({1}, 0)), gbtest::values(big.var()), gbtest::values(std::get<1>(gb::var_mean(x, {1}))),
+          // columns (the outputs' dim contiguous): blocks of outputs folded together per set
+          gbtest::values(x.amax({0})), gbtest::values(x.amin({0})), gbtest::values(x.var(0)),
+          gbtest::values(x.norm(2, {0})), gbtest::values(gb::logsumexp(x, {0})), gbtest::values(std::get<1>(x.max(0))),
+          gbtest::values(pos.prod(0))};
       for (auto& v : out)  // NaN is NaN on every set, but never == itself: compare a marker in its place
         for (double& e : v)
           if (e != e) e = -12345.5;
@@ -583,7 +580,7 @@ TEST_CASE("var over contiguous runs: two passes in double, exact to float roundi
     for (double e : v) mean += e;
     mean /= double(v.size());
     for (double e : v) m2 += (e - mean) * (e - mean);
-    CHECK(double(x.var({1}).data_ptr<float>()[r]) == doctest::Approx(m2 / double(v.size() - 1)).epsilon(1e-6));
+    CHECK(double(x.var(1).data_ptr<float>()[r]) == doctest::Approx(m2 / double(v.size() - 1)).epsilon(1e-6));
     CHECK(double(std::get<1>(gb::var_mean(x, {1})).data_ptr<float>()[r]) == doctest::Approx(mean).epsilon(1e-7));
   }
   // one run over the whole tensor, split over the threads and combined
