@@ -250,31 +250,46 @@ __attribute__((always_inline)) inline float extreme_native(const float* p, int64
   if constexpr (W == 4) {
     return extreme_vec<float, kMax>(p, n);
   } else {
-    // 32-byte vectors under AVX-512 too: GCC 12 turns this loop on 64-byte ones into scalar code.
+    // 32-byte vectors under AVX-512 too: GCC 12 turns this loop on 64-byte ones into scalar code. Four accumulators,
+    // one compare-and-select each, and a flag for NaN: a run with a NaN is answered by extreme_vec (the NaN itself).
     using N = typename NativeFloats<8>::type;
-    const float init = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    using NI = typename NativeFloats<8>::int_type;
     constexpr int V = 8;
-    N a0, a1;
+    const float init = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    N a0;
     for (int k = 0; k < V; ++k) a0[k] = init;
-    a1 = a0;
+    N a1 = a0, a2 = a0, a3 = a0;
+    NI nan = {};
     int64_t i = 0;
-    for (; i + 2 * V <= n; i += 2 * V) {
-      N x0, x1;
+    for (; i + 4 * V <= n; i += 4 * V) {
+      N x0, x1, x2, x3;
       std::memcpy(&x0, p + i, sizeof x0);
       std::memcpy(&x1, p + i + V, sizeof x1);
+      std::memcpy(&x2, p + i + 2 * V, sizeof x2);
+      std::memcpy(&x3, p + i + 3 * V, sizeof x3);
       if constexpr (kMax) {
         a0 = x0 > a0 ? x0 : a0;
         a1 = x1 > a1 ? x1 : a1;
+        a2 = x2 > a2 ? x2 : a2;
+        a3 = x3 > a3 ? x3 : a3;
       } else {
         a0 = x0 < a0 ? x0 : a0;
         a1 = x1 < a1 ? x1 : a1;
+        a2 = x2 < a2 ? x2 : a2;
+        a3 = x3 < a3 ? x3 : a3;
       }
-      a0 = x0 != x0 ? x0 : a0;
-      a1 = x1 != x1 ? x1 : a1;
+      nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);
     }
+    int any_nan = 0;
+    for (int k = 0; k < V; ++k) any_nan |= nan[k];
+    if (any_nan) return extreme_vec<float, kMax>(p, n);
     float a = init;
-    for (int k = 0; k < V; ++k) a = ((a0[k] != a0[k]) | (kMax ? a0[k] > a : a0[k] < a)) ? a0[k] : a;
-    for (int k = 0; k < V; ++k) a = ((a1[k] != a1[k]) | (kMax ? a1[k] > a : a1[k] < a)) ? a1[k] : a;
+    for (int k = 0; k < V; ++k) {
+      a = (kMax ? a0[k] > a : a0[k] < a) ? a0[k] : a;
+      a = (kMax ? a1[k] > a : a1[k] < a) ? a1[k] : a;
+      a = (kMax ? a2[k] > a : a2[k] < a) ? a2[k] : a;
+      a = (kMax ? a3[k] > a : a3[k] < a) ? a3[k] : a;
+    }
     for (; i < n; ++i) a = ((p[i] != p[i]) | (kMax ? p[i] > a : p[i] < a)) ? p[i] : a;
     return a;
   }
