@@ -11,9 +11,9 @@
 #include <string>
 
 #include <cblas.h>
-#include <sqlite3.h>
 
 #include "core/cpu_isa.h"
+#include "support/trace_meta.h"
 #include "traces/temp_dir.h"
 
 TEST_CASE("names, the guard restores, and a set wider than the CPU's is refused") {
@@ -36,21 +36,7 @@ TEST_CASE("the set in effect is the CPU's widest unless GLASSBOX_CPU_CAPABILITY 
 }
 
 #ifndef GLASSBOX_NO_PROBES
-namespace {
-std::string meta(const std::string& path, const char* key) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* st = nullptr;
-  std::string out = "(absent)";
-  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, nullptr) == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW) out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
-}
-}  // namespace
+using gbtest::trace_meta;
 #endif
 
 #ifndef GLASSBOX_NO_PROBES  // a build without probes writes no meta (make test-options)
@@ -61,15 +47,16 @@ TEST_CASE("a trace records the set the kernels used and the CPU's widest, rewrit
     gb::trace::Session session(first);
     gb::randn({4, 8}).softmax(1);
   }
-  CHECK(meta(first, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));
-  CHECK(meta(first, "cpu_isa_supported") == gb::detail::cpu_isa_name(gb::detail::cpu_isa_supported()));
-  CHECK(meta(first, "blas_core") == openblas_get_corename());
+  CHECK(trace_meta(first, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));
+  CHECK(trace_meta(first, "cpu_isa_supported") == gb::detail::cpu_isa_name(gb::detail::cpu_isa_supported()));
+  CHECK(trace_meta(first, "blas_core") == openblas_get_corename());
   {
     gb::trace::Session session(second);
     gb::detail::CpuIsaGuard guard(gb::detail::CpuIsa::baseline);
     gb::randn({4, 8}).softmax(1);
   }
-  CHECK(meta(second, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));  // restored at the guard's end
+  // restored at the guard's end
+  CHECK(trace_meta(second, "cpu_isa") == gb::detail::cpu_isa_name(gb::detail::cpu_isa()));
 }
 #endif
 

@@ -9,10 +9,9 @@
 #include <string>
 #include <vector>
 
-#include <sqlite3.h>
-
 #include "core/cpu_isa.h"
 #include "ops/blocked_gemm.h"
+#include "support/trace_meta.h"
 #include "traces/temp_dir.h"
 
 namespace {
@@ -148,14 +147,7 @@ TEST_CASE("a trace records which kernels ran its large products (meta large_gemm
     gb::trace::Session session(path);
     gb::mm(gb::randn({8, 8}), gb::randn({8, 8}));
   }
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'large_gemm'", -1, &st, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-  const std::string value = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  const std::string value = gbtest::trace_meta(path, "large_gemm");
   CHECK(value == gb::detail::blocked_gemm_backend());
   CHECK((value.rfind("libxsmm ", 0) == 0 || value.rfind("off: ", 0) == 0));
 }
