@@ -4,6 +4,7 @@
 // reduced dims, so summing rows and summing columns are both cache-friendly. Accumulation is in float for
 // 16-bit floats, double for double, int64 for integers and bools.
 #include <algorithm>
+#include <utility>
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
@@ -112,16 +113,18 @@ Tensor try_leading_sum(const Tensor& a, const std::vector<bool>& mask, bool keep
   if (!a.is_cpu() || a.numel() == 0 || skip_kernel(a) || a.scalar_type() != out_dtype ||
       (out_dtype != kFloat && out_dtype != kDouble))
     return Tensor();
-  // the dims that move in memory, largest stride first (size-1 dims place nothing)
-  std::vector<int64_t> order;
+  // the dims that move in memory, largest stride first (size-1 dims place nothing); inline storage: no allocation on
+  // the per-op path of a bias gradient's sum
+  DimVector order;
   for (int64_t d = 0; d < a.dim(); ++d)
     if (a.size(d) > 1) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return a.stride(x) > a.stride(y); });
+  for (size_t i = 1; i < order.size(); ++i)  // insertion sort, stable (std::stable_sort may allocate a buffer)
+    for (size_t j = i; j > 0 && a.stride(order[j - 1]) < a.stride(order[j]); --j) std::swap(order[j - 1], order[j]);
   int64_t expect = 1, rows = 1, cols = 1, last_kept = -1;
   bool summed_done = false, any_summed = false;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // innermost first: contiguous in this order?
-    if (a.stride(*it) != expect) return Tensor();
-    expect *= a.size(*it);
+  for (size_t i = order.size(); i-- > 0;) {  // innermost first: contiguous in this order?
+    if (a.stride(order[i]) != expect) return Tensor();
+    expect *= a.size(order[i]);
   }
   for (int64_t d : order) {  // outermost first: summed dims, then kept dims in their own order
     if (mask[size_t(d)]) {

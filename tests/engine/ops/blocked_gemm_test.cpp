@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cpu_isa.h"
+#include "engine/ops/gemm_reference.h"
 #include "ops/blocked_gemm.h"
 #include "support/trace_meta.h"
 #include "traces/temp_dir.h"
@@ -17,22 +18,6 @@
 namespace {
 
 bool blocked_on() { return gb::detail::blocked_gemm_backend().rfind("libxsmm", 0) == 0; }
-
-// C (n x m, ldc) = op(A) op(B) + beta C in double, A and B read as cblas reads them (row-major, transposed or not).
-std::vector<double> product_in_double(bool ta, bool tb, int n, int m, int k, const std::vector<float>& a, int lda,
-                                      const std::vector<float>& b, int ldb, double beta, const std::vector<float>& c,
-                                      int ldc) {
-  std::vector<double> out(size_t(n) * ldc);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < m; ++j) {
-      double s = 0;
-      for (int p = 0; p < k; ++p)
-        s += double(ta ? a[size_t(p) * lda + i] : a[size_t(i) * lda + p]) *
-             double(tb ? b[size_t(j) * ldb + p] : b[size_t(p) * ldb + j]);
-      out[size_t(i) * ldc + j] = s + beta * double(c[size_t(i) * ldc + j]);
-    }
-  return out;
-}
 
 // Every layout and beta of an n x m x k product, on t1 threads and on t2: within float rounding of the double
 // product, the padding between C's rows untouched, and the two thread counts bit for bit equal.
@@ -49,7 +34,7 @@ void check_product(int n, int m, int k, int t1, int t2) {
         for (size_t i = 0; i < a.size(); ++i) a[i] = float(std::sin(0.37 * double(i)));
         for (size_t i = 0; i < b.size(); ++i) b[i] = float(std::cos(0.21 * double(i)));
         for (size_t i = 0; i < c.size(); ++i) c[i] = float(0.5 * std::sin(double(i)));
-        const auto want = product_in_double(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
+        const auto want = gbtest::gemm_in_double<float>(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
         std::vector<float> one = c, two = c;
         REQUIRE(
             gb::detail::blocked_gemm(ta, tb, n, m, k, a.data(), lda, b.data(), ldb, float(beta), one.data(), ldc, t1));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cpu_isa.h"
+#include "engine/ops/gemm_reference.h"
 #include "ops/small_gemm.h"
 #include "support/trace_meta.h"
 #include "traces/temp_dir.h"
@@ -17,21 +18,6 @@
 namespace {
 
 bool have_xsmm() { return gb::detail::small_gemm_backend().rfind("libxsmm", 0) == 0; }
-
-// C (n x m, ldc) = op(A) op(B) + beta C in double, A and B read as cblas reads them (row-major, transposed or not).
-template <typename T>
-std::vector<double> reference(bool ta, bool tb, int n, int m, int k, const std::vector<T>& a, int lda,
-                              const std::vector<T>& b, int ldb, double beta, const std::vector<T>& c, int ldc) {
-  std::vector<double> out(size_t(n) * ldc);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < m; ++j) {
-      double s = 0;
-      for (int p = 0; p < k; ++p)
-        s += double(ta ? a[p * lda + i] : a[i * lda + p]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]);
-      out[size_t(i) * ldc + j] = s + beta * double(c[size_t(i) * ldc + j]);
-    }
-  return out;
-}
 
 template <typename T>
 void check_layouts(double tol) {
@@ -47,7 +33,7 @@ void check_layouts(double tol) {
         for (size_t i = 0; i < a.size(); ++i) a[i] = T(std::sin(0.37 * double(i)));
         for (size_t i = 0; i < b.size(); ++i) b[i] = T(std::cos(0.21 * double(i)));
         for (size_t i = 0; i < c.size(); ++i) c[i] = T(0.5 * std::sin(double(i)));
-        const auto want = reference<T>(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
+        const auto want = gbtest::gemm_in_double<T>(ta, tb, n, m, k, a, lda, b, ldb, beta, c, ldc);
         std::vector<T> got = c;
         REQUIRE(
             gb::detail::small_gemm<T>(ta, tb, n, m, k, T(1), a.data(), lda, b.data(), ldb, T(beta), got.data(), ldc));
