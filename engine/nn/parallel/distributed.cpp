@@ -19,6 +19,29 @@ namespace gb::nn::parallel {
 namespace {
 // PyTorch's first bucket is small (1 MB), so that the first all-reduce starts early in backward.
 constexpr int64_t kFirstBucketBytes = int64_t(1) << 20;
+
+// slice = g * scale in one pass over contiguous CPU floats (the bucket's copy-in and the average's division at
+// once, as PyTorch's Reducer does with mul_out); otherwise a copy and a multiply.
+void copy_scaled(const Tensor& slice, const Tensor& g, double scale) {
+  if (g.is_cpu() && g.is_contiguous() && g.scalar_type() == slice.scalar_type()) {
+    const int64_t n = g.numel();
+    if (g.scalar_type() == kFloat) {
+      float* d = slice.data_ptr<float>();
+      const float* x = g.data_ptr<float>();
+      const float f = float(scale);
+      for (int64_t i = 0; i < n; ++i) d[i] = x[i] * f;
+      return;
+    }
+    if (g.scalar_type() == kDouble) {
+      double* d = slice.data_ptr<double>();
+      const double* x = g.data_ptr<double>();
+      for (int64_t i = 0; i < n; ++i) d[i] = x[i] * scale;
+      return;
+    }
+  }
+  slice.copy_(g.reshape({-1}));
+  slice.mul_(scale);
+}
 }  // namespace
 
 Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::ProcessGroup> group, int64_t bucket_cap_bytes,
@@ -35,22 +58,26 @@ Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<distributed::Proces
       params_.push_back(p);
     }
   GB_CHECK(!params_.empty(), "DistributedDataParallel: the module has no parameter that requires grad");
-  // buckets: reverse registration order, one dtype per bucket, up to the cap (the first up to 1 MB)
+  // buckets: reverse registration order, one dtype per bucket. As PyTorch's compute_bucket_assignment_by_size, a
+  // bucket closes once it holds the cap or more (the parameter that crosses the cap goes in): the first at 1 MB, so
+  // its all-reduce starts early in backward (an MLP's last hidden layer goes into it and overlaps the first's
+  // backward), the others at bucket_cap.
   bucket_of_.assign(params_.size(), 0);
   int64_t bytes = 0;
+  bool open = false;
   for (size_t k = params_.size(); k-- > 0;) {
     const Tensor& p = params_[k];
-    const int64_t cap = bucket_params_.size() <= 1 ? std::min(kFirstBucketBytes, bucket_cap_bytes) : bucket_cap_bytes;
-    const bool fits = !bucket_params_.empty() &&
-                      params_[bucket_params_.back().front()].scalar_type() == p.scalar_type() &&
-                      bytes + p.nbytes() <= cap;
-    if (!fits) {
+    if (open && params_[bucket_params_.back().front()].scalar_type() != p.scalar_type()) open = false;
+    if (!open) {
       bucket_params_.emplace_back();
       bytes = 0;
+      open = true;
     }
     bucket_params_.back().push_back(k);
     bucket_of_[k] = bucket_params_.size() - 1;
     bytes += p.nbytes();
+    const int64_t cap = bucket_params_.size() == 1 ? std::min(kFirstBucketBytes, bucket_cap_bytes) : bucket_cap_bytes;
+    if (bytes >= cap) open = false;
   }
   pending_.assign(bucket_params_.size(), 0);
   flat_.assign(bucket_params_.size(), Tensor());
@@ -148,6 +175,11 @@ void Reducer::launch_ready_buckets() {
     Tensor flat = as_view_ && flat_[b].defined()
                       ? flat_[b]
                       : empty({numel}, TensorOptions().dtype(first.scalar_type()).device(first.device()));
+    // The average: on the CPU each gradient is divided by the world size on its way into the bucket (or in it)
+    // and the bucket all-reduced with SUM, PyTorch's way, saving a pass over the bucket after the all-reduce; other
+    // backends (NCCL) average in the collective's own kernel.
+    const bool pre_divide = flat.is_cpu();
+    const double inv = 1.0 / double(group_->getSize());
     int64_t off = 0;
     for (size_t k : members) {
       Tensor& p = params_[k];
@@ -156,11 +188,14 @@ void Reducer::launch_ready_buckets() {
       const bool in_bucket = as_view_ && g.defined() && g.data_ptr() == slice.data_ptr();
       if (in_bucket && !locally_used_[k])  // a gradient unused on every rank keeps its value: not the bucket's
         p.mutable_grad() = g.clone();
-      if (!in_bucket) {  // (in the bucket: accumulated there already)
-        if (g.defined())
-          slice.copy_(g.reshape({-1}));
-        else
-          slice.zero_();
+      if (in_bucket) {  // accumulated there already
+        if (pre_divide) slice.mul_(inv);
+      } else if (!g.defined()) {
+        slice.zero_();
+      } else if (pre_divide) {
+        copy_scaled(slice, g, inv);
+      } else {
+        slice.copy_(g.reshape({-1}));
       }
       off += p.numel();
     }
@@ -173,7 +208,8 @@ void Reducer::launch_ready_buckets() {
     }
     std::vector<Tensor> ts{flat};
     const distributed::detail::CollectiveTag tag{static_cast<int64_t>(b)};  // the trace's collectives.bucket
-    works_[b] = group_->allreduce(ts, distributed::AllreduceOptions{distributed::ReduceOp::AVG});
+    works_[b] = group_->allreduce(
+        ts, distributed::AllreduceOptions{pre_divide ? distributed::ReduceOp::SUM : distributed::ReduceOp::AVG});
     launch_order_.push_back(b);
   }
   if (next_bucket_ == bucket_params_.size() && expect_backward_) finalize();

@@ -126,11 +126,11 @@ TEST_CASE("DDP: no_sync accumulates two micro-batches locally; the synced backwa
 TEST_CASE("DDP: buckets in reverse registration order, launched in order as backward makes them ready") {
   if (!gbtest::ensure_mpi_group()) return;
   Net net = make_net(300);
-  // a cap of 100 bytes: every parameter but the smallest biases its own bucket
-  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(100.0 / (1 << 20)));
+  // a cap of 50 bytes: a bucket closes at the first weight it takes (8x2 = 64, 8x3 = 96, 6x8 = 192 bytes)
+  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(50.0 / (1 << 20)));
   const auto& buckets = ddp.reducer().buckets();
-  REQUIRE(buckets.size() >= 3);
-  CHECK(buckets.front().front() == net->parameters().size() - 1);  // the last registered parameter comes first
+  // parameters: fc1 weight 0, bias 1; fc2 2, 3; spare 4, 5 — the last registered first, as PyTorch
+  CHECK(buckets == std::vector<std::vector<size_t>>{{5, 4}, {3, 2}, {1, 0}});
   size_t count = 0;
   for (const auto& b : buckets) count += b.size();
   CHECK(count == net->parameters().size());
@@ -144,10 +144,26 @@ TEST_CASE("DDP: buckets in reverse registration order, launched in order as back
   CHECK(ready.back() <= 1);  // fc1's weight or bias, the last to get its gradient
 }
 
+TEST_CASE("DDP: as PyTorch, a bucket closes once it reaches its cap, the first at 1 MB") {
+  if (!gbtest::ensure_mpi_group()) return;
+  // an MLP 784-512-512-10: reversed, fc3 (20 KB) and fc2's bias fill less than 1 MB, so fc2's weight (1 MB) goes in
+  // too and closes the first bucket (its all-reduce then overlaps fc1's backward); fc1 makes the second
+  auto mlp = gb::nn::Sequential(gb::nn::Linear(784, 512), gb::nn::ReLU(), gb::nn::Linear(512, 512), gb::nn::ReLU(),
+                                gb::nn::Linear(512, 10));
+  DistributedDataParallel<gb::nn::Sequential> ddp(mlp);
+  CHECK(ddp.reducer().buckets() == std::vector<std::vector<size_t>>{{5, 4, 3, 2}, {1, 0}});
+  // a 2 MB cap after the first: the second layer's 1.6 MB weight leaves the bucket open, the first's crosses the
+  // cap and goes in
+  auto deeper = gb::nn::Sequential(gb::nn::Linear(784, 512), gb::nn::Linear(784, 512), gb::nn::Linear(512, 512),
+                                   gb::nn::Linear(512, 10));
+  DistributedDataParallel<gb::nn::Sequential> ddp2(deeper, DistributedDataParallelOptions().bucket_cap_mb(2.0));
+  CHECK(ddp2.reducer().buckets() == std::vector<std::vector<size_t>>{{7, 6, 5, 4}, {3, 2, 1, 0}});
+}
+
 TEST_CASE("DDP traced: the buckets' all-reduces fire in bucket order while backward still runs") {
   if (!gbtest::ensure_mpi_group()) return;
   Net net = make_net(350);
-  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(100.0 / (1 << 20)));
+  DistributedDataParallel<Net> ddp(net, DistributedDataParallelOptions().bucket_cap_mb(50.0 / (1 << 20)));
   const size_t buckets = ddp.reducer().buckets().size();
   REQUIRE(buckets >= 3);
   TempDir dir;
@@ -174,7 +190,7 @@ TEST_CASE("DDP traced: the buckets' all-reduces fire in bucket order while backw
     const auto& c = bucketed[b].second;
     CHECK(*c.bucket == int64_t(b));  // launched in bucket order: the order backward made them ready
     CHECK(*r.string(spans.at(c.span_id).name_id) == "all_reduce");
-    CHECK(*r.string(*c.reduce_op) == "avg");
+    CHECK(*r.string(*c.reduce_op) == "sum");  // each gradient divided by the world size into the bucket
     CHECK(c.queued_ns >= backward->start_ns);
     CHECK(c.queued_ns <= backward->end_ns);  // queued from inside backward: overlap with the rest of it
     if (b) CHECK(c.queued_ns >= bucketed[b - 1].second.queued_ns);

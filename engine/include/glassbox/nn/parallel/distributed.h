@@ -8,8 +8,8 @@
 //   loss.backward();                                      // gradients averaged over the ranks during backward
 //   opt.step();                                           // every rank takes the same step
 //
-// PyTorch's design: the parameters are grouped into buckets of about bucket_cap_mb (25 MB), in reverse order of
-// registration (about the order backward produces their gradients). A hook on each parameter's gradient
+// PyTorch's design: the parameters are grouped into buckets in reverse order of registration (about the order
+// backward produces their gradients), each closed once it holds bucket_cap_mb (25 MB) or more, the first 1 MB. A hook on each parameter's gradient
 // accumulation marks it ready; when every parameter of a bucket is ready, the bucket is flattened and all-reduced
 // (average) asynchronously, so communication overlaps the rest of backward. Buckets are launched in bucket order on
 // every rank (collectives must match). When the last bucket is launched, the Reducer waits for them and writes the
