@@ -5,8 +5,9 @@
 // conv_backward's grad_input, its grad_input a conv2d forward, its grad_weight conv_backward's grad_weight with the
 // roles of input and output swapped.
 //
-// Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. The backward is not itself
-// differentiable: asking for create_graph through conv2d throws.
+// Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. On cuda, conv2d runs cuDNN
+// (cuda/conv_cudnn.h) in the operands' own dtype. The backward is not itself differentiable: asking for
+// create_graph through conv2d throws.
 #include <cblas.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "autograd/record.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/conv_cudnn.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -208,7 +210,7 @@ void record_conv_backward(const char* op, const Tensor& x, const Tensor& weight,
         const Tensor& xs = c.saved(0);
         const Tensor& ws = c.saved(1);
         refuse_double_backward(op, gy, xs, ws);
-        const ScalarType ct = detail::compute_type(xt);
+        const ScalarType ct = xs.is_cuda() ? xt : detail::compute_type(xt);  // cuDNN takes every floating dtype
         Tensor gyc = detail::raw_contiguous(gy, ct);
         Tensor gx, gw, gb;
         const bool need_x = c.needs(0), need_w = c.needs(1);
@@ -225,6 +227,26 @@ void record_conv_backward(const char* op, const Tensor& x, const Tensor& weight,
       });
 }
 
+// conv2d on cuda: cuDNN forward in the operands' dtype, and its backward recorded as on the cpu.
+Tensor conv2d_cuda(const ConvGeom& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                   detail::OpScope& op_scope) {
+  const ScalarType t = x.scalar_type();
+  Tensor xc = detail::raw_contiguous(x, t);
+  Tensor wc = detail::raw_contiguous(weight, t);
+  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, t) : Tensor();
+  Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, t, x.device());
+  detail::cudnn_conv_forward(g, xc, wc, bc, out);
+  op_scope.set_output(out);
+  if (autograd::needs_grad(x, weight, bias))
+    record_conv_backward(
+        "conv2d", x, weight, bias, out,
+        [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
+          detail::cudnn_conv_backward(g, xc, wc, gyc, gx, gw);
+        },
+        {g.N, g.C, g.H, g.W}, {g.O, g.Cg(), g.kH, g.kW});
+  return out;
+}
+
 }  // namespace
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
@@ -232,8 +254,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   GB_AUTOCAST(lower_precision_fp, conv2d, x_in, weight, bias, stride, padding, dilation, groups);
   detail::check_defined(x_in, "conv2d");
   detail::check_defined(weight, "conv2d", "weight");
-  detail::check_device(x_in, "conv2d");
-  detail::check_device(weight, "conv2d", "weight", x_in);
+  detail::check_cuda_device(x_in, "conv2d");
+  detail::check_cuda_device(weight, "conv2d", "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ", x_in.sizes());
   GB_CHECK(weight.dim() == 4,
@@ -262,7 +284,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
            ", expected input", x.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", g.C,
            " channels instead");
   if (bias.defined()) {
-    detail::check_device(bias, "conv2d", "bias", x_in);
+    detail::check_cuda_device(bias, "conv2d", "bias", x_in);
     GB_CHECK(bias.dim() == 1 && bias.size(0) == g.O, "Given weight of size ", weight.sizes(),
              ", expected bias to be 1-dimensional with ", g.O, " elements, but got bias of size ", bias.sizes(),
              " instead");
@@ -279,6 +301,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   const int64_t out_elems = g.N * g.O * g.Ho * g.Wo;
   op_scope.set_flops(2 * out_elems * g.Cg() * g.kH * g.kW + (bias.defined() ? out_elems : 0));
 
+  if (x.is_cuda()) return conv2d_cuda(g, x, weight, bias, op_scope);
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor wc = detail::raw_contiguous(weight, ct);

@@ -18,6 +18,7 @@
 #include "glassbox/core/dtype.h"
 #include "glassbox/core/error.h"
 #include "glassbox/core/generator.h"
+#include "glassbox/core/cudnn.h"
 #include "glassbox/core/mkldnn.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/core/scalar.h"

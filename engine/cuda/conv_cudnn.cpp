@@ -1,0 +1,360 @@
+// engine/cuda/conv_cudnn.cpp — conv2d's cuda kernels on cuDNN (see conv_cudnn.h), and torch.backends.cudnn's
+// is_available / version (glassbox/core/cudnn.h).
+//
+// cuDNN's convolution API of descriptors and algorithms (cudnnConvolutionForward / BackwardData / BackwardFilter,
+// the "legacy" API cuDNN 9 keeps and PyTorch's convolutions still call): host code only, compiled by the C++
+// compiler. Handles are one per thread and device (cuDNN handles are not thread safe), set to the current stream on
+// every call.
+#include "cuda/conv_cudnn.h"
+
+#include "glassbox/core/cuda.h"
+#include "glassbox/core/cudnn.h"
+#include "glassbox/core/error.h"
+
+#if GLASSBOX_WITH_CUDNN
+#include <cudnn.h>
+
+#include <climits>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "core/make.h"
+#include "core/op_scope.h"
+#include "cuda/check.h"
+#endif
+
+namespace gb {
+
+namespace backends::cudnn {
+
+bool is_available() { return detail::cudnn_built() && gb::cuda::is_available(); }
+
+int64_t version() {
+#if GLASSBOX_WITH_CUDNN
+  return int64_t(cudnnGetVersion());
+#else
+  return 0;
+#endif
+}
+
+}  // namespace backends::cudnn
+
+namespace detail {
+
+#if !GLASSBOX_WITH_CUDNN
+
+bool cudnn_built() { return false; }
+
+namespace {
+[[noreturn]] void throw_no_cudnn(const char* what) {
+  throw Error(str_cat(what,
+                      " on cuda: this build of glassbox has no cuDNN (CMake did not find cudnn.h and libcudnn.so next "
+                      "to the CUDA toolkit, or GLASSBOX_CUDNN was OFF). Install cuDNN 9 for this CUDA version "
+                      "(NVIDIA's cudnn9-cuda package) and rebuild; `glassbox env` shows what is found."));
+}
+}  // namespace
+
+void cudnn_conv_forward(const ConvGeom&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
+  throw_no_cudnn("conv2d");
+}
+void cudnn_conv_backward(const ConvGeom&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
+  throw_no_cudnn("conv2d's backward");
+}
+CudnnCacheStats cudnn_cache_stats() { return {}; }
+
+#else
+
+bool cudnn_built() { return true; }
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+void check_cudnn(cudnnStatus_t s, const char* call, int line) {
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  throw Error(str_cat(call, " failed at ", __FILE__, ":", line, ": ", cudnnGetErrorString(s), " (", int(s), ")"));
+}
+#define GB_CUDNN_CHECK(expr) check_cudnn((expr), #expr, __LINE__)
+
+cudnnHandle_t handle_for(int device) {
+  thread_local cudnnHandle_t handles[kMaxDevices] = {};
+  GB_CHECK(device >= 0 && device < kMaxDevices, "conv2d on cuda: device index ", device, " is out of range");
+  if (!handles[device]) GB_CUDNN_CHECK(cudnnCreate(&handles[device]));
+  return handles[device];
+}
+
+cudnnDataType_t data_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float:
+      return CUDNN_DATA_FLOAT;
+    case ScalarType::Double:
+      return CUDNN_DATA_DOUBLE;
+    case ScalarType::Half:
+      return CUDNN_DATA_HALF;
+    case ScalarType::BFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      throw TypeError(str_cat("conv2d on cuda: cuDNN convolves float32, float64, float16 and bfloat16, not ",
+                              to_string(t), "; convert with .to(gb::kFloat)"));
+  }
+}
+
+int as_int(int64_t v, const ConvGeom& g) {
+  GB_CHECK(v >= 0 && v <= INT_MAX, "conv2d on cuda: a dimension of input (", g.N, ", ", g.C, ", ", g.H, ", ", g.W,
+           ") or weight (", g.O, ", ", g.Cg(), ", ", g.kH, ", ", g.kW, ") exceeds what cuDNN indexes (2^31 - 1)");
+  return int(v);
+}
+
+// RAII descriptors.
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w, const ConvGeom& g) {
+    GB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
+    GB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, t, as_int(n, g), as_int(c, g), as_int(h, g),
+                                              as_int(w, g)));
+  }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+};
+
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc(cudnnDataType_t t, const ConvGeom& g) {
+    GB_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d));
+    GB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, t, CUDNN_TENSOR_NCHW, as_int(g.O, g), as_int(g.Cg(), g),
+                                              as_int(g.kH, g), as_int(g.kW, g)));
+  }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+};
+
+// The math mode PyTorch asks for: tensor cores for float16/bfloat16, TF32 for float32 only when allowed.
+cudnnMathType_t math_for(ScalarType t) {
+  if (t == ScalarType::Half || t == ScalarType::BFloat16) return CUDNN_TENSOR_OP_MATH;
+  if (t == ScalarType::Float && !backends::cudnn::allow_tf32.load(std::memory_order_relaxed)) return CUDNN_FMA_MATH;
+  return CUDNN_DEFAULT_MATH;
+}
+
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc(ScalarType t, const ConvGeom& g) {
+    // accumulation: float64 for float64, float32 otherwise
+    const cudnnDataType_t compute = t == ScalarType::Double ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    GB_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
+    GB_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d, as_int(g.pH, g), as_int(g.pW, g), as_int(g.sH, g),
+                                                   as_int(g.sW, g), as_int(g.dH, g), as_int(g.dW, g),
+                                                   CUDNN_CROSS_CORRELATION, compute));
+    GB_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, as_int(g.groups, g)));
+    GB_CUDNN_CHECK(cudnnSetConvolutionMathType(d, math_for(t)));
+  }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+};
+
+// Everything one call describes to cuDNN.
+struct Call {
+  int device;
+  ScalarType dtype;
+  cudnnHandle_t h;
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+  Call(const ConvGeom& g, const Tensor& t)
+      : device(int(t.device().index())),
+        dtype(t.scalar_type()),
+        h(handle_for(device)),
+        x(data_type(dtype), g.N, g.C, g.H, g.W, g),
+        y(data_type(dtype), g.N, g.O, g.Ho, g.Wo, g),
+        w(data_type(dtype), g),
+        conv(dtype, g) {
+    GB_CUDNN_CHECK(cudnnSetStream(h, cuda_kernels::current_stream(device)));
+  }
+  // alpha = 1 and beta = 0 or 1, in the type cuDNN reads them as (double for float64, float otherwise)
+  const void* scalar(int v) const {
+    static const double d[2] = {0.0, 1.0};
+    static const float f[2] = {0.0f, 1.0f};
+    return dtype == ScalarType::Double ? static_cast<const void*>(&d[v]) : static_cast<const void*>(&f[v]);
+  }
+};
+
+// The algorithm chosen for one geometry and direction, cached for the process.
+enum class Direction { forward, backward_data, backward_filter };
+struct Choice {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  size_t workspace = 0;
+};
+using Key = std::tuple<int, int, int, int, bool, std::vector<int64_t>>;  // device, dtype, direction, math, det, geom
+
+std::mutex g_cache_mu;
+std::map<Key, Choice> g_cache;
+int64_t g_timed = 0;
+
+Key key_of(const Call& c, Direction dir, const ConvGeom& g) {
+  return Key{c.device,
+             int(c.dtype),
+             int(dir),
+             int(math_for(c.dtype)),
+             backends::cudnn::deterministic.load(std::memory_order_relaxed),
+             {g.N, g.C, g.H, g.W, g.O, g.kH, g.kW, g.sH, g.sW, g.pH, g.pW, g.dH, g.dW, g.groups}};
+}
+
+const char* direction_name(Direction d) {
+  return d == Direction::forward ? "forward" : d == Direction::backward_data ? "backward-data" : "backward-filter";
+}
+
+// The first usable candidate (cuDNN lists them best first): one that ran (or would run) and, when
+// deterministic is on, is deterministic.
+template <class Perf>
+Choice pick(const std::vector<Perf>& perf, int count, Direction dir, const ConvGeom& g) {
+  const bool det = backends::cudnn::deterministic.load(std::memory_order_relaxed);
+  for (int i = 0; i < count; ++i) {
+    const Perf& p = perf[size_t(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (det && p.determinism != CUDNN_DETERMINISTIC) continue;
+    return Choice{int(p.algo), p.mathType, p.memory};
+  }
+  throw Error(str_cat("conv2d on cuda: cuDNN offers no ", det ? "deterministic " : "", direction_name(dir),
+                      " algorithm for input (", g.N, ", ", g.C, ", ", g.H, ", ", g.W, "), weight (", g.O, ", ",
+                      g.Cg(), ", ", g.kH, ", ", g.kW, "), stride (", g.sH, ", ", g.sW, "), padding (", g.pH, ", ",
+                      g.pW, "), dilation (", g.dH, ", ", g.dW, "), groups ", g.groups,
+                      det ? "; turn gb::backends::cudnn::deterministic off" : ""));
+}
+
+// The largest workspace a successful heuristic candidate asks for: what benchmarking gives the candidates.
+template <class Perf>
+size_t largest_workspace(const std::vector<Perf>& perf, int count) {
+  size_t m = 0;
+  for (int i = 0; i < count; ++i)
+    if (perf[size_t(i)].status == CUDNN_STATUS_SUCCESS) m = std::max(m, perf[size_t(i)].memory);
+  return m;
+}
+
+Tensor workspace(size_t bytes, const Tensor& like) {
+  return bytes ? make_empty({int64_t(bytes)}, kUInt8, like.device()) : Tensor();
+}
+void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+// The cached choice for (call, direction), found on first use: `heuristics` fills cuDNN's ranked candidates,
+// `time_all` (benchmark on) runs them all with a workspace of the given size and returns them fastest first.
+template <class Perf, class Heuristics, class TimeAll>
+Choice choose(const Call& c, Direction dir, const ConvGeom& g, Heuristics heuristics, TimeAll time_all) {
+  const Key key = key_of(c, dir, g);
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mu);
+    auto it = g_cache.find(key);
+    if (it != g_cache.end()) return it->second;
+  }
+  std::vector<Perf> perf(32);  // more than any direction's algorithm count (8 forward, 7 filter, 6 data)
+  int count = 0;
+  heuristics(int(perf.size()), &count, perf.data());
+  Choice choice;
+  const bool timed = backends::cudnn::benchmark.load(std::memory_order_relaxed);
+  if (timed) {
+    int timed_count = 0;
+    time_all(largest_workspace(perf, count), int(perf.size()), &timed_count, perf.data());
+    choice = pick(perf, timed_count, dir, g);
+  } else {
+    choice = pick(perf, count, dir, g);
+  }
+  std::lock_guard<std::mutex> lock(g_cache_mu);
+  auto [it, inserted] = g_cache.emplace(key, choice);
+  if (inserted && timed) ++g_timed;
+  return it->second;
+}
+
+}  // namespace
+
+void cudnn_conv_forward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) {
+  if (y.numel() == 0) return;
+  cuda_kernels::DeviceGuard guard(int(x.device().index()));
+  Call c(g, x);
+  const Choice ch = choose<cudnnConvolutionFwdAlgoPerf_t>(
+      c, Direction::forward, g,
+      [&](int n, int* got, cudnnConvolutionFwdAlgoPerf_t* p) {
+        GB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(c.h, c.x.d, c.w.d, c.conv.d, c.y.d, n, got, p));
+      },
+      [&](size_t bytes, int n, int* got, cudnnConvolutionFwdAlgoPerf_t* p) {
+        Tensor ws = workspace(bytes, x);
+        GB_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(c.h, c.x.d, x.data_ptr(), c.w.d, w.data_ptr(), c.conv.d,
+                                                              c.y.d, y.data_ptr(), n, got, p, ptr(ws), bytes));
+      });
+  GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, ch.math));
+  OpScope scope("cudnn_convolution_forward");
+  Tensor ws = workspace(ch.workspace, x);
+  GB_CUDNN_CHECK(cudnnConvolutionForward(c.h, c.scalar(1), c.x.d, x.data_ptr(), c.w.d, w.data_ptr(), c.conv.d,
+                                         cudnnConvolutionFwdAlgo_t(ch.algo), ptr(ws), ch.workspace, c.scalar(0),
+                                         c.y.d, y.data_ptr()));
+  if (b.defined()) {
+    TensorDesc bias(data_type(c.dtype), 1, g.O, 1, 1, g);
+    GB_CUDNN_CHECK(cudnnAddTensor(c.h, c.scalar(1), bias.d, b.data_ptr(), c.scalar(1), c.y.d, y.data_ptr()));
+  }
+}
+
+void cudnn_conv_backward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& gy, const Tensor& gx,
+                         const Tensor& gw) {
+  const Tensor& any = gx.defined() ? gx : gw;
+  if (!any.defined()) return;
+  if (gy.numel() == 0) {  // nothing flowed back: zero gradients (cuDNN refuses empty tensors)
+    if (gx.defined()) gx.zero_();
+    if (gw.defined()) gw.zero_();
+    return;
+  }
+  cuda_kernels::DeviceGuard guard(int(gy.device().index()));
+  Call c(g, gy);
+  if (gx.defined()) {
+    const Choice ch = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+        c, Direction::backward_data, g,
+        [&](int n, int* got, cudnnConvolutionBwdDataAlgoPerf_t* p) {
+          GB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(c.h, c.w.d, c.y.d, c.conv.d, c.x.d, n, got, p));
+        },
+        [&](size_t bytes, int n, int* got, cudnnConvolutionBwdDataAlgoPerf_t* p) {
+          Tensor ws = workspace(bytes, gy);
+          GB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(c.h, c.w.d, w.data_ptr(), c.y.d, gy.data_ptr(),
+                                                                     c.conv.d, c.x.d, gx.data_ptr(), n, got, p,
+                                                                     ptr(ws), bytes));
+        });
+    GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, ch.math));
+    OpScope scope("cudnn_convolution_backward_data");
+    Tensor ws = workspace(ch.workspace, gy);
+    GB_CUDNN_CHECK(cudnnConvolutionBackwardData(c.h, c.scalar(1), c.w.d, w.data_ptr(), c.y.d, gy.data_ptr(), c.conv.d,
+                                                cudnnConvolutionBwdDataAlgo_t(ch.algo), ptr(ws), ch.workspace,
+                                                c.scalar(0), c.x.d, gx.data_ptr()));
+  }
+  if (gw.defined()) {
+    GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, math_for(c.dtype)));  // the heuristics' own mode
+    const Choice ch = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        c, Direction::backward_filter, g,
+        [&](int n, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+          GB_CUDNN_CHECK(
+              cudnnGetConvolutionBackwardFilterAlgorithm_v7(c.h, c.x.d, c.y.d, c.conv.d, c.w.d, n, got, p));
+        },
+        [&](size_t bytes, int n, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+          Tensor ws = workspace(bytes, gy);
+          GB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c.h, c.x.d, x.data_ptr(), c.y.d,
+                                                                       gy.data_ptr(), c.conv.d, c.w.d, gw.data_ptr(),
+                                                                       n, got, p, ptr(ws), bytes));
+        });
+    GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, ch.math));
+    OpScope scope("cudnn_convolution_backward_filter");
+    Tensor ws = workspace(ch.workspace, gy);
+    GB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(c.h, c.scalar(1), c.x.d, x.data_ptr(), c.y.d, gy.data_ptr(),
+                                                  c.conv.d, cudnnConvolutionBwdFilterAlgo_t(ch.algo), ptr(ws),
+                                                  ch.workspace, c.scalar(0), c.w.d, gw.data_ptr()));
+  }
+}
+
+CudnnCacheStats cudnn_cache_stats() {
+  std::lock_guard<std::mutex> lock(g_cache_mu);
+  return {int64_t(g_cache.size()), g_timed};
+}
+
+#endif
+
+}  // namespace detail
+}  // namespace gb
