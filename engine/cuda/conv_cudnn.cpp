@@ -3,8 +3,7 @@
 //
 // cuDNN's convolution API of descriptors and algorithms (cudnnConvolutionForward / BackwardData / BackwardFilter,
 // the "legacy" API cuDNN 9 keeps and PyTorch's convolutions still call): host code only, compiled by the C++
-// compiler. Handles are one per thread and device (cuDNN handles are not thread safe), set to the current stream on
-// every call.
+// compiler; handles and checks from cuda/cudnn_util.h.
 #include "cuda/conv_cudnn.h"
 
 #include "glassbox/core/cuda.h"
@@ -12,9 +11,6 @@
 #include "glassbox/core/error.h"
 
 #if GLASSBOX_WITH_CUDNN
-#include <cudnn.h>
-
-#include <climits>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -22,7 +18,7 @@
 
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/check.h"
+#include "cuda/cudnn_util.h"
 #endif
 
 namespace gb {
@@ -70,55 +66,18 @@ bool cudnn_built() { return true; }
 
 namespace {
 
-constexpr int kMaxDevices = 64;
+using cuda_kernels::cudnn_handle;
+using cuda_kernels::cudnn_scalar;
+using cuda_kernels::cudnn_type;
+using TensorDesc = cuda_kernels::CudnnTensorDesc;
 
-void check_cudnn(cudnnStatus_t s, const char* call, int line) {
-  if (s == CUDNN_STATUS_SUCCESS) return;
-  throw Error(str_cat(call, " failed at ", __FILE__, ":", line, ": ", cudnnGetErrorString(s), " (", int(s), ")"));
-}
-#define GB_CUDNN_CHECK(expr) check_cudnn((expr), #expr, __LINE__)
-
-cudnnHandle_t handle_for(int device) {
-  thread_local cudnnHandle_t handles[kMaxDevices] = {};
-  GB_CHECK(device >= 0 && device < kMaxDevices, "conv2d on cuda: device index ", device, " is out of range");
-  if (!handles[device]) GB_CUDNN_CHECK(cudnnCreate(&handles[device]));
-  return handles[device];
-}
-
-cudnnDataType_t data_type(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float:
-      return CUDNN_DATA_FLOAT;
-    case ScalarType::Double:
-      return CUDNN_DATA_DOUBLE;
-    case ScalarType::Half:
-      return CUDNN_DATA_HALF;
-    case ScalarType::BFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      throw TypeError(str_cat("conv2d on cuda: cuDNN convolves float32, float64, float16 and bfloat16, not ",
-                              to_string(t), "; convert with .to(gb::kFloat)"));
-  }
-}
+cudnnDataType_t data_type(ScalarType t) { return cudnn_type(t, "conv2d"); }
 
 int as_int(int64_t v, const ConvGeom& g) {
   GB_CHECK(v >= 0 && v <= INT_MAX, "conv2d on cuda: a dimension of input (", g.N, ", ", g.C, ", ", g.H, ", ", g.W,
            ") or weight (", g.O, ", ", g.Cg(), ", ", g.kH, ", ", g.kW, ") exceeds what cuDNN indexes (2^31 - 1)");
   return int(v);
 }
-
-// RAII descriptors.
-struct TensorDesc {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w, const ConvGeom& g) {
-    GB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
-    GB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, t, as_int(n, g), as_int(c, g), as_int(h, g),
-                                              as_int(w, g)));
-  }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-};
 
 struct FilterDesc {
   cudnnFilterDescriptor_t d = nullptr;
@@ -167,19 +126,13 @@ struct Call {
   Call(const ConvGeom& g, const Tensor& t)
       : device(int(t.device().index())),
         dtype(t.scalar_type()),
-        h(handle_for(device)),
-        x(data_type(dtype), g.N, g.C, g.H, g.W, g),
-        y(data_type(dtype), g.N, g.O, g.Ho, g.Wo, g),
+        h(cudnn_handle(device, "conv2d")),
+        x(data_type(dtype), g.N, g.C, g.H, g.W, "conv2d", "the input"),
+        y(data_type(dtype), g.N, g.O, g.Ho, g.Wo, "conv2d", "the output"),
         w(data_type(dtype), g),
-        conv(dtype, g) {
-    GB_CUDNN_CHECK(cudnnSetStream(h, cuda_kernels::current_stream(device)));
-  }
+        conv(dtype, g) {}
   // alpha = 1 and beta = 0 or 1, in the type cuDNN reads them as (double for float64, float otherwise)
-  const void* scalar(int v) const {
-    static const double d[2] = {0.0, 1.0};
-    static const float f[2] = {0.0f, 1.0f};
-    return dtype == ScalarType::Double ? static_cast<const void*>(&d[v]) : static_cast<const void*>(&f[v]);
-  }
+  const void* scalar(int v) const { return cudnn_scalar(dtype, v); }
 };
 
 // The algorithm chosen for one geometry and direction, cached for the process.
@@ -291,7 +244,7 @@ void cudnn_conv_forward(const ConvGeom& g, const Tensor& x, const Tensor& w, con
                                          cudnnConvolutionFwdAlgo_t(ch.algo), ptr(ws), ch.workspace, c.scalar(0),
                                          c.y.d, y.data_ptr()));
   if (b.defined()) {
-    TensorDesc bias(data_type(c.dtype), 1, g.O, 1, 1, g);
+    TensorDesc bias(data_type(c.dtype), 1, g.O, 1, 1, "conv2d", "the bias");
     GB_CUDNN_CHECK(cudnnAddTensor(c.h, c.scalar(1), bias.d, b.data_ptr(), c.scalar(1), c.y.d, y.data_ptr()));
   }
 }

@@ -6,7 +6,8 @@
 // differentiable gb ops on the saved mean and rstd, so gradgradcheck holds; under create_graph the statistics are
 // recomputed from x with gb ops so their own dependence on x is differentiated too. batch_norm's first-order
 // and layer_norm's first-order backwards (no create_graph) also have fused raw kernels, since they sit in every CNN
-// and Transformer training step.
+// and Transformer training step. batch_norm on cuda runs cuDNN's kernels (cuda/batch_norm_cudnn.h) under PyTorch's
+// node for them, CudnnBatchNormBackward0.
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "core/cpu_isa.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/batch_norm_cudnn.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -107,7 +109,7 @@ GB_ALWAYS_INLINE void row_stats(const T* x, int64_t len, double& mean, double& v
 
 void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, const Tensor& x) {
   if (!t.defined()) return;
-  detail::check_device(t, op, what);
+  detail::check_cuda_device(t, op, what, x);  // on x's device (a cuda x reaches only batch_norm's cuda path)
   GB_CHECK(t.numel() == n, op, ": ", what, " should contain ", n, " elements not ", t.numel(), " (input of size ",
            x.sizes(), ")");
 }
@@ -237,6 +239,88 @@ void bn_backward_kernel(const T* x, const T* g, const T* w, const T* mean, const
                [&](int64_t c0, int64_t c1) { kernel(x, g, w, mean, rstd, N, C, S, training, c0, c1, gx, gw, gb); });
 }
 
+// batch_norm's gradients by its formulas in gb ops (differentiable: create_graph; on cuda also the running-statistics
+// mode), from the node's saved x, weight, mean and rstd (rstd = 1/sqrt(var + eps)); bias_type: the bias gradient's.
+variable_list bn_formula_grads(autograd::BackwardContext& c, bool batch_stats, IntArrayRef dims, IntArrayRef bshape,
+                               double eps, ScalarType bias_type) {
+  const Tensor& g = c.grad();
+  const Tensor& xs = c.saved(0);
+  const Tensor& ws = c.saved(1);
+  Tensor mean = c.saved(2).view(bshape), rstd = c.saved(3).view(bshape);
+  if (batch_stats) std::tie(mean, rstd) = backward_stats(xs, mean, rstd, dims, eps);
+  Tensor xhat = (xs - mean) * rstd;
+  Tensor gxhat = ws.defined() ? g * ws.view(bshape) : g;
+  Tensor gx, gw, gb;
+  if (c.needs(0)) gx = batch_stats ? normalized_input_grad(gxhat, xhat, rstd, dims) : gxhat * rstd;
+  if (c.needs(1)) gw = (g * xhat).sum(dims);
+  if (c.needs(2)) gb = g.sum(dims);
+  return variable_list{as_type(gx, xs.scalar_type()), ws.defined() ? as_type(gw, ws.scalar_type()) : gw,
+                       as_type(gb, bias_type)};
+}
+
+// batch_norm on cuda: cuDNN's kernels (cuda/batch_norm_cudnn.h) and PyTorch's node for them, CudnnBatchNormBackward0
+// (cuDNN's backward in training mode; the formulas with running statistics or create_graph).
+Tensor batch_norm_cuda(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                       const Tensor& running_var, bool training, double momentum, double eps,
+                       detail::OpScope& op_scope) {
+  const int64_t C = x.size(1);
+  const bool batch_stats = training || !running_mean.defined();
+  const ScalarType xt = x.scalar_type(), pt = xt == kDouble ? kDouble : kFloat;  // cuDNN's parameter type
+  const TensorOptions po = TensorOptions().dtype(pt).device(x.device());
+  Tensor xc = detail::raw_contiguous(x, xt);
+  Tensor w = weight.defined() ? detail::raw_contiguous(weight, pt) : ones({C}, po);
+  Tensor b = bias.defined() ? detail::raw_contiguous(bias, pt) : zeros({C}, po);
+  Tensor out = detail::make_empty(x.sizes(), xt, x.device());
+  Tensor mean, rstd;
+  {
+    NoGradGuard ng;
+    if (batch_stats) {
+      mean = detail::make_empty({C}, pt, x.device());
+      rstd = detail::make_empty({C}, pt, x.device());
+      // cuDNN moves the running statistics in place: through (C) copies in its type when they are not that already
+      auto in_place = [&](const Tensor& r) {
+        return r.defined() && training ? (r.scalar_type() == pt && r.is_contiguous() ? r : r.to(pt).contiguous())
+                                       : Tensor();
+      };
+      Tensor rm = in_place(running_mean), rv = in_place(running_var);
+      detail::cudnn_batch_norm_forward(xc, w, b, out, rm, rv, true, momentum, eps, mean, rstd);
+      if (rm.defined() && !rm.is_same(running_mean)) running_mean.copy_(rm);
+      if (rv.defined() && !rv.is_same(running_var)) running_var.copy_(rv);
+    } else {
+      mean = detail::raw_contiguous(running_mean, pt);
+      Tensor rv = detail::raw_contiguous(running_var, pt);
+      detail::cudnn_batch_norm_forward(xc, w, b, out, mean, rv, false, momentum, eps, Tensor(), Tensor());
+      rstd = (rv + eps).rsqrt();
+    }
+  }
+  op_scope.set_output(out);
+  if (autograd::needs_grad(x, weight, bias)) {
+    std::vector<int64_t> bshape(size_t(x.dim()), 1);
+    bshape[1] = C;
+    std::vector<int64_t> dims{0};
+    for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+    const ScalarType bias_type = bias.defined() ? bias.scalar_type() : xt;
+    autograd::record(
+        "CudnnBatchNormBackward0", autograd::collect_edges({x, weight, bias}), {&out},
+        {autograd::input(x), autograd::input(weight), autograd::input(mean), autograd::input(rstd)},
+        [=](autograd::BackwardContext& c) {
+          if (GradMode::is_enabled() || !batch_stats)
+            return bn_formula_grads(c, batch_stats, dims, bshape, eps, bias_type);
+          const Tensor& xs = c.saved(0);
+          const Tensor& ws = c.saved(1);
+          Tensor gx = detail::make_empty(xs.sizes(), xt, xs.device());
+          Tensor gw = detail::make_empty({C}, pt, xs.device()), gb = detail::make_empty({C}, pt, xs.device());
+          detail::cudnn_batch_norm_backward(detail::raw_contiguous(xs, xt), detail::raw_contiguous(c.grad(), xt),
+                                            ws.defined() ? detail::raw_contiguous(ws, pt) : ones({C}, po),
+                                            c.saved(2), c.saved(3), eps, gx, gw, gb);
+          return variable_list{c.needs(0) ? gx : Tensor(),
+                               c.needs(1) && ws.defined() ? as_type(gw, ws.scalar_type()) : Tensor(),
+                               c.needs(2) ? as_type(gb, bias_type) : Tensor()};
+        });
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
@@ -244,7 +328,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
   const char* op = "batch_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x, weight, bias, running_mean, running_var});
-  detail::check_device(x, op);
+  detail::check_cuda_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got input of size ", x.sizes());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t N = x.size(0), C = x.size(1), S = C && N ? x.numel() / (N * C) : 0;
@@ -256,6 +340,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
            ": running_mean and running_var must both be given or both be undefined");
   const bool batch_stats = training || !running_mean.defined();
   GB_CHECK(!training || N * S > 1, "Expected more than 1 value per channel when training, got input size ", x.sizes());
+  if (x.is_cuda()) return batch_norm_cuda(x, weight, bias, running_mean, running_var, training, momentum, eps, op_scope);
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
@@ -341,13 +426,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
             else
               run(float{});
           } else {  // differentiable formulas (create_graph)
-            Tensor mean = c.saved(2).view(bshape), rstd = c.saved(3).view(bshape);
-            if (batch_stats) std::tie(mean, rstd) = backward_stats(xs, mean, rstd, dims, eps);
-            Tensor xhat = (xs - mean) * rstd;
-            Tensor gxhat = ws.defined() ? g * ws.view(bshape) : g;
-            if (c.needs(0)) gx = batch_stats ? normalized_input_grad(gxhat, xhat, rstd, dims) : gxhat * rstd;
-            if (c.needs(1)) gw = (g * xhat).sum(dims);
-            if (c.needs(2)) gb = g.sum(dims);
+            return bn_formula_grads(c, batch_stats, dims, bshape, eps, g.scalar_type());
           }
           return variable_list{as_type(gx, xs.scalar_type()), ws.defined() ? as_type(gw, ws.scalar_type()) : gw,
                                c.needs(2) ? as_type(gb, g.scalar_type()) : gb};

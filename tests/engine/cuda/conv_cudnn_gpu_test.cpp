@@ -24,7 +24,7 @@ const Geometry kGeometries[] = {
     {{2, 3, 8, 8}, {4, 3, 5, 5}, 3, 0, 1, 1, true},     // a 5x5 window at stride 3, no padding
 };
 
-double tolerance(gb::ScalarType t) {
+double conv_tolerance(gb::ScalarType t) {
   return t == gb::kDouble ? 1e-10 : t == gb::kFloat ? 2e-4 : t == gb::kHalf ? 1e-2 : 5e-2;
 }
 
@@ -38,7 +38,7 @@ void check_geometry(const Geometry& k, gb::ScalarType t) {
   gb::Tensor yg = gb::conv2d(xg, wg, k.bias ? bg : gb::Tensor(), k.stride, k.padding, k.dilation, k.groups);
   REQUIRE(yg.device() == kGpu);
   CHECK(yg.scalar_type() == t);
-  const double tol = tolerance(t);
+  const double tol = conv_tolerance(t);
   gbtest::check_close(yg, yc, tol, tol);
   gb::Tensor gy = gb::randn(yc.sizes()).to(t);
   yc.backward(gy);
