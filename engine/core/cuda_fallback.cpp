@@ -63,5 +63,10 @@ void copy(const CopyLaunch&) { cuda::check_device_index(-1); }
 void memcpy(void*, int, const void*, int, size_t, CopyKind, bool) { cuda::check_device_index(-1); }
 void reduce_rows(const ReduceLaunch&) { cuda::check_device_index(-1); }
 void gemm(const GemmLaunch&) { cuda::check_device_index(-1); }
+void max_pool2d_forward(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
+void max_pool2d_backward(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
+void max_pool2d_gather(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
+void window_mean_forward(const WindowMeanLaunch&) { cuda::check_device_index(-1); }
+void window_mean_backward(const WindowMeanLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

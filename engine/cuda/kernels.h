@@ -90,4 +90,44 @@ struct GemmLaunch {
 };
 void gemm(const GemmLaunch& l);
 
+// 2-d pooling over the last two dims of contiguous planes (planes = every leading dim), in the ops' compute types
+// (float or double: the entries convert 16-bit inputs first, as on the CPU). Each kernel reproduces the CPU's
+// arithmetic order, so float results are the CPU's bits; the backward ones gather per input element (no atomics:
+// deterministic).
+struct MaxPoolLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int64_t planes = 0, H = 0, W = 0, Ho = 0, Wo = 0;
+  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
+  const char* in = nullptr;
+  char* out = nullptr;
+  int64_t* idx = nullptr;  // flat h * W + w in the plane
+};
+// in (planes, H, W) -> out, idx (planes, Ho, Wo): each window's first maximum, row by row; its last NaN if any.
+void max_pool2d_forward(const MaxPoolLaunch& l);
+// in = the gradient (planes, Ho, Wo), idx -> out (planes, H, W): each input element the sum of the gradients whose
+// index names it, in output order.
+void max_pool2d_backward(const MaxPoolLaunch& l);
+// in (planes, H, W), idx -> out (planes, Ho, Wo) = in at idx (max pooling at known indices: the double backward).
+void max_pool2d_gather(const MaxPoolLaunch& l);
+
+// Window means: avg_pool2d's windows (kernel, stride, padding; count_include_pad; divisor_override, 0: none) or
+// adaptive_avg_pool2d's (start floor(o * in / out), end ceil((o + 1) * in / out)), the CPU's Windows exactly.
+struct WindowMeanLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int64_t planes = 0, H = 0, W = 0, Ho = 0, Wo = 0;
+  bool adaptive = false;
+  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0;
+  bool count_include_pad = true;
+  int64_t divisor_override = 0;
+  const char* in = nullptr;
+  char* out = nullptr;
+};
+// in (planes, H, W) -> out (planes, Ho, Wo) = each window's sum / its divisor.
+void window_mean_forward(const WindowMeanLaunch& l);
+// in = the gradient (planes, Ho, Wo) -> out (planes, H, W): each input element the sum of g / divisor over the
+// windows holding it.
+void window_mean_backward(const WindowMeanLaunch& l);
+
 }  // namespace gb::cuda_kernels

@@ -3,7 +3,7 @@
 // Every pooling op here is, for fixed windows (or fixed argmax indices), a linear map from input planes to output
 // planes. Each is written as a pair of raw kernels, the map and its adjoint, and each records the other as its
 // backward, so gradients of any order come for free. Kernels run over contiguous planes in float (f32, f16,
-// bf16) or double (f64), parallel over the N*C planes.
+// bf16) or double (f64), parallel over the N*C planes; on cuda the same maps run as cuda/pool.cu's kernels.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -14,6 +14,7 @@
 #include "autograd/record.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/kernels.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/nn.h"
 #include "ops/nn_util.h"
@@ -33,7 +34,7 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 
 void check_pool_input(const Tensor& x, const char* op) {
   detail::check_defined(x, op);
-  detail::check_device(x, op);
+  detail::check_cuda_device(x, op);
   bool ok = (x.dim() == 3 && x.size(0) != 0 && x.size(1) != 0 && x.size(2) != 0) ||
             (x.dim() == 4 && x.size(1) != 0 && x.size(2) != 0 && x.size(3) != 0);
   GB_CHECK(ok, op,
@@ -62,7 +63,20 @@ void with_compute_type(ScalarType t, const F& f) {
 
 struct PlaneDims {
   int64_t H, W, Ho, Wo;
+  std::array<int64_t, 2> k{1, 1}, s{1, 1}, p{0, 0}, dil{1, 1};  // max pooling's window (its cuda kernels read it)
 };
+
+// The launch record of max pooling's cuda kernels for planes of d in compute type ct.
+cuda_kernels::MaxPoolLaunch max_launch(const PlaneDims& d, ScalarType ct, int64_t planes, const Tensor& on) {
+  cuda_kernels::MaxPoolLaunch l;
+  l.device = int(on.device().index());
+  l.dtype = ct;
+  l.planes = planes;
+  l.H = d.H, l.W = d.W, l.Ho = d.Ho, l.Wo = d.Wo;
+  l.kH = d.k[0], l.kW = d.k[1], l.sH = d.s[0], l.sW = d.s[1], l.pH = d.p[0], l.pW = d.p[1], l.dH = d.dil[0],
+  l.dW = d.dil[1];
+  return l;
+}
 
 Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d);
 
@@ -79,10 +93,16 @@ Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
     const int64_t* ip = idx.data_ptr<int64_t>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
-    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p)
-        for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
-    });
+    if (o.is_cuda()) {
+      cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
+      l.in = reinterpret_cast<const char*>(sp), l.out = reinterpret_cast<char*>(op), l.idx = const_cast<int64_t*>(ip);
+      cuda_kernels::max_pool2d_gather(l);
+    } else {
+      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p)
+          for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
+      });
+    }
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -106,13 +126,19 @@ Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
     const int64_t* ip = idx.data_ptr<int64_t>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
-    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        T* dst = op + p * in_plane;
-        std::fill(dst, dst + in_plane, T(0));
-        for (int64_t i = 0; i < out_plane; ++i) dst[ip[p * out_plane + i]] += gp[p * out_plane + i];
-      }
-    });
+    if (o.is_cuda()) {
+      cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
+      l.in = reinterpret_cast<const char*>(gp), l.out = reinterpret_cast<char*>(op), l.idx = const_cast<int64_t*>(ip);
+      cuda_kernels::max_pool2d_backward(l);
+    } else {
+      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          T* dst = op + p * in_plane;
+          std::fill(dst, dst + in_plane, T(0));
+          for (int64_t i = 0; i < out_plane; ++i) dst[ip[p * out_plane + i]] += gp[p * out_plane + i];
+        }
+      });
+    }
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -133,9 +159,24 @@ struct Windows {
   const char* adjoint_name;             // the node of the adjoint's backward
   const char* op;                       // the forward op (its scope)
   const char* backward_op;              // the adjoint's op (its scope: it runs in backward)
+  cuda_kernels::WindowMeanLaunch cuda;  // the same windows by their parameters, for the cuda kernels
 };
 
 Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>& w);
+
+// Runs a window-mean cuda kernel over `planes` planes of w's windows, in o's device and compute type.
+template <typename T>
+void window_launch(const Windows& w, const Tensor& o, int64_t planes, const T* in, T* out,
+                   void (*kernel)(const cuda_kernels::WindowMeanLaunch&)) {
+  cuda_kernels::WindowMeanLaunch l = w.cuda;
+  l.device = int(o.device().index());
+  l.dtype = o.scalar_type();
+  l.planes = planes;
+  l.H = w.d.H, l.W = w.d.W, l.Ho = w.d.Ho, l.Wo = w.d.Wo;
+  l.in = reinterpret_cast<const char*>(in);
+  l.out = reinterpret_cast<char*>(out);
+  kernel(l);
+}
 
 // out[p][oh][ow] = sum(window) / div: (..., H, W) -> (..., Ho, Wo). Runs inside w->op's scope (its callers open it).
 Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
@@ -149,7 +190,10 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
     const T* xp = xc.template data_ptr<T>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
-    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    if (o.is_cuda())
+      window_launch(*w, o, planes, xp, op, cuda_kernels::window_mean_forward);
+    else
+      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = xp + p * in_plane;
         T* dst = op + p * out_plane;
@@ -184,7 +228,10 @@ Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>
     const T* gp = gc.template data_ptr<T>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
-    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+    if (o.is_cuda())
+      window_launch(*w, o, planes, gp, op, cuda_kernels::window_mean_backward);
+    else
+      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* src = gp + p * out_plane;
         T* dst = op + p * in_plane;
@@ -336,7 +383,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
   const int64_t Ho = pooled_size(H, a.k[0], a.p[0], a.s[0], a.d[0], ceil_mode);
   const int64_t Wo = pooled_size(W, a.k[1], a.p[1], a.s[1], a.d[1], ceil_mode);
   check_output_size(x, Ho, Wo, op);
-  PlaneDims d{H, W, Ho, Wo};
+  PlaneDims d{H, W, Ho, Wo, a.k, a.s, a.p, a.d};
   ScalarType dt = x.scalar_type();
   Tensor out, idx = detail::make_empty(with_plane(x, Ho, Wo), kInt64, x.device());
   with_compute_type(dt, [&](auto zero) {
@@ -347,8 +394,14 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
     T* op_ = o.template data_ptr<T>();
     int64_t* ip = idx.data_ptr<int64_t>();
     const int64_t out_plane = Ho * Wo, planes = o.numel() / out_plane;
-    parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain,
-                 [&](int64_t p0, int64_t p1) { max_pool_planes(xp, op_, ip, a, d, p0, p1); });
+    if (o.is_cuda()) {
+      cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
+      l.in = reinterpret_cast<const char*>(xp), l.out = reinterpret_cast<char*>(op_), l.idx = ip;
+      cuda_kernels::max_pool2d_forward(l);
+    } else {
+      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain,
+                   [&](int64_t p0, int64_t p1) { max_pool_planes(xp, op_, ip, a, d, p0, p1); });
+    }
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -381,6 +434,10 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
   w->adjoint_name = "AvgPool2DBackwardBackward0";
   w->op = op;
   w->backward_op = "avg_pool2d_backward";
+  w->cuda.kH = a.k[0], w->cuda.kW = a.k[1], w->cuda.sH = a.s[0], w->cuda.sW = a.s[1], w->cuda.pH = a.p[0],
+  w->cuda.pW = a.p[1];
+  w->cuda.count_include_pad = count_include_pad;
+  w->cuda.divisor_override = divisor_override.value_or(0);
   // PyTorch's windows: the padded extent (clipped at H + pad) counts toward count_include_pad's divisor
   std::vector<int64_t> hpad(Ho), wpad(Wo);
   for (int64_t oh = 0; oh < Ho; ++oh) {
@@ -410,7 +467,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x});
-  detail::check_device(x, op);
+  detail::check_cuda_device(x, op);
   GB_CHECK(output_size.size() == 1 || output_size.size() == 2, op, ": output_size must be 2, but got ",
            output_size.size(), " values ", output_size);
   bool ok = (x.dim() == 3 || x.dim() == 4) && x.size(-1) > 0 && x.size(-2) > 0 && (x.dim() == 3 || x.size(1) > 0);
@@ -426,6 +483,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   w->adjoint_name = "AdaptiveAvgPool2DBackwardBackward0";
   w->op = op;
   w->backward_op = "adaptive_avg_pool2d_backward";
+  w->cuda.adaptive = true;
   for (int64_t oh = 0; oh < Ho; ++oh) {  // start = floor(o * in / out), end = ceil((o + 1) * in / out)
     w->hs.push_back(oh * H / Ho);
     w->he.push_back(((oh + 1) * H + Ho - 1) / Ho);
