@@ -6,7 +6,7 @@
 // roles of input and output swapped.
 //
 // Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. On cuda, conv2d runs cuDNN
-// (cuda/conv_cudnn.h) in the operands' own dtype. The backward is not itself differentiable: asking for
+// (cuda/conv_cudnn.h) in the operands' own dtype, and conv_transpose2d on cuDNN's backward-data as its forward. The backward is not itself differentiable: asking for
 // create_graph through conv2d throws.
 #include <cblas.h>
 
@@ -342,8 +342,8 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   const char* op = "conv_transpose2d";
   detail::check_defined(x_in, op);
   detail::check_defined(weight, op, "weight");
-  detail::check_device(x_in, op);
-  detail::check_device(weight, op, "weight", x_in);
+  detail::check_cuda_device(x_in, op);
+  detail::check_cuda_device(weight, op, "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: ", x_in.sizes());
   GB_CHECK(weight.dim() == 4,
@@ -386,7 +386,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   GB_CHECK(g.H > 0 && g.W > 0, "conv_transpose2d: the output size (", g.H, " x ", g.W, ") is not positive for input ",
            x.sizes(), ", weight ", weight.sizes(), ", stride ", IntArrayRef(s), ", padding ", IntArrayRef(p));
   if (bias.defined()) {
-    detail::check_device(bias, op, "bias", x_in);
+    detail::check_cuda_device(bias, op, "bias", x_in);
     GB_CHECK(bias.dim() == 1 && bias.size(0) == g.C, "Given transposed=1, weight of size ", weight.sizes(),
              ", expected bias to be 1-dimensional with ", g.C, " elements, but got bias of size ", bias.sizes(),
              " instead");
@@ -397,11 +397,14 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   const int64_t in_elems = g.N * g.O * g.Ho * g.Wo, out_elems = g.N * g.C * g.H * g.W;
   op_scope.set_flops(2 * in_elems * g.Cg() * g.kH * g.kW + (bias.defined() ? out_elems : 0));
 
-  const ScalarType ct = detail::compute_type(x.scalar_type());
+  // on cuda cuDNN computes in the operands' own dtype
+  const ScalarType ct = x.is_cuda() ? x.scalar_type() : detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor wc = detail::raw_contiguous(weight, ct);
   Tensor out = detail::make_empty({g.N, g.C, g.H, g.W}, ct, x.device());
-  if (out.numel() > 0) {
+  if (out.is_cuda()) {
+    detail::cudnn_conv_backward(g, Tensor(), wc, xc, out, Tensor());
+  } else if (out.numel() > 0) {
     if (ct == kDouble)
       conv_backward<double>(g, nullptr, wc.data_ptr<double>(), xc.data_ptr<double>(), out.data_ptr<double>(), nullptr,
                             out.device());
@@ -422,7 +425,10 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
     record_conv_backward("conv_transpose2d", x, weight, bias, out,
                          [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
                            const Device dev = gyc.device();
-                           if (gyc.scalar_type() == kDouble) {
+                           if (dev.is_cuda()) {
+                             if (gx.defined()) detail::cudnn_conv_forward(g, gyc, wc, Tensor(), gx);
+                             if (gw.defined()) detail::cudnn_conv_backward(g, gyc, wc, xc, Tensor(), gw);
+                           } else if (gyc.scalar_type() == kDouble) {
                              if (gx.defined())
                                conv_forward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), nullptr,
                                                     gx.data_ptr<double>(), dev);

@@ -1,6 +1,6 @@
-// tests/engine/cuda/conv_cudnn_gpu_test.cpp — GPU tier: conv2d on cuda through cuDNN (engine/cuda/conv_cudnn.cpp)
-// against the cpu's conv2d, forward and all three gradients, over strides, padding, dilation, groups, 1x1 and an
-// empty batch, in float32 (TF32 off: exact up to summation order), float64, float16 and bfloat16; the algorithm
+// tests/engine/cuda/conv_cudnn_gpu_test.cpp — GPU tier: conv2d and conv_transpose2d on cuda through cuDNN
+// (engine/cuda/conv_cudnn.cpp) against the cpu's, forward and all three gradients, over strides, padding,
+// dilation, groups, 1x1 and an empty batch, in float32 (TF32 off: exact up to summation order), float64, float16 and bfloat16; the algorithm
 // cache and benchmark mode; deterministic mode's repeatable gradients; TF32 reaching cuDNN.
 #include "cuda/conv_cudnn.h"
 #include "support/check.h"
@@ -117,4 +117,33 @@ TEST_CASE("TF32 reaches cuDNN only when allowed") {
   CHECK(errtf < 0.5);  // TF32 keeps 10 mantissa bits: sums of 576 products
   // Hopper picks a TF32 algorithm for this shape when allowed; if cuDNN chose an FMA one anyway the two are equal
   CHECK(errtf >= err32);
+}
+
+TEST_CASE("conv_transpose2d on cuda (cuDNN's backward-data as its forward) equals the cpu's, with its gradients") {
+  gb::backends::cudnn::allow_tf32 = false;
+  struct Case {
+    std::vector<int64_t> x, w;
+    int64_t stride, padding, output_padding, groups, dilation;
+  };
+  for (gb::ScalarType t : {gb::kFloat, gb::kDouble})
+    for (const Case& k : {Case{{2, 4, 5, 6}, {4, 3, 3, 3}, 2, 1, 1, 1, 1}, Case{{1, 4, 7, 7}, {4, 2, 3, 3}, 1, 0, 0, 2, 2},
+                          Case{{3, 2, 4, 4}, {2, 5, 2, 2}, 2, 0, 0, 1, 1}}) {
+      CAPTURE(gb::to_string(t));
+      CAPTURE(k.x);
+      gb::manual_seed(45);
+      gb::Tensor x = gb::randn(k.x).to(t), w = gb::randn(k.w).to(t), b = gb::randn({k.w[1] * k.groups}).to(t);
+      gb::Tensor xc = x.clone().requires_grad_(), wc = w.clone().requires_grad_(), bc = b.clone().requires_grad_();
+      gb::Tensor xg = x.to(kGpu).requires_grad_(), wg = w.to(kGpu).requires_grad_(), bg = b.to(kGpu).requires_grad_();
+      gb::Tensor yc = gb::conv_transpose2d(xc, wc, bc, k.stride, k.padding, k.output_padding, k.groups, k.dilation);
+      gb::Tensor yg = gb::conv_transpose2d(xg, wg, bg, k.stride, k.padding, k.output_padding, k.groups, k.dilation);
+      const double tol = conv_tolerance(t);
+      gbtest::check_close(yg, yc, tol, tol);
+      gb::Tensor g = gb::randn(yc.sizes()).to(t);
+      yc.backward(g);
+      yg.backward(g.to(kGpu));
+      gbtest::check_close(xg.grad(), xc.grad(), tol, tol);
+      gbtest::check_close(wg.grad(), wc.grad(), tol * 4, tol * 4);
+      gbtest::check_close(bg.grad(), bc.grad(), tol * 4, tol * 4);
+    }
+  gb::backends::cudnn::allow_tf32 = true;
 }
