@@ -3,50 +3,15 @@
 // buffers' shapes, and an elementwise add against a device-to-device cudaMemcpy of the same bytes (the memory
 // bandwidth bound). Times are medians of CUDA-event-timed rounds after warm-up; JSON lines as bench/bench_common.h.
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <functional>
-#include <vector>
 
 #include <glassbox/glassbox.h>
 
 #include "bench_common.h"
+#include "gpu/gpu_timing.h"
 
 namespace {
-
-#define CHECK_CUDA(x)                                                              \
-  do {                                                                             \
-    cudaError_t e = (x);                                                           \
-    if (e != cudaSuccess) {                                                        \
-      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e));          \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
-
-// Median milliseconds of `reps` timed calls of fn on the default stream, after 3 warm-ups.
-double median_ms(const std::function<void()>& fn, int reps) {
-  for (int i = 0; i < 3; ++i) fn();
-  CHECK_CUDA(cudaDeviceSynchronize());
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    CHECK_CUDA(cudaEventRecord(a, nullptr));
-    fn();
-    CHECK_CUDA(cudaEventRecord(b, nullptr));
-    CHECK_CUDA(cudaEventSynchronize(b));
-    float t = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CHECK_CUDA(cudaEventDestroy(a));
-  CHECK_CUDA(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 void matmul(const char* name, gb::ScalarType dtype, cudaDataType_t type, cublasComputeType_t compute, int64_t n,
             bool tf32) {
@@ -54,11 +19,11 @@ void matmul(const char* name, gb::ScalarType dtype, cudaDataType_t type, cublasC
   const gb::TensorOptions o = gb::TensorOptions().device(gb::kCUDA).dtype(dtype);
   gb::Tensor a = gb::randn({n, n}, o), b = gb::randn({n, n}, o), c = gb::empty({n, n}, o);
   gb::NoGradGuard ng;
-  const double ours = median_ms([&] { (void)gb::mm(a, b); }, 10);
+  const double ours = bench::median_ms([&] { (void)gb::mm(a, b); }, 10);
   cublasHandle_t h;
   cublasCreate(&h);
   const float alpha = 1, beta = 0;
-  const double peer = median_ms(
+  const double peer = bench::median_ms(
       [&] {
         cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &alpha, b.data_ptr(), type, int(n),
                      a.data_ptr(), type, int(n), &beta, c.data_ptr(), type, int(n), compute, CUBLAS_GEMM_DEFAULT);
@@ -75,10 +40,10 @@ void matmul(const char* name, gb::ScalarType dtype, cudaDataType_t type, cublasC
 void elementwise(int64_t n) {
   gb::Tensor a = gb::randn({n}, gb::kCUDA), b = gb::randn({n}, gb::kCUDA);
   gb::NoGradGuard ng;
-  const double ours = median_ms([&] { (void)(a + b); }, 20);
+  const double ours = bench::median_ms([&] { (void)(a + b); }, 20);
   gb::Tensor dst = gb::empty({2 * n}, gb::kCUDA);
   // the peer moves the same bytes (two reads and a write: 3n floats) as a copy of 1.5n floats read and written
-  const double peer = median_ms(
+  const double peer = bench::median_ms(
       [&] { CHECK_CUDA(cudaMemcpyAsync(dst.data_ptr(), a.data_ptr(), size_t(n) * 6, cudaMemcpyDeviceToDevice)); }, 20);
   const double gbps = 3.0 * double(n) * 4 / (ours * 1e-3) / 1e9;
   bench::emit_vs("gpu_elementwise", "add_f32_" + std::to_string(n), ours, "ms", "cudaMemcpy_same_bytes", peer,

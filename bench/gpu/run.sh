@@ -24,8 +24,12 @@ echo "== configure (Release, sm_$arch)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$arch" \
   -DGLASSBOX_BUILD_SAMPLES=OFF > "$LOG/configure.log" 2>&1 || { tail -30 "$LOG/configure.log"; exit 2; }
 # the GPU tier is one executable (test_gpu: every tests/**/*_gpu_test.cpp); CTest runs each file as its own test
-echo "== build: glassbox, $(cd tests && ls engine/*/*_gpu_test.cpp | wc -l) gpu test files (test_gpu), bench_gpu_matmul"
-cmake --build "$BUILD" -j "$(nproc)" --target test_gpu bench_gpu_matmul > "$LOG/build.log" 2>&1 ||
+benches="bench_gpu_matmul"
+# bench_gpu_conv exists where the configure found cuDNN
+cmake --build "$BUILD" --target help 2>/dev/null | grep -q bench_gpu_conv && benches="$benches bench_gpu_conv"
+echo "== build: glassbox, $(cd tests && ls engine/*/*_gpu_test.cpp | wc -l) gpu test files (test_gpu), $benches"
+# shellcheck disable=SC2086
+cmake --build "$BUILD" -j "$(nproc)" --target test_gpu $benches > "$LOG/build.log" 2>&1 ||
   { grep -E "error|Error" "$LOG/build.log" | head -40; exit 2; }
 built=$(date +%s)
 
@@ -33,7 +37,7 @@ echo "== gpu tests"
 GLASSBOX_EXPECT_GPU=1 ctest --test-dir "$BUILD" -L gpu --output-on-failure -j 1 2>&1 | tee "$LOG/tests.log"
 tests_rc=${PIPESTATUS[0]}
 echo "== benchmarks"
-"$BUILD/bench/gpu/bench_gpu_matmul" 2>&1 | tee "$LOG/bench.jsonl"
+for b in $benches; do "$BUILD/bench/gpu/$b" 2>&1; done | tee "$LOG/bench.jsonl"
 done_at=$(date +%s)
 
 echo
@@ -54,7 +58,7 @@ for line in open(sys.argv[1]):
     if "metric" not in r:
         print(f"{r.get('bench', '?'):28s} {r}")
         continue
-    extra = ", ".join(f"{k} {v:.3g}" for k, v in r.items() if k in ("tflops", "of_cublas", "GB_per_s"))
+    extra = ", ".join(f"{k} {v:.3g}" for k, v in r.items() if k in ("tflops", "of_cublas", "of_cudnn", "GB_per_s"))
     print(f"{r['bench'] + ' ' + r['metric']:28s} {r['value']:.4g} {r['unit']} vs {r['peer']} {r['peer_value']:.4g}"
           f" ({extra})")
 PY
