@@ -32,7 +32,7 @@ int64_t padded_dim(const Tensor& x, size_t pair) { return x.dim() - 1 - int64_t(
 
 Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value) {
   detail::OpScope op_scope("constant_pad_nd", {x});
-  detail::check_device(x, "constant_pad_nd");
+  detail::check_cuda_device(x, "constant_pad_nd");
   check_pad_length(x, pad, "constant_pad_nd");
   std::vector<int64_t> shape = x.sizes().vec();
   Tensor src = detail::shallow_alias(x);

@@ -87,7 +87,7 @@ Tensor flip(const Tensor& a, IntArrayRef dims) {
 
 Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
   detail::OpScope op_scope("roll", {a});
-  detail::check_device(a, "roll");
+  detail::check_cuda_device(a, "roll");
   if (dims.empty()) {  // over the flattened tensor
     GB_CHECK(shifts.size() == 1, "roll: without dims, give one shift (got ", shifts.size(), "); with dims, one per dim");
     Tensor out = roll(a.flatten(), shifts, {0}).view(a.sizes());
@@ -112,7 +112,7 @@ Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
 
 Tensor repeat(const Tensor& a, IntArrayRef repeats) {
   detail::OpScope op_scope("repeat", {a});
-  detail::check_device(a, "repeat");
+  detail::check_cuda_device(a, "repeat");
   const int64_t nd = int64_t(repeats.size());
   GB_CHECK(nd >= a.dim(),
            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
