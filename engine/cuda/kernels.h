@@ -130,4 +130,24 @@ void window_mean_forward(const WindowMeanLaunch& l);
 // windows holding it.
 void window_mean_backward(const WindowMeanLaunch& l);
 
+// Row normalization forward (layer_norm, group_norm): x contiguous [rows, len] in the compute type (float or
+// double); each row's mean and biased variance accumulated in double (as the CPU), mean[r] and rstd[r] =
+// 1/sqrt(var + eps) written, then y = (x - mean) * rstd * w + b. groups == 0: layer_norm, w and b (either null)
+// indexed by the position in the row; groups > 0: group_norm, row r is group r % groups of a sample, w and b per
+// channel, channel (r % groups) * (len / S) + i / S for element i of the row, S elements per channel.
+struct RowNormLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int64_t rows = 0, len = 0;
+  int64_t groups = 0, S = 1;
+  double eps = 1e-5;
+  const char* x = nullptr;
+  const char* w = nullptr;
+  const char* b = nullptr;
+  char* y = nullptr;
+  char* mean = nullptr;
+  char* rstd = nullptr;
+};
+void row_norm_forward(const RowNormLaunch& l);
+
 }  // namespace gb::cuda_kernels

@@ -7,7 +7,8 @@
 // recomputed from x with gb ops so their own dependence on x is differentiated too. batch_norm's first-order
 // and layer_norm's first-order backwards (no create_graph) also have fused raw kernels, since they sit in every CNN
 // and Transformer training step. batch_norm on cuda runs cuDNN's kernels (cuda/batch_norm_cudnn.h) under PyTorch's
-// node for them, CudnnBatchNormBackward0.
+// node for them, CudnnBatchNormBackward0; layer_norm's and group_norm's forward on cuda one kernel per op
+// (cuda/norm.cu), their backward the formulas.
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/batch_norm_cudnn.h"
+#include "cuda/kernels.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -596,6 +598,25 @@ GB_ISA_VARIANTS(layer_norm_backward_rows,
 
 // layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type) through the
 // per-instruction-set row kernels.
+// layer_norm's (groups 0) or group_norm's (groups G, S elements per channel) forward on cuda: cuda/norm.cu's kernel
+// over xc's rows of len elements, in xc's compute type, the weight and bias made contiguous in it.
+void row_norm_cuda(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t len,
+                   int64_t groups, int64_t S, double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
+  const ScalarType ct = xc.scalar_type();
+  Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+  auto in = [](const Tensor& t) { return t.defined() ? static_cast<const char*>(t.data_ptr()) : nullptr; };
+  cuda_kernels::RowNormLaunch l;
+  l.device = int(xc.device().index());
+  l.dtype = ct;
+  l.rows = rows, l.len = len, l.groups = groups, l.S = S, l.eps = eps;
+  l.x = in(xc), l.w = in(wc), l.b = in(bc);
+  l.y = static_cast<char*>(out.data_ptr());
+  l.mean = static_cast<char*>(mean.data_ptr());
+  l.rstd = static_cast<char*>(rstd.data_ptr());
+  cuda_kernels::row_norm_forward(l);
+}
+
 void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D,
                              double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
   with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
@@ -672,7 +693,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   const char* op = "layer_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x, weight, bias});
-  detail::check_device(x, op);
+  detail::check_cuda_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t k = int64_t(normalized_shape.size());
   GB_CHECK(k >= 1, op,
@@ -689,6 +710,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   }
   for (const Tensor* t : {&weight, &bias}) {
     if (!t->defined()) continue;
+    detail::check_cuda_device(*t, op, t == &weight ? "weight" : "bias", x);
     GB_CHECK(t->sizes() == normalized_shape, "Expected ", t == &weight ? "weight" : "bias",
              " to be of same shape as normalized_shape, but got ", t == &weight ? "weight" : "bias", " of shape ",
              t->sizes(), " and normalized_shape = ", normalized_shape);
@@ -706,7 +728,10 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   Tensor mean = detail::make_empty(stat_shape, ct, x.device()), rstd = detail::make_empty(stat_shape, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // weight and bias run along the row
-  layer_norm_forward_rows(xc, weight, bias, M, D, eps, mean, rstd, out);
+  if (x.is_cuda())
+    row_norm_cuda(xc, weight, bias, M, D, 0, 1, eps, mean, rstd, out);
+  else
+    layer_norm_forward_rows(xc, weight, bias, M, D, eps, mean, rstd, out);
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 
@@ -774,7 +799,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   const char* op = "group_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x, weight, bias});
-  detail::check_device(x, op);
+  detail::check_cuda_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": Expected at least 2 dimensions for input tensor but received ", x.dim());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t N = x.size(0), C = x.size(1);
@@ -783,6 +808,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
            " and num_groups=", num_groups);
   for (const Tensor* t : {&weight, &bias}) {
     if (!t->defined()) continue;
+    detail::check_cuda_device(*t, op, t == &weight ? "weight" : "bias", x);
     GB_CHECK(t->dim() == 1 && t->numel() == C, "Expected ", t == &weight ? "weight" : "bias",
              " to be a vector of size equal to the number of channels in input, but got ",
              t == &weight ? "weight" : "bias", " of shape ", t->sizes(), " and input of shape ", x.sizes());
@@ -794,12 +820,16 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   Tensor mean = detail::make_empty({N, G, 1}, ct, x.device()), rstd = detail::make_empty({N, G, 1}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // a row is one group of one sample: Cg channels of S elements, each channel with its own weight and bias
-  with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
-    auto rows_fn = GB_PICK_ISA(group_norm_rows, T);
-    parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)),
-                 [&](int64_t r0, int64_t r1) { rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd); });
-  });
+  if (x.is_cuda())
+    row_norm_cuda(xc, weight, bias, N * G, D, G, S, eps, mean, rstd, out);
+  else
+    with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
+      using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
+      auto rows_fn = GB_PICK_ISA(group_norm_rows, T);
+      parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+        rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd);
+      });
+    });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 
