@@ -1,4 +1,5 @@
 // engine/core/factory.cpp — tensor factories: constant fills, ranges, eye, random draws, from_blob, from values.
+#include "cuda/philox.h"
 #include "glassbox/ops/factory.h"
 
 #include <cmath>
@@ -189,7 +190,10 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
 
 // ---- random ----
 
-void manual_seed(uint64_t seed) { g_default_generator.manual_seed(seed); }
+void manual_seed(uint64_t seed) {  // torch::manual_seed: the cpu generator and every cuda device's
+  g_default_generator.manual_seed(seed);
+  cuda_kernels::philox_seed_all(seed);
+}
 Generator& default_generator() {
   if (t_generator_provider) return t_generator_provider();
   return t_generator_override ? *t_generator_override : g_default_generator;

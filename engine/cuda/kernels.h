@@ -150,4 +150,21 @@ struct RowNormLaunch {
 };
 void row_norm_forward(const RowNormLaunch& l);
 
+// Dropout on cuda: x contiguous, n elements of a floating dtype; mask[i] = 1 where kept (uniform < keep), else 0,
+// in x's dtype; out[i] = x[i] * mask[i] * scale (out null: the mask only). Element i takes number i % 4 of
+// Philox4x32-10's uniform4 at (seed, subsequence i / 4, offset): the same mask for any launch configuration; the op
+// reserves kDropoutOffsetIncrement numbers per subsequence (cuda/philox.h) for each call.
+constexpr uint64_t kDropoutOffsetIncrement = 4;
+struct DropoutLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int64_t n = 0;
+  double keep = 1, scale = 1;
+  uint64_t seed = 0, offset = 0;
+  const char* x = nullptr;
+  char* mask = nullptr;
+  char* out = nullptr;
+};
+void dropout(const DropoutLaunch& l);
+
 }  // namespace gb::cuda_kernels

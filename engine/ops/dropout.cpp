@@ -1,11 +1,15 @@
 // engine/ops/dropout.cpp — dropout and dropout_: zero each element with probability p, scale the rest by 1/(1-p).
 //
 // The keep-mask is drawn serially from gb::default_generator() in row-major order of x's shape, so a seed gives
-// the same mask on any thread count and for any strides of x. Backward (NativeDropoutBackward0) is g * mask * scale.
+// the same mask on any thread count and for any strides of x. On cuda, mask and output come from one kernel
+// (cuda/dropout.cu) drawing from the device's Philox generator (cuda/philox.h), the mask a function of the seed, the
+// call's offset and the element's index. Backward (NativeDropoutBackward0) is g * mask * scale.
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/kernels.h"
+#include "cuda/philox.h"
 #include "glassbox/core/generator.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -21,10 +25,31 @@ void check_p(double p, const char* op) {
 
 double keep_scale(double p) { return p < 1 ? 1.0 / (1.0 - p) : 0.0; }
 
+// The cuda kernel's launch for n elements of x's dtype on x's device, keeping with probability 1 - p; it takes the
+// next numbers of the device's generator.
+cuda_kernels::DropoutLaunch cuda_launch(const Tensor& x, int64_t n, double p) {
+  cuda_kernels::DropoutLaunch l;
+  l.device = int(x.device().index());
+  l.dtype = x.scalar_type();
+  l.n = n;
+  l.keep = 1.0 - p;
+  l.scale = keep_scale(p);
+  const cuda_kernels::PhiloxSeed s = cuda_kernels::philox_reserve(l.device, cuda_kernels::kDropoutOffsetIncrement);
+  l.seed = s.seed;
+  l.offset = s.offset;
+  return l;
+}
+
 // A contiguous tensor of the given shape, x's dtype and device, holding 1 where an element is kept (probability
 // 1 - p), else 0.
 Tensor draw_mask(const Tensor& x, double p, IntArrayRef sizes) {
   Tensor mask = detail::make_empty(sizes, x.scalar_type(), x.device());
+  if (mask.is_cuda()) {
+    cuda_kernels::DropoutLaunch l = cuda_launch(x, mask.numel(), p);
+    l.mask = static_cast<char*>(mask.data_ptr());
+    cuda_kernels::dropout(l);
+    return mask;
+  }
   Generator& gen = default_generator();
   const double q = 1.0 - p;
   if (detail::skip_kernel(mask)) return mask;  // meta: no draws (the generator does not advance)
@@ -40,6 +65,11 @@ Tensor draw_mask(const Tensor& x, double p) { return draw_mask(x, p, x.sizes());
 
 // out = x * mask * scale, elementwise (out may be x itself).
 void apply_mask(const Tensor& out, const Tensor& x, const Tensor& mask, double scale) {
+  if (out.is_cuda()) {
+    NoGradGuard ng;
+    detail::copy_into(out, x * mask * scale);
+    return;
+  }
   detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -50,7 +80,7 @@ void apply_mask(const Tensor& out, const Tensor& x, const Tensor& mask, double s
 
 void check_input(const Tensor& x, const char* op) {
   detail::check_defined(x, op);
-  detail::check_device(x, op);
+  detail::check_cuda_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
 }
 
@@ -62,9 +92,19 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   detail::OpScope op_scope("dropout", {x});
   check_input(x, "dropout");
   const double scale = keep_scale(p);
-  Tensor mask = draw_mask(x, p);
-  Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
-  apply_mask(out, x, mask, scale);
+  Tensor mask, out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+  if (x.is_cuda()) {  // mask and output in one kernel
+    mask = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+    Tensor xc = detail::shallow_alias(x).contiguous();
+    cuda_kernels::DropoutLaunch l = cuda_launch(x, x.numel(), p);
+    l.x = static_cast<const char*>(xc.data_ptr());
+    l.mask = static_cast<char*>(mask.data_ptr());
+    l.out = static_cast<char*>(out.data_ptr());
+    cuda_kernels::dropout(l);
+  } else {
+    mask = draw_mask(x, p);
+    apply_mask(out, x, mask, scale);
+  }
   op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)},

@@ -25,6 +25,13 @@ void synchronize(int64_t device_index = -1);
 // current one). Every entry to cuda:N calls it first, so the first error a user sees is the real one.
 void check_device_index(int64_t index);
 
+// torch::cuda::manual_seed / manual_seed_all: the seed of the current device's (or every device's) random
+// generator, which cuda random ops (dropout) draw from: Philox4x32-10 counters keyed by the seed, an offset that
+// each call advances past the numbers it used, and the element's index. gb::manual_seed seeds them too, as
+// torch::manual_seed does. Needs no device: the generators are host-side state until a kernel reads them.
+void manual_seed(uint64_t seed);
+void manual_seed_all(uint64_t seed);
+
 }  // namespace gb::cuda
 
 // torch.backends.cuda.matmul.allow_tf32: float32 matrix products on cuda may use TF32 tensor cores (10-bit
