@@ -3,8 +3,12 @@
 #include "glassbox/amp/grad_scaler.h"
 
 #include <cmath>
+#include <map>
+#include <utility>
 
+#include "cuda/kernels.h"
 #include "glassbox/autograd/grad_mode.h"
+#include "glassbox/ops/factory.h"
 #include "glassbox/core/error.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
@@ -51,6 +55,14 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
   const double inv_scale = double(float(1.0 / double(scale_)));
   bool found_inf = false;
   NoGradGuard no_grad;
+  // contiguous cuda gradients: one fused check-and-unscale launch per (device, dtype) and up to kMaxUnscaleTensors
+  // tensors, each device's verdict in a flag on it
+  std::map<std::pair<int, int>, cuda_kernels::UnscaleLaunch> launches;
+  std::map<int, Tensor> flags;
+  auto launch = [](cuda_kernels::UnscaleLaunch& l) {
+    cuda_kernels::non_finite_check_and_unscale(l);
+    l.count = 0;
+  };
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params()) {
       Tensor& g = p.mutable_grad();
@@ -58,11 +70,35 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
       GB_CHECK(g.scalar_type() != kHalf,
                "Attempting to unscale FP16 gradients. Keep the parameters (and so their "
                "gradients) in float32 and let autocast cast them.");
+      if (g.is_cuda() && g.is_contiguous() && g.is_floating_point()) {
+        const int device = int(g.device().index());
+        Tensor& flag = flags[device];
+        if (!flag.defined()) flag = zeros({1}, TensorOptions().dtype(kFloat).device(g.device()));
+        cuda_kernels::UnscaleLaunch& l = launches[{device, int(g.scalar_type())}];
+        if (l.count == cuda_kernels::kMaxUnscaleTensors) launch(l);
+        l.device = device;
+        l.dtype = g.scalar_type();
+        l.inv_scale = inv_scale;
+        l.found_inf = flag.data_ptr<float>();
+        l.data[l.count] = static_cast<char*>(g.data_ptr());
+        l.numel[l.count] = g.numel();
+        ++l.count;
+        continue;
+      }
       if (!found_inf && !gb::all(gb::isfinite(g)).item<bool>()) found_inf = true;
       g.mul_(inv_scale);
     }
+  for (auto& [key, l] : launches) launch(l);
   st.found_inf = found_inf;
+  st.device_flags.clear();
+  for (auto& [device, flag] : flags) st.device_flags.push_back(flag);
   st.stage = Stage::unscaled;
+}
+
+bool GradScaler::resolve(PerOptimizer& st) {
+  for (const Tensor& flag : st.device_flags) st.found_inf = st.found_inf || flag.item<float>() != 0.0f;
+  st.device_flags.clear();
+  return st.found_inf;
 }
 
 bool GradScaler::step(optim::Optimizer& optimizer) {
@@ -77,7 +113,7 @@ bool GradScaler::step(optim::Optimizer& optimizer) {
   if (st.stage == Stage::ready) unscale_(optimizer);
   PerOptimizer& now = per_optimizer_[&optimizer];
   bool stepped = false;
-  if (!now.found_inf) {
+  if (!resolve(now)) {
     optimizer.step();
     stepped = true;
   } else {
@@ -96,7 +132,7 @@ void GradScaler::update(std::optional<double> new_scale) {
     GB_CHECK(!per_optimizer_.empty(),
              "No inf checks were recorded prior to update(). Call step(optimizer) (or "
              "unscale_(optimizer)) after backward() and before update().");
-    for (const auto& [opt, st] : per_optimizer_) found_inf = found_inf || st.found_inf;
+    for (auto& [opt, st] : per_optimizer_) found_inf = resolve(st) || found_inf;
     // PyTorch's _amp_update_scale_
     if (found_inf) {
       scale_ = float(double(scale_) * options_.backoff_factor());

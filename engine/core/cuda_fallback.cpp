@@ -70,5 +70,6 @@ void window_mean_forward(const WindowMeanLaunch&) { cuda::check_device_index(-1)
 void window_mean_backward(const WindowMeanLaunch&) { cuda::check_device_index(-1); }
 void row_norm_forward(const RowNormLaunch&) { cuda::check_device_index(-1); }
 void dropout(const DropoutLaunch&) { cuda::check_device_index(-1); }
+void non_finite_check_and_unscale(const UnscaleLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

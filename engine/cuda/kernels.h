@@ -167,4 +167,19 @@ struct DropoutLaunch {
 };
 void dropout(const DropoutLaunch& l);
 
+// GradScaler's unscale on cuda, for up to kMaxUnscaleTensors contiguous gradients of one floating dtype on one
+// device per launch: every element multiplied by inv_scale in place, and *found_inf (a float on the device) set to 1
+// when any element was not finite (never cleared: the caller zeroes it once per check). One kernel for the list.
+constexpr int kMaxUnscaleTensors = 64;
+struct UnscaleLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int count = 0;
+  double inv_scale = 1;
+  char* data[kMaxUnscaleTensors] = {};
+  int64_t numel[kMaxUnscaleTensors] = {};
+  float* found_inf = nullptr;
+};
+void non_finite_check_and_unscale(const UnscaleLaunch& l);
+
 }  // namespace gb::cuda_kernels

@@ -23,6 +23,10 @@
 // float16 gradients are refused ("Attempting to unscale FP16 gradients."): keep fp32 master weights.
 // The scale is kept as a float32 number, as PyTorch's scale tensor is.
 //
+// On cuda the check and the unscale of an optimizer's gradients are one kernel per device and dtype (PyTorch's
+// _amp_foreach_non_finite_check_and_unscale_) writing a flag on the device; unscale_ does not wait for it, step()
+// reads it (the one synchronization of a step, as in PyTorch).
+//
 // enabled=false makes scale() return its argument, unscale_/update do nothing, step just call optimizer.step(),
 // get_scale() 1.0 and state_dict() empty. While a trace records, update() emits the counters "amp.grad_scale"
 // (the new scale) and "amp.found_inf" (1 when the step was skipped).
@@ -31,6 +35,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "glassbox/core/tensor.h"
 #include "glassbox/nn/options.h"
@@ -77,7 +82,10 @@ class GradScaler {
   struct PerOptimizer {
     Stage stage = Stage::ready;
     bool found_inf = false;
+    std::vector<Tensor> device_flags;  // cuda: the fused checks' flags, read (one sync) when the verdict is needed
   };
+  // found_inf with the device flags folded in (and cleared).
+  static bool resolve(PerOptimizer& st);
 
   GradScalerOptions options_;
   float scale_;
