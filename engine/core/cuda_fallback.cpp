@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda/kernels.h"
+#include "cuda/optim_kernels.h"
 #include "cuda/used_devices.h"
 #include "glassbox/core/cuda_stream.h"
 #include "glassbox/core/error.h"
@@ -71,5 +72,6 @@ void window_mean_backward(const WindowMeanLaunch&) { cuda::check_device_index(-1
 void row_norm_forward(const RowNormLaunch&) { cuda::check_device_index(-1); }
 void dropout(const DropoutLaunch&) { cuda::check_device_index(-1); }
 void non_finite_check_and_unscale(const UnscaleLaunch&) { cuda::check_device_index(-1); }
+void adam_update(const AdamLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

@@ -2,15 +2,19 @@
 // blocks split across the pool; each block updated by a plain loop the compiler vectorizes (sqrt included: this file
 // compiles with -fno-math-errno; like the whole engine, with -ffp-contract=off, so every ISA rounds alike), then, when
 // the statistics are due, read back from L1 with the monitor's bit tests (monitor/lanes.h), so it counts NaN, Inf
-// and zeros as the scans do.
+// and zeros as the scans do. Parameters on cuda go to one kernel per device and up to 24 parameters
+// (cuda/optim.cu), computing the same bits.
 #include "optim/adam_update.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "core/cpu_isa.h"
 #include "core/make.h"
+#include "cuda/optim_kernels.h"
 #include "optim/fused_list.h"
 
 namespace gb::optim::detail {
@@ -103,15 +107,85 @@ K coefs_of(const AdamCoefs& c) {
 
 float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr()) : nullptr; }
 
+void adam_cpu_update(const std::vector<AdamTensors>& items, std::vector<AdamStepSums>* sums);
+
+// An operand of the cuda pass: float32, contiguous, on p's device, of p's shape.
+bool cuda_operand(const Tensor& x, const Tensor& p) {
+  return x.defined() && x.is_cuda() && x.scalar_type() == kFloat && x.is_contiguous() && x.device() == p.device() &&
+         x.sizes() == p.sizes();
+}
+
+// The cuda pass: items grouped per device and kernel variant, kMaxAdamTensors to a launch (cuda/optim.cu).
+void adam_cuda_update(const std::vector<const AdamTensors*>& items) {
+  std::map<std::tuple<int, bool, bool>, cuda_kernels::AdamLaunch> launches;
+  for (const AdamTensors* t : items) {
+    const bool l2 = !t->c.decoupled && t->c.weight_decay != 0;
+    cuda_kernels::AdamLaunch& l = launches[{int(t->p.device().index()), t->c.amsgrad, l2}];
+    if (l.count == cuda_kernels::kMaxAdamTensors) {
+      cuda_kernels::adam_update(l);
+      l.count = 0;
+    }
+    l.device = int(t->p.device().index());
+    l.amsgrad = t->c.amsgrad;
+    l.l2 = l2;
+    const K k = coefs_of(t->c);
+    l.k[l.count] = cuda_kernels::AdamCoefsF{k.sign, k.decay, k.wd, k.b1, k.a1, k.b2, k.a2, k.bc2s, k.eps, k.neg_step};
+    l.p[l.count] = fp(t->p);
+    l.g[l.count] = fp(t->grad);
+    l.m[l.count] = fp(t->exp_avg);
+    l.v[l.count] = fp(t->exp_avg_sq);
+    l.vm[l.count] = t->c.amsgrad ? fp(t->max_exp_avg_sq) : nullptr;
+    l.n[l.count] = t->p.numel();
+    ++l.count;
+  }
+  for (auto& [key, l] : launches) cuda_kernels::adam_update(l);
+}
+
 }  // namespace
 
 bool adam_fusable(const AdamTensors& t) {
   auto ok = [&](const Tensor& x) { return fusable_operand(x, t.p); };
-  return ok(t.p) && ok(t.grad) && ok(t.exp_avg) && ok(t.exp_avg_sq) && (!t.c.amsgrad || ok(t.max_exp_avg_sq)) &&
-         t.p.numel() > 0;
+  if (ok(t.p) && ok(t.grad) && ok(t.exp_avg) && ok(t.exp_avg_sq) && (!t.c.amsgrad || ok(t.max_exp_avg_sq)) &&
+      t.p.numel() > 0)
+    return true;
+  // cuda: while no training monitor wants the step's statistics (the pass on the device does not measure them)
+  auto on_cuda = [&](const Tensor& x) { return cuda_operand(x, t.p); };
+  return on_cuda(t.p) && on_cuda(t.grad) && on_cuda(t.exp_avg) && on_cuda(t.exp_avg_sq) &&
+         (!t.c.amsgrad || on_cuda(t.max_exp_avg_sq)) && t.p.numel() > 0 && !monitor::detail::active();
 }
 
-void adam_fused_update(const std::vector<AdamTensors>& items, std::vector<AdamStepSums>* sums) {
+void adam_fused_update(const std::vector<AdamTensors>& all, std::vector<AdamStepSums>* sums) {
+  // the cuda items run on the device; the rest (cpu, meta) below, their sums in their places
+  std::vector<const AdamTensors*> on_cuda;
+  std::vector<AdamTensors> items;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].p.is_cuda()) {
+      on_cuda.push_back(&all[i]);
+    } else {
+      items.push_back(all[i]);
+      where.push_back(i);
+    }
+  }
+  adam_cuda_update(on_cuda);
+  for (const AdamTensors* t : on_cuda) {
+    gb::detail::bump_version(t->p);
+    gb::detail::bump_version(t->exp_avg);
+    gb::detail::bump_version(t->exp_avg_sq);
+    if (t->c.amsgrad) gb::detail::bump_version(t->max_exp_avg_sq);
+  }
+  std::vector<AdamStepSums> cpu_sums;
+  adam_cpu_update(items, sums ? &cpu_sums : nullptr);
+  if (sums) {
+    sums->assign(all.size(), AdamStepSums{});
+    for (size_t j = 0; j < where.size(); ++j) (*sums)[where[j]] = cpu_sums[j];
+  }
+}
+
+namespace {
+
+// The cpu pass (and meta: nothing computed) over items whose operands are all on the cpu.
+void adam_cpu_update(const std::vector<AdamTensors>& items, std::vector<AdamStepSums>* sums) {
   std::vector<K> coefs(items.size());
   std::vector<KernelFn> kernels(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
@@ -131,5 +205,7 @@ void adam_fused_update(const std::vector<AdamTensors>& items, std::vector<AdamSt
     if (t.c.amsgrad) gb::detail::bump_version(t.max_exp_avg_sq);
   }
 }
+
+}  // namespace
 
 }  // namespace gb::optim::detail

@@ -42,7 +42,9 @@ struct AdamTensors {
 using AdamStepSums = FusedStepSums;
 
 // True when the fused pass applies: every operand float32, on the cpu (or meta: the same state, nothing computed),
-// contiguous, of p's shape; the moments defined (max_exp_avg_sq too under amsgrad).
+// contiguous, of p's shape; the moments defined (max_exp_avg_sq too under amsgrad). Or every operand on p's cuda
+// device, the same way, while no training monitor is active (the device pass measures no statistics): those run
+// as cuda/optim.cu's multi-tensor kernel, the same bits as the cpu pass.
 bool adam_fusable(const AdamTensors& t);
 
 // Applies every item's update in place and bumps the version counters of what it wrote. `sums`: nullptr, or resized
