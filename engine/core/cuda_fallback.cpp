@@ -73,5 +73,6 @@ void row_norm_forward(const RowNormLaunch&) { cuda::check_device_index(-1); }
 void dropout(const DropoutLaunch&) { cuda::check_device_index(-1); }
 void non_finite_check_and_unscale(const UnscaleLaunch&) { cuda::check_device_index(-1); }
 void adam_update(const AdamLaunch&) { cuda::check_device_index(-1); }
+void sgd_update(const SgdLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

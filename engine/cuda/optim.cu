@@ -1,6 +1,6 @@
-// engine/cuda/optim.cu — the optimizers' fused updates on cuda (cuda/optim_kernels.h): one launch for up to
+// engine/cuda/optim.cu — the optimizers' fused updates on cuda (cuda/optim_kernels.h): Adam's one launch for up to
 // kMaxAdamTensors parameters (PyTorch's multi-tensor apply), blockIdx.y the parameter, a grid-stride loop over its
-// elements. The arithmetic is written with the round-to-nearest intrinsics (__fmul_rn, __fadd_rn, __fdiv_rn,
+// elements; SGD's one launch per parameter. The arithmetic is written with the round-to-nearest intrinsics (__fmul_rn, __fadd_rn, __fdiv_rn,
 // __fsqrt_rn), which nvcc never contracts into multiply-adds, so every element is the CPU pass's bits.
 #include <cstdint>
 
@@ -41,7 +41,28 @@ __global__ void adam_kernel(AdamLaunch l) {
   }
 }
 
+__global__ void sgd_kernel(SgdLaunch l) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < l.n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float d = __fadd_rn(__fmul_rn(l.sign, l.g[i]), __fmul_rn(l.wd, l.p[i]));
+    if (l.buf) {
+      const float b = __fadd_rn(__fmul_rn(l.momentum, l.buf[i]), __fmul_rn(l.damp1, d));
+      l.buf[i] = b;
+      l.p[i] = __fsub_rn(l.p[i], __fmul_rn(l.lr, __fadd_rn(__fmul_rn(l.nest_d, d), __fmul_rn(l.nest_buf, b))));
+    } else {
+      l.p[i] = __fsub_rn(l.p[i], __fmul_rn(l.lr, d));
+    }
+  }
+}
+
 }  // namespace
+
+void sgd_update(const SgdLaunch& l) {
+  if (l.n == 0) return;
+  DeviceGuard guard(l.device);
+  const int64_t want = (l.n + kThreads - 1) / kThreads;
+  sgd_kernel<<<unsigned(want > 4096 ? 4096 : want), kThreads, 0, current_stream(l.device)>>>(l);
+  GB_CUDA_CHECK(cudaGetLastError());
+}
 
 void adam_update(const AdamLaunch& l) {
   if (l.count == 0) return;

@@ -27,4 +27,17 @@ struct AdamLaunch {
 };
 void adam_update(const AdamLaunch& l);
 
+// SGD's update of one float32 contiguous parameter (optim/sgd_update.h's formulas as its cpu pass without
+// statistics computes them, the same bits): with buf, d = sign * g + wd * p, buf = momentum * buf + damp1 * d,
+// p -= lr * (nest_d * d + nest_buf * buf); without, p -= lr * (sign * g + wd * p).
+struct SgdLaunch {
+  int device = 0;
+  int64_t n = 0;
+  float lr = 0, momentum = 0, damp1 = 1, wd = 0, sign = 1, nest_d = 0, nest_buf = 1;
+  float* p = nullptr;
+  const float* g = nullptr;
+  float* buf = nullptr;
+};
+void sgd_update(const SgdLaunch& l);
+
 }  // namespace gb::cuda_kernels

@@ -10,8 +10,10 @@
 
 #include "core/make.h"
 #include "core/multiversion.h"
+#include "cuda/optim_kernels.h"
 #include "glassbox/core/parallel.h"
 #include "monitor/lanes.h"
+#include "monitor/monitor.h"
 #include "optim/step_sums.h"
 
 namespace gb::optim::detail {
@@ -127,7 +129,14 @@ GB_AVX2_CLONES void update_stats(float* p, const float* g, float* buf, int64_t n
 
 bool sgd_fusable(const Tensor& p, const Tensor& g, const Tensor& buf) {
   auto ok = [&](const Tensor& x) { return fusable_operand(x, p); };
-  return ok(p) && ok(g) && (!buf.defined() || ok(buf)) && p.numel() > 0;
+  if (ok(p) && ok(g) && (!buf.defined() || ok(buf)) && p.numel() > 0) return true;
+  // cuda: while no training monitor wants the step's statistics (the device pass does not measure them)
+  auto on_cuda = [&](const Tensor& x) {
+    return x.is_cuda() && x.scalar_type() == kFloat && x.is_contiguous() && x.device() == p.device() &&
+           x.sizes() == p.sizes();
+  };
+  return on_cuda(p) && on_cuda(g) && (!buf.defined() || on_cuda(buf)) && p.numel() > 0 &&
+         !monitor::detail::active();
 }
 
 void sgd_update(const Tensor& p, const Tensor& g, const Tensor& buf, const SgdCoefs& c, SgdStepSums* sums) {
@@ -144,7 +153,16 @@ void sgd_update(const Tensor& p, const Tensor& g, const Tensor& buf, const SgdCo
   const float* gd = static_cast<const float*>(g.data_ptr());
   float* bd = k.has_buf ? static_cast<float*>(buf.data_ptr()) : nullptr;
   const int64_t n = p.numel();
-  if (gb::detail::skip_kernel(p)) {  // meta: nothing to compute or measure
+  if (p.is_cuda()) {  // one kernel, the plain loop's bits (cuda/optim.cu)
+    cuda_kernels::SgdLaunch l;
+    l.device = int(p.device().index());
+    l.n = n;
+    l.lr = k.lr, l.momentum = k.momentum, l.damp1 = k.damp1, l.wd = k.wd, l.sign = k.sign, l.nest_d = k.nest_d,
+    l.nest_buf = k.nest_buf;
+    l.p = pd, l.g = gd, l.buf = bd;
+    cuda_kernels::sgd_update(l);
+    if (sums) *sums = {};
+  } else if (gb::detail::skip_kernel(p)) {  // meta: nothing to compute or measure
     if (sums) *sums = {};
   } else if (!sums) {
     parallel_for(0, n, kGrain,

@@ -33,7 +33,8 @@ struct SgdStepSums {
 };
 
 // True when the fused pass applies: p, g (and buf when given) float32, on the cpu (or meta: the same allocations,
-// nothing computed), contiguous, of one shape.
+// nothing computed), contiguous, of one shape; or all on p's cuda device the same way while no training monitor is
+// active (cuda/optim.cu's kernel: the plain loop's bits; no statistics).
 bool sgd_fusable(const Tensor& p, const Tensor& g, const Tensor& buf);
 
 // Applies the update in place (p, and buf when defined) and bumps their version counters. `sums`: nullptr, or
