@@ -9,6 +9,7 @@
 
 #include "cuda/kernels.h"
 #include "cuda/optim_kernels.h"
+#include "cuda/softmax_kernels.h"
 #include "cuda/used_devices.h"
 #include "glassbox/core/cuda_stream.h"
 #include "glassbox/core/error.h"
@@ -74,5 +75,7 @@ void dropout(const DropoutLaunch&) { cuda::check_device_index(-1); }
 void non_finite_check_and_unscale(const UnscaleLaunch&) { cuda::check_device_index(-1); }
 void adam_update(const AdamLaunch&) { cuda::check_device_index(-1); }
 void sgd_update(const SgdLaunch&) { cuda::check_device_index(-1); }
+void softmax_forward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
+void softmax_backward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

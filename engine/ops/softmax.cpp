@@ -20,6 +20,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/softmax_kernels.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
@@ -251,13 +252,33 @@ void softmax_columns(const T* x, T* y, int64_t C, int64_t inner, int64_t n) {
   }
 }
 
-// On cuda:N, composed of the CUDA kernels (amax, sub, exp, sum, div, log: four to five passes where the CPU makes
-// three), in float for the 16-bit dtypes as on the CPU, without autograd (the op records its own node). A fused
-// kernel is the faster form; this one is exact to the CPU's formula.
+// The launch record of cuda/softmax.cu's kernels for rows of len elements of t's dtype on t's device.
+cuda_kernels::SoftmaxLaunch row_launch(const Tensor& t, int64_t len, bool log) {
+  cuda_kernels::SoftmaxLaunch l;
+  l.device = int(t.device().index());
+  l.dtype = t.scalar_type();
+  l.len = len;
+  l.rows = len ? t.numel() / len : 0;
+  l.log = log;
+  return l;
+}
+
+// On cuda:N: over the last dim one fused kernel (cuda/softmax.cu); over another dim composed of the CUDA kernels
+// (amax, sub, exp, sum, div, log), in float for the 16-bit dtypes as on the CPU, without autograd (the op records
+// its own node).
 template <bool kLog>
 Tensor softmax_cuda(const Tensor& in, int64_t dim) {
   if (in.dim() == 0) return softmax_cuda<kLog>(in.reshape({1}), 0).reshape({});
   NoGradGuard ng;
+  if (dim == in.dim() - 1) {
+    Tensor x = detail::shallow_alias(in).contiguous();
+    Tensor out = detail::make_empty(in.sizes(), in.scalar_type(), in.device());
+    cuda_kernels::SoftmaxLaunch l = row_launch(x, x.size(dim), kLog);
+    l.in = static_cast<const char*>(x.data_ptr());
+    l.out = static_cast<char*>(out.data_ptr());
+    cuda_kernels::softmax_forward(l);
+    return out;
+  }
   const bool narrow = in.scalar_type() == kHalf || in.scalar_type() == kBFloat16;
   Tensor x = narrow ? in.to(kFloat) : in;
   Tensor z = x - x.amax({dim}, true);  // a NaN in the row makes the row NaN, as on the CPU
@@ -317,6 +338,19 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
 // Under create_graph (grad mode on in backward) the differentiable composite records its own graph.
 template <bool kLog>
 Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
+  if (!GradMode::is_enabled() && g.is_cuda() && y.is_cuda() && g.scalar_type() == y.scalar_type() &&
+      g.sizes() == y.sizes() && y.dim() > 0 && d == y.dim() - 1) {  // one kernel (cuda/softmax.cu)
+    detail::OpScope op_scope(kLog ? "log_softmax_backward" : "softmax_backward", {g, y});
+    Tensor gc = detail::shallow_alias(g).contiguous(), yc = detail::shallow_alias(y).contiguous();
+    Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
+    cuda_kernels::SoftmaxLaunch l = row_launch(yc, yc.size(d), kLog);
+    l.in = static_cast<const char*>(gc.data_ptr());
+    l.out_fwd = static_cast<const char*>(yc.data_ptr());
+    l.out = static_cast<char*>(out.data_ptr());
+    cuda_kernels::softmax_backward(l);
+    op_scope.set_output(out);
+    return out;
+  }
   if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() ||
       g.sizes() != y.sizes()) {
     if constexpr (kLog)

@@ -1,5 +1,6 @@
-// tests/engine/ops/softmax_gpu_test.cpp — GPU tier: softmax and log_softmax on cuda (composed of the CUDA kernels)
-// against the CPU, along every dim, in every floating dtype, with -inf and NaN rows, and their gradients.
+// tests/engine/ops/softmax_gpu_test.cpp — GPU tier: softmax and log_softmax on cuda (the last dim: one kernel each
+// way, engine/cuda/softmax.cu; other dims composed of the CUDA kernels) against the CPU, along every dim, in every
+// floating dtype, with -inf and NaN rows and rows longer than a block, and their gradients.
 #include <cmath>
 
 #include "support/check.h"
@@ -34,4 +35,20 @@ TEST_CASE("their gradients on cuda equal the cpu") {
   ((gb::softmax(x, 1) * w).sum() + (gb::log_softmax(x, 0) * w).sum()).backward();
   ((gb::softmax(xg, 1) * w.to(kGpu)).sum() + (gb::log_softmax(xg, 0) * w.to(kGpu)).sum()).backward();
   gbtest::check_close(xg.grad(), x.grad(), 1e-10, 1e-12);
+}
+
+TEST_CASE("rows longer than a block, and the fused backward in float32 and float16") {
+  gb::manual_seed(33);
+  for (gb::ScalarType t : {gb::kFloat, gb::kHalf}) {
+    CAPTURE(gb::to_string(t));
+    const double tol = t == gb::kFloat ? 1e-5 : 2e-3;
+    gb::Tensor x = (gb::randn({5, 3000}) * 3).to(t);
+    gbtest::check_close(gb::softmax(x.to(kGpu), -1), gb::softmax(x.to(gb::kFloat), -1).to(t), tol, tol);
+    gbtest::check_close(gb::log_softmax(x.to(kGpu), -1), gb::log_softmax(x.to(gb::kFloat), -1).to(t), tol, tol);
+    gb::Tensor xc = x.to(gb::kFloat).requires_grad_(), xg = x.to(kGpu).requires_grad_();
+    gb::Tensor w = gb::randn({5, 3000});
+    ((gb::softmax(xc, -1) * w).sum() + (gb::log_softmax(xc, -1) * w).sum()).backward();
+    ((gb::softmax(xg, -1) * w.to(t).to(kGpu)).sum() + (gb::log_softmax(xg, -1) * w.to(t).to(kGpu)).sum()).backward();
+    gbtest::check_close(xg.grad(), xc.grad().to(t), tol * 10, tol * 10);
+  }
 }
