@@ -51,17 +51,29 @@ struct Descs {
           "the weight") {}
 };
 
+// What both directions set up: x's device current, the thread's handle on its current stream, the descriptors.
+struct Call {
+  cuda_kernels::DeviceGuard guard;
+  cudnnHandle_t h;
+  Descs d;
+  ScalarType t;
+  explicit Call(const Tensor& x)
+      : guard(int(x.device().index())),
+        h(cuda_kernels::cudnn_handle(int(x.device().index()), kOp)),
+        d(x),
+        t(x.scalar_type()) {}
+};
+
 }  // namespace
 
 void cudnn_batch_norm_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
                               const Tensor& running_mean, const Tensor& running_var, bool training, double momentum,
                               double eps, const Tensor& save_mean, const Tensor& save_rstd) {
   if (x.numel() == 0) return;
-  const int device = int(x.device().index());
-  cuda_kernels::DeviceGuard guard(device);
-  cudnnHandle_t h = cuda_kernels::cudnn_handle(device, kOp);
-  Descs d(x);
-  const ScalarType t = x.scalar_type();
+  Call c(x);
+  const cudnnHandle_t h = c.h;
+  const Descs& d = c.d;
+  const ScalarType t = c.t;
   if (training)
     GB_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
         h, CUDNN_BATCHNORM_SPATIAL, cuda_kernels::cudnn_scalar(t, 1), cuda_kernels::cudnn_scalar(t, 0), d.x.d,
@@ -78,11 +90,10 @@ void cudnn_batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& 
                                const Tensor& save_rstd, double eps, const Tensor& gx, const Tensor& gw,
                                const Tensor& gb) {
   if (x.numel() == 0) return;
-  const int device = int(x.device().index());
-  cuda_kernels::DeviceGuard guard(device);
-  cudnnHandle_t h = cuda_kernels::cudnn_handle(device, kOp);
-  Descs d(x);
-  const ScalarType t = x.scalar_type();
+  Call c(x);
+  const cudnnHandle_t h = c.h;
+  const Descs& d = c.d;
+  const ScalarType t = c.t;
   const void* one = cuda_kernels::cudnn_scalar(t, 1);
   const void* zero = cuda_kernels::cudnn_scalar(t, 0);
   GB_CUDNN_CHECK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, one, zero, one, zero, d.x.d,
