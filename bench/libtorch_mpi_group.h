@@ -51,9 +51,8 @@ class MpiPeerGroup final : public c10d::ProcessGroup {
                     opts.reduceOp == c10d::ReduceOp::SUM,
                 "bench::MpiPeerGroup: one contiguous float32 tensor, SUM only");
     at::Tensor t = tensors[0];
-    return enqueue(tensors, [this, t] {
-      MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), int(t.numel()), MPI_FLOAT, MPI_SUM, comm_);
-    });
+    return enqueue(tensors,
+                   [this, t] { MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), int(t.numel()), MPI_FLOAT, MPI_SUM, comm_); });
   }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,

@@ -17,13 +17,13 @@
 
 namespace {
 
-#define CHECK_CUDNN(x)                                                        \
-  do {                                                                        \
-    cudnnStatus_t st_ = (x);                                                  \
-    if (st_ != CUDNN_STATUS_SUCCESS) {                                        \
-      std::fprintf(stderr, "%s failed: %s\n", #x, cudnnGetErrorString(st_));  \
-      std::exit(1);                                                           \
-    }                                                                         \
+#define CHECK_CUDNN(x)                                                       \
+  do {                                                                       \
+    cudnnStatus_t st_ = (x);                                                 \
+    if (st_ != CUDNN_STATUS_SUCCESS) {                                       \
+      std::fprintf(stderr, "%s failed: %s\n", #x, cudnnGetErrorString(st_)); \
+      std::exit(1);                                                          \
+    }                                                                        \
   } while (0)
 
 struct Shape {
@@ -92,14 +92,14 @@ void convolution(const Shape& s, gb::ScalarType dtype) {
   Peer p(s, t, half, x, w, gy, gx, gw);
   const float one = 1, zero = 0;
   auto peer_forward = [&] {
-    CHECK_CUDNN(cudnnConvolutionForward(p.h, &one, p.x, x.data_ptr(), p.w, w.data_ptr(), p.conv, p.fwd,
-                                        p.ws.data_ptr(), p.ws_bytes, &zero, p.y, y.data_ptr()));
+    CHECK_CUDNN(cudnnConvolutionForward(p.h, &one, p.x, x.data_ptr(), p.w, w.data_ptr(), p.conv, p.fwd, p.ws.data_ptr(),
+                                        p.ws_bytes, &zero, p.y, y.data_ptr()));
   };
   auto peer_backward = [&] {
     CHECK_CUDNN(cudnnConvolutionBackwardData(p.h, &one, p.w, w.data_ptr(), p.y, gy.data_ptr(), p.conv, p.bwd_data,
                                              p.ws.data_ptr(), p.ws_bytes, &zero, p.x, gx.data_ptr()));
-    CHECK_CUDNN(cudnnConvolutionBackwardFilter(p.h, &one, p.x, x.data_ptr(), p.y, gy.data_ptr(), p.conv,
-                                               p.bwd_filter, p.ws.data_ptr(), p.ws_bytes, &zero, p.w, gw.data_ptr()));
+    CHECK_CUDNN(cudnnConvolutionBackwardFilter(p.h, &one, p.x, x.data_ptr(), p.y, gy.data_ptr(), p.conv, p.bwd_filter,
+                                               p.ws.data_ptr(), p.ws_bytes, &zero, p.w, gw.data_ptr()));
   };
   const double flops = 2.0 * s.n * s.k * s.h * s.w * s.c * 9;
   const std::string name = std::string(s.name) + (half ? "_f16" : "_tf32");

@@ -38,10 +38,18 @@ void non_finite_check_and_unscale(const UnscaleLaunch& l) {
   const int64_t want = (longest + kThreads - 1) / kThreads;
   const dim3 grid(unsigned(want < 1 ? 1 : want > 1024 ? 1024 : want), unsigned(l.count));
   switch (l.dtype) {
-    case ScalarType::Float: unscale_kernel<float><<<grid, kThreads, 0, s>>>(l); break;
-    case ScalarType::Double: unscale_kernel<double><<<grid, kThreads, 0, s>>>(l); break;
-    case ScalarType::BFloat16: unscale_kernel<BFloat16><<<grid, kThreads, 0, s>>>(l); break;
-    case ScalarType::Half: unscale_kernel<Half><<<grid, kThreads, 0, s>>>(l); break;
+    case ScalarType::Float:
+      unscale_kernel<float><<<grid, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Double:
+      unscale_kernel<double><<<grid, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::BFloat16:
+      unscale_kernel<BFloat16><<<grid, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Half:
+      unscale_kernel<Half><<<grid, kThreads, 0, s>>>(l);
+      break;
     default:
       throw Error(detail::str_cat("GradScaler.unscale_ on cuda: gradients of ", to_string(l.dtype),
                                   " cannot be unscaled; keep the parameters in a floating dtype"));

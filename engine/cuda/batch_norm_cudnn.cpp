@@ -22,8 +22,8 @@ namespace {
 }
 }  // namespace
 
-void cudnn_batch_norm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                              const Tensor&, bool, double, double, const Tensor&, const Tensor&) {
+void cudnn_batch_norm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                              bool, double, double, const Tensor&, const Tensor&) {
   throw_no_cudnn();
 }
 void cudnn_batch_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double,
@@ -80,10 +80,10 @@ void cudnn_batch_norm_forward(const Tensor& x, const Tensor& w, const Tensor& b,
         x.data_ptr(), d.x.d, y.data_ptr(), d.p.d, w.data_ptr(), b.data_ptr(), momentum, ptr(running_mean),
         ptr(running_var), eps, save_mean.data_ptr(), save_rstd.data_ptr()));
   else
-    GB_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
-        h, CUDNN_BATCHNORM_SPATIAL, cuda_kernels::cudnn_scalar(t, 1), cuda_kernels::cudnn_scalar(t, 0), d.x.d,
-        x.data_ptr(), d.x.d, y.data_ptr(), d.p.d, w.data_ptr(), b.data_ptr(), running_mean.data_ptr(),
-        running_var.data_ptr(), eps));
+    GB_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, cuda_kernels::cudnn_scalar(t, 1),
+                                                           cuda_kernels::cudnn_scalar(t, 0), d.x.d, x.data_ptr(), d.x.d,
+                                                           y.data_ptr(), d.p.d, w.data_ptr(), b.data_ptr(),
+                                                           running_mean.data_ptr(), running_var.data_ptr(), eps));
 }
 
 void cudnn_batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& w, const Tensor& save_mean,
@@ -96,10 +96,9 @@ void cudnn_batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& 
   const ScalarType t = c.t;
   const void* one = cuda_kernels::cudnn_scalar(t, 1);
   const void* zero = cuda_kernels::cudnn_scalar(t, 0);
-  GB_CUDNN_CHECK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, one, zero, one, zero, d.x.d,
-                                                 x.data_ptr(), d.x.d, gy.data_ptr(), d.x.d, gx.data_ptr(), d.p.d,
-                                                 w.data_ptr(), gw.data_ptr(), gb.data_ptr(), eps,
-                                                 save_mean.data_ptr(), save_rstd.data_ptr()));
+  GB_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+      h, CUDNN_BATCHNORM_SPATIAL, one, zero, one, zero, d.x.d, x.data_ptr(), d.x.d, gy.data_ptr(), d.x.d, gx.data_ptr(),
+      d.p.d, w.data_ptr(), gw.data_ptr(), gb.data_ptr(), eps, save_mean.data_ptr(), save_rstd.data_ptr()));
 }
 
 #endif

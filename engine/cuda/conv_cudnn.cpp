@@ -142,7 +142,7 @@ struct Choice {
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   size_t workspace = 0;
 };
-using Key = std::tuple<int, int, int, int, bool, std::vector<int64_t>>;  // device, dtype, direction, math, det, geom
+using Key = std::tuple<int, int, int, int, bool, std::vector<int64_t> >;  // device, dtype, direction, math, det, geom
 
 std::mutex g_cache_mu;
 std::map<Key, Choice> g_cache;
@@ -173,9 +173,9 @@ Choice pick(const std::vector<Perf>& perf, int count, Direction dir, const ConvG
     return Choice{int(p.algo), p.mathType, p.memory};
   }
   throw Error(str_cat("conv2d on cuda: cuDNN offers no ", det ? "deterministic " : "", direction_name(dir),
-                      " algorithm for input (", g.N, ", ", g.C, ", ", g.H, ", ", g.W, "), weight (", g.O, ", ",
-                      g.Cg(), ", ", g.kH, ", ", g.kW, "), stride (", g.sH, ", ", g.sW, "), padding (", g.pH, ", ",
-                      g.pW, "), dilation (", g.dH, ", ", g.dW, "), groups ", g.groups,
+                      " algorithm for input (", g.N, ", ", g.C, ", ", g.H, ", ", g.W, "), weight (", g.O, ", ", g.Cg(),
+                      ", ", g.kH, ", ", g.kW, "), stride (", g.sH, ", ", g.sW, "), padding (", g.pH, ", ", g.pW,
+                      "), dilation (", g.dH, ", ", g.dW, "), groups ", g.groups,
                       det ? "; turn gb::backends::cudnn::deterministic off" : ""));
 }
 
@@ -241,8 +241,8 @@ void cudnn_conv_forward(const ConvGeom& g, const Tensor& x, const Tensor& w, con
   OpScope scope("cudnn_convolution_forward");
   Tensor ws = workspace(ch.workspace, x);
   GB_CUDNN_CHECK(cudnnConvolutionForward(c.h, c.scalar(1), c.x.d, x.data_ptr(), c.w.d, w.data_ptr(), c.conv.d,
-                                         cudnnConvolutionFwdAlgo_t(ch.algo), ptr(ws), ch.workspace, c.scalar(0),
-                                         c.y.d, y.data_ptr()));
+                                         cudnnConvolutionFwdAlgo_t(ch.algo), ptr(ws), ch.workspace, c.scalar(0), c.y.d,
+                                         y.data_ptr()));
   if (b.defined()) {
     TensorDesc bias(data_type(c.dtype), 1, g.O, 1, 1, "conv2d", "the bias");
     GB_CUDNN_CHECK(cudnnAddTensor(c.h, c.scalar(1), bias.d, b.data_ptr(), c.scalar(1), c.y.d, y.data_ptr()));
@@ -269,8 +269,8 @@ void cudnn_conv_backward(const ConvGeom& g, const Tensor& x, const Tensor& w, co
         [&](size_t bytes, int n, int* got, cudnnConvolutionBwdDataAlgoPerf_t* p) {
           Tensor ws = workspace(bytes, gy);
           GB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(c.h, c.w.d, w.data_ptr(), c.y.d, gy.data_ptr(),
-                                                                     c.conv.d, c.x.d, gx.data_ptr(), n, got, p,
-                                                                     ptr(ws), bytes));
+                                                                     c.conv.d, c.x.d, gx.data_ptr(), n, got, p, ptr(ws),
+                                                                     bytes));
         });
     GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, ch.math));
     OpScope scope("cudnn_convolution_backward_data");
@@ -284,21 +284,20 @@ void cudnn_conv_backward(const ConvGeom& g, const Tensor& x, const Tensor& w, co
     const Choice ch = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
         c, Direction::backward_filter, g,
         [&](int n, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
-          GB_CUDNN_CHECK(
-              cudnnGetConvolutionBackwardFilterAlgorithm_v7(c.h, c.x.d, c.y.d, c.conv.d, c.w.d, n, got, p));
+          GB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c.h, c.x.d, c.y.d, c.conv.d, c.w.d, n, got, p));
         },
         [&](size_t bytes, int n, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
           Tensor ws = workspace(bytes, gy);
-          GB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c.h, c.x.d, x.data_ptr(), c.y.d,
-                                                                       gy.data_ptr(), c.conv.d, c.w.d, gw.data_ptr(),
-                                                                       n, got, p, ptr(ws), bytes));
+          GB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c.h, c.x.d, x.data_ptr(), c.y.d, gy.data_ptr(),
+                                                                       c.conv.d, c.w.d, gw.data_ptr(), n, got, p,
+                                                                       ptr(ws), bytes));
         });
     GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, ch.math));
     OpScope scope("cudnn_convolution_backward_filter");
     Tensor ws = workspace(ch.workspace, gy);
-    GB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(c.h, c.scalar(1), c.x.d, x.data_ptr(), c.y.d, gy.data_ptr(),
-                                                  c.conv.d, cudnnConvolutionBwdFilterAlgo_t(ch.algo), ptr(ws),
-                                                  ch.workspace, c.scalar(0), c.w.d, gw.data_ptr()));
+    GB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(c.h, c.scalar(1), c.x.d, x.data_ptr(), c.y.d, gy.data_ptr(), c.conv.d,
+                                                  cudnnConvolutionBwdFilterAlgo_t(ch.algo), ptr(ws), ch.workspace,
+                                                  c.scalar(0), c.w.d, gw.data_ptr()));
   }
 }
 

@@ -48,10 +48,18 @@ void dropout(const DropoutLaunch& l) {
   const int64_t quads = (l.n + 3) / 4;
   const unsigned blocks = unsigned(std::min<int64_t>((quads + kThreads - 1) / kThreads, 65535));
   switch (l.dtype) {
-    case ScalarType::Float: dropout_kernel<float><<<blocks, kThreads, 0, s>>>(l); break;
-    case ScalarType::Double: dropout_kernel<double><<<blocks, kThreads, 0, s>>>(l); break;
-    case ScalarType::Half: dropout_kernel<Half><<<blocks, kThreads, 0, s>>>(l); break;
-    case ScalarType::BFloat16: dropout_kernel<BFloat16><<<blocks, kThreads, 0, s>>>(l); break;
+    case ScalarType::Float:
+      dropout_kernel<float><<<blocks, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Double:
+      dropout_kernel<double><<<blocks, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Half:
+      dropout_kernel<Half><<<blocks, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::BFloat16:
+      dropout_kernel<BFloat16><<<blocks, kThreads, 0, s>>>(l);
+      break;
     default:
       throw Error(detail::str_cat("dropout on cuda: expected a floating-point input, but got ", to_string(l.dtype)));
   }

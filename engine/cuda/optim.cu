@@ -1,6 +1,7 @@
 // engine/cuda/optim.cu — the optimizers' fused updates on cuda (cuda/optim_kernels.h): Adam's one launch for up to
 // kMaxAdamTensors parameters (PyTorch's multi-tensor apply), blockIdx.y the parameter, a grid-stride loop over its
-// elements; SGD's one launch per parameter. The arithmetic is written with the round-to-nearest intrinsics (__fmul_rn, __fadd_rn, __fdiv_rn,
+// elements; SGD's one launch per parameter. The arithmetic is written with the round-to-nearest intrinsics (__fmul_rn,
+// __fadd_rn, __fdiv_rn,
 // __fsqrt_rn), which nvcc never contracts into multiply-adds, so every element is the CPU pass's bits.
 #include <cstdint>
 

@@ -51,8 +51,7 @@ __global__ void max_pool_forward_kernel(MaxPoolLaunch l, const T* in, T* out, in
 
 // The output positions along one dim whose window (start o*s - p, taps every d, k of them) can hold position x:
 // [lo, hi), a superset the caller narrows by the index test.
-__device__ void reaching(int64_t x, int64_t k, int64_t s, int64_t p, int64_t d, int64_t out, int64_t& lo,
-                         int64_t& hi) {
+__device__ void reaching(int64_t x, int64_t k, int64_t s, int64_t p, int64_t d, int64_t out, int64_t& lo, int64_t& hi) {
   const int64_t first = x + p - (k - 1) * d;  // o*s >= first
   lo = first <= 0 ? 0 : first / s;
   hi = imin((x + p) / s + 1, out);
@@ -86,8 +85,7 @@ __global__ void max_pool_gather_kernel(MaxPoolLaunch l, const T* in, const int64
 }
 
 // One window along one dim, as the CPU's Windows: [start, end) clipped to the input, and its padded extent.
-__device__ void window(const WindowMeanLaunch& l, bool rows, int64_t o, int64_t& start, int64_t& end,
-                       int64_t& padded) {
+__device__ void window(const WindowMeanLaunch& l, bool rows, int64_t o, int64_t& start, int64_t& end, int64_t& padded) {
   const int64_t in = rows ? l.H : l.W, out = rows ? l.Ho : l.Wo;
   if (l.adaptive) {
     start = o * in / out;
@@ -106,9 +104,9 @@ __device__ double divisor(const WindowMeanLaunch& l, int64_t oh, int64_t ow) {
   int64_t hs, he, hp, ws, we, wp;
   window(l, true, oh, hs, he, hp);
   window(l, false, ow, ws, we, wp);
-  const double div = l.divisor_override        ? double(l.divisor_override)
+  const double div = l.divisor_override                     ? double(l.divisor_override)
                      : (!l.adaptive && l.count_include_pad) ? double(hp * wp)
-                                                : double((he - hs) * (we - ws));
+                                                            : double((he - hs) * (we - ws));
   return div > 0 ? div : 1.0;  // an empty window sums to 0
 }
 
@@ -185,8 +183,8 @@ void max_pool2d_forward(const MaxPoolLaunch& l) {
   const int64_t n = l.planes * l.Ho * l.Wo;
   run(l, n, "max_pool2d", [&](auto zero, unsigned blocks, cudaStream_t s) {
     using T = decltype(zero);
-    max_pool_forward_kernel<T><<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in),
-                                                           reinterpret_cast<T*>(l.out), l.idx, n);
+    max_pool_forward_kernel<T>
+        <<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), reinterpret_cast<T*>(l.out), l.idx, n);
   });
 }
 
@@ -194,8 +192,8 @@ void max_pool2d_backward(const MaxPoolLaunch& l) {
   const int64_t n = l.planes * l.H * l.W;
   run(l, n, "max_pool2d's backward", [&](auto zero, unsigned blocks, cudaStream_t s) {
     using T = decltype(zero);
-    max_pool_backward_kernel<T><<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), l.idx,
-                                                            reinterpret_cast<T*>(l.out), n);
+    max_pool_backward_kernel<T>
+        <<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), l.idx, reinterpret_cast<T*>(l.out), n);
   });
 }
 
@@ -203,8 +201,8 @@ void max_pool2d_gather(const MaxPoolLaunch& l) {
   const int64_t n = l.planes * l.Ho * l.Wo;
   run(l, n, "max_pool2d's double backward", [&](auto zero, unsigned blocks, cudaStream_t s) {
     using T = decltype(zero);
-    max_pool_gather_kernel<T><<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), l.idx,
-                                                          reinterpret_cast<T*>(l.out), n);
+    max_pool_gather_kernel<T>
+        <<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), l.idx, reinterpret_cast<T*>(l.out), n);
   });
 }
 
@@ -212,8 +210,8 @@ void window_mean_forward(const WindowMeanLaunch& l) {
   const int64_t n = l.planes * l.Ho * l.Wo;
   run(l, n, l.adaptive ? "adaptive_avg_pool2d" : "avg_pool2d", [&](auto zero, unsigned blocks, cudaStream_t s) {
     using T = decltype(zero);
-    window_mean_forward_kernel<T><<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in),
-                                                              reinterpret_cast<T*>(l.out), n);
+    window_mean_forward_kernel<T>
+        <<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), reinterpret_cast<T*>(l.out), n);
   });
 }
 
@@ -222,8 +220,8 @@ void window_mean_backward(const WindowMeanLaunch& l) {
   run(l, n, l.adaptive ? "adaptive_avg_pool2d's backward" : "avg_pool2d's backward",
       [&](auto zero, unsigned blocks, cudaStream_t s) {
         using T = decltype(zero);
-        window_mean_backward_kernel<T><<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in),
-                                                                   reinterpret_cast<T*>(l.out), n);
+        window_mean_backward_kernel<T>
+            <<<blocks, kThreads, 0, s>>>(l, reinterpret_cast<const T*>(l.in), reinterpret_cast<T*>(l.out), n);
       });
 }
 

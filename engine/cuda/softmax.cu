@@ -108,9 +108,15 @@ void dispatch(const SoftmaxLaunch& l, const char* op) {
   cudaStream_t s = current_stream(l.device);
   const unsigned blocks = unsigned(l.rows < 65535 ? l.rows : 65535);
   switch (l.dtype) {
-    case ScalarType::Float: kForward ? run_forward<float>(l, blocks, s) : run_backward<float>(l, blocks, s); break;
-    case ScalarType::Double: kForward ? run_forward<double>(l, blocks, s) : run_backward<double>(l, blocks, s); break;
-    case ScalarType::Half: kForward ? run_forward<Half>(l, blocks, s) : run_backward<Half>(l, blocks, s); break;
+    case ScalarType::Float:
+      kForward ? run_forward<float>(l, blocks, s) : run_backward<float>(l, blocks, s);
+      break;
+    case ScalarType::Double:
+      kForward ? run_forward<double>(l, blocks, s) : run_backward<double>(l, blocks, s);
+      break;
+    case ScalarType::Half:
+      kForward ? run_forward<Half>(l, blocks, s) : run_backward<Half>(l, blocks, s);
+      break;
     case ScalarType::BFloat16:
       kForward ? run_forward<BFloat16>(l, blocks, s) : run_backward<BFloat16>(l, blocks, s);
       break;

@@ -36,7 +36,7 @@ TEST_CASE("a non-finite gradient on cuda skips the step and backs the scale off"
   CHECK_FALSE(scaler.step(opt));
   scaler.update();
   CHECK(scaler.get_scale() == 128.0);
-  CHECK(gb::equal(a.detach().cpu(), gb::ones({1000})));  // not stepped
+  CHECK(gb::equal(a.detach().cpu(), gb::ones({1000})));      // not stepped
   gbtest::check_close(b.grad(), gb::full({10}, 2.0), 0, 0);  // unscaled all the same
 }
 

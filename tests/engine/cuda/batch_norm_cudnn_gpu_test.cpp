@@ -57,9 +57,9 @@ void check_module(BN cpu, const std::vector<int64_t>& shape, gb::ScalarType t) {
 TEST_CASE("BatchNorm2d and BatchNorm1d on cuda train and evaluate as on the cpu") {
   gb::manual_seed(51);
   check_module(gb::nn::BatchNorm2d(6), {4, 6, 5, 7}, gb::kFloat);
-  check_module(gb::nn::BatchNorm1d(5), {16, 5}, gb::kFloat);        // (N, C): one value per sample and channel
-  check_module(gb::nn::BatchNorm1d(3), {4, 3, 9}, gb::kFloat);      // (N, C, L)
-  check_module(gb::nn::BatchNorm2d(4), {3, 4, 6, 6}, gb::kHalf);    // float16 input, float32 parameters
+  check_module(gb::nn::BatchNorm1d(5), {16, 5}, gb::kFloat);      // (N, C): one value per sample and channel
+  check_module(gb::nn::BatchNorm1d(3), {4, 3, 9}, gb::kFloat);    // (N, C, L)
+  check_module(gb::nn::BatchNorm2d(4), {3, 4, 6, 6}, gb::kHalf);  // float16 input, float32 parameters
 }
 
 TEST_CASE("batch_norm on cuda in float64, without affine parameters or running statistics") {

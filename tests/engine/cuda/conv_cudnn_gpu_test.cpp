@@ -1,7 +1,7 @@
 // tests/engine/cuda/conv_cudnn_gpu_test.cpp — GPU tier: conv2d and conv_transpose2d on cuda through cuDNN
 // (engine/cuda/conv_cudnn.cpp) against the cpu's, forward and all three gradients, over strides, padding,
-// dilation, groups, 1x1 and an empty batch, in float32 (TF32 off: exact up to summation order), float64, float16 and bfloat16; the algorithm
-// cache and benchmark mode; deterministic mode's repeatable gradients; TF32 reaching cuDNN.
+// dilation, groups, 1x1 and an empty batch, in float32 (TF32 off: exact up to summation order), float64, float16 and
+// bfloat16; the algorithm cache and benchmark mode; deterministic mode's repeatable gradients; TF32 reaching cuDNN.
 #include "cuda/conv_cudnn.h"
 #include "support/check.h"
 
@@ -67,7 +67,8 @@ TEST_CASE("conv2d on cuda equals the cpu's, forward and backward, in every float
 }
 
 TEST_CASE("an empty batch gives empty outputs and zero weight gradients") {
-  gb::Tensor x = gb::randn({0, 3, 5, 5}).to(kGpu).requires_grad_(), w = gb::randn({4, 3, 3, 3}).to(kGpu).requires_grad_();
+  gb::Tensor x = gb::randn({0, 3, 5, 5}).to(kGpu).requires_grad_(),
+             w = gb::randn({4, 3, 3, 3}).to(kGpu).requires_grad_();
   gb::Tensor y = gb::conv2d(x, w, gb::Tensor(), 1, 1);
   CHECK(y.sizes() == std::vector<int64_t>{0, 4, 5, 5});
   y.sum().backward();
@@ -108,11 +109,17 @@ TEST_CASE("TF32 reaches cuDNN only when allowed") {
   gb::Tensor x = gb::randn({4, 64, 32, 32}), w = gb::randn({64, 64, 3, 3});
   gb::Tensor exact = gb::conv2d(x.to(gb::kDouble), w.to(gb::kDouble), gb::Tensor(), 1, 1);
   gb::backends::cudnn::allow_tf32 = false;
-  const double err32 =
-      (gb::conv2d(x.to(kGpu), w.to(kGpu), gb::Tensor(), 1, 1).cpu().to(gb::kDouble) - exact).abs().max().item().to_double();
+  const double err32 = (gb::conv2d(x.to(kGpu), w.to(kGpu), gb::Tensor(), 1, 1).cpu().to(gb::kDouble) - exact)
+                           .abs()
+                           .max()
+                           .item()
+                           .to_double();
   gb::backends::cudnn::allow_tf32 = true;
-  const double errtf =
-      (gb::conv2d(x.to(kGpu), w.to(kGpu), gb::Tensor(), 1, 1).cpu().to(gb::kDouble) - exact).abs().max().item().to_double();
+  const double errtf = (gb::conv2d(x.to(kGpu), w.to(kGpu), gb::Tensor(), 1, 1).cpu().to(gb::kDouble) - exact)
+                           .abs()
+                           .max()
+                           .item()
+                           .to_double();
   CHECK(err32 < 1e-3);
   CHECK(errtf < 0.5);  // TF32 keeps 10 mantissa bits: sums of 576 products
   // Hopper picks a TF32 algorithm for this shape when allowed; if cuDNN chose an FMA one anyway the two are equal
@@ -126,8 +133,9 @@ TEST_CASE("conv_transpose2d on cuda (cuDNN's backward-data as its forward) equal
     int64_t stride, padding, output_padding, groups, dilation;
   };
   for (gb::ScalarType t : {gb::kFloat, gb::kDouble})
-    for (const Case& k : {Case{{2, 4, 5, 6}, {4, 3, 3, 3}, 2, 1, 1, 1, 1}, Case{{1, 4, 7, 7}, {4, 2, 3, 3}, 1, 0, 0, 2, 2},
-                          Case{{3, 2, 4, 4}, {2, 5, 2, 2}, 2, 0, 0, 1, 1}}) {
+    for (const Case& k :
+         {Case{{2, 4, 5, 6}, {4, 3, 3, 3}, 2, 1, 1, 1, 1}, Case{{1, 4, 7, 7}, {4, 2, 3, 3}, 1, 0, 0, 2, 2},
+          Case{{3, 2, 4, 4}, {2, 5, 2, 2}, 2, 0, 0, 1, 1}}) {
       CAPTURE(gb::to_string(t));
       CAPTURE(k.x);
       gb::manual_seed(45);

@@ -50,12 +50,14 @@ TEST_CASE("layer_norm on cuda equals the cpu in every floating dtype, with its g
   }
   // a long row (more elements than a block has threads) and a one-element row
   gb::Tensor x = gb::randn({3, 5000});
-  check_norm(x, {}, {}, [](const gb::Tensor& v, const gb::Tensor&, const gb::Tensor&) {
-    return gb::layer_norm(v, {5000}, {}, {}, 1e-5);
-  }, 1e-5);
-  check_norm(gb::randn({6, 1}), {}, {}, [](const gb::Tensor& v, const gb::Tensor&, const gb::Tensor&) {
-    return gb::layer_norm(v, {1}, {}, {}, 1e-5);
-  }, 1e-6);
+  check_norm(
+      x, {}, {},
+      [](const gb::Tensor& v, const gb::Tensor&, const gb::Tensor&) { return gb::layer_norm(v, {5000}, {}, {}, 1e-5); },
+      1e-5);
+  check_norm(
+      gb::randn({6, 1}), {}, {},
+      [](const gb::Tensor& v, const gb::Tensor&, const gb::Tensor&) { return gb::layer_norm(v, {1}, {}, {}, 1e-5); },
+      1e-6);
 }
 
 TEST_CASE("group_norm on cuda equals the cpu, with its gradients") {
@@ -65,13 +67,17 @@ TEST_CASE("group_norm on cuda equals the cpu, with its gradients") {
     gb::Tensor x = (gb::randn({3, 12, 5, 6}) * 2 - 1).to(t), w = gb::rand({12}).to(t), b = gb::randn({12}).to(t);
     for (int64_t groups : {1, 3, 12}) {
       CAPTURE(groups);
-      check_norm(x, w, b, [groups](const gb::Tensor& v, const gb::Tensor& wv, const gb::Tensor& bv) {
-        return gb::group_norm(v, groups, wv, bv, 1e-5);
-      }, norm_tolerance(t));
+      check_norm(
+          x, w, b,
+          [groups](const gb::Tensor& v, const gb::Tensor& wv, const gb::Tensor& bv) {
+            return gb::group_norm(v, groups, wv, bv, 1e-5);
+          },
+          norm_tolerance(t));
     }
-    check_norm(x.reshape({3, 12, 30}), {}, {}, [](const gb::Tensor& v, const gb::Tensor&, const gb::Tensor&) {
-      return gb::group_norm(v, 4, {}, {}, 1e-5);
-    }, norm_tolerance(t));
+    check_norm(
+        x.reshape({3, 12, 30}), {}, {},
+        [](const gb::Tensor& v, const gb::Tensor&, const gb::Tensor&) { return gb::group_norm(v, 4, {}, {}, 1e-5); },
+        norm_tolerance(t));
   }
 }
 

@@ -56,13 +56,19 @@ TEST_CASE("Adam and AdamW on cuda give the cpu's fused pass's bits") {
 
 TEST_CASE("SGD on cuda gives the cpu's fused pass's bits") {
   check_same_bits([](std::vector<gb::Tensor> ps) { return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1)); });
-  check_same_bits([](std::vector<gb::Tensor> ps) {
-    return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-3));
-  }, false);
-  check_same_bits([](std::vector<gb::Tensor> ps) {
-    return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
-  }, false);
-  check_same_bits([](std::vector<gb::Tensor> ps) {
-    return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.5).dampening(0.2).maximize(true));
-  }, false);
+  check_same_bits(
+      [](std::vector<gb::Tensor> ps) {
+        return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-3));
+      },
+      false);
+  check_same_bits(
+      [](std::vector<gb::Tensor> ps) {
+        return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+      },
+      false);
+  check_same_bits(
+      [](std::vector<gb::Tensor> ps) {
+        return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.5).dampening(0.2).maximize(true));
+      },
+      false);
 }

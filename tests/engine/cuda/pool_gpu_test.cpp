@@ -44,8 +44,9 @@ TEST_CASE("max_pool2d on cuda: the cpu's values and indices, gradients of both o
       auto [vg, ig] = gb::max_pool2d_with_indices(x.to(kGpu), c.k, c.s, c.p, c.d, c.ceil);
       CHECK(gb::equal(vg.cpu(), vc));  // a maximum is one of the inputs: no rounding anywhere
       CHECK(gb::equal(ig.cpu(), ic));
-      check_pool(x.to(gb::kDouble).to(t), [&](const gb::Tensor& v) { return gb::max_pool2d(v, c.k, c.s, c.p, c.d, c.ceil); },
-                 t == gb::kHalf ? 1e-2 : 1e-6);
+      check_pool(
+          x.to(gb::kDouble).to(t), [&](const gb::Tensor& v) { return gb::max_pool2d(v, c.k, c.s, c.p, c.d, c.ceil); },
+          t == gb::kHalf ? 1e-2 : 1e-6);
     }
   }
   // a window holding NaN gives NaN and the NaN's index, as on the cpu; unbatched (C, H, W) input
@@ -64,13 +65,22 @@ TEST_CASE("avg_pool2d and adaptive_avg_pool2d on cuda equal the cpu's, gradients
     CAPTURE(gb::to_string(t));
     gb::Tensor x = gb::randn({2, 3, 10, 7}).to(t);
     const double tol = t == gb::kDouble ? 1e-12 : 1e-6;
-    check_pool(x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, 2); }, tol);
-    check_pool(x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, 3, 2, 1); }, tol);
-    check_pool(x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, 3, 2, 1, true, false); }, tol);
-    check_pool(x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, {3, 2}, {2, 3}, {1, 1}, true, true, 5); }, tol);
+    check_pool(
+        x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, 2); }, tol);
+    check_pool(
+        x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, 3, 2, 1); }, tol);
+    check_pool(
+        x, [](const gb::Tensor& v) { return gb::avg_pool2d(v, 3, 2, 1, true, false); }, tol);
+    check_pool(
+        x,
+        [](const gb::Tensor& v) {
+          return gb::avg_pool2d(v, {3, 2}, {2, 3}, {1, 1}, true, true, 5);
+        },
+        tol);
     for (std::vector<int64_t> size : {std::vector<int64_t>{1, 1}, {3, 3}, {4, 5}, {10, 7}, {13, 2}}) {
       CAPTURE(size);
-      check_pool(x, [&](const gb::Tensor& v) { return gb::adaptive_avg_pool2d(v, size); }, tol);
+      check_pool(
+          x, [&](const gb::Tensor& v) { return gb::adaptive_avg_pool2d(v, size); }, tol);
     }
   }
 }

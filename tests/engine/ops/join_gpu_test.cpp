@@ -14,9 +14,8 @@ TEST_CASE("cat and stack on cuda equal the cpu, with their gradients") {
     CHECK(gb::equal(gb::stack({a.to(kGpu), c.to(kGpu)}, d).cpu(), gb::stack({a, c}, d)));
   }
   // promotion (float + double -> double), a transposed input, the legacy 1-d empty input skipped
-  gb::Tensor out = gb::cat({a.to(kGpu), c.to(gb::kDouble).to(kGpu).transpose(1, 2).transpose(1, 2),
-                            gb::empty({0}).to(kGpu)},
-                           0);
+  gb::Tensor out =
+      gb::cat({a.to(kGpu), c.to(gb::kDouble).to(kGpu).transpose(1, 2).transpose(1, 2), gb::empty({0}).to(kGpu)}, 0);
   CHECK(out.scalar_type() == gb::kDouble);
   CHECK(gb::equal(out.cpu(), gb::cat({a.to(gb::kDouble), c.to(gb::kDouble)}, 0)));
   // gradients: slices of the incoming gradient
