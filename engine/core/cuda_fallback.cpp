@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "cuda/index_kernels.h"
 #include "cuda/kernels.h"
 #include "cuda/optim_kernels.h"
 #include "cuda/softmax_kernels.h"
@@ -77,5 +78,7 @@ void adam_update(const AdamLaunch&) { cuda::check_device_index(-1); }
 void sgd_update(const SgdLaunch&) { cuda::check_device_index(-1); }
 void softmax_forward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
 void softmax_backward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
+void index_select_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
+void index_add_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

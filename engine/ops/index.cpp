@@ -2,7 +2,9 @@
 // one_hot, and the accumulate op (index_add into zeros) that index_select's and embedding's backward run on.
 //
 // Every index is checked before any element moves: out of range throws gb::IndexError naming the op, the index
-// and the size of the dim. Negative indices are out of range here, as in PyTorch's index_select/gather.
+// and the size of the dim. Negative indices are out of range here, as in PyTorch's index_select/gather. On cuda,
+// index_select and embedding (and their backward) run cuda/index.cu's kernels; their indices are read back and
+// checked on the host first (a wait for the device, where PyTorch asserts on the device and loses the context).
 #include <algorithm>
 #include <cstring>
 
@@ -11,6 +13,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/index_kernels.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -24,7 +27,7 @@ namespace {
 constexpr int64_t kCopyGrain = 1 << 15;  // bytes below which a row copy stays on one thread
 
 void check_index_dtype(const Tensor& index, const char* op, const char* arg = "index") {
-  detail::check_device(index, op, arg);
+  detail::check_cuda_device(index, op, arg);
   GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op,
                 "(): Expected dtype int64 or int32 ", "for ", arg, ", but got ", to_string(index.scalar_type()),
                 ". Convert it with .to(gb::kInt64)");
@@ -33,7 +36,9 @@ void check_index_dtype(const Tensor& index, const char* op, const char* arg = "i
 // The values of an index tensor (any strides, int64 or int32) as int64. On meta: zeros (a meta index has no values;
 // the count, which is all that decides the shapes and allocations, is right).
 std::vector<int64_t> index_values(const Tensor& index, const char* op) {
-  Tensor c = detail::shallow_alias(index).contiguous();
+  // a cuda index is read on the host (it waits for the device): every index is checked before anything moves
+  Tensor c = detail::shallow_alias(index);
+  c = index.is_cuda() ? c.cpu().contiguous() : c.contiguous();
   std::vector<int64_t> out(c.numel());
   if (detail::skip_kernel(c)) return out;
   detail::dispatch_index(c.scalar_type(), op, [&](auto tag) {
@@ -68,12 +73,36 @@ Split3 split_at(IntArrayRef sizes, int64_t dim) {
   return s;
 }
 
-// out = a with dim replaced by idx.size() entries: out[o, i, :] = a[o, idx[i], :]. No autograd.
-Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64_t>& idx, bool keep_0d) {
+// The launch record of cuda/index.cu's kernels for a tensor of `sizes` indexed along dim by index (on the device,
+// flattened to int64 into `dev_idx`, which must outlive the launch).
+cuda_kernels::IndexRowsLaunch row_launch(IntArrayRef sizes, int64_t dim, const Tensor& index, ScalarType dtype,
+                                        Tensor& dev_idx) {
+  dev_idx = detail::shallow_alias(index).reshape({-1}).to(kInt64).contiguous();
+  Split3 s = split_at(sizes, dim);
+  cuda_kernels::IndexRowsLaunch l;
+  l.device = int(index.device().index());
+  l.dtype = dtype;
+  l.outer = s.outer, l.size = s.size, l.n = dev_idx.numel(), l.inner = s.inner;
+  l.idx = dev_idx.data_ptr<int64_t>();
+  return l;
+}
+
+// out = a with dim replaced by idx.size() entries: out[o, i, :] = a[o, idx[i], :]. No autograd. On cuda the
+// (checked) index tensor itself is read on the device.
+Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64_t>& idx, bool keep_0d,
+                           const Tensor& index) {
   std::vector<int64_t> shape = a.sizes().vec();
   if (!shape.empty()) shape[dim] = int64_t(idx.size());
   Tensor out = detail::make_empty(keep_0d ? std::vector<int64_t>{} : shape, a.scalar_type(), a.device());
   if (out.numel() == 0) return out;
+  if (a.is_cuda()) {
+    Tensor ac = detail::shallow_alias(a).contiguous(), dev_idx;
+    cuda_kernels::IndexRowsLaunch l = row_launch(a.sizes(), a.dim() == 0 ? 0 : dim, index, a.scalar_type(), dev_idx);
+    l.src = static_cast<const char*>(ac.data_ptr());
+    l.dst = static_cast<char*>(out.data_ptr());
+    cuda_kernels::index_select_rows(l);
+    return out;
+  }
   Tensor ac = detail::shallow_alias(a).contiguous();
   if (detail::skip_kernel(out)) return out;
   Split3 s = split_at(a.sizes(), dim);
@@ -99,7 +128,8 @@ Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int
   shape[dim] = int64_t(idx.size());
   Tensor t = device.is_meta() ? empty({int64_t(m.size())}, TensorOptions().dtype(kDouble).device(device))
                               : tensor(ArrayRef<double>(m), TensorOptions().dtype(kDouble));
-  return t.to(dtype).view(shape);
+  t = t.to(dtype);
+  return (device.is_cuda() ? t.to(device) : t).view(shape);
 }
 
 // out = zeros(sizes); out[o, idx[i], :] += g[o, i, :] for every i with idx[i] != skip. Differentiable: its backward
@@ -109,7 +139,19 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
                        std::vector<int64_t> sizes, int64_t skip, const char* op, const char* name) {
   detail::OpScope op_scope(op, {g, index});  // runs in backward (index_select's, embedding's)
   Tensor out = zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device()));
-  if (g.numel() > 0) {
+  if (g.numel() > 0 && g.is_cuda()) {  // atomic adds in float32 (float64 for float64), the 16-bit dtypes cast after
+    const ScalarType ct = g.scalar_type() == kDouble ? kDouble : kFloat;
+    Tensor acc = ct == g.scalar_type() ? out : zeros(sizes, TensorOptions().dtype(ct).device(g.device()));
+    Tensor gc = detail::shallow_alias(g).contiguous();
+    if (gc.scalar_type() != ct) gc = gc.to(ct);
+    Tensor dev_idx;
+    cuda_kernels::IndexRowsLaunch l = row_launch(sizes, dim, index, ct, dev_idx);
+    l.src = static_cast<const char*>(gc.data_ptr());
+    l.dst = static_cast<char*>(acc.data_ptr());
+    l.skip = skip;
+    cuda_kernels::index_add_rows(l);
+    if (!acc.is_same(out)) detail::copy_into(out, acc);
+  } else if (g.numel() > 0) {
     Tensor gc = detail::shallow_alias(g).contiguous();
     Split3 s = split_at(sizes, dim);
     const int64_t n = int64_t(idx.size());
@@ -155,7 +197,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
   detail::OpScope op_scope("index_select", {a, index});
-  detail::check_device(a, "index_select", "self");
+  detail::check_cuda_device(a, "index_select", "self");
   check_index_dtype(index, "index_select");
   detail::check_same_device(a, index, "index_select");
   GB_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector, got a ", index.dim(),
@@ -165,7 +207,7 @@ Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
   auto idx = checked_indices(index, size, dim, "index_select");
   GB_CHECK_INDEX(a.dim() > 0 || idx.size() == 1, "index_select(): Index to scalar can have only 1 value, got ",
                  idx.size(), " value(s)");
-  Tensor out = index_select_kernel(a, dim, idx, a.dim() == 0);
+  Tensor out = index_select_kernel(a, dim, idx, a.dim() == 0, index);
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("IndexSelectBackward0", {a}, out, {autograd::input(index)},
@@ -318,7 +360,7 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
   detail::OpScope op_scope("embedding", {weight, indices});
-  detail::check_device(weight, "embedding", "weight");
+  detail::check_cuda_device(weight, "embedding", "weight");
   check_index_dtype(indices, "embedding", "indices");
   detail::check_same_device(weight, indices, "embedding");
   GB_CHECK(weight.dim() == 2, "embedding(): 'weight' must be 2-D (num_embeddings, embedding_dim), got shape ",
@@ -327,7 +369,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   auto idx = checked_indices(indices, V, 0, "embedding");
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(D);
-  Tensor out = index_select_kernel(weight, 0, idx, false).view(shape);
+  Tensor out = index_select_kernel(weight, 0, idx, false, indices).view(shape);
   op_scope.set_output(out);
   // padding_idx < 0 means none (at::embedding's convention; torch.nn wraps negative values before calling it)
   if (autograd::needs_grad(weight))

@@ -1,0 +1,52 @@
+// tests/engine/ops/index_gpu_test.cpp — GPU tier: index_select and embedding on cuda (engine/cuda/index.cu) against
+// the cpu: along every dim, int64 and int32 indices, repeated indices accumulating in the backward, padding_idx,
+// float16 weights, double backward, and an out-of-range index refused before anything runs, naming it.
+#include "support/check.h"
+
+using gbtest::kGpu;
+
+TEST_CASE("index_select on cuda equals the cpu, with gradients of both orders") {
+  gb::manual_seed(121);
+  gb::Tensor a = gb::randn({4, 5, 6}, gb::kDouble);
+  for (gb::ScalarType it : {gb::kInt64, gb::kInt32})
+    for (int64_t dim : {0, 1, 2}) {
+      CAPTURE(dim);
+      gb::Tensor idx = gb::tensor({3, 0, 3, 1}, gb::kInt64).to(it);  // 3 twice: its gradient adds up
+      CHECK(gb::equal(gb::index_select(a.to(kGpu), dim, idx.to(kGpu)).cpu(), gb::index_select(a, dim, idx)));
+      gb::Tensor ac = a.clone().requires_grad_(), ag = a.to(kGpu).requires_grad_();
+      gb::Tensor gc = gb::autograd::grad({gb::index_select(ac, dim, idx).square().sum()}, {ac}, {}, true, true)[0];
+      gb::Tensor gg =
+          gb::autograd::grad({gb::index_select(ag, dim, idx.to(kGpu)).square().sum()}, {ag}, {}, true, true)[0];
+      gbtest::check_close(gg, gc, 1e-12, 1e-12);
+      gc.pow(3).sum().backward();
+      gg.pow(3).sum().backward();
+      gbtest::check_close(ag.grad(), ac.grad(), 1e-12, 1e-12);
+    }
+  CHECK_THROWS_WITH(gb::index_select(a.to(kGpu), 1, gb::tensor({0, 5}, gb::kInt64).to(kGpu)),
+                    doctest::Contains("index 5 is out of bounds for dimension 1 with size 5"));
+}
+
+TEST_CASE("embedding on cuda equals the cpu, with padding_idx and float16 weights") {
+  gb::manual_seed(122);
+  gb::Tensor w = gb::randn({10, 7});
+  gb::Tensor ids = gb::tensor({1, 4, 4, 9, 0, 4}, gb::kInt64).reshape({2, 3});
+  for (int64_t padding : {-1, 4}) {
+    CAPTURE(padding);
+    gb::Tensor wc = w.clone().requires_grad_(), wg = w.to(kGpu).requires_grad_();
+    gb::Tensor yc = gb::embedding(wc, ids, padding), yg = gb::embedding(wg, ids.to(kGpu), padding);
+    CHECK(gb::equal(yg.cpu(), yc));
+    gb::Tensor g = gb::randn({2, 3, 7});
+    yc.backward(g);
+    yg.backward(g.to(kGpu));
+    gbtest::check_close(wg.grad(), wc.grad(), 1e-6, 1e-6);  // row 4 three times, or none with padding_idx 4
+    CHECK(yg.grad_fn()->name() == "EmbeddingBackward0");
+  }
+  gb::Tensor wh = w.to(gb::kHalf).to(kGpu).requires_grad_();
+  gb::Tensor yh = gb::embedding(wh, ids.to(gb::kInt32).to(kGpu), -1);
+  CHECK(yh.scalar_type() == gb::kHalf);
+  yh.sum().backward();
+  CHECK(wh.grad().scalar_type() == gb::kHalf);
+  CHECK(wh.grad().cpu()[4][0].item().to_double() == 3.0);
+  CHECK_THROWS_WITH(gb::embedding(w.to(kGpu), gb::tensor({10}, gb::kInt64).to(kGpu), -1),
+                    doctest::Contains("index 10 is out of bounds"));
+}
