@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cuda/check.h"
+#include "cuda/multi_tensor.h"
 #include "cuda/kernels.h"
 #include "cuda/pointwise_ops.h"
 
@@ -33,10 +34,7 @@ void non_finite_check_and_unscale(const UnscaleLaunch& l) {
   if (l.count == 0) return;
   DeviceGuard guard(l.device);
   cudaStream_t s = current_stream(l.device);
-  int64_t longest = 0;
-  for (int i = 0; i < l.count; ++i) longest = l.numel[i] > longest ? l.numel[i] : longest;
-  const int64_t want = (longest + kThreads - 1) / kThreads;
-  const dim3 grid(unsigned(want < 1 ? 1 : want > 1024 ? 1024 : want), unsigned(l.count));
+  const dim3 grid = multi_tensor_grid(l.numel, l.count, kThreads);
   switch (l.dtype) {
     case ScalarType::Float:
       unscale_kernel<float><<<grid, kThreads, 0, s>>>(l);

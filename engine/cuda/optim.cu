@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda/check.h"
+#include "cuda/multi_tensor.h"
 #include "cuda/optim_kernels.h"
 
 namespace gb::cuda_kernels {
@@ -69,10 +70,7 @@ void adam_update(const AdamLaunch& l) {
   if (l.count == 0) return;
   DeviceGuard guard(l.device);
   cudaStream_t s = current_stream(l.device);
-  int64_t longest = 0;
-  for (int i = 0; i < l.count; ++i) longest = l.n[i] > longest ? l.n[i] : longest;
-  const int64_t want = (longest + kThreads - 1) / kThreads;
-  const dim3 grid(unsigned(want < 1 ? 1 : want > 1024 ? 1024 : want), unsigned(l.count));
+  const dim3 grid = multi_tensor_grid(l.n, l.count, kThreads);
   if (l.amsgrad && l.l2)
     adam_kernel<true, true><<<grid, kThreads, 0, s>>>(l);
   else if (l.amsgrad)
