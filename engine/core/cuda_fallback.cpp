@@ -80,5 +80,7 @@ void softmax_forward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
 void softmax_backward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
 void index_select_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 void index_add_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
+void gather_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
+void scatter_add_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

@@ -1,6 +1,9 @@
-// engine/cuda/index.cu — index_select's row gather and the row accumulation of its (and embedding's) backward
-// (cuda/index_kernels.h): one thread per element, grid-strided; the accumulation with atomicAdd, as PyTorch's
-// index_add on CUDA.
+// engine/cuda/index.cu — index_select's row gather and the row accumulation of its (and embedding's) backward,
+// gather and scatter_add (cuda/index_kernels.h): one thread per element, grid-strided; the accumulations with
+// atomicAdd, as PyTorch's index_add and scatter_add on CUDA.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
 
 #include "cuda/check.h"
@@ -38,7 +41,95 @@ __global__ void add_kernel(IndexRowsLaunch l, int64_t total) {
   }
 }
 
+// Element e's place in the indexed tensor: its coordinates in the index's shape, the one along dim from idx.
+__device__ int64_t place(const GatherLaunch& l, int64_t e) {
+  int64_t off = 0, rest = e;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    const int64_t c = rest % l.sizes[d];
+    rest /= l.sizes[d];
+    off += (d == l.dim ? l.idx[e] : c) * l.strides[d];
+  }
+  return off;
+}
+
+template <typename E>
+__global__ void gather_kernel(GatherLaunch l) {
+  const E* src = reinterpret_cast<const E*>(l.src);
+  E* dst = reinterpret_cast<E*>(l.dst);
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < l.numel; e += int64_t(gridDim.x) * blockDim.x)
+    dst[e] = src[place(l, e)];
+}
+
+__device__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
+__device__ void atomic_add(__half* p, __half v) { atomicAdd(p, v); }
+__device__ void atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }
+__device__ void atomic_add(int32_t* p, int32_t v) { atomicAdd(p, v); }
+__device__ void atomic_add(int64_t* p, int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // two's complement
+}
+
+template <typename T>
+__global__ void scatter_add_kernel(GatherLaunch l) {
+  const T* src = reinterpret_cast<const T*>(l.src);
+  T* dst = reinterpret_cast<T*>(l.dst);
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < l.numel; e += int64_t(gridDim.x) * blockDim.x)
+    atomic_add(dst + place(l, e), src[e]);
+}
+
 }  // namespace
+
+void gather_nd(const GatherLaunch& l) {
+  if (l.numel == 0) return;
+  DeviceGuard guard(l.device);
+  cudaStream_t s = current_stream(l.device);
+  switch (element_size(l.dtype)) {
+    case 1:
+      gather_kernel<uint8_t><<<blocks_for(l.numel), kThreads, 0, s>>>(l);
+      break;
+    case 2:
+      gather_kernel<uint16_t><<<blocks_for(l.numel), kThreads, 0, s>>>(l);
+      break;
+    case 4:
+      gather_kernel<uint32_t><<<blocks_for(l.numel), kThreads, 0, s>>>(l);
+      break;
+    default:
+      gather_kernel<uint64_t><<<blocks_for(l.numel), kThreads, 0, s>>>(l);
+      break;
+  }
+  GB_CUDA_CHECK(cudaGetLastError());
+}
+
+void scatter_add_nd(const GatherLaunch& l) {
+  if (l.numel == 0) return;
+  DeviceGuard guard(l.device);
+  cudaStream_t s = current_stream(l.device);
+  const unsigned b = blocks_for(l.numel);
+  switch (l.dtype) {
+    case ScalarType::Float:
+      scatter_add_kernel<float><<<b, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Double:
+      scatter_add_kernel<double><<<b, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Half:
+      scatter_add_kernel<__half><<<b, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::BFloat16:
+      scatter_add_kernel<__nv_bfloat16><<<b, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Int32:
+      scatter_add_kernel<int32_t><<<b, kThreads, 0, s>>>(l);
+      break;
+    case ScalarType::Int64:
+      scatter_add_kernel<int64_t><<<b, kThreads, 0, s>>>(l);
+      break;
+    default:
+      throw Error(detail::str_cat("scatter_add on cuda: adds float32/64, float16, bfloat16, int32 and int64, not ",
+                                  to_string(l.dtype), "; convert with .to(...) around it"));
+  }
+  GB_CUDA_CHECK(cudaGetLastError());
+}
 
 void index_select_rows(const IndexRowsLaunch& l) {
   const int64_t total = l.outer * l.n * l.inner;

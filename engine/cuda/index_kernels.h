@@ -26,4 +26,26 @@ void index_select_rows(const IndexRowsLaunch& l);
 // no fixed order).
 void index_add_rows(const IndexRowsLaunch& l);
 
+// gather / scatter_add over up to kMaxIndexDims dims: the iteration space is the index's shape (idx contiguous
+// int64, numel elements), `strides` the contiguous element strides of the tensor indexed along `dim` (gather's
+// source, scatter_add's destination); element e's place there is its coordinates with the one along dim replaced
+// by idx[e].
+constexpr int kMaxIndexDims = 8;
+struct GatherLaunch {
+  int device = 0;
+  ScalarType dtype = ScalarType::Float;
+  int ndim = 0, dim = 0;
+  int64_t numel = 0;
+  int64_t sizes[kMaxIndexDims] = {};    // the index's
+  int64_t strides[kMaxIndexDims] = {};  // the indexed tensor's (contiguous)
+  const int64_t* idx = nullptr;
+  const char* src = nullptr;
+  char* dst = nullptr;
+};
+// dst (contiguous, the index's shape) [e] = src [place(e)]; any dtype (moved as bytes).
+void gather_nd(const GatherLaunch& l);
+// dst [place(e)] += src (contiguous, the index's shape) [e], atomically (in no fixed order); float32/64, float16,
+// bfloat16 (each add rounded to the dtype, as the cpu's loop), int32, int64.
+void scatter_add_nd(const GatherLaunch& l);
+
 }  // namespace gb::cuda_kernels

@@ -3,8 +3,8 @@
 //
 // Every index is checked before any element moves: out of range throws gb::IndexError naming the op, the index
 // and the size of the dim. Negative indices are out of range here, as in PyTorch's index_select/gather. On cuda,
-// index_select and embedding (and their backward) run cuda/index.cu's kernels; their indices are read back and
-// checked on the host first (a wait for the device, where PyTorch asserts on the device and loses the context).
+// index_select, embedding (and their backward), gather and scatter_add run cuda/index.cu's kernels; their indices
+// are read back and checked on the host first (a wait for the device, where PyTorch asserts on the device and loses the context).
 #include <algorithm>
 #include <cstring>
 
@@ -260,11 +260,34 @@ Tensor cut_to(const Tensor& t, const Tensor& index) {
   return detail::make_view(t, index.sizes().vec(), t.strides().vec(), t.storage_offset());
 }
 
+// The launch record of cuda/index.cu's gather_nd / scatter_add_nd: the index's shape (a 0-d index as one element),
+// the contiguous strides of a tensor of `sizes` indexed along dim, the index on the device as int64 in `dev_idx`
+// (which must outlive the launch).
+cuda_kernels::GatherLaunch gather_launch(IntArrayRef sizes, int64_t dim, const Tensor& index, ScalarType dtype,
+                                         Tensor& dev_idx, const char* op) {
+  dev_idx = detail::shallow_alias(index).to(kInt64).contiguous();
+  cuda_kernels::GatherLaunch l;
+  l.device = int(index.device().index());
+  l.dtype = dtype;
+  l.ndim = int(std::max<int64_t>(index.dim(), 1));
+  GB_CHECK(l.ndim <= cuda_kernels::kMaxIndexDims, op, " on cuda: the index has ", index.dim(), " dims; at most ",
+           cuda_kernels::kMaxIndexDims, " are supported");
+  l.dim = int(index.dim() == 0 ? 0 : dim);
+  l.numel = index.numel();
+  const DimVector st = detail::contiguous_strides(sizes);
+  for (int d = 0; d < l.ndim; ++d) {
+    l.sizes[d] = index.dim() == 0 ? 1 : index.size(d);
+    l.strides[d] = sizes.empty() ? 1 : st[size_t(d)];
+  }
+  l.idx = dev_idx.data_ptr<int64_t>();
+  return l;
+}
+
 }  // namespace
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
   detail::OpScope op_scope("gather", {a, index});
-  detail::check_device(a, "gather", "self");
+  detail::check_cuda_device(a, "gather", "self");
   check_index_dtype(index, "gather");
   detail::check_same_device(a, index, "gather");
   dim = detail::wrap_dim(dim, a.dim(), "gather");
@@ -272,7 +295,13 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
   const int64_t size = a.dim() == 0 ? 1 : a.size(dim);
   check_indices_nd(index, size, dim, "gather");
   Tensor out = detail::make_empty(index.sizes(), a.scalar_type(), a.device());
-  if (out.numel() > 0) {
+  if (out.numel() > 0 && a.is_cuda()) {
+    Tensor ac = detail::shallow_alias(a).contiguous(), dev_idx;
+    cuda_kernels::GatherLaunch l = gather_launch(a.sizes(), dim, index, a.scalar_type(), dev_idx, "gather");
+    l.src = static_cast<const char*>(ac.data_ptr());
+    l.dst = static_cast<char*>(out.data_ptr());
+    cuda_kernels::gather_nd(l);
+  } else if (out.numel() > 0) {
     Tensor src = along_index(a, index, dim);
     const int64_t step = (a.dim() == 0 ? 0 : a.stride(dim)) * a.element_size();
     detail::dispatch_all(a.scalar_type(), "gather", [&](auto tag) {
@@ -302,8 +331,8 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
   GB_AUTOCAST(promote, scatter_add, a, dim, index, src);
   detail::OpScope op_scope("scatter_add", {a, index, src});
-  detail::check_device(a, "scatter_add", "self");
-  detail::check_device(src, "scatter_add", "src", a);
+  detail::check_cuda_device(a, "scatter_add", "self");
+  detail::check_cuda_device(src, "scatter_add", "src", a);
   check_index_dtype(index, "scatter_add");
   detail::check_same_device(a, index, "scatter_add");
   GB_CHECK_TYPE(a.scalar_type() == src.scalar_type(), "scatter_add(): Expected self.dtype to be equal to src.dtype, ",
@@ -314,7 +343,14 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
   check_indices_nd(index, size, dim, "scatter_add");
   Tensor out = detail::make_empty(a.sizes(), a.scalar_type(), a.device());
   detail::copy_into(out, a);
-  if (index.numel() > 0) {
+  if (index.numel() > 0 && a.is_cuda()) {
+    NoGradGuard ng;
+    Tensor from = detail::shallow_alias(cut_to(src, index)).contiguous(), dev_idx;
+    cuda_kernels::GatherLaunch l = gather_launch(a.sizes(), dim, index, a.scalar_type(), dev_idx, "scatter_add");
+    l.src = static_cast<const char*>(from.data_ptr());
+    l.dst = static_cast<char*>(out.data_ptr());
+    cuda_kernels::scatter_add_nd(l);
+  } else if (index.numel() > 0) {
     Tensor dst = along_index(out, index, dim);
     Tensor from = cut_to(src, index);
     const int64_t step = (a.dim() == 0 ? 0 : out.stride(dim)) * out.element_size();

@@ -1,6 +1,7 @@
-// tests/engine/ops/index_gpu_test.cpp — GPU tier: index_select and embedding on cuda (engine/cuda/index.cu) against
-// the cpu: along every dim, int64 and int32 indices, repeated indices accumulating in the backward, padding_idx,
-// float16 weights, double backward, and an out-of-range index refused before anything runs, naming it.
+// tests/engine/ops/index_gpu_test.cpp — GPU tier: index_select, embedding, gather and scatter_add on cuda
+// (engine/cuda/index.cu) against the cpu: along every dim, int64 and int32 indices, repeated indices accumulating,
+// padding_idx, float16 and int64 values, double backward, and an out-of-range index refused before anything runs,
+// naming it.
 #include "support/check.h"
 
 using gbtest::kGpu;
@@ -49,4 +50,36 @@ TEST_CASE("embedding on cuda equals the cpu, with padding_idx and float16 weight
   CHECK(wh.grad().cpu()[4][0].item().to_double() == 3.0);
   CHECK_THROWS_WITH(gb::embedding(w.to(kGpu), gb::tensor({10}, gb::kInt64).to(kGpu), -1),
                     doctest::Contains("index 10 is out of bounds"));
+}
+
+TEST_CASE("gather and scatter_add on cuda equal the cpu, with their gradients") {
+  gb::manual_seed(123);
+  gb::Tensor a = gb::randn({3, 5, 4}, gb::kDouble);
+  for (int64_t dim : {0, 1, 2}) {
+    CAPTURE(dim);
+    gb::Tensor idx = gb::randint(0, a.size(dim), {3, 2, 4}).clamp_max(a.size(dim) - 1);  // repeats included
+    if (dim != 0) idx = idx.narrow(0, 0, 3);
+    CHECK(gb::equal(gb::gather(a.to(kGpu), dim, idx.to(kGpu)).cpu(), gb::gather(a, dim, idx)));
+    gb::Tensor src = gb::randn(idx.sizes(), gb::kDouble);
+    gbtest::check_close(gb::scatter_add(a.to(kGpu), dim, idx.to(kGpu), src.to(kGpu)), gb::scatter_add(a, dim, idx, src),
+                        1e-12, 1e-12);
+    gb::Tensor ac = a.clone().requires_grad_(), ag = a.to(kGpu).requires_grad_();
+    gb::Tensor w = gb::randn(idx.sizes(), gb::kDouble);
+    (gb::gather(ac, dim, idx) * w).sum().backward();
+    (gb::gather(ag, dim, idx.to(kGpu)) * w.to(kGpu)).sum().backward();
+    gbtest::check_close(ag.grad(), ac.grad(), 1e-12, 1e-12);  // repeated indices add up
+  }
+  // a transposed (non-contiguous) self, int64 values, float16 adds, the index checked first
+  gb::Tensor t = gb::randn({4, 6}).t();
+  gb::Tensor i2 = gb::tensor({0, 3, 3, 1, 2, 0}, gb::kInt64).reshape({6, 1});
+  CHECK(gb::equal(gb::gather(t.to(kGpu), 1, i2.to(kGpu)).cpu(), gb::gather(t, 1, i2)));
+  gb::Tensor counts = gb::zeros({5}, gb::kInt64);
+  gb::Tensor ids = gb::tensor({1, 1, 4, 1}, gb::kInt64);
+  CHECK(gb::equal(gb::scatter_add(counts.to(kGpu), 0, ids.to(kGpu), gb::ones({4}, gb::kInt64).to(kGpu)).cpu(),
+                  gb::tensor({0, 3, 0, 0, 1}, gb::kInt64)));
+  gb::Tensor h = gb::scatter_add(gb::zeros({3}, gb::kHalf).to(kGpu), 0, gb::tensor({2, 2}, gb::kInt64).to(kGpu),
+                                 gb::full({2}, 0.5, gb::kHalf).to(kGpu));
+  CHECK(h.cpu()[2].item().to_double() == 1.0);
+  CHECK_THROWS_WITH(gb::gather(a.to(kGpu), 1, gb::full({3, 1, 4}, 5, gb::kInt64).to(kGpu)),
+                    doctest::Contains("index 5 is out of bounds for dimension 1 with size 5"));
 }
