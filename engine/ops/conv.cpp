@@ -6,8 +6,8 @@
 // roles of input and output swapped.
 //
 // Kernels compute in float (f32, f16, bf16) or double (f64) on contiguous copies. On cuda, conv2d runs cuDNN
-// (cuda/conv_cudnn.h) in the operands' own dtype, and conv_transpose2d on cuDNN's backward-data as its forward. The backward is not itself differentiable: asking for
-// create_graph through conv2d throws.
+// (cuda/conv_cudnn.h) in the operands' own dtype, and conv_transpose2d cuDNN's backward-data as its forward. The
+// backward is not itself differentiable: asking for create_graph through conv2d throws.
 #include <cblas.h>
 
 #include <algorithm>

@@ -289,7 +289,7 @@ Tensor batch_norm_cuda(const Tensor& x, const Tensor& weight, const Tensor& bias
       if (rm.defined() && !rm.is_same(running_mean)) running_mean.copy_(rm);
       if (rv.defined() && !rv.is_same(running_var)) running_var.copy_(rv);
     } else {
-      mean = detail::raw_contiguous(running_mean, pt);
+      mean = detail::raw_contiguous(running_mean, pt).clone();  // saved: the running mean may move before backward
       Tensor rv = detail::raw_contiguous(running_var, pt);
       detail::cudnn_batch_norm_forward(xc, w, b, out, mean, rv, false, momentum, eps, Tensor(), Tensor());
       rstd = (rv + eps).rsqrt();
