@@ -138,19 +138,20 @@ Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int
 Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>& idx, const Tensor& index,
                        std::vector<int64_t> sizes, int64_t skip, const char* op, const char* name) {
   detail::OpScope op_scope(op, {g, index});  // runs in backward (index_select's, embedding's)
-  Tensor out = zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device()));
-  if (g.numel() > 0 && g.is_cuda()) {  // atomic adds in float32 (float64 for float64), the 16-bit dtypes cast after
+  const bool on_cuda = g.numel() > 0 && g.is_cuda();
+  Tensor out = on_cuda ? Tensor() : zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device()));
+  if (on_cuda) {  // atomic adds in float32 (float64 for float64), the 16-bit dtypes cast after
+    NoGradGuard ng;
     const ScalarType ct = g.scalar_type() == kDouble ? kDouble : kFloat;
-    Tensor acc = ct == g.scalar_type() ? out : zeros(sizes, TensorOptions().dtype(ct).device(g.device()));
-    Tensor gc = detail::shallow_alias(g).contiguous();
-    if (gc.scalar_type() != ct) gc = gc.to(ct);
+    Tensor acc = zeros(sizes, TensorOptions().dtype(ct).device(g.device()));
+    Tensor gc = detail::shallow_alias(g).contiguous().to(ct);
     Tensor dev_idx;
     cuda_kernels::IndexRowsLaunch l = row_launch(sizes, dim, index, ct, dev_idx);
     l.src = static_cast<const char*>(gc.data_ptr());
     l.dst = static_cast<char*>(acc.data_ptr());
     l.skip = skip;
     cuda_kernels::index_add_rows(l);
-    if (!acc.is_same(out)) detail::copy_into(out, acc);
+    out = acc.to(g.scalar_type());  // no copy when it is acc's dtype
   } else if (g.numel() > 0) {
     Tensor gc = detail::shallow_alias(g).contiguous();
     Split3 s = split_at(sizes, dim);
