@@ -10,6 +10,7 @@
 #include "cuda/index_kernels.h"
 #include "cuda/kernels.h"
 #include "cuda/optim_kernels.h"
+#include "cuda/scan_kernels.h"
 #include "cuda/softmax_kernels.h"
 #include "cuda/used_devices.h"
 #include "glassbox/core/cuda_stream.h"
@@ -82,5 +83,12 @@ void index_select_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 void index_add_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 void gather_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
 void scatter_add_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
+void monitor_scan(const ScanLaunch&) { cuda::check_device_index(-1); }
+ScanSlot* scan_slots_alloc(int, int) {
+  cuda::check_device_index(-1);
+  return nullptr;
+}
+void scan_slots_free(int, ScanSlot*) {}
+void scan_slots_read(int, ScanSlot*, int, ScanSlot*) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

@@ -6,8 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include "glassbox/autograd/grad_mode.h"
 #include "glassbox/optim/optimizer.h"
+#include "monitor/deferred.h"
 #include "monitor/monitor.h"
 #include "monitor/run.h"
 #include "monitor/scan.h"
@@ -32,6 +37,8 @@ struct UpdateNote {
   const TensorImpl* param;
   double norm, param_norm_after;
   ScanResult grad;  // scanned: the gradient's statistics, measured by the optimizer's fused pass
+  // a parameter on a device (deferred.h): the scans of the update and of the parameter after it
+  int64_t update_ticket = -1, after_ticket = -1;
 };
 using Updates = std::vector<UpdateNote>;
 thread_local Updates* t_updates = nullptr;  // the open step's notes
@@ -213,6 +220,17 @@ void judge_update(Run& r, ParamState& st, double update, double param, int64_t s
 void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a) {
   if (!t_updates || !t_due) return;
   Busy busy;
+  if (deferrable(param) && a.defined() && a.numel() == param.numel()) {
+    // on a device: the update and the parameter after it made by the device's kernels, and scanned there
+    NoGradGuard no_grad;
+    const Tensor w = (b.defined() ? a / b : a) * coef_a;
+    const Tensor u = coef_p == 0 ? w : param * coef_p + w;
+    UpdateNote note{param.unsafe_impl(), std::nan(""), std::nan(""), {}};
+    note.update_ticket = defer_scan(u);
+    note.after_ticket = defer_scan(param + w);
+    t_updates->push_back(note);
+    return;
+  }
   const UpdateSums u = update_sums(param, coef_p, a, b, coef_a);
   t_updates->push_back({param.unsafe_impl(), u.norm(), u.param_norm_after(), {}});
 }
@@ -257,6 +275,29 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   if (trace::detail::g_step_scopes.load(std::memory_order_relaxed) == 0 && !r.auto_started) start_auto_steps_locked();
   const int64_t step = current_step();
   const bool due = stats_due(r, step);
+  // Gradients (and parameters without an update note) on a device: scanned together, then everything deferred
+  // this step is judged in order, and read back once.
+  std::unordered_map<const TensorImpl*, std::pair<int64_t, int64_t>> tickets;  // param -> (grad, param) scans
+  if (due && !skipped) {
+    std::vector<Tensor> grads, params;
+    for (const auto& group : opt.param_groups())
+      for (const Tensor& p : group.params())
+        if (p.grad().defined() && deferrable(p.grad())) {
+          bool noted = false;
+          for (const auto& u : updates) noted = noted || (u.param == p.unsafe_impl() && u.after_ticket >= 0);
+          grads.push_back(p.grad());
+          params.push_back(noted ? Tensor() : p);
+        }
+    lock.unlock();
+    const std::vector<int64_t> g = defer_scans(grads), q = defer_scans(params);
+    for (size_t i = 0; i < grads.size(); ++i) tickets[grads[i].unsafe_impl()] = {g[i], q[i]};
+    judge_pending();
+    lock.lock();
+  } else if (!r.pending.empty()) {
+    lock.unlock();
+    judge_pending();
+    lock.lock();
+  }
   double lr = 0;
   bool first_group = true;
   for (const auto& group : opt.param_groups()) {
@@ -278,9 +319,19 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       for (const auto& u : updates)
         if (u.param == p.unsafe_impl()) note = &u;
       lock.unlock();  // the scans run without the lock
-      const ScanResult gs = note && note->grad.scanned ? note->grad : scan(g);
+      const auto ticket = tickets.find(g.unsafe_impl());
+      const bool on_device = ticket != tickets.end();
+      const ScanResult gs = note && note->grad.scanned ? note->grad
+                            : on_device                 ? deferred_result(ticket->second.first)
+                                                        : scan(g);
       // the parameter's norm after the update came with the update's pass; a step without one reads it here
-      const double param_norm = note && std::isfinite(note->param_norm_after) ? note->param_norm_after : scan(p).norm();
+      double param_norm = 0;
+      if (note && note->after_ticket >= 0)
+        param_norm = deferred_result(note->after_ticket).norm();
+      else if (note && std::isfinite(note->param_norm_after))
+        param_norm = note->param_norm_after;
+      else
+        param_norm = on_device ? deferred_result(ticket->second.second).norm() : scan(p).norm();
       lock.lock();
       if (!gs.scanned) continue;
       trace::GradStatRecord rec;
@@ -292,7 +343,7 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       rec.inf_count = gs.inf;
       rec.zero_frac = gs.n ? static_cast<double>(gs.zeros) / static_cast<double>(gs.n) : 0;
       rec.param_norm = param_norm;
-      if (note) rec.update_norm = note->norm;
+      if (note) rec.update_norm = note->update_ticket >= 0 ? deferred_result(note->update_ticket).norm() : note->norm;
       trace::emit(rec);
       if (gs.nonfinite()) leaf_finding(r, p, st, gs, step);
       ++st.seen;

@@ -71,10 +71,13 @@ class BackwardWatch {
   void discovered(const std::vector<autograd::Node*>& order);  // the graph, before anything runs or is released
   // After node ran: the gradients it sends along its next edges.
   void node_done(autograd::Node* node, const variable_list& sent);
-  void finish();  // emits what this backward found; may throw gb::AnomalyError (raise mode)
+  // Emits what this backward found; may throw gb::AnomalyError (raise mode). A backward whose gradients are on a
+  // device (deferred.h) is judged when the step's scans are read back.
+  void finish();
+
+  struct State;  // backward.cpp
 
  private:
-  struct State;
   std::unique_ptr<State> s_;
   bool on_ = false;
 };

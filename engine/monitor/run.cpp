@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/op_scope.h"
+#include "monitor/deferred.h"
 #include "monitor/monitor.h"
 
 namespace gb::monitor {
@@ -151,6 +152,9 @@ void on_session_start() {
   } catch (const std::exception& e) {  // a bad setting must not stop the run: say so, and monitor with defaults
     std::fprintf(stderr, "glassbox: warning: %s; the monitor runs with its defaults\n", e.what());
   }
+  const char* defer = std::getenv("GLASSBOX_MONITOR_DEFER");
+  set_defer_cpu(defer && std::string(defer) == "1");
+  deferred_reset();
   Run& r = run();
   std::lock_guard lock(r.mu);
   static_cast<RunState&>(r) = RunState{};
@@ -160,6 +164,12 @@ void on_session_start() {
 }
 
 void on_session_stop() {
+  try {
+    judge_pending();  // device checks of a step that never ended
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glassbox: warning: the training monitor's last checks failed at the session's end: %s\n",
+                 e.what());
+  }
   Run& r = run();
   std::lock_guard lock(r.mu);
   if (r.graph.forced) emit_graph_locked(current_step());  // an anomaly names nodes of a step that never ended

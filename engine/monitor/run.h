@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -86,6 +87,42 @@ struct LeafProducer {
   int64_t step = -1;
 };
 
+// Where on its thread a check was made: the innermost open span and the module. A finding judged later is
+// emitted from there (the trace fills a row's missing span and module from the emitting thread's).
+struct CheckSite {
+  trace::detail::ThreadBuffer* buffer = trace::detail::t_buffer;
+  std::uint32_t span = trace::detail::t_buffer ? trace::detail::t_buffer->current : 0;
+  std::int32_t module = trace::detail::t_module;
+};
+// Makes `site` the thread's current span and module for a scope (span 0 when judged on another thread).
+class AtSite {
+ public:
+  explicit AtSite(const CheckSite& site)
+      : buffer_(trace::detail::t_buffer), span_(buffer_ ? buffer_->current : 0), module_(trace::detail::t_module) {
+    if (buffer_) buffer_->current = site.buffer == buffer_ ? site.span : 0;
+    trace::detail::t_module = site.module;
+  }
+  ~AtSite() {
+    if (buffer_) buffer_->current = span_;
+    trace::detail::t_module = module_;
+  }
+  AtSite(const AtSite&) = delete;
+  AtSite& operator=(const AtSite&) = delete;
+
+ private:
+  trace::detail::ThreadBuffer* buffer_;
+  std::uint32_t span_;
+  std::int32_t module_;
+};
+
+// A detector's finding-to-be whose scans were deferred (deferred.h): judged when the step's scans are read back, in
+// the order the checks happened (a forward op's output, a loss, a whole backward), at the site it was made.
+struct PendingCheck {
+  CheckSite site;
+  virtual ~PendingCheck() = default;
+  virtual void judge() = 0;  // run().mu NOT held; may throw gb::AnomalyError (raise mode)
+};
+
 struct RunState {
   Config cfg;
   // steps
@@ -131,6 +168,8 @@ struct RunState {
   // AMP
   int64_t skip_streak = 0;
   bool collapse_alarmed = false;
+  // checks whose scans run on a device, to judge at the step's end (or at once in raise mode)
+  std::vector<std::unique_ptr<PendingCheck>> pending;
 };
 struct Run : RunState {
   std::mutex mu;
@@ -154,6 +193,11 @@ std::string number_text(double v, int digits);     // "%.<digits>g": 0.0095, 1.2
 
 // backward.cpp: what usually makes a NaN/Inf in this backward node, and what to do about it.
 std::string node_hint(const std::string& node_name);
+
+// Queues a deferred check (raise mode: judges everything queued at once). mu NOT held; may throw in raise mode.
+void defer_check(std::unique_ptr<PendingCheck> check);
+// Judges every queued check in order (reading the deferred scans back: one wait per device). mu NOT held.
+void judge_pending();
 
 // steps.cpp
 void start_auto_steps_locked();                                                          // step 0 begins (no StepScope)

@@ -17,6 +17,7 @@ struct ScanResult {
   double sumsq = 0;          // sum of squares (inf or NaN when an element is)
   double max_abs = 0;        // the largest finite |x| (inf when an element is +-inf)
   bool scanned = false;      // false: the tensor's dtype or device is not scanned
+  double first = 0;          // element 0 (deferred scans only: deferred.h)
   int64_t nonfinite() const { return nan + inf; }
   double norm() const;  // sqrt(sumsq), NaN when an element is NaN
 };

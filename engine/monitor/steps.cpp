@@ -7,6 +7,7 @@
 
 #include "glassbox/memory/caching_allocator.h"
 #include "glassbox/memory/memory.h"
+#include "monitor/deferred.h"
 #include "monitor/monitor.h"
 #include "monitor/run.h"
 
@@ -170,6 +171,7 @@ void start_auto_steps_locked() {
 // The end of a step: detectors, the graph, and (automatic steps) the steps row and the next step's number.
 // scope_record: the StepScope's row (its step; the loss and lr it lacks are filled in), or nullptr.
 void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_record) {
+  judge_pending();  // what the step's device checks found, before the step's detectors judge
   Run& r = run();
   std::lock_guard lock(r.mu);
   if (lr) r.step_lr = lr;
@@ -203,6 +205,7 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
   r.have_loss = false;
   r.step_scale = 0;
   r.step_lr.reset();
+  if (r.pending.empty()) deferred_reset();  // every ticket of the step was judged
 }
 
 void on_scaled_loss(const Tensor& scaled, double scale) {

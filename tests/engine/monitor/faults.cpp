@@ -3,7 +3,11 @@
 // process with GLASSBOX_TRACE=file.db (and nothing else), then read the anomalies the trace holds.
 //
 //   glassbox_faults <scenario>      scenarios: see kScenarios at the bottom
+//
+// GLASSBOX_FAULTS_DEVICE=cuda runs the same programs with the model and the data on cuda:0 (the monitor's device
+// checks: tests/engine/monitor/deferred_gpu_test.cpp).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -14,6 +18,11 @@ namespace nn = gb::nn;
 namespace F = gb::nn::functional;
 
 namespace {
+
+const gb::Device kDevice = [] {
+  const char* d = std::getenv("GLASSBOX_FAULTS_DEVICE");
+  return d && *d ? gb::Device(d) : gb::Device(gb::kCPU);
+}();
 
 // Three noisy clusters in 8 dimensions: an easy, healthy classification task.
 struct Data {
@@ -27,7 +36,7 @@ Data batch(int64_t n, uint64_t seed) {
                                                      0, 0, 2, 0, 0, 1, 0, 0})
                            .view({3, 8});
   gb::Tensor x = centers.index_select(0, y) + 0.5 * gb::randn({n, 8});
-  return {x, y};
+  return {x.to(kDevice), y.to(kDevice)};
 }
 
 struct MlpImpl : nn::Module {
@@ -59,6 +68,7 @@ void train(Net& net, gb::optim::Optimizer& opt, int steps, const std::function<D
 int healthy() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
   train(net, opt, 60);
   return 0;
@@ -67,6 +77,7 @@ int healthy() {
 int healthy_adam() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   gb::optim::AdamW opt(net->parameters(), gb::optim::AdamWOptions(3e-3).weight_decay(0.01));
   train(net, opt, 60);
   return 0;
@@ -92,6 +103,7 @@ GB_MODULE(LogNet);
 int log_zero() {
   gb::manual_seed(0);
   LogNet net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
   train(net, opt, 3, [](int step) { return batch(32, step); });
   return 0;
@@ -116,6 +128,7 @@ GB_MODULE(NormNet);
 int sqrt_zero_row() {
   gb::manual_seed(0);
   NormNet net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.01));
   for (int step = 0; step < 3; ++step) {
     Data d = batch(16, step);
@@ -157,6 +170,7 @@ GB_MODULE(CustomNet);
 int custom_div0() {
   gb::manual_seed(0);
   CustomNet net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
   train(net, opt, 3, [](int step) { return batch(32, step); });
   return 0;
@@ -179,6 +193,7 @@ GB_MODULE(LeafNet);
 int leaf_div0() {
   gb::manual_seed(0);
   LeafNet net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
   train(net, opt, 3, [](int step) { return batch(32, step); });
   return 0;
@@ -188,6 +203,7 @@ int leaf_div0() {
 int big_lr() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   std::vector<gb::optim::OptimizerParamGroup> groups;
   std::vector<gb::Tensor> rest;
   for (auto& p : net->fc1->parameters()) rest.push_back(p);
@@ -203,6 +219,7 @@ int big_lr() {
 int no_zero_grad() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.01));
   for (int step = 0; step < 5; ++step) {
     Data d = batch(64, step);
@@ -217,6 +234,7 @@ int no_zero_grad() {
 int accumulate_ok() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.02).momentum(0.9));
   for (int step = 0; step < 20; ++step) {
     for (int micro = 0; micro < 2; ++micro) {
@@ -236,8 +254,9 @@ int accumulate_ok() {
 int kept_graph() {
   gb::manual_seed(0);
   Mlp net(256);
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.01));
-  gb::Tensor total = gb::zeros({});
+  gb::Tensor total = gb::zeros({}, gb::TensorOptions().device(kDevice));
   for (int step = 0; step < 14; ++step) {
     Data d = batch(256, step);
     opt.zero_grad();
@@ -254,6 +273,7 @@ int kept_graph() {
 int dead_relu() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   {
     gb::NoGradGuard no_grad;
     net->fc1->bias.fill_(-100.0);
@@ -267,10 +287,11 @@ int dead_relu() {
 int loss_spike() {
   gb::manual_seed(0);
   Mlp net;
+  net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
   train(net, opt, 50, [](int step) {
     Data d = batch(64, 100 + step);
-    if (step == 40) d.y = gb::tensor(std::vector<int64_t>{1, 2, 0}).index_select(0, d.y);
+    if (step == 40) d.y = gb::tensor(std::vector<int64_t>{1, 2, 0}).to(kDevice).index_select(0, d.y);
     return d;
   });
   return 0;
