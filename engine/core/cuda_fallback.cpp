@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "cuda/device_error.h"
 #include "cuda/index_kernels.h"
 #include "cuda/kernels.h"
 #include "cuda/optim_kernels.h"
@@ -84,6 +85,11 @@ void index_add_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 void gather_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
 void scatter_add_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
 void monitor_scan(const ScanLaunch&) { cuda::check_device_index(-1); }
+DeviceError* device_error(int) {
+  cuda::check_device_index(-1);
+  return nullptr;
+}
+void raise_device_errors() {}
 ScanSlot* scan_slots_alloc(int, int) {
   cuda::check_device_index(-1);
   return nullptr;

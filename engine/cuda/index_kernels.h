@@ -1,6 +1,7 @@
 // engine/cuda/index_kernels.h — index_select's and embedding's kernels on cuda, and the accumulation their backward
 // runs (internal; plain C++, no CUDA types; engine/cuda/index.cu defines them, a build without nvcc
-// engine/core/cuda_fallback.cpp). The op entries have checked every index on the host before launching.
+// engine/core/cuda_fallback.cpp). The kernels check every index they read: one out of [0, size) is reported through
+// cuda/device_error.h (the op's name, the index, the dim) and its element is left alone; the host does not wait.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,8 @@ struct IndexRowsLaunch {
   const char* src = nullptr;
   char* dst = nullptr;
   int64_t skip = -1;  // index_add_rows: rows whose index equals it get nothing (embedding's padding_idx)
+  const char* op = "index_select";  // for an index out of range: the op and the dim it indexes
+  int64_t dim = 0;
 };
 // dst (outer, n, inner) [o, i, :] = src (outer, size, inner) [o, idx[i], :], any dtype (moved as bytes).
 void index_select_rows(const IndexRowsLaunch& l);
@@ -41,6 +44,8 @@ struct GatherLaunch {
   const int64_t* idx = nullptr;
   const char* src = nullptr;
   char* dst = nullptr;
+  const char* op = "gather";  // for an index out of range: the op, and the size of the dim it indexes
+  int64_t dim_size = 0;
 };
 // dst (contiguous, the index's shape) [e] = src [place(e)]; any dtype (moved as bytes).
 void gather_nd(const GatherLaunch& l);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cuda/check.h"
+#include "cuda/device_error.h"
 #include "cuda/kernels.h"
 #include "glassbox/core/cuda.h"
 
@@ -145,7 +146,10 @@ void memcpy(void* dst, int dst_device, const void* src, int src_device, size_t n
       }
       break;
   }
-  if (wait) GB_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (wait) {
+    GB_CUDA_CHECK(cudaStreamSynchronize(s));
+    raise_device_errors();  // what the kernels found in their indices, now that the host has waited
+  }
 }
 
 }  // namespace gb::cuda_kernels

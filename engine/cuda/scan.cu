@@ -116,6 +116,8 @@ void scan_slots_read(int device, ScanSlot* slots, int n, ScanSlot* host) {
   GB_CUDA_CHECK(cudaDeviceSynchronize());
   GB_CUDA_CHECK(cudaMemcpy(host, slots, sizeof(ScanSlot) * size_t(n), cudaMemcpyDeviceToHost));
   GB_CUDA_CHECK(cudaMemset(slots, 0, sizeof(ScanSlot) * size_t(n)));
+  // a kernel's bad index (cuda/device_error.h) stays recorded for the program's next synchronization: the monitor
+  // must not swallow it
 }
 
 }  // namespace gb::cuda_kernels

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/check.h"
+#include "cuda/device_error.h"
 #include "cuda/used_devices.h"
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/cuda_stream.h"
@@ -71,6 +72,7 @@ void synchronize(int64_t device_index) {
   const int d = resolve(int(device_index));
   cuda_kernels::DeviceGuard g(d);
   GB_CUDA_CHECK(cudaDeviceSynchronize());
+  cuda_kernels::raise_device_errors();  // what the kernels found in their indices
 }
 
 bool CUDAStream::query() const {
@@ -87,6 +89,7 @@ bool CUDAStream::query() const {
 void CUDAStream::synchronize() const {
   cuda_kernels::DeviceGuard g(device_.index());
   GB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  cuda_kernels::raise_device_errors();
 }
 
 std::ostream& operator<<(std::ostream& os, const CUDAStream& s) {
@@ -187,6 +190,7 @@ bool CUDAEvent::query() const {
 
 void CUDAEvent::synchronize() const {
   if (event_) GB_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+  cuda_kernels::raise_device_errors();
 }
 
 float CUDAEvent::elapsed_time(const CUDAEvent& end) const {

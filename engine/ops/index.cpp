@@ -3,8 +3,9 @@
 //
 // Every index is checked before any element moves: out of range throws gb::IndexError naming the op, the index
 // and the size of the dim. Negative indices are out of range here, as in PyTorch's index_select/gather. On cuda,
-// index_select, embedding (and their backward), gather and scatter_add run cuda/index.cu's kernels; their indices
-// are read back and checked on the host first (a wait for the device, where PyTorch asserts on the device and loses the context).
+// index_select, embedding (and their backward), gather and scatter_add run cuda/index.cu's kernels, which check
+// each index on the device without the host waiting: a bad one is the same IndexError, raised at the next
+// synchronization (cuda/device_error.h), where PyTorch asserts on the device and loses the context.
 #include <algorithm>
 #include <cstring>
 
@@ -49,8 +50,10 @@ std::vector<int64_t> index_values(const Tensor& index, const char* op) {
   return out;
 }
 
-// index_values, each checked against [0, size).
+// index_values, each checked against [0, size). A cuda index is not read: its kernels check it on the device, and
+// the host gets as many zeros (the count, which is all the cuda paths use).
 std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, int64_t dim, const char* op) {
+  if (index.is_cuda()) return std::vector<int64_t>(size_t(index.numel()), 0);
   std::vector<int64_t> out = index_values(index, op);
   for (int64_t v : out)
     GB_CHECK_INDEX(v >= 0 && v < size, op, "(): index ", v, " is out of bounds for dimension ", dim, " with size ",
@@ -60,7 +63,7 @@ std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, int64_t 
 
 // Checks every element of an index tensor in place (gather/scatter_add, where the index is N-d).
 void check_indices_nd(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  if (index.numel() > 0) checked_indices(index, size, dim, op);
+  if (index.numel() > 0 && !index.is_cuda()) checked_indices(index, size, dim, op);
 }
 
 struct Split3 {
@@ -76,7 +79,7 @@ Split3 split_at(IntArrayRef sizes, int64_t dim) {
 // The launch record of cuda/index.cu's kernels for a tensor of `sizes` indexed along dim by index (on the device,
 // flattened to int64 into `dev_idx`, which must outlive the launch).
 cuda_kernels::IndexRowsLaunch row_launch(IntArrayRef sizes, int64_t dim, const Tensor& index, ScalarType dtype,
-                                        Tensor& dev_idx) {
+                                        Tensor& dev_idx, const char* op) {
   dev_idx = detail::shallow_alias(index).reshape({-1}).to(kInt64).contiguous();
   Split3 s = split_at(sizes, dim);
   cuda_kernels::IndexRowsLaunch l;
@@ -84,20 +87,23 @@ cuda_kernels::IndexRowsLaunch row_launch(IntArrayRef sizes, int64_t dim, const T
   l.dtype = dtype;
   l.outer = s.outer, l.size = s.size, l.n = dev_idx.numel(), l.inner = s.inner;
   l.idx = dev_idx.data_ptr<int64_t>();
+  l.op = op;
+  l.dim = dim;
   return l;
 }
 
 // out = a with dim replaced by idx.size() entries: out[o, i, :] = a[o, idx[i], :]. No autograd. On cuda the
 // (checked) index tensor itself is read on the device.
 Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64_t>& idx, bool keep_0d,
-                           const Tensor& index) {
+                           const Tensor& index, const char* op) {
   std::vector<int64_t> shape = a.sizes().vec();
   if (!shape.empty()) shape[dim] = int64_t(idx.size());
   Tensor out = detail::make_empty(keep_0d ? std::vector<int64_t>{} : shape, a.scalar_type(), a.device());
   if (out.numel() == 0) return out;
   if (a.is_cuda()) {
     Tensor ac = detail::shallow_alias(a).contiguous(), dev_idx;
-    cuda_kernels::IndexRowsLaunch l = row_launch(a.sizes(), a.dim() == 0 ? 0 : dim, index, a.scalar_type(), dev_idx);
+    cuda_kernels::IndexRowsLaunch l =
+        row_launch(a.sizes(), a.dim() == 0 ? 0 : dim, index, a.scalar_type(), dev_idx, op);
     l.src = static_cast<const char*>(ac.data_ptr());
     l.dst = static_cast<char*>(out.data_ptr());
     cuda_kernels::index_select_rows(l);
@@ -120,12 +126,13 @@ Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64
 }
 
 // A (1,..,n,..,1) mask of g's dtype: 0 where idx == skip, else 1. Broadcasts along dim against an index_select.
-Tensor skip_mask(const std::vector<int64_t>& idx, int64_t skip, int64_t dim, int64_t ndim, ScalarType dtype,
-                 Device device) {
-  std::vector<double> m(idx.size());
-  for (size_t i = 0; i < idx.size(); ++i) m[i] = idx[i] == skip ? 0.0 : 1.0;
+Tensor skip_mask(const std::vector<int64_t>& idx, const Tensor& index, int64_t skip, int64_t dim, int64_t ndim,
+                 ScalarType dtype, Device device) {
   std::vector<int64_t> shape(std::max<int64_t>(ndim, 1), 1);
   shape[dim] = int64_t(idx.size());
+  if (index.is_cuda()) return ne(index.reshape({-1}), skip).to(dtype).view(shape);  // on the device: no read-back
+  std::vector<double> m(idx.size());
+  for (size_t i = 0; i < idx.size(); ++i) m[i] = idx[i] == skip ? 0.0 : 1.0;
   Tensor t = device.is_meta() ? empty({int64_t(m.size())}, TensorOptions().dtype(kDouble).device(device))
                               : tensor(ArrayRef<double>(m), TensorOptions().dtype(kDouble));
   t = t.to(dtype);
@@ -146,7 +153,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
     Tensor acc = zeros(sizes, TensorOptions().dtype(ct).device(g.device()));
     Tensor gc = detail::shallow_alias(g).contiguous().to(ct);
     Tensor dev_idx;
-    cuda_kernels::IndexRowsLaunch l = row_launch(sizes, dim, index, ct, dev_idx);
+    cuda_kernels::IndexRowsLaunch l = row_launch(sizes, dim, index, ct, dev_idx, op);
     l.src = static_cast<const char*>(gc.data_ptr());
     l.dst = static_cast<char*>(acc.data_ptr());
     l.skip = skip;
@@ -187,7 +194,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
       Tensor picked = index_select(gg, dim, index.reshape({-1}));
       if (skip < 0) return variable_list{picked};
       auto idx = checked_indices(index, gg.dim() == 0 ? 1 : gg.size(dim), dim, "index_select");
-      return variable_list{picked * skip_mask(idx, skip, dim, gg.dim(), gg.scalar_type(), gg.device())};
+      return variable_list{picked * skip_mask(idx, index, skip, dim, gg.dim(), gg.scalar_type(), gg.device())};
     });
   return out;
 }
@@ -208,7 +215,7 @@ Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
   auto idx = checked_indices(index, size, dim, "index_select");
   GB_CHECK_INDEX(a.dim() > 0 || idx.size() == 1, "index_select(): Index to scalar can have only 1 value, got ",
                  idx.size(), " value(s)");
-  Tensor out = index_select_kernel(a, dim, idx, a.dim() == 0, index);
+  Tensor out = index_select_kernel(a, dim, idx, a.dim() == 0, index, "index_select");
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("IndexSelectBackward0", {a}, out, {autograd::input(index)},
@@ -274,6 +281,8 @@ cuda_kernels::GatherLaunch gather_launch(IntArrayRef sizes, int64_t dim, const T
   GB_CHECK(l.ndim <= cuda_kernels::kMaxIndexDims, op, " on cuda: the index has ", index.dim(), " dims; at most ",
            cuda_kernels::kMaxIndexDims, " are supported");
   l.dim = int(index.dim() == 0 ? 0 : dim);
+  l.op = op;
+  l.dim_size = sizes.empty() ? 1 : sizes[size_t(dim)];
   l.numel = index.numel();
   const DimVector st = detail::contiguous_strides(sizes);
   for (int d = 0; d < l.ndim; ++d) {
@@ -406,7 +415,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   auto idx = checked_indices(indices, V, 0, "embedding");
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(D);
-  Tensor out = index_select_kernel(weight, 0, idx, false, indices).view(shape);
+  Tensor out = index_select_kernel(weight, 0, idx, false, indices, "embedding").view(shape);
   op_scope.set_output(out);
   // padding_idx < 0 means none (at::embedding's convention; torch.nn wraps negative values before calling it)
   if (autograd::needs_grad(weight))

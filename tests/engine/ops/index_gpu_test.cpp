@@ -23,8 +23,14 @@ TEST_CASE("index_select on cuda equals the cpu, with gradients of both orders") 
       gg.pow(3).sum().backward();
       gbtest::check_close(ag.grad(), ac.grad(), 1e-12, 1e-12);
     }
-  CHECK_THROWS_WITH(gb::index_select(a.to(kGpu), 1, gb::tensor({0, 5}, gb::kInt64).to(kGpu)),
-                    doctest::Contains("index 5 is out of bounds for dimension 1 with size 5"));
+  // checked on the device: the op returns at once, the error comes at the next synchronization (here .cpu())
+  gb::Tensor bad = gb::index_select(a.to(kGpu), 1, gb::tensor({0, 5}, gb::kInt64).to(kGpu));
+  CHECK_THROWS_WITH(bad.cpu(), doctest::Contains(
+                                   "index_select() on cuda:0: index 5 is out of bounds for dimension 1 with size 5"));
+  CHECK(gb::equal(gb::index_select(a.to(kGpu), 1, gb::tensor({4}, gb::kInt64).to(kGpu)).cpu(),
+                  gb::index_select(a, 1, gb::tensor({4}, gb::kInt64))));  // reported once: the device goes on
+  gb::index_select(a.to(kGpu), 0, gb::tensor({-1}, gb::kInt64).to(kGpu));
+  CHECK_THROWS_WITH(gb::cuda::synchronize(), doctest::Contains("index -1 is out of bounds for dimension 0"));
 }
 
 TEST_CASE("embedding on cuda equals the cpu, with padding_idx and float16 weights") {
@@ -48,8 +54,8 @@ TEST_CASE("embedding on cuda equals the cpu, with padding_idx and float16 weight
   yh.sum().backward();
   CHECK(wh.grad().scalar_type() == gb::kHalf);
   CHECK(wh.grad().cpu()[4][0].item().to_double() == 3.0);
-  CHECK_THROWS_WITH(gb::embedding(w.to(kGpu), gb::tensor({10}, gb::kInt64).to(kGpu), -1),
-                    doctest::Contains("index 10 is out of bounds"));
+  CHECK_THROWS_WITH(gb::embedding(w.to(kGpu), gb::tensor({10}, gb::kInt64).to(kGpu), -1).sum().item(),
+                    doctest::Contains("embedding() on cuda:0: index 10 is out of bounds"));
 }
 
 TEST_CASE("gather and scatter_add on cuda equal the cpu, with their gradients") {
@@ -80,6 +86,10 @@ TEST_CASE("gather and scatter_add on cuda equal the cpu, with their gradients") 
   gb::Tensor h = gb::scatter_add(gb::zeros({3}, gb::kHalf).to(kGpu), 0, gb::tensor({2, 2}, gb::kInt64).to(kGpu),
                                  gb::full({2}, 0.5, gb::kHalf).to(kGpu));
   CHECK(h.cpu()[2].item().to_double() == 1.0);
-  CHECK_THROWS_WITH(gb::gather(a.to(kGpu), 1, gb::full({3, 1, 4}, 5, gb::kInt64).to(kGpu)),
-                    doctest::Contains("index 5 is out of bounds for dimension 1 with size 5"));
+  CHECK_THROWS_WITH(gb::gather(a.to(kGpu), 1, gb::full({3, 1, 4}, 5, gb::kInt64).to(kGpu)).cpu(),
+                    doctest::Contains("gather() on cuda:0: index 5 is out of bounds for dimension 1 with size 5"));
+  gb::Tensor sa = gb::scatter_add(gb::zeros({3}).to(kGpu), 0, gb::tensor({1, 3}, gb::kInt64).to(kGpu),
+                                  gb::ones({2}).to(kGpu));
+  CHECK_THROWS_WITH(gb::cuda::synchronize(), doctest::Contains("scatter_add() on cuda:0: index 3"));
+  CHECK(gb::equal(sa.cpu(), gb::tensor({0.f, 1.f, 0.f})));  // the bad element was skipped, the good one added
 }
