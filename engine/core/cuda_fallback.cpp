@@ -10,6 +10,7 @@
 #include "cuda/device_error.h"
 #include "cuda/index_kernels.h"
 #include "cuda/kernels.h"
+#include "cuda/loss_kernels.h"
 #include "cuda/optim_kernels.h"
 #include "cuda/scan_kernels.h"
 #include "cuda/softmax_kernels.h"
@@ -78,6 +79,8 @@ void dropout(const DropoutLaunch&) { cuda::check_device_index(-1); }
 void non_finite_check_and_unscale(const UnscaleLaunch&) { cuda::check_device_index(-1); }
 void adam_update(const AdamLaunch&) { cuda::check_device_index(-1); }
 void sgd_update(const SgdLaunch&) { cuda::check_device_index(-1); }
+void rmsprop_update(const RmspropLaunch&) { cuda::check_device_index(-1); }
+void adagrad_update(const AdagradLaunch&) { cuda::check_device_index(-1); }
 void softmax_forward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
 void softmax_backward(const SoftmaxLaunch&) { cuda::check_device_index(-1); }
 void index_select_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
@@ -90,6 +93,8 @@ DeviceError* device_error(int) {
   return nullptr;
 }
 void raise_device_errors() {}
+void nll_forward(const NllLaunch&) { cuda::check_device_index(-1); }
+void nll_backward(const NllLaunch&) { cuda::check_device_index(-1); }
 ScanSlot* scan_slots_alloc(int, int) {
   cuda::check_device_index(-1);
   return nullptr;

@@ -1,8 +1,8 @@
-// engine/cuda/optim.cu — the optimizers' fused updates on cuda (cuda/optim_kernels.h): Adam's one launch for up to
-// kMaxAdamTensors parameters (PyTorch's multi-tensor apply), blockIdx.y the parameter, a grid-stride loop over its
-// elements; SGD's one launch per parameter. The arithmetic is written with the round-to-nearest intrinsics (__fmul_rn,
-// __fadd_rn, __fdiv_rn,
-// __fsqrt_rn), which nvcc never contracts into multiply-adds, so every element is the CPU pass's bits.
+// engine/cuda/optim.cu — the optimizers' fused updates on cuda (cuda/optim_kernels.h): Adam's, RMSprop's and
+// Adagrad's one launch for up to 24-32 parameters (PyTorch's multi-tensor apply), blockIdx.y the parameter, a
+// grid-stride loop over its elements; SGD's one launch per parameter. The arithmetic is written with the
+// round-to-nearest intrinsics (__fmul_rn, __fadd_rn, __fdiv_rn, __fsqrt_rn), which nvcc never contracts into
+// multiply-adds, so every element is the CPU pass's bits.
 #include <cstdint>
 
 #include "cuda/check.h"
@@ -56,7 +56,90 @@ __global__ void sgd_kernel(SgdLaunch l) {
   }
 }
 
+template <bool kWd, bool kCentered, bool kMomentum>
+__global__ void rmsprop_kernel(RmspropLaunch l) {
+  const int t = blockIdx.y;
+  float* __restrict p = l.p[t];
+  const float* __restrict g = l.g[t];
+  float* __restrict sq = l.sq[t];
+  float* __restrict ga = l.ga[t];
+  float* __restrict buf = l.buf[t];
+  const RmspropCoefsF k = l.k[t];
+  const int64_t n = l.n[t];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float gi = __fmul_rn(k.sign, g[i]);
+    if (kWd) gi = __fadd_rn(gi, __fmul_rn(k.wd, p[i]));
+    const float si = __fadd_rn(__fmul_rn(sq[i], k.alpha), __fmul_rn(k.a1, __fmul_rn(gi, gi)));
+    sq[i] = si;
+    float avg;
+    if (kCentered) {
+      const float gai = __fadd_rn(__fmul_rn(ga[i], k.alpha), __fmul_rn(k.a1, gi));
+      ga[i] = gai;
+      avg = __fsqrt_rn(__fadd_rn(si, __fmul_rn(-1.f, __fmul_rn(gai, gai))));
+    } else {
+      avg = __fsqrt_rn(si);
+    }
+    avg = __fadd_rn(avg, k.eps);
+    if (kMomentum) {
+      const float b = __fadd_rn(__fmul_rn(buf[i], k.momentum), __fdiv_rn(gi, avg));
+      buf[i] = b;
+      p[i] = __fadd_rn(p[i], __fmul_rn(k.neg_lr, b));
+    } else {
+      p[i] = __fadd_rn(p[i], __fmul_rn(k.neg_lr, __fdiv_rn(gi, avg)));
+    }
+  }
+}
+
+template <bool kWd>
+__global__ void adagrad_kernel(AdagradLaunch l) {
+  const int t = blockIdx.y;
+  float* __restrict p = l.p[t];
+  const float* __restrict g = l.g[t];
+  float* __restrict sum = l.sum[t];
+  const AdagradCoefsF k = l.k[t];
+  const int64_t n = l.n[t];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float gi = __fmul_rn(k.sign, g[i]);
+    if (kWd) gi = __fadd_rn(gi, __fmul_rn(k.wd, p[i]));
+    const float s = __fadd_rn(sum[i], __fmul_rn(gi, gi));
+    sum[i] = s;
+    p[i] = __fadd_rn(p[i], __fmul_rn(k.neg_clr, __fdiv_rn(gi, __fadd_rn(__fsqrt_rn(s), k.eps))));
+  }
+}
+
+template <bool kWd, bool kCentered>
+void rmsprop_launch(const RmspropLaunch& l, dim3 grid, cudaStream_t s) {
+  if (l.momentum)
+    rmsprop_kernel<kWd, kCentered, true><<<grid, kThreads, 0, s>>>(l);
+  else
+    rmsprop_kernel<kWd, kCentered, false><<<grid, kThreads, 0, s>>>(l);
+}
+
 }  // namespace
+
+void rmsprop_update(const RmspropLaunch& l) {
+  if (l.count == 0) return;
+  DeviceGuard guard(l.device);
+  cudaStream_t s = current_stream(l.device);
+  const dim3 grid = multi_tensor_grid(l.n, l.count, kThreads);
+  if (l.wd)
+    l.centered ? rmsprop_launch<true, true>(l, grid, s) : rmsprop_launch<true, false>(l, grid, s);
+  else
+    l.centered ? rmsprop_launch<false, true>(l, grid, s) : rmsprop_launch<false, false>(l, grid, s);
+  GB_CUDA_CHECK(cudaGetLastError());
+}
+
+void adagrad_update(const AdagradLaunch& l) {
+  if (l.count == 0) return;
+  DeviceGuard guard(l.device);
+  cudaStream_t s = current_stream(l.device);
+  const dim3 grid = multi_tensor_grid(l.n, l.count, kThreads);
+  if (l.wd)
+    adagrad_kernel<true><<<grid, kThreads, 0, s>>>(l);
+  else
+    adagrad_kernel<false><<<grid, kThreads, 0, s>>>(l);
+  GB_CUDA_CHECK(cudaGetLastError());
+}
 
 void sgd_update(const SgdLaunch& l) {
   if (l.n == 0) return;

@@ -1,4 +1,5 @@
-// engine/cuda/optim_kernels.h — the optimizers' fused updates on cuda as the optimizers call them (internal; plain
+// engine/cuda/optim_kernels.h — the optimizers' fused updates on cuda (Adam/AdamW, SGD, RMSprop, Adagrad) as the
+// optimizers call them (internal; plain
 // C++, no CUDA types). engine/cuda/optim.cu defines them; a build without nvcc, engine/core/cuda_fallback.cpp.
 #pragma once
 
@@ -39,5 +40,44 @@ struct SgdLaunch {
   float* buf = nullptr;
 };
 void sgd_update(const SgdLaunch& l);
+
+// RMSprop's update (optim/rmsprop_update.h's formulas, the cpu pass's order and roundings: its bits) of up to
+// kMaxRmspropTensors float32 contiguous parameters on one device per launch, blockIdx.y the parameter; one kernel
+// variant (weight decay, centered, momentum) per launch.
+constexpr int kMaxRmspropTensors = 24;
+struct RmspropCoefsF {
+  float sign = 1, wd = 0, alpha = 0, a1 = 0, eps = 0, momentum = 0, neg_lr = 0;
+};
+struct RmspropLaunch {
+  int device = 0;
+  int count = 0;
+  bool wd = false, centered = false, momentum = false;
+  float* p[kMaxRmspropTensors] = {};
+  const float* g[kMaxRmspropTensors] = {};
+  float* sq[kMaxRmspropTensors] = {};
+  float* ga[kMaxRmspropTensors] = {};   // centered
+  float* buf[kMaxRmspropTensors] = {};  // momentum
+  int64_t n[kMaxRmspropTensors] = {};
+  RmspropCoefsF k[kMaxRmspropTensors] = {};
+};
+void rmsprop_update(const RmspropLaunch& l);
+
+// Adagrad's update (optim/adagrad_update.h's formulas, the cpu pass's bits) of up to kMaxAdagradTensors float32
+// contiguous parameters on one device per launch; weight decay or not per launch.
+constexpr int kMaxAdagradTensors = 32;
+struct AdagradCoefsF {
+  float sign = 1, wd = 0, eps = 0, neg_clr = 0;
+};
+struct AdagradLaunch {
+  int device = 0;
+  int count = 0;
+  bool wd = false;
+  float* p[kMaxAdagradTensors] = {};
+  const float* g[kMaxAdagradTensors] = {};
+  float* sum[kMaxAdagradTensors] = {};
+  int64_t n[kMaxAdagradTensors] = {};
+  AdagradCoefsF k[kMaxAdagradTensors] = {};
+};
+void adagrad_update(const AdagradLaunch& l);
 
 }  // namespace gb::cuda_kernels

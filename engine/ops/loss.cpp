@@ -16,6 +16,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/loss_kernels.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
@@ -211,55 +212,117 @@ Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
 
 }  // namespace
 
-// On cuda:N, composed of the CUDA kernels with autograd through them (the graph shows where/sum/mul nodes instead
-// of NllLossBackward0): each position's class picked by a mask (target == class, broadcast over the class dim),
-// never by reading targets on the host. A target out of [0, C) that is not ignore_index is refused like PyTorch's
-// bounds check, which costs one device-to-host read of a count.
+// On cuda:N the same two functions on the device (cuda/loss.cu): the targets stay there and are checked there (a bad
+// one is raised at the next synchronization, cuda/device_error.h); the mean's divisor is a device scalar.
 namespace {
-struct NllCuda {
-  Tensor loss;          // per position: -w_t * x[t], 0 where ignored
-  Tensor total_weight;  // 0-dim: the sum of w_t over the positions not ignored
+
+struct NllCudaPlan {
+  Tensor target;        // int64, contiguous, B * S
+  Tensor weight;        // the compute dtype, contiguous, or undefined
+  Tensor total_weight;  // 0-dim, the compute dtype: set by the first gather (the divisor of the mean)
+  std::vector<int64_t> in_shape, out_shape;
+  Reduction red = Reduction::Mean;
+  int64_t B = 1, C = 1, S = 1, ignore_index = -100;
+  ScalarType ct = kFloat;
 };
-NllCuda nll_cuda(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                 const char* op) {
+
+std::shared_ptr<NllCudaPlan> nll_cuda_plan(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                           Reduction red, int64_t ignore_index, const char* op) {
   check_nll(input, target, weight, op);
-  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
-  const int64_t C = input.size(class_dim);
-  std::vector<int64_t> class_shape(size_t(input.dim()), 1);
-  class_shape[size_t(class_dim)] = C;
-  const Tensor t = input.dim() == 1 ? target.reshape({1}) : target.unsqueeze(1);  // class dim of size 1
-  const Tensor classes = arange(C, TensorOptions().device(input.device())).view(class_shape);
-  const Tensor keep = ne(target, ignore_index);
+  auto plan = std::make_shared<NllCudaPlan>();
+  plan->ct = detail::compute_type(input.scalar_type());
+  plan->in_shape = input.sizes().vec();
+  plan->out_shape = target.sizes().vec();
+  plan->red = red;
+  plan->ignore_index = ignore_index;
+  plan->C = input.dim() == 1 ? input.size(0) : input.size(1);
+  plan->B = input.dim() == 1 ? 1 : input.size(0);
+  plan->S = input.dim() <= 2 ? 1 : input.numel() / std::max<int64_t>(plan->B * plan->C, 1);
+  plan->target = detail::shallow_alias(target).reshape({-1}).contiguous();
+  if (weight.defined()) plan->weight = detail::shallow_alias(weight).to(plan->ct).contiguous();
+  return plan;
+}
+
+cuda_kernels::NllLaunch nll_launch(const NllCudaPlan& p) {
+  cuda_kernels::NllLaunch l;
+  l.device = int(p.target.device().index());
+  l.dtype = p.ct;
+  l.B = p.B, l.C = p.C, l.S = p.S;
+  l.ignore_index = p.ignore_index;
+  l.target = p.target.data_ptr<int64_t>();
+  l.weight = p.weight.defined() ? p.weight.data_ptr() : nullptr;
+  return l;
+}
+
+Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan);
+
+// The per-position losses -w_t * x[b, t, s] of the target's shape, in the compute dtype, no autograd; the plan's
+// total weight on first use.
+Tensor nll_positions_cuda(const Tensor& x, NllCudaPlan& plan) {
+  NoGradGuard ng;
+  Tensor xc = detail::shallow_alias(x).to(plan.ct).contiguous();
+  Tensor loss = detail::make_empty(plan.out_shape, plan.ct, x.device());
+  Tensor w = empty({plan.B * plan.S}, TensorOptions().dtype(plan.ct).device(x.device()));
+  cuda_kernels::NllLaunch l = nll_launch(plan);
+  l.x = xc.data_ptr();
+  l.loss = loss.data_ptr();
+  l.w_out = w.data_ptr();
+  cuda_kernels::nll_forward(l);
+  if (!plan.total_weight.defined()) plan.total_weight = w.sum();
+  return loss;
+}
+
+// nll_gather on the device. Runs inside an nll_loss scope.
+Tensor nll_gather_cuda(const Tensor& x, const std::shared_ptr<NllCudaPlan>& plan) {
+  Tensor out;
   {
     NoGradGuard ng;
-    const Tensor bad = (lt(target, 0).to(kInt64) + ge(target, C).to(kInt64)) * keep.to(kInt64);
-    const int64_t n_bad = bad.sum().item().to_long();
-    GB_CHECK_INDEX(n_bad == 0, "Target out of bounds: ", n_bad, " target(s) outside [0, ", C, ") that are not ",
-                   "ignore_index (", ignore_index, ")");
+    Tensor loss = nll_positions_cuda(x, *plan);
+    out = plan->red == Reduction::None ? loss
+          : plan->red == Reduction::Sum ? loss.sum()
+                                        : loss.sum() / plan->total_weight;  // all ignored: 0/0 = nan, as PyTorch
+    if (out.scalar_type() != x.scalar_type()) out = out.to(x.scalar_type());
   }
-  const Tensor hit = eq(classes, t);  // bool, input's shape after broadcasting
-  const Tensor kf = keep.to(input.scalar_type());
-  Tensor w = weight.defined() ? where(hit, weight.to(input.scalar_type()).view(class_shape), 0).sum({class_dim}) * kf
-                              : kf;
-  if (input.dim() == 1) w = w.reshape({});
-  Tensor picked = where(hit, input, 0).sum({class_dim});
-  if (input.dim() == 1) picked = picked.reshape({});
-  return {-picked * w, w.sum()};
+  detail::op_output(out);
+  if (autograd::needs_grad(x))
+    autograd::record(plan->in_shape.size() >= 3 ? "NllLoss2DBackward0" : "NllLossBackward0", {x}, out, {},
+                     [plan](autograd::BackwardContext& c) { return variable_list{nll_scatter_cuda(c.grad(), plan)}; });
+  return out;
 }
+
+// nll_scatter on the device: the zeroed gradient gets -w * g (g / total_weight for the mean) at each target.
+Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan) {
+  detail::OpScope op_scope("nll_loss_backward", {g});  // runs in backward
+  Tensor gx;
+  {
+    NoGradGuard ng;
+    Tensor gc = detail::shallow_alias(g).to(plan->ct).contiguous();
+    gx = zeros(plan->in_shape, TensorOptions().dtype(plan->ct).device(g.device()));
+    cuda_kernels::NllLaunch l = nll_launch(*plan);
+    l.g = gc.data_ptr();
+    l.g_scalar = plan->red != Reduction::None;
+    l.divisor = plan->red == Reduction::Mean ? plan->total_weight.data_ptr() : nullptr;
+    l.gx = gx.data_ptr();
+    cuda_kernels::nll_backward(l);
+    if (gx.scalar_type() != g.scalar_type()) gx = gx.to(g.scalar_type());
+  }
+  op_scope.set_output(gx);
+  if (autograd::needs_grad(g))
+    autograd::record("NllLossBackwardBackward0", {g}, gx, {}, [plan](autograd::BackwardContext& c) {
+      detail::OpScope op_scope("nll_loss", {c.grad()});
+      return variable_list{nll_gather_cuda(c.grad(), plan)};
+    });
+  return gx;
+}
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
   GB_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
   detail::OpScope op_scope("nll_loss", {input, target, weight});
-  if (input.defined() && input.is_cuda()) {
-    NllCuda r = nll_cuda(input, target, weight, ignore_index, "nll_loss");
-    Tensor out = reduction == Reduction::None ? r.loss
-                 : reduction == Reduction::Sum ? r.loss.sum()
-                                               : r.loss.sum() / r.total_weight;
-    op_scope.set_output(out);
-    return out;
-  }
+  if (input.defined() && input.is_cuda())
+    return nll_gather_cuda(input, nll_cuda_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
   return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
 }
 
@@ -318,8 +381,9 @@ Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Ten
     case Reduction::Mean:
       if (w_b.defined()) {
         if (lp.is_cuda()) {
-          NoGradGuard ng;
-          ret = smooth.sum() / nll_cuda(lp.detach(), target, weight, ignore_index, op).total_weight;
+          auto plan = nll_cuda_plan(lp, target, weight, Reduction::Sum, ignore_index, op);
+          nll_positions_cuda(lp, *plan);  // the plan's total weight, on the device
+          ret = smooth.sum() / plan->total_weight;
         } else {
           const double denom = nll_plan(lp, target, weight, Reduction::Sum, ignore_index, op)->total_weight;
           ret = smooth.sum() / denom;

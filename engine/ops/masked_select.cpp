@@ -1,5 +1,7 @@
 // engine/ops/masked_select.cpp — masked_select: the elements where a bool mask is true, as a 1-D tensor; its
-// backward (a scatter back into the broadcast shape) under it. And nonzero: where they are.
+// backward (a scatter back into the broadcast shape) under it. And nonzero: where they are. On cuda the mask (the
+// input of nonzero) is read back, a wait for the device: the result's size depends on it (PyTorch waits there too);
+// the gather and the scatter of the backward run on the device.
 #include <vector>
 
 #include "autograd/record.h"
@@ -17,19 +19,19 @@ namespace gb {
 Tensor masked_select(const Tensor& a, const Tensor& mask) {
   const char* op = "masked_select";
   detail::OpScope op_scope(op, {a, mask});
-  detail::check_device(a, op);
-  detail::check_device(mask, op, "mask", a);
+  detail::check_cuda_device(a, op);
+  detail::check_cuda_device(mask, op, "mask", a);
   GB_CHECK_TYPE(mask.scalar_type() == kBool, "masked_select: expected BoolTensor for mask, but got ",
                 to_string(mask.scalar_type()), ". Make the mask with a comparison (x > 0) or .to(gb::kBool).");
   detail::check_has_data(mask, op, "the result's size is the number of true elements of the mask");
   const std::vector<int64_t> shape = broadcast_shapes(a.sizes(), mask.sizes(), op);
   // the flat positions, in the broadcast shape, of the true elements
-  Tensor mc = detail::shallow_alias(mask).expand(shape).contiguous();
+  Tensor mc = detail::shallow_alias(mask).expand(shape).contiguous().to(kCPU);
   std::vector<int64_t> pos;
   const bool* mp = mc.data_ptr<bool>();
   for (int64_t i = 0; i < mc.numel(); ++i)
     if (mp[i]) pos.push_back(i);
-  Tensor idx = tensor(ArrayRef<int64_t>(pos), TensorOptions().dtype(kInt64));
+  Tensor idx = tensor(ArrayRef<int64_t>(pos), TensorOptions().dtype(kInt64)).to(a.device());
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -49,7 +51,7 @@ Tensor masked_select(const Tensor& a, const Tensor& mask) {
 Tensor nonzero(const Tensor& a) {
   const char* op = "nonzero";
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   detail::check_has_data(a, op, "the result's size is the number of nonzero elements");
   Tensor c = detail::shallow_alias(a).to(kCPU).contiguous();
   std::vector<int64_t> coords;

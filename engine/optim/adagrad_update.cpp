@@ -6,8 +6,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <utility>
 
 #include "core/cpu_isa.h"
+#include "cuda/optim_kernels.h"
 
 namespace gb::optim::detail {
 
@@ -75,11 +78,52 @@ float* fp(const Tensor& t) { return static_cast<float*>(t.data_ptr()); }
 }  // namespace
 
 bool adagrad_fusable(const AdagradTensors& t) {
-  auto ok = [&](const Tensor& x) { return fusable_operand(x, t.p); };
-  return ok(t.p) && ok(t.grad) && ok(t.sum) && t.p.numel() > 0;
+  auto fits = [&](auto ok) { return ok(t.p) && ok(t.grad) && ok(t.sum) && t.p.numel() > 0; };
+  return fits([&](const Tensor& x) { return fusable_operand(x, t.p); }) ||
+         fits([&](const Tensor& x) { return cuda_fusable_operand(x, t.p); });
 }
 
+namespace {
+
+// The cuda items: grouped per device and weight decay, kMaxAdagradTensors to a launch (cuda/optim.cu).
+void adagrad_cuda_update(const std::vector<const AdagradTensors*>& items) {
+  std::map<std::pair<int, bool>, cuda_kernels::AdagradLaunch> launches;
+  for (const AdagradTensors* t : items) {
+    const int device = int(t->p.device().index());
+    cuda_kernels::AdagradLaunch& l = launches[{device, t->c.weight_decay != 0}];
+    if (l.count == cuda_kernels::kMaxAdagradTensors) {
+      cuda_kernels::adagrad_update(l);
+      l.count = 0;
+    }
+    l.device = device;
+    l.wd = t->c.weight_decay != 0;
+    const K k = coefs_of(t->c);
+    l.k[l.count] = cuda_kernels::AdagradCoefsF{k.sign, k.wd, k.eps, k.neg_clr};
+    l.p[l.count] = fp(t->p);
+    l.g[l.count] = fp(t->grad);
+    l.sum[l.count] = fp(t->sum);
+    l.n[l.count] = t->p.numel();
+    ++l.count;
+  }
+  for (auto& [key, l] : launches) cuda_kernels::adagrad_update(l);
+}
+
+void adagrad_cpu_update(const std::vector<AdagradTensors>& items, std::vector<FusedStepSums>* sums);
+
+}  // namespace
+
 void adagrad_fused_update(const std::vector<AdagradTensors>& items, std::vector<FusedStepSums>* sums) {
+  fused_split(items, sums, adagrad_cuda_update, adagrad_cpu_update);
+  for (const AdagradTensors& t : items) {
+    gb::detail::bump_version(t.p);
+    gb::detail::bump_version(t.sum);
+  }
+}
+
+namespace {
+
+// The cpu (and meta) items: one range of blocks across the pool.
+void adagrad_cpu_update(const std::vector<AdagradTensors>& items, std::vector<FusedStepSums>* sums) {
   std::vector<K> coefs(items.size());
   std::vector<KernelFn> kernels(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
@@ -90,11 +134,9 @@ void adagrad_fused_update(const std::vector<AdagradTensors>& items, std::vector<
     const AdagradTensors& t = items[i];
     kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.sum) + lo, hi - lo, coefs[i], &part);
   });
-  for (const AdagradTensors& t : items) {
-    gb::detail::bump_version(t.p);
-    gb::detail::bump_version(t.sum);
-  }
 }
+
+}  // namespace
 
 void adagrad_fused_run(const std::vector<AdagradTensors>& items) {
   // an op span in the trace, as Adam's _fused_adam_; 8 float operations an element with weight decay

@@ -31,8 +31,9 @@ struct AdagradTensors {
   AdagradCoefs c;
 };
 
-// True when the fused pass applies: every operand float32, on the cpu (or meta: the same state, nothing computed),
-// contiguous, of p's shape.
+// True when the fused pass applies: every operand float32, on the cpu (or meta: the same state, nothing computed) or
+// on one cuda device while no training monitor is active (cuda/optim.cu: the same bits, no statistics), contiguous,
+// of p's shape.
 bool adagrad_fusable(const AdagradTensors& t);
 
 // Applies every item's update in place and bumps the version counters of what it wrote. `sums`: nullptr, or resized

@@ -109,12 +109,6 @@ float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr
 
 void adam_cpu_update(const std::vector<AdamTensors>& items, std::vector<AdamStepSums>* sums);
 
-// An operand of the cuda pass: float32, contiguous, on p's device, of p's shape.
-bool cuda_operand(const Tensor& x, const Tensor& p) {
-  return x.defined() && x.is_cuda() && x.scalar_type() == kFloat && x.is_contiguous() && x.device() == p.device() &&
-         x.sizes() == p.sizes();
-}
-
 // The cuda pass: items grouped per device and kernel variant, kMaxAdamTensors to a launch (cuda/optim.cu).
 void adam_cuda_update(const std::vector<const AdamTensors*>& items) {
   std::map<std::tuple<int, bool, bool>, cuda_kernels::AdamLaunch> launches;
@@ -149,37 +143,22 @@ bool adam_fusable(const AdamTensors& t) {
       t.p.numel() > 0)
     return true;
   // cuda: while no training monitor wants the step's statistics (the pass on the device does not measure them)
-  auto on_cuda = [&](const Tensor& x) { return cuda_operand(x, t.p); };
+  auto on_cuda = [&](const Tensor& x) { return cuda_fusable_operand(x, t.p); };
   return on_cuda(t.p) && on_cuda(t.grad) && on_cuda(t.exp_avg) && on_cuda(t.exp_avg_sq) &&
-         (!t.c.amsgrad || on_cuda(t.max_exp_avg_sq)) && t.p.numel() > 0 && !monitor::detail::active();
+         (!t.c.amsgrad || on_cuda(t.max_exp_avg_sq)) && t.p.numel() > 0;
 }
 
 void adam_fused_update(const std::vector<AdamTensors>& all, std::vector<AdamStepSums>* sums) {
-  // the cuda items run on the device; the rest (cpu, meta) below, their sums in their places
-  std::vector<const AdamTensors*> on_cuda;
-  std::vector<AdamTensors> items;
-  std::vector<size_t> where;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].p.is_cuda()) {
-      on_cuda.push_back(&all[i]);
-    } else {
-      items.push_back(all[i]);
-      where.push_back(i);
+  // the cuda items run on the device; the rest (cpu, meta) on the pool, their sums in their places
+  fused_split(all, sums, [](const std::vector<const AdamTensors*>& on_cuda) {
+    adam_cuda_update(on_cuda);
+    for (const AdamTensors* t : on_cuda) {
+      gb::detail::bump_version(t->p);
+      gb::detail::bump_version(t->exp_avg);
+      gb::detail::bump_version(t->exp_avg_sq);
+      if (t->c.amsgrad) gb::detail::bump_version(t->max_exp_avg_sq);
     }
-  }
-  adam_cuda_update(on_cuda);
-  for (const AdamTensors* t : on_cuda) {
-    gb::detail::bump_version(t->p);
-    gb::detail::bump_version(t->exp_avg);
-    gb::detail::bump_version(t->exp_avg_sq);
-    if (t->c.amsgrad) gb::detail::bump_version(t->max_exp_avg_sq);
-  }
-  std::vector<AdamStepSums> cpu_sums;
-  adam_cpu_update(items, sums ? &cpu_sums : nullptr);
-  if (sums) {
-    sums->assign(all.size(), AdamStepSums{});
-    for (size_t j = 0; j < where.size(); ++j) (*sums)[where[j]] = cpu_sums[j];
-  }
+  }, adam_cpu_update);
 }
 
 namespace {

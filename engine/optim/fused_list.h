@@ -24,12 +24,44 @@ namespace gb::optim::detail {
 constexpr int64_t kFusedBlock = 256;
 constexpr int64_t kFusedGrainBlocks = 128;  // 32768 elements: below that the whole list stays on one thread
 
+// An operand of a fused pass on cuda: float32, contiguous, on p's device, of p's shape. The device passes measure no
+// statistics, so they are taken only while no training monitor is active (the ops' path runs otherwise).
+inline bool cuda_fusable_operand(const Tensor& x, const Tensor& p) {
+  return x.defined() && x.is_cuda() && x.scalar_type() == kFloat && x.is_contiguous() && x.device() == p.device() &&
+         x.sizes() == p.sizes() && !monitor::detail::active();
+}
+
 // The statistics of one parameter's fused step (what the monitor's scans would have read).
 struct FusedStepSums {
   monitor::detail::ScanResult grad;  // of the gradient as it is in .grad
   double update_sumsq = 0;           // sum (p_after - p_before)^2
   double param_sumsq = 0;            // sum p^2 after the update
 };
+
+// Splits items into those on cuda (run by on_cuda(list), no statistics) and the rest (update(rest, sums)), and puts
+// the rest's statistics in their places of `sums` (the cuda items' stay empty).
+template <class Item, class OnCuda, class Update>
+void fused_split(const std::vector<Item>& all, std::vector<FusedStepSums>* sums, const OnCuda& on_cuda,
+                 const Update& update) {
+  std::vector<const Item*> cuda_items;
+  std::vector<Item> rest;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].p.is_cuda()) {
+      cuda_items.push_back(&all[i]);
+    } else {
+      rest.push_back(all[i]);
+      where.push_back(i);
+    }
+  }
+  if (!cuda_items.empty()) on_cuda(cuda_items);
+  std::vector<FusedStepSums> rest_sums;
+  update(rest, sums ? &rest_sums : nullptr);
+  if (sums) {
+    sums->assign(all.size(), FusedStepSums{});
+    for (size_t j = 0; j < where.size(); ++j) (*sums)[where[j]] = rest_sums[j];
+  }
+}
 
 // run(i, lo, hi, part) for every part [lo, hi) of item i (lo on a block boundary; numels[i] > 0), its statistics
 // added to `part`. totals: nullptr, or resized to the item count and filled with each item's sums.

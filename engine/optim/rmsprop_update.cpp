@@ -6,8 +6,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "core/cpu_isa.h"
+#include "cuda/optim_kernels.h"
 #include "optim/fused_list.h"
 
 namespace gb::optim::detail {
@@ -104,12 +107,62 @@ float* fp(const Tensor& t) { return t.defined() ? static_cast<float*>(t.data_ptr
 }  // namespace
 
 bool rmsprop_fusable(const RmspropTensors& t) {
-  auto ok = [&](const Tensor& x) { return fusable_operand(x, t.p); };
-  return ok(t.p) && ok(t.grad) && ok(t.square_avg) && (!t.c.centered || ok(t.grad_avg)) &&
-         (t.c.momentum <= 0 || ok(t.momentum_buffer)) && t.p.numel() > 0;
+  auto fits = [&](auto ok) {
+    return ok(t.p) && ok(t.grad) && ok(t.square_avg) && (!t.c.centered || ok(t.grad_avg)) &&
+           (t.c.momentum <= 0 || ok(t.momentum_buffer)) && t.p.numel() > 0;
+  };
+  return fits([&](const Tensor& x) { return fusable_operand(x, t.p); }) ||
+         fits([&](const Tensor& x) { return cuda_fusable_operand(x, t.p); });
 }
 
+namespace {
+
+// The cuda items: grouped per device and kernel variant, kMaxRmspropTensors to a launch (cuda/optim.cu).
+void rmsprop_cuda_update(const std::vector<const RmspropTensors*>& items) {
+  std::map<std::tuple<int, bool, bool, bool>, cuda_kernels::RmspropLaunch> launches;
+  for (const RmspropTensors* t : items) {
+    const RmspropCoefs& c = t->c;
+    const int device = int(t->p.device().index());
+    cuda_kernels::RmspropLaunch& l = launches[{device, c.weight_decay != 0, c.centered, c.momentum > 0}];
+    if (l.count == cuda_kernels::kMaxRmspropTensors) {
+      cuda_kernels::rmsprop_update(l);
+      l.count = 0;
+    }
+    l.device = device;
+    l.wd = c.weight_decay != 0;
+    l.centered = c.centered;
+    l.momentum = c.momentum > 0;
+    const K k = coefs_of(c);
+    l.k[l.count] = cuda_kernels::RmspropCoefsF{k.sign, k.wd, k.alpha, k.a1, k.eps, k.momentum, k.neg_lr};
+    l.p[l.count] = fp(t->p);
+    l.g[l.count] = fp(t->grad);
+    l.sq[l.count] = fp(t->square_avg);
+    l.ga[l.count] = c.centered ? fp(t->grad_avg) : nullptr;
+    l.buf[l.count] = c.momentum > 0 ? fp(t->momentum_buffer) : nullptr;
+    l.n[l.count] = t->p.numel();
+    ++l.count;
+  }
+  for (auto& [key, l] : launches) cuda_kernels::rmsprop_update(l);
+}
+
+void rmsprop_cpu_update(const std::vector<RmspropTensors>& items, std::vector<RmspropStepSums>* sums);
+
+}  // namespace
+
 void rmsprop_fused_update(const std::vector<RmspropTensors>& items, std::vector<RmspropStepSums>* sums) {
+  fused_split(items, sums, rmsprop_cuda_update, rmsprop_cpu_update);
+  for (const RmspropTensors& t : items) {
+    gb::detail::bump_version(t.p);
+    gb::detail::bump_version(t.square_avg);
+    if (t.c.centered) gb::detail::bump_version(t.grad_avg);
+    if (t.c.momentum > 0) gb::detail::bump_version(t.momentum_buffer);
+  }
+}
+
+namespace {
+
+// The cpu (and meta) items: one range of blocks across the pool.
+void rmsprop_cpu_update(const std::vector<RmspropTensors>& items, std::vector<RmspropStepSums>* sums) {
   std::vector<K> coefs(items.size());
   std::vector<KernelFn> kernels(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
@@ -123,13 +176,9 @@ void rmsprop_fused_update(const std::vector<RmspropTensors>& items, std::vector<
     kernels[i](fp(t.p) + lo, fp(t.grad) + lo, fp(t.square_avg) + lo, t.c.centered ? fp(t.grad_avg) + lo : nullptr,
                t.c.momentum > 0 ? fp(t.momentum_buffer) + lo : nullptr, hi - lo, coefs[i], &part);
   });
-  for (const RmspropTensors& t : items) {
-    gb::detail::bump_version(t.p);
-    gb::detail::bump_version(t.square_avg);
-    if (t.c.centered) gb::detail::bump_version(t.grad_avg);
-    if (t.c.momentum > 0) gb::detail::bump_version(t.momentum_buffer);
-  }
 }
+
+}  // namespace
 
 void rmsprop_fused_run(const std::vector<RmspropTensors>& items) {
   // an op span in the trace, as Adam's _fused_adam_; 12 float operations an element at most (centered, momentum)

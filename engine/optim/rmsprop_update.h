@@ -35,8 +35,9 @@ struct RmspropTensors {
   RmspropCoefs c;
 };
 
-// True when the fused pass applies: every operand float32, on the cpu (or meta: the same state, nothing computed),
-// contiguous, of p's shape, the state the options need defined.
+// True when the fused pass applies: every operand float32, on the cpu (or meta: the same state, nothing computed) or
+// on one cuda device while no training monitor is active (cuda/optim.cu: the same bits, no statistics), contiguous,
+// of p's shape, the state the options need defined.
 bool rmsprop_fusable(const RmspropTensors& t);
 
 // The statistics of one parameter's fused step (what the monitor's scans would have read).

@@ -1,7 +1,7 @@
-// tests/engine/cuda/optim_gpu_test.cpp — GPU tier: Adam's, AdamW's and SGD's fused updates on cuda
-// (engine/cuda/optim.cu) against the cpu's fused passes: the same bits for the parameters after three steps, with
-// weight decay, amsgrad, maximize, momentum, dampening and Nesterov, over more parameters than one Adam launch
-// takes.
+// tests/engine/cuda/optim_gpu_test.cpp — GPU tier: Adam's, AdamW's, SGD's, RMSprop's and Adagrad's fused updates
+// on cuda (engine/cuda/optim.cu) against the cpu's fused passes: the same bits for the parameters after three steps,
+// with weight decay, amsgrad, maximize, momentum, dampening, Nesterov, centered and lr decay, over more parameters
+// than one launch takes.
 #include "support/check.h"
 
 using gbtest::kGpu;
@@ -71,4 +71,21 @@ TEST_CASE("SGD on cuda gives the cpu's fused pass's bits") {
         return gb::optim::SGD(ps, gb::optim::SGDOptions(0.1).momentum(0.5).dampening(0.2).maximize(true));
       },
       false);
+}
+
+TEST_CASE("RMSprop and Adagrad on cuda give the cpu's fused pass's bits, every variant") {
+  check_same_bits([](std::vector<gb::Tensor> ps) { return gb::optim::RMSprop(ps, gb::optim::RMSpropOptions(1e-2)); });
+  check_same_bits([](std::vector<gb::Tensor> ps) {
+    return gb::optim::RMSprop(ps, gb::optim::RMSpropOptions(1e-2).weight_decay(0.1).centered(true));
+  });
+  check_same_bits([](std::vector<gb::Tensor> ps) {
+    return gb::optim::RMSprop(ps, gb::optim::RMSpropOptions(1e-2).momentum(0.9).centered(true).maximize(true));
+  });
+  check_same_bits([](std::vector<gb::Tensor> ps) {
+    return gb::optim::RMSprop(ps, gb::optim::RMSpropOptions(1e-2).momentum(0.5).weight_decay(1e-3));
+  });
+  check_same_bits([](std::vector<gb::Tensor> ps) { return gb::optim::Adagrad(ps, gb::optim::AdagradOptions(0.1)); });
+  check_same_bits([](std::vector<gb::Tensor> ps) {
+    return gb::optim::Adagrad(ps, gb::optim::AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).maximize(true));
+  });
 }

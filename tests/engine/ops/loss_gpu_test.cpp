@@ -1,6 +1,8 @@
-// tests/engine/ops/loss_gpu_test.cpp — GPU tier: nll_loss and cross_entropy on cuda (class picked by a mask on the
-// device) against the CPU: 1-D, 2-D and spatial inputs, class weights, ignore_index, label smoothing, every
-// reduction, gradients, the bounds check; then a classifier trained on cuda as on the cpu.
+// tests/engine/ops/loss_gpu_test.cpp — GPU tier: nll_loss and cross_entropy on cuda (engine/cuda/loss.cu) against
+// the CPU: 1-D, 2-D and spatial inputs, class weights, ignore_index, label smoothing, every reduction, gradients
+// and double backward with the CPU's node names, float32/float16 inputs, the bounds check on the device; then a
+// classifier trained on cuda as on the cpu.
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -45,10 +47,44 @@ TEST_CASE("gradients of cross_entropy on cuda equal the cpu") {
   gbtest::check_close(xg.grad(), x.grad(), 1e-10, 1e-12);
 }
 
-TEST_CASE("a target out of range is refused on cuda too") {
+TEST_CASE("nll_loss on cuda: the cpu's nodes, double backward, float32 and float16, all targets ignored") {
+  gb::manual_seed(45);
+  gb::Tensor lp = gb::log_softmax(gb::randn({6, 4, 3}, gb::kDouble), 1);
+  gb::Tensor target = gb::randint(0, 4, {6, 3});
+  gb::Tensor weight = gb::rand({4}, gb::kDouble) + 0.5;
+  for (gb::Reduction r : {gb::Reduction::Mean, gb::Reduction::Sum, gb::Reduction::None}) {
+    CAPTURE(int(r));
+    gb::Tensor xc = lp.clone().requires_grad_(true), xg = lp.to(kGpu).requires_grad_(true);
+    gb::Tensor lc = gb::nll_loss(xc, target, weight, r), lg = gb::nll_loss(xg, target.to(kGpu), weight.to(kGpu), r);
+    CHECK(lg.grad_fn()->name() == lc.grad_fn()->name());  // NllLoss2DBackward0, not a composition
+    // the upstream gradient v requires grad: d(sum(h * dL/dx))/dv is nll_loss's own gather again
+    gb::Tensor vc = gb::rand(lc.sizes(), gb::kDouble).requires_grad_(true);
+    gb::Tensor vg = vc.detach().to(kGpu).requires_grad_(true);
+    gb::Tensor gc = gb::autograd::grad({lc}, {xc}, {vc}, true, true)[0];
+    gb::Tensor gg = gb::autograd::grad({lg}, {xg}, {vg}, true, true)[0];
+    gbtest::check_close(gg, gc, 1e-12, 1e-12);
+    CHECK(gg.grad_fn()->name() == gc.grad_fn()->name());  // NllLossBackwardBackward0
+    gb::Tensor hc = gb::randn(gc.sizes(), gb::kDouble);
+    gb::Tensor dvc = gb::autograd::grad({(gc * hc).sum()}, {vc})[0];
+    gb::Tensor dvg = gb::autograd::grad({(gg * hc.to(kGpu)).sum()}, {vg})[0];
+    gbtest::check_close(dvg, dvc, 1e-12, 1e-12);
+  }
+  gb::Tensor lp32 = gb::log_softmax(gb::randn({32, 10}), 1);
+  gb::Tensor t32 = gb::randint(0, 10, {32});
+  gbtest::check_close(gb::nll_loss(lp32.to(kGpu), t32.to(kGpu)), gb::nll_loss(lp32, t32), 1e-6, 1e-6);
+  gb::Tensor h = gb::nll_loss(lp32.to(gb::kHalf).to(kGpu), t32.to(kGpu));
+  CHECK(h.scalar_type() == gb::kHalf);
+  gbtest::check_close(h.to(gb::kFloat), gb::nll_loss(lp32.to(gb::kHalf), t32).to(gb::kFloat), 1e-3, 1e-3);
+  gb::Tensor all_ignored = gb::full({4}, -100, gb::kInt64);
+  CHECK(std::isnan(gb::nll_loss(lp32.narrow(0, 0, 4).to(kGpu), all_ignored.to(kGpu)).item().to_double()));
+}
+
+TEST_CASE("a target out of range is refused on cuda too, at the next synchronization, without waiting") {
   gb::Tensor lp = gb::log_softmax(gb::randn({2, 3}), 1).to(kGpu);
-  CHECK_THROWS_WITH(gb::nll_loss(lp, gb::tensor(std::vector<int64_t>{0, 3}).to(kGpu)),
-                    doctest::Contains("Target out of bounds"));
+  gb::Tensor l = gb::nll_loss(lp, gb::tensor(std::vector<int64_t>{0, 3}).to(kGpu));  // returns at once
+  CHECK_THROWS_WITH(l.item(), doctest::Contains("nll_loss() on cuda:0: index 3 is out of bounds for dimension 1 "
+                                                "with size 3"));
+  CHECK(std::isfinite(gb::nll_loss(lp, gb::tensor(std::vector<int64_t>{0, 2}).to(kGpu)).item().to_double()));
 }
 
 TEST_CASE("a classifier trained on cuda learns what the cpu one learns") {
