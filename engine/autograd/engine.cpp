@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/streams.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "glassbox/autograd/autograd.h"
@@ -130,12 +131,25 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
   int64_t release_ticks = 0;  // the time-stamp counter (~10 ns a read, a clock read ~25): nanoseconds below
   const int64_t ticks0 = trace::ticks();
 
+  BackwardStreams streams;  // cuda: each node on its forward stream (streams.h)
+  bool on_cuda = false;
+  // g, sent by `from` (nullptr: the caller's root gradient), into slot of `to`'s buffer: on a cuda device, on to's
+  // stream after it waited for the sender's
+  auto hand_over = [&](const Node* from, const Node& to, Tensor& slot, Tensor&& g) {
+    std::optional<cuda::CUDAStream> dst = g.is_cuda() ? streams.stream_of(to, g) : std::nullopt;
+    if (!dst) return accumulate(slot, std::move(g));
+    on_cuda = true;
+    const cuda::CUDAStream src = from ? *streams.stream_of(*from, g) : cuda::getCurrentCUDAStream(g.device().index());
+    streams.wait(*dst, src);
+    cuda::CUDAStreamGuard on_dst(*dst);
+    accumulate(slot, std::move(g));
+  };
   for (size_t i = 0; i < roots.size(); ++i) {
     const auto& e = roots[i];
     if (!e.function) continue;
     auto& buf = buffers[e.function.get()];
     if (buf.size() < e.function->num_inputs()) buf.resize(e.function->num_inputs());
-    accumulate(buf[e.input_nr], std::move(root_grads[i]));
+    hand_over(nullptr, *e.function, buf[e.input_nr], std::move(root_grads[i]));
     owners[e.function.get()] = e.function;
   }
   for (const auto& [node, owner] : owners)
@@ -192,6 +206,13 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
                        node->is_accumulate_grad() ? -1 : static_cast<int64_t>(node->sequence_nr()));
       {
         gb::detail::NodeScope formula;
+        std::optional<cuda::CUDAStreamGuard> on_stream;  // where its forward ran (streams.h)
+        if (node->stream_device >= 0) {
+          const cuda::CUDAStream s = *BackwardStreams::forward_stream(*node);
+          on_stream.emplace(s);
+          streams.used(s);
+          on_cuda = true;
+        }
         outputs = node->apply(std::move(grads));
       }
       if (watch.on()) watch.node_done(node, outputs);
@@ -210,15 +231,21 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
       Node* next = e.function.get();
       if (i < outputs.size() && outputs[i].defined()) {
         Tensor g = std::move(outputs[i]);
-        if (g.scalar_type() != e.dtype && is_floating_point(e.dtype)) g = g.to(e.dtype);
+        if (g.scalar_type() != e.dtype && is_floating_point(e.dtype)) {
+          std::optional<cuda::CUDAStreamGuard> on_stream;  // the cast on the sender's stream
+          if (g.is_cuda() && node->stream_device == g.device().index())
+            on_stream.emplace(*BackwardStreams::forward_stream(*node));
+          g = g.to(e.dtype);
+        }
         auto& buf = buffers[next];
         if (buf.size() < next->num_inputs()) buf.resize(next->num_inputs());
-        accumulate(buf[e.input_nr], std::move(g));
+        hand_over(node, *next, buf[e.input_nr], std::move(g));
       }
       if (!owners.count(next)) owners[next] = e.function;
       if (--deps[next] == 0) ready.push(next);
     }
   }
+  if (on_cuda) streams.finish();  // the caller's streams wait for the ones backward used
   if (watch.on()) watch.finish();
   int64_t t2 = now_ns();
   phase.reset();

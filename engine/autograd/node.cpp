@@ -10,6 +10,7 @@
 #include "core/op_scope.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
+#include "glassbox/core/cuda_stream.h"
 #include "glassbox/ops/pointwise.h"
 #include "monitor/monitor.h"
 
@@ -206,6 +207,11 @@ void link_to_op(Node& node, const Tensor* first_output) {
 }
 
 void set_history(Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  if (node->stream_device < 0 && out.is_cuda()) {  // backward runs the node where its forward ran (streams.h)
+    const cuda::CUDAStream s = cuda::getCurrentCUDAStream(out.device().index());
+    node->stream_device = s.device_index();
+    node->stream = s.stream();
+  }
   auto& m = out.unsafe_impl()->meta();
   m.grad_fn = node;
   m.output_nr = output_nr;

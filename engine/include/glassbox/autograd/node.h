@@ -73,6 +73,10 @@ struct Node : std::enable_shared_from_this<Node> {
   uint64_t forward_span_id = 0;
   int32_t forward_module_id = -1;    // modules.id of the module the forward op ran in (-1 = none)
   const char* forward_op = nullptr;  // the name of the op that recorded it (a literal; nullptr = unknown)
+  // cuda: the stream its forward op ran on (the current stream of its first cuda output's device when that output
+  // was attached; a cudaStream_t), which backward runs it on; stream_device -1: none (a cpu op).
+  int32_t stream_device = -1;
+  void* stream = nullptr;
 
  protected:
   edge_list next_edges_;
