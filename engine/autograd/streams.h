@@ -3,9 +3,10 @@
 // Each node runs on the stream its forward op ran on (Node::stream, recorded when the op's outputs were attached to
 // it): a forward launched on a side stream has its backward there too. A gradient handed from a node on one stream to
 // a node on another is accumulated on the receiving node's stream after that stream waits for the sender's (an event:
-// the host does not wait). Nodes without a stream (cpu nodes, AccumulateGrad) run on the calling thread's current
-// stream, and before backward returns that stream waits for every other stream backward used, so the caller sees
-// finished .grad values in stream order. Graphs without cuda tensors never reach any of this.
+// the host does not wait), and the gradient's memory is marked as used by that stream (record_stream). Nodes without a
+// stream (cpu nodes, AccumulateGrad) run on the calling thread's current stream, and before backward returns that
+// stream waits for every other stream backward used, so the caller sees finished .grad values in stream order. Graphs
+// without cuda tensors never reach any of this.
 #pragma once
 
 #include <optional>
