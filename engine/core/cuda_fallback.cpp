@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "cuda/cumsum_kernels.h"
 #include "cuda/device_error.h"
 #include "cuda/index_kernels.h"
 #include "cuda/kernels.h"
@@ -14,6 +15,7 @@
 #include "cuda/optim_kernels.h"
 #include "cuda/scan_kernels.h"
 #include "cuda/softmax_kernels.h"
+#include "cuda/sort_kernels.h"
 #include "cuda/used_devices.h"
 #include "glassbox/core/cuda_stream.h"
 #include "glassbox/core/error.h"
@@ -93,6 +95,12 @@ DeviceError* device_error(int) {
   return nullptr;
 }
 void raise_device_errors() {}
+void cumsum(const CumsumLaunch&) { cuda::check_device_index(-1); }
+size_t segmented_sort_temp_bytes(const SegmentedSortLaunch&) {
+  cuda::check_device_index(-1);
+  return 0;
+}
+void segmented_sort(const SegmentedSortLaunch&) { cuda::check_device_index(-1); }
 void nll_forward(const NllLaunch&) { cuda::check_device_index(-1); }
 void nll_backward(const NllLaunch&) { cuda::check_device_index(-1); }
 ScanSlot* scan_slots_alloc(int, int) {

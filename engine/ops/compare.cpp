@@ -9,6 +9,7 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
+#include "core/composed.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/launch.h"
@@ -144,17 +145,37 @@ Tensor as_bool(const Tensor& t) { return convert(t, kBool); }
 
 Tensor logical_not(const Tensor& a) {
   detail::OpScope op_scope("logical_not", {a});
-  detail::check_device(a, "logical_not", "self");
+  detail::check_cuda_device(a, "logical_not", "self");
+  if (detail::composed_path(a)) {  // !x is x == 0 (NaN is true, as a bool conversion reads it)
+    NoGradGuard ng;
+    Tensor out = eq(a, 0);
+    op_scope.set_output(out);
+    return out;
+  }
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::unary_loop<bool, bool>(out, as_bool(a), [](bool x) { return !x; });
   op_scope.set_output(out);
   return out;
 }
 
+namespace {
+// logical_and / logical_or composed: each side's truth as 0/1 in int8, multiplied (and) or added (or).
+Tensor composed_logical(const Tensor& a, const Tensor& b, bool is_and) {
+  NoGradGuard ng;
+  Tensor x = ne(a, 0).to(kInt8), y = ne(b, 0).to(kInt8);
+  return ne(is_and ? x * y : x + y, 0);
+}
+}  // namespace
+
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("logical_and", {a, b});
-  detail::check_device(a, "logical_and", "self");
-  detail::check_device(b, "logical_and", "other", a);
+  detail::check_cuda_device(a, "logical_and", "self");
+  detail::check_cuda_device(b, "logical_and", "other", a);
+  if (detail::composed_path(a)) {
+    Tensor out = composed_logical(a, b, true);
+    op_scope.set_output(out);
+    return out;
+  }
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_and"), kBool, a.device());
   detail::binary_loop<bool, bool, bool>(out, as_bool(a), as_bool(b), [](bool x, bool y) { return x && y; });
   op_scope.set_output(out);
@@ -163,8 +184,13 @@ Tensor logical_and(const Tensor& a, const Tensor& b) {
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("logical_or", {a, b});
-  detail::check_device(a, "logical_or", "self");
-  detail::check_device(b, "logical_or", "other", a);
+  detail::check_cuda_device(a, "logical_or", "self");
+  detail::check_cuda_device(b, "logical_or", "other", a);
+  if (detail::composed_path(a)) {
+    Tensor out = composed_logical(a, b, false);
+    op_scope.set_output(out);
+    return out;
+  }
   Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "logical_or"), kBool, a.device());
   detail::binary_loop<bool, bool, bool>(out, as_bool(a), as_bool(b), [](bool x, bool y) { return x || y; });
   op_scope.set_output(out);
@@ -174,14 +200,21 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 // ---- floating predicates: integers and bools are never NaN or infinite ----
 
 namespace {
+// kind: 0 isnan, 1 isinf, 2 isfinite. On the composed path: x != x, |x| == inf, x - x == 0 (NaN for NaN and +-inf).
 template <typename F>
-Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, const F& f) {
+Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, int kind, const F& f) {
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op, "self");
+  detail::check_cuda_device(a, op, "self");
   if (!a.is_floating_point()) {
     Tensor answer = full(a.sizes(), integer_answer, TensorOptions().dtype(kBool).device(a.device()));
     op_scope.set_output(answer);
     return answer;
+  }
+  if (detail::composed_path(a)) {
+    NoGradGuard ng;
+    Tensor out = kind == 0 ? ne(a, a) : kind == 1 ? eq(abs(a), INFINITY) : eq(a - a, 0);
+    op_scope.set_output(out);
+    return out;
   }
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
   detail::dispatch_floating(a.scalar_type(), op, [&](auto tag) {
@@ -194,13 +227,13 @@ Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, con
 }  // namespace
 
 Tensor isnan(const Tensor& a) {
-  return float_predicate(a, "isnan", false, [](auto x) { return std::isnan(x); });
+  return float_predicate(a, "isnan", false, 0, [](auto x) { return std::isnan(x); });
 }
 Tensor isinf(const Tensor& a) {
-  return float_predicate(a, "isinf", false, [](auto x) { return std::isinf(x); });
+  return float_predicate(a, "isinf", false, 1, [](auto x) { return std::isinf(x); });
 }
 Tensor isfinite(const Tensor& a) {
-  return float_predicate(a, "isfinite", true, [](auto x) { return std::isfinite(x); });
+  return float_predicate(a, "isfinite", true, 2, [](auto x) { return std::isfinite(x); });
 }
 
 // ---- whole-tensor comparisons ----
@@ -208,6 +241,10 @@ Tensor isfinite(const Tensor& a) {
 namespace {
 bool all_true(const Tensor& b, const char* op) {  // b: a fresh contiguous bool tensor
   detail::check_has_data(b, op, "its answer is a value");
+  if (detail::composed_path(b)) {  // the count of false elements, read back (the answer is a value on the host)
+    NoGradGuard ng;
+    return eq(b, 0).sum().item<int64_t>() == 0;
+  }
   const bool* p = b.data_ptr<bool>();
   for (int64_t i = 0, n = b.numel(); i < n; ++i)
     if (!p[i]) return false;
@@ -218,19 +255,27 @@ bool all_true(const Tensor& b, const char* op) {  // b: a fresh contiguous bool 
 // Like libtorch's CPU equal: same sizes and equal elements after promotion (a float 1 equals a double 1).
 bool equal(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("equal", {a, b});
-  detail::check_device(a, "equal", "self");
-  detail::check_device(b, "equal", "other", a);
+  detail::check_cuda_device(a, "equal", "self");
+  detail::check_cuda_device(b, "equal", "other", a);
   if (a.sizes() != b.sizes()) return false;
   return all_true(eq(a, b), "equal");
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   detail::OpScope op_scope("allclose", {a, b});
-  detail::check_device(a, "allclose", "self");
-  detail::check_device(b, "allclose", "other", a);
+  detail::check_cuda_device(a, "allclose", "self");
+  detail::check_cuda_device(b, "allclose", "other", a);
   GB_CHECK(a.scalar_type() == b.scalar_type(), "allclose: ", to_string(a.scalar_type()), " did not match ",
            to_string(b.scalar_type()), " (shapes ", a.sizes(), " and ", b.sizes(),
            "); convert one with .to(other.scalar_type())");
+  if (detail::composed_path(a)) {  // in float64, as the loop: exact matches, equal NaNs, then the tolerance
+    NoGradGuard ng;
+    const Tensor x = a.to(kDouble), y = b.to(kDouble);
+    const Tensor err = abs(x - y);
+    Tensor close = logical_or(eq(x, y), logical_and(isfinite(err), le(err, abs(y * rtol) + atol)));
+    if (equal_nan) close = logical_or(close, logical_and(isnan(x), isnan(y)));
+    return all_true(close.contiguous(), "allclose");
+  }
   Tensor close = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), "allclose"), kBool, a.device());
   detail::dispatch_all(a.scalar_type(), "allclose", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -352,6 +397,12 @@ void check_mask(const Tensor& mask, const char* op) {
 
 // out = mask ? value : a, in out's dtype (a already has it).
 void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, const Scalar& value, const char* op) {
+  if (detail::composed_path(out)) {  // where(mask, value, a), in out's dtype
+    NoGradGuard ng;
+    Tensor picked = where(mask, value, a);
+    detail::copy_into(out, picked.scalar_type() == out.scalar_type() ? picked : picked.to(out.scalar_type()));
+    return;
+  }
   detail::dispatch_all(out.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = T(scalar_as<T>(value));
@@ -365,8 +416,8 @@ void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
   detail::OpScope op_scope("masked_fill", {a, mask});
-  detail::check_device(a, "masked_fill", "self");
-  detail::check_device(mask, "masked_fill", "mask", a);
+  detail::check_cuda_device(a, "masked_fill", "self");
+  detail::check_cuda_device(mask, "masked_fill", "mask", a);
   Tensor out =
       detail::make_empty(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill"), a.scalar_type(), a.device());
   masked_fill_kernel(out, a, mask, value, "masked_fill");
@@ -389,7 +440,8 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
   return detail::apply_inplace(
       self, {mask}, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
       [&](Tensor& s) {
-        detail::check_device(s, "masked_fill_", "self");
+        detail::check_cuda_device(s, "masked_fill_", "self");
+        detail::check_cuda_device(mask, "masked_fill_", "mask", s);
         masked_fill_kernel(s, s, mask, value, "masked_fill_");
       });
 }

@@ -1,10 +1,12 @@
-// engine/ops/cumsum.cpp — cumsum, and its backward under it (the gradient's reversed running sum).
+// engine/ops/cumsum.cpp — cumsum, and its backward under it (the gradient's reversed running sum). On cuda the
+// walk runs per line on the device (cuda/cumsum.cu), the same bits.
 #include <vector>
 
 #include "autograd/record.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/cumsum_kernels.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
@@ -20,6 +22,16 @@ void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
   for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
+  if (a.is_cuda()) {  // the same walk per line on the device (cuda/cumsum.cu)
+    cuda_kernels::CumsumLaunch l;
+    l.device = int(a.device().index());
+    l.dtype = out.scalar_type();
+    l.outer = outer, l.n = n, l.inner = inner;
+    l.src = ac.data_ptr();
+    l.dst = out.data_ptr();
+    cuda_kernels::cumsum(l);
+    return;
+  }
   detail::dispatch_numeric(out.scalar_type(), "cumsum", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
@@ -45,7 +57,7 @@ void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
 
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   detail::OpScope op_scope("cumsum", {a});
-  detail::check_device(a, "cumsum");
+  detail::check_cuda_device(a, "cumsum");
   const int64_t d = detail::wrap_dim(dim, a.dim(), "cumsum");
   const ScalarType out_type = dtype ? *dtype : is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
   GB_CHECK_TYPE(out_type != kBool,

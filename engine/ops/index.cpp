@@ -434,7 +434,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   detail::OpScope op_scope("one_hot", {indices});
-  detail::check_device(indices, "one_hot", "self");
+  detail::check_cuda_device(indices, "one_hot", "self");  // on cuda: the classes read back (checked), the rows
+                                                          // built on the host and copied
   GB_CHECK_TYPE(indices.scalar_type() == kInt64 || indices.scalar_type() == kInt32,
                 "one_hot is only applicable to index tensor of type LongTensor (or int32), got ",
                 to_string(indices.scalar_type()));
@@ -453,11 +454,14 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
                    num_classes, " (class values must be smaller than num_classes)");
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(num_classes);
-  Tensor out = zeros(shape, TensorOptions().dtype(kInt64).device(indices.device()));
+  const bool on_cuda = indices.is_cuda();
+  Tensor out = zeros(shape, TensorOptions().dtype(kInt64).device(on_cuda ? Device(kCPU) : indices.device()));
+  if (!detail::skip_kernel(out)) {
+    int64_t* p = out.data_ptr<int64_t>();
+    for (size_t i = 0; i < idx.size(); ++i) p[int64_t(i) * num_classes + idx[i]] = 1;
+  }
+  if (on_cuda) out = out.to(indices.device());
   op_scope.set_output(out);
-  if (detail::skip_kernel(out)) return out;
-  int64_t* p = out.data_ptr<int64_t>();
-  for (size_t i = 0; i < idx.size(); ++i) p[int64_t(i) * num_classes + idx[i]] = 1;
   return out;
 }
 

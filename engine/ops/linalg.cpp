@@ -568,8 +568,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 Tensor dot(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(promote, dot, a, b);
   detail::OpScope op_scope("dot", {a, b});
-  detail::check_device(a, "dot", "self");
-  detail::check_device(b, "dot", "tensor", a);
+  detail::check_cuda_device(a, "dot", "self");
+  detail::check_cuda_device(b, "dot", "tensor", a);
   GB_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
            "D tensors (shapes ", a.sizes(), " and ", b.sizes(), ")");
   GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
@@ -579,10 +579,16 @@ Tensor dot(const Tensor& a, const Tensor& b) {
            " elements respectively");
   op_scope.set_flops(2 * a.numel());
   // (1,K) @ (K,1): a strided vector is a valid BLAS operand either way, so nothing is copied
-  Tensor out = detail::make_empty({}, a.scalar_type(), a.device());
-  Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
-  Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
-  gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
+  Tensor out;
+  if (a.is_cuda()) {  // a (1,K) x (K,1) product on cuBLAS
+    NoGradGuard ng;
+    out = a.view({1, -1}).mm(b.view({-1, 1})).view({});
+  } else {
+    out = detail::make_empty({}, a.scalar_type(), a.device());
+    Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
+    Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
+    gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
+  }
   op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record(
@@ -595,8 +601,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 
 Tensor outer(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("outer", {a, b});
-  detail::check_device(a, "outer", "self");
-  detail::check_device(b, "outer", "vec2", a);
+  detail::check_cuda_device(a, "outer", "self");
+  detail::check_cuda_device(b, "outer", "vec2", a);
   GB_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D (shape ", a.sizes(), ")");
   GB_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D (shape ", b.sizes(), ")");
   Tensor out = a.unsqueeze(1) * b;

@@ -13,6 +13,7 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/composed.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -417,20 +418,33 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
 
 namespace {
 
-void check_pointwise_loss(const Tensor& input, const Tensor& target, const char* op) {
+// on_cuda: the loss computes through diff_map, which has a cuda path.
+void check_pointwise_loss(const Tensor& input, const Tensor& target, const char* op, bool on_cuda = false) {
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
-  detail::check_device(input, op);
-  detail::check_device(target, op, "target", input);
+  if (on_cuda) {
+    detail::check_cuda_device(input, op);
+    detail::check_cuda_device(target, op, "target", input);
+  } else {
+    detail::check_device(input, op);
+    detail::check_device(target, op, "target", input);
+  }
   GB_CHECK(input.is_floating_point() && target.is_floating_point(), op,
            ": expected floating-point input and target, but got ", to_string(input.scalar_type()), " and ",
            to_string(target.scalar_type()));
 }
 
-// f(input - target) elementwise over the broadcast shape, in the promoted dtype, without autograd.
-template <typename F>
-Tensor diff_map(const Tensor& input, const Tensor& target, const char* op, const F& f) {
+// f(input - target) elementwise over the broadcast shape, in the promoted dtype, without autograd. On the composed
+// path (cuda), tf(d) of the tensor d = input - target in the compute dtype, made of the pointwise kernels.
+template <typename F, typename TF>
+Tensor diff_map(const Tensor& input, const Tensor& target, const char* op, const F& f, const TF& tf) {
   ScalarType dt = result_type(input, target);
+  if (detail::composed_path(input)) {
+    NoGradGuard ng;
+    const ScalarType ct = detail::compute_type(dt);
+    Tensor r = tf(input.to(ct) - target.to(ct));
+    return r.scalar_type() == dt ? r : r.to(dt);
+  }
   auto shape = broadcast_shapes(input.sizes(), target.sizes(), op);
   Tensor a = detail::shallow_alias(input), b = detail::shallow_alias(target);
   if (a.scalar_type() != dt) a = a.to(dt);
@@ -458,11 +472,13 @@ variable_list pointwise_loss_grads(autograd::BackwardContext& c, const Tensor& d
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   GB_AUTOCAST(fp32, mse_loss, input, target, reduction);
   detail::OpScope op_scope("mse_loss", {input, target});
-  check_pointwise_loss(input, target, "mse_loss");
+  check_pointwise_loss(input, target, "mse_loss", true);
   Tensor out;
   {
     NoGradGuard ng;
-    out = reduce_loss(diff_map(input, target, "mse_loss", [](auto d) { return d * d; }), reduction);
+    out = reduce_loss(
+        diff_map(input, target, "mse_loss", [](auto d) { return d * d; }, [](const Tensor& d) { return d * d; }),
+        reduction);
   }
   op_scope.set_output(out);
   if (autograd::needs_grad(input, target)) {
@@ -479,11 +495,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   GB_AUTOCAST(fp32, l1_loss, input, target, reduction);
   detail::OpScope op_scope("l1_loss", {input, target});
-  check_pointwise_loss(input, target, "l1_loss");
+  check_pointwise_loss(input, target, "l1_loss", true);
   Tensor out;
   {
     NoGradGuard ng;
-    out = reduce_loss(diff_map(input, target, "l1_loss", [](auto d) { return d < 0 ? -d : d; }), reduction);
+    out = reduce_loss(diff_map(
+                          input, target, "l1_loss", [](auto d) { return d < 0 ? -d : d; },
+                          [](const Tensor& d) { return abs(d); }),
+                      reduction);
   }
   op_scope.set_output(out);
   if (autograd::needs_grad(input, target)) {
@@ -491,9 +510,10 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
     autograd::record("L1LossBackward0", {input, target}, out, {autograd::input(input), autograd::input(target)},
                      [reduction, n, is = input.sizes().vec(), ts = target.sizes().vec()](autograd::BackwardContext& c) {
                        // sign(input - target): piecewise constant, so a constant here is exact at any order
-                       Tensor s = diff_map(c.saved(0), c.saved(1), "l1_loss", [](auto d) {
-                         return decltype(d)(d > 0 ? 1 : d < 0 ? -1 : 0);
-                       });
+                       Tensor s = diff_map(
+                           c.saved(0), c.saved(1), "l1_loss",
+                           [](auto d) { return decltype(d)(d > 0 ? 1 : d < 0 ? -1 : 0); },
+                           [](const Tensor& d) { return sign(d); });
                        return pointwise_loss_grads(c, s, reduction, n, is, ts);
                      });
   }
@@ -509,17 +529,22 @@ namespace {
 // (huber = th * smooth_l1). Their derivative in d is d / th (d) inside, sign(d) (th sign(d)) outside.
 Tensor quadratic_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double th, bool huber,
                          const char* op, const char* node) {
-  check_pointwise_loss(input, target, op);
+  check_pointwise_loss(input, target, op, true);
   Tensor out;
   {
     NoGradGuard ng;
-    out = reduce_loss(diff_map(input, target, op,
-                               [th, huber](auto d) {
-                                 using M = decltype(d);
-                                 const M a = d < 0 ? -d : d, t = M(th);
-                                 if (huber) return a < t ? M(0.5) * d * d : t * (a - M(0.5) * t);
-                                 return a < t ? M(0.5) * d * d / t : a - M(0.5) * t;
-                               }),
+    out = reduce_loss(diff_map(
+                          input, target, op,
+                          [th, huber](auto d) {
+                            using M = decltype(d);
+                            const M a = d < 0 ? -d : d, t = M(th);
+                            if (huber) return a < t ? M(0.5) * d * d : t * (a - M(0.5) * t);
+                            return a < t ? M(0.5) * d * d / t : a - M(0.5) * t;
+                          },
+                          [th, huber](const Tensor& d) {
+                            const Tensor a = abs(d), sq = d * d * 0.5;
+                            return huber ? where(a < th, sq, (a - 0.5 * th) * th) : where(a < th, sq / th, a - 0.5 * th);
+                          }),
                       reduction);
   }
   detail::op_output(out);
@@ -563,7 +588,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   GB_AUTOCAST(fp32, binary_cross_entropy, input, target, weight, reduction);
   const char* op = "binary_cross_entropy";
   detail::OpScope op_scope(op, {input, target, weight});
-  check_pointwise_loss(input, target, op);
+  check_pointwise_loss(input, target, op, true);
   GB_CHECK(input.sizes() == target.sizes(), "Using a target size (", target.sizes(),
            ") that is different to the input size (", input.sizes(),
            ") is deprecated. Please ensure they have the same size.");
@@ -571,7 +596,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   const ScalarType ct = detail::compute_type(dt);
   auto shape = input.sizes().vec();
   if (weight.defined()) {
-    detail::check_device(weight, op, "weight", input);
+    detail::check_cuda_device(weight, op, "weight", input);
     GB_CHECK(broadcast_shapes(shape, weight.sizes(), op) == shape, op, ": weight of shape ", weight.sizes(),
              " does not broadcast to the input's shape ", input.sizes(),
              "; give one weight per element, or a shape that expands to the input's");
@@ -598,10 +623,17 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
         lp[i] = wp ? v * wp[i] : v;
       }
     };
-    if (ct == kDouble)
+    if (detail::composed_path(x)) {  // the same formula from the pointwise kernels; the range check reads back
+      GB_CHECK(!logical_or(lt(x, 0), gt(x, 1)).any().item<bool>(),
+               "all elements of input should be between 0 and 1. binary_cross_entropy takes probabilities: apply "
+               "sigmoid first, or pass the logits to binary_cross_entropy_with_logits, which is also more stable.");
+      l = (t - 1.0) * clamp(log1p(-x), -100.0, std::nullopt) - t * clamp(log(x), -100.0, std::nullopt);
+      if (w.defined()) l = l * w;
+    } else if (ct == kDouble) {
       run(double{});
-    else
+    } else {
       run(float{});
+    }
     out = reduce_loss(l, reduction);
     if (out.scalar_type() != dt) out = out.to(dt);
   }
@@ -633,7 +665,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
   GB_AUTOCAST(fp32, binary_cross_entropy_with_logits, logits, target, weight, pos_weight, reduction);
   const char* op = "binary_cross_entropy_with_logits";
   detail::OpScope op_scope(op, {logits, target, weight, pos_weight});
-  check_pointwise_loss(logits, target, op);
+  check_pointwise_loss(logits, target, op, true);
   GB_CHECK(logits.sizes() == target.sizes(), "Target size (", target.sizes(), ") must be the same as input size (",
            logits.sizes(), ")");
   ScalarType dt = logits.scalar_type();
@@ -664,10 +696,15 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
         lp[i] = wp ? v * wp[i] : v;
       }
     };
-    if (ct == kDouble)
+    if (detail::composed_path(x)) {  // the same formula from the pointwise kernels
+      const Tensor ls = where(lt(x, 0), x, 0.0) - log1p(exp(-abs(x)));
+      l = (1.0 - t) * x - (pw.defined() ? (pw - 1.0) * t + 1.0 : ones_like(x)) * ls;
+      if (w.defined()) l = l * w;
+    } else if (ct == kDouble) {
       run(double{});
-    else
+    } else {
       run(float{});
+    }
     out = reduce_loss(l, reduction);
     if (out.scalar_type() != dt) out = out.to(dt);
   }
@@ -710,7 +747,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
   GB_AUTOCAST(fp32, kl_div, input, target, reduction, log_target);
   detail::OpScope op_scope("kl_div", {input, target});
-  check_pointwise_loss(input, target, "kl_div");
+  check_pointwise_loss(input, target, "kl_div", true);  // composed of ops: cuda too
   broadcast_shapes(input.sizes(), target.sizes(), "kl_div");  // throws when they do not broadcast
   // PyTorch's composition: exp(t) (t - x) for log targets, xlogy(t, t) - t x otherwise (0 where t = 0)
   Tensor out;

@@ -71,7 +71,7 @@ Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value) {
 Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
   if (mode == "constant") return constant_pad_nd(x, pad, value.value_or(0.0));
   detail::OpScope op_scope("pad", {x});
-  detail::check_device(x, "pad");
+  detail::check_cuda_device(x, "pad");  // an index_select per padded dim: on cuda too
   const std::string m(mode);
   GB_CHECK(m == "reflect" || m == "replicate" || m == "circular", "pad: unrecognised padding mode \"", m,
            "\"; use \"constant\", \"reflect\", \"replicate\" or \"circular\"");
@@ -116,7 +116,7 @@ Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode, std::optiona
       idx[size_t(j)] = s;
     }
     Tensor index = x.is_meta() ? empty({int64_t(idx.size())}, TensorOptions().dtype(kInt64).device(x.device()))
-                               : tensor(ArrayRef<int64_t>(idx), TensorOptions().dtype(kInt64));
+                               : tensor(ArrayRef<int64_t>(idx), TensorOptions().dtype(kInt64)).to(x.device());
     y = y.index_select(d, index);
     padded = true;
   }

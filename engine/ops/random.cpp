@@ -2,7 +2,9 @@
 // multinomial), all from the default generator.
 //
 // Draws are serial, so a seed gives the same numbers whatever the thread count. Like PyTorch, these are
-// in-place writes that autograd treats as a fresh value (no gradient flows to what was there before).
+// in-place writes that autograd treats as a fresh value (no gradient flows to what was there before). On cuda the
+// draws are the host generator's, copied to the device (as the cuda factories rand/randn make theirs): a seed gives
+// the cpu's numbers on any device (dropout's masks come from the devices' Philox generators instead).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -20,10 +22,12 @@ namespace {
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
   detail::OpScope op_scope(op, {self});
-  detail::check_device(self, op, "self");
+  detail::check_cuda_device(self, op, "self");
   bool grad_needed = GradMode::is_enabled() && self.requires_grad();
   detail::check_inplace(self, grad_needed, op);
-  Tensor target = self.is_contiguous() ? self : detail::make_empty(self.sizes(), self.scalar_type(), self.device());
+  Tensor target = self.is_contiguous() && !self.is_cuda()
+                      ? self
+                      : detail::make_empty(self.sizes(), self.scalar_type(), self.is_cuda() ? Device(kCPU) : self.device());
   if (!detail::skip_kernel(target))
     detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {  // meta: no draws
       using T = typename decltype(tag)::type;
@@ -69,7 +73,7 @@ Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& op
 Tensor bernoulli(const Tensor& p) {
   const char* op = "bernoulli";
   detail::OpScope op_scope(op, {p});
-  detail::check_device(p, op);
+  detail::check_cuda_device(p, op);  // the probabilities are read on the host
   GB_CHECK_TYPE(is_floating_point(p.scalar_type()), "bernoulli: the probabilities must be floating point, got ",
                 to_string(p.scalar_type()), "; convert them with .to(gb::kFloat)");
   detail::check_has_data(p, op, "each draw needs its probability");
@@ -97,7 +101,7 @@ Tensor bernoulli(const Tensor& self, double p) {
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
   const char* op = "multinomial";
   detail::OpScope op_scope(op, {probs});
-  detail::check_device(probs, op);
+  detail::check_cuda_device(probs, op);  // the weights are read on the host
   GB_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: prob_dist must be 1 or 2 dim, got ", probs.dim(),
            " dims (shape ", probs.sizes(), ")");
   GB_CHECK_TYPE(is_floating_point(probs.scalar_type()), "multinomial only supports floating-point dtypes for input, "

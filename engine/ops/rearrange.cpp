@@ -4,8 +4,11 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "core/composed.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/inplace.h"
@@ -67,7 +70,7 @@ void flip_kernel(const Tensor& a, const std::vector<bool>& flipped, const Tensor
 
 Tensor flip(const Tensor& a, IntArrayRef dims) {
   detail::OpScope op_scope("flip", {a});
-  detail::check_device(a, "flip");
+  detail::check_cuda_device(a, "flip");
   std::vector<bool> flipped(size_t(a.dim()), false);
   for (int64_t d : dims) {
     const int64_t w = detail::wrap_dim(d, a.dim(), "flip");
@@ -77,7 +80,18 @@ Tensor flip(const Tensor& a, IntArrayRef dims) {
     flipped[size_t(w)] = true;
   }
   Tensor out = detail::make_empty(a.sizes(), a.scalar_type(), a.device());
-  flip_kernel(a, flipped, out);
+  if (detail::composed_path(a)) {  // one index_select with the reversed positions per flipped dim
+    NoGradGuard ng;
+    Tensor x = a;
+    for (int64_t d = 0; d < a.dim(); ++d)
+      if (flipped[size_t(d)] && a.size(d) > 1) {
+        const int64_t n = a.size(d);
+        x = x.index_select(d, arange(n, TensorOptions().dtype(kInt64).device(a.device())) * -1 + (n - 1));
+      }
+    detail::copy_into(out, x);
+  } else {
+    flip_kernel(a, flipped, out);
+  }
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("FlipBackward0", {a}, out, {},

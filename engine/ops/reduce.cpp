@@ -12,12 +12,14 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/dispatch.h"
+#include "core/composed.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
+#include "ops/inplace.h"
 #include "ops/loops.h"
 #include "ops/reduce_kernels.h"
 #include "ops/reduce_util.h"
@@ -63,8 +65,35 @@ void check_floating(const Tensor& a, const char* op) {
 }
 
 // The values and/or indices of the max (or min) over the masked dims.
+// The composed path (core/composed.h: cuda) of arg_extreme_kernel: over one dim, or over all of them flattened. The
+// extreme by amax/amin, then the first position holding it (NaN is the extreme where there is one, as on the cpu).
+void composed_arg_extreme(const Tensor& a, const std::vector<bool>& mask, bool is_max, const Tensor& values,
+                          const Tensor& indices) {
+  NoGradGuard ng;
+  const std::vector<int64_t> dims = masked_dims(mask);
+  const bool flat = dims.size() != 1 || a.dim() == 0;
+  const Tensor x = flat ? a.reshape({-1}) : a;
+  const int64_t d = flat ? 0 : dims[0], n = x.size(d);
+  Tensor hit, m;
+  if (x.is_floating_point()) {
+    const Tensor nan = isnan(x);
+    const Tensor any_nan = gt(nan.to(kInt64).sum({d}, true), 0);
+    m = where(any_nan, std::numeric_limits<double>::quiet_NaN(), is_max ? amax(x, {d}, true) : amin(x, {d}, true));
+    hit = where(any_nan, nan, eq(x, m));
+  } else {
+    m = is_max ? amax(x, {d}, true) : amin(x, {d}, true);
+    hit = eq(x, m);
+  }
+  std::vector<int64_t> along(size_t(x.dim()), 1);
+  along[size_t(d)] = n;
+  const Tensor pos = arange(n, TensorOptions().dtype(kInt64).device(x.device())).view(along);
+  if (indices.defined()) detail::copy_into(indices, amin(where(hit, pos, n), {d}, true).reshape(indices.sizes()));
+  if (values.defined()) detail::copy_into(values, m.to(values.scalar_type()).reshape(values.sizes()));
+}
+
 void arg_extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool is_max, const Tensor& values,
                         const Tensor& indices, const char* op) {
+  if (detail::composed_path(a)) return composed_arg_extreme(a, mask, is_max, values, indices);
   Layout l = make_layout(a, mask);
   int64_t* ip = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
   detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
@@ -146,7 +175,7 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "max" : "min";
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   int64_t d = detail::wrap_dim(dim, a.dim(), op);
   auto mask = detail::dim_mask({d}, a.dim(), op);
   check_nonempty(a, mask, true, op);
@@ -195,7 +224,7 @@ Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
 Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   std::vector<bool> mask;
   if (dim)
     mask = detail::dim_mask({detail::wrap_dim(*dim, a.dim(), op)}, a.dim(), op);
@@ -217,7 +246,7 @@ struct VarSetup {
 };
 
 VarSetup var_setup(const Tensor& a, IntArrayRef dims, int64_t correction, const char* op) {
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   check_floating(a, op);
   VarSetup s;
   s.mask = detail::dim_mask(dims, a.dim(), op);
@@ -228,6 +257,17 @@ VarSetup var_setup(const Tensor& a, IntArrayRef dims, int64_t correction, const 
 
 void moments_kernel(const Tensor& a, const VarSetup& s, bool take_sqrt, const Tensor& var, const Tensor& mean,
                     const char* op) {
+  if (detail::composed_path(a)) {  // two passes as the cpu's: the mean, then the squared deviations from it
+    NoGradGuard ng;
+    const std::vector<int64_t> dims = masked_dims(s.mask);
+    const Tensor m = a.mean(dims, true);
+    const Tensor dev = a - m;
+    Tensor v = (dev * dev).sum(dims, true) / s.divisor;
+    if (take_sqrt) v = v.sqrt();
+    if (var.defined()) detail::copy_into(var, v.reshape(var.sizes()));
+    if (mean.defined()) detail::copy_into(mean, m.reshape(mean.sizes()));
+    return;
+  }
   Layout l = make_layout(a, s.mask);
   detail::dispatch_floating(a.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -319,7 +359,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
   GB_AUTOCAST(fp32, norm, a, p, dims, keepdim);
   detail::OpScope op_scope("norm", {a});
-  detail::check_device(a, "norm");
+  detail::check_cuda_device(a, "norm");
   GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
                 "as input. Got ", to_string(a.scalar_type()), "; convert first, e.g. x.to(gb::kFloat)");
   const double pv = p.to_double();
@@ -335,6 +375,33 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
                   : std::isinf(pv) ? (pv > 0 ? NormKind::inf : NormKind::neg_inf)
                                    : NormKind::p;
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
+  if (detail::composed_path(a)) {  // accumulated in float64, as the cpu's wide accumulators
+    NoGradGuard ng;
+    const std::vector<int64_t> d = masked_dims(mask);
+    const Tensor x = a.to(kDouble), ax = abs(x);
+    Tensor r;
+    switch (kind) {
+      case NormKind::zero:
+        r = ne(x, 0).to(kDouble).sum(d, true);
+        break;
+      case NormKind::one:
+        r = ax.sum(d, true);
+        break;
+      case NormKind::two:
+        r = (x * x).sum(d, true).sqrt();
+        break;
+      case NormKind::inf:
+        r = amax(ax, d, true);
+        break;
+      case NormKind::neg_inf:
+        r = amin(ax, d, true);
+        break;
+      case NormKind::p:
+        r = ax.pow(pv).sum(d, true).pow(1.0 / pv);
+        break;
+    }
+    detail::copy_into(out, r.to(out.scalar_type()).reshape(out.sizes()));
+  } else {
   Layout l = make_layout(a, mask);
   detail::dispatch_floating(a.scalar_type(), "norm", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -361,6 +428,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
         break;
     }
   });
+  }
   op_scope.set_output(out);
   // PyTorch's norm_backward; where the norm is 0 the gradient is taken as 0.
   if (autograd::needs_grad(a))
@@ -393,16 +461,24 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
   GB_AUTOCAST(fp32, logsumexp, a, dims, keepdim);
   detail::OpScope op_scope("logsumexp", {a});
-  detail::check_device(a, "logsumexp");
+  detail::check_cuda_device(a, "logsumexp");
   auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
   // Integers and bools are computed in the default float dtype, like PyTorch.
   Tensor x = is_floating_point(a.scalar_type()) ? a : a.to(get_default_dtype());
   Tensor out = detail::make_empty(detail::reduced_shape(x.sizes(), mask, keepdim), x.scalar_type(), x.device());
-  Layout l = make_layout(x, mask);
-  detail::dispatch_floating(x.scalar_type(), "logsumexp", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    run_reduce(x, l, LogSumExp<T>{out.data_ptr<T>()});
-  });
+  if (detail::composed_path(x)) {  // PyTorch's composition: the max (0 where it is infinite) taken out of the sum
+    NoGradGuard ng;
+    const std::vector<int64_t> d = masked_dims(mask);
+    Tensor m = amax(x, d, true);
+    m = m.masked_fill(eq(abs(m), INFINITY), 0);
+    detail::copy_into(out, (log(exp(x - m).sum(d, true)) + m).reshape(out.sizes()));
+  } else {
+    Layout l = make_layout(x, mask);
+    detail::dispatch_floating(x.scalar_type(), "logsumexp", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run_reduce(x, l, LogSumExp<T>{out.data_ptr<T>()});
+    });
+  }
   op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("LogsumexpBackward0", {x}, out, {autograd::input(x), autograd::output(out)},
@@ -420,7 +496,13 @@ namespace {
 template <bool kAll>
 Tensor logical_reduce(const Tensor& a, const char* op) {
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
+  if (detail::composed_path(a)) {  // a count of the zeros (all) or of the non-zeros (any), on the device
+    NoGradGuard ng;
+    Tensor out = kAll ? eq(eq(a, 0).to(kInt64).sum(), 0) : gt(ne(a, 0).to(kInt64).sum(), 0);
+    op_scope.set_output(out);
+    return out;
+  }
   auto mask = all_dims(a.dim());
   Tensor out = detail::make_empty({}, kBool, a.device());
   Layout l = make_layout(a, mask);

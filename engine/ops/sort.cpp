@@ -1,10 +1,12 @@
-// engine/ops/sort.cpp — sort, argsort, topk: one stable sort per line along the dim, each op's backward under it.
+// engine/ops/sort.cpp — sort, argsort, topk: one stable sort per line along the dim, each op's backward under it. On
+// cuda the lines are sorted by CUB's stable segmented sort (cuda/sort.cu) in the same order.
 //
 // Every line (the elements along dim at one position of the other dims) is sorted on its own, lines in parallel.
 // The gradient of the values goes back to where each came from: zeros of the input's shape, scatter_add'ed at
 // the indices (differentiable, so double backward works).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -13,10 +15,13 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/sort_kernels.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
+#include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/shape.h"
 #include "glassbox/ops/sort.h"
+#include "ops/inplace.h"
 
 namespace gb {
 namespace {
@@ -36,10 +41,68 @@ bool nan_last_less(M a, M b) {
   return !is_nan(a) && a < b;
 }
 
+// CUB's stable segmented sort over `segments` rows of n keys (contiguous, of a key dtype), carrying `values`.
+void cuda_segmented_sort(const Tensor& keys, const Tensor& values, int64_t segments, int64_t n, bool descending,
+                         Tensor& keys_out, Tensor& values_out) {
+  const TensorOptions io = TensorOptions().dtype(kInt64).device(keys.device());
+  const Tensor offsets = arange(segments + 1, io) * n;
+  keys_out = empty_like(keys);
+  values_out = empty({segments, n}, io);
+  cuda_kernels::SegmentedSortLaunch l;
+  l.device = int(keys.device().index());
+  l.key_dtype = keys.scalar_type();
+  l.segments = segments;
+  l.n = n;
+  l.keys_in = keys.data_ptr();
+  l.keys_out = keys_out.data_ptr();
+  l.values_in = values.data_ptr<int64_t>();
+  l.values_out = values_out.data_ptr<int64_t>();
+  l.offsets = offsets.data_ptr<int64_t>();
+  l.descending = descending;
+  l.temp_bytes = cuda_kernels::segmented_sort_temp_bytes(l);
+  const Tensor temp = empty({int64_t(std::max<size_t>(l.temp_bytes, 1))}, TensorOptions().dtype(kUInt8).device(keys.device()));
+  l.temp = temp.data_ptr();
+  cuda_kernels::segmented_sort(l);
+}
+
+// sort_kernel on cuda: the lines as contiguous rows (dim moved last), their keys canonicalized (NaN as one positive
+// NaN, above +inf; -0 as +0: the cpu's comparisons see -0 == +0 and NaNs equal), stably sorted carrying their
+// positions; then the first k (in position order for by_position) and the values gathered from the rows.
+void cuda_sort(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by_position, const Tensor& values,
+               const Tensor& indices) {
+  NoGradGuard ng;
+  const int64_t last = a.dim() - 1, n = a.size(dim);
+  const Tensor rows = a.transpose(dim, last).contiguous();
+  const int64_t segments = rows.numel() / n;
+  const Tensor lines = rows.view({segments, n});
+  const ScalarType kt = a.scalar_type() == kDouble ? kDouble : a.is_floating_point() ? kFloat : kInt64;
+  Tensor keys = lines.to(kt);
+  if (a.is_floating_point()) keys = where(isnan(keys), std::numeric_limits<double>::quiet_NaN(), keys) + 0.0;
+  keys = keys.contiguous();
+  const TensorOptions io = TensorOptions().dtype(kInt64).device(a.device());
+  Tensor sorted_keys, order;
+  cuda_segmented_sort(keys, arange(n, io).repeat({segments}).contiguous(), segments, n, descending, sorted_keys,
+                      order);
+  Tensor top = order.narrow(1, 0, k).contiguous();
+  if (by_position && k > 1) {
+    Tensor by_pos, carried;
+    cuda_segmented_sort(top, top, segments, k, false, by_pos, carried);
+    top = carried;
+  }
+  std::vector<int64_t> shape = rows.sizes().vec();
+  shape[size_t(last)] = k;
+  detail::copy_into(values, lines.gather(1, top).view(shape).transpose(dim, last));
+  detail::copy_into(indices, top.view(shape).transpose(dim, last));
+}
+
 // The first k of each line's stable order (descending or not) into values and indices (shape: a's with dim = k).
 // by_position: those k in their order along dim instead.
 void sort_kernel(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by_position, const Tensor& values,
                  const Tensor& indices) {
+  if (a.is_cuda()) {
+    if (values.numel() > 0) cuda_sort(a, dim, k, descending, by_position, values, indices);
+    return;
+  }
   Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
   if (detail::skip_kernel(values) || values.numel() == 0) return;  // meta: no values
   const int64_t n = a.size(dim);
@@ -99,7 +162,7 @@ std::tuple<Tensor, Tensor> sorted_k(const Tensor& a, int64_t dim, int64_t k, boo
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
   detail::OpScope op_scope("sort", {self});
-  detail::check_device(self, "sort", "self");
+  detail::check_cuda_device(self, "sort", "self");
   const int64_t d = detail::wrap_dim(dim, self.dim(), "sort");
   if (self.dim() == 0) {  // one element: itself at index 0
     auto [v, i] = sort(self.reshape({1}), 0, descending);
@@ -120,7 +183,7 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   detail::OpScope op_scope("topk", {self});
-  detail::check_device(self, "topk", "self");
+  detail::check_cuda_device(self, "topk", "self");
   const int64_t d = detail::wrap_dim(dim, self.dim(), "topk");
   const int64_t n = self.dim() == 0 ? 1 : self.size(d);
   GB_CHECK_INDEX(k >= 0 && k <= n, "selected index k out of range: topk got k = ", k, " for dimension ", d, " of size ",

@@ -1,5 +1,5 @@
 // engine/ops/triangle.cpp — triu and tril: a matrix's (or a batch of matrices') upper or lower triangle, zeros
-// elsewhere. Composed of masked_fill, whose backward passes the gradient through the kept triangle.
+// elsewhere. Composed of masked_fill, whose backward passes the gradient through the kept triangle (on cuda too).
 #include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -10,7 +10,7 @@ namespace {
 
 Tensor triangle(const Tensor& a, int64_t diagonal, bool upper, const char* op) {
   detail::OpScope op_scope(op, {a});
-  detail::check_device(a, op);
+  detail::check_cuda_device(a, op);
   GB_CHECK(a.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got one of shape ", a.sizes(),
            "; unsqueeze a vector into a matrix first");
   const int64_t rows = a.size(-2), cols = a.size(-1);
