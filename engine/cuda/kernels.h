@@ -48,7 +48,7 @@ void memcpy(void* dst, int dst_device, const void* src, int src_device, size_t n
 
 // Row reductions: in is contiguous [rows, len] of in_dtype, out is contiguous [rows] of the accumulation type (double
 // for double, int64 for integers and bool, float otherwise), each row reduced with `op` and divided by len for mean. Empty rows give the op's identity (0 for sum, NaN for mean; max/min refuse them in the op entry).
-enum class ReduceOp { sum, mean, max, min };
+enum class ReduceOp { sum, mean, max, min, prod };
 struct ReduceLaunch {
   int device = 0;
   ReduceOp op = ReduceOp::sum;

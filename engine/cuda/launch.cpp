@@ -59,7 +59,7 @@ ck::Pw pw_for_name(const char* op) {
       {"neg", Pw::neg},         {"abs", Pw::abs},         {"sign", Pw::sign},       {"exp", Pw::exp},
       {"log", Pw::log},         {"sqrt", Pw::sqrt},       {"rsqrt", Pw::rsqrt},     {"reciprocal", Pw::reciprocal},
       {"sigmoid", Pw::sigmoid}, {"tanh", Pw::tanh},       {"relu", Pw::relu},       {"sin", Pw::sin},
-      {"cos", Pw::cos},         {"log1p", Pw::log1p},     {"silu", Pw::silu},
+      {"cos", Pw::cos},         {"log1p", Pw::log1p},     {"silu", Pw::silu},       {"erf", Pw::erf},
       {"round", Pw::round},     {"floor", Pw::floor},     {"ceil", Pw::ceil},       {"trunc", Pw::trunc},
       {"mul", Pw::mul},         {"div", Pw::div},         {"maximum", Pw::maximum}, {"minimum", Pw::minimum},
       {"pow", Pw::pow},         {"eq", Pw::eq},           {"ne", Pw::ne},           {"lt", Pw::lt},

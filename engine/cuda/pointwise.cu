@@ -90,7 +90,7 @@ void with_type(ScalarType t, F&& f) {
 void pointwise(const PointwiseLaunch& l) {
   GB_CHECK(l.args.op != Pw::none, "cuda pointwise: no op given (an op entry launched without its code)");
   GB_CHECK(l.dtype != ScalarType::Bool || l.args.op == Pw::fill || l.args.op == Pw::where || l.args.op == Pw::eq ||
-               l.args.op == Pw::ne,
+               l.args.op == Pw::ne || l.args.op == Pw::eq_scalar || l.args.op == Pw::ne_scalar,
            "cuda pointwise: op ", int(l.args.op), " has no bool kernel (the op entry must convert bool first)");
   GB_CHECK(!pw_floating_only(l.args.op) || is_floating_point(l.dtype), "cuda pointwise: op ", int(l.args.op),
            " needs a floating dtype, got ", to_string(l.dtype));

@@ -27,8 +27,8 @@ namespace gb::cuda_kernels {
 enum class Pw : int32_t {
   none = 0,
   // unary, out = f(x), out and x of one dtype
-  neg, abs, sign, exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh, relu, sin, cos, log1p, gelu, silu, round,
-  floor, ceil, trunc,
+  neg, abs, sign, exp, log, sqrt, rsqrt, reciprocal, sigmoid, tanh, relu, sin, cos, log1p, gelu, erf, gelu_tanh, silu,
+  round, floor, ceil, trunc,
   // with scalars p0 (and p1), out = f(x, p0, p1)
   add_scalar,   // x + p0
   sub_scalar,   // x - p0
@@ -37,10 +37,14 @@ enum class Pw : int32_t {
   rsub_scalar,  // p0 - p1 * x
   pow_scalar,   // x ^ p0
   clamp,        // min(max(x, p0), p1): NaN kept, p0 > p1 gives p1
+  leaky_relu,   // x > 0 ? x : x * p0
+  softplus,     // p0 x > p1 ? x : log1p(exp(p0 x)) / p0
   // binary, out = f(x, y), all three of one dtype
   add,  // x + p0 * y
   sub,  // x - p0 * y
   mul, div, maximum, minimum, pow,
+  gelu_backward,       // x * gelu'(y), the erf form (x the gradient, y the input)
+  gelu_tanh_backward,  // the same for the tanh approximation
   relu_backward,  // y > 0 ? x : 0 (x the gradient, y the result)
   // comparisons: out bool, x and y of one dtype (the _scalar forms compare x with p0)
   eq, ne, lt, le, gt, ge, eq_scalar, ne_scalar, lt_scalar, le_scalar, gt_scalar, ge_scalar,
@@ -60,7 +64,8 @@ GB_HD int pw_inputs(Pw op) {
 GB_HD bool pw_is_compare(Pw op) { return op >= Pw::eq && op <= Pw::ge_scalar; }
 // Ops with no meaning on integers (the CPU ops convert integer inputs to float before they get here).
 GB_HD bool pw_floating_only(Pw op) {
-  return (op >= Pw::exp && op <= Pw::silu) || op == Pw::div || op == Pw::div_scalar;
+  return (op >= Pw::exp && op <= Pw::silu) || op == Pw::div || op == Pw::div_scalar || op == Pw::leaky_relu ||
+         op == Pw::softplus || op == Pw::gelu_backward || op == Pw::gelu_tanh_backward;
 }
 
 struct PwArgs {
@@ -222,6 +227,26 @@ GB_HD M pw_value(const PwArgs& a, M x, M y) {
       case Pw::cos: return m_cos(x);
       case Pw::log1p: return m_log1p(x);
       case Pw::gelu: return M(0.5) * x * (M(1) + m_erf(x * M(0.70710678118654752440)));
+      case Pw::erf: return m_erf(x);
+      case Pw::gelu_tanh: {  // sqrt(2/pi) (x + 0.044715 x^3), as ops/activation.cpp
+        const M inner = M(0.79788456080286535588) * (x + M(0.044715) * x * x * x);
+        return M(0.5) * x * (M(1) + m_tanh(inner));
+      }
+      case Pw::leaky_relu: return x > M(0) ? x : x * p0;
+      case Pw::softplus: {
+        const M bx = x * p0;
+        return bx > p1 ? x : m_log1p(m_exp(bx)) / p0;
+      }
+      case Pw::gelu_backward: {
+        const M cdf = M(0.5) * (M(1) + m_erf(y * M(0.70710678118654752440)));
+        const M pdf = M(0.39894228040143267794) * m_exp(M(-0.5) * y * y);
+        return x * (cdf + y * pdf);
+      }
+      case Pw::gelu_tanh_backward: {
+        const M u = M(0.79788456080286535588) * (M(1) + M(3 * 0.044715) * y * y);
+        const M t = m_tanh(M(0.79788456080286535588) * (y + M(0.044715) * y * y * y));
+        return x * (M(0.5) * (M(1) + t) + M(0.5) * y * (M(1) - t * t) * u);
+      }
       case Pw::silu: return x / (M(1) + m_exp(-x));
       case Pw::round: return m_rint(x);
       case Pw::floor: return m_floor(x);
@@ -297,6 +322,8 @@ GB_HD void run_element(const PwArgs& a, char* const* ptr) {
     else if (a.op == Pw::where) *o = *reinterpret_cast<const bool*>(*reinterpret_cast<const bool*>(ptr[1]) ? ptr[2] : ptr[3]);
     else if (a.op == Pw::eq || a.op == Pw::ne)
       *o = (*reinterpret_cast<const bool*>(ptr[1]) == *reinterpret_cast<const bool*>(ptr[2])) == (a.op == Pw::eq);
+    else if (a.op == Pw::eq_scalar || a.op == Pw::ne_scalar)  // a bool against a number: as 0/1, as the cpu
+      *o = (double(*reinterpret_cast<const bool*>(ptr[1])) == a.p0) == (a.op == Pw::eq_scalar);
     return;
   } else {
     run_numeric<T>(a, ptr);

@@ -1,4 +1,4 @@
-// engine/cuda/reduce.cu — row reductions (cuda/kernels.h's reduce_rows): sum, mean, max, min of each row of a
+// engine/cuda/reduce.cu — row reductions (cuda/kernels.h's reduce_rows): sum, mean, max, min, prod of each row of a
 // contiguous [rows, len] input. A block reduces a row (each thread a strided share, then warp shuffles and one
 // shared-memory step); a few long rows are first split over many blocks into partial results, then reduced again.
 #include <algorithm>
@@ -45,6 +45,7 @@ template <typename A>
 __device__ A identity(ReduceOp op) {
   if (op == ReduceOp::max) return lowest(A());
   if (op == ReduceOp::min) return highest(A());
+  if (op == ReduceOp::prod) return A(1);
   return A(0);
 }
 
@@ -52,6 +53,7 @@ template <typename A>
 __device__ A combine(ReduceOp op, A x, A y) {
   if (op == ReduceOp::max) return x != x ? x : (y != y ? y : (x > y ? x : y));  // NaN wins, as on the CPU
   if (op == ReduceOp::min) return x != x ? x : (y != y ? y : (x < y ? x : y));
+  if (op == ReduceOp::prod) return x * y;
   return x + y;
 }
 

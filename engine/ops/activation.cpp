@@ -73,10 +73,13 @@ Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope) {
   detail::OpScope op_scope("leaky_relu", {a});
   check_floating(a, "leaky_relu");
   double slope = negative_slope.to_double();
-  Tensor out = detail::unary_float_kernel(a, "leaky_relu", [slope](auto x) {
-    using M = decltype(x);
-    return x > M(0) ? x : x * M(slope);
-  });
+  Tensor out = detail::unary_float_kernel(
+      a, "leaky_relu",
+      [slope](auto x) {
+        using M = decltype(x);
+        return x > M(0) ? x : x * M(slope);
+      },
+      {cuda_kernels::Pw::leaky_relu, slope});
   if (autograd::needs_grad(a))
     autograd::record("LeakyReluBackward0", {a}, out, {autograd::input(a)}, [slope](autograd::BackwardContext& c) {
       const Tensor& g = c.grad();
@@ -105,9 +108,15 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
   detail::OpScope op_scope("gelu_backward", {g, x});  // runs in backward; records a node under create_graph
   Tensor gg = g.scalar_type() == x.scalar_type() ? g : detail::shallow_alias(g).to(x.scalar_type());
   Tensor out = detail::make_empty(broadcast_shapes(g.sizes(), x.sizes(), "gelu_backward"), x.scalar_type(), x.device());
-  // float32, same shape, contiguous: libmvec's erf/exp/tanh in vector registers (ops/vec_libm.h)
-  if (!detail::binary_vec_kernel(out, gg, x,
-                                 is_tanh ? detail::VecOp2::gelu_tanh_backward : detail::VecOp2::gelu_backward)) {
+  if (out.is_cuda()) {
+    detail::check_cuda_device(gg, "gelu_backward", "grad_output", x);
+    detail::cuda_pointwise("gelu_backward",
+                           {is_tanh ? cuda_kernels::Pw::gelu_tanh_backward : cuda_kernels::Pw::gelu_backward}, out,
+                           {&gg, &x}, x.scalar_type());
+  } else if (!detail::binary_vec_kernel(out, gg, x,
+                                        is_tanh ? detail::VecOp2::gelu_tanh_backward
+                                                : detail::VecOp2::gelu_backward)) {
+    // (float32, same shape, contiguous: libmvec's erf/exp/tanh in vector registers, ops/vec_libm.h; else this loop)
     detail::dispatch_floating(x.scalar_type(), "gelu_backward", [&](auto tag) {
       using T = typename decltype(tag)::type;
       using M = opmath_t<T>;
@@ -164,7 +173,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
                                                       M inner = M(kBeta) * (x + M(kKappa) * x * x * x);
                                                       return M(0.5) * x * (M(1) + std::tanh(inner));
                                                     },
-                                                    {}, detail::VecOp::gelu_tanh)
+                                                    {cuda_kernels::Pw::gelu_tanh}, detail::VecOp::gelu_tanh)
                        : detail::unary_float_kernel(a, "gelu", [](auto x) {
                            using M = decltype(x);
                            return M(0.5) * x * (M(1) + std::erf(x * M(kSqrt1_2)));
@@ -200,11 +209,14 @@ Tensor softplus(const Tensor& a, const Scalar& beta, const Scalar& threshold) {
   detail::OpScope op_scope("softplus", {a});
   check_floating(a, "softplus");
   double b = beta.to_double(), th = threshold.to_double();
-  Tensor out = detail::unary_float_kernel(a, "softplus", [b, th](auto x) {
-    using M = decltype(x);
-    M bx = x * M(b);
-    return bx > M(th) ? x : std::log1p(std::exp(bx)) / M(b);
-  });
+  Tensor out = detail::unary_float_kernel(
+      a, "softplus",
+      [b, th](auto x) {
+        using M = decltype(x);
+        M bx = x * M(b);
+        return bx > M(th) ? x : std::log1p(std::exp(bx)) / M(b);
+      },
+      {cuda_kernels::Pw::softplus, b, th});
   // linear (gradient 1) where beta x > threshold, sigmoid(beta x) elsewhere
   if (autograd::needs_grad(a))
     autograd::record("SoftplusBackward0", {a}, out, {autograd::input(a)}, [b, th](autograd::BackwardContext& c) {

@@ -522,6 +522,10 @@ namespace {
 // The product over the masked dims (int64 for integers and bool, as sum).
 Tensor prod_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim) {
   ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
+  if (a.is_cuda()) {  // the row reduction's product (float accumulation for the 16-bit floats and float32)
+    Tensor r = detail::cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::prod);
+    return r.scalar_type() == ot ? r : r.to(ot);
+  }
   Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), ot, a.device());
   Layout l = make_layout(a, mask);
   detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
@@ -535,7 +539,7 @@ Tensor prod_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim)
 Tensor prod(const Tensor& a) {
   GB_AUTOCAST(fp32, prod, a);
   detail::OpScope op_scope("prod", {a});
-  detail::check_device(a, "prod");
+  detail::check_cuda_device(a, "prod");
   Tensor out = prod_kernel(a, all_dims(a.dim()), false);
   op_scope.set_output(out);
   // d prod / dx_i = the product of the others: result / x_i without zeros; with one zero only that element gets
@@ -559,7 +563,7 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<ScalarType
   if (dtype && *dtype != a.scalar_type()) return prod(a.to(*dtype), dim, keepdim);  // converted first, as PyTorch
   GB_AUTOCAST(fp32, prod, a, dim, keepdim, dtype);
   detail::OpScope op_scope("prod", {a});
-  detail::check_device(a, "prod");
+  detail::check_cuda_device(a, "prod");
   const int64_t d = a.dim() == 0 ? 0 : detail::wrap_dim(dim, a.dim(), "prod");
   auto mask = a.dim() == 0 ? std::vector<bool>{} : detail::dim_mask({d}, a.dim(), "prod");
   Tensor out = prod_kernel(a, mask, keepdim);

@@ -75,3 +75,15 @@ TEST_CASE("gpu: reflect/replicate/circular pad, upsample, one_hot and the random
     return gb::cat({t.view({-1}), u, gb::bernoulli(gb::full({5}, 0.5).to(d))});
   });
 }
+
+TEST_CASE("gpu: prod on cuda (the row reduction's product) equals the cpu, with its gradient") {
+  gb::manual_seed(83);
+  const gb::Tensor x = gb::rand({6, 9}, gb::kDouble) + 0.5;
+  gbtest::check_close(gb::prod(x.to(kGpu)), gb::prod(x), 1e-12, 1e-12);
+  gbtest::check_close(gb::prod(x.to(kGpu), 1, true), gb::prod(x, 1, true), 1e-12, 1e-12);
+  CHECK(gb::equal(gb::prod(gb::tensor(std::vector<int64_t>{3, -2, 5}).to(kGpu)).cpu(), gb::tensor(int64_t(-30))));
+  gb::Tensor a = x.clone().requires_grad_(true), b = x.to(kGpu).requires_grad_(true);
+  gb::prod(a, 0, false).sum().backward();
+  gb::prod(b, 0, false).sum().backward();
+  gbtest::check_close(b.grad(), a.grad(), 1e-10, 1e-12);
+}
