@@ -515,13 +515,20 @@ Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optio
   Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
   GB_CHECK(lo.defined() || hi.defined(), "clamp: At least one of 'min' or 'max' must not be None");
   detail::OpScope op_scope("clamp", {a, lo, hi});
-  detail::check_device(a, "clamp", "self");
-  if (lo.defined()) detail::check_device(lo, "clamp", "min", a);
-  if (hi.defined()) detail::check_device(hi, "clamp", "max", a);
+  detail::check_cuda_device(a, "clamp", "self");
+  if (lo.defined()) detail::check_cuda_device(lo, "clamp", "min", a);
+  if (hi.defined()) detail::check_cuda_device(hi, "clamp", "max", a);
   auto shape = broadcast3(a, lo, hi, "clamp");
   ScalarType rt = Promotion().add(a).add(lo).add(hi).result();
   Tensor aa = convert(a, rt);
   Tensor out = detail::make_empty(shape, rt, a.device());
+  if (detail::composed_path(a)) {  // maximum/minimum: a NaN bound gives NaN, as the loop
+    NoGradGuard ng;
+    Tensor r = aa;
+    if (lo.defined()) r = maximum(r, convert(lo, rt));
+    if (hi.defined()) r = minimum(r, convert(hi, rt));
+    detail::copy_into(out, r.expand(shape));
+  } else {
   detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -536,6 +543,7 @@ Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optio
     else
       detail::binary_loop<T, T, T>(out, aa, convert(hi, rt), [&](T x, T h) { return T(upper(M(x), M(h))); });
   });
+  }
   op_scope.set_output(out);
   if (autograd::needs_grad(a, lo, hi))
     autograd::record("ClampBackward0", {a, lo, hi}, out, {autograd::input(a), autograd::input(lo), autograd::input(hi)},
@@ -577,7 +585,12 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) con
   return detail::apply_inplace(
       self, {}, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
       [&](Tensor& s) {
-        detail::check_device(s, "clamp_", "self");
+        detail::check_cuda_device(s, "clamp_", "self");
+        if (s.is_cuda()) {  // the out-of-place kernel, written back
+          NoGradGuard ng;
+          detail::copy_into(s, gb::clamp(s, min, max).to(s.scalar_type()));
+          return;
+        }
         clamp_scalar_kernel(s, s, min, max, "clamp_");
       });
 }
@@ -587,8 +600,8 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) con
 namespace {
 
 void check_lerp(const Tensor& start, const Tensor& end, const char* op) {
-  detail::check_device(start, op, "self");
-  detail::check_device(end, op, "end", start);
+  detail::check_cuda_device(start, op, "self");
+  detail::check_cuda_device(end, op, "end", start);
   GB_CHECK(start.is_floating_point(), op, ": expected a floating tensor but got ", to_string(start.scalar_type()),
            " (shape ", start.sizes(), "); convert it first, e.g. x.to(gb::kFloat)");
   GB_CHECK(start.scalar_type() == end.scalar_type(), op, ": expected dtype ", to_string(start.scalar_type()),
@@ -596,6 +609,14 @@ void check_lerp(const Tensor& start, const Tensor& end, const char* op) {
 }
 
 void lerp_kernel(const Tensor& out, const Tensor& start, const Tensor& end, double weight) {
+  if (detail::composed_path(out)) {  // the same two-sided form from the pointwise kernels
+    NoGradGuard ng;
+    const Tensor d = end - start;
+    // 1 - w rounded in the opmath type, as the loop computes it
+    const double w1 = out.scalar_type() == kDouble ? 1 - weight : double(1.0f - float(weight));
+    detail::copy_into(out, std::abs(weight) < 0.5 ? start + d * weight : end - d * w1);
+    return;
+  }
   detail::dispatch_floating(out.scalar_type(), "lerp", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;
@@ -646,9 +667,9 @@ namespace {
 
 ScalarType addc_type(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div,
                      const char* op) {
-  detail::check_device(self, op, "self");
-  detail::check_device(t1, op, "tensor1", self);
-  detail::check_device(t2, op, "tensor2", self);
+  detail::check_cuda_device(self, op, "self");
+  detail::check_cuda_device(t1, op, "tensor1", self);
+  detail::check_cuda_device(t2, op, "tensor2", self);
   GB_CHECK(!is_div || !(is_integral(t1.scalar_type(), true) && is_integral(t2.scalar_type(), true)), op,
            ": integer division with addcdiv is not supported (tensor1 is ", to_string(t1.scalar_type()),
            ", tensor2 is ", to_string(t2.scalar_type()), "); convert them to a floating dtype first");
@@ -662,6 +683,11 @@ void addc_kernel(const Tensor& out, const Tensor& self, const Tensor& t1, const 
                  bool is_div, const char* op) {
   ScalarType rt = out.scalar_type();
   Tensor s = convert(self, rt), x = convert(t1, rt), y = convert(t2, rt);
+  if (detail::composed_path(out)) {  // self + value * (t1 op t2): add's alpha form on the pointwise kernels
+    NoGradGuard ng;
+    detail::copy_into(out, s.add(is_div ? x / y : x * y, value).expand(out.sizes()));
+    return;
+  }
   detail::dispatch_numeric(rt, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = opmath_t<T>;

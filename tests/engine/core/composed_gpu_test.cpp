@@ -87,3 +87,27 @@ TEST_CASE("gpu: prod on cuda (the row reduction's product) equals the cpu, with 
   gb::prod(b, 0, false).sum().backward();
   gbtest::check_close(b.grad(), a.grad(), 1e-10, 1e-12);
 }
+
+TEST_CASE("gpu: clamp with tensor bounds, lerp, addcmul/addcdiv (the generic optimizer steps' ops) on cuda") {
+  gb::manual_seed(84);
+  const gb::Tensor x = gb::randn({8, 16}, gb::kDouble), y = gb::rand({8, 16}, gb::kDouble) + 0.1;
+  on_both([&](gb::Device d) { return gb::clamp(x.to(d), gb::full({16}, -0.5, gb::kDouble).to(d), std::nullopt); });
+  on_both([&](gb::Device d) { return gb::lerp(x.to(d), y.to(d), 0.8); }, 1e-15, 1e-15);
+  on_both([&](gb::Device d) {
+    gb::Tensor s = x.to(d).clone();
+    s.addcmul_(x.to(d), y.to(d), 0.1).addcdiv_(x.to(d), y.to(d), -0.01).clamp_(-1, 1);
+    return s;
+  }, 1e-15, 1e-15);
+  // a traced-style generic Adam step (what runs on cuda while the monitor is active)
+  on_both([&](gb::Device d) {
+    gb::manual_seed(7);
+    gb::Tensor p = x.to(d).clone().requires_grad_(true);
+    gb::optim::Adam opt({p}, gb::optim::AdamOptions(0.1).amsgrad(true));
+    for (int i = 0; i < 3; ++i) {
+      opt.zero_grad();
+      (p * p * y.to(d)).sum().backward();
+      opt.step();
+    }
+    return p.detach();
+  }, 1e-6, 1e-6);
+}

@@ -27,7 +27,8 @@ gb::Tensor with_specials() {  // finite values, ties, +-0, NaN and infinities
 
 }  // namespace
 
-TEST_CASE("composed: logical ops, float predicates, masked_fill, tril/triu equal the loops") {
+TEST_CASE("composed: logical ops, float predicates, clamp with tensor bounds, lerp, addcmul/addcdiv, masked_fill, "
+          "tril/triu equal the loops") {
   const gb::Tensor x = with_specials(), y = gb::tensor(std::vector<int64_t>{0, 1, 2, 0}), b = gb::gt(x, 0);
   same([&] { return gb::logical_not(x); });
   same([&] { return gb::logical_not(b); });
@@ -39,6 +40,19 @@ TEST_CASE("composed: logical ops, float predicates, masked_fill, tril/triu equal
   same([&] { return gb::isfinite(x.to(gb::kHalf)); });
   same([&] { return gb::masked_fill(x, b, -2.5); });
   same([&] { return gb::masked_fill(y, gb::tensor(std::vector<bool>{true, false, true, false}), 9); });
+  same([&] { return gb::clamp(x, gb::tensor(std::vector<float>{0, NAN, -1, 2}), std::nullopt); });  // a NaN bound
+  same([&] { return gb::clamp(y, std::nullopt, gb::tensor(std::vector<int64_t>{1, 1, 1, 1}).view({1, 4})); });
+  same([&] { return gb::clamp(x, gb::full({3, 1}, -0.5), gb::full({4}, 2.5)); });
+  same([&] { return gb::lerp(x, x * 2, 0.3); });
+  same([&] { return gb::lerp(x.to(gb::kDouble), gb::ones({4}, gb::kDouble), 0.75); });
+  same([&] { return gb::addcmul(x, x, gb::full({4}, 0.5), 3); });
+  same([&] { return gb::addcdiv(x.to(gb::kDouble), gb::ones({3, 4}, gb::kDouble), x.to(gb::kDouble) + 9, -2); });
+  same([&] {
+    gb::Tensor c = gb::zeros({3, 4});
+    c.addcmul_(x, x, 0.5);
+    c.lerp_(gb::ones({3, 4}), 0.6);
+    return c;
+  });
   same([&] { return gb::tril(x, -1); });
   same([&] { return gb::triu(x.to(gb::kDouble), 1); });
   same([&] {
