@@ -89,6 +89,7 @@ void index_select_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 void index_add_rows(const IndexRowsLaunch&) { cuda::check_device_index(-1); }
 void gather_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
 void scatter_add_nd(const GatherLaunch&) { cuda::check_device_index(-1); }
+void check_index_range(const IndexRangeLaunch&) { cuda::check_device_index(-1); }
 void monitor_scan(const ScanLaunch&) { cuda::check_device_index(-1); }
 DeviceError* device_error(int) {
   cuda::check_device_index(-1);

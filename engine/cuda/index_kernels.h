@@ -53,4 +53,14 @@ void gather_nd(const GatherLaunch& l);
 // bfloat16 (each add rounded to the dtype, as the cpu's loop), int32, int64.
 void scatter_add_nd(const GatherLaunch& l);
 
+// Checks n int64 indices (contiguous, on the device) against [-size, size) (negative ones count from the end, as
+// x.index({t}) allows); the first outside goes to the device's error record (op, the index, dim, size). No wait.
+struct IndexRangeLaunch {
+  int device = 0;
+  const int64_t* idx = nullptr;
+  int64_t n = 0, size = 0, dim = 0;
+  const char* op = "index";
+};
+void check_index_range(const IndexRangeLaunch& l);
+
 }  // namespace gb::cuda_kernels

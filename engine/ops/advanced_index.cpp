@@ -6,14 +6,18 @@
 // dim of P rows, so that each position of the broadcast shape names one row. index() is then one index_select of
 // rows; index_put_ builds the new rows (the old ones, or values, picked by one index_select over both) and copies
 // them back through the view. Both are compositions of differentiable ops, so gradients need no formula of their own.
+// On cuda, index() with integer index tensors keeps them on the device (checked there by cuda/index.cu, a bad one
+// raised at the next synchronization); masks, and index_put_'s last-writer order, are read on the host.
 #include "ops/advanced_index.h"
 
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
+#include "core/composed.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "cuda/index_kernels.h"
 #include "glassbox/core/error.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -29,6 +33,10 @@ struct Plan {
   std::vector<std::vector<int64_t>> index;  // per dim: the broadcast indices, wrapped into [0, size), row-major
   std::vector<int64_t> B;      // the broadcast shape of the index tensors
   bool in_place = false;       // the result's B dims sit where the indexed dims were (they are adjacent)
+  // The device plan (index() on cuda with integer indices only, core/composed.h): the indices never come to the
+  // host. Per indexed dim, the broadcast indices wrapped into [0, size), flat int64 on self's device; checked there.
+  bool on_device = false;
+  std::vector<Tensor> dev;
 };
 
 bool is_mask(const Tensor& t) { return t.scalar_type() == kBool || t.scalar_type() == kUInt8; }
@@ -93,9 +101,14 @@ int64_t dims_consumed(const TensorIndex& ix) {
   }
 }
 
-Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op) {
+// allow_device: the plan may keep integer indices on self's device (index(), not index_put_, whose last-writer-wins
+// order is computed on the host).
+Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op, bool allow_device = false) {
   int64_t consumed = 0;
   bool has_ellipsis = false;
+  bool any_mask = false;
+  for (const auto& ix : indices)
+    if (ix.kind() == TensorIndex::Kind::Tensor && ix.tensor().defined() && is_mask(ix.tensor())) any_mask = true;
   for (const auto& ix : indices) {
     consumed += dims_consumed(ix);
     if (ix.kind() == TensorIndex::Kind::Ellipsis) {
@@ -107,6 +120,8 @@ Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op
                  ")");
   Plan p;
   p.r = self;
+  p.on_device = allow_device && !any_mask && composed_path(self);
+  std::vector<Tensor> dev_raw;            // the device plan's index tensors, before broadcasting
   std::vector<std::vector<int64_t>> raw;  // per indexed dim, before broadcasting
   std::vector<std::vector<int64_t>> shapes;
   int64_t d = 0;
@@ -150,7 +165,10 @@ Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op
         } else {
           GB_CHECK_INDEX(is_integral(t.scalar_type()), "tensors used as indices must be long, int, byte or bool "
                          "tensors, got ", to_string(t.scalar_type()), "; convert it with .to(gb::kLong)");
-          raw.push_back(long_values(t, op));
+          if (p.on_device)
+            dev_raw.push_back(shallow_alias(t).to(self.device()).to(kInt64));
+          else
+            raw.push_back(long_values(t, op));
           shapes.push_back(t.sizes().vec());
           p.dims.push_back(d++);
         }
@@ -171,6 +189,27 @@ Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op
     p.B = *b;
   }
   const int64_t n = numel_of(p.B);
+  for (size_t k = 0; k < dev_raw.size(); ++k) {  // the device plan: checked, wrapped and kept on the device
+    NoGradGuard ng;
+    const int64_t size = p.r.size(p.dims[k]);
+    const Tensor v = dev_raw[k].expand(p.B).contiguous().reshape({-1});
+    if (v.is_cuda()) {
+      cuda_kernels::IndexRangeLaunch l;
+      l.device = int(v.device().index());
+      l.idx = v.data_ptr<int64_t>();
+      l.n = v.numel();
+      l.size = size;
+      l.dim = p.dims[k];
+      l.op = op;
+      cuda_kernels::check_index_range(l);
+    } else {  // the composed path on the cpu (a test): the host's check
+      const int64_t* h = v.data_ptr<int64_t>();
+      for (int64_t i = 0; i < v.numel(); ++i)
+        GB_CHECK_INDEX(h[i] >= -size && h[i] < size, "index ", h[i], " is out of bounds for dimension ", p.dims[k],
+                       " with size ", size);
+    }
+    p.dev.push_back(where(lt(v, 0), v + size, v));
+  }
   for (size_t k = 0; k < raw.size(); ++k) {
     const int64_t size = p.r.size(p.dims[k]);
     std::vector<int64_t> w(static_cast<size_t>(n));
@@ -216,6 +255,13 @@ Rows fold(const Plan& p) {
   row_shape.insert(row_shape.end(), f.rest.begin(), f.rest.end());
   f.rows = f.front.reshape(row_shape);
   const int64_t n = numel_of(p.B);
+  if (p.on_device) {  // row-major over the indexed dims, on the device
+    NoGradGuard ng;
+    Tensor flat = zeros({n}, TensorOptions().dtype(kInt64).device(p.r.device()));
+    for (size_t k = 0; k < p.dims.size(); ++k) flat = flat * p.r.size(p.dims[k]) + p.dev[k];
+    f.flat = flat;
+    return f;
+  }
   std::vector<int64_t> flat(size_t(n), 0);
   for (size_t k = 0; k < p.dims.size(); ++k) {  // row-major over the indexed dims
     const int64_t size = p.r.size(p.dims[k]);
@@ -239,7 +285,7 @@ std::vector<int64_t> result_perm(const Plan& p, size_t nrest) {
 
 Tensor index_with_tensors(const Tensor& self, ArrayRef<TensorIndex> indices) {
   OpScope op_scope("index", {self});
-  Plan p = make_plan(self, indices, "index");
+  Plan p = make_plan(self, indices, "index", /*allow_device=*/true);
   Rows f = fold(p);
   std::vector<int64_t> shape = p.B;
   shape.insert(shape.end(), f.rest.begin(), f.rest.end());

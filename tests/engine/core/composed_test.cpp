@@ -27,8 +27,9 @@ gb::Tensor with_specials() {  // finite values, ties, +-0, NaN and infinities
 
 }  // namespace
 
-TEST_CASE("composed: logical ops, float predicates, clamp with tensor bounds, lerp, addcmul/addcdiv, masked_fill, "
-          "tril/triu equal the loops") {
+TEST_CASE(
+    "composed: logical ops, float predicates, clamp with tensor bounds, lerp, addcmul/addcdiv, masked_fill, "
+    "tril/triu equal the loops") {
   const gb::Tensor x = with_specials(), y = gb::tensor(std::vector<int64_t>{0, 1, 2, 0}), b = gb::gt(x, 0);
   same([&] { return gb::logical_not(x); });
   same([&] { return gb::logical_not(b); });
@@ -157,4 +158,28 @@ TEST_CASE("composed: flip and the pointwise losses (mse, l1, smooth_l1, huber, b
     g2 = gb::autograd::grad({gb::l1_loss(a, t) + gb::huber_loss(a.flip({1}), t, gb::Reduction::Sum, 0.5)}, {a})[0];
   }
   gbtest::check_close(g2, g1, 1e-12, 1e-12);
+}
+
+TEST_CASE("composed: index() with integer tensors keeps them on the device: the host plan's values and errors") {
+  using namespace gb::indexing;
+  const gb::Tensor x = gb::randn({4, 5, 6}, gb::kDouble);
+  const gb::Tensor rows = gb::tensor(std::vector<int64_t>{3, -1, 0, 3}),
+                   cols = gb::tensor(std::vector<int64_t>{1, -6, 4, 0});
+  same([&] { return x.index({rows}); });
+  same([&] { return x.index({Slice(), gb::tensor(std::vector<int32_t>{1, -5, 4, 0})}); });
+  same([&] { return x.index({rows, Slice(), cols}); });  // apart: the indexed dims first
+  same([&] { return x.index({rows.view({2, 2}), gb::tensor(std::vector<int64_t>{1, -5, 4, 0}).view({2, 2})}); });
+  same([&] { return x.index({Slice(), gb::tensor(std::vector<int64_t>{}), Slice()}); });  // empty
+  same([&] { return x.index({gb::gt(x, 0)}); });                                          // a mask: the host plan
+  gb::Tensor a = x.clone().requires_grad_(true);
+  gb::Tensor g1 = gb::autograd::grad({a.index({rows, Slice(), cols}).square().sum()}, {a})[0], g2;
+  {
+    ComposedPathForTest on;
+    g2 = gb::autograd::grad({a.index({rows, Slice(), cols}).square().sum()}, {a})[0];
+    CHECK_THROWS_WITH(x.index({Slice(), gb::tensor(std::vector<int64_t>{0, 5})}),
+                      doctest::Contains("index 5 is out of bounds for dimension 1 with size 5"));
+    CHECK_THROWS_WITH(x.index({gb::tensor(std::vector<int64_t>{-5})}),
+                      doctest::Contains("index -5 is out of bounds for dimension 0 with size 4"));
+  }
+  gbtest::check_close(g2, g1, 0, 0);
 }

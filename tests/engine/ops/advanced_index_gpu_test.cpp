@@ -48,3 +48,11 @@ TEST_CASE("index_put_ with tensors on cuda equals the cpu: values, a number, acc
   g.index_put_({rows.to(kGpu)}, v.to(kGpu), true);
   gbtest::check_close(g, c, 1e-6, 1e-6);  // atomic adds in another order
 }
+
+TEST_CASE("x.index({...}) on cuda: integer indices checked on the device, raised at the next synchronization") {
+  gb::Tensor x = gb::randn({4, 5}).to(kGpu);
+  gb::Tensor bad = x.index({Slice(), gb::tensor(std::vector<int64_t>{0, 7}).to(kGpu)});  // returns at once
+  CHECK_THROWS_WITH(bad.cpu(), doctest::Contains("index() on cuda:0: index 7 is out of bounds for dimension 1 "
+                                                 "with size 5"));
+  CHECK(gb::equal(x.index({gb::tensor(std::vector<int64_t>{-1}).to(kGpu)}).cpu(), x.cpu().index({-1}).unsqueeze(0)));
+}
