@@ -23,7 +23,7 @@ __device__ int64_t class_of(const NllLaunch& l, int64_t i, DeviceError* err) {
   if (t == l.ignore_index) return -1;
   if (t >= 0 && t < l.C) return t;
   if (atomicCAS(&err->flag, 0u, 1u) == 0u) {
-    err->op = "nll_loss";
+    err->op = l.op;
     err->dim = 1;
     err->index = t;
     err->size = l.C;

@@ -18,6 +18,9 @@ struct NllLaunch {
   ScalarType dtype = ScalarType::Float;  // of x, weight, loss, g, gx: float32 or float64
   int64_t B = 1, C = 1, S = 1;
   int64_t ignore_index = -100;
+  // the op a bad target is reported for: a host string's address, set on the host (a literal written in device code
+  // would be a device address the host cannot read)
+  const char* op = "nll_loss";
   const int64_t* target = nullptr;  // n, contiguous
   const void* weight = nullptr;     // C class weights, or null (all 1)
   // forward
