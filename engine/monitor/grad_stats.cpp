@@ -278,7 +278,7 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   // Gradients (and parameters without an update note) on a device: scanned together, then everything deferred
   // this step is judged in order, and read back once.
   std::unordered_map<const TensorImpl*, std::pair<int64_t, int64_t>> tickets;  // param -> (grad, param) scans
-  if (due && !skipped) {
+  if (due) {  // a skipped step (GradScaler) writes its rows too, as on the cpu
     std::vector<Tensor> grads, params;
     for (const auto& group : opt.param_groups())
       for (const Tensor& p : group.params())
@@ -382,6 +382,7 @@ OptimizerStep::~OptimizerStep() {
 
 void on_skipped_step(const optim::Optimizer& opt, double scale) {
   if (!active()) return;
+  judge_pending();  // what the step's device checks found comes first, as it happened first
   {
     Run& r = run();
     std::lock_guard lock(r.mu);

@@ -184,3 +184,51 @@ TEST_CASE("deferred: an evaluation loop that never ends a step is judged in boun
   CHECK(rows[0].step == 0);  // the first checked op starts the automatic step 0, as on the immediate path
   CHECK(rows[0].message.find("log in the root module (LogOf) made 4 Inf from finite inputs") == 0);
 }
+
+namespace {
+struct Affine : gb::nn::Module {
+  Affine() { fc = register_module("fc", gb::nn::Linear(4, 4)); }
+  gb::Tensor forward(const gb::Tensor& x) { return fc->forward(x); }
+  gb::nn::Linear fc{nullptr};
+};
+
+// A GradScaler whose scale overflows every gradient: skipped steps, a collapsing scale, scaled losses.
+std::string amp_run(const TempDir& tmp, const std::string& name, bool defer) {
+  const std::string path = tmp.file(name + ".db");
+  if (defer) setenv("GLASSBOX_MONITOR_DEFER", "1", 1);
+  {
+    gb::trace::Session session(path);
+    gb::manual_seed(0);
+    auto net = std::make_shared<Affine>();
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.1));
+    gb::amp::GradScaler scaler(gb::amp::GradScalerOptions().init_scale(1e38).growth_interval(1000));
+    for (int i = 0; i < 8; ++i) {
+      opt.zero_grad();
+      auto loss = net->forward(gb::full({4, 4}, i < 6 ? 1e3 : 1e-3)).pow(2).sum();
+      scaler.scale(loss).backward();
+      scaler.step(opt);
+      scaler.update();
+    }
+  }
+  unsetenv("GLASSBOX_MONITOR_DEFER");
+  return path;
+}
+}  // namespace
+
+TEST_CASE("deferred: a GradScaler's skipped steps, scaled losses and collapsing scale write the immediate rows") {
+  TempDir tmp;
+  const std::string now = amp_run(tmp, "amp_now", false), later = amp_run(tmp, "amp_later", true);
+  const auto a = read_anomalies(now), b = read_anomalies(later);
+  REQUIRE(a.size() == b.size());
+  CHECK(!of_kind(a, AnomalyKind::amp_skipped_step).empty());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(describe(a[i]) == describe(b[i]));
+  const auto sa = stats_rows(now), sb = stats_rows(later);  // skipped steps' rows included
+  REQUIRE(sa.size() == sb.size());
+  // params.id counts on across the two sessions of this process: the rows without it
+  auto without_id = [](const std::string& row) {
+    const size_t a = row.find(' '), b = row.find(' ', a + 1);
+    return row.substr(0, a) + row.substr(b);
+  };
+  for (size_t i = 0; i < sa.size(); ++i) CHECK(without_id(sa[i]) == without_id(sb[i]));
+  CHECK(step_rows(now) == step_rows(later));
+}
