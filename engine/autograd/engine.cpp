@@ -141,6 +141,8 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
     on_cuda = true;
     const cuda::CUDAStream src = from ? *streams.stream_of(*from, g) : cuda::getCurrentCUDAStream(g.device().index());
     streams.wait(*dst, src);
+    streams.used(*dst);
+    streams.used(src);
     // g's block belongs to the sender's stream: not handed out again there before the receiver's use is done
     // (PyTorch's InputBuffer does the same)
     if (*dst != src) g.record_stream(*dst);

@@ -29,8 +29,6 @@ void BackwardStreams::wait(const cuda::CUDAStream& waiter, const cuda::CUDAStrea
   cuda::CUDAEvent ready;
   ready.record(on);
   ready.block(waiter);
-  used(on);
-  used(waiter);
 }
 
 void BackwardStreams::used(const cuda::CUDAStream& s) {
@@ -38,7 +36,8 @@ void BackwardStreams::used(const cuda::CUDAStream& s) {
 }
 
 void BackwardStreams::finish() {
-  for (const auto& s : used_) wait(caller(s.device_index()), s);
+  const std::vector<cuda::CUDAStream> used = used_;  // caller() may grow callers_, never used_
+  for (const auto& s : used) wait(caller(s.device_index()), s);
 }
 
 }  // namespace gb::autograd

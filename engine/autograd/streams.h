@@ -26,7 +26,7 @@ class BackwardStreams {
   static std::optional<cuda::CUDAStream> forward_stream(const Node& node);
   // `waiter` waits for the work queued on `on` so far (nothing when they are the same stream).
   void wait(const cuda::CUDAStream& waiter, const cuda::CUDAStream& on);
-  void used(const cuda::CUDAStream& s);
+  void used(const cuda::CUDAStream& s);  // s ran backward work: finish() makes the caller wait for it
   // The caller's current streams wait for every other stream used.
   void finish();
 
