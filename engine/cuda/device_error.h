@@ -27,4 +27,18 @@ DeviceError* device_error(int device);
 // Throws gb::IndexError for the first error any device reported since the last call (and clears it).
 void raise_device_errors();
 
+#ifdef __CUDACC__
+// In a kernel: records a bad index as the device's error unless one is recorded already. `op` must be a host
+// string's address handed in by the launch (a literal written in device code is a device address).
+__device__ inline void record_device_error(DeviceError* err, const char* op, int64_t dim, int64_t index, int64_t size) {
+  if (atomicCAS(&err->flag, 0u, 1u) != 0u) return;
+  err->op = op;
+  err->dim = dim;
+  err->index = index;
+  err->size = size;
+  __threadfence_system();
+  atomicExch(&err->ready, 1u);
+}
+#endif
+
 }  // namespace gb::cuda_kernels

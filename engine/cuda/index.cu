@@ -21,22 +21,10 @@ unsigned blocks_for(int64_t n) {
   return unsigned(b > 65535 ? 65535 : b);
 }
 
-// Records a bad index as the device's error unless one is recorded already.
-__device__ void record_error(DeviceError* err, const char* op, int64_t dim, int64_t at, int64_t size) {
-  if (atomicCAS(&err->flag, 0u, 1u) == 0u) {
-    err->op = op;
-    err->dim = dim;
-    err->index = at;
-    err->size = size;
-    __threadfence_system();
-    atomicExch(&err->ready, 1u);
-  }
-}
-
 // False (and the first such index of the device recorded) when at is outside [0, size).
 __device__ bool in_range(DeviceError* err, const char* op, int64_t dim, int64_t at, int64_t size) {
   if (at >= 0 && at < size) return true;
-  record_error(err, op, dim, at, size);
+  record_device_error(err, op, dim, at, size);
   return false;
 }
 
@@ -103,7 +91,7 @@ __global__ void scatter_add_kernel(GatherLaunch l, DeviceError* err) {
 __global__ void range_kernel(IndexRangeLaunch l, DeviceError* err) {
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < l.n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t v = l.idx[e];
-    if (v < -l.size || v >= l.size) record_error(err, l.op, l.dim, v, l.size);
+    if (v < -l.size || v >= l.size) record_device_error(err, l.op, l.dim, v, l.size);
   }
 }
 

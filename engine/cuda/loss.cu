@@ -22,14 +22,7 @@ __device__ int64_t class_of(const NllLaunch& l, int64_t i, DeviceError* err) {
   const int64_t t = l.target[i];
   if (t == l.ignore_index) return -1;
   if (t >= 0 && t < l.C) return t;
-  if (atomicCAS(&err->flag, 0u, 1u) == 0u) {
-    err->op = l.op;
-    err->dim = 1;
-    err->index = t;
-    err->size = l.C;
-    __threadfence_system();
-    atomicExch(&err->ready, 1u);
-  }
+  record_device_error(err, l.op, 1, t, l.C);
   return -1;
 }
 

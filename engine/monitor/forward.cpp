@@ -54,6 +54,17 @@ struct InputFacts {
   ScalarType dtype = ScalarType::Float;
 };
 
+InputFacts facts_of(const Tensor& in) {
+  InputFacts f;
+  f.has_grad_fn = in.defined() && in.grad_fn() != nullptr;
+  f.requires_grad = in.defined() && in.requires_grad();
+  if (in.defined()) {
+    f.sizes = in.sizes().vec();
+    f.dtype = in.scalar_type();
+  }
+  return f;
+}
+
 std::string shape_of(const InputFacts& in) {
   std::ostringstream o;
   o << IntArrayRef(in.sizes) << " " << gb::detail::dtype_name(in.dtype);
@@ -170,16 +181,9 @@ void defer_output(const char* op, trace::Id span_id, int64_t module, int64_t ste
   check->span_id = span_id;
   check->module = module;
   check->step = step;
-  check->inputs.resize(static_cast<size_t>(n_inputs));
   for (int i = 0; i < n_inputs; ++i) {
-    const Tensor& in = *inputs[i];
-    InputFacts& f = check->inputs[static_cast<size_t>(i)];
-    f.has_grad_fn = in.defined() && in.grad_fn() != nullptr;
-    f.requires_grad = in.defined() && in.requires_grad();
-    if (!in.defined()) continue;
-    f.sizes = in.sizes().vec();
-    f.dtype = in.scalar_type();
-    f.ticket = ticket_of(in, step);
+    check->inputs.push_back(facts_of(*inputs[i]));
+    if (inputs[i]->defined()) check->inputs.back().ticket = ticket_of(*inputs[i], step);
   }
   check->out = defer_scan(out);
   t_produced[out.unsafe_impl()] = Produced{out.impl_ptr(), out._version(), check->out};
@@ -222,16 +226,8 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
     return;  // the common case: one cheap pass
   }
   // The rare path: the counts for the message, and which inputs were already non-finite.
-  std::vector<InputFacts> facts(static_cast<size_t>(n_inputs));
-  for (int i = 0; i < n_inputs; ++i) {
-    const Tensor& in = *inputs[i];
-    InputFacts& f = facts[static_cast<size_t>(i)];
-    f.has_grad_fn = in.defined() && in.grad_fn() != nullptr;
-    f.requires_grad = in.defined() && in.requires_grad();
-    if (!in.defined()) continue;
-    f.sizes = in.sizes().vec();
-    f.dtype = in.scalar_type();
-  }
+  std::vector<InputFacts> facts;
+  for (int i = 0; i < n_inputs; ++i) facts.push_back(facts_of(*inputs[i]));
   judge_nonfinite(op, span_id, module, current_step(), scan(out), facts,
                   [&](size_t i) { return scannable(*inputs[i]) ? scan(*inputs[i]) : ScanResult{}; });
 }

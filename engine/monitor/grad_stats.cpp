@@ -278,8 +278,8 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   // Gradients (and parameters without an update note) on a device: scanned together, then everything deferred
   // this step is judged in order, and read back once.
   std::unordered_map<const TensorImpl*, std::pair<int64_t, int64_t>> tickets;  // param -> (grad, param) scans
-  if (due) {  // a skipped step (GradScaler) writes its rows too, as on the cpu
-    std::vector<Tensor> grads, params;
+  std::vector<Tensor> grads, params;
+  if (due)  // a skipped step (GradScaler) writes its rows too, as on the cpu
     for (const auto& group : opt.param_groups())
       for (const Tensor& p : group.params())
         if (p.grad().defined() && deferrable(p.grad())) {
@@ -288,16 +288,11 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
           grads.push_back(p.grad());
           params.push_back(noted ? Tensor() : p);
         }
-    lock.unlock();
-    const std::vector<int64_t> g = defer_scans(grads), q = defer_scans(params);
-    for (size_t i = 0; i < grads.size(); ++i) tickets[grads[i].unsafe_impl()] = {g[i], q[i]};
-    judge_pending();
-    lock.lock();
-  } else if (!r.pending.empty()) {
-    lock.unlock();
-    judge_pending();
-    lock.lock();
-  }
+  lock.unlock();  // the scans launch ops (the monitor's own, under Busy)
+  const std::vector<int64_t> g = defer_scans(grads), q = defer_scans(params);
+  for (size_t i = 0; i < grads.size(); ++i) tickets[grads[i].unsafe_impl()] = {g[i], q[i]};
+  judge_pending();  // nothing to do when nothing was deferred
+  lock.lock();
   double lr = 0;
   bool first_group = true;
   for (const auto& group : opt.param_groups()) {
