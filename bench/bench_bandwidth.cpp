@@ -6,7 +6,9 @@
 // incoming gradient and the saved tensor and writes the input's gradient (3 tensors). One JSON line per op: value =
 // glassbox ms, peer_value = libtorch ms, and glassbox's GB/s with its fraction of the triad's (target >= 0.7).
 // Then cross_entropy (log_softmax + nll_loss, as PyTorch composes it) forward and backward at a classifier's shape
-// and a language model's head (512 x 32000): ms, against libtorch.
+// and a language model's head (512 x 32000): ms, against libtorch; and glassbox's own nll_loss(log_softmax(x)), the
+// same two nodes handing over the dense gradient instead of cross_entropy's compact one (ops/log_softmax_onehot.h):
+// dense_ms, and the compact path's time as a fraction of it.
 #include <glassbox/glassbox.h>
 #include <torch/torch.h>
 
@@ -74,9 +76,16 @@ int main() {
       tlogits.mutable_grad() = torch::Tensor();
       torch::nn::functional::cross_entropy(tlogits, ttarget).backward();
     };
+    auto dense = [&] {
+      logits.mutable_grad() = gb::Tensor();
+      gb::nll_loss(gb::log_softmax(logits, 1), target).backward();
+    };
     auto [s, peer] = bench::compare(ours, theirs, c > 1000 ? 2 : 50, 0.6);
+    auto [s_again, dense_s] = bench::compare(ours, dense, c > 1000 ? 2 : 50, 0.6);
     bench::emit("bandwidth", "cross_entropy_fwd_bwd_ms_" + std::to_string(n) + "x" + std::to_string(c), s * 1e3, "ms",
-                peer * 1e3, "\"threads\": " + std::to_string(threads));
+                peer * 1e3,
+                "\"threads\": " + std::to_string(threads) + ", \"dense_ms\": " + std::to_string(dense_s * 1e3) +
+                    ", \"compact_of_dense\": " + std::to_string(s_again / dense_s));
   }
   return 0;
 }

@@ -60,7 +60,7 @@ __global__ void nll_backward_kernel(NllLaunch l, DeviceError* err) {
     const int64_t b = i / l.S, s = i % l.S;
     T gi = l.g_scalar ? g[0] : g[i];
     if (div) gi = gi / div[0];
-    gx[(b * l.C + t) * l.S + s] = -(w ? w[t] : T(1)) * gi;
+    gx[l.compact ? i : (b * l.C + t) * l.S + s] = -(w ? w[t] : T(1)) * gi;
   }
 }
 

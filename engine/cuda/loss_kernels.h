@@ -32,6 +32,7 @@ struct NllLaunch {
   bool g_scalar = false;
   const void* divisor = nullptr;  // a 0-dim divisor of g (the mean's total weight), or null
   void* gx = nullptr;             // (B, C, S) contiguous, zero: gx[b, t, s] = -w_t * g / divisor
+  bool compact = false;           // gx is n values instead, zero: gx[i] (ops/log_softmax_onehot.h)
 };
 void nll_forward(const NllLaunch& l);
 void nll_backward(const NllLaunch& l);

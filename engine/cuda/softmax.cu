@@ -70,15 +70,17 @@ template <typename T, bool kLog>
 __global__ void backward_kernel(SoftmaxLaunch l) {
   using M = typename OpMath<T>::type;
   for (int64_t r = blockIdx.x; r < l.rows; r += gridDim.x) {
-    const T* g = reinterpret_cast<const T*>(l.in) + r * l.len;
+    const bool onehot = l.onehot_target != nullptr;  // kLog only
+    const T* g = reinterpret_cast<const T*>(l.in) + (onehot ? r : r * l.len);
+    const int64_t t = onehot ? l.onehot_target[r] : -1;
+    auto grad_at = [&](int64_t i) -> M { return onehot ? (i == t ? M(load(g)) : M(0)) : M(load(g + i)); };
     const T* y = reinterpret_cast<const T*>(l.out_fwd) + r * l.len;
     T* dx = reinterpret_cast<T*>(l.out) + r * l.len;
     M s = 0;
-    for (int64_t i = threadIdx.x; i < l.len; i += blockDim.x)
-      s += kLog ? M(load(g + i)) : M(load(g + i)) * M(load(y + i));
+    for (int64_t i = threadIdx.x; i < l.len; i += blockDim.x) s += kLog ? grad_at(i) : grad_at(i) * M(load(y + i));
     s = block_reduce<false>(s);
     for (int64_t i = threadIdx.x; i < l.len; i += blockDim.x) {
-      const M gi = load(g + i), yi = load(y + i);
+      const M gi = grad_at(i), yi = load(y + i);
       store(dx + i, kLog ? M(gi - ::exp(yi) * s) : M(yi * (gi - s)));
     }
   }

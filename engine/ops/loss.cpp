@@ -18,11 +18,13 @@
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/loss_kernels.h"
+#include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "ops/log_softmax_onehot.h"
 #include "ops/loops.h"
 #include "ops/nn_util.h"
 
@@ -53,9 +55,12 @@ struct NllPlan {
 };
 
 Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan);
+Tensor nll_target_grads(const Tensor& g, const std::shared_ptr<const NllPlan>& plan);
 
 // loss_i = -w_i * x[pos_i], reduced. Runs inside an nll_loss scope (nll_loss's, or its own in double backward).
-Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
+// compact_backward: x is cross_entropy's log-probabilities, whose LogSoftmaxBackward0 takes the target entries alone
+// (log_softmax_onehot.h); sent so unless backward records a graph.
+Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan, bool compact_backward = false) {
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   const int64_t n = int64_t(plan->pos.size());
@@ -85,8 +90,48 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan) {
   detail::op_output(out);
   if (autograd::needs_grad(x))
     autograd::record(plan->in_shape.size() >= 3 ? "NllLoss2DBackward0" : "NllLossBackward0", {x}, out, {},
-                     [plan](autograd::BackwardContext& c) { return variable_list{nll_scatter(c.grad(), plan)}; });
+                     [plan, compact_backward](autograd::BackwardContext& c) {
+                       if (compact_backward && !GradMode::is_enabled())
+                         return variable_list{nll_target_grads(c.grad(), plan)};
+                       return variable_list{nll_scatter(c.grad(), plan)};
+                     });
   return out;
+}
+
+// The adjoint's nonzero entries, -w_i * g_i (g a scalar for Sum, g / total_weight for Mean), each written to
+// out[at(i)] in the compute type (ignored targets skipped). g is gc, contiguous in that type.
+template <typename At>
+void nll_adjoint(const Tensor& gc, const NllPlan& plan, Tensor& out, At at) {
+  const int64_t n = int64_t(plan.pos.size());
+  auto run = [&](auto zero) {
+    if (detail::skip_kernel(out)) return;  // meta: no values
+    using T = decltype(zero);
+    const T* gp = gc.data_ptr<T>();
+    T* op = out.data_ptr<T>();
+    const double scale = plan.red == Reduction::Mean ? 1.0 / plan.total_weight : 1.0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (plan.pos[i] < 0) continue;
+      const double gi = plan.red == Reduction::None ? double(gp[i]) : double(gp[0]) * scale;
+      op[at(i)] = T(-plan.w[i] * gi);
+    }
+  };
+  if (out.scalar_type() == kDouble)
+    run(double{});
+  else
+    run(float{});
+}
+
+// The compact form of the adjoint (log_softmax_onehot.h): row i's target entry, 0 where ignored; not differentiable
+// (sent only when backward records no graph).
+Tensor nll_target_grads(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) {
+  detail::OpScope op_scope("nll_loss_backward", {g});  // runs in backward
+  const ScalarType ct = detail::compute_type(g.scalar_type());
+  Tensor gc = detail::raw_contiguous(g, ct);
+  Tensor gt = zeros({int64_t(plan->pos.size())}, TensorOptions().dtype(ct).device(g.device()));
+  nll_adjoint(gc, *plan, gt, [](int64_t i) { return i; });
+  if (ct != g.scalar_type()) gt = gt.to(g.scalar_type());
+  op_scope.set_output(gt);
+  return gt;
 }
 
 // The adjoint: gx[pos_i] = -w_i * g_i (g a scalar for Sum, g / total_weight for Mean).
@@ -95,23 +140,7 @@ Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) 
   const ScalarType ct = detail::compute_type(g.scalar_type());
   Tensor gc = detail::raw_contiguous(g, ct);
   Tensor gx = zeros(plan->in_shape, TensorOptions().dtype(ct).device(g.device()));
-  const int64_t n = int64_t(plan->pos.size());
-  auto run = [&](auto zero) {
-    if (detail::skip_kernel(gx)) return;  // meta: no values
-    using T = decltype(zero);
-    const T* gp = gc.data_ptr<T>();
-    T* op = gx.data_ptr<T>();
-    const double scale = plan->red == Reduction::Mean ? 1.0 / plan->total_weight : 1.0;
-    for (int64_t i = 0; i < n; ++i) {
-      if (plan->pos[i] < 0) continue;
-      const double gi = plan->red == Reduction::None ? double(gp[i]) : double(gp[0]) * scale;
-      op[plan->pos[i]] = T(-plan->w[i] * gi);
-    }
-  };
-  if (ct == kDouble)
-    run(double{});
-  else
-    run(float{});
+  nll_adjoint(gc, *plan, gx, [&](int64_t i) { return plan->pos[i]; });
   if (ct != g.scalar_type()) gx = gx.to(g.scalar_type());
   op_scope.set_output(gx);
   if (autograd::needs_grad(g))
@@ -255,7 +284,7 @@ cuda_kernels::NllLaunch nll_launch(const NllCudaPlan& p) {
   return l;
 }
 
-Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan);
+Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan, bool compact = false);
 
 // The per-position losses -w_t * x[b, t, s] of the target's shape, in the compute dtype, no autograd; the plan's
 // total weight on first use.
@@ -273,8 +302,8 @@ Tensor nll_positions_cuda(const Tensor& x, NllCudaPlan& plan) {
   return loss;
 }
 
-// nll_gather on the device. Runs inside an nll_loss scope.
-Tensor nll_gather_cuda(const Tensor& x, const std::shared_ptr<NllCudaPlan>& plan) {
+// nll_gather on the device. Runs inside an nll_loss scope. compact_backward: as nll_gather's.
+Tensor nll_gather_cuda(const Tensor& x, const std::shared_ptr<NllCudaPlan>& plan, bool compact_backward = false) {
   Tensor out;
   {
     NoGradGuard ng;
@@ -287,19 +316,25 @@ Tensor nll_gather_cuda(const Tensor& x, const std::shared_ptr<NllCudaPlan>& plan
   detail::op_output(out);
   if (autograd::needs_grad(x))
     autograd::record(plan->in_shape.size() >= 3 ? "NllLoss2DBackward0" : "NllLossBackward0", {x}, out, {},
-                     [plan](autograd::BackwardContext& c) { return variable_list{nll_scatter_cuda(c.grad(), plan)}; });
+                     [plan, compact_backward](autograd::BackwardContext& c) {
+                       const bool compact = compact_backward && !GradMode::is_enabled();
+                       return variable_list{nll_scatter_cuda(c.grad(), plan, compact)};
+                     });
   return out;
 }
 
-// nll_scatter on the device: the zeroed gradient gets -w * g (g / total_weight for the mean) at each target.
-Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan) {
+// nll_scatter on the device: the zeroed gradient gets -w * g (g / total_weight for the mean) at each target; compact:
+// the n target entries alone, not differentiable (nll_target_grads' form).
+Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan, bool compact) {
   detail::OpScope op_scope("nll_loss_backward", {g});  // runs in backward
   Tensor gx;
   {
     NoGradGuard ng;
     Tensor gc = detail::shallow_alias(g).to(plan->ct).contiguous();
-    gx = zeros(plan->in_shape, TensorOptions().dtype(plan->ct).device(g.device()));
+    gx = compact ? zeros({plan->B * plan->S}, TensorOptions().dtype(plan->ct).device(g.device()))
+                 : zeros(plan->in_shape, TensorOptions().dtype(plan->ct).device(g.device()));
     cuda_kernels::NllLaunch l = nll_launch(*plan);
+    l.compact = compact;
     l.g = gc.data_ptr();
     l.g_scalar = plan->red != Reduction::None;
     l.divisor = plan->red == Reduction::Mean ? plan->total_weight.data_ptr() : nullptr;
@@ -308,7 +343,7 @@ Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& pla
     if (gx.scalar_type() != g.scalar_type()) gx = gx.to(g.scalar_type());
   }
   op_scope.set_output(gx);
-  if (autograd::needs_grad(g))
+  if (autograd::needs_grad(g) && !compact)
     autograd::record("NllLossBackwardBackward0", {g}, gx, {}, [plan](autograd::BackwardContext& c) {
       detail::OpScope op_scope("nll_loss", {c.grad()});
       return variable_list{nll_gather_cuda(c.grad(), plan)};
@@ -352,9 +387,26 @@ Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Ten
     shape[0] = C;
     w_b = weight.reshape(shape);
   }
+  const bool class_probabilities = logits.sizes() == target.sizes() && target.dim() > 0;
+  if (!class_probabilities && label_smoothing <= 0 && detail::onehot_backward_applies(logits) && target.defined()) {
+    // the usual classifier head: nll_loss's backward hands its gradient over compactly (log_softmax_onehot.h)
+    auto onehot = std::make_shared<detail::OneHotTargets>();
+    Tensor lp = detail::log_softmax_onehot(logits, onehot);
+    detail::OpScope nll_scope("nll_loss", {lp, target, weight});
+    if (lp.is_cuda()) {
+      auto plan = nll_cuda_plan(lp, target, weight, reduction, ignore_index, "nll_loss");
+      onehot->target = plan->target;
+      return nll_gather_cuda(lp, plan, /*compact_backward=*/true);
+    }
+    auto plan = nll_plan(lp, target, weight, reduction, ignore_index, "nll_loss");
+    onehot->cols.resize(plan->pos.size());
+    for (size_t i = 0; i < plan->pos.size(); ++i)
+      onehot->cols[i] = plan->pos[i] < 0 ? -1 : plan->pos[i] - int64_t(i) * C;
+    return nll_gather(lp, plan, /*compact_backward=*/true);
+  }
   Tensor lp = log_softmax(logits, class_dim);
 
-  if (logits.sizes() == target.sizes() && target.dim() > 0) {  // class probabilities
+  if (class_probabilities) {
     GB_CHECK_TYPE(target.is_floating_point(), "Expected floating point type for target with class probabilities, got ",
                   detail::torch_type_name(target.scalar_type()));
     GB_CHECK(ignore_index < 0, "ignore_index is not supported for floating point target");

@@ -25,6 +25,7 @@
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/reduce.h"
+#include "ops/log_softmax_onehot.h"
 #include "ops/loops.h"
 #include "ops/vec_math.h"
 
@@ -221,6 +222,43 @@ GB_ISA_VARIANTS_W(softmax_backward_rows, (const T* g, const T* y, T* dx, int64_t
   if (stream) detail::stream_fence();
 })
 
+// log_softmax's backward from the compact one-hot gradient (log_softmax_onehot.h): row r's gradient is zero but for
+// gt[r] at column cols[r] (none when -1). The dense formula's operations on those values: sum(g) is 0 + gt (the lane
+// sums add zeros), dx = g - exp(y) * sum with g = 0 off the target.
+template <typename T>
+GB_ALWAYS_INLINE void onehot_backward_row(T gt, int64_t t, const T* y, T* dx, int64_t C) {
+  using M = opmath_t<T>;
+  const M sum = M(0) + (t >= 0 ? M(gt) : M(0));
+  for (int64_t c = 0; c < C; ++c) dx[c] = T((c == t ? M(gt) : M(0)) - detail::exp_vec(M(y[c])) * sum);
+}
+template <int W>
+GB_ALWAYS_INLINE void onehot_backward_row_f32(float gt, int64_t t, const float* y, float* dx, int64_t C,
+                                              const float* y_next, bool stream) {
+  using detail::Float16v;
+  const float sum = 0.0f + (t >= 0 ? gt : 0.0f);
+  detail::write_row(
+      dx, C, stream,
+      [&](int64_t c, Float16v& v) {
+        if (y_next) __builtin_prefetch(y_next + c);
+        Float16v e = detail::load16(y + c);
+        detail::exp_vec_inplace<W>(e);
+        v = Float16v{} - e * sum;
+        if (uint64_t(t - c) < 16) v[t - c] = gt - e[t - c] * sum;
+      },
+      [&](int64_t c) { return (c == t ? gt : 0.0f) - detail::exp_vec(y[c]) * sum; });
+}
+GB_ISA_VARIANTS_W(onehot_backward_rows,
+                  (const T* gt, const int64_t* cols, const T* y, T* dx, int64_t n, int64_t C, bool stream), {
+                    for (int64_t r = 0; r < n; ++r) {
+                      if constexpr (std::is_same_v<T, float>)
+                        onehot_backward_row_f32<kW, F...>(gt[r], cols[r], y + r * C, dx + r * C, C,
+                                                          r + 1 < n ? y + (r + 1) * C : nullptr, stream);
+                      else
+                        onehot_backward_row<T, F...>(gt[r], cols[r], y + r * C, dx + r * C, C);
+                    }
+                    if (stream) detail::stream_fence();
+                  })
+
 // n (<= B) neighbouring columns of one outer slice: element (c, j) at x[c * inner + j].
 template <typename T, bool kLog, int64_t B>
 void softmax_columns(const T* x, T* y, int64_t C, int64_t inner, int64_t n) {
@@ -411,8 +449,53 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
   return out;
 }
 
+// log_softmax's backward from the compact gradient of cross_entropy's nll_loss (log_softmax_onehot.h): gt (N) the
+// target entries, y (N, C) the saved result.
+Tensor log_softmax_backward_onehot(const Tensor& gt, const Tensor& y, const detail::OneHotTargets& targets) {
+  const char* op = "log_softmax_backward";
+  detail::OpScope op_scope(op, {gt, y});
+  GB_CHECK(y.dim() == 2 && gt.dim() == 1 && gt.size(0) == y.size(0) && gt.scalar_type() == y.scalar_type() &&
+               (y.is_cuda() ? targets.target.numel() == y.size(0) : int64_t(targets.cols.size()) == y.size(0)),
+           "internal: cross_entropy's compact gradient (shape ", gt.sizes(), ") does not fit its log-probabilities (",
+           y.sizes(), "); please report this with the shapes");
+  Tensor gc = gt.contiguous(), yc = y.contiguous();
+  Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
+  if (out.numel() == 0 || detail::skip_kernel(out)) return out;
+  if (y.is_cuda()) {  // softmax_backward's kernel, reading the one entry per row
+    cuda_kernels::SoftmaxLaunch l = row_launch(yc, yc.size(1), true);
+    l.in = static_cast<const char*>(gc.data_ptr());
+    l.out_fwd = static_cast<const char*>(yc.data_ptr());
+    l.out = static_cast<char*>(out.data_ptr());
+    l.onehot_target = targets.target.data_ptr<int64_t>();
+    cuda_kernels::softmax_backward(l);
+    op_scope.set_output(out);
+    return out;
+  }
+  const int64_t N = y.size(0), C = y.size(1);
+  detail::dispatch_floating(y.scalar_type(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const T* gp = gc.data_ptr<T>();
+      const T* yp = yc.data_ptr<T>();
+      const int64_t* cols = targets.cols.data();
+      T* dx = out.data_ptr<T>();
+      auto rows = GB_PICK_ISA(onehot_backward_rows, T);
+      const bool stream = detail::stream_output(out.nbytes());
+      const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / C);
+      parallel_for(0, N, grain,
+                   [&](int64_t b, int64_t e) { rows(gp + b, cols + b, yp + b * C, dx + b * C, e - b, C, stream); });
+    } else {
+      GB_CHECK(false, "internal: cross_entropy's compact gradient in ", to_string(y.scalar_type()),
+               "; please report this");
+    }
+  });
+  op_scope.set_output(out);
+  return out;
+}
+
 template <bool kLog>
-Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
+Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype,
+                    std::shared_ptr<const detail::OneHotTargets> onehot = nullptr) {
   const char* op = kLog ? "log_softmax" : "softmax";
   detail::OpScope op_scope(op, {x});
   detail::check_cuda_device(x, op);
@@ -425,9 +508,12 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtyp
   op_scope.set_output(out);
   if (autograd::needs_grad(in)) {
     if constexpr (kLog)
-      autograd::record("LogSoftmaxBackward0", {in}, out, {autograd::output(out)}, [d](autograd::BackwardContext& c) {
-        return variable_list{softmax_backward<true>(c.grad(), c.saved(0), d)};
-      });
+      autograd::record("LogSoftmaxBackward0", {in}, out, {autograd::output(out)},
+                       [d, onehot = std::move(onehot)](autograd::BackwardContext& c) {
+                         if (onehot && c.grad().dim() == 1 && c.saved(0).dim() == 2)  // cross_entropy's compact form
+                           return variable_list{log_softmax_backward_onehot(c.grad(), c.saved(0), *onehot)};
+                         return variable_list{softmax_backward<true>(c.grad(), c.saved(0), d)};
+                       });
     else
       autograd::record("SoftmaxBackward0", {in}, out, {autograd::output(out)}, [d](autograd::BackwardContext& c) {
         return variable_list{softmax_backward<false>(c.grad(), c.saved(0), d)};
@@ -447,4 +533,17 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
   return softmax_impl<true>(x, dim, dtype);
 }
 
+namespace detail {
+
+bool onehot_backward_applies(const Tensor& logits) {
+  return logits.defined() && logits.dim() == 2 &&
+         (logits.device().is_cpu() || logits.device().is_meta() || logits.is_cuda()) &&
+         (logits.scalar_type() == kFloat || logits.scalar_type() == kDouble);
+}
+
+Tensor log_softmax_onehot(const Tensor& x, std::shared_ptr<const OneHotTargets> targets) {
+  return softmax_impl<true>(x, 1, std::nullopt, std::move(targets));
+}
+
+}  // namespace detail
 }  // namespace gb

@@ -47,6 +47,47 @@ TEST_CASE("gradients of cross_entropy on cuda equal the cpu") {
   gbtest::check_close(xg.grad(), x.grad(), 1e-10, 1e-12);
 }
 
+// cross_entropy's compact backward on cuda (ops/log_softmax_onehot.h; softmax.cu's kernel reading one entry per row):
+// the bits of nll_loss(log_softmax(x)), whose nodes pass the dense gradient, and one N x C buffer fewer in backward.
+TEST_CASE("cross_entropy's compact backward on cuda: the dense path's bits, one N x C buffer fewer") {
+  gb::manual_seed(44);
+  for (gb::ScalarType dt : {gb::kFloat32, gb::kFloat64})
+    for (gb::Reduction r : {gb::Reduction::Mean, gb::Reduction::Sum, gb::Reduction::None}) {
+      CAPTURE(gb::to_string(dt));
+      CAPTURE(int(r));
+      const int64_t n = 96, c = 30000;
+      gb::Tensor x0 = (gb::randn({n, c}, gb::TensorOptions().dtype(dt)) * 4.0).to(kGpu);
+      gb::Tensor t = gb::randint(0, c, {n});
+      t.index_put_({0}, 1);  // ignored below
+      t = t.to(kGpu);
+      gb::Tensor w = (gb::rand({c}, gb::TensorOptions().dtype(dt)) + 0.5).to(kGpu);
+      gb::Tensor gout = r == gb::Reduction::None ? gb::randn({n}, gb::TensorOptions().dtype(dt)).to(kGpu) : gb::Tensor();
+      auto run = [&](bool compact, int64_t& peak) {
+        gb::Tensor x = x0.detach().clone().requires_grad_();
+        gb::Tensor l = compact ? gb::cross_entropy(x, t, w, r, 1) : gb::nll_loss(gb::log_softmax(x, 1), t, w, r, 1);
+        gb::cuda::synchronize();
+        gb::memory::reset_peak_stats(kGpu);
+        const int64_t before = gb::memory::memory_stats(kGpu).allocated_bytes[gb::memory::kAll].current;
+        l.backward(gout);
+        gb::cuda::synchronize();
+        peak = gb::memory::memory_stats(kGpu).allocated_bytes[gb::memory::kAll].peak - before;
+        return std::make_pair(l.cpu(), x.grad().cpu());
+      };
+      int64_t peak_compact = 0, peak_dense = 0;
+      auto [lc, gc] = run(true, peak_compact);
+      auto [ld, gd] = run(false, peak_dense);
+      CHECK(gb::equal(lc, ld));
+      CHECK(gb::equal(gc, gd));  // no NaN here: equal compares the bits' values
+      const int64_t nc = n * c * gb::element_size(dt);
+      CHECK(peak_compact < nc + nc / 2);
+      CHECK(peak_dense >= 2 * nc);
+      // and the cpu's values
+      gb::Tensor xc = x0.cpu().requires_grad_();
+      gb::cross_entropy(xc, t.cpu(), w.cpu(), r, 1).backward(gout.defined() ? gout.cpu() : gb::Tensor());
+      gbtest::check_close(gc, xc.grad(), dt == gb::kFloat64 ? 1e-12 : 1e-5, 1e-6);
+    }
+}
+
 TEST_CASE("nll_loss on cuda: the cpu's nodes, double backward, float32 and float16, all targets ignored") {
   gb::manual_seed(45);
   gb::Tensor lp = gb::log_softmax(gb::randn({6, 4, 3}, gb::kDouble), 1);

@@ -2,6 +2,11 @@
 // binary_cross_entropy, binary_cross_entropy_with_logits, kl_div: hand-computed values for every option (weight,
 // ignore_index, label_smoothing, reductions, probability targets, pos_weight, beta, delta, log_target, batchmean),
 // gradients (gradcheck, gradgradcheck), and every error message.
+#include <cstring>
+#include <limits>
+
+#include "core/cpu_isa.h"
+#include "ops/vec_math.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -140,6 +145,102 @@ TEST_CASE("cross_entropy gradients") {
   auto x2 = gb::tensor({{0.0, 0.0}, {0.0, 0.0}}, gb::kFloat64).requires_grad_();
   gb::cross_entropy(x2, idx({0, 1})).backward();
   check_values(x2.grad(), {-0.25, 0.25, 0.25, -0.25});
+}
+
+namespace {
+// x's gradient after backward(g) of loss(x): the raw bytes (NaN compared as bits), and the backward's peak of cpu
+// bytes allocated above where it started
+struct CeRun {
+  std::vector<unsigned char> loss, grad;
+  int64_t backward_peak = 0;
+};
+template <typename Loss>
+CeRun run_ce(const gb::Tensor& x0, const gb::Tensor& gout, Loss loss) {
+  auto x = x0.detach().clone().requires_grad_();
+  gb::Tensor l = loss(x);
+  CeRun r;
+  auto bytes = [](const gb::Tensor& t) {
+    gb::Tensor c = t.contiguous();
+    auto* p = static_cast<const unsigned char*>(c.data_ptr());
+    return std::vector<unsigned char>(p, p + c.nbytes());
+  };
+  r.loss = bytes(l);
+  gb::memory::reset_peak_stats(gb::kCPU);
+  const int64_t before = gb::memory::memory_stats(gb::kCPU).allocated_bytes[gb::memory::kAll].current;
+  l.backward(gout);
+  r.backward_peak = gb::memory::memory_stats(gb::kCPU).allocated_bytes[gb::memory::kAll].peak - before;
+  r.grad = bytes(x.grad());
+  return r;
+}
+}  // namespace
+
+// cross_entropy on (N, C) cpu logits sends nll_loss's gradient to log_softmax's backward as the N target entries
+// (engine/ops/log_softmax_onehot.h) instead of a dense N x C tensor: the same bits as nll_loss(log_softmax(x)), whose
+// nodes pass the dense one, and a backward that allocates one N x C tensor instead of two.
+// Under every instruction set this CPU has, with plain and with non-temporal stores (ops/vec_math.h's write_row).
+TEST_CASE("cross_entropy's compact backward: the bits of nll_loss(log_softmax(x)), one N x C buffer fewer") {
+  gb::manual_seed(3);
+  struct Shape {
+    int64_t n, c;
+  };
+  using gb::detail::CpuIsa;
+  for (CpuIsa isa : {CpuIsa::baseline, CpuIsa::avx2, CpuIsa::avx512})
+    for (bool stream : {false, true}) {
+      if (int(isa) > int(gb::detail::cpu_isa_supported())) continue;  // not on this CPU
+      gb::detail::CpuIsaGuard guard(isa);
+      int64_t& threshold = gb::detail::stream_output_threshold();
+      const int64_t saved_threshold = threshold;
+      threshold = stream ? 0 : std::numeric_limits<int64_t>::max();
+      CAPTURE(gb::detail::cpu_isa_name(isa));
+      CAPTURE(stream);
+      for (gb::ScalarType dt : {gb::kFloat32, gb::kFloat64})
+        for (Shape sh : {Shape{7, 5}, Shape{33, 1000}, Shape{40, 17}, Shape{64, 5000}})
+          for (gb::Reduction red : {gb::kMean, gb::kSum, gb::kNone})
+            for (bool weighted : {false, true}) {
+              CAPTURE(gb::to_string(dt));
+              CAPTURE(sh.n);
+              CAPTURE(sh.c);
+              CAPTURE(int(red));
+              CAPTURE(weighted);
+              auto x = gb::randn({sh.n, sh.c}, gb::TensorOptions().dtype(dt)) * 4.0;
+              auto t = gb::randint(0, sh.c, {sh.n});
+              t.index_put_({0}, 1);  // row 0 is ignored (ignore_index 1 below); row 1 holds NaN, row 2 a -inf logit
+              t.index_put_({3}, sh.c - 1);
+              x.index_put_({1, 0}, std::nan(""));
+              x.index_put_({2, sh.c - 1}, -INFINITY);
+              gb::Tensor w = weighted ? gb::rand({sh.c}, gb::TensorOptions().dtype(dt)) + 0.5 : gb::Tensor();
+              auto gout = red == gb::kNone ? gb::randn({sh.n}, gb::TensorOptions().dtype(dt)) : gb::Tensor();
+              CeRun fused = run_ce(x, gout, [&](const gb::Tensor& v) { return gb::cross_entropy(v, t, w, red, 1); });
+              CeRun dense = run_ce(
+                  x, gout, [&](const gb::Tensor& v) { return gb::nll_loss(gb::log_softmax(v, 1), t, w, red, 1); });
+              CHECK(fused.loss == dense.loss);
+              CHECK(fused.grad == dense.grad);
+              const int64_t nc = sh.n * sh.c * gb::element_size(dt);
+              if (nc >= (1 << 16)) {  // small tensors round up to blocks of their own; the big ones show the buffer
+                CHECK(fused.backward_peak < nc + nc / 2);
+                CHECK(dense.backward_peak >= 2 * nc);
+              }
+            }
+      threshold = saved_threshold;
+    }
+}
+
+TEST_CASE("cross_entropy's compact backward: the graph is PyTorch's, and create_graph takes the dense path") {
+  gb::manual_seed(4);
+  auto x = gb::randn({6, 4}, gbtest::f64_grad());
+  auto t = idx({0, 3, 3, 1, 2, 0});
+  gb::Tensor l = gb::cross_entropy(x, t);
+  REQUIRE(l.grad_fn()->name() == "NllLossBackward0");
+  REQUIRE(l.grad_fn()->next_edges().size() == 1);
+  CHECK(l.grad_fn()->next_edges()[0].function->name() == "LogSoftmaxBackward0");
+  // second order through the compact pair: NllLossBackward0 sends the dense, differentiable gradient under create_graph
+  CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t); }, {x}));
+  CHECK(gradgradcheck1([&](const gb::variable_list& v) { return gb::cross_entropy(v[0], t, {}, gb::kNone, 3); }, {x}));
+  // backward twice over a retained graph gives the same gradient both times
+  gb::Tensor l2 = gb::cross_entropy(x, t, {}, gb::kSum);
+  auto g1 = gb::autograd::grad({l2}, {x}, {}, true)[0];
+  auto g2 = gb::autograd::grad({l2}, {x})[0];
+  CHECK(gb::equal(g1, g2));
 }
 
 TEST_CASE("cross_entropy errors") {
