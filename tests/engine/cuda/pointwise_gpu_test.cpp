@@ -3,6 +3,7 @@
 // dtype, through broadcasting, strided and in-place operands; copies between host and device and on the device;
 // factories on cuda.
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "support/check.h"
@@ -200,4 +201,47 @@ TEST_CASE("an op without a CUDA kernel refuses a cuda tensor with the next step"
   } catch (const gb::Error& e) {
     CHECK(std::string(e.what()).find("no CUDA kernel in this build yet") != std::string::npos);
   }
+}
+
+// Contiguous aligned operands of one dtype take the 16-byte-word kernel (pw_vector_launch); the same values laid out
+// otherwise (a transposed copy: two dims; a view one element in: off the 16-byte boundary) take the per-element
+// kernel. Both must give the same bits, at sizes with and without a tail after the last whole word.
+TEST_CASE("the word-at-a-time kernel gives the per-element kernel's bits") {
+  gb::manual_seed(71);
+  for (gb::ScalarType t : {gb::kFloat, gb::kHalf, gb::kBFloat16, gb::kDouble, gb::kInt32})
+    for (int64_t n : {1, 3, 8, 17, 1000, 65537}) {
+      CAPTURE(std::string(gb::to_string(t)));
+      CAPTURE(n);
+      const bool fp = gb::is_floating_point(t);
+      gb::Tensor x = fp ? (gb::randn({n + 1}) * 3).to(t) : gb::randint(-50, 50, {n + 1}).to(t);
+      gb::Tensor y = fp ? (gb::randn({n + 1}) * 3).to(t) : gb::randint(1, 50, {n + 1}).to(t);
+      x.index_put_({0}, 0);
+      gb::Tensor xg = x.to(kGpu), yg = y.to(kGpu);
+      gb::Tensor xa = xg.narrow(0, 0, n), ya = yg.narrow(0, 0, n);  // aligned, contiguous: the word kernel
+      gb::Tensor xs = xg.narrow(0, 1, n), ys = yg.narrow(0, 1, n);  // one element in: the per-element kernel
+      auto same = [](const gb::Tensor& a, const gb::Tensor& b) {
+        gb::Tensor ac = a.cpu().contiguous(), bc = b.cpu().contiguous();
+        return std::memcmp(ac.data_ptr(), bc.data_ptr(), size_t(ac.nbytes())) == 0;
+      };
+      // shifted inputs into aligned outputs vs the same values copied aligned first
+      gb::Tensor xs_a = xs.clone(), ys_a = ys.clone();
+      CHECK(same(xs + ys, xs_a + ys_a));
+      CHECK(same(xs * ys, xs_a * ys_a));
+      CHECK(same(gb::relu(xs), gb::relu(xs_a)));
+      CHECK(same(xs.add(ys, 2), xs_a.add(ys_a, 2)));
+      CHECK(same(xa - ya, (x.narrow(0, 0, n) - y.narrow(0, 0, n)).to(kGpu)));  // and the cpu's values
+      if (fp) {
+        CHECK(same(gb::exp(xs), gb::exp(xs_a)));
+        CHECK(same(gb::sigmoid(xs), gb::sigmoid(xs_a)));
+        CHECK(same(xs / ys, xs_a / ys_a));
+      }
+      // two dims (a transposed copy) against one
+      if (n == 1000) {
+        gb::Tensor m = xa.view({40, 25}), mt = m.t().contiguous().t();
+        CHECK(same(m * 2, mt * 2));
+      }
+      gb::Tensor f = gb::empty({n}, gb::TensorOptions().dtype(t).device(kGpu));
+      f.fill_(3);
+      CHECK(same(f, gb::full({n}, 3, gb::TensorOptions().dtype(t))));
+    }
 }

@@ -3,6 +3,7 @@
 // dtype it serves, on values that find the edges (halves, signed zeros, NaN, infinities, large and tiny values).
 #include "cuda/pointwise_ops.h"
 
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -216,4 +217,63 @@ TEST_CASE("convert does what Tensor::to does between every pair of dtypes") {
       });
       CHECK(gb::equal(got, want));
     }
+}
+
+// The kernel's fast path (cuda/pointwise.cu's pointwise_vec_kernel): a 16-byte word per thread through run_vector
+// must give, for every code it serves, the bits run_element gives element by element.
+TEST_CASE("run_vector: every vectorizable code, a word at a time, equals run_element element by element") {
+  const std::vector<double> small_ints = {-3, -2, -1, 0, 1, 2, 3, 1, -2, 0, 2, 3, -1, 1, 0, 2, -3};
+  const std::vector<double> small_others = {2, 0, 1, 3, 1, 2, 0, 1, 3, 2, 1, 0, 2, 3, 1, 2, 1};
+  for (gb::ScalarType t : {gb::kFloat, gb::kDouble, gb::kHalf, gb::kBFloat16, gb::kInt32, gb::kInt64})
+    for (int code = int(Pw::neg); code <= int(Pw::fill); ++code) {
+      const Pw op = Pw(code);
+      if (!ck::pw_vectorizable(op) || (ck::pw_floating_only(op) && !gb::is_floating_point(t))) continue;
+      CAPTURE(std::string(gb::to_string(t)));
+      CAPTURE(code);
+      const bool fp = gb::is_floating_point(t);
+      // three words' worth and then some: the values cycle through the edges
+      const int64_t n = 3 * (16 / gb::element_size(t));
+      std::vector<double> xs, ys;
+      for (int64_t i = 0; i < n; ++i) {
+        xs.push_back((fp ? kEdges : small_ints)[size_t(i) % kEdges.size()]);
+        ys.push_back((fp ? kOthers : small_others)[size_t(i + 3) % kOthers.size()]);
+      }
+      const std::vector<gb::Tensor> ins = {tensor_of(xs, t), tensor_of(ys, t)};
+      ck::PwArgs a{op, op == Pw::clamp ? -1.0 : fp ? 1.5 : 2.0, op == Pw::clamp ? 2.0 : 0.5};
+      const int nin = ck::pw_inputs(op);
+      gb::Tensor by_element = gb::empty({n}, gb::TensorOptions().dtype(t));
+      gb::Tensor by_word = gb::empty({n}, gb::TensorOptions().dtype(t));
+      char* data[ck::kMaxOperands] = {static_cast<char*>(by_word.data_ptr()), nullptr, nullptr, nullptr};
+      for (int k = 0; k < nin; ++k) data[k + 1] = static_cast<char*>(ins[size_t(k)].data_ptr());
+      gb::detail::dispatch_all(t, "run_vector", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) {
+          for (int64_t w = 0; w < n / ck::PwVec<T>::kSize; ++w) ck::run_vector<T>(a, data, w);
+          for (int64_t i = 0; i < n; ++i) {
+            char* ptr[ck::kMaxOperands] = {static_cast<char*>(by_element.data_ptr()) + i * int64_t(sizeof(T))};
+            for (int k = 0; k < nin; ++k) ptr[k + 1] = data[k + 1] + i * int64_t(sizeof(T));
+            ck::run_element<T>(a, ptr);
+          }
+        }
+      });
+      CHECK(std::memcmp(by_word.data_ptr(), by_element.data_ptr(), size_t(by_word.nbytes())) == 0);
+    }
+}
+
+TEST_CASE("pw_vector_launch: contiguous, aligned operands of one numeric dtype only") {
+  alignas(16) static char buf[3][64];
+  char* data[ck::kMaxOperands] = {buf[0], buf[1], buf[2], nullptr};
+  const int64_t contiguous[ck::kMaxOperands] = {4, 4, 4, 0};
+  CHECK(ck::pw_vector_launch(Pw::add, false, 4, 1, 3, contiguous, data));
+  CHECK(ck::pw_vector_launch(Pw::relu, false, 4, 1, 2, contiguous, data));
+  CHECK(ck::pw_vector_launch(Pw::fill, false, 4, 1, 1, contiguous, data));
+  CHECK_FALSE(ck::pw_vector_launch(Pw::add, true, 1, 1, 3, contiguous, data));     // bool
+  CHECK_FALSE(ck::pw_vector_launch(Pw::eq, false, 4, 1, 3, contiguous, data));     // bool output
+  CHECK_FALSE(ck::pw_vector_launch(Pw::where, false, 4, 1, 4, contiguous, data));  // bool condition
+  CHECK_FALSE(ck::pw_vector_launch(Pw::add, false, 4, 2, 3, contiguous, data));    // not one dim
+  CHECK_FALSE(ck::pw_vector_launch(Pw::add, false, 8, 1, 3, contiguous, data));    // strides of another dtype
+  const int64_t broadcast[ck::kMaxOperands] = {4, 4, 0, 0};
+  CHECK_FALSE(ck::pw_vector_launch(Pw::add, false, 4, 1, 3, broadcast, data));  // a broadcast input
+  char* shifted[ck::kMaxOperands] = {buf[0], buf[1] + 4, buf[2], nullptr};
+  CHECK_FALSE(ck::pw_vector_launch(Pw::add, false, 4, 1, 3, contiguous, shifted));  // a view off a 16-byte boundary
 }

@@ -53,7 +53,7 @@ TEST_CASE("cross_entropy's compact backward on cuda: the dense path's bits, one 
   gb::manual_seed(44);
   for (gb::ScalarType dt : {gb::kFloat32, gb::kFloat64})
     for (gb::Reduction r : {gb::Reduction::Mean, gb::Reduction::Sum, gb::Reduction::None}) {
-      CAPTURE(gb::to_string(dt));
+      CAPTURE(std::string(gb::to_string(dt)));
       CAPTURE(int(r));
       const int64_t n = 96, c = 30000;
       gb::Tensor x0 = (gb::randn({n, c}, gb::TensorOptions().dtype(dt)) * 4.0).to(kGpu);

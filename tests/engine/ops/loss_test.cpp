@@ -197,7 +197,7 @@ TEST_CASE("cross_entropy's compact backward: the bits of nll_loss(log_softmax(x)
         for (Shape sh : {Shape{7, 5}, Shape{33, 1000}, Shape{40, 17}, Shape{64, 5000}})
           for (gb::Reduction red : {gb::kMean, gb::kSum, gb::kNone})
             for (bool weighted : {false, true}) {
-              CAPTURE(gb::to_string(dt));
+              CAPTURE(std::string(gb::to_string(dt)));
               CAPTURE(sh.n);
               CAPTURE(sh.c);
               CAPTURE(int(red));
