@@ -71,6 +71,10 @@ void copy(const CopyLaunch&) { cuda::check_device_index(-1); }
 void memcpy(void*, int, const void*, int, size_t, CopyKind, bool) { cuda::check_device_index(-1); }
 void reduce_rows(const ReduceLaunch&) { cuda::check_device_index(-1); }
 void gemm(const GemmLaunch&) { cuda::check_device_index(-1); }
+bool gemm_and_bias(const GemmLaunch&, const char*, void*, size_t) {
+  cuda::check_device_index(-1);
+  return false;
+}
 void max_pool2d_forward(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
 void max_pool2d_backward(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
 void max_pool2d_gather(const MaxPoolLaunch&) { cuda::check_device_index(-1); }

@@ -1,7 +1,11 @@
 // engine/cuda/blas.cu — matrix products through cuBLAS (cuda/kernels.h's gemm): one cublasGemmStridedBatchedEx per
 // call, row-major operands passed as the column-major transposes cuBLAS expects (out^T = b^T a^T), one handle per
-// thread and device, on the current stream.
+// thread and device, on the current stream; a product plus a bias vector (addmm's, linear's) through cuBLASLt's bias
+// epilogue (gemm_and_bias).
+#include <cublasLt.h>
 #include <cublas_v2.h>
+
+#include <cstdint>
 
 #include "cuda/check.h"
 #include "cuda/kernels.h"
@@ -40,7 +44,87 @@ cublasHandle_t handle_for(int device) {
   return handles[device];
 }
 
+cublasLtHandle_t lt_handle_for(int device) {
+  thread_local cublasLtHandle_t handles[kMaxDevices] = {};
+  if (!handles[device]) GB_CUBLAS_CHECK(cublasLtCreate(&handles[device]));
+  return handles[device];
+}
+
+// The largest power of two (up to 256, cuBLASLt's default assumption) that divides a buffer's address: the heuristic
+// must not pick a kernel that needs more.
+uint32_t alignment_of(const void* p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a != 0) a /= 2;
+  return a;
+}
+
+// cuBLASLt's descriptors, destroyed with the call.
+struct LtCall {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~LtCall() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+  template <typename V>
+  void set(cublasLtMatmulDescAttributes_t attr, const V& v) {
+    GB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &v, sizeof v));
+  }
+  template <typename V>
+  void prefer(cublasLtMatmulPreferenceAttributes_t attr, const V& v) {
+    GB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &v, sizeof v));
+  }
+};
+
 }  // namespace
+
+bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes) {
+  if (l.batch != 1 || l.alpha != 1 || l.beta != 0 || l.n == 0 || l.m == 0 || l.k == 0) return false;
+  if (l.n > INT32_MAX || l.m > INT32_MAX || l.k > INT32_MAX) return false;
+  cudaDataType_t type = CUDA_R_32F;
+  cublasComputeType_t compute = l.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  switch (l.dtype) {
+    case ScalarType::Float: break;
+    case ScalarType::Half: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
+    case ScalarType::BFloat16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
+    default: return false;
+  }
+  DeviceGuard g(l.device);
+  cublasLtHandle_t h = lt_handle_for(l.device);
+  LtCall c;
+  GB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&c.desc, compute, CUDA_R_32F));
+  // as gemm: column-major out^T (m x n) = op(b) (m x k) op(a) (k x n), cuBLASLt's A being our b
+  const int32_t op_b = l.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = l.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  c.set(CUBLASLT_MATMUL_DESC_TRANSA, op_b);
+  c.set(CUBLASLT_MATMUL_DESC_TRANSB, op_a);
+  // the bias: one value per row of the column-major out^T, i.e. per column of our row-major out
+  c.set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_BIAS));
+  c.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
+  // stored (before op) shapes, column-major
+  GB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.a, type, l.trans_b ? l.k : l.m, l.trans_b ? l.m : l.k, l.ldb));
+  GB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.b, type, l.trans_a ? l.n : l.k, l.trans_a ? l.k : l.n, l.lda));
+  GB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.d, type, l.m, l.n, l.m));
+  GB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&c.pref));
+  c.prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(workspace_bytes));
+  c.prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(l.b));
+  c.prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(l.a));
+  c.prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(l.out));
+  c.prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(l.out));
+  cublasLtMatmulHeuristicResult_t found = {};
+  int count = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(h, c.desc, c.a, c.b, c.d, c.d, c.pref, 1, &found, &count) !=
+          CUBLAS_STATUS_SUCCESS ||
+      count == 0 || found.state != CUBLAS_STATUS_SUCCESS)
+    return false;
+  const float alpha = 1.0f, beta = 0.0f;
+  GB_CUBLAS_CHECK(cublasLtMatmul(h, c.desc, &alpha, l.b, c.a, l.a, c.b, &beta, l.out, c.d, l.out, c.d, &found.algo,
+                                 workspace, workspace_bytes, current_stream(l.device)));
+  return true;
+}
 
 void gemm(const GemmLaunch& l) {
   if (l.batch == 0 || l.n == 0 || l.m == 0) return;

@@ -238,8 +238,9 @@ void gemm_loop(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
   });
 }
 
-// On cuda:N: one cuBLAS strided-batched GEMM (cuda/kernels.h), the operands laid out as for the CPU's BLAS.
-void gemm_cuda(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha, double beta) {
+// The launch record of a product on cuda:N (cuda/kernels.h), the operands laid out as for the CPU's BLAS.
+cuda_kernels::GemmLaunch gemm_launch(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha,
+                                     double beta) {
   Mats out(out_t), a(a_t), b(b_t);
   const BlasLayout la = blas_ready(a), lb = blas_ready(b);
   cuda_kernels::GemmLaunch l;
@@ -261,7 +262,24 @@ void gemm_cuda(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
   l.alpha = alpha;
   l.beta = beta;
   l.allow_tf32 = backends::cuda::matmul::allow_tf32.load(std::memory_order_relaxed);
-  cuda_kernels::gemm(l);
+  return l;
+}
+
+// On cuda:N: one cuBLAS strided-batched GEMM.
+void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  cuda_kernels::gemm(gemm_launch(out, a, b, alpha, beta));
+}
+
+// out = a @ b + bias on cuda:N through cuBLASLt's bias epilogue (PyTorch's gemm_and_bias): no pass that copies the
+// bias into out first. a, b 2-D of out's dtype, bias 1-D of out's columns. false: not taken (nothing written).
+bool gemm_and_bias_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias) {
+  const ScalarType t = out.scalar_type();
+  if (!(t == kFloat || t == kHalf || t == kBFloat16) || a.size(1) == 0) return false;
+  constexpr int64_t kWorkspace = 4 << 20;  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it)
+  Tensor ws = detail::make_empty({kWorkspace}, kUInt8, out.device());
+  Tensor bc = detail::shallow_alias(bias).contiguous();
+  return cuda_kernels::gemm_and_bias(gemm_launch(out, a, b, 1.0, 0.0), static_cast<const char*>(bc.data_ptr()),
+                                     ws.data_ptr(), size_t(kWorkspace));
 }
 
 // out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides (or all three (N,M), (N,K), (K,M)).
@@ -370,8 +388,13 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   op_scope.set_flops(2 * a.size(0) * b.size(1) * a.size(1) + a.size(0) * b.size(1));
   double be = beta.to_double(), al = alpha.to_double();
   Tensor out = detail::make_empty(shape, a.scalar_type(), a.device());
-  if (be != 0.0) detail::copy_into(out, self);
-  gemm_batched(out, a, b, al, be);
+  // a bias vector on cuda: added by the GEMM's epilogue; otherwise out starts as self and the GEMM adds into it
+  const bool bias_epilogue = out.is_cuda() && be == 1.0 && al == 1.0 && self.dim() == 1 && self.size(0) == shape[1] &&
+                             gemm_and_bias_cuda(out, a, b, self);
+  if (!bias_epilogue) {
+    if (be != 0.0) detail::copy_into(out, self);
+    gemm_batched(out, a, b, al, be);
+  }
   op_scope.set_output(out);
   if (autograd::needs_grad(self, a, b))
     autograd::record("AddmmBackward0", {self, a, b}, out, {autograd::input(a), autograd::input(b)},
