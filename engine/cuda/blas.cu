@@ -82,9 +82,13 @@ struct LtCall {
 
 }  // namespace
 
-bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes) {
+bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes,
+                   GemmEpilogue epilogue) {
   if (l.batch != 1 || l.alpha != 1 || l.beta != 0 || l.n == 0 || l.m == 0 || l.k == 0) return false;
   if (l.n > INT32_MAX || l.m > INT32_MAX || l.k > INT32_MAX) return false;
+  // cuBLASLt is told the matrices' alignment but not the bias's, and its kernels may load the bias 16 bytes at a time
+  // (a "misaligned address" fault poisons the context): a bias view off a 16-byte boundary takes the copy + GEMM path
+  if (reinterpret_cast<uintptr_t>(bias) % 16 != 0) return false;
   cudaDataType_t type = CUDA_R_32F;
   cublasComputeType_t compute = l.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   switch (l.dtype) {
@@ -102,7 +106,10 @@ bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_
   c.set(CUBLASLT_MATMUL_DESC_TRANSA, op_b);
   c.set(CUBLASLT_MATMUL_DESC_TRANSB, op_a);
   // the bias: one value per row of the column-major out^T, i.e. per column of our row-major out
-  c.set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_BIAS));
+  const cublasLtEpilogue_t kind = epilogue == GemmEpilogue::relu_bias   ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                  : epilogue == GemmEpilogue::gelu_bias ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                                                        : CUBLASLT_EPILOGUE_BIAS;
+  c.set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(kind));
   c.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
   // stored (before op) shapes, column-major
   GB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c.a, type, l.trans_b ? l.k : l.m, l.trans_b ? l.m : l.k, l.ldb));
@@ -121,8 +128,10 @@ bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_
       count == 0 || found.state != CUBLAS_STATUS_SUCCESS)
     return false;
   const float alpha = 1.0f, beta = 0.0f;
-  GB_CUBLAS_CHECK(cublasLtMatmul(h, c.desc, &alpha, l.b, c.a, l.a, c.b, &beta, l.out, c.d, l.out, c.d, &found.algo,
-                                 workspace, workspace_bytes, current_stream(l.device)));
+  const cublasStatus_t st = cublasLtMatmul(h, c.desc, &alpha, l.b, c.a, l.a, c.b, &beta, l.out, c.d, l.out, c.d,
+                                           &found.algo, workspace, workspace_bytes, current_stream(l.device));
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) return false;  // nothing launched: the caller's path
+  check_cublas(st, "cublasLtMatmul", __LINE__);
   return true;
 }
 

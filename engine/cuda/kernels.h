@@ -91,10 +91,13 @@ struct GemmLaunch {
 void gemm(const GemmLaunch& l);
 // out = a @ b + bias for one product (batch 1, alpha 1, beta 0) of float32/float16/bfloat16 through cuBLASLt's bias
 // epilogue: bias holds m values of out's dtype, contiguous, one per column of the row-major out (PyTorch's
-// gemm_and_bias, what addmm with a 1-D bias takes on cuda). workspace: workspace_bytes the caller allocated from the
-// caching allocator. Returns false, having launched nothing, when cuBLASLt offers no algorithm for the case (the caller
-// then copies the bias into out and runs gemm with beta 1).
-bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes);
+// gemm_and_bias, what addmm with a 1-D bias takes on cuda); relu_bias and gelu_bias apply relu or GELU (its tanh
+// form, cuBLASLt's) to the sum in the same kernel (_addmm_activation). workspace: workspace_bytes the caller
+// allocated from the caching allocator. Returns false, having launched nothing, when cuBLASLt offers no algorithm for
+// the case or the bias is not 16-byte aligned (the caller then takes the copy + gemm path).
+enum class GemmEpilogue { bias, relu_bias, gelu_bias };
+bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes,
+                   GemmEpilogue epilogue = GemmEpilogue::bias);
 
 // 2-d pooling over the last two dims of contiguous planes (planes = every leading dim), in the ops' compute types
 // (float or double: the entries convert 16-bit inputs first, as on the CPU). Each kernel reproduces the CPU's

@@ -171,6 +171,16 @@ void memcpy(void* dst, int dst_device, const void* src, int src_device, size_t n
         GB_CUDA_CHECK(cudaStreamWaitEvent(s, ready, 0));
         GB_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, nbytes, s));
         GB_CUDA_CHECK(cudaEventDestroy(ready));  // released once the wait is done; the wait is already queued
+        // and the source's stream waits for the copy: what it runs next (a write to the source, or a block the
+        // caller freed handed out again) must not overtake the read
+        cudaEvent_t copied = nullptr;
+        GB_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+        GB_CUDA_CHECK(cudaEventRecord(copied, s));
+        {
+          DeviceGuard gs(src_device);
+          GB_CUDA_CHECK(cudaStreamWaitEvent(current_stream(src_device), copied, 0));
+        }
+        GB_CUDA_CHECK(cudaEventDestroy(copied));
       }
       break;
   }

@@ -115,7 +115,10 @@ void scan_slots_read(int device, ScanSlot* slots, int n, ScanSlot* host) {
   // every stream the scans were launched on (the monitor's one wait per step)
   GB_CUDA_CHECK(cudaDeviceSynchronize());
   GB_CUDA_CHECK(cudaMemcpy(host, slots, sizeof(ScanSlot) * size_t(n), cudaMemcpyDeviceToHost));
-  GB_CUDA_CHECK(cudaMemset(slots, 0, sizeof(ScanSlot) * size_t(n)));
+  // zeroed before the host goes on: cudaMemset on device memory may return first, and the scans' streams are
+  // non-blocking ones that would not wait for it
+  GB_CUDA_CHECK(cudaMemsetAsync(slots, 0, sizeof(ScanSlot) * size_t(n), nullptr));
+  GB_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   // a kernel's bad index (cuda/device_error.h) stays recorded for the program's next synchronization: the monitor
   // must not swallow it
 }

@@ -272,14 +272,15 @@ void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, double alpha
 
 // out = a @ b + bias on cuda:N through cuBLASLt's bias epilogue (PyTorch's gemm_and_bias): no pass that copies the
 // bias into out first. a, b 2-D of out's dtype, bias 1-D of out's columns. false: not taken (nothing written).
-bool gemm_and_bias_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias) {
+bool gemm_and_bias_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                        cuda_kernels::GemmEpilogue epilogue = cuda_kernels::GemmEpilogue::bias) {
   const ScalarType t = out.scalar_type();
   if (!(t == kFloat || t == kHalf || t == kBFloat16) || a.size(1) == 0) return false;
   constexpr int64_t kWorkspace = 4 << 20;  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it)
   Tensor ws = detail::make_empty({kWorkspace}, kUInt8, out.device());
   Tensor bc = detail::shallow_alias(bias).contiguous();
   return cuda_kernels::gemm_and_bias(gemm_launch(out, a, b, 1.0, 0.0), static_cast<const char*>(bc.data_ptr()),
-                                     ws.data_ptr(), size_t(kWorkspace));
+                                     ws.data_ptr(), size_t(kWorkspace), epilogue);
 }
 
 // out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides (or all three (N,M), (N,K), (K,M)).
@@ -406,6 +407,55 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
                        if (c.needs(2)) gb = al == 1.0 ? c.saved(0).t().mm(g) : c.saved(0).t().mm(g) * al;
                        return variable_list{gs, ga, gb};
                      });
+  return out;
+}
+
+// ---- _addmm_activation: relu or GELU of addmm as one op (libtorch's at::_addmm_activation) ----
+//
+// PyTorch's fused bias + activation. On cuda, a bias vector at beta = alpha = 1 goes to cuBLASLt's RELU_BIAS /
+// GELU_BIAS epilogue: the product, the bias and the activation in one kernel, no pass over the output; otherwise, and
+// on the cpu, addmm then the activation in place on its output (PyTorch's fallback). GELU is the exact form on the
+// cpu and the tanh form on cuda, as in PyTorch (cuBLASLt's epilogue computes the tanh form). Not differentiable, as in
+// PyTorch: with an input that requires grad it records a NotImplemented node whose backward says so; training keeps
+// Linear + ReLU, whose two nodes PyTorch's graph has.
+Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+                         const Scalar& alpha, bool use_gelu) {
+  const char* op = "_addmm_activation";
+  detail::OpScope op_scope(op, {self, mat1, mat2});
+  detail::check_cuda_device(self, op, "self");
+  check_matrix(mat1, op, "mat1");
+  check_matrix(mat2, op, "mat2");
+  check_mat_dtypes(mat1, mat2, op);
+  check_mm_shapes(mat1, mat2, op);
+  detail::check_same_device(mat1, self, op);
+  GB_CHECK_TYPE(self.scalar_type() == mat1.scalar_type(), op, ": expected self and mat1 to have the same dtype, but got: ",
+                cpp_name(self.scalar_type()), " != ", cpp_name(mat1.scalar_type()));
+  const double be = beta.to_double(), al = alpha.to_double();
+  Tensor out;
+  {
+    NoGradGuard ng;
+    const bool vector_bias = mat1.is_cuda() && be == 1.0 && al == 1.0 && self.dim() == 1 && self.size(0) == mat2.size(1);
+    if (vector_bias) {
+      out = detail::make_empty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device());
+      const auto epilogue = use_gelu ? cuda_kernels::GemmEpilogue::gelu_bias : cuda_kernels::GemmEpilogue::relu_bias;
+      if (!gemm_and_bias_cuda(out, mat1, mat2, self, epilogue)) out = Tensor();
+    }
+    if (!out.defined()) {
+      out = addmm(self, mat1, mat2, beta, alpha);
+      if (use_gelu)
+        out = gelu(out, out.is_cuda() ? "tanh" : "none");
+      else
+        out.relu_();
+    }
+  }
+  op_scope.set_flops(2 * mat1.size(0) * mat2.size(1) * mat1.size(1) + 2 * mat1.size(0) * mat2.size(1));
+  op_scope.set_output(out);
+  if (autograd::needs_grad(self, mat1, mat2))
+    autograd::record("NotImplemented", {self, mat1, mat2}, out, {}, [](autograd::BackwardContext&) -> variable_list {
+      throw Error(
+          "the derivative for '_addmm_activation' is not implemented (as in PyTorch). To train through it, write "
+          "relu(addmm(self, mat1, mat2)) or F::relu(F::linear(x, w, b)); use _addmm_activation under NoGradGuard");
+    });
   return out;
 }
 

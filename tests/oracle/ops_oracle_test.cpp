@@ -211,6 +211,13 @@ std::vector<Case> reduction_cases() {
 std::vector<Case> linalg_shape_cases() {
   return {
       {"mm", {in({3, 4}), in({4, 5})}, [](G v) { return gb::mm(v[0], v[1]); }, [](T v) { return torch::mm(v[0], v[1]); }},
+      // PyTorch's fused bias + activation (not differentiable there either): forward only
+      {"_addmm_activation_relu", {nograd({5}), nograd({3, 4}), nograd({4, 5})},
+       [](G v) { return gb::_addmm_activation(v[0], v[1], v[2]); },
+       [](T v) { return torch::_addmm_activation(v[0], v[1], v[2]); }, false},
+      {"_addmm_activation_gelu", {nograd({3, 5}), nograd({3, 4}), nograd({4, 5})},
+       [](G v) { return gb::_addmm_activation(v[0], v[1], v[2], 0.5, 2, true); },
+       [](T v) { return torch::_addmm_activation(v[0], v[1], v[2], 0.5, 2, true); }, false},
       {"matmul_batched_broadcast", {in({2, 1, 3, 4}), in({3, 4, 2})}, [](G v) { return gb::matmul(v[0], v[1]); },
        [](T v) { return torch::matmul(v[0], v[1]); }},
       {"matmul_vec_mat", {in({4}), in({4, 3})}, [](G v) { return gb::matmul(v[0], v[1]); },

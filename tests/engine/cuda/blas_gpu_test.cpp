@@ -58,6 +58,10 @@ TEST_CASE("addmm and linear with a bias vector take cuBLASLt's bias epilogue and
     gb::Tensor av = big.narrow(0, 1, 33 * 17).view({33, 17});
     check_product(gb::addmm(c.to(kGpu), big.to(kGpu).narrow(0, 1, 33 * 17).view({33, 17}), b.to(kGpu)),
                   gb::addmm(c, av, b));
+    // a bias off a 16-byte boundary (a slice of a longer vector): cuBLASLt is not told the bias's alignment, so this
+    // takes the copy path (a misaligned epilogue load would fault and poison the context)
+    gb::Tensor cb = gb::randn({12}).to(t);
+    check_product(gb::addmm(cb.to(kGpu).narrow(0, 3, 9), a.to(kGpu), b.to(kGpu)), gb::addmm(cb.narrow(0, 3, 9), a, b));
     // not the epilogue's case: the copy-then-GEMM path, same values
     const int64_t before_other = allocated();
     check_product(gb::addmm(c.to(kGpu), a.to(kGpu), b.to(kGpu), 0.5, 2), gb::addmm(c, a, b, 0.5, 2));
@@ -77,6 +81,25 @@ TEST_CASE("addmm and linear with a bias vector take cuBLASLt's bias epilogue and
   gb::linear(xg, wg, bg).sum().backward();
   check_product(bg.grad(), bias.grad());
   check_product(wg.grad(), w.grad());
+}
+
+// _addmm_activation on cuda: a bias vector takes cuBLASLt's RELU_BIAS / GELU_BIAS epilogue (GELU's tanh form, as
+// PyTorch's cuda op), anything else addmm + the activation; both against the cpu's values of the same formula.
+TEST_CASE("_addmm_activation on cuda: the epilogue and the fallback equal the cpu") {
+  gb::backends::cuda::matmul::allow_tf32 = false;
+  for (gb::ScalarType t : {gb::kFloat, gb::kHalf, gb::kBFloat16}) {
+    CAPTURE(std::string(gb::to_string(t)));
+    gb::manual_seed(24);
+    gb::Tensor a = gb::randn({33, 17}).to(t), b = gb::randn({17, 9}).to(t), c = gb::randn({9}).to(t);
+    gb::Tensor c2 = gb::randn({33, 9}).to(t);
+    check_product(gb::_addmm_activation(c.to(kGpu), a.to(kGpu), b.to(kGpu)), gb::relu(gb::addmm(c, a, b)));
+    check_product(gb::_addmm_activation(c.to(kGpu), a.to(kGpu), b.to(kGpu), 1, 1, true),
+                  gb::gelu(gb::addmm(c, a, b), "tanh"));
+    check_product(gb::_addmm_activation(c2.to(kGpu), a.to(kGpu), b.to(kGpu), 1, 1, true),
+                  gb::gelu(gb::addmm(c2, a, b), "tanh"));
+    check_product(gb::_addmm_activation(c2.to(kGpu), a.to(kGpu), b.to(kGpu), 0.5, 2),
+                  gb::relu(gb::addmm(c2, a, b, 0.5, 2)));
+  }
 }
 
 TEST_CASE("TF32 is used only when allowed, and then within its precision") {

@@ -167,6 +167,33 @@ TEST_CASE("addmm and linear fold the bias into the GEMM") {
   check_close(Y, ref, 1e-4, 1e-3);
 }
 
+// at::_addmm_activation's semantics on the cpu: addmm, then relu or the exact GELU on its output, the same bits as the
+// two ops; not differentiable (PyTorch's NotImplemented node, raised at backward).
+TEST_CASE("_addmm_activation is relu or gelu of addmm, in one op, not differentiable") {
+  gb::manual_seed(31);
+  for (gb::ScalarType t : {gb::kFloat, gb::kDouble}) {
+    CAPTURE(std::string(gb::to_string(t)));
+    auto o = gb::TensorOptions().dtype(t);
+    gb::Tensor bias = gb::randn({6}, o), m1 = gb::randn({5, 4}, o), m2 = gb::randn({4, 6}, o);
+    gb::Tensor self2 = gb::randn({5, 6}, o);
+    CHECK(gb::equal(gb::_addmm_activation(bias, m1, m2), gb::relu(gb::addmm(bias, m1, m2))));
+    CHECK(gb::equal(gb::_addmm_activation(bias, m1, m2, 1, 1, true), gb::gelu(gb::addmm(bias, m1, m2))));
+    CHECK(gb::equal(gb::_addmm_activation(self2, m1, m2, 0.5, 2), gb::relu(gb::addmm(self2, m1, m2, 0.5, 2))));
+    CHECK(gb::equal(gb::_addmm_activation(self2, m1.t().contiguous().t(), m2, 1, 1, true),
+                    gb::gelu(gb::addmm(self2, m1, m2))));
+    // relu's zeros are really there: a product that is negative everywhere
+    check_values(gb::_addmm_activation(gb::full({2}, -1.0, o), gb::ones({3, 1}, o), gb::ones({1, 2}, o) * -1.0),
+                 std::vector<double>(6, 0.0));
+  }
+  CHECK_THROWS_WITH(gb::_addmm_activation(gb::zeros({3}), gb::zeros({2, 4}), gb::zeros({5, 3})),
+                    doctest::Contains("shapes cannot be multiplied"));
+  gb::Tensor w = gb::randn({4, 3}).requires_grad_();
+  gb::Tensor y = gb::_addmm_activation(gb::zeros({3}), gb::randn({2, 4}), w);
+  REQUIRE(y.grad_fn());
+  CHECK(y.grad_fn()->name() == "NotImplemented");
+  CHECK_THROWS_WITH(y.sum().backward(), doctest::Contains("the derivative for '_addmm_activation' is not implemented"));
+}
+
 TEST_CASE("16-bit floats multiply through float") {
   gb::manual_seed(4);
   auto a = gb::randn({6, 5});

@@ -4,6 +4,8 @@
 //   bmm:    (B,N,K) @ (B,K,M) -> (B,N,M)
 //   matmul: NumPy semantics — 1-D vectors are promoted and the added dim removed; batch dims broadcast.
 //   linear: x (*,in) @ weight(out,in)^T + bias(out) -> (*,out), as torch::nn::functional::linear.
+//   _addmm_activation: relu (or GELU) of addmm in one op, as at::_addmm_activation (bias + activation fused on cuda
+//                      by cuBLASLt's epilogue; GELU exact on the cpu, its tanh form on cuda; not differentiable).
 #pragma once
 
 #include "glassbox/core/tensor.h"
@@ -15,6 +17,8 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+                         const Scalar& alpha = 1, bool use_gelu = false);
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
 
