@@ -33,6 +33,8 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "model_weights.h"
+#include "models.h"
 
 // Every operator new of the process (glassbox's, libtorch's, the standard library's) counted; operator new[] and
 // the deletes of both forward here (the standard library's defaults). The aligned forms keep their own pair.
@@ -51,51 +53,9 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
-namespace ours {
-namespace torch = ::gb;
-#define BENCH_MODULE GB_MODULE
-#include "models.inc"
-#undef BENCH_MODULE
-}  // namespace ours
-
-namespace peer {
-#define BENCH_MODULE TORCH_MODULE
-#include "models.inc"
-#undef BENCH_MODULE
-}  // namespace peer
-
 namespace {
 
 int g_threads = 1;
-
-torch::Tensor to_torch(const gb::Tensor& x) {
-  gb::Tensor c = x.contiguous();
-  if (c.scalar_type() == gb::kInt64)
-    return torch::from_blob(c.data_ptr<int64_t>(), c.sizes().vec(), torch::kLong).clone();
-  return torch::from_blob(c.data_ptr<float>(), c.sizes().vec(), torch::kFloat).clone();
-}
-
-// Copies glassbox's parameters and buffers into libtorch's model (same source, same order, shapes checked).
-template <class G, class T>
-void copy_weights(const G& g, const T& t) {
-  auto copy = [](const std::vector<gb::Tensor>& from, std::vector<torch::Tensor> to, const char* what) {
-    if (from.size() != to.size()) {
-      std::fprintf(stderr, "bench_models: %zu %s in glassbox's model, %zu in libtorch's\n", from.size(), what,
-                   to.size());
-      std::exit(2);
-    }
-    torch::NoGradGuard no_grad;
-    for (size_t i = 0; i < from.size(); ++i) {
-      if (from[i].sizes().vec() != to[i].sizes().vec()) {
-        std::fprintf(stderr, "bench_models: %s %zu differs in shape\n", what, i);
-        std::exit(2);
-      }
-      to[i].copy_(to_torch(from[i]).to(to[i].scalar_type()));
-    }
-  };
-  copy(g->parameters(), t->parameters(), "parameters");
-  copy(g->buffers(), t->buffers(), "buffers");
-}
 
 struct Setting {
   const char* name;
@@ -156,10 +116,10 @@ void trace_model(const Setting& s, G g, const std::string& dir) {
 
 template <class G, class T>
 void bench_model(const Setting& s, G g, T t) {
-  copy_weights(g, t);
+  bench::copy_weights(g, t);
   gb::Tensor x = gb::randn(s.input);
   gb::Tensor y = gb::randint(0, s.name == std::string("tiny_mlp") ? 4 : 10, {s.batch});
-  torch::Tensor tx = to_torch(x), ty = to_torch(y);
+  torch::Tensor tx = bench::to_torch(x), ty = bench::to_torch(y);
 
   auto gopt = make_optimizer<GbOptim>(s, g->parameters());
   auto topt = make_optimizer<TorchOptim>(s, t->parameters());

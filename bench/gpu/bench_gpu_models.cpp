@@ -25,52 +25,10 @@
 #include <vector>
 
 #include "bench_common.h"
-
-namespace ours {
-namespace torch = ::gb;
-#define BENCH_MODULE GB_MODULE
-#include "models.inc"
-#undef BENCH_MODULE
-}  // namespace ours
-
-namespace peer {
-#define BENCH_MODULE TORCH_MODULE
-#include "models.inc"
-#undef BENCH_MODULE
-}  // namespace peer
+#include "model_weights.h"
+#include "models.h"
 
 namespace {
-
-// A host copy of a glassbox tensor as a PyTorch tensor on cuda:0.
-torch::Tensor to_torch_cuda(const gb::Tensor& x) {
-  gb::Tensor c = x.cpu().contiguous();
-  torch::Tensor t = c.scalar_type() == gb::kInt64
-                        ? torch::from_blob(c.data_ptr<int64_t>(), c.sizes().vec(), torch::kLong).clone()
-                        : torch::from_blob(c.data_ptr<float>(), c.sizes().vec(), torch::kFloat).clone();
-  return t.to(torch::kCUDA);
-}
-
-// glassbox's parameters and buffers into PyTorch's model (same source, same order; shapes checked).
-template <class G, class T>
-void copy_weights(const G& g, const T& t) {
-  auto copy = [](const std::vector<gb::Tensor>& from, std::vector<torch::Tensor> to, const char* what) {
-    if (from.size() != to.size()) {
-      std::fprintf(stderr, "bench_gpu_models: %zu %s in glassbox's model, %zu in PyTorch's\n", from.size(), what,
-                   to.size());
-      std::exit(2);
-    }
-    torch::NoGradGuard no_grad;
-    for (size_t i = 0; i < from.size(); ++i) {
-      if (from[i].sizes().vec() != to[i].sizes().vec()) {
-        std::fprintf(stderr, "bench_gpu_models: %s %zu differs in shape\n", what, i);
-        std::exit(2);
-      }
-      to[i].copy_(to_torch_cuda(from[i]).to(to[i].scalar_type()));
-    }
-  };
-  copy(g->parameters(), t->parameters(), "parameters");
-  copy(g->buffers(), t->buffers(), "buffers");
-}
 
 struct Setting {
   const char* name;
@@ -91,10 +49,10 @@ template <class G, class T>
 void bench_model(const Setting& s, G g, T t) {
   g->to(gb::kCUDA);
   t->to(torch::kCUDA);
-  copy_weights(g, t);
+  bench::copy_weights(g, t);
   gb::Tensor x = gb::randn(s.input).to(gb::kCUDA);
   gb::Tensor y = gb::randint(0, 10, {s.batch}).to(gb::kCUDA);
-  torch::Tensor tx = to_torch_cuda(x), ty = to_torch_cuda(y);
+  torch::Tensor tx = bench::to_torch(x, torch::kCUDA), ty = bench::to_torch(y, torch::kCUDA);
   std::shared_ptr<gb::optim::Optimizer> gopt;
   std::shared_ptr<torch::optim::Optimizer> topt;
   if (s.adamw) {
