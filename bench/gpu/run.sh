@@ -44,7 +44,17 @@ fi
 # PyTorch's pip installation: libtorch for bench_gpu_models' peer, and cuDNN / NCCL where the toolkit has none
 if command -v python3 > /dev/null; then
   torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2> /dev/null || true)
-  [ -n "$torch_prefix" ] && prefixes+=("$torch_prefix")
+  if [ -n "$torch_prefix" ]; then
+    # its CMake config tried alone first: one that fails must not stop glassbox's own configure
+    probe=$(mktemp -d)
+    printf 'cmake_minimum_required(VERSION 3.18)\nproject(probe CXX)\nfind_package(Torch REQUIRED)\n' > "$probe/CMakeLists.txt"
+    if cmake -S "$probe" -B "$probe/b" "-DCMAKE_PREFIX_PATH=$torch_prefix" > "$LOG/torch_probe.log" 2>&1; then
+      prefixes+=("$torch_prefix")
+    else
+      echo "== PyTorch's libtorch does not configure here ($LOG/torch_probe.log): no bench_gpu_models"
+    fi
+    rm -rf "$probe"
+  fi
   nv=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2> /dev/null || true)
   cuda_include=$(dirname "$(dirname "$(command -v nvcc)")")/include
   if [ -n "$nv" ] && [ ! -e "$cuda_include/cudnn.h" ] && [ -e "$nv/cudnn/include/cudnn.h" ]; then
