@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +20,9 @@
 #endif
 #ifndef GLASSBOX_CUDA_LIBDIR
 #define GLASSBOX_CUDA_LIBDIR ""
+#endif
+#ifndef GLASSBOX_BUILD_ONEDNN
+#define GLASSBOX_BUILD_ONEDNN 0
 #endif
 
 namespace gb::tools {
@@ -159,6 +163,11 @@ EnvProbe probe_env() {
   p.built_with_cuda = !p.toolkit_version.empty();
   p.architectures = parse_archs(GLASSBOX_BUILD_CUDA_ARCHS);
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) p.visible_devices = v;
+  cpu_set_t cpus;
+  p.cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  p.built_with_onednn = GLASSBOX_BUILD_ONEDNN != 0;
+  if (const char* v = std::getenv("OMP_WAIT_POLICY")) p.omp_wait_policy = v;
+  if (const char* v = std::getenv("GOMP_SPINCOUNT")) p.gomp_spincount = v;
 
   std::ifstream module("/proc/driver/nvidia/version");
   for (std::string line; std::getline(module, line);)
@@ -283,6 +292,12 @@ std::vector<EnvFinding> diagnose(const EnvProbe& p) {
     else warning(text);
   }
 
+  if (p.built_with_onednn && !p.omp_wait_policy && !p.gomp_spincount)
+    warning("oneDNN's OpenMP team spins for milliseconds after each convolution (libgomp's default) on the cores "
+            "glassbox's workers need for the ops between convolutions: export GOMP_SPINCOUNT=10000 before starting "
+            "the program (on 2 cores a small CNN's training step took 10.1 ms with the default, 5.6 with it; "
+            "docs/PERFORMANCE.md, Threads)");
+
   std::stable_sort(out.begin(), out.end(),
                    [](const EnvFinding& a, const EnvFinding& b) { return a.severity < b.severity; });
   if (out.empty() || out.front().severity != EnvFinding::kError) {
@@ -333,7 +348,16 @@ void write_env(const EnvProbe& p, std::ostream& out) {
         << "\n";
   }
   out << "  CUDA_VISIBLE_DEVICES " << (p.visible_devices ? "'" + *p.visible_devices + "'" : std::string("(unset)"))
-      << "\n\n";
+      << "\n";
+  out << "threads\n  cores         " << p.cores << " (this process's affinity)\n  convolutions  "
+      << (p.built_with_onednn ? "oneDNN, on an OpenMP (libgomp) team" : "glassbox's im2col + GEMM (no oneDNN)") << "\n";
+  if (p.built_with_onednn)
+    out << "  OpenMP wait   "
+        << (p.omp_wait_policy ? "OMP_WAIT_POLICY=" + *p.omp_wait_policy
+            : p.gomp_spincount ? "GOMP_SPINCOUNT=" + *p.gomp_spincount
+                               : std::string("libgomp's default spin (GOMP_SPINCOUNT and OMP_WAIT_POLICY unset)"))
+        << "\n";
+  out << "\n";
   const std::vector<EnvFinding> findings = diagnose(p);
   for (size_t i = 0; i < findings.size(); ++i) {
     const EnvFinding& f = findings[i];

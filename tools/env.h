@@ -12,6 +12,11 @@
 // classic confusion: nvidia-smi's "CUDA Version" is the driver's, nvcc's is the toolkit's), a driver that sees no
 // device, a GPU this build has no code for, a missing library, a build without CUDA. It is a pure function of the
 // probe, so it is tested on made-up machines.
+//
+// Threads too, since they decide CPU step times: the cores this process may use and, when the build runs its
+// convolutions on oneDNN (an OpenMP team beside glassbox's own workers), the OpenMP wait setting. With libgomp's
+// default (neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY set) the team spins milliseconds after each convolution on the
+// cores glassbox's workers need; a warning says to set GOMP_SPINCOUNT=10000 (docs/PERFORMANCE.md, "Threads").
 #pragma once
 
 #include <cstdint>
@@ -54,6 +59,11 @@ struct EnvProbe {
   std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES
   // the libraries
   std::vector<CudaLibrary> libraries;
+  // threads
+  int cores = 0;                               // CPUs this process may run on (its affinity mask)
+  bool built_with_onednn = false;              // convolutions on oneDNN, whose threads are an OpenMP (libgomp) team
+  std::optional<std::string> omp_wait_policy;  // OMP_WAIT_POLICY
+  std::optional<std::string> gomp_spincount;   // GOMP_SPINCOUNT
 };
 
 // This machine and this build.
