@@ -292,12 +292,6 @@ std::vector<EnvFinding> diagnose(const EnvProbe& p) {
     else warning(text);
   }
 
-  if (p.built_with_onednn && !p.omp_wait_policy && !p.gomp_spincount)
-    warning("oneDNN's OpenMP team spins for milliseconds after each convolution (libgomp's default) on the cores "
-            "glassbox's workers need for the ops between convolutions: export GOMP_SPINCOUNT=10000 before starting "
-            "the program (on 2 cores a small CNN's training step took 10.1 ms with the default, 5.6 with it; "
-            "docs/PERFORMANCE.md, Threads)");
-
   std::stable_sort(out.begin(), out.end(),
                    [](const EnvFinding& a, const EnvFinding& b) { return a.severity < b.severity; });
   if (out.empty() || out.front().severity != EnvFinding::kError) {

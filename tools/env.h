@@ -14,9 +14,9 @@
 // probe, so it is tested on made-up machines.
 //
 // Threads too, since they decide CPU step times: the cores this process may use and, when the build runs its
-// convolutions on oneDNN (an OpenMP team beside glassbox's own workers), the OpenMP wait setting. With libgomp's
-// default (neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY set) the team spins milliseconds after each convolution on the
-// cores glassbox's workers need; a warning says to set GOMP_SPINCOUNT=10000 (docs/PERFORMANCE.md, "Threads").
+// convolutions on oneDNN, the OpenMP wait setting its teams (and any other OpenMP user in the process) follow. Only
+// reported: glassbox runs a convolution's batch in slices on its own pool, each on a team of one, so no team of
+// several spins beside its workers (docs/PERFORMANCE.md, "Threads"); nothing here is a finding.
 #pragma once
 
 #include <cstdint>

@@ -10,7 +10,9 @@
 #if GLASSBOX_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,7 @@
 #include "core/op_scope.h"
 #include "glassbox/core/error.h"
 #include "glassbox/core/parallel.h"
+#include "ops/loops.h"
 
 // Debian's oneDNN runs its kernels on OpenMP (libgomp): the team's size is the calling thread's OpenMP setting.
 extern "C" void omp_set_num_threads(int n);
@@ -95,24 +98,29 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-// One operand's way between glassbox's layout and the primitive's: a reorder, built once, unless they agree.
+// One operand's way between glassbox's layout and the primitive's: a reorder, built once, unless they agree. Its
+// scratchpad is the caller's (user mode), as the convolutions' are: a primitive with oneDNN's own scratchpad may not
+// run on another thread than the one that made it, and the batch's slices run on the pool's threads.
 struct Operand {
   memory::desc plain, inner;
   bool same = true;
   dnnl::reorder reorder;
+  memory::desc scratch;
 };
 
-Operand operand_in(const memory::desc& plain, const memory::desc& inner) {
-  Operand o{plain, inner, plain == inner, {}};
-  if (!o.same) o.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), inner));
+Operand make_operand(const memory::desc& plain, const memory::desc& inner, bool in) {
+  Operand o{plain, inner, plain == inner, {}, {}};
+  if (o.same) return o;
+  const dnnl::reorder::primitive_desc pd = in ? dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), inner,
+                                                                             user_scratchpad())
+                                              : dnnl::reorder::primitive_desc(cpu_engine(), inner, cpu_engine(), plain,
+                                                                             user_scratchpad());
+  o.reorder = dnnl::reorder(pd);
+  o.scratch = pd.scratchpad_desc();
   return o;
 }
-
-Operand operand_out(const memory::desc& inner, const memory::desc& plain) {
-  Operand o{plain, inner, plain == inner, {}};
-  if (!o.same) o.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), inner, cpu_engine(), plain));
-  return o;
-}
+Operand operand_in(const memory::desc& plain, const memory::desc& inner) { return make_operand(plain, inner, true); }
+Operand operand_out(const memory::desc& inner, const memory::desc& plain) { return make_operand(plain, inner, false); }
 
 struct Forward {
   dnnl::convolution_forward::primitive_desc pd;
@@ -232,78 +240,103 @@ void size_team() {
 
 int64_t conv_flops(const ConvGeom& g) { return 2 * g.N * g.O * g.Ho * g.Wo * g.Cg() * g.kH * g.kW; }
 
-// One call's stream and buffers: the buffers are caching-allocator tensors on the operands' device, kept alive until
-// the call returns and named by the op span open while they are made. On meta the buffers are made, nothing runs.
+// A convolution's batch in slices, one per thread of glassbox's pool: each slice's oneDNN primitives run on an
+// OpenMP team of one inside a parallel_for body (size_team), so no OpenMP team ever spins on the cores the pool's
+// workers need between convolutions (on 2 cores a spinning team had made the ops between convolutions ~40% slower and
+// a ResNet-style step 24-36 ms instead of 20: docs/PERFORMANCE.md, Threads). Samples are independent, so forward and
+// the input gradient are the slices' results side by side; the weight gradient is the slices' partial sums added in
+// slice order. One slice (one thread, a batch of one, already inside a parallel_for) is the whole call on the calling
+// thread's team.
+struct Slice {
+  ConvGeom g;   // the slice's geometry: g.N its samples
+  int64_t n0;   // its first sample
+};
+
+std::vector<Slice> slices_of(const ConvGeom& g) {
+  const int64_t S = in_parallel_region() || g.N < 2 ? 1 : std::min<int64_t>(get_num_threads(), g.N);
+  std::vector<Slice> out;
+  for (int64_t s = 0; s < S; ++s) {
+    Slice sl{g, g.N * s / S};
+    sl.g.N = g.N * (s + 1) / S - sl.n0;
+    out.push_back(sl);
+  }
+  return out;
+}
+
+// One call's buffers and phases. Buffers are caching-allocator tensors on the operands' device, made on the calling
+// thread in slice order (so a meta run makes the very same ones: it plans a cpu or GPU run's memory), kept alive until
+// the call returns and named by the op span open while they are made. A phase (an op span on the calling thread)
+// makes its buffers, then runs its work for every slice, on the pool when there are several. On meta nothing runs.
 class Call {
  public:
-  explicit Call(Device device) : device_(device), plan_(device.is_meta()), stream_(cpu_engine()) {
-    if (!plan_) size_team();
-  }
+  Call(Device device, int64_t slices) : device_(device), plan_(device.is_meta()), slices_(slices) {}
 
+  bool plan() const { return plan_; }
   void* buffer(size_t bytes) {
+    if (bytes == 0) return nullptr;
     keep_.push_back(make_empty({static_cast<int64_t>(bytes)}, kByte, device_));
     return keep_.back().data_ptr();
   }
-  // `data` in the layout the primitive reads: itself when the layouts agree, else a reordered copy.
-  memory in(const Operand& o, const float* data) {
-    if (o.same) return plain(o, data);
-    OpScope scope("onednn_reorder");
-    void* buf = buffer(o.inner.get_size());
-    if (plan_) return memory();
-    memory inner(o.inner, cpu_engine(), buf);
-    memory src = plain(o, data);
-    o.reorder.execute(stream_, src, inner);
-    return inner;
-  }
-  // Where the primitive writes a result that ends in `data`: `data` itself when the layouts agree.
-  memory out(const Operand& o, float* data) {
-    if (o.same) return plain(o, data);
-    void* buf = buffer(o.inner.get_size());
-    return plan_ ? memory() : memory(o.inner, cpu_engine(), buf);
-  }
-  // The result back into `data`, reordered when the layouts differ.
-  void back(const Operand& o, memory inner, float* data) {
-    if (o.same) return;
-    OpScope scope("onednn_reorder");
+  // work(s, stream) for every slice.
+  void run(const std::function<void(int64_t, dnnl::stream&)>& work) {
     if (plan_) return;
-    memory dst = plain(o, data);
-    o.reorder.execute(stream_, inner, dst);
-  }
-  void run(const dnnl::primitive& prim, const memory::desc& scratch, std::unordered_map<int, memory> args) {
-    if (scratch.get_size() == 0) {
-      if (!plan_) prim.execute(stream_, args);
+    if (slices_ == 1) {
+      size_team();
+      dnnl::stream stream(cpu_engine());
+      work(0, stream);
       return;
     }
-    void* buf = buffer(scratch.get_size());
-    if (plan_) return;
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch, cpu_engine(), buf));
-    prim.execute(stream_, args);
-  }
-  // One primitive under an op span `name` with its FLOPs: its output made (in `out_op`'s layout), the primitive run on
-  // `args` and the output, the output reordered back into `out_data`.
-  void step(const char* name, int64_t flops, const dnnl::primitive& prim, const memory::desc& scratch,
-            std::unordered_map<int, memory> args, int out_arg, const Operand& out_op, float* out_data) {
-    memory result;
-    {
-      OpScope scope(name);
-      scope.set_flops(flops);
-      result = out(out_op, out_data);
-      args.emplace(out_arg, result);
-      run(prim, scratch, std::move(args));
-    }
-    back(out_op, result, out_data);
-  }
-  // A plain operand (meta: none, it is never read).
-  memory plain(const Operand& o, const float* data) const {
-    return plan_ ? memory() : memory(o.plain, cpu_engine(), const_cast<float*>(data));
+    parallel_for(0, slices_, 1, [&](int64_t lo, int64_t hi) {
+      size_team();  // inside a parallel_for body: a team of one
+      dnnl::stream stream(cpu_engine());
+      for (int64_t s = lo; s < hi; ++s) work(s, stream);
+    });
   }
 
  private:
   Device device_;
   bool plan_;
-  dnnl::stream stream_;
+  int64_t slices_;
   std::vector<Tensor> keep_;
 };
+
+memory mem(const memory::desc& d, const void* p) { return memory(d, cpu_engine(), const_cast<void*>(p)); }
+
+// Slice s's part of a batched operand: `per` floats per sample (a meta run's operands may have no address).
+template <class T>
+T* at(T* p, const Slice& s, int64_t per) {
+  return p ? p + s.n0 * per : p;
+}
+
+// Where an operand lives for the primitive: glassbox's buffer itself when the layouts agree, else `inner`.
+const void* where(const Operand& o, const void* data, const void* inner) { return o.same ? data : inner; }
+
+// One reorder of one slice: `from` (glassbox's layout when `in`, else the primitive's) into `to`, with its scratchpad.
+struct Move {
+  const Operand* o;
+  const void* from;
+  const void* to;
+  bool in;
+  void* scratch;
+};
+// A move made in a phase's allocation loop (its scratchpad made there too), or none when the layouts agree.
+void add_move(Call& call, std::vector<Move>& moves, const Operand& o, const void* from, const void* to, bool in) {
+  if (!o.same) moves.push_back({&o, from, to, in, call.buffer(o.scratch.get_size())});
+}
+void run_moves(dnnl::stream& st, const std::vector<Move>& moves) {
+  for (const Move& m : moves) {
+    std::unordered_map<int, memory> args{{DNNL_ARG_FROM, mem(m.in ? m.o->plain : m.o->inner, m.from)},
+                                         {DNNL_ARG_TO, mem(m.in ? m.o->inner : m.o->plain, m.to)}};
+    if (m.o->scratch.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, mem(m.o->scratch, m.scratch));
+    m.o->reorder.execute(st, args);
+  }
+}
+
+void execute(dnnl::stream& st, const dnnl::primitive& prim, std::unordered_map<int, memory> args,
+             const memory::desc& scratch, void* scratch_buf) {
+  if (scratch.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, mem(scratch, scratch_buf));
+  prim.execute(st, args);
+}
 
 Cache<Forward>& forward_cache() {
   static auto* c = new Cache<Forward>();
@@ -318,36 +351,177 @@ Cache<Backward>& backward_cache() {
 
 bool onednn_conv_forward(const ConvGeom& g, const float* x, const float* w, const float* b, float* y, Device device) {
   if (!usable(g)) return false;
-  const auto f = forward_cache().get(key_of(g, b ? 1 : 0), [&] { return make_forward(g, b != nullptr); });
-  if (!f) return false;
-  Call call(device);
-  const memory xm = call.in(f->x, x), wm = call.in(f->w, w);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}};
-  if (b && !device.is_meta()) args.emplace(DNNL_ARG_BIAS, memory(f->b, cpu_engine(), const_cast<float*>(b)));
-  call.step("onednn_convolution_forward", conv_flops(g) + (b ? g.N * g.O * g.Ho * g.Wo : 0), f->prim,
-            f->pd.scratchpad_desc(), std::move(args), DNNL_ARG_DST, f->y, y);
+  const std::vector<Slice> sl = slices_of(g);
+  const size_t S = sl.size();
+  std::vector<std::shared_ptr<const Forward>> f;
+  for (const Slice& s : sl) {
+    f.push_back(forward_cache().get(key_of(s.g, b ? 1 : 0), [&] { return make_forward(s.g, b != nullptr); }));
+    if (!f.back()) return false;
+  }
+  const int64_t xs = g.C * g.H * g.W, ys = g.O * g.Ho * g.Wo;  // floats per sample
+  Call call(device, int64_t(S));
+  std::vector<const void*> xb(S), wb(S);
+  std::vector<void*> yb(S), scratch(S);
+  std::vector<std::vector<Move>> in(S), out(S);
+  {
+    OpScope scope("onednn_reorder");  // the operands into the primitives' layouts; the weights once per layout
+    for (size_t s = 0; s < S; ++s) {
+      xb[s] = f[s]->x.same ? nullptr : call.buffer(f[s]->x.inner.get_size());
+      add_move(call, in[s], f[s]->x, at(x, sl[s], xs), xb[s], true);
+      if (s > 0 && f[s]->w.inner == f[0]->w.inner) {
+        wb[s] = wb[0];
+      } else {
+        wb[s] = f[s]->w.same ? nullptr : call.buffer(f[s]->w.inner.get_size());
+        add_move(call, in[s], f[s]->w, w, wb[s], true);
+      }
+    }
+    call.run([&](int64_t s, dnnl::stream& st) { run_moves(st, in[size_t(s)]); });
+  }
+  {
+    OpScope scope("onednn_convolution_forward");
+    scope.set_flops(conv_flops(g) + (b ? g.N * g.O * g.Ho * g.Wo : 0));
+    for (size_t s = 0; s < S; ++s) {
+      yb[s] = f[s]->y.same ? nullptr : call.buffer(f[s]->y.inner.get_size());
+      scratch[s] = call.buffer(f[s]->pd.scratchpad_desc().get_size());
+      add_move(call, out[s], f[s]->y, yb[s], at(y, sl[s], ys), false);
+    }
+    call.run([&](int64_t si, dnnl::stream& st) {
+      const size_t s = size_t(si);
+      const Forward& fs = *f[s];
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(fs.x.inner, where(fs.x, at(x, sl[s], xs), xb[s]))},
+                                           {DNNL_ARG_WEIGHTS, mem(fs.w.inner, where(fs.w, w, wb[s]))},
+                                           {DNNL_ARG_DST, mem(fs.y.inner, where(fs.y, at(y, sl[s], ys), yb[s]))}};
+      if (b) args.emplace(DNNL_ARG_BIAS, mem(fs.b, b));
+      execute(st, fs.prim, std::move(args), fs.pd.scratchpad_desc(), scratch[s]);
+    });
+  }
+  if (!f[0]->y.same) {
+    OpScope scope("onednn_reorder");  // the result back into glassbox's layout
+    call.run([&](int64_t s, dnnl::stream& st) { run_moves(st, out[size_t(s)]); });
+  }
   return true;
 }
 
 bool onednn_conv_backward(const ConvGeom& g, const float* x, const float* w, const float* gy, float* gx, float* gw,
                           Device device) {
   if (!usable(g)) return false;
-  const auto b = backward_cache().get(key_of(g, 2), [&] { return make_backward(g); });
-  if (!b) return false;
-  Call call(device);
-  memory gy_data;
+  const std::vector<Slice> sl = slices_of(g);
+  const size_t S = sl.size();
+  std::vector<std::shared_ptr<const Backward>> bw;
+  for (const Slice& s : sl) {
+    bw.push_back(backward_cache().get(key_of(s.g, 2), [&] { return make_backward(s.g); }));
+    if (!bw.back()) return false;
+  }
+  const int64_t xs = g.C * g.H * g.W, ys = g.O * g.Ho * g.Wo;  // floats per sample
+  Call call(device, int64_t(S));
+  std::vector<const void*> gyd(S), wd(S), gyw(S), xw(S);
+  std::vector<void*> gxb(S), gwb(S), scratch_d(S), scratch_w(S);
+  std::vector<std::vector<Move>> in(S), gx_out(S);
+  {
+    OpScope scope("onednn_reorder");
+    for (size_t s = 0; s < S; ++s) {
+      const Backward& b = *bw[s];
+      const float* gys = at(gy, sl[s], ys);
+      if (gx) {
+        gyd[s] = b.gy_data.same ? nullptr : call.buffer(b.gy_data.inner.get_size());
+        add_move(call, in[s], b.gy_data, gys, gyd[s], true);
+        if (s > 0 && b.w_data.inner == bw[0]->w_data.inner) {
+          wd[s] = wd[0];
+        } else {
+          wd[s] = b.w_data.same ? nullptr : call.buffer(b.w_data.inner.get_size());
+          add_move(call, in[s], b.w_data, w, wd[s], true);
+        }
+      }
+      if (gw) {
+        // one reorder of gy serves both gradients when their kernels read the same layout
+        if (gx && b.gy_weights.inner == b.gy_data.inner) {
+          gyw[s] = gyd[s];
+        } else {
+          gyw[s] = b.gy_weights.same ? nullptr : call.buffer(b.gy_weights.inner.get_size());
+          add_move(call, in[s], b.gy_weights, gys, gyw[s], true);
+        }
+        xw[s] = b.x_weights.same ? nullptr : call.buffer(b.x_weights.inner.get_size());
+        add_move(call, in[s], b.x_weights, at(x, sl[s], xs), xw[s], true);
+      }
+    }
+    call.run([&](int64_t s, dnnl::stream& st) { run_moves(st, in[size_t(s)]); });
+  }
   if (gx) {
-    gy_data = call.in(b->gy_data, gy);
-    const memory wm = call.in(b->w_data, w);
-    call.step("onednn_convolution_backward_data", conv_flops(g), b->data, b->data_pd.scratchpad_desc(),
-              {{DNNL_ARG_DIFF_DST, gy_data}, {DNNL_ARG_WEIGHTS, wm}}, DNNL_ARG_DIFF_SRC, b->gx, gx);
+    {
+      OpScope scope("onednn_convolution_backward_data");
+      scope.set_flops(conv_flops(g));
+      for (size_t s = 0; s < S; ++s) {
+        gxb[s] = bw[s]->gx.same ? nullptr : call.buffer(bw[s]->gx.inner.get_size());
+        scratch_d[s] = call.buffer(bw[s]->data_pd.scratchpad_desc().get_size());
+        add_move(call, gx_out[s], bw[s]->gx, gxb[s], at(gx, sl[s], xs), false);
+      }
+      call.run([&](int64_t si, dnnl::stream& st) {
+        const size_t s = size_t(si);
+        const Backward& b = *bw[s];
+        execute(st, b.data,
+                {{DNNL_ARG_DIFF_DST, mem(b.gy_data.inner, where(b.gy_data, at(gy, sl[s], ys), gyd[s]))},
+                 {DNNL_ARG_WEIGHTS, mem(b.w_data.inner, where(b.w_data, w, wd[s]))},
+                 {DNNL_ARG_DIFF_SRC, mem(b.gx.inner, where(b.gx, at(gx, sl[s], xs), gxb[s]))}},
+                b.data_pd.scratchpad_desc(), scratch_d[s]);
+      });
+    }
+    if (!bw[0]->gx.same) {
+      OpScope scope("onednn_reorder");
+      call.run([&](int64_t s, dnnl::stream& st) { run_moves(st, gx_out[size_t(s)]); });
+    }
   }
   if (gw) {
-    // one reorder of gy serves both gradients when their kernels read the same layout
-    const memory gym = gx && b->gy_weights.inner == b->gy_data.inner ? gy_data : call.in(b->gy_weights, gy);
-    const memory xm = call.in(b->x_weights, x);
-    call.step("onednn_convolution_backward_weights", conv_flops(g), b->weights, b->weights_pd.scratchpad_desc(),
-              {{DNNL_ARG_DIFF_DST, gym}, {DNNL_ARG_SRC, xm}}, DNNL_ARG_DIFF_WEIGHTS, b->gw, gw);
+    // each slice's weight gradient in the primitive's layout; several are summed below in slice order
+    {
+      OpScope scope("onednn_convolution_backward_weights");
+      scope.set_flops(conv_flops(g));
+      for (size_t s = 0; s < S; ++s) {
+        gwb[s] = bw[s]->gw.same && S == 1 ? gw : call.buffer(bw[s]->gw.inner.get_size());
+        scratch_w[s] = call.buffer(bw[s]->weights_pd.scratchpad_desc().get_size());
+      }
+      call.run([&](int64_t si, dnnl::stream& st) {
+        const size_t s = size_t(si);
+        const Backward& b = *bw[s];
+        execute(st, b.weights,
+                {{DNNL_ARG_DIFF_DST, mem(b.gy_weights.inner, where(b.gy_weights, at(gy, sl[s], ys), gyw[s]))},
+                 {DNNL_ARG_SRC, mem(b.x_weights.inner, where(b.x_weights, at(x, sl[s], xs), xw[s]))},
+                 {DNNL_ARG_DIFF_WEIGHTS, mem(b.gw.inner, gwb[s])}},
+                b.weights_pd.scratchpad_desc(), scratch_w[s]);
+      });
+    }
+    // the slices' partial sums, each in glassbox's layout when the slices' layouts differ (their batch sizes made
+    // oneDNN choose differently), added in slice order; then the result back into gw
+    std::vector<void*> part(S);
+    std::vector<std::vector<Move>> to_plain(S), back(1);
+    bool one_layout = true;
+    for (size_t s = 1; s < S; ++s) one_layout = one_layout && bw[s]->gw.inner == bw[0]->gw.inner;
+    const int64_t wn = g.O * g.Cg() * g.kH * g.kW;
+    if (S > 1) {
+      OpScope scope("onednn_weight_grad_sum");
+      for (size_t s = 0; s < S; ++s) {
+        part[s] = one_layout ? gwb[s] : bw[s]->gw.same ? gwb[s] : call.buffer(size_t(wn) * sizeof(float));
+        if (!one_layout) add_move(call, to_plain[s], bw[s]->gw, gwb[s], part[s], false);
+      }
+      call.run([&](int64_t s, dnnl::stream& st) { run_moves(st, to_plain[size_t(s)]); });
+      if (!call.plan()) {
+        float* acc = static_cast<float*>(part[0]);
+        const int64_t n = one_layout ? int64_t(bw[0]->gw.inner.get_size() / sizeof(float)) : wn;
+        for (size_t s = 1; s < S; ++s) {
+          const float* p = static_cast<const float*>(part[s]);
+          parallel_for(0, n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+            for (int64_t i = lo; i < hi; ++i) acc[i] += p[i];
+          });
+        }
+        if (!one_layout || bw[0]->gw.same) std::memcpy(gw, acc, size_t(wn) * sizeof(float));
+      }
+    }
+    if (!bw[0]->gw.same && (S == 1 || one_layout)) {
+      OpScope scope("onednn_reorder");
+      add_move(call, back[0], bw[0]->gw, gwb[0], gw, false);
+      call.run([&](int64_t s, dnnl::stream& st) {
+        if (s == 0) run_moves(st, back[0]);
+      });
+    }
   }
   return true;
 }

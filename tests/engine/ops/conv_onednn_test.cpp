@@ -1,6 +1,6 @@
 // tests/engine/ops/conv_onednn_test.cpp — conv2d's oneDNN kernels: the build has them when it found oneDNN, they run
 // for the geometries they take (and decline the rest), and they agree with glassbox's own im2col + GEMM forward and
-// backward, conv_transpose2d included, for every option, at any thread count.
+// backward, conv_transpose2d included, for every option, at any thread count (the batch in slices over the pool).
 #include <sqlite3.h>
 
 #include <cstdlib>
@@ -142,6 +142,38 @@ TEST_CASE("oneDNN's team follows gb::set_num_threads") {
   for (const auto& o : outs) check_close(o, two, 1e-5, 1e-5);
 }
 
+// The batch runs in slices on glassbox's pool, each slice's primitives on an OpenMP team of one; the weight gradient
+// is the slices' partial sums. At 1, 2 and 3 threads (slices of 5 samples: 5; 2 + 3; 1 + 2 + 2), grouped or not, the
+// values are im2col + GEMM's.
+TEST_CASE("the batch in slices over glassbox's threads gives im2col + GEMM's values at any thread count") {
+  gb::manual_seed(10);
+  const int before = gb::get_num_threads();
+  for (const Case& k : {Case{5, 8, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},
+                        Case{5, 8, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 4, false}}) {
+    auto x = gb::randn({k.N, k.C, k.H, k.W});
+    auto w = gb::randn({k.O, k.C / k.groups, k.kH, k.kW}) * 0.3;
+    auto b = k.bias ? gb::randn({k.O}) : gb::Tensor();
+    const auto g = geom(k);
+    auto gy = gb::randn({k.N, k.O, g.Ho, g.Wo});
+    std::vector<gb::Tensor> own;
+    {
+      MkldnnOff off;
+      own = conv_and_grads(x, w, b, k, gy);
+    }
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      CAPTURE(k.groups);
+      gb::set_num_threads(threads);
+      const auto ours = conv_and_grads(x, w, b, k, gy);
+      for (size_t i = 0; i < ours.size(); ++i) {
+        CAPTURE(i);
+        check_close(ours[i], own[i], 1e-4, 1e-4);
+      }
+    }
+  }
+  gb::set_num_threads(before);
+}
+
 #ifndef GLASSBOX_NO_PROBES  // a build without probes writes no trace rows (make test-options)
 namespace {
 std::vector<std::string> column(const std::string& path, const char* sql) {
@@ -185,5 +217,7 @@ TEST_CASE("a trace shows oneDNN's steps inside conv2d and its backward, and says
   CHECK(has("onednn_convolution_backward_data < ConvolutionBackward0"));
   CHECK(has("onednn_convolution_backward_weights < ConvolutionBackward0"));
   CHECK(has("onednn_reorder < ConvolutionBackward0"));
+  // with more than one thread the batch ran in slices: their weight gradients were summed
+  if (gb::get_num_threads() > 1) CHECK(has("onednn_weight_grad_sum < ConvolutionBackward0"));
 }
 #endif
