@@ -277,15 +277,21 @@ class Call {
     keep_.push_back(make_empty({static_cast<int64_t>(bytes)}, kByte, device_));
     return keep_.back().data_ptr();
   }
+  // work(stream) once, on the calling thread: on its OpenMP team sized by size_team for a one-slice call, on a team
+  // of one in a sliced call (a small leftover step, never a team of several that would spin afterwards).
+  void run_once(const std::function<void(dnnl::stream&)>& work) {
+    if (plan_) return;
+    if (slices_ == 1)
+      size_team();
+    else if (omp_get_max_threads() != 1)
+      omp_set_num_threads(1);
+    dnnl::stream stream(cpu_engine());
+    work(stream);
+  }
   // work(s, stream) for every slice.
   void run(const std::function<void(int64_t, dnnl::stream&)>& work) {
+    if (slices_ == 1) return run_once([&](dnnl::stream& stream) { work(0, stream); });
     if (plan_) return;
-    if (slices_ == 1) {
-      size_team();
-      dnnl::stream stream(cpu_engine());
-      work(0, stream);
-      return;
-    }
     parallel_for(0, slices_, 1, [&](int64_t lo, int64_t hi) {
       size_team();  // inside a parallel_for body: a team of one
       dnnl::stream stream(cpu_engine());
@@ -492,7 +498,8 @@ bool onednn_conv_backward(const ConvGeom& g, const float* x, const float* w, con
     // the slices' partial sums, each in glassbox's layout when the slices' layouts differ (their batch sizes made
     // oneDNN choose differently), added in slice order; then the result back into gw
     std::vector<void*> part(S);
-    std::vector<std::vector<Move>> to_plain(S), back(1);
+    std::vector<std::vector<Move>> to_plain(S);
+    std::vector<Move> back;
     bool one_layout = true;
     for (size_t s = 1; s < S; ++s) one_layout = one_layout && bw[s]->gw.inner == bw[0]->gw.inner;
     const int64_t wn = g.O * g.Cg() * g.kH * g.kW;
@@ -517,10 +524,8 @@ bool onednn_conv_backward(const ConvGeom& g, const float* x, const float* w, con
     }
     if (!bw[0]->gw.same && (S == 1 || one_layout)) {
       OpScope scope("onednn_reorder");
-      add_move(call, back[0], bw[0]->gw, gwb[0], gw, false);
-      call.run([&](int64_t s, dnnl::stream& st) {
-        if (s == 0) run_moves(st, back[0]);
-      });
+      add_move(call, back, bw[0]->gw, gwb[0], gw, false);
+      call.run_once([&](dnnl::stream& st) { run_moves(st, back); });  // one reorder: no pool to wake
     }
   }
   return true;
