@@ -36,6 +36,7 @@ struct Input {
   double offset = 0, scale = 1;
   std::string aligned_by;
   std::optional<double> clock_error_ns;  // the alignment is within this of the truth (when the bounds met)
+  int version = 0;                       // the file's schema version (4: no run summary, no detail windows)
 };
 
 Input read_input(const std::string& path) {
@@ -51,6 +52,7 @@ Input read_input(const std::string& path) {
                 "' has no meta 'rank': it is not one rank of a data-parallel job. Merge "
                 "the run.rank<N>.db files GLASSBOX_TRACE=run.db writes under mpirun (docs/GUIDE.md)");
   in.rank = *rank;
+  in.version = db.reader().schema_version();
   in.world_size = db.meta_int("world_size");
   in.host = db.reader().meta("host").value_or("");
   in.started_unix_ns = db.meta_int("started_at_unix_ns");
@@ -287,8 +289,17 @@ void copy_rank(Out& o, const Input& in, bool reference, MergeResult& result) {
       "s.message, " +
       R + " FROM src.anomalies s ORDER BY s.t_ns, s.id");
   if (reference) {
+    const bool summary = in.version >= 5;  // the run summary's columns and tables (schema version 5)
     o.exec("INSERT INTO steps SELECT s.step, " + T("s.start_ns") + ", " + T("s.end_ns") +
-           ", s.loss, s.lr, s.grad_scale, s.skipped FROM src.steps s");
+           ", s.loss, s.lr, s.grad_scale, s.skipped, " +
+           (summary ? "s.data_ns, s.forward_ns, s.backward_ns, s.optimizer_ns, s.samples, s.tokens, s.grad_norm"
+                    : "NULL, NULL, NULL, NULL, NULL, NULL, NULL") +
+           " FROM src.steps s");
+    if (summary) {
+      o.exec("INSERT INTO step_memory SELECT * FROM src.step_memory");
+      o.exec("INSERT INTO detail_windows SELECT s.id, s.first_step, s.last_step, " + T("s.start_ns") + ", " +
+             T("s.end_ns") + ", s.reason FROM src.detail_windows s");
+    }
     o.exec(
         "INSERT INTO graph_nodes SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes "
         "FROM src.graph_nodes");

@@ -398,7 +398,7 @@ class Generator {
     const double progress = static_cast<double>(s) / static_cast<double>(S);
     const double loss = 0.15 + 2.15 * std::exp(-4.0 * progress) + 0.05 * rng_.uniform();
     const double lr = 0.05 * 0.5 * (1.0 + std::cos(3.14159265358979 * progress));
-    w_.add(StepRecord{s, step_start, t_, loss, lr, std::nullopt, false});
+    w_.add(StepRecord{.step = s, .start_ns = step_start, .end_ns = t_, .loss = loss, .lr = lr});
     w_.add(CounterRecord{t_, w_.intern("loss"), loss});
     w_.add(CounterRecord{t_, w_.intern("lr"), lr});
     for (std::int64_t p = 0; p < 2 * L; ++p) {

@@ -45,7 +45,20 @@ GB_CODEC(ModuleRecord, "modules", F("id", &R::id), F("path", &R::path), F("type"
 GB_CODEC(ParamRecord, "params", F("id", &R::id), F("module_id", &R::module_id), F("name", &R::name),
          F("shape", &R::shape), F("numel", &R::numel), F("dtype", &R::dtype));
 GB_CODEC(StepRecord, "steps", F("step", &R::step), F("start_ns", &R::start_ns), F("end_ns", &R::end_ns),
-         F("loss", &R::loss), F("lr", &R::lr), F("grad_scale", &R::grad_scale), F("skipped", &R::skipped));
+         F("loss", &R::loss), F("lr", &R::lr), F("grad_scale", &R::grad_scale), F("skipped", &R::skipped),
+         F("data_ns", &R::data_ns), F("forward_ns", &R::forward_ns), F("backward_ns", &R::backward_ns),
+         F("optimizer_ns", &R::optimizer_ns), F("samples", &R::samples), F("tokens", &R::tokens),
+         F("grad_norm", &R::grad_norm));
+GB_CODEC(StepMemoryRecord, "step_memory", F("step", &R::step), F("device", &R::device),
+         F("allocated_peak", &R::allocated_peak), F("reserved_peak", &R::reserved_peak),
+         F("allocated_end", &R::allocated_end), F("reserved_end", &R::reserved_end),
+         F("unknown_peak", &R::unknown_peak), F("parameter_peak", &R::parameter_peak),
+         F("gradient_peak", &R::gradient_peak), F("activation_peak", &R::activation_peak),
+         F("optimizer_state_peak", &R::optimizer_state_peak), F("temporary_peak", &R::temporary_peak),
+         F("input_peak", &R::input_peak), F("autograd_detail_peak", &R::autograd_detail_peak));
+GB_CODEC(DetailWindowRecord, "detail_windows", F("id", &R::id), F("first_step", &R::first_step),
+         F("last_step", &R::last_step), F("start_ns", &R::start_ns), F("end_ns", &R::end_ns),
+         F("reason", &R::reason));
 GB_CODEC(GraphNodeRecord, "graph_nodes", F("id", &R::id), F("step", &R::step), F("seq", &R::seq),
          F("name_id", &R::name_id), F("forward_span_id", &R::forward_span_id), F("module_id", &R::module_id),
          F("saved_bytes", &R::saved_bytes));

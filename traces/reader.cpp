@@ -323,5 +323,7 @@ template std::vector<InstantRecord> Reader::all() const;
 template std::vector<CollectiveRecord> Reader::all() const;
 template std::vector<RankRecord> Reader::all() const;
 template std::vector<RankStepRecord> Reader::all() const;
+template std::vector<StepMemoryRecord> Reader::all() const;
+template std::vector<DetailWindowRecord> Reader::all() const;
 
 }  // namespace gb::trace

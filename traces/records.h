@@ -35,12 +35,14 @@ enum class ThreadRole : int {
 };
 inline constexpr std::array<std::string_view, 7> kThreadRoleNames = {
     "main", "dataloader_worker", "pin_memory", "collector", "cuda_stream", "other", "communication"};
-// memory_events.action
+// memory_events.action — append only (7..9 from schema version 5: detail that resumes after a gap says which
+// blocks and segments were live then, so a replay from there is exact).
 enum class MemAction : int {
-  alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5, retag = 6,
+  alloc = 0, free = 1, segment_alloc = 2, segment_free = 3, oom = 4, empty_cache = 5, retag = 6, resume = 7,
+  live = 8, live_segment = 9,
 };
-inline constexpr std::array<std::string_view, 7> kMemActionNames = {
-    "alloc", "free", "segment_alloc", "segment_free", "oom", "empty_cache", "retag"};
+inline constexpr std::array<std::string_view, 10> kMemActionNames = {
+    "alloc", "free", "segment_alloc", "segment_free", "oom", "empty_cache", "retag", "resume", "live", "live_segment"};
 // memory_events.category
 enum class MemCategory : int {
   unknown = 0, parameter = 1, gradient = 2, activation = 3, optimizer_state = 4, temporary = 5, input = 6,
@@ -70,15 +72,23 @@ constexpr int kAnomalyKinds = static_cast<int>(kAnomalyKindNames.size());
 // anomalies.severity
 enum class Severity : int { info = 0, warning = 1, error = 2 };
 inline constexpr std::array<std::string_view, 3> kSeverityNames = {"info", "warning", "error"};
+// detail_windows.reason (schema version 5): why the steps of a window have full detail. first: the run's first
+// steps; periodic: a window every N steps; full: every step (detail policy "full"); the others are the flight
+// recorder's last steps, written when an anomaly fired, at an out-of-memory error, an uncaught exception, a signal,
+// or the end of the run.
+enum class DetailReason : int { first = 0, periodic = 1, full = 2, anomaly = 3, oom = 4, exception = 5, signal = 6, end = 7 };
+inline constexpr std::array<std::string_view, 8> kDetailReasonNames = {"first", "periodic",  "full",   "anomaly",
+                                                                       "oom",   "exception", "signal", "end"};
 
 // Each table names every value: the last enumerator is the table's last entry.
 static_assert(kSpanKindNames.size() == static_cast<std::size_t>(SpanKind::collective) + 1);
 static_assert(kThreadRoleNames.size() == static_cast<std::size_t>(ThreadRole::communication) + 1);
-static_assert(kMemActionNames.size() == static_cast<std::size_t>(MemAction::retag) + 1);
+static_assert(kMemActionNames.size() == static_cast<std::size_t>(MemAction::live_segment) + 1);
 static_assert(kMemCategoryNames.size() == static_cast<std::size_t>(MemCategory::autograd_detail) + 1);
 static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::int16) + 1);
 static_assert(kAnomalyKindNames.size() == static_cast<std::size_t>(AnomalyKind::missing_zero_grad) + 1);
 static_assert(kSeverityNames.size() == static_cast<std::size_t>(Severity::error) + 1);
+static_assert(kDetailReasonNames.size() == static_cast<std::size_t>(DetailReason::end) + 1);
 
 // Devices are integers everywhere: -1 is the CPU, -2 the meta device, n >= 0 is cuda:n.
 constexpr int kCpu = -1;
@@ -152,15 +162,46 @@ struct ParamRecord {
   bool operator==(const ParamRecord&) const = default;
 };
 
+// One training step: the run summary, written for every step whatever the detail (schema version 5 added the
+// columns after `skipped`; NULL where not measured).
 struct StepRecord {
   std::int64_t step = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  std::optional<double> loss;
-  std::optional<double> lr;
-  std::optional<double> grad_scale;
+  std::optional<double> loss{};
+  std::optional<double> lr{};
+  std::optional<double> grad_scale{};
   bool skipped = false;
+  // Where the step's time went: waiting for the DataLoader, backward(), optimizer.step(), and the rest (the forward
+  // pass, the loss and the loop's own code), which is forward_ns = (end_ns - start_ns) - the other three.
+  std::optional<std::int64_t> data_ns{}, forward_ns{}, backward_ns{}, optimizer_ns{};
+  std::optional<std::int64_t> samples{}, tokens{};  // the step's batch, where the loop (or its DataLoader) said
+  std::optional<double> grad_norm{};                // L2 norm of every gradient the optimizer step used
   bool operator==(const StepRecord&) const = default;
+};
+
+// One device's memory during one step (schema version 5): peaks since the previous step's end, and the totals at
+// this step's end. Written for every step and device the step allocated on, whatever the detail.
+struct StepMemoryRecord {
+  std::int64_t step = 0;
+  int device = kCpu;
+  std::int64_t allocated_peak = 0, reserved_peak = 0;  // bytes
+  std::int64_t allocated_end = 0, reserved_end = 0;    // bytes
+  // the peak of each category's allocated bytes during the step (MemCategory order)
+  std::int64_t unknown_peak = 0, parameter_peak = 0, gradient_peak = 0, activation_peak = 0,
+               optimizer_state_peak = 0, temporary_peak = 0, input_peak = 0, autograd_detail_peak = 0;
+  bool operator==(const StepMemoryRecord&) const = default;
+};
+
+// Steps whose detail (spans, memory events, op_details, instants, counters) the trace holds (schema version 5).
+// Steps outside every window have their summary only (steps, step_memory, anomalies, and grad_stats / graphs when
+// those were due).
+struct DetailWindowRecord {
+  Id id = 0;
+  std::int64_t first_step = 0, last_step = 0;  // inclusive
+  std::int64_t start_ns = 0, end_ns = 0;       // the time the window's rows cover
+  DetailReason reason = DetailReason::first;
+  bool operator==(const DetailWindowRecord&) const = default;
 };
 
 struct GraphNodeRecord {
@@ -299,14 +340,15 @@ struct RecordList {
 using AllRecords = RecordList<ThreadRecord, SpanRecord, OpDetailsRecord, ModuleRecord, ParamRecord, StepRecord,
                               GraphNodeRecord, GraphEdgeRecord, MemoryEventRecord, OomReportRecord, GradStatRecord,
                               AnomalyRecord, CounterRecord, KernelRecord, InstantRecord, CollectiveRecord,
-                              RankRecord, RankStepRecord>;
+                              RankRecord, RankStepRecord, StepMemoryRecord, DetailWindowRecord>;
 // Records the probes copy into a thread's lock-free ring (trivially copyable, hot; the position is the ring tag).
-// The others (strings inside) take the registry's mutex, or are spans and instants, which have their own events.
-using RingRecords = RecordList<MemoryEventRecord, GraphNodeRecord, GraphEdgeRecord, GradStatRecord, StepRecord,
-                               OpDetailsRecord, CounterRecord>;
+// The others take the registry's mutex: records with strings inside, and the run summary (steps, step_memory),
+// which must arrive even when a ring is full and detail is shed. Spans and instants have their own events.
+using RingRecords = RecordList<MemoryEventRecord, GraphNodeRecord, GraphEdgeRecord, GradStatRecord, OpDetailsRecord,
+                               CounterRecord>;
 // Records the writer inserts many rows per statement (the many-per-step tables).
 using BatchedRecords = RecordList<SpanRecord, MemoryEventRecord, OpDetailsRecord, GradStatRecord, GraphNodeRecord,
-                                  GraphEdgeRecord, CounterRecord, InstantRecord>;
+                                  GraphEdgeRecord, CounterRecord, InstantRecord, StepRecord, StepMemoryRecord>;
 
 namespace detail {
 template <class R, class... Rs>

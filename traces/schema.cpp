@@ -3,6 +3,7 @@
 #include "traces/schema.h"
 
 #include <array>
+#include <string>
 
 namespace gb::trace {
 
@@ -26,7 +27,8 @@ CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT NOT NULL, type TEXT NOT 
 CREATE TABLE params (id INTEGER PRIMARY KEY, module_id INTEGER NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
   numel INTEGER NOT NULL, dtype INTEGER NOT NULL);
 CREATE TABLE steps (step INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, loss REAL,
-  lr REAL, grad_scale REAL, skipped INTEGER NOT NULL);
+  lr REAL, grad_scale REAL, skipped INTEGER NOT NULL, data_ns INTEGER, forward_ns INTEGER, backward_ns INTEGER,
+  optimizer_ns INTEGER, samples INTEGER, tokens INTEGER, grad_norm REAL);
 CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, step INTEGER NOT NULL, seq INTEGER NOT NULL,
   name_id INTEGER NOT NULL, forward_span_id INTEGER, module_id INTEGER, saved_bytes INTEGER NOT NULL);
 CREATE TABLE graph_edges (step INTEGER NOT NULL, src_node_id INTEGER NOT NULL, dst_node_id INTEGER NOT NULL,
@@ -53,13 +55,34 @@ CREATE TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TEXT NO
   scale REAL NOT NULL, aligned_by TEXT NOT NULL);
 CREATE TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
   end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
+CREATE TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, allocated_peak INTEGER NOT NULL,
+  reserved_peak INTEGER NOT NULL, allocated_end INTEGER NOT NULL, reserved_end INTEGER NOT NULL,
+  unknown_peak INTEGER NOT NULL, parameter_peak INTEGER NOT NULL, gradient_peak INTEGER NOT NULL,
+  activation_peak INTEGER NOT NULL, optimizer_state_peak INTEGER NOT NULL, temporary_peak INTEGER NOT NULL,
+  input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
+CREATE TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
 )sql";
 }
 
 const char* compat_sql(int version) {
   if (version >= kSchemaVersion) return "";
-  // Views keep the table's rowid under that name (the Reader orders rows by it).
-  return R"sql(
+  // Views keep the table's rowid under that name (the Reader orders rows by it). Before version 5: steps without
+  // the summary columns, no step_memory, no detail_windows (every step of such a file has its detail).
+  static const char* const v5 = R"sql(
+CREATE TEMP VIEW steps AS SELECT rowid AS rowid, step, start_ns, end_ns, loss, lr, grad_scale, skipped,
+  NULL AS data_ns, NULL AS forward_ns, NULL AS backward_ns, NULL AS optimizer_ns, NULL AS samples, NULL AS tokens,
+  NULL AS grad_norm FROM main.steps;
+CREATE TEMP TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, allocated_peak INTEGER NOT NULL,
+  reserved_peak INTEGER NOT NULL, allocated_end INTEGER NOT NULL, reserved_end INTEGER NOT NULL,
+  unknown_peak INTEGER NOT NULL, parameter_peak INTEGER NOT NULL, gradient_peak INTEGER NOT NULL,
+  activation_peak INTEGER NOT NULL, optimizer_state_peak INTEGER NOT NULL, temporary_peak INTEGER NOT NULL,
+  input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
+CREATE TEMP TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
+)sql";
+  // Before version 4: threads and anomalies without rank, no collectives, ranks or rank_steps.
+  static const std::string before_v4 = std::string(R"sql(
 CREATE TEMP VIEW threads AS SELECT rowid AS rowid, id, os_tid, name, role, NULL AS rank FROM main.threads;
 CREATE TEMP VIEW anomalies AS SELECT rowid AS rowid, id, t_ns, step, kind, severity, span_id, node_id, module_id,
   param_id, value, message, NULL AS rank FROM main.anomalies;
@@ -69,7 +92,8 @@ CREATE TEMP TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TE
   offset_ns INTEGER NOT NULL, scale REAL NOT NULL, aligned_by TEXT NOT NULL);
 CREATE TEMP TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
   end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
-)sql";
+)sql") + v5;
+  return version < 4 ? before_v4.c_str() : v5;
 }
 
 const char* create_indexes_sql() {
@@ -81,14 +105,16 @@ CREATE INDEX IF NOT EXISTS anomalies_t ON anomalies (t_ns);
 CREATE INDEX IF NOT EXISTS counters_name_t ON counters (name_id, t_ns);
 CREATE INDEX IF NOT EXISTS graph_nodes_step ON graph_nodes (step);
 CREATE INDEX IF NOT EXISTS graph_edges_step ON graph_edges (step);
+CREATE INDEX IF NOT EXISTS step_memory_step ON step_memory (step, device);
 )sql";
 }
 
 std::span<const std::string_view> required_tables() {
-  static constexpr std::array<std::string_view, 20> tables = {
-      "meta",      "strings",  "threads",     "spans",       "instants",      "op_details",  "modules",
-      "params",    "steps",    "graph_nodes", "graph_edges", "memory_events", "oom_reports", "grad_stats",
-      "anomalies", "counters", "kernels",     "collectives", "ranks",         "rank_steps"};
+  static constexpr std::array<std::string_view, 22> tables = {
+      "meta",        "strings",    "threads",     "spans",       "instants",      "op_details",
+      "modules",     "params",     "steps",       "graph_nodes", "graph_edges",   "memory_events",
+      "oom_reports", "grad_stats", "anomalies",   "counters",    "kernels",       "collectives",
+      "ranks",       "rank_steps", "step_memory", "detail_windows"};
   return tables;
 }
 
@@ -106,5 +132,6 @@ std::string_view name(MemCategory c) { return pick(kMemCategoryNames, static_cas
 std::string_view name(DType d) { return pick(kDTypeNames, static_cast<int>(d)); }
 std::string_view name(AnomalyKind k) { return pick(kAnomalyKindNames, static_cast<int>(k)); }
 std::string_view name(Severity s) { return pick(kSeverityNames, static_cast<int>(s)); }
+std::string_view name(DetailReason r) { return pick(kDetailReasonNames, static_cast<int>(r)); }
 
 }  // namespace gb::trace

@@ -53,7 +53,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   if (steps_.empty()) {  // a trace with step spans but no steps table
     db_->each("SELECT step, start_ns, end_ns FROM spans WHERE kind = ?1 AND step IS NOT NULL ORDER BY start_ns",
               {static_cast<std::int64_t>(SpanKind::step)}, [&](const gb::query::Row& row) {
-                steps_.push_back(StepRecord{row.i64(0), row.i64(1), row.i64(2), {}, {}, {}, false});
+                steps_.push_back(StepRecord{.step = row.i64(0), .start_ns = row.i64(1), .end_ns = row.i64(2)});
               });
   }
 

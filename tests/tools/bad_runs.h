@@ -53,7 +53,7 @@ struct Run {
     for (Id i = 0; i < 8; ++i)
       w.add(ParamRecord{i + 1, params[i].first, params[i].second, "[4, 4]", 16, DType::float32});
     for (std::int64_t s = 0; s < steps; ++s) {
-      w.add(StepRecord{s, s * 10 * kMs, (s + 1) * 10 * kMs, 1.0, 0.1, std::nullopt, false});
+      w.add(StepRecord{.step = s, .start_ns = s * 10 * kMs, .end_ns = (s + 1) * 10 * kMs, .loss = 1.0, .lr = 0.1});
       span(SpanKind::step, "step", s * 10 * kMs, 10 * kMs, s);
     }
   }

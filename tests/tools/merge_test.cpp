@@ -67,7 +67,7 @@ TEST_CASE("merge puts both ranks on the true clock: drift undone, the program's 
   CHECK(r.collectives == 2 * rank_traces::kCollectivesPerRank);
 
   TraceDb db(j.out);
-  CHECK(db.reader().schema_version() == 4);
+  CHECK(db.reader().schema_version() == 5);
   // rank 1 started first (tau 0): every time moved so that none is negative, and the merged clock is tau
   CHECK(r.ranks[0].offset_ns == ms(2));
   for (int rank : {0, 1}) {

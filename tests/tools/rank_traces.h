@@ -103,7 +103,7 @@ inline void write_rank(const std::string& path, int r, const Job& job = {}) {
     std::int64_t last = tau + ms(3);
     for (int q = 0; q < 2; ++q) last = std::max(last, tau + late(q) + ms(3));
     const std::int64_t end = last + ms(1);
-    w.add(StepRecord{k, t(tau), t(tau + ms(12)), 1.0, 0.1, std::nullopt, false});
+    w.add(StepRecord{.step = k, .start_ns = t(tau), .end_ns = t(tau + ms(12)), .loss = 1.0, .lr = 0.1});
     const Id step = span(1, SpanKind::step, "step", tau, tau + ms(12), std::nullopt, k);
     span(1, SpanKind::op, "linear", f, f + ms(2), step, k, std::nullopt, fc1);
     span(1, SpanKind::backward_phase, "backward", f + ms(2), f + ms(5), step, k);

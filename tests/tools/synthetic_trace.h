@@ -86,7 +86,7 @@ inline Ids write(const std::string& path, const Options& o = {}) {
   std::int64_t base = 0;
   for (std::size_t s = 0; s < o.step_ns.size(); ++s) {
     const auto st = static_cast<std::int64_t>(s);
-    if (o.with_steps_table) w.add(StepRecord{st, base, base + o.step_ns[s], 2.5 - 0.5 * st, 0.1, std::nullopt, false});
+    if (o.with_steps_table) w.add(StepRecord{.step = st, .start_ns = base, .end_ns = base + o.step_ns[s], .loss = 2.5 - 0.5 * st, .lr = 0.1});
     Id step = span(1, SpanKind::step, "step", base, o.step_ns[s], std::nullopt, st);
     span(1, SpanKind::dataloader, "wait", base, 1'000'000, step, st);
     std::int64_t t = base + 1'001'000;

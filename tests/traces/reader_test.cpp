@@ -70,7 +70,10 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   std::vector<ModuleRecord> modules = {{1, "", "MLP", std::nullopt}, {3, "fc1", "Linear", 1}};
   std::vector<ParamRecord> params = {{1, 3, "weight", "[128, 784]", 100352, DType::float32},
                                      {2, 3, "bias", "[128]", 128, DType::bfloat16}};
-  std::vector<StepRecord> steps = {{0, 0, 1000, 2.3, 0.1, std::nullopt, false}, {1, 1000, 2000, {}, {}, 65536.0, true}};
+  std::vector<StepRecord> steps = {
+      {.step = 0, .start_ns = 0, .end_ns = 1000, .loss = 2.3, .lr = 0.1, .data_ns = 10, .forward_ns = 300,
+       .backward_ns = 600, .optimizer_ns = 90, .samples = 64, .tokens = 4096, .grad_norm = 1.5},
+      {.step = 1, .start_ns = 1000, .end_ns = 2000, .grad_scale = 65536.0, .skipped = true}};
   std::vector<GraphNodeRecord> nodes = {{1, 0, 7, mm, 2, 3, 4096}, {2, 0, 8, mm, std::nullopt, std::nullopt, 0}};
   std::vector<GraphEdgeRecord> edges = {{0, 2, 1, 0}, {0, 2, 1, 1}};
   std::vector<MemoryEventRecord> mem = {
@@ -84,6 +87,10 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   std::vector<CounterRecord> counters = {{5, mm, 1.5}, {6, mm, -2.0}};
   std::vector<KernelRecord> kernels = {{3, 0, 7, 1234, span_id(1, 2), "128,1,1", "256,1,1", 32, 49152},
                                        {4, 0, 7, 1235, std::nullopt, "1,1,1", "32,1,1", 8, 0}};
+  std::vector<StepMemoryRecord> step_memory = {{0, kCpu, 4096, 2097152, 1024, 2097152, 0, 512, 1024, 2048, 0, 512, 0, 0},
+                                               {0, 0, 1, 2, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0}};
+  std::vector<DetailWindowRecord> windows = {{1, 0, 0, 0, 1000, DetailReason::first},
+                                             {2, 1, 1, 1000, 2000, DetailReason::anomaly}};
   for (auto& r : threads) w.add(r);
   for (auto& r : spans) w.add(r);
   for (auto& r : instants) w.add(r);
@@ -99,9 +106,13 @@ TEST_CASE("every record type survives Writer then Reader unchanged, NULLs includ
   for (auto& r : anomalies) w.add(r);
   for (auto& r : counters) w.add(r);
   for (auto& r : kernels) w.add(r);
+  for (auto& r : step_memory) w.add(r);
+  for (auto& r : windows) w.add(r);
   w.close();
   check_round_trip(path, threads);
   check_round_trip(path, spans);
+  check_round_trip(path, step_memory);
+  check_round_trip(path, windows);
   check_round_trip(path, instants);
   check_round_trip(path, ops);
   check_round_trip(path, modules);
@@ -306,7 +317,7 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   run_sql(future, "PRAGMA user_version = 7");
   CHECK_THROWS_WITH_AS(
       Reader{future},
-      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (4); upgrade glassbox")
+      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (5); upgrade glassbox")
           .c_str(),
       Error);
 
@@ -315,8 +326,8 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   CHECK_THROWS_WITH_AS(Reader{foreign}, doctest::Contains("not a glassbox trace (user_version 0)"), Error);
 }
 
-TEST_CASE("schema version 4 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..11 (version 2)") {
-  CHECK(kSchemaVersion == 4);
+TEST_CASE("schema version 5 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..11 (version 2)") {
+  CHECK(kSchemaVersion == 5);
   TempDir tmp;
   std::string v1 = small_trace(tmp, "v1.db");
   run_sql(v1,
@@ -337,14 +348,14 @@ TEST_CASE("schema version 4 reads version 1 files (anomaly kinds 0..6) as they a
       w.add(AnomalyRecord{.id = k + 1, .t_ns = k, .kind = static_cast<AnomalyKind>(k), .message = "k"});
   }
   Reader r2(v2);
-  CHECK(r2.schema_version() == 4);
+  CHECK(r2.schema_version() == 5);
   REQUIRE(r2.anomalies().size() == 12);
   CHECK(r2.anomalies().back().kind == AnomalyKind::missing_zero_grad);
   CHECK(r2.anomalies()[8].kind == AnomalyKind::update_ratio);
 
-  std::string v5 = small_trace(tmp, "v5.db");
-  run_sql(v5, "PRAGMA user_version = 5");
-  CHECK_THROWS_WITH_AS(Reader{v5}, doctest::Contains("trace schema version 5 is newer than this glassbox reads (4)"),
+  std::string v6 = small_trace(tmp, "v6.db");
+  run_sql(v6, "PRAGMA user_version = 6");
+  CHECK_THROWS_WITH_AS(Reader{v6}, doctest::Contains("trace schema version 6 is newer than this glassbox reads (5)"),
                        Error);
 }
 
@@ -355,7 +366,8 @@ TEST_CASE("a version 3 file (no ranks, no collectives) reads through views: NULL
           "INSERT INTO anomalies (id, t_ns, step, kind, severity, message) VALUES (1, 5, 0, 0, 2, 'nan in log');"
           "INSERT INTO threads (id, os_tid, name, role) VALUES (1, 100, 'main', 0);"
           "ALTER TABLE threads DROP COLUMN rank; ALTER TABLE anomalies DROP COLUMN rank; DROP TABLE collectives;"
-          "DROP TABLE ranks; DROP TABLE rank_steps; PRAGMA user_version = 3");
+          "DROP TABLE ranks; DROP TABLE rank_steps; DROP TABLE step_memory; DROP TABLE detail_windows;"
+          "ALTER TABLE steps DROP COLUMN grad_norm; PRAGMA user_version = 3");
   Reader r(v3);
   CHECK(r.schema_version() == 3);
   const auto threads = r.all<ThreadRecord>();
@@ -367,9 +379,38 @@ TEST_CASE("a version 3 file (no ranks, no collectives) reads through views: NULL
   CHECK(r.all<CollectiveRecord>().empty());
   CHECK(r.all<RankRecord>().empty());
   CHECK(r.all<RankStepRecord>().empty());
+  CHECK(r.all<StepMemoryRecord>().empty());
   // the file itself is as it was: the views live on the reader's connection only
   CHECK(sql_int(v3, "SELECT count(*) FROM sqlite_master WHERE name = 'collectives'") == 0);
   CHECK(sql_int(v3, "PRAGMA user_version") == 3);
+}
+
+TEST_CASE("a version 4 file (no run summary) reads through views: steps with NULL summary columns, no windows") {
+  TempDir tmp;
+  std::string v4 = tmp.file("v4.db");
+  {
+    Writer w(v4);
+    w.add(StepRecord{.step = 0, .start_ns = 0, .end_ns = 1000, .loss = 2.5, .lr = 0.1});
+    w.add(StepRecord{.step = 1, .start_ns = 1000, .end_ns = 2100, .loss = 2.0, .lr = 0.1, .skipped = true});
+  }
+  run_sql(v4,
+          "ALTER TABLE steps DROP COLUMN data_ns; ALTER TABLE steps DROP COLUMN forward_ns;"
+          "ALTER TABLE steps DROP COLUMN backward_ns; ALTER TABLE steps DROP COLUMN optimizer_ns;"
+          "ALTER TABLE steps DROP COLUMN samples; ALTER TABLE steps DROP COLUMN tokens;"
+          "ALTER TABLE steps DROP COLUMN grad_norm; DROP TABLE step_memory; DROP TABLE detail_windows;"
+          "PRAGMA user_version = 4");
+  Reader r(v4);
+  CHECK(r.schema_version() == 4);
+  const auto steps = r.all<StepRecord>();
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[1].end_ns == 2100);
+  CHECK(steps[1].skipped);
+  CHECK(steps[0].loss == 2.5);
+  CHECK_FALSE(steps[0].data_ns);
+  CHECK_FALSE(steps[0].grad_norm);
+  CHECK(r.all<StepMemoryRecord>().empty());
+  CHECK(r.all<DetailWindowRecord>().empty());
+  CHECK(sql_int(v4, "SELECT count(*) FROM sqlite_master WHERE name = 'detail_windows'") == 0);
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

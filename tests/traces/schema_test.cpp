@@ -8,17 +8,17 @@
 
 using namespace gb::trace;
 
-TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (4)") {
+TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (5)") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   Writer(path).close();
   CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
-  CHECK(kSchemaVersion == 4);
-  CHECK(required_tables().size() == 20);
+  CHECK(kSchemaVersion == 5);
+  CHECK(required_tables().size() == 22);
   for (std::string_view t : required_tables())
     CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
                                     std::string(t) + "'") == 1, t);
-  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 20);
+  CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table'") == 22);
 }
 
 TEST_CASE("enum names are the documented ones") {

@@ -8,7 +8,10 @@
 //     gradients after allocating them).
 //   - free removes the live block at addr and subtracts its size from its own category, whatever category the free
 //     row names. A free with no live block changes nothing and is reported (`glassbox check` lists them).
-//   - segment and cache events (segment_alloc, segment_free, oom, empty_cache) do not change blocks.
+//   - resume (detail resumes after a gap in a long run's trace: schema version 5) forgets every live block; the
+//     live rows that follow it at the same time are the blocks live then, each added as an alloc adds one. So a
+//     replay that meets the windows of a long run one after the other is exact inside each.
+//   - segment and cache events (segment_alloc, segment_free, live_segment, oom, empty_cache) do not change blocks.
 //   - a category outside the schema's (a damaged file) counts as unknown.
 // Events are applied in time order (ORDER BY t_ns, id: the index on (device, t_ns) serves it), one device per
 // replay — not in id order, which is the collector's write order and interleaves threads. Each block carries an Extra payload the caller chooses
@@ -55,7 +58,12 @@ class MemoryReplay {
              const Extra& extra = {}) {
     using gb::trace::MemAction;
     switch (action) {
-      case MemAction::alloc: {
+      case MemAction::resume:
+        live_.clear();
+        bytes_ = {};
+        return true;
+      case MemAction::alloc:
+      case MemAction::live: {
         auto [it, fresh] = live_.try_emplace(addr);
         if (!fresh) add(it->second.category, -it->second.size);
         it->second = Block{size, category, extra};

@@ -56,3 +56,24 @@ TEST_CASE("each block carries the caller's payload from its alloc") {
   CHECK(r.live().at(1).extra.t == 100);
   CHECK(r.live().at(1).extra.op == 7);
 }
+
+TEST_CASE("detail that resumes after a gap: resume forgets every block, live rows are the blocks live then") {
+  gb::query::MemoryReplay<> r;
+  r.apply(MemAction::alloc, 0x100, 512, MemCategory::parameter);
+  r.apply(MemAction::alloc, 0x200, 1024, MemCategory::activation);  // freed during the gap: its free was not kept
+  CHECK(bytes(r, MemCategory::activation) == 1024);
+  CHECK(r.apply(MemAction::resume, 0, 0, MemCategory::unknown));
+  CHECK(r.live().empty());
+  CHECK(bytes(r, MemCategory::parameter) == 0);
+  CHECK(r.apply(MemAction::live, 0x100, 512, MemCategory::parameter));
+  CHECK(r.apply(MemAction::live, 0x300, 2048, MemCategory::optimizer_state));  // allocated during the gap
+  CHECK(r.apply(MemAction::live_segment, 0x0, 2 << 20, MemCategory::unknown));  // segments are not blocks
+  CHECK(r.live().size() == 2);
+  CHECK(bytes(r, MemCategory::parameter) == 512);
+  CHECK(bytes(r, MemCategory::optimizer_state) == 2048);
+  CHECK(bytes(r, MemCategory::activation) == 0);
+  CHECK(r.apply(MemAction::free, 0x300, 2048, MemCategory::unknown));  // a block from before the gap is found
+  CHECK(bytes(r, MemCategory::optimizer_state) == 0);
+  CHECK_FALSE(r.apply(MemAction::free, 0x200, 1024, MemCategory::unknown));  // gone at the resume
+  CHECK(r.peaks()[static_cast<std::size_t>(MemCategory::activation)] == 1024);  // peaks survive a resume
+}
