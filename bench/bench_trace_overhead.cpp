@@ -1,6 +1,8 @@
 // bench/bench_trace_overhead.cpp — what tracing costs a training step with everything on (op spans and op_details,
 // backward nodes, memory events, module spans, grad_stats, the autograd graph of the first steps, every anomaly
-// detector), and with the detectors off (GLASSBOX_ANOMALY=off), against the same step untraced. Three models: the
+// detector: full detail, GLASSBOX_DETAIL=full), with the detectors off (GLASSBOX_ANOMALY=off), and between a long
+// run's detail windows (the summary of every step and the flight recorder's rings, every detector on:
+// GLASSBOX_DETAIL=summary), against the same step untraced. Three models: the
 // MLP 784-1024-1024-10 at batch 256, a small CNN (two conv blocks with batch norm, batch 64 of 16x16), and a tiny
 // MLP 32-64-64-4 at batch 32 where per-op costs dominate. Targets: <= 1.05x, <= 1.05x, <= 1.25x.
 //
@@ -103,8 +105,8 @@ Model cnn(int inner) {
 }
 
 struct Times {
-  double off = 0, on = 0, on_quiet = 0;  // glassbox: medians of single samples
-  double on_ratio = 0, quiet_ratio = 0;   // medians of the paired ratios (traced / untraced next to it)
+  double off = 0, on = 0, on_quiet = 0, between = 0;  // glassbox: medians of single samples
+  double on_ratio = 0, quiet_ratio = 0, between_ratio = 0;  // medians of the paired ratios (traced / untraced next to it)
   double torch = 1e30, torch_prof = 1e30, torch_anomaly = 1e30;
   int64_t dropped = 0;
 };
@@ -134,22 +136,26 @@ double sample(const Model& m) {
   return (bench::now_s() - t0) / m.inner;
 }
 
-// This machine's speed wanders by tens of percent from one second to the next, so glassbox's three modes are
-// measured as triples of adjacent short samples (untraced, traced, traced with the detectors off; a fresh session per
-// traced sample), in an order that rotates from one triple to the next so that a drift favours no mode, and each
-// ratio is the median over many triples of traced / untraced: the drift cancels within a triple. The peers, whose
+// This machine's speed wanders by tens of percent from one second to the next, so glassbox's four modes are
+// measured as groups of adjacent short samples (untraced, traced, traced between windows, traced with the detectors
+// off; a fresh session per traced sample), in an order that rotates from one group to the next so that a drift
+// favours no mode, and each ratio is the median over many groups of traced / untraced: the drift cancels within a
+// group. The peers, whose
 // costs are far larger, keep each mode's best median over three rounds.
-Times measure(const Model& m, int triples) {
+Times measure(const Model& m, int groups) {
   Times t;
   const std::string path = (std::filesystem::temp_directory_path() / "glassbox-bench-trace.db").string();
   gb::monitor::Config quiet;
   quiet.mode = gb::monitor::Mode::off;
-  std::vector<double> off, on, on_quiet, on_r, quiet_r;
+  std::vector<double> off, on, on_quiet, between, on_r, quiet_r, between_r;
   for (int i = 0; i < m.inner; ++i) m.gb_step();  // warm up (allocator caches, the pool)
-  auto traced = [&](const gb::monitor::Config& config, std::vector<double>& out) {
+  auto traced = [&](const gb::monitor::Config& config, std::vector<double>& out,
+                    gb::trace::DetailPolicy detail = gb::trace::DetailPolicy::full()) {
     gb::monitor::set_config(config);
     {
-      gb::trace::Session session(path);
+      gb::trace::SessionOptions options;
+      options.detail = detail;
+      gb::trace::Session session(path, options);
       // the session's first steps (automatic step 0, the graphs of the first steps) are not the steady state
       for (int64_t i = 0; i < config.graph_first_steps; ++i) m.gb_step();
       out.push_back(sample(m));
@@ -159,14 +165,17 @@ Times measure(const Model& m, int triples) {
     gb::monitor::set_config(gb::monitor::Config{});
     std::filesystem::remove(path);
   };
-  for (int k = 0; k < triples; ++k) {
-    for (int j = 0; j < 3; ++j) {
-      switch ((j + k) % 3) {
+  for (int k = 0; k < groups; ++k) {
+    for (int j = 0; j < 4; ++j) {
+      switch ((j + k) % 4) {
         case 0:
           off.push_back(sample(m));
           break;
         case 1:
           traced(gb::monitor::Config{}, on);
+          break;
+        case 2:
+          traced(gb::monitor::Config{}, between, gb::trace::DetailPolicy::summary());
           break;
         default:
           traced(quiet, on_quiet);
@@ -174,12 +183,15 @@ Times measure(const Model& m, int triples) {
     }
     on_r.push_back(on.back() / off.back());
     quiet_r.push_back(on_quiet.back() / off.back());
+    between_r.push_back(between.back() / off.back());
   }
   t.off = median(off);
   t.on = median(on);
   t.on_quiet = median(on_quiet);
+  t.between = median(between);
   t.on_ratio = median(on_r);
   t.quiet_ratio = median(quiet_r);
+  t.between_ratio = median(between_r);
   for (int round = 0; round < 3; ++round) {
     t.torch = std::min(t.torch, bench::time_per_call(m.torch_step, m.inner, 0.4));
     {
@@ -217,6 +229,8 @@ int main(int argc, char** argv) {
                    t.torch_prof / t.torch, extra);
     bench::emit_vs("trace_overhead", m.name + ".detectors_off", t.quiet_ratio, "x",
                    "libtorch profiler (shapes, memory, flops)", t.torch_prof / t.torch);
+    bench::emit_vs("trace_overhead", m.name + ".between_windows", t.between_ratio, "x",
+                   "glassbox full detail (all_on)", t.on_ratio);
     bench::emit_vs("trace_overhead", m.name + ".all_on_vs_detect_anomaly", t.on_ratio, "x", "libtorch detect_anomaly",
                    t.torch_anomaly / t.torch);
     bench::emit("trace_overhead", m.name + ".step_untraced", t.off, "s", t.torch);

@@ -19,7 +19,7 @@ inline Id record_past_span(const SourceLocation* loc, std::int64_t t0, std::int6
   detail::ThreadBuffer* buf = detail::this_thread();
   if (!buf) return 0;
   const std::uint32_t n = ++buf->next_span;
-  detail::Event* e = buf->reserve(1);
+  detail::Event* e = buf->reserve(1, ShedKind::span);
   if (!e) return 0;
   e->loc = loc;
   e->t0 = t0;

@@ -17,9 +17,14 @@
 //     kept for sessions that start later. Graph node ids are the caller's; other ids left at 0 are numbered by
 //     the collector. A CollectiveRecord's queued_ns is given in ticks() and written in ns.
 //   - A full ring never blocks: while the collector is behind, the thread's ring grows (twice larger each time, up to
-//     SessionOptions::ring_max_events) and shrinks back once it has caught up. Past that size the event is dropped
-//     and counted (meta dropped_events); a session with OnFull::block waits instead (tests that must not lose
-//     anything).
+//     SessionOptions::ring_max_events) and shrinks back once it has caught up. Past that size the event is shed:
+//     dropped and counted by kind (meta dropped_events, shed_events.<kind>); a session with OnFull::block waits
+//     instead (tests that must not lose anything). Only detail rides the rings: the run summary (steps and
+//     step_memory rows, anomalies) takes the cold queue and is never shed.
+//   - The run summary of a step (StepScope, or the engine's automatic steps): its times, and where they went —
+//     PhaseScope(Phase::data / backward / optimizer) around the DataLoader's wait, backward() and optimizer.step()
+//     (the outermost scope of a phase on the thread counts) — and its batch (add_step_samples / add_step_tokens, or
+//     StepScope::set_samples / set_tokens). A probe costs nothing more for it.
 //   - NVTX (nvtx.cpp): when an NVTX tool is attached (NVTX_INJECTION64_PATH is set at start-up, as Nsight Systems
 //     does; or GLASSBOX_NVTX=1), every span is also an NVTX range in the domain "glassbox", named by a registered
 //     string, categorised by its kind — with or without a session. GLASSBOX_NVTX=0 turns it off. Off, a span still
@@ -33,9 +38,9 @@
 //   }
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -54,10 +59,23 @@ struct SourceLocation {
 // What happens to an event that finds its thread's ring full.
 enum class OnFull : int { drop = 0, block = 1 };
 
+// The kinds of detail a full ring sheds, each counted (meta shed_events.<name>).
+enum class ShedKind : std::uint8_t { span = 0, instant = 1, counter = 2, memory_event = 3, graph = 4, grad_stat = 5,
+                                     op_details = 6 };
+inline constexpr std::array<std::string_view, 7> kShedKindNames = {"span",  "instant",   "counter",   "memory_event",
+                                                                   "graph", "grad_stat", "op_details"};
+constexpr int kShedKinds = static_cast<int>(kShedKindNames.size());
+
+// A phase of a training step whose time the steps row reports (data_ns, backward_ns, optimizer_ns).
+enum class Phase : std::uint8_t { data = 0, backward = 1, optimizer = 2 };
+constexpr int kPhases = 3;
+
 namespace detail {
 
 // One ring slot. A span is one event; a typed record is a header event plus ceil(sizeof(R)/64) payload slots.
-enum class EventType : std::uint8_t { span = 0, instant = 1, counter = 2, record = 3 };
+// trigger: the flight recorder is to write its last steps here (an anomaly or an OOM report was emitted; the
+// record itself takes the cold queue): record_type is the DetailReason, seq the step.
+enum class EventType : std::uint8_t { span = 0, instant = 1, counter = 2, record = 3, trigger = 4 };
 struct alignas(64) Event {
   const SourceLocation* loc;  // span, instant, counter: the name
   std::int64_t t0;            // ticks: span start, or the time of an instant, counter or record
@@ -100,18 +118,20 @@ struct ThreadBuffer {
   std::uint64_t limit = 0;       // reserve() takes the fast path while head + n <= limit
   std::uint32_t next_span = 0;   // n of the last span begun
   std::uint32_t current = 0;     // n of the innermost open span, 0 = none
-  std::atomic<std::uint64_t> dropped{0};
+  std::atomic<std::uint64_t> dropped{0};                  // events shed, all kinds
+  std::array<std::atomic<std::uint64_t>, kShedKinds> shed{};  // events shed, by kind
   std::atomic<std::uint64_t> peak_events{0};    // the largest ring grown to this session (0: none grew)
   std::int64_t thread_id = 0;
   std::int64_t os_tid = 0;
 
-  Event* reserve(std::uint32_t n) noexcept {
+  // n slots for an event of `kind` (counted by kind when it is shed).
+  Event* reserve(std::uint32_t n, ShedKind kind) noexcept {
     const std::uint64_t h = ring->head.load(std::memory_order_relaxed);
     if (h + n > limit) [[unlikely]]
-      return reserve_slow(n);
+      return reserve_slow(n, kind);
     return ring->at(h);
   }
-  Event* reserve_slow(std::uint32_t n) noexcept;  // a full ring: grow, or drop (nullptr), or in block mode wait
+  Event* reserve_slow(std::uint32_t n, ShedKind kind) noexcept;  // a full ring: grow, or shed (nullptr), or wait
   Event* at(std::uint64_t i) const noexcept { return ring->at(i); }
   void commit(std::uint32_t n) noexcept {
     ring->head.store(ring->head.load(std::memory_order_relaxed) + n, std::memory_order_release);
@@ -149,6 +169,8 @@ template <class R>
 inline constexpr int ring_record = record_index<R, RingRecords>;
 
 void push_record(int type, const void* bytes, std::size_t size) noexcept;
+void emit_cold(const StepRecord& r);
+void emit_cold(const StepMemoryRecord& r);
 void emit_cold(const ModuleRecord& r);
 void emit_cold(const ParamRecord& r);
 void emit_cold(const AnomalyRecord& r);
@@ -158,6 +180,20 @@ void emit_cold(const CollectiveRecord& r);
 void set_meta_cold(std::string_view key, std::string_view value);
 void push_instant(const SourceLocation* loc) noexcept;
 void push_counter(const SourceLocation* loc, double value) noexcept;
+
+// What the training thread has measured of the step it runs (PhaseScope, add_step_samples): the phases' time in
+// ticks, an open phase counted up to the moment the step ends (the rest goes to the next step).
+struct StepAccount {
+  std::array<std::int64_t, kPhases> ticks{};
+  std::array<std::int64_t, kPhases> open_since{};  // ticks when the outermost open scope of a phase began
+  std::array<std::int32_t, kPhases> depth{};
+  std::int64_t samples = 0, tokens = 0;
+  bool has_samples = false, has_tokens = false;
+};
+inline thread_local StepAccount t_step_account;
+// Moves the thread's account into a steps row about to be emitted: data_ns, backward_ns and optimizer_ns in ticks
+// (the collector writes ns), samples and tokens where the row has none; the account starts over.
+void take_step_account(StepRecord& r) noexcept;
 
 }  // namespace detail
 
@@ -210,6 +246,14 @@ class Span {
   Id id() const noexcept { return buf_ ? span_id(buf_->thread_id, n_) : 0; }
   // The seq written when the span ends, for spans that learn it late (a DataLoader `wait` with in_order off).
   void set_seq(std::int64_t seq) noexcept { seq_ = seq; }
+  // Ends the span now (the destructor then does nothing more). The span's times in ticks, 0 when not recorded.
+  void end_now() noexcept {
+    if (buf_ || nvtx_) end();
+    buf_ = nullptr;
+    nvtx_ = gpu_ = false;
+  }
+  std::int64_t start_ticks() const noexcept { return t0_; }
+  std::int64_t end_ticks() const noexcept { return t1_; }
 
  private:
   void begin(const SourceLocation* loc, std::int64_t seq) noexcept {
@@ -238,9 +282,9 @@ class Span {
     if (nvtx_) detail::nvtx_pop();
   }
   void end_recorded() noexcept {
-    std::int64_t t1 = ticks();
+    std::int64_t t1 = t1_ = ticks();
     buf_->current = parent_;
-    detail::Event* e = buf_->reserve(1);
+    detail::Event* e = buf_->reserve(1, ShedKind::span);
     if (!e) return;
     e->loc = loc_;
     e->t0 = t0_;
@@ -256,7 +300,7 @@ class Span {
 
   detail::ThreadBuffer* buf_ = nullptr;
   const SourceLocation* loc_ = nullptr;
-  std::int64_t t0_ = 0;
+  std::int64_t t0_ = 0, t1_ = 0;
   std::int64_t seq_ = -1;
   std::uint32_t n_ = 0;
   std::uint32_t parent_ = 0;
@@ -309,23 +353,57 @@ class ModuleScope {
   std::int32_t prev_;
 };
 
+// The outermost scope of a phase on this thread adds its time to the step that ends next on this thread (steps
+// data_ns, backward_ns, optimizer_ns). The engine opens them: the DataLoader's wait, backward(), optimizer.step().
+class PhaseScope {
+ public:
+  explicit PhaseScope(Phase p) noexcept : p_(static_cast<int>(p)) {
+    if (enabled()) [[unlikely]] {
+      detail::StepAccount& a = detail::t_step_account;
+      if (a.depth[p_]++ == 0) a.open_since[p_] = ticks();
+      on_ = true;
+    }
+  }
+  ~PhaseScope() {
+    if (!on_) return;
+    detail::StepAccount& a = detail::t_step_account;
+    if (--a.depth[p_] == 0) a.ticks[p_] += ticks() - a.open_since[p_];
+  }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  int p_;
+  bool on_ = false;
+};
+
+// The batch of the step being run on this thread, added up until the step ends (gradient accumulation: every
+// micro-batch counts): steps.samples and steps.tokens. The DataLoader adds the samples of each batch it hands out.
+inline void add_step_samples(std::int64_t n) noexcept {
+  if (!enabled()) return;
+  detail::t_step_account.samples += n;
+  detail::t_step_account.has_samples = true;
+}
+inline void add_step_tokens(std::int64_t n) noexcept {
+  if (!enabled()) return;
+  detail::t_step_account.tokens += n;
+  detail::t_step_account.has_tokens = true;
+}
+
 // One training step: a span of kind step named "step", the global step number set for its duration, and a steps
-// row (start, end, loss, lr, grad scale, skipped) when it ends.
+// row (start, end, loss, lr, grad scale, skipped, where the time went, the batch) when it ends.
 //   for (int64_t i = 0; i < steps; ++i) { gb::trace::StepScope step(i); ...; step.set_loss(loss.item<double>()); }
 // Without any StepScope the engine ends a step at each optimizer.step() (engine/monitor/steps.cpp); a steps row
 // emitted outside a step span runs from the previous step's end to the time of its emit.
 class StepScope {
  public:
-  explicit StepScope(std::int64_t step) noexcept {
-    record_.step = step;
-    detail::g_step_scopes.fetch_add(1, std::memory_order_relaxed);
-    set_step(step);
-    static constexpr SourceLocation loc{"step", __FILE__, __LINE__, SpanKind::step};
-    span_.emplace(&loc);
-  }
+  explicit StepScope(std::int64_t step) noexcept : span_((begin(step), &location())) { record_.step = step; }
   ~StepScope() {
-    span_.reset();  // the span ends first: the collector takes the steps row's times from it
+    span_.end_now();  // the row carries the span's times (ticks; the collector writes ns)
+    record_.start_ns = span_.start_ticks();
+    record_.end_ns = span_.end_ticks();
     if (auto hook = detail::g_step_end_hook.load(std::memory_order_acquire); hook && enabled()) hook(record_);
+    if (enabled()) detail::take_step_account(record_);
     emit(record_);
     set_step(-1);
     detail::g_step_scopes.fetch_sub(1, std::memory_order_relaxed);
@@ -336,10 +414,21 @@ class StepScope {
   void set_lr(double v) noexcept { record_.lr = v; }
   void set_grad_scale(double v) noexcept { record_.grad_scale = v; }
   void set_skipped(bool v) noexcept { record_.skipped = v; }
+  // The step's batch (steps.samples / tokens); wins over what the DataLoader or add_step_samples counted.
+  void set_samples(std::int64_t n) noexcept { record_.samples = n; }
+  void set_tokens(std::int64_t n) noexcept { record_.tokens = n; }
 
  private:
+  static void begin(std::int64_t step) noexcept {
+    detail::g_step_scopes.fetch_add(1, std::memory_order_relaxed);
+    set_step(step);
+  }
+  static const SourceLocation& location() noexcept {
+    static constexpr SourceLocation loc{"step", __FILE__, __LINE__, SpanKind::step};
+    return loc;
+  }
   StepRecord record_;
-  std::optional<Span> span_;
+  Span span_;
 };
 
 #else  // GLASSBOX_NO_PROBES: every probe compiles to nothing
@@ -349,6 +438,9 @@ class Span {
   explicit Span(const SourceLocation*, std::int64_t = -1) noexcept {}
   Id id() const noexcept { return 0; }
   void set_seq(std::int64_t) noexcept {}
+  void end_now() noexcept {}
+  std::int64_t start_ticks() const noexcept { return 0; }
+  std::int64_t end_ticks() const noexcept { return 0; }
 };
 inline void instant(const SourceLocation*) noexcept {}
 inline void counter(const SourceLocation*, double) noexcept {}
@@ -366,7 +458,15 @@ class StepScope {
   void set_lr(double) noexcept {}
   void set_grad_scale(double) noexcept {}
   void set_skipped(bool) noexcept {}
+  void set_samples(std::int64_t) noexcept {}
+  void set_tokens(std::int64_t) noexcept {}
 };
+class PhaseScope {
+ public:
+  explicit PhaseScope(Phase) noexcept {}
+};
+inline void add_step_samples(std::int64_t) noexcept {}
+inline void add_step_tokens(std::int64_t) noexcept {}
 
 #endif
 

@@ -43,7 +43,8 @@ struct MetaRow {
 // A record that takes the mutex instead of a ring, with the context the probe saw. GPU activity (gpu_activity.cpp)
 // queues finished rows: spans with their ids and trace-clock times, their kernels and op_details rows.
 struct ColdItem {
-  std::variant<AnomalyRecord, OomReportRecord, KernelRecord, MetaRow, SpanRecord, OpDetailsRecord, CollectiveRecord>
+  std::variant<AnomalyRecord, OomReportRecord, KernelRecord, MetaRow, SpanRecord, OpDetailsRecord, CollectiveRecord,
+               StepRecord, StepMemoryRecord>
       record;
   std::int64_t t = 0;  // ticks at emit
   Id thread_id = 0;

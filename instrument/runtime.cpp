@@ -99,7 +99,7 @@ bool switch_ring(ThreadBuffer& b, std::uint64_t events) noexcept {
 // a full ring links one twice larger (up to ring_max_events), and a grown ring the collector has nearly caught up
 // with (it reads this ring: the older ones are drained) is followed by one of the session's ring_events (checked
 // every ring_events events).
-Event* ThreadBuffer::reserve_slow(std::uint32_t n) noexcept {
+Event* ThreadBuffer::reserve_slow(std::uint32_t n, ShedKind kind) noexcept {
   Registry& reg = registry();
   const bool recording = g_recording.load(std::memory_order_relaxed);
   const std::uint64_t base = base_ring_events();
@@ -139,6 +139,7 @@ Event* ThreadBuffer::reserve_slow(std::uint32_t n) noexcept {
     break;
   }
   dropped.fetch_add(1, std::memory_order_relaxed);
+  shed[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 
@@ -160,7 +161,7 @@ void fill_context(Event* e, ThreadBuffer* b, EventType type) {
 void push_point(EventType type, const SourceLocation* loc, std::int64_t bits) noexcept {
   ThreadBuffer* b = this_thread();
   if (!b) return;
-  Event* e = b->reserve(1);
+  Event* e = b->reserve(1, type == EventType::instant ? ShedKind::instant : ShedKind::counter);
   if (!e) return;
   fill_context(e, b, type);
   e->loc = loc;
@@ -173,11 +174,25 @@ void push_counter(const SourceLocation* loc, double value) noexcept {
   push_point(EventType::counter, loc, std::bit_cast<std::int64_t>(value));
 }
 
+namespace {
+// What a ring record is, when it is shed.
+constexpr std::array<ShedKind, RingRecords::size> kRecordShedKind = [] {
+  std::array<ShedKind, RingRecords::size> k{};
+  k[ring_record<MemoryEventRecord>] = ShedKind::memory_event;
+  k[ring_record<GraphNodeRecord>] = ShedKind::graph;
+  k[ring_record<GraphEdgeRecord>] = ShedKind::graph;
+  k[ring_record<GradStatRecord>] = ShedKind::grad_stat;
+  k[ring_record<OpDetailsRecord>] = ShedKind::op_details;
+  k[ring_record<CounterRecord>] = ShedKind::counter;
+  return k;
+}();
+}  // namespace
+
 void push_record(int type, const void* bytes, std::size_t size) noexcept {
   ThreadBuffer* b = this_thread();
   if (!b) return;
   auto slots = static_cast<std::uint32_t>((size + sizeof(Event) - 1) / sizeof(Event));
-  Event* e = b->reserve(1 + slots);
+  Event* e = b->reserve(1 + slots, kRecordShedKind[static_cast<std::size_t>(type)]);
   if (!e) return;
   fill_context(e, b, EventType::record);
   e->loc = nullptr;
@@ -215,11 +230,55 @@ void emit_cold(const ParamRecord& rec) {
   std::lock_guard lock(r.mu);
   r.params.push_back(rec);
 }
-void emit_cold(const AnomalyRecord& r) { queue_cold(r); }
-void emit_cold(const OomReportRecord& r) { queue_cold(r); }
+void emit_cold(const StepRecord& r) { queue_cold(r); }
+void emit_cold(const StepMemoryRecord& r) { queue_cold(r); }
+namespace {
+// A mark in the thread's ring where the flight recorder is to write its last steps: in order with the thread's
+// detail, so the recorder holds the steps up to this moment when the collector reaches it, however far behind.
+void push_trigger(DetailReason reason, std::int64_t step) noexcept {
+  if (!g_recording.load(std::memory_order_relaxed)) return;
+  ThreadBuffer* b = this_thread();
+  if (!b) return;
+  Event* e = b->reserve(1, ShedKind::span);
+  if (!e) return;
+  fill_context(e, b, EventType::trigger);
+  e->loc = nullptr;
+  e->record_type = static_cast<std::uint8_t>(reason);
+  e->seq = step;
+  b->commit(1);
+}
+}  // namespace
+
+void emit_cold(const AnomalyRecord& r) {
+  queue_cold(r);
+  if (r.severity != Severity::info) push_trigger(DetailReason::anomaly, r.step ? *r.step : g_step.load());
+}
+void emit_cold(const OomReportRecord& r) {
+  queue_cold(r);
+  push_trigger(DetailReason::oom, g_step.load());
+}
 void emit_cold(const KernelRecord& r) { queue_cold(r); }
 void emit_cold(const CollectiveRecord& r) { queue_cold(r); }
 void set_meta_cold(std::string_view key, std::string_view value) { queue_cold(MetaRow{std::string(key), std::string(value)}); }
+
+void take_step_account(StepRecord& r) noexcept {
+  StepAccount& a = t_step_account;
+  const std::int64_t now = ticks();
+  std::array<std::int64_t, kPhases> spent = a.ticks;
+  for (int p = 0; p < kPhases; ++p)
+    if (a.depth[p] > 0) {  // open: counted up to now, the rest goes to the next step
+      spent[p] += now - a.open_since[p];
+      a.open_since[p] = now;
+    }
+  r.data_ns = spent[static_cast<int>(Phase::data)];
+  r.backward_ns = spent[static_cast<int>(Phase::backward)];
+  r.optimizer_ns = spent[static_cast<int>(Phase::optimizer)];
+  if (!r.samples && a.has_samples) r.samples = a.samples;
+  if (!r.tokens && a.has_tokens) r.tokens = a.tokens;
+  a.ticks = {};
+  a.samples = a.tokens = 0;
+  a.has_samples = a.has_tokens = false;
+}
 
 }  // namespace detail
 

@@ -2,8 +2,12 @@
 // the session's end, exit, std::terminate, SIGINT or SIGTERM.
 #include "instrument/session.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -41,6 +45,9 @@ struct sigaction g_old_int {
 }, g_old_term{};
 bool g_int_installed = false, g_term_installed = false;
 std::terminate_handler g_old_terminate = nullptr;
+pthread_t g_session_thread{};  // the thread that started the recording: the training's, usually
+std::mutex g_detail_mu;
+DetailPolicy g_detail;  // the recording session's (guarded by g_detail_mu)
 
 struct SessionHook {
   void (*start)();
@@ -52,13 +59,24 @@ std::vector<SessionHook>& session_hooks() {  // guarded by g_session_mu; never d
 }
 
 extern "C" void on_signal(int sig) {
-  // Async-signal-safe: hand the signal to the collector thread, which finishes the trace and re-raises it.
-  if (Collector* c = g_signal_target.load(std::memory_order_relaxed)) {
-    c->request_signal_stop(sig);
-  } else {
+  // Async-signal-safe: hand the signal to the collector thread, which finishes the trace and re-raises it. This
+  // thread (and the session's thread, sent the signal too) waits here meanwhile, so the training stops at once and
+  // the collector has the cores: the program ends promptly however far behind the trace was.
+  Collector* c = g_signal_target.load(std::memory_order_relaxed);
+  if (!c) {
     std::signal(sig, SIG_DFL);
     std::raise(sig);
+    return;
   }
+  c->request_signal_stop(sig);
+  if (!pthread_equal(pthread_self(), g_session_thread)) pthread_kill(g_session_thread, sig);
+  const timespec tick{0, 1000000};
+  for (int ms = 0; ms < 10000 && !c->signal_done(); ++ms) nanosleep(&tick, nullptr);
+  // The collector re-raises the signal once the trace is finished; if it could not in time, the default action.
+  const timespec grace{0, 200000000};
+  nanosleep(&grace, nullptr);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
 }
 
 void install_handler(int sig, struct sigaction& old, bool& installed) {
@@ -115,6 +133,17 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
     std::fprintf(stderr, "glassbox: warning: tracing is off for this run: %s\n", e.what());
     return false;
   }
+  DetailPolicy detail;
+  if (options.detail) {
+    detail = *options.detail;
+  } else if (const char* env = std::getenv("GLASSBOX_DETAIL"); env && *env) {
+    try {
+      detail = DetailPolicy::parse(env);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "glassbox: warning: %s; tracing with the default detail (%s)\n", e.what(),
+                   DetailPolicy{}.text().c_str());
+    }
+  }
   Registry& r = registry();
   r.ring_events.store(options.ring_events);
   r.ring_max_events.store(options.ring_max_events);
@@ -123,12 +152,18 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
     writer->set_meta("ring_events", std::to_string(options.ring_events));
     writer->set_meta("ring_max_events", std::to_string(options.ring_max_events));
     writer->set_meta("on_full", options.on_full == OnFull::block ? "block" : "drop");
-    g_collector = new Collector(std::move(writer));
+    writer->set_meta("pid", std::to_string(getpid()));
+    g_collector = new Collector(std::move(writer), detail);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "glassbox: warning: tracing is off for this run: %s\n", e.what());
     return false;
   }
   g_path = path;
+  {
+    std::lock_guard detail_lock(g_detail_mu);
+    g_detail = detail;
+  }
+  g_session_thread = pthread_self();
   g_signal_target.store(g_collector);
   install_handler(SIGINT, g_old_int, g_int_installed);
   install_handler(SIGTERM, g_old_term, g_term_installed);
@@ -152,6 +187,10 @@ static void stop_locked(const std::string& stopped_by) {
   g_collector->stop(stopped_by);
   delete g_collector;
   g_collector = nullptr;
+  {
+    std::lock_guard detail_lock(g_detail_mu);
+    g_detail = DetailPolicy{};
+  }
   restore_handler(SIGINT, g_old_int, g_int_installed);
   restore_handler(SIGTERM, g_old_term, g_term_installed);
   if (std::get_terminate() == on_terminate) std::set_terminate(g_old_terminate);
@@ -232,6 +271,11 @@ EnvSession g_env_session;
 }  // namespace
 
 }  // namespace detail
+
+DetailPolicy active_detail() {
+  std::lock_guard lock(detail::g_detail_mu);
+  return detail::g_detail;
+}
 
 Session::Session(const std::string& path, SessionOptions options) : path_(path) {
   owner_ = detail::start_recording(path, options);

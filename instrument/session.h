@@ -16,6 +16,13 @@
 //     each time, up to ring_max_events: default 4 Mi events, 256 MiB) and shrinks back once it has caught up; meta
 //     ring_peak_events.thread.N records a thread whose ring grew. Past ring_max_events an event is dropped and
 //     counted (meta dropped_events), or, with on_full = OnFull::block, waits (tests that count events).
+//   - Detail (instrument/detail.h): every step's summary is written; the detail of the first steps, of a window every
+//     N steps, and of the flight recorder's last steps when something goes wrong. SessionOptions::detail, else
+//     GLASSBOX_DETAIL, else the defaults; meta `detail` says which (a bad GLASSBOX_DETAIL is one warning line and
+//     the defaults).
+//   - A signal stops the program promptly however heavy the trace: the thread the signal reaches (and the thread
+//     that started the session) wait in the handler while the collector puts what is left in the rings into the
+//     flight recorder, writes its last steps and closes the file (at most ~10 s), then the signal is re-raised.
 //   - GPU activity: with CUDA, CUPTI records every kernel, copy, memset and CUDA API call on the trace's clock, each
 //     kernel joined to the span that launched it (instrument/cupti.h); meta cupti says whether it was on, and why
 //     not.
@@ -31,6 +38,9 @@
 #include <memory>
 #include <string>
 
+#include <optional>
+
+#include "instrument/detail.h"
 #include "instrument/probe.h"
 
 namespace gb::trace {
@@ -43,6 +53,8 @@ struct SessionOptions {
   // GPU activity through CUPTI (kernels, copies, memsets, CUDA API calls; instrument/cupti.h) in a build with the
   // CUDA toolkit, where a driver is present. GLASSBOX_CUPTI=0 in the environment turns it off too.
   bool gpu_activity = true;
+  // Which steps keep their detail; unset: GLASSBOX_DETAIL, else DetailPolicy's defaults.
+  std::optional<DetailPolicy> detail{};
 };
 
 class Session {

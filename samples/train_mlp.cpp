@@ -111,9 +111,11 @@ int main(int argc, char** argv) {
   for (int step = 1; step <= opt.steps; ++step) {
     gb::trace::StepScope traced_step(step);
     clock.start();
+    traced_step.set_samples(opt.batch);  // the trace's throughput (steps.samples)
     gb::Tensor xb, yb;
     {
       GB_TRACE_SPAN(SpanKind::dataloader, "fetch");
+      gb::trace::PhaseScope data_time(gb::trace::Phase::data);  // the trace's data_ns (a DataLoader counts its own)
       auto idx = gb::randint(0, n_train, {opt.batch});
       xb = x_train.index_select(0, idx).to(device);
       yb = y_train.index_select(0, idx).to(device);

@@ -162,7 +162,12 @@ int main(int argc, char** argv) {
   for (int step = start; step < end; ++step) {
     gb::trace::StepScope traced_step(step);
     clock.start();
-    auto [x, y] = batch_of(opt.batch);
+    auto [x, y] = [&] {
+      gb::trace::PhaseScope data_time(gb::trace::Phase::data);  // the trace's data_ns
+      return batch_of(opt.batch);
+    }();
+    traced_step.set_samples(x.size(0));  // the trace's throughput: sequences and tokens per second
+    traced_step.set_tokens(x.numel());
     clock.lap("data");
     gb::Tensor loss;
     {
@@ -174,12 +179,16 @@ int main(int argc, char** argv) {
     optimizer.zero_grad();
     scaler.scale(loss).backward();
     clock.lap("backward");
-    scaler.unscale_(optimizer);
-    nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    scaler.step(optimizer);
-    scaler.update();
-    double lr = scheduler.get_last_lr()[0];
-    scheduler.step();
+    double lr = 0;
+    {
+      gb::trace::PhaseScope optimizer_time(gb::trace::Phase::optimizer);  // unscale, clip and schedule count too
+      scaler.unscale_(optimizer);
+      nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+      scaler.step(optimizer);
+      scaler.update();
+      lr = scheduler.get_last_lr()[0];
+      scheduler.step();
+    }
     clock.lap("optimizer");
     double l = loss.item<double>();
     traced_step.set_loss(l);

@@ -14,4 +14,11 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The trace's file system is full, or the file reached the process's file-size limit (or the Writer's reserve for
+// its closing rows would not fit any more): Writer::close_full() can still finish the file.
+class DiskFullError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace gb::trace

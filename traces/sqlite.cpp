@@ -1,6 +1,8 @@
 // traces/sqlite.cpp — checked sqlite3 calls: every failure names the trace, the call and its site.
 #include "traces/sqlite.h"
 
+#include <cerrno>
+
 namespace gb::trace::detail {
 
 void sqlite_fail(sqlite3* db, int rc, const std::string& path, const char* call, const char* file, int line) {
@@ -11,6 +13,10 @@ void sqlite_fail(sqlite3* db, int rc, const std::string& path, const char* call,
   if (primary == SQLITE_READONLY || primary == SQLITE_PERM || primary == SQLITE_CANTOPEN)
     msg += "; check that the folder exists and is writable";
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) msg += "; the file is damaged or not a glassbox trace";
+  // a write past the file-size limit fails with EFBIG, seen by SQLite as an I/O error or a short write (FULL)
+  const int os_error = db ? sqlite3_system_errno(db) : 0;
+  if (primary == SQLITE_FULL || (primary == SQLITE_IOERR && (os_error == ENOSPC || os_error == EFBIG)))
+    throw DiskFullError(msg);
   throw Error(msg);
 }
 

@@ -1,7 +1,12 @@
 // traces/writer.cpp — the Writer: WAL, prepared statements per table, time-bounded transactions.
 #include "traces/writer.h"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <array>
 #include <ctime>
@@ -132,6 +137,21 @@ Writer::Writer(const std::string& path, WriterOptions options) : path_(path), op
                     "'); write the trace to a local disk, not a network file system");
     }
     GB_SQL_EXEC(db_, path_, "PRAGMA synchronous=NORMAL");
+    {
+      Stmt ps(db_, path_, "PRAGMA page_size", __FILE__, __LINE__);
+      if (ps.step(__FILE__, __LINE__)) page_size_ = std::max<std::int64_t>(512, sqlite3_column_int64(ps.get(), 0));
+    }
+    // Under a file-size limit the database stops a reserve short of it (SQLite then reports SQLITE_FULL, not the
+    // kernel EFBIG mid-write), and the WAL is checkpointed before it could reach it.
+    rlimit fsize{};
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) {
+      size_limit_ = static_cast<std::int64_t>(fsize.rlim_cur);
+      const std::int64_t pages = std::max<std::int64_t>((size_limit_ - options_.reserve_bytes) / page_size_, 16);
+      GB_SQL_EXEC(db_, path_, ("PRAGMA max_page_count=" + std::to_string(pages)).c_str());
+      const std::int64_t wal_pages = std::clamp<std::int64_t>(size_limit_ / 4 / page_size_, 8, 1000);
+      GB_SQL_EXEC(db_, path_, ("PRAGMA wal_autocheckpoint=" + std::to_string(wal_pages)).c_str());
+      GB_SQL_EXEC(db_, path_, ("PRAGMA journal_size_limit=" + std::to_string(size_limit_ / 2)).c_str());
+    }
     GB_SQL_EXEC(db_, path_, "BEGIN");
     GB_SQL_EXEC(db_, path_, create_tables_sql());
     GB_SQL_EXEC(db_, path_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
@@ -149,6 +169,24 @@ Writer::Writer(const std::string& path, WriterOptions options) : path_(path), op
            ...);
         },
         stmts_->batches);
+    // the reserve: space given back to finish the file on a full disk (none when it cannot be made: a full disk
+    // already, which the first commit's check reports)
+    if (options_.reserve_bytes > 0) {
+      const std::string rp = path_ + "-reserve";
+      if (std::FILE* f = std::fopen(rp.c_str(), "wb")) {
+        std::vector<char> zeros(64 << 10, 0);
+        std::int64_t left = options_.reserve_bytes;
+        bool ok = true;
+        while (ok && left > 0) {
+          const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(left, std::int64_t(zeros.size())));
+          ok = std::fwrite(zeros.data(), 1, n, f) == n;
+          left -= static_cast<std::int64_t>(n);
+        }
+        ok = std::fclose(f) == 0 && ok;
+        if (ok) reserve_path_ = rp;
+        else std::remove(rp.c_str());
+      }
+    }
     stmts_->begin = Stmt(db_, path_, "BEGIN", __FILE__, __LINE__);
     stmts_->commit = Stmt(db_, path_, "COMMIT", __FILE__, __LINE__);
     stmts_->meta = Stmt(db_, path_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", __FILE__, __LINE__);
@@ -176,6 +214,7 @@ Writer::~Writer() {
     close();
   } catch (...) {  // a destructor must not throw; close() explicitly to see the error
   }
+  drop_reserve();
 }
 
 void Writer::before_write() {
@@ -217,10 +256,77 @@ void Writer::write_pending() {
 }
 
 void Writer::commit() {
+  check_space();
   write_pending();
   stmts_->commit.step(__FILE__, __LINE__);
   stmts_->commit.reset();
   in_txn_ = false;
+}
+
+namespace {
+std::int64_t file_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
+}
+std::string kib(std::int64_t bytes) { return std::to_string(bytes >> 10) + " KiB"; }
+}  // namespace
+
+// Finishing the file needs the reserve (its closing rows) and room for the WAL's pages in the database (the
+// checkpoint at close): when the disk or the size limit has less, stop now, while the file can still be closed.
+void Writer::check_space() {
+  if (options_.reserve_bytes <= 0) return;
+  const std::int64_t wal = file_bytes(path_ + "-wal");
+  const std::int64_t need = options_.reserve_bytes + wal;
+  const std::string folder = std::filesystem::path(path_).parent_path().string();
+  struct statvfs vfs {};
+  if (::statvfs(folder.empty() ? "." : folder.c_str(), &vfs) == 0) {
+    const std::int64_t free_bytes = static_cast<std::int64_t>(vfs.f_bavail) * static_cast<std::int64_t>(vfs.f_frsize);
+    if (free_bytes < need)
+      throw DiskFullError("glassbox trace '" + path_ + "': the disk is full (" + kib(free_bytes) + " free, " +
+                          kib(need) + " needed to finish the file); free space or write the trace elsewhere");
+  }
+  if (size_limit_ > 0 && (file_bytes(path_) + need > size_limit_ || wal + options_.reserve_bytes > size_limit_))
+    throw DiskFullError("glassbox trace '" + path_ + "': the file is full: it reached the process's file-size limit (" +
+                        kib(size_limit_) + ", ulimit -f); raise the limit or trace less detail (GLASSBOX_DETAIL)");
+}
+
+void Writer::drop_reserve() {
+  if (reserve_path_.empty()) return;
+  std::remove(reserve_path_.c_str());
+  reserve_path_.clear();
+}
+
+void Writer::close_full(const std::vector<std::pair<std::string, std::string>>& meta) {
+  if (!db_) return;
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // the open transaction's rows: at most one interval
+  in_txn_ = false;
+  std::apply([](auto&... b) { (b.pending.clear(), ...); }, stmts_->batches);
+  drop_reserve();
+  if (size_limit_ > 0)  // the database may now use the reserve's pages
+    sqlite3_exec(db_, ("PRAGMA max_page_count=" + std::to_string(size_limit_ / page_size_)).c_str(), nullptr,
+                 nullptr, nullptr);
+  std::string sql = "BEGIN;";
+  auto quoted = [](const std::string& v) {
+    std::string q = "'";
+    for (char c : v) q += c == '\'' ? std::string("''") : std::string(1, c);
+    return q + "'";
+  };
+  for (const auto& [k, v] : meta) sql += "INSERT OR REPLACE INTO meta (key, value) VALUES (" + quoted(k) + ", " + quoted(v) + ");";
+  sql += "INSERT OR REPLACE INTO meta (key, value) VALUES ('closed_cleanly', '1'); COMMIT;";
+  stmts_.reset();
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  const std::string why = err ? err : "";
+  sqlite3_free(err);
+  if (rc == SQLITE_OK)  // best effort: one file again (it stays a valid WAL-mode file when there is no room)
+    sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+  else
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db_);
+  db_ = nullptr;
+  if (rc != SQLITE_OK)
+    throw Error("glassbox trace '" + path_ + "': its closing rows could not be written on the full disk (" + why +
+                "); it is readable up to its last commit");
 }
 
 Id Writer::intern(std::string_view text) {
@@ -289,6 +395,7 @@ void Writer::close() {
   stmts_.reset();
   // Best effort: a live reader (a viewer following the run) keeps the file in WAL mode, which is still valid.
   sqlite3_exec(db_, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+  drop_reserve();
   int rc = sqlite3_close(db_);
   db_ = nullptr;
   if (rc != SQLITE_OK)

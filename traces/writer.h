@@ -18,6 +18,12 @@
 //   - close() commits, builds the Reader's indexes (never on the hot path), writes meta closed_cleanly = 1,
 //     checkpoints the WAL and switches the file back to a single rollback-journal file when no other connection is
 //     reading it. The destructor calls close() and swallows errors; call close() yourself to see them.
+//   - A full disk: the Writer keeps a reserve for its closing rows — a file `<path>-reserve` of reserve_bytes, and,
+//     under a file-size limit (RLIMIT_FSIZE), a page count the database stops short of — and checks the free space
+//     at each commit. When a commit finds less free than the reserve and the WAL need to finish the file, or SQLite
+//     reports the disk full (ENOSPC, or EFBIG past the size limit), it throws gb::trace::DiskFullError; then
+//     close_full() drops the rows of the open transaction (at most the last commit interval), gives the reserve
+//     back, writes the given meta rows and closed_cleanly, and closes the file (no indexes: queries scan).
 //   - Not thread-safe: one thread (the collector) owns a Writer.
 //
 //   gb::trace::Writer w("run.db");
@@ -32,6 +38,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "traces/records.h"
 
@@ -41,6 +49,7 @@ namespace gb::trace {
 
 struct WriterOptions {
   std::chrono::nanoseconds commit_interval = std::chrono::milliseconds(100);
+  std::int64_t reserve_bytes = 256 << 10;  // kept free for the closing rows of a file on a full disk
 };
 
 class Writer {
@@ -63,6 +72,9 @@ class Writer {
   void tick();   // commit the open transaction if it is older than commit_interval
   void flush();  // commit the open transaction now
   void close();  // flush, build indexes, finish the file; idempotent
+  // After a DiskFullError: the open transaction's rows are dropped, the reserve given back, `meta` rows and
+  // closed_cleanly written, the file closed. Best effort: throws only when even that cannot be written.
+  void close_full(const std::vector<std::pair<std::string, std::string>>& meta);
   bool is_open() const { return db_ != nullptr; }
 
  private:
@@ -70,6 +82,8 @@ class Writer {
   void before_write();  // opens a transaction, or commits one that is older than commit_interval
   void commit();
   void write_pending();
+  void check_space();  // throws DiskFullError when the reserve would not fit any more
+  void drop_reserve();
 
   std::string path_;
   WriterOptions options_;
@@ -77,6 +91,9 @@ class Writer {
   std::unique_ptr<Statements> stmts_;
   bool in_txn_ = false;
   std::chrono::nanoseconds txn_start_{0};  // CLOCK_MONOTONIC_COARSE
+  std::string reserve_path_;              // the reserve file, while it exists
+  std::int64_t page_size_ = 4096;
+  std::int64_t size_limit_ = 0;           // RLIMIT_FSIZE in bytes (0: none)
 };
 
 }  // namespace gb::trace

@@ -68,6 +68,7 @@ variable_list run_backward(const edge_list& roots, variable_list root_grads, boo
   BackwardStats stats;
   int64_t t0 = now_ns();
   GB_TRACE_SPAN(trace::SpanKind::backward_phase, "backward");
+  trace::PhaseScope phase_time(trace::Phase::backward);  // the step's backward_ns (the outermost backward counts)
 
   // ---- discovery ----
   std::optional<trace::Span> phase;

@@ -139,6 +139,7 @@ std::pair<BatchPtr, int64_t> WorkerPool::next() {
   if (config_.num_workers == 0) {  // every stage on the caller's thread, inside its wait span
     if (sampler_done_) return {nullptr, -1};
     gb::trace::Span wait(&k_wait, next_yield_);
+    gb::trace::PhaseScope phase(gb::trace::Phase::data);  // the step's data_ns
     std::optional<BatchJob> job;
     {
       gb::trace::Span span(&k_sample, next_yield_);
@@ -163,6 +164,7 @@ std::pair<BatchPtr, int64_t> WorkerPool::next() {
       gb::trace::Span span(&k_pin, job->index);
       pin_(b);
     }
+    if (!job->indices.empty()) gb::trace::add_step_samples(static_cast<int64_t>(job->indices.size()));
     return {std::move(b), job->index};
   }
 
@@ -175,6 +177,7 @@ std::pair<BatchPtr, int64_t> WorkerPool::next() {
       return {nullptr, -1};
     }
     gb::trace::Span wait(&k_wait, config_.in_order ? next_yield_ : -1);
+    gb::trace::PhaseScope phase(gb::trace::Phase::data);  // the step's data_ns
     std::unique_lock<std::mutex> lk(m_);
     auto is_ready = [&] { return config_.in_order ? ready_.count(next_yield_) > 0 : !ready_.empty(); };
     if (config_.timeout > 0) {
@@ -210,6 +213,7 @@ std::pair<BatchPtr, int64_t> WorkerPool::next() {
     while (outstanding_ < capacity && dispatch_one()) {  // keep the workers busy while the caller trains
     }
     count_prefetched(outstanding_);
+    if (r.samples > 0) gb::trace::add_step_samples(r.samples);
     return {std::move(r.batch), index};
   }
 }
@@ -244,6 +248,7 @@ void WorkerPool::worker_loop(int64_t id) {
     }
     Result r;
     r.epoch = job.epoch;
+    r.samples = static_cast<int64_t>(job.indices.size());
     try {
       if (init_error) std::rethrow_exception(init_error);
       r.batch = load_(job, stop_);

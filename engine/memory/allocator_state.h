@@ -3,6 +3,7 @@
 // Every *_locked function expects `mu` held.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -28,9 +29,17 @@ struct CachingAllocator::Impl {
   int64_t capacity = 0;        // 0 = unlimited
   int64_t max_split = 0;       // 0 = no limit
   MemoryStats stats;
+  WindowPeaks window;  // peaks since take_window_peaks() (allocated and reserved current: filled when taken)
   std::deque<std::pair<void*, detail::Block*>> pending_events;  // freed blocks used on other streams, in order
 
   int64_t max_split_or_inf() const { return max_split ? max_split : INT64_MAX; }
+  // After bytes were added: the window's peaks of allocated, reserved and category c's bytes.
+  void note_window_locked(Category c) {
+    window.allocated_peak = std::max(window.allocated_peak, stats.allocated_bytes[kAll].current);
+    window.reserved_peak = std::max(window.reserved_peak, stats.reserved_bytes[kAll].current);
+    int64_t& cp = window.category_peak[size_t(c)];
+    cp = std::max(cp, stats.allocated_bytes_by_category[size_t(c)].current);
+  }
   detail::Pool& pool_of(const detail::Segment* s) { return s->small ? small_pool : large_pool; }
 
   // An allocated block of round_size(nbytes) bytes; throws OutOfMemoryError.

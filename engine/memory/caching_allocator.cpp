@@ -112,6 +112,7 @@ Block* CachingAllocator::Impl::new_segment_locked(int64_t alloc_size, int64_t st
   for_all_and(stats.reserved_bytes, small, [&](Stat& st) { st.increase(alloc_size); });
   for_all_and(stats.segment, small, [](Stat& st) { st.increase(1); });
   if (s->oversize) stats.oversize_segments.increase(1);
+  note_window_locked(Category::unknown);
   emit_locked(MemoryAction::segment_alloc, s->base, alloc_size, 0, s->id, stream, Category::unknown, 0, 0);
   return b;
 }
@@ -207,6 +208,7 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
   for_all_and(stats.requested_bytes, small, [&](Stat& s) { s.increase(nbytes); });
   stats.allocated_bytes_by_category[int(b->category)].increase(b->size);
   if (b->oversize) stats.oversize_allocations.increase(1);
+  note_window_locked(b->category);
   emit_locked(MemoryAction::alloc, b->addr(), b->size, nbytes, b->segment->id, stream, b->category, b->op, b->module);
   return b;
 }
@@ -355,6 +357,7 @@ bool CachingAllocator::set_category(const void* ptr, Category c) {
   if (b->category == c) return true;
   impl_->stats.allocated_bytes_by_category[int(b->category)].decrease(b->size);
   impl_->stats.allocated_bytes_by_category[int(c)].increase(b->size);
+  impl_->note_window_locked(c);
   b->category = c;
   impl_->emit_locked(MemoryAction::retag, b->addr(), b->size, b->requested, b->segment->id, b->segment->stream, c,
                      b->op, b->module);
@@ -382,6 +385,25 @@ MemoryStats CachingAllocator::stats() const {
   s.capacity_bytes = impl_->capacity;
   s.context_bytes = impl_->raw->context_bytes();
   return s;
+}
+
+WindowPeaks CachingAllocator::take_window_peaks() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  WindowPeaks w = impl_->window;
+  const MemoryStats& s = impl_->stats;
+  w.allocated = s.allocated_bytes[kAll].current;
+  w.reserved = s.reserved_bytes[kAll].current;
+  w.allocated_peak = std::max(w.allocated_peak, w.allocated);
+  w.reserved_peak = std::max(w.reserved_peak, w.reserved);
+  WindowPeaks next;
+  next.allocated_peak = w.allocated;
+  next.reserved_peak = w.reserved;
+  for (size_t c = 0; c < size_t(kNumCategories); ++c) {
+    w.category_peak[c] = std::max(w.category_peak[c], s.allocated_bytes_by_category[c].current);
+    next.category_peak[c] = s.allocated_bytes_by_category[c].current;
+  }
+  impl_->window = next;
+  return w;
 }
 
 void CachingAllocator::reset_peak_stats() {

@@ -42,12 +42,7 @@ struct UpdateNote {
 };
 using Updates = std::vector<UpdateNote>;
 thread_local Updates* t_updates = nullptr;  // the open step's notes
-thread_local bool t_due = false;            // the open step writes grad_stats
-
-bool stats_due(const Run& r, int64_t step) {
-  const int64_t every = r.cfg.grad_stats_every;
-  return every > 0 && step >= 0 && step % every == 0;
-}
+thread_local bool t_due = false;            // the open step measures its gradients (every step, when on)
 
 std::string fmt(double v) { return number_text(v, 3); }
 
@@ -274,7 +269,14 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   std::unique_lock lock(r.mu);
   if (trace::detail::g_step_scopes.load(std::memory_order_relaxed) == 0 && !r.auto_started) start_auto_steps_locked();
   const int64_t step = current_step();
-  const bool due = stats_due(r, step);
+  const bool due = true;  // measured every step: the detectors and steps.grad_norm; the rows when due (end_step)
+  if (r.step_grads_of != step) {
+    r.step_grads.clear();
+    r.step_grad_sumsq = 0;
+    r.step_grad_measured = false;
+    r.step_grad_finite = true;
+    r.step_grads_of = step;
+  }
   // Gradients (and parameters without an update note) on a device: scanned together, then everything deferred
   // this step is judged in order, and read back once.
   std::unordered_map<const TensorImpl*, std::pair<int64_t, int64_t>> tickets;  // param -> (grad, param) scans
@@ -339,7 +341,12 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       rec.zero_frac = gs.n ? static_cast<double>(gs.zeros) / static_cast<double>(gs.n) : 0;
       rec.param_norm = param_norm;
       if (note) rec.update_norm = note->update_ticket >= 0 ? deferred_result(note->update_ticket).norm() : note->norm;
-      trace::emit(rec);
+      r.step_grads.push_back(rec);  // written at the step's end when due (grad_stats_due)
+      r.step_grad_measured = true;
+      if (gs.nonfinite() || !std::isfinite(rec.norm))
+        r.step_grad_finite = false;
+      else
+        r.step_grad_sumsq += rec.norm * rec.norm;
       if (gs.nonfinite()) leaf_finding(r, p, st, gs, step);
       ++st.seen;
       judge_norm(r, st, rec.norm, step);
@@ -357,9 +364,7 @@ OptimizerStep::OptimizerStep(const optim::Optimizer& opt) {
   opt_ = &opt;
   uncaught_ = std::uncaught_exceptions();
   t_updates = new Updates();
-  Run& r = run();
-  std::lock_guard lock(r.mu);
-  t_due = stats_due(r, r.auto_started || current_step() >= 0 ? current_step() : 0);
+  t_due = true;
 }
 
 OptimizerStep::~OptimizerStep() {

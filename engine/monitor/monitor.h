@@ -100,6 +100,7 @@ class OptimizerStep {
   OptimizerStep& operator=(const OptimizerStep&) = delete;
 
  private:
+  trace::PhaseScope phase_{trace::Phase::optimizer};  // the step's optimizer_ns, whether the monitor is on or not
   const optim::Optimizer* opt_ = nullptr;
   int uncaught_ = 0;
 };

@@ -159,6 +159,7 @@ void on_session_start() {
   std::lock_guard lock(r.mu);
   static_cast<RunState&>(r) = RunState{};
   r.cfg = c;
+  reset_step_memory();
   r.losses.set_capacity(static_cast<size_t>(std::max<int64_t>(c.window, 3)));
   g_mode.store(static_cast<int>(c.mode), std::memory_order_relaxed);
 }
@@ -225,6 +226,12 @@ double Window::mad() const {
 
 int64_t current_step() { return trace::current_step(); }
 
+bool grad_stats_due(const Run& r, int64_t step, const trace::DetailPolicy& detail) {
+  const int64_t every = r.cfg.grad_stats_every;
+  if (every <= 0 || step < 0) return false;
+  return step % every == 0 || detail.due(step) || r.anomaly_step == step;
+}
+
 bool report(trace::AnomalyRecord r) {
   Run& run_ = run();
   auto k = static_cast<size_t>(r.kind);
@@ -232,6 +239,7 @@ bool report(trace::AnomalyRecord r) {
   ++run_.counts[k];
   if (!r.step && current_step() >= 0) r.step = current_step();
   if (run_.anomalies++ == 0) run_.graph.forced = true;  // the step where the first anomaly fires keeps its graph
+  if (r.step) run_.anomaly_step = std::max(run_.anomaly_step, *r.step);  // its grad_stats rows are written
   trace::emit(r);
   return true;
 }

@@ -17,6 +17,7 @@
 
 #include "glassbox/core/tensor.h"
 #include "glassbox/monitor/monitor.h"
+#include "instrument/detail.h"
 #include "instrument/probe.h"
 
 namespace gb::monitor::detail {
@@ -170,6 +171,12 @@ struct RunState {
   bool collapse_alarmed = false;
   // checks whose scans run on a device, to judge at the step's end (or at once in raise mode)
   std::vector<std::unique_ptr<PendingCheck>> pending;
+  // the step's gradient statistics: measured at every optimizer step, written when due (grad_stats_due)
+  std::vector<trace::GradStatRecord> step_grads;
+  int64_t step_grads_of = -1;        // the step they belong to
+  double step_grad_sumsq = 0;        // sum of the gradients' squared norms (steps.grad_norm)
+  bool step_grad_measured = false, step_grad_finite = true;
+  int64_t anomaly_step = -1;         // the last step an anomaly row was written for
 };
 struct Run : RunState {
   std::mutex mu;
@@ -199,9 +206,14 @@ void defer_check(std::unique_ptr<PendingCheck> check);
 // Judges every queued check in order (reading the deferred scans back: one wait per device). mu NOT held.
 void judge_pending();
 
+// Whether step's grad_stats rows are written (the statistics are measured at every step): the detail policy's
+// first steps and windows, every grad_stats_every steps, and a step where an anomaly fired. Call with mu held.
+bool grad_stats_due(const Run& r, int64_t step, const trace::DetailPolicy& detail);
+
 // steps.cpp
 void start_auto_steps_locked();                                                          // step 0 begins (no StepScope)
 void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_record);  // mu NOT held
 void emit_graph_locked(int64_t step);
+void reset_step_memory();  // the allocators' step peaks start over (a session's start)
 
 }  // namespace gb::monitor::detail

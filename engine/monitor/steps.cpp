@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "glassbox/memory/caching_allocator.h"
+#include "instrument/session.h"
 #include "glassbox/memory/memory.h"
 #include "monitor/deferred.h"
 #include "monitor/monitor.h"
@@ -22,10 +23,48 @@ namespace {
 std::string fmt(double v) { return number_text(v, 4); }
 std::string bytes_text(double b) { return memory::format_size(static_cast<int64_t>(b)); }
 
-bool graph_due(const Run& r, int64_t step) {
+bool graph_due(const Run& r, int64_t step, const trace::DetailPolicy& detail) {
   if (step >= 0 && step < r.cfg.graph_first_steps) return true;
   if (r.cfg.graph_every > 0 && step >= 0 && step % r.cfg.graph_every == 0) return true;
+  // the first step of each periodic detail window, so every window has the graph its spans belong to
+  if (step >= detail.first && detail.every > 0 && detail.window > 0 && step % detail.every == 0) return true;
   return r.graph.forced;
+}
+
+std::vector<memory::CachingAllocator*> all_allocators() {
+  std::vector<memory::CachingAllocator*> allocators;
+  static thread_local std::vector<memory::CachingAllocator*>* sink = nullptr;
+  sink = &allocators;
+  memory::detail::for_each_allocator([](memory::CachingAllocator& a) { sink->push_back(&a); });
+  sink = nullptr;
+  return allocators;
+}
+
+// One step_memory row per allocator that has allocated anything: its peaks since the previous step's end.
+void emit_step_memory(int64_t step) {
+  for (memory::CachingAllocator* a : all_allocators()) {
+    const memory::WindowPeaks w = a->take_window_peaks();
+    if (w.reserved_peak == 0) continue;  // a device this run never allocated on
+    trace::StepMemoryRecord m;
+    m.step = step;
+    const Device d = a->device();
+    m.device = d.is_cpu() ? trace::kCpu : d.is_meta() ? trace::kMeta : d.index();
+    m.allocated_peak = w.allocated_peak;
+    m.reserved_peak = w.reserved_peak;
+    m.allocated_end = w.allocated;
+    m.reserved_end = w.reserved;
+    using C = memory::Category;
+    auto peak = [&](C c) { return w.category_peak[size_t(c)]; };
+    m.unknown_peak = peak(C::unknown);
+    m.parameter_peak = peak(C::parameter);
+    m.gradient_peak = peak(C::gradient);
+    m.activation_peak = peak(C::activation);
+    m.optimizer_state_peak = peak(C::optimizer_state);
+    m.temporary_peak = peak(C::temporary);
+    m.input_peak = peak(C::input);
+    m.autograd_detail_peak = peak(C::autograd_detail);
+    trace::emit(m);
+  }
 }
 
 // The loss against the window of recent (log) losses: a spike is both loss_spike_factor x the median and
@@ -146,6 +185,10 @@ void judge_relus(Run& r, int64_t step) {
 
 }  // namespace
 
+void reset_step_memory() {
+  for (memory::CachingAllocator* a : all_allocators()) a->take_window_peaks();  // the first step's window starts now
+}
+
 void emit_graph_locked(int64_t step) {
   Run& r = run();
   GraphCapture& g = r.graph;
@@ -182,10 +225,21 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
   judge_loss(r, step);
   judge_relus(r, step);
   judge_memory(r, step);
-  if (graph_due(r, step))
+  const trace::DetailPolicy detail = trace::active_detail();
+  if (graph_due(r, step, detail))
     emit_graph_locked(step);
   else
     r.graph.clear();
+  // the gradients measured at this step's optimizer step: their rows when due, their norm always
+  std::optional<double> grad_norm;
+  if (r.step_grads_of == step) {
+    if (grad_stats_due(r, step, detail))
+      for (const trace::GradStatRecord& g : r.step_grads) trace::emit(g);
+    if (r.step_grad_measured && r.step_grad_finite) grad_norm = std::sqrt(r.step_grad_sumsq);
+    r.step_grads.clear();
+    r.step_grads_of = -1;
+  }
+  emit_step_memory(step);
   std::optional<double> loss = r.have_loss ? std::optional(r.last_loss) : std::nullopt;
   if (automatic) {
     trace::StepRecord rec;
@@ -194,6 +248,8 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
     rec.lr = lr;
     if (r.step_scale > 0) rec.grad_scale = r.step_scale;
     rec.skipped = skipped;
+    rec.grad_norm = grad_norm;
+    trace::detail::take_step_account(rec);  // where the time went since the previous step's end, the batch
     trace::emit(rec);
     trace::set_step(step + 1);
   } else {
@@ -201,6 +257,7 @@ void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_r
     if (!scope_record->loss) scope_record->loss = loss;
     if (!scope_record->grad_scale && r.step_scale > 0) scope_record->grad_scale = r.step_scale;
     if (!scope_record->lr) scope_record->lr = r.step_lr;
+    if (!scope_record->grad_norm) scope_record->grad_norm = grad_norm;
   }
   r.have_loss = false;
   r.step_scale = 0;

@@ -194,16 +194,70 @@ TEST_CASE("a trace that cannot be created: one warning, no recording, the progra
   CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
 }
 
-TEST_CASE("a full disk mid-run stops recording with one warning and keeps what was written") {
+TEST_CASE("a full disk (the file-size limit) stops recording at once, says so, and leaves a closed, readable trace") {
   TempDir tmp;
   std::string path = tmp.file("run.db");
   Run run = run_child(tmp, {"fsize", path}, "");
   CHECK(run.code() == 0);
   CHECK(run.out.find("still running, tracing off") != std::string::npos);
-  CHECK(run.err.find("glassbox: warning: tracing stopped, the program goes on") != std::string::npos);
+  // one line: which file, where, the error, that the program goes on
+  CHECK(run.err.find("glassbox: warning: tracing stopped at step 0, the program goes on untraced: ") == 0);
+  CHECK(run.err.find(" full") != std::string::npos);  // the size limit (or SQLite: "database or disk is full")
+  CHECK(run.err.find(path) != std::string::npos);
   CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
-  Reader r(path);  // the part written before the failure reads
+  Reader r(path);  // the part written before the failure reads, and the file says how it ended
   CHECK(count_spans(r, "fill") > 0);
+  CHECK(r.meta("closed_cleanly") == "1");
+  CHECK(r.meta("stopped_by") == "disk full");
+  CHECK(r.meta("disk_full").value_or("").find("step 0: ") == 0);
+  CHECK(std::filesystem::file_size(path) <= (2u << 20));
+  CHECK_FALSE(std::filesystem::exists(path + "-reserve"));  // the reserve was given back
+  gb::tools::CheckResult check = gb::tools::check_trace(gb::query::TraceDb(path));
+  for (const auto& p : check.problems) FAIL_CHECK(p.what);
+}
+
+TEST_CASE("SIGTERM stops a heavily traced run promptly: the training stops at once, the trace ends with its last steps") {
+  // full detail of 50 us steps of 200 spans (4 M spans/s): the collector falls far behind, its rings grow to their
+  // largest (the issue's train_mlp, traced and sent SIGTERM, trained 1.9 s more, or to its end)
+  TempDir tmp;
+  std::string path = tmp.file("run.db"), out = tmp.file("steps.out");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    setenv("GLASSBOX_TRACE", path.c_str(), 1);
+    setenv("GLASSBOX_DETAIL", "full", 1);
+    execl(GLASSBOX_TRACE_CHILD, GLASSBOX_TRACE_CHILD, "steps", "100000000", "200", "50", nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const auto sent = std::chrono::steady_clock::now();
+  const long long sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  MESSAGE("the process ended " << seconds << " s after SIGTERM");
+  CHECK(seconds < 1.0);
+  std::ifstream lines(out);
+  long long step = 0, t = 0, before = -1, after = 0;
+  while (lines >> step >> t) (t < sent_ns ? before : after) = step;
+  MESSAGE("step " << before << " when the signal was sent, " << std::max(0LL, after - before) << " steps after it");
+  CHECK(after - before < 200);  // it stopped training at once (a step is 50 us)
+  Reader r(path);
+  CHECK(r.meta("closed_cleanly") == "1");
+  CHECK(r.meta("stopped_by") == "signal SIGTERM");
+  const auto steps = r.all<StepRecord>();
+  REQUIRE_FALSE(steps.empty());
+  CHECK(steps.back().step >= before);  // every step's summary arrived, to the last one run
+  const auto windows = r.all<DetailWindowRecord>();
+  REQUIRE_FALSE(windows.empty());
+  CHECK(windows.back().reason == DetailReason::signal);  // the last steps' detail, from the flight recorder
+  CHECK(windows.back().last_step >= steps.back().step - 1);
 }
 
 TEST_CASE("one session at a time; stop() finishes early and a new session can follow") {

@@ -5,6 +5,9 @@
 //   trace_child signal NAME    a few spans, then raise(SIGINT or SIGTERM) from inside an open span
 //   trace_child stream         spans forever; after each, prints "n steady_ns" (for the SIGKILL test)
 //   trace_child fsize PATH     a Session on PATH under a 2 MiB file-size limit: writing fails mid-run
+//   trace_child steps N K US   N training steps (StepScope) of K spans and US microseconds of work each; prints
+//                              "step steady_ns" after each (the long-run and prompt-signal tests; GLASSBOX_DETAIL
+//                              picks the detail)
 //   trace_child nvtx           a StepScope holding 2 outer/inner span pairs (for the NVTX tool of nvtx_test.cpp)
 //   trace_child second PATH    a few spans, then a Session on PATH while GLASSBOX_TRACE records: its error escapes
 //                              main (killed by SIGALRM after 20 s if that hangs)
@@ -67,6 +70,25 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+  }
+  if (mode == "steps" && argc > 4) {
+    const long long n = std::atoll(argv[2]), k = std::atoll(argv[3]), us = std::atoll(argv[4]);
+    for (long long step = 0; step < n; ++step) {
+      {
+        gb::trace::StepScope st(step);
+        const std::int64_t until = steady_ns() + us * 1000;
+        for (long long i = 0; i < k; ++i) {
+          GB_TRACE_SPAN(SpanKind::op, "work");
+        }
+        while (steady_ns() < until) {
+        }
+        st.set_loss(1.0 / double(step + 1));
+      }
+      std::printf("%lld %lld\n", step, static_cast<long long>(steady_ns()));
+      if (step % 64 == 0) std::fflush(stdout);
+    }
+    std::fflush(stdout);
+    return 0;
   }
   if (mode == "nvtx") {
     gb::trace::StepScope step(7);

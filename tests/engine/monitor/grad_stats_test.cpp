@@ -240,3 +240,48 @@ TEST_CASE("exploding gradient: a parameter's norm far beyond its own window is f
     CHECK(r.message.find("gradient norm of " + r.param + " exploded to") == 0);
   }
 }
+
+TEST_CASE("a long run: gradients measured every step, rows in the first steps, every N, in windows and at anomalies") {
+  // detail: the first 5 steps, then 2 every 20; grad_stats every 7; the detectors and steps.grad_norm every step
+  TempDir tmp;
+  std::string path = tmp.file("cadence.db");
+  gb::monitor::Config config;
+  config.grad_stats_every = 7;
+  gb::monitor::set_config(config);
+  {
+    gb::trace::SessionOptions options;
+    options.detail = gb::trace::DetailPolicy::parse("first=5,every=20,window=2");
+    gb::trace::Session session(path, options);
+    gb::manual_seed(0);
+    gb::nn::Linear fc(4, 2);
+    gb::optim::SGD opt(fc->parameters(), gb::optim::SGDOptions(0.05));
+    for (int step = 0; step < 60; ++step) {
+      opt.zero_grad();
+      gb::Tensor x = gb::randn({8, 4}) * (step == 47 ? 1e4 : 1.0);  // step 47: a batch that blows the gradients up
+      gb::nn::functional::mse_loss(fc(x), gb::zeros({8, 2})).backward();
+      opt.step();
+    }
+  }
+  gb::monitor::set_config(gb::monitor::Config{});
+  std::vector<int64_t> written;
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "SELECT DISTINCT step FROM grad_stats ORDER BY step", -1, &s, nullptr);
+    while (sqlite3_step(s) == SQLITE_ROW) written.push_back(sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+  }
+  // first 0..4; every 7: 7, 14, 21, 28, 35, 42, 49, 56; windows 20, 21, 40, 41; the anomaly's step 47
+  CHECK(written == std::vector<int64_t>{0, 1, 2, 3, 4, 7, 14, 20, 21, 28, 35, 40, 41, 42, 47, 49, 56});
+  auto explode = of_kind(read_anomalies(path), AnomalyKind::exploding_norm);
+  REQUIRE_FALSE(explode.empty());
+  CHECK(explode[0].step == 47);  // found at a step whose rows were not due: the detectors run on every step
+  // steps.grad_norm: every step, the L2 norm of all the gradients (the rows' norms where they were written)
+  CHECK(sql_double(path, "SELECT count(*) FROM steps WHERE grad_norm IS NOT NULL") == 60);
+  CHECK(sql_double(path, "SELECT count(*) FROM steps s WHERE abs(s.grad_norm - (SELECT sqrt(sum(norm * norm)) "
+                         "FROM grad_stats g WHERE g.step = s.step)) > 1e-9 * s.grad_norm") == 0);
+  CHECK(sql_double(path, "SELECT grad_norm FROM steps WHERE step = 47") >
+        100 * sql_double(path, "SELECT grad_norm FROM steps WHERE step = 46"));
+}

@@ -142,3 +142,46 @@ TEST_CASE("AMP: skipped steps are info rows; a scale that keeps falling is a war
   // with a GradScaler, a non-finite backward is expected: info, never an error
   for (const auto& r : of_kind(rows, AnomalyKind::nonfinite_backward)) CHECK(r.severity == 0);
 }
+
+TEST_CASE("automatic steps: the summary's time split, and each device's memory peaks by category") {
+  TempDir tmp;
+  std::string path = tmp.file("summary.db");
+  int64_t param_bytes = 0;
+  {
+    gb::trace::Session session(path);
+    gb::manual_seed(0);
+    auto net = std::make_shared<OneLayer>();
+    for (const auto& p : net->parameters()) param_bytes += gb::memory::round_size(p.numel() * 4);
+    gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.1).momentum(0.9));
+    for (int i = 0; i < 6; ++i) {
+      opt.zero_grad();
+      gb::Tensor x = gb::randn({256, 4});
+      auto loss = gb::nn::functional::mse_loss(net->forward(x), gb::zeros({256, 2}));
+      loss.backward();
+      opt.step();
+    }
+  }
+  CHECK(sql_double(path, "SELECT count(*) FROM steps") == 6);
+  // the four phases tile each step exactly; backward and the optimizer step took some time
+  CHECK(sql_double(path, "SELECT count(*) FROM steps WHERE data_ns IS NULL OR forward_ns IS NULL OR backward_ns IS "
+                         "NULL OR optimizer_ns IS NULL") == 0);
+  CHECK(sql_double(path, "SELECT count(*) FROM steps WHERE data_ns + forward_ns + backward_ns + optimizer_ns != "
+                         "end_ns - start_ns") == 0);
+  CHECK(sql_double(path, "SELECT min(backward_ns) FROM steps") > 0);
+  CHECK(sql_double(path, "SELECT min(optimizer_ns) FROM steps") > 0);
+  CHECK(sql_double(path, "SELECT max(data_ns) FROM steps") == 0);  // no DataLoader here
+  // step_memory: one cpu row per step; the parameters throughout, the momentum buffers from the first step on
+  CHECK(sql_double(path, "SELECT count(*) FROM step_memory WHERE device = -1") == 6);
+  CHECK(sql_double(path, "SELECT count(*) FROM step_memory WHERE parameter_peak != " + std::to_string(param_bytes)) ==
+        0);
+  CHECK(sql_double(path, "SELECT count(*) FROM step_memory WHERE optimizer_state_peak != " +
+                             std::to_string(param_bytes)) == 0);
+  CHECK(sql_double(path, "SELECT count(*) FROM step_memory WHERE allocated_peak < allocated_end OR reserved_peak < "
+                         "reserved_end OR allocated_peak > reserved_peak OR allocated_peak < parameter_peak + "
+                         "activation_peak") == 0);
+  // the peak allocated during a step is at least what the memory events show for it (the same allocator's totals)
+  CHECK(sql_double(path, "SELECT count(*) FROM step_memory m WHERE m.allocated_peak < (SELECT max(e.allocated) FROM "
+                         "memory_events e JOIN steps s ON s.step = m.step WHERE e.device = -1 AND e.t_ns > s.start_ns "
+                         "AND e.t_ns <= s.end_ns)") == 0);
+  CHECK(sql_double(path, "SELECT max(activation_peak) FROM step_memory") > 0);
+}

@@ -94,6 +94,7 @@ class WorkerPool {
     BatchPtr batch;
     std::exception_ptr error;
     uint64_t epoch = 0;
+    int64_t samples = 0;  // the batch's samples (0: an iterable dataset's, not counted)
   };
   void start_threads();
   void worker_loop(int64_t id);

@@ -82,6 +82,9 @@ class CachingAllocator final : public Allocator {
   void empty_cache();
   MemoryStats stats() const;
   void reset_peak_stats();
+  // The peaks since the previous call (or since the allocator was made) and the totals now; the next window starts
+  // at the totals now. Independent of reset_peak_stats (the training monitor takes one window per step).
+  WindowPeaks take_window_peaks();
   Snapshot snapshot() const;
 
   void set_capacity(int64_t bytes);  // 0 = unlimited; takes effect for the next segment

@@ -55,6 +55,14 @@ struct MemoryStats {
   std::map<std::string, int64_t> to_map() const;
 };
 
+// The peaks of one window of time (a training step, for the trace's step_memory rows): allocated and reserved
+// bytes and each category's allocated bytes at their highest since the window began, and the totals now.
+struct WindowPeaks {
+  int64_t allocated_peak = 0, reserved_peak = 0;
+  int64_t allocated = 0, reserved = 0;
+  std::array<int64_t, kNumCategories> category_peak{};
+};
+
 // PyTorch's format_size: "512 bytes", "1.50 KiB", "20.00 MiB", "8.00 GiB".
 std::string format_size(int64_t bytes);
 

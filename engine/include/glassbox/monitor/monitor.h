@@ -7,8 +7,10 @@
 //   - op_details for every op span, and the autograd seq on the op span that recorded a node;
 //   - graph_nodes / graph_edges: the autograd graph of the first `graph_first_steps` steps, of the step where the
 //     first anomaly fires, and every `graph_every` steps;
-//   - grad_stats for every parameter every `grad_stats_every` steps (L2 norm, max |g|, NaN/Inf counts, zero
-//     fraction, parameter norm, the norm of the update the optimizer applied);
+//   - grad_stats for every parameter (L2 norm, max |g|, NaN/Inf counts, zero fraction, parameter norm, the norm of
+//     the update the optimizer applied), measured at every step (the detectors and steps.grad_norm use them) and
+//     written in the detail policy's first steps and windows (instrument/detail.h), every `grad_stats_every`
+//     steps, and in a step where an anomaly fired;
 //   - anomalies: the first op that made a NaN/Inf from finite inputs (forward), the first backward node that made
 //     one from finite gradients (backward; info when a later node masked it), a non-finite loss, exploding and
 //     vanishing gradient norms against each parameter's own rolling baseline, an update far too large for its
@@ -43,7 +45,7 @@ enum class Mode { off, record, raise };
 // runs of every sample: a healthy run raises no warning.
 struct Config {
   Mode mode = Mode::record;
-  int64_t grad_stats_every = 1;       // grad_stats every N steps (0: never)
+  int64_t grad_stats_every = 10;      // grad_stats rows every N steps after the detail's first steps (0: never)
   int64_t graph_every = 0;            // the autograd graph every N steps (0: only the first steps and the anomaly's)
   int64_t graph_first_steps = 2;      // the graph of steps 0 .. N-1
   int64_t window = 20;                // rolling window (steps) of the per-parameter and loss baselines
