@@ -176,16 +176,21 @@ RunSummary run_summary(const TraceDb& db) {
   s.events_outside_detail = db.meta_int("events_outside_detail");
   s.recorder_dumps = db.meta_int("recorder_dumps");
   s.dropped_events = db.meta_int("dropped_events");
-  db.each("SELECT key, value FROM meta WHERE key LIKE 'shed\\_events.%' ESCAPE '\\' ORDER BY key", [&](const Row& r) {
-    const std::string_view key = r.text(0);
-    if (std::optional<std::int64_t> n = parse_int(r.text(1)))
-      s.shed_by_kind.emplace_back(std::string(key.substr(std::string_view("shed_events.").size())), *n);
-  });
+  s.shed_by_kind = shed_events(db);
 
   s.closed_cleanly = reader.meta("closed_cleanly") == "1";
   s.stopped_by = reader.meta("stopped_by");
   s.disk_full = reader.meta("disk_full");
   return s;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> shed_events(const TraceDb& db) {
+  std::vector<std::pair<std::string, std::int64_t>> shed;
+  db.each("SELECT key, value FROM meta WHERE key LIKE 'shed\\_events.%' ESCAPE '\\' ORDER BY key", [&](const Row& r) {
+    if (std::optional<std::int64_t> n = parse_int(r.text(1)))
+      shed.emplace_back(std::string(r.text(0).substr(std::string_view("shed_events.").size())), *n);
+  });
+  return shed;
 }
 
 std::vector<std::string> describe_windows(const DetailWindows& d) {

@@ -106,6 +106,10 @@ struct RunSummary {
 
 RunSummary run_summary(const TraceDb& db);
 
+// Meta shed_events.<kind> (the detail the probes shed, by kind: span, memory_event, ...), by kind name; values that
+// are not integers are left out. run_summary() fills RunSummary::shed_by_kind with it.
+std::vector<std::pair<std::string, std::int64_t>> shed_events(const TraceDb& db);
+
 // The windows listed compactly, one string per reason present, in reason order:
 //   "first: steps 0-499", "periodic: 59 windows of 5 steps every 1000", "anomaly: steps 41872-41890",
 //   "end: steps 59984-59999" (several windows of a recorder reason: "anomaly: 3 windows, steps 10-19, 50-59 and
