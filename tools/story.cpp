@@ -145,22 +145,7 @@ std::string shed_text(const std::string& kind) {
 }
 
 void write_ending(const RunEnd& e, std::ostream& out) {
-  out << "  ended: ";
-  const StopKind k = stop_kind(e.stopped_by);
-  if (is_disk_full(e.stopped_by)) {
-    out << disk_full_text(e) << "; the run went on untraced"
-        << (e.closed_cleanly ? "" : "; the trace was not closed cleanly either") << "\n";
-  } else if (!e.closed_cleanly) {
-    out << "the trace was not closed: the program was killed or crashed; the last ~100 ms may be missing\n";
-  } else if (k == StopKind::normal) {
-    out << "closed cleanly" << (e.stopped_by ? ", stopped by " + *e.stopped_by : "") << "\n";
-  } else {
-    out << "stopped by " << first_line(*e.stopped_by)
-        << (k == StopKind::signal    ? " (interrupted)"
-            : k == StopKind::failure ? " (the program failed)"
-                                     : "")
-        << "; the trace was closed cleanly\n";
-  }
+  out << "  ended: " << ending_text(e) << "\n";
   if (e.dropped_events > 0 && e.long_run) {
     out << "  the collector fell behind: " << plural(e.dropped_events, "detail event was", "detail events were")
         << " shed";
@@ -290,6 +275,21 @@ void write_alarms(const std::vector<AlarmGroup>& groups, bool other, std::ostrea
 }
 
 }  // namespace
+
+std::string ending_text(const RunEnd& e) {
+  const StopKind k = stop_kind(e.stopped_by);
+  if (is_disk_full(e.stopped_by))
+    return disk_full_text(e) + "; the run went on untraced" +
+           (e.closed_cleanly ? "" : "; the trace was not closed cleanly either");
+  if (!e.closed_cleanly)
+    return "the trace was not closed: the program was killed or crashed; the last ~100 ms may be missing";
+  if (k == StopKind::normal) return "closed cleanly" + (e.stopped_by ? ", stopped by " + *e.stopped_by : "");
+  return "stopped by " + first_line(*e.stopped_by) +
+         (k == StopKind::signal    ? " (interrupted)"
+          : k == StopKind::failure ? " (the program failed)"
+                                   : "") +
+         "; the trace was closed cleanly";
+}
 
 void write_story(const TraceDb& db, std::ostream& out) {
   const RunEnd e = run_end(db);

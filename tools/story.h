@@ -63,6 +63,10 @@ struct RunEnd {
 };
 RunEnd run_end(const TraceDb& db);
 
+// How the trace ended, as the story's "ended: " line says it (closed_cleanly, stopped_by, disk_full): "closed
+// cleanly, stopped by exit", "the trace stopped at step 41: the disk was full (...); the run went on untraced", ...
+std::string ending_text(const RunEnd& e);
+
 void write_story(const TraceDb& db, std::ostream& out);
 
 }  // namespace gb::tools
