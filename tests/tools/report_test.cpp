@@ -9,7 +9,10 @@
 #include "long_run.h"
 #include "rank_traces.h"
 #include "synthetic_trace.h"
+#include "tools/check.h"
 #include "tools/merge.h"
+#include "traces/error.h"
+#include "traces/query/run_summary.h"
 #include "traces/temp_dir.h"
 #include "tools_test_util.h"
 
@@ -206,4 +209,57 @@ TEST_CASE("a trace without meta detail (version 4 and older) has no run summary 
   CHECK(r.find("run summary") == std::string::npos);
   CHECK(r.find("detail:") == std::string::npos);
   CHECK(has(r, "steps: 3 (from the steps table)\n"));
+}
+
+TEST_CASE("a long run's trace with damaged values: report, check and the run summary finish, never crash") {
+  // what fuzz/trace_fuzz.cpp does at random, here on purpose: NULLs, text, negative and extreme numbers in the
+  // summary columns, step_memory, detail_windows, the detail meta keys and the memory events of the windows
+  const std::vector<std::string> damages = {
+      "UPDATE steps SET data_ns = NULL, forward_ns = -1, backward_ns = 9223372036854775807, optimizer_ns = 'x'",
+      "UPDATE steps SET samples = 9223372036854775807, tokens = -9223372036854775808, grad_norm = 1e308",
+      "UPDATE steps SET start_ns = -9223372036854775808, end_ns = 9223372036854775807 WHERE step % 2 = 0",
+      "UPDATE steps SET step = -step - 1 WHERE step > 30; UPDATE steps SET loss = 'nan?', grad_norm = -1e308",
+      "UPDATE step_memory SET device = 9223372036854775807, allocated_peak = -9223372036854775808, "
+      "reserved_peak = 'big', activation_peak = 9223372036854775807",
+      "UPDATE detail_windows SET first_step = -9223372036854775808, last_step = 9223372036854775807 WHERE id = 1",
+      "UPDATE detail_windows SET first_step = 9223372036854775807, last_step = 9223372036854775807, reason = -1",
+      "UPDATE detail_windows SET start_ns = 9223372036854775807, end_ns = -9223372036854775808, reason = 99",
+      "INSERT INTO detail_windows VALUES (-5, -9223372036854775808, -9223372036854775808, 0, 0, 7), "
+      "(77, 9223372036854775806, 9223372036854775807, -1, 9223372036854775807, 3)",
+      "UPDATE meta SET value = '' WHERE key = 'detail'",
+      "UPDATE meta SET value = 'first=-1,every=,window=x' WHERE key = 'detail'",
+      "UPDATE meta SET value = '99999999999999999999999' WHERE key = 'dropped_events'; INSERT OR REPLACE INTO meta "
+      "VALUES ('shed_events.', '-5'), ('shed_events.span', '9223372036854775807'), ('stopped_by', 'disk full'), "
+      "('disk_full', 'step '), ('recorder_dumps', '-1'), ('events_outside_detail', 'lots')",
+      "INSERT OR REPLACE INTO meta VALUES ('disk_full', 'step : '), ('stopped_by', 'disk full'), "
+      "('dropped_events', '3')",
+      "UPDATE memory_events SET t_ns = -9223372036854775808, action = 7 WHERE id % 3 = 0; "
+      "UPDATE memory_events SET action = 8, addr = 9223372036854775807, device = -9223372036854775808 WHERE id % 3 = 1",
+      "UPDATE spans SET step = 9223372036854775807 WHERE id % 2 = 0; UPDATE spans SET step = -9223372036854775808 "
+      "WHERE id % 2 = 1",
+      "DELETE FROM steps; DELETE FROM step_memory",
+  };
+  for (const std::string& damage : damages) {
+    CAPTURE(damage);
+    TempDir tmp;
+    const std::string path = tmp.file("damaged.db");
+    long_run::write(path);
+    toolstest::run_sql(path, damage);
+    try {
+      const TraceDb db(path);
+      const RunSummary s = run_summary(db);
+      CHECK(s.steps >= 0);
+      (void)describe_windows(s.detail);
+      std::ostringstream out;
+      write_report(db, ReportOptions{}, out);
+      CHECK(has(out.str(), "run: "));
+      const CheckResult c = check_trace(db);
+      std::ostringstream check_out;
+      write_check(c, path, check_out);
+      CHECK_FALSE(check_out.str().empty());
+    } catch (const gb::trace::Error& e) {  // a refusal is fine; it must say what is wrong
+      MESSAGE(e.what());
+      CHECK(std::string(e.what()).rfind("glassbox", 0) == 0);
+    }
+  }
 }

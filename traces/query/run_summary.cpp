@@ -20,6 +20,14 @@ std::optional<std::int64_t> parse_int(std::string_view v) {
   return n;
 }
 
+// b - a (+ 1), saturated: a damaged file's extreme steps must not overflow.
+std::int64_t sat_sub(std::int64_t b, std::int64_t a, std::int64_t plus = 0) {
+  std::int64_t d = 0;
+  if (__builtin_sub_overflow(b, a, &d) || __builtin_add_overflow(d, plus, &d))
+    return b > a ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  return d;
+}
+
 std::string steps_text(std::int64_t first, std::int64_t last) {
   return first == last ? "step " + std::to_string(first)
                        : "steps " + std::to_string(first) + "-" + std::to_string(last);
@@ -208,10 +216,10 @@ std::vector<std::string> describe_windows(const DetailWindows& d) {
       std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
       std::vector<std::int64_t> gaps;
       for (std::size_t i = 0; i < ws.size(); ++i) {
-        const std::int64_t n = ws[i]->last_step - ws[i]->first_step + 1;  // detail.h keeps first <= last
+        const std::int64_t n = sat_sub(ws[i]->last_step, ws[i]->first_step, 1);  // detail.h keeps first <= last
         lo = std::min(lo, n);
         hi = std::max(hi, n);
-        if (i > 0) gaps.push_back(ws[i]->first_step - ws[i - 1]->first_step);
+        if (i > 0) gaps.push_back(sat_sub(ws[i]->first_step, ws[i - 1]->first_step));
       }
       line += std::to_string(ws.size()) + " windows of " +
               (lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi)) +
