@@ -252,6 +252,28 @@ TEST_CASE("a run still going: the caller's stop ends the watch; nothing is held 
   CHECK_FALSE(std::filesystem::exists(path + "-wal"));
 }
 
+TEST_CASE("a trace being created (a SQLite file without the schema yet) is retried until it is one") {
+  TempDir tmp;
+  const std::string path = tmp.file("creating.db");
+  toolstest::run_sql(path, "CREATE TABLE half (x INTEGER)");  // user_version 0: not a trace yet
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    long_run::write(path, {.steps = 10, .windows = {{0, 4, gb::trace::DetailReason::first}}, .anomalies = {}});
+  });
+  WatchOptions o;
+  o.every = 5;
+  o.wait_s = 10;
+  const auto started = Clock::now();
+  o.stop = [&] { return Clock::now() - started > std::chrono::seconds(20); };
+  WatchResult r;
+  const std::string text = watched(path, o, &r);
+  writer.join();
+  CHECK(r.end == WatchEnd::closed);
+  CHECK(r.steps == 10);
+  CHECK(has(text, "step 9  loss 0.4"));
+  CHECK(has(text, "ended: closed cleanly, stopped by exit\n"));
+}
+
 TEST_CASE("a trace that never appears: a clear error after --wait seconds") {
   TempDir tmp;
   const std::string path = tmp.file("never.db");
