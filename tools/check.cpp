@@ -49,7 +49,7 @@ void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
   if (f.count > 0) problems.push_back(std::move(f));
 }
 
-// Counts a row (and keeps its id as an example) when `bad` says so; the finding goes in when it counted any.
+// Counts a row (keeping its id as an example); into() adds the finding when it counted any.
 struct Tally {
   Finding f;
   void operator()(std::int64_t id) {
@@ -65,10 +65,15 @@ struct Tally {
 void check_detail(const TraceDb& db, std::vector<Finding>& p) {
   const std::optional<std::string> policy = db.reader().meta("detail");
   if (!policy) return;
-  if (!parse_detail_policy(*policy))
-    p.push_back({"meta detail '" + *policy + "' is neither 'full' nor 'first=F,every=N,window=W,recorder=M,recorder_mb=B'",
+  if (!parse_detail_policy(*policy)) {
+    std::string shown = policy->substr(0, 80);  // one line, whatever a damaged file holds
+    for (char& ch : shown)
+      if (ch == '\n' || ch == '\r') ch = ' ';
+    p.push_back({"meta detail '" + shown +
+                     "' is neither 'full' nor 'first=F,every=N,window=W,recorder=M,recorder_mb=B'",
                  0,
                  {}});
+  }
   rule(db, p, "detail_windows rows whose first_step is after their last_step",
        "SELECT id FROM detail_windows WHERE first_step > last_step ORDER BY id");
   rule(db, p, "detail_windows rows that overlap an earlier window (windows never overlap)", R"sql(
@@ -90,7 +95,8 @@ void check_detail(const TraceDb& db, std::vector<Finding>& p) {
     });
     t.into(p);
   };
-  outside("spans of a step outside every detail window", "SELECT id, step FROM spans WHERE step IS NOT NULL ORDER BY id");
+  outside("spans of a step outside every detail window",
+          "SELECT id, step FROM spans WHERE step IS NOT NULL ORDER BY id");
   outside("instants of a step outside every detail window",
           "SELECT id, step FROM instants WHERE step IS NOT NULL ORDER BY id");
   outside("op_details rows whose span's step is outside every detail window",
@@ -106,8 +112,7 @@ void check_detail(const TraceDb& db, std::vector<Finding>& p) {
   Tally mem{{"memory_events outside the time of every detail window (detail outside the detail windows)", 0, {}}};
   db.each("SELECT id, t_ns FROM memory_events ORDER BY id", [&](const Row& r) {
     const std::int64_t t = r.i64(1);
-    auto it = std::upper_bound(spans.begin(), spans.end(), t,
-                               [](std::int64_t x, const std::pair<std::int64_t, std::int64_t>& w) { return x < w.first; });
+    auto it = std::upper_bound(spans.begin(), spans.end(), t, [](std::int64_t x, const auto& w) { return x < w.first; });
     if (it == spans.begin() || std::prev(it)->second < t) mem(r.i64(0));
   });
   mem.into(p);

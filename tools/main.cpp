@@ -80,8 +80,9 @@ int main(int argc, char** argv) {
 
   CLI::App* report = app.add_subcommand("report",
                                         "the story of the run first (how it ended, out of memory, the first "
-                                        "NaN, alarms by kind), a long run's summary over every step, then run metadata, step times, the op table, "
-                                        "memory peaks, data-loader wait, anomalies");
+                                        "NaN, alarms by kind), a long run's summary over every step, then run "
+                                        "metadata, step times, the op table, memory peaks, data-loader wait, "
+                                        "anomalies");
   report->add_option("FILE", file, "the trace (.db)")->required();
   report->add_option("--sort", sort, "op table order")
       ->check(CLI::IsMember(names(gb::query::op_sort_names())))

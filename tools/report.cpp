@@ -30,7 +30,9 @@ std::string one_line(std::string s) {  // a message with newlines would break th
 
 namespace {
 
-std::string at_step(const std::string& value, std::int64_t step) { return value + " (step " + std::to_string(step) + ")"; }
+std::string at_step(const std::string& value, std::int64_t step) {
+  return value + " (step " + std::to_string(step) + ")";
+}
 
 std::string per_second(double v, const char* unit) {
   return format_fixed(v, v < 1000 ? 1 : 0) + " " + unit + "/s";

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
@@ -45,8 +45,8 @@ std::int64_t choose_every(double mean_ns) {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::int64_t kStepBatch = 1024;      // steps per statement: a poll's transactions stay short
-constexpr std::int64_t kMemoryBatch = 4096;    // step_memory rows per statement
+constexpr std::int64_t kStepBatch = 1024;    // steps per statement: a poll's transactions stay short
+constexpr std::int64_t kMemoryBatch = 4096;  // step_memory rows per statement
 constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::min();
 constexpr auto kStoppedGrace = std::chrono::seconds(3);  // stopped_by seen, closed_cleanly not yet: wait this long
 
@@ -67,19 +67,17 @@ struct Meta {
 
 Meta read_meta(const TraceDb& db) {
   Meta m;
+  const std::pair<std::string_view, std::optional<std::string> Meta::*> keys[] = {
+      {"command", &Meta::command},       {"host", &Meta::host},
+      {"detail", &Meta::detail},         {"closed_cleanly", &Meta::closed_cleanly},
+      {"stopped_by", &Meta::stopped_by}, {"pid", &Meta::pid},
+      {"disk_full", &Meta::disk_full}};
   db.each(
       "SELECT key, value FROM meta WHERE key IN ('command', 'host', 'detail', 'closed_cleanly', 'stopped_by', 'pid', "
       "'disk_full')",
       [&](const Row& r) {
-        const std::string_view k = r.text(0);
-        std::string v(r.text(1));
-        if (k == "command") m.command = v;
-        else if (k == "host") m.host = v;
-        else if (k == "detail") m.detail = v;
-        else if (k == "closed_cleanly") m.closed_cleanly = v;
-        else if (k == "stopped_by") m.stopped_by = v;
-        else if (k == "pid") m.pid = v;
-        else if (k == "disk_full") m.disk_full = v;
+        for (const auto& [key, member] : keys)
+          if (r.text(0) == key) m.*member = std::string(r.text(1));
       });
   return m;
 }
@@ -138,8 +136,8 @@ class Watcher {
           if (!ever_opened)
             throw gb::trace::Error("glassbox: watch: '" + path_ + "' did not become a readable trace within " + secs +
                                    " s (--wait): " + strip(error) + "; start the training first, or wait longer");
-          throw gb::trace::Error("glassbox: watch: '" + path_ + "' could not be read for " + secs + " s: " +
-                                 strip(error));
+          throw gb::trace::Error("glassbox: watch: '" + path_ + "' could not be read for " + secs +
+                                 " s: " + strip(error));
         }
         std::this_thread::sleep_for(o_.poll);
         continue;
@@ -228,12 +226,12 @@ class Watcher {
             [&](const Row& r) {
               window_id_ = r.i64(0);
               const std::int64_t first = r.i64(1), last = r.i64(2);
-              windows_.emplace(last, "detail: " +
-                                         (first == last ? "step " + std::to_string(first)
-                                                        : "steps " + std::to_string(first) + "-" + std::to_string(last)) +
-                                         " written (" +
-                                         std::string(gb::trace::name(static_cast<gb::trace::DetailReason>(r.i64(3)))) +
-                                         ")");
+              windows_.emplace(last,
+                               "detail: " +
+                                   (first == last ? "step " + std::to_string(first)
+                                                  : "steps " + std::to_string(first) + "-" + std::to_string(last)) +
+                                   " written (" +
+                                   std::string(gb::trace::name(static_cast<gb::trace::DetailReason>(r.i64(3)))) + ")");
             });
     for (;;) {
       std::vector<StepRow> batch;
@@ -357,8 +355,7 @@ class Watcher {
     out_ << "summary: " << s.steps << (s.steps == 1 ? " step" : " steps");
     if (s.steps > 0)
       out_ << " in " << format_time(s.step_time.total) << " (mean " << format_time(s.step_time.mean) << ")";
-    if (s.loss)
-      out_ << ", loss " << format_number(s.loss->first.value) << " -> " << format_number(s.loss->last.value);
+    if (s.loss) out_ << ", loss " << format_number(s.loss->first.value) << " -> " << format_number(s.loss->last.value);
     if (s.tokens_per_s)
       out_ << ", " << format_fixed(*s.tokens_per_s, 0) << " tokens/s";
     else if (s.samples_per_s)

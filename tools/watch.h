@@ -37,11 +37,11 @@
 namespace gb::tools {
 
 struct WatchOptions {
-  std::int64_t every = 0;                                        // a line every N steps; 0: choose_every
-  double wait_s = 60;                                            // for the file to become a readable trace
-  bool tail = false;                                             // start at the current step
+  std::int64_t every = 0;  // a line every N steps; 0: choose_every
+  double wait_s = 60;      // for the file to become a readable trace
+  bool tail = false;       // start at the current step
   std::chrono::milliseconds poll = std::chrono::milliseconds(250);
-  std::function<bool()> stop;                                    // asked before each poll: true ends the watch
+  std::function<bool()> stop;  // asked before each poll: true ends the watch
 };
 
 enum class WatchEnd { closed, stopped, died, stopped_by_caller };

@@ -12,9 +12,9 @@
 // in. A window's row is written when its last step is. Anomalies: a loss_spike warning at each step of `anomalies`.
 #pragma once
 
+#include <unistd.h>
 #include <cstdint>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "traces/records.h"
@@ -100,9 +100,8 @@ class Run {
   }
 
   void anomaly(std::int64_t s, const std::string& message) {
-    w_.add(AnomalyRecord{++anomalies_, s * o_.step_ns + o_.step_ns / 2, s, AnomalyKind::loss_spike,
-                         Severity::warning, std::nullopt, std::nullopt, std::nullopt, std::nullopt, 9.5, message,
-                         std::nullopt});
+    w_.add(AnomalyRecord{++anomalies_, s * o_.step_ns + o_.step_ns / 2, s, AnomalyKind::loss_spike, Severity::warning,
+                         std::nullopt, std::nullopt, std::nullopt, std::nullopt, 9.5, message, std::nullopt});
   }
 
   void finish(const char* stopped_by = "exit") {

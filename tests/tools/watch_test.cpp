@@ -15,9 +15,9 @@
 
 #include "long_run.h"
 #include "synthetic_trace.h"
+#include "tools_test_util.h"
 #include "traces/error.h"
 #include "traces/temp_dir.h"
-#include "tools_test_util.h"
 
 using namespace gb::tools;
 using toolstest::has;
@@ -73,7 +73,8 @@ std::string watched(const std::string& path, WatchOptions o, WatchResult* result
 
 }  // namespace
 
-TEST_CASE("a run being written: a line every 10 steps, the anomaly and windows as they come, within 1.5 s, then the end") {
+TEST_CASE(
+    "a run being written: a line every 10 steps, the anomaly and windows as they come, within 1.5 s, then the end") {
   TempDir tmp;
   const std::string path = tmp.file("live.db");
   std::mutex m;
@@ -113,18 +114,21 @@ TEST_CASE("a run being written: a line every 10 steps, the anomaly and windows a
   CHECK(r.anomalies == 1);
   CHECK(r.every == 10);
   CHECK(text.rfind("watching " + path + ": ./train_long --steps 150 on ", 0) == 0);
-  CHECK(has(text, " (pid " + std::to_string(::getpid()) + "); detail first=5,every=20,window=2,recorder=3,"
-                  "recorder_mb=8\n"));
+  CHECK(has(text, " (pid " + std::to_string(::getpid()) +
+                      "); detail first=5,every=20,window=2,recorder=3,"
+                      "recorder_mb=8\n"));
   int step_lines = 0;
   for (const auto& [when, line] : lines.lines()) step_lines += line.rfind("step ", 0) == 0;
   CHECK(step_lines == 15);  // steps 9, 19, ..., 149
-  CHECK(has(text, "step 99  loss 0.04  10.000ms/step  3200 samples/s  grad norm 4  peak allocated cpu 256 B, cuda:0 "
-                  "1.94 KiB\n"));
+  CHECK(has(text,
+            "step 99  loss 0.04  10.000ms/step  3200 samples/s  grad norm 4  peak allocated cpu 256 B, cuda:0 "
+            "1.94 KiB\n"));
   CHECK(has(text, "detail: steps 0-4 written (first)\n"));
   CHECK(has(text, "detail: steps 100-101 written (periodic)\n"));
   CHECK(has(text, "detail: steps 147-149 written (end)\n"));
-  CHECK(has(text, "ended: closed cleanly, stopped by exit\nsummary: 150 steps in 1.500s (mean 10.000ms), loss 4 -> "
-                  "0.02667, 3200 samples/s, 1 anomaly, 12 steps with detail in 4 windows; glassbox report "));
+  CHECK(has(text,
+            "ended: closed cleanly, stopped by exit\nsummary: 150 steps in 1.500s (mean 10.000ms), loss 4 -> "
+            "0.02667, 3200 samples/s, 1 anomaly, 12 steps with detail in 4 windows; glassbox report "));
   const auto anomaly = lines.find("anomaly: warning loss_spike at step 60: ");
   const auto step59 = lines.find("step 59 "), step69 = lines.find("step 69 "), step99 = lines.find("step 99 ");
   REQUIRE(anomaly);
@@ -193,15 +197,17 @@ TEST_CASE("a trace on a full disk ends with the story's words; an old trace with
   o.every = 100;
   const std::string text = watched(path, o);
   CHECK(has(text, "step 41  loss 0.09524"));  // the last steps, fewer than 100
-  CHECK(has(text, "ended: the trace stopped at step 41: the disk was full (No space left on device); the run went "
-                  "on untraced\n"));
+  CHECK(has(text,
+            "ended: the trace stopped at step 41: the disk was full (No space left on device); the run went "
+            "on untraced\n"));
 
   const std::string old = tmp.file("old.db");
   synthetic::write(old);
   const std::string t = watched(old, o);
   CHECK(has(t, ": ./train_mlp --steps 3 on "));
-  CHECK(has(t, "; detail in every step (no detail policy); no pid recorded: a killed run cannot be told from a quiet "
-               "one (Ctrl-C ends the watch)\n"));
+  CHECK(has(t,
+            "; detail in every step (no detail policy); no pid recorded: a killed run cannot be told from a quiet "
+            "one (Ctrl-C ends the watch)\n"));
   CHECK(has(t, "anomaly: warning loss_spike at step 2: loss 9.5 is 4.1x its running mean\n"));
   CHECK(has(t, "step 2  loss 1.5  12.000ms/step\n"));  // no samples, no grad norm, no step_memory: left out
   CHECK(has(t, "summary: 3 steps in 36.000ms (mean 12.000ms), loss 2.5 -> 1.5, 1 anomaly; glassbox report "));
@@ -226,8 +232,9 @@ TEST_CASE("a run killed without closing its trace: the writer's pid is gone, the
   const std::string text = watched(path, o, &result);
   CHECK(result.end == WatchEnd::died);
   CHECK(has(text, "step 29  loss 0.1333"));
-  CHECK(has(text, "ended: the run ended without closing its trace (killed or crashed); the last ~100 ms may be "
-                  "missing\nsummary: 30 steps"));
+  CHECK(has(text,
+            "ended: the run ended without closing its trace (killed or crashed); the last ~100 ms may be "
+            "missing\nsummary: 30 steps"));
 }
 
 TEST_CASE("a run still going: the caller's stop ends the watch; nothing is held between polls") {
@@ -292,8 +299,8 @@ TEST_CASE("a trace that never appears: a clear error after --wait seconds") {
     error = e.what();
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  CHECK(error == "glassbox: watch: '" + path + "' did not become a readable trace within 1 s (--wait): trace '" +
-                     path + "' does not exist; check the path; start the training first, or wait longer");
+  CHECK(error == "glassbox: watch: '" + path + "' did not become a readable trace within 1 s (--wait): trace '" + path +
+                     "' does not exist; check the path; start the training first, or wait longer");
   CHECK(seconds >= 0.9);
   CHECK(seconds < 5.0);  // 1 s and a poll, with room for a loaded machine
 }

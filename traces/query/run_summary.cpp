@@ -46,7 +46,10 @@ std::optional<DetailPolicy> parse_detail_policy(std::string_view text) {
     std::int64_t* into;
     bool seen = false;
   };
-  Key keys[] = {{"first", &p.first}, {"every", &p.every}, {"window", &p.window}, {"recorder", &p.recorder},
+  Key keys[] = {{"first", &p.first},
+                {"every", &p.every},
+                {"window", &p.window},
+                {"recorder", &p.recorder},
                 {"recorder_mb", &p.recorder_mb}};
   while (!text.empty()) {
     const std::size_t comma = text.find(',');
@@ -154,7 +157,8 @@ RunSummary run_summary(const TraceDb& db) {
       "activation_peak, optimizer_state_peak, temporary_peak, input_peak, autograd_detail_peak FROM step_memory",
       [&](const Row& r) {
         const std::int64_t step = r.i64(0);
-        const int device = static_cast<int>(std::clamp<std::int64_t>(r.i64(1), std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+        const int device = static_cast<int>(
+            std::clamp<std::int64_t>(r.i64(1), std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
         auto [it, fresh] = devices.try_emplace(device);
         DeviceStepMemory& d = it->second;
         d.device = device;

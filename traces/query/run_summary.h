@@ -46,7 +46,7 @@ struct AtStep {
   std::int64_t step = 0;
 };
 
-struct Phases {  // nanoseconds as doubles: sums of a damaged file's huge values must not overflow
+struct Phases {            // nanoseconds as doubles: sums of a damaged file's huge values must not overflow
   std::int64_t steps = 0;  // steps that have all four columns
   double total_ns = 0;     // their durations, summed
   double data_ns = 0, forward_ns = 0, backward_ns = 0, optimizer_ns = 0;
@@ -84,19 +84,19 @@ std::optional<DetailPolicy> parse_detail_policy(std::string_view text);
 
 struct RunSummary {
   std::int64_t steps = 0;
-  Summary step_time;                 // of end_ns - start_ns (steps.h summarize)
+  Summary step_time;  // of end_ns - start_ns (steps.h summarize)
   std::int64_t first_step = 0, last_step = 0;
-  std::optional<Phases> phases;      // none: no step has the four columns
-  double samples = 0, tokens = 0;                         // summed over the steps that have them
-  std::int64_t samples_steps = 0, tokens_steps = 0;       // steps that have them
-  std::optional<double> samples_per_s, tokens_per_s;      // none: unknown
+  std::optional<Phases> phases;                       // none: no step has the four columns
+  double samples = 0, tokens = 0;                     // summed over the steps that have them
+  std::int64_t samples_steps = 0, tokens_steps = 0;   // steps that have them
+  std::optional<double> samples_per_s, tokens_per_s;  // none: unknown
   std::optional<LossSummary> loss;
   std::optional<GradNormSummary> grad_norm;
   std::vector<DeviceStepMemory> memory;  // by device; empty: no step_memory rows (unknown)
 
-  DetailWindows detail;                                      // detail.h's rule
+  DetailWindows detail;  // detail.h's rule
   std::array<std::int64_t, gb::trace::kDetailReasonNames.size()> windows_by_reason{};
-  std::int64_t steps_with_detail = 0;                        // = steps when every step has its detail
+  std::int64_t steps_with_detail = 0;  // = steps when every step has its detail
   std::optional<std::int64_t> events_outside_detail, recorder_dumps, dropped_events;
   std::vector<std::pair<std::string, std::int64_t>> shed_by_kind;  // meta shed_events.<kind>, by kind name
 

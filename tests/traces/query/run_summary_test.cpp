@@ -68,7 +68,7 @@ TEST_CASE("a long run: step times, phases, throughput, loss, grad norm, memory a
   CHECK(s.samples_steps == 60);
   REQUIRE(s.samples_per_s);
   CHECK(*s.samples_per_s == doctest::Approx(1920 / 0.6));  // 32 samples per 10 ms
-  CHECK_FALSE(s.tokens_per_s);                              // no step said its tokens: unknown, not 0
+  CHECK_FALSE(s.tokens_per_s);                             // no step said its tokens: unknown, not 0
   CHECK(s.tokens_steps == 0);
 
   REQUIRE(s.loss);
