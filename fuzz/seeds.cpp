@@ -1,5 +1,6 @@
 // fuzz/seeds.cpp — fuzz_seeds DIR: the fuzzers' starting corpus, written by glassbox itself (nothing downloaded, no
-// binary files in the repository): DIR/trace (a one-step synthetic trace), DIR/checkpoint (a safetensors state
+// binary files in the repository): DIR/trace (a one-step synthetic trace, and a long run's: schema version 5's
+// summary columns, step_memory, detail windows with resume/live memory events, shed and disk-full meta), DIR/checkpoint (a safetensors state
 // dict), DIR/dataset (an IDX file and a CSV file), DIR/image (a PNG, a BMP and a PGM, written with stb_image_write),
 // DIR/config (GLASSBOX_ALLOC_CONF and GLASSBOX_ANOMALY_CONF values). Each fuzzer mutates from its folder.
 #include <glassbox/glassbox.h>
@@ -12,8 +13,98 @@
 #include <stb/stb_image_write.h>
 
 #include "tools/synth.h"
+#include "traces/writer.h"
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A long run's trace, small: 6 steps of 10 ms, detail in steps 0-1 (first) and 4-5 (end), every summary row.
+void write_long_run(const std::string& path) {
+  using namespace gb::trace;
+  Writer w(path);
+  w.set_meta("detail", "first=2,every=100,window=2,recorder=2,recorder_mb=8");
+  w.set_meta("pid", "1");
+  w.set_meta("dropped_events", "3");
+  w.set_meta("shed_events.span", "3");
+  w.set_meta("events_outside_detail", "40");
+  w.set_meta("recorder_dumps", "1");
+  w.set_meta("stopped_by", "disk full");
+  w.set_meta("disk_full", "step 5: No space left on device");
+  w.add(ThreadRecord{1, 100, "main", ThreadRole::main, std::nullopt});
+  const Id op = w.intern("mm");
+  constexpr std::int64_t kStep = 10'000'000;
+  std::int64_t span = 0, event = 0;
+  for (std::int64_t s = 0; s < 6; ++s) {
+    StepRecord r;
+    r.step = s;
+    r.start_ns = s * kStep;
+    r.end_ns = (s + 1) * kStep;
+    r.loss = 1.0 / static_cast<double>(s + 1);
+    r.data_ns = 1'000'000;
+    r.forward_ns = 3'000'000;
+    r.backward_ns = 4'000'000;
+    r.optimizer_ns = 2'000'000;
+    r.samples = 32;
+    r.grad_norm = 0.5;
+    w.add(r);
+    StepMemoryRecord m;
+    m.step = s;
+    m.device = 0;
+    m.allocated_peak = m.activation_peak = 4096 + s;
+    m.reserved_peak = 8192;
+    w.add(m);
+    if (s == 2 || s == 3) continue;  // no detail
+    if (s == 4) {  // the end window resumes: what was live then
+      MemoryEventRecord e;
+      e.id = ++event;
+      e.t_ns = s * kStep;
+      e.action = MemAction::resume;
+      e.device = 0;
+      w.add(e);
+      e.id = ++event;
+      e.action = MemAction::live;
+      e.addr = 0x1000;
+      e.size = 512;
+      w.add(e);
+    }
+    SpanRecord sp;
+    sp.id = span_id(1, ++span);
+    sp.name_id = op;
+    sp.thread_id = 1;
+    sp.start_ns = s * kStep + 1000;
+    sp.end_ns = s * kStep + 5000;
+    sp.step = s;
+    w.add(sp);
+    w.add(OpDetailsRecord{sp.id, std::nullopt, std::nullopt, 0, 128, 64});
+    MemoryEventRecord a;
+    a.id = ++event;
+    a.t_ns = s * kStep + 2000;
+    a.action = MemAction::alloc;
+    a.device = 0;
+    a.addr = 0x2000;
+    a.size = 64;
+    a.category = MemCategory::activation;
+    w.add(a);
+    a.id = ++event;
+    a.t_ns = s * kStep + 4000;
+    a.action = MemAction::free;
+    w.add(a);
+    if (s == 1 || s == 5) {
+      DetailWindowRecord d;
+      d.id = s == 1 ? 1 : 2;
+      d.first_step = s - 1;
+      d.last_step = s;
+      d.start_ns = (s - 1) * kStep;
+      d.end_ns = (s + 1) * kStep;
+      d.reason = s == 1 ? DetailReason::first : DetailReason::end;
+      w.add(d);
+    }
+  }
+  w.close();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -26,6 +117,8 @@ int main(int argc, char** argv) {
   fs::remove(dir / "trace" / "synth.db");
   gb::tools::write_synthetic_trace((dir / "trace" / "synth.db").string(),
                                    {.steps = 1, .layers = 1, .ops_per_layer = 1, .workers = 1, .batch = 4, .width = 4});
+  fs::remove(dir / "trace" / "long_run.db");
+  write_long_run((dir / "trace" / "long_run.db").string());
 
   gb::manual_seed(0);
   gb::StateDict sd;

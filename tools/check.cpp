@@ -1,11 +1,15 @@
 // tools/check.cpp — one SQL query per rule (the offending ids), plus one replay of the allocator events.
 #include "tools/check.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
 
+#include "traces/query/detail.h"
 #include "traces/query/memory_replay.h"
+#include "traces/query/run_summary.h"
+#include "tools/story.h"
 #include "traces/records.h"
 
 namespace gb::tools {
@@ -26,13 +30,16 @@ void rule(const TraceDb& db, std::vector<Finding>& into, std::string what, const
   if (f.count > 0) into.push_back(std::move(f));
 }
 
-// Replays alloc/free per device in time order (memory_replay.h): a free must find a live block.
+// Replays alloc/free per device in time order (memory_replay.h), with resume/live (a long run's detail resuming
+// after a gap says what was live then): a free must find a live block.
 void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
+  using gb::trace::MemAction;
   Finding f{"memory_events frees with no live alloc at that (device, addr)", 0, {}};
   std::map<std::int64_t, MemoryReplay<>> replays;
   db.each(
-      "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2) ORDER BY device, t_ns, id",
-      {static_cast<std::int64_t>(gb::trace::MemAction::alloc), static_cast<std::int64_t>(gb::trace::MemAction::free)},
+      "SELECT id, action, device, addr FROM memory_events WHERE action IN (?1, ?2, ?3, ?4) ORDER BY device, t_ns, id",
+      {static_cast<std::int64_t>(MemAction::alloc), static_cast<std::int64_t>(MemAction::free),
+       static_cast<std::int64_t>(MemAction::resume), static_cast<std::int64_t>(MemAction::live)},
       [&](const Row& r) {
         if (!replays[r.i64(2)].apply(mem_action(r.i64(1)), r.i64(3), 0, gb::trace::MemCategory::unknown)) {
           if (f.examples.size() < kExamples) f.examples.push_back(r.i64(0));
@@ -40,6 +47,75 @@ void check_frees(const TraceDb& db, std::vector<Finding>& problems) {
         }
       });
   if (f.count > 0) problems.push_back(std::move(f));
+}
+
+// Counts a row (keeping its id as an example); into() adds the finding when it counted any.
+struct Tally {
+  Finding f;
+  void operator()(std::int64_t id) {
+    if (f.examples.size() < kExamples) f.examples.push_back(id);
+    ++f.count;
+  }
+  void into(std::vector<Finding>& v) {
+    if (f.count > 0) v.push_back(std::move(f));
+  }
+};
+
+// A long run's trace (meta detail): its windows are sound, and its detail rows lie inside them (detail.h's rule).
+void check_detail(const TraceDb& db, std::vector<Finding>& p) {
+  const std::optional<std::string> policy = db.reader().meta("detail");
+  if (!policy) return;
+  if (!parse_detail_policy(*policy)) {
+    std::string shown = policy->substr(0, 80);  // one line, whatever a damaged file holds
+    for (char& ch : shown)
+      if (ch == '\n' || ch == '\r') ch = ' ';
+    p.push_back({"meta detail '" + shown +
+                     "' is neither 'full' nor 'first=F,every=N,window=W,recorder=M,recorder_mb=B'",
+                 0,
+                 {}});
+  }
+  rule(db, p, "detail_windows rows whose first_step is after their last_step",
+       "SELECT id FROM detail_windows WHERE first_step > last_step ORDER BY id");
+  rule(db, p, "detail_windows rows that overlap an earlier window (windows never overlap)", R"sql(
+    SELECT id FROM (SELECT id, first_step, max(last_step) OVER (ORDER BY first_step, id ROWS BETWEEN UNBOUNDED
+                    PRECEDING AND 1 PRECEDING) AS before FROM detail_windows WHERE first_step <= last_step)
+    WHERE first_step <= before ORDER BY id)sql");
+  rule(db, p,
+       "detail_windows rows of an unknown reason (reasons are 0.." +
+           std::to_string(gb::trace::kDetailReasonNames.size() - 1) + ")",
+       ("SELECT id FROM detail_windows WHERE reason < 0 OR reason >= " +
+        std::to_string(gb::trace::kDetailReasonNames.size()) + " ORDER BY id")
+           .c_str());
+
+  const DetailWindows d = detail_windows(db);
+  auto outside = [&](const char* what, const char* sql) {
+    Tally t{{std::string(what) + " (detail outside the detail windows)", 0, {}}};
+    db.each(sql, [&](const Row& r) {
+      if (!d.has_detail(r.i64(1))) t(r.i64(0));
+    });
+    t.into(p);
+  };
+  outside("spans of a step outside every detail window",
+          "SELECT id, step FROM spans WHERE step IS NOT NULL ORDER BY id");
+  outside("instants of a step outside every detail window",
+          "SELECT id, step FROM instants WHERE step IS NOT NULL ORDER BY id");
+  outside("op_details rows whose span's step is outside every detail window",
+          "SELECT o.span_id, s.step FROM op_details o JOIN spans s ON s.id = o.span_id WHERE s.step IS NOT NULL "
+          "ORDER BY o.span_id");
+
+  // memory_events have no step: their time must lie in [start_ns, end_ns] of a window (the resume and live rows that
+  // open a window sit at its start_ns). Windows by start, each with the latest end up to it.
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;  // start_ns, the largest end_ns of the windows up to it
+  for (const gb::trace::DetailWindowRecord& w : d.windows) spans.emplace_back(w.start_ns, w.end_ns);
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i) spans[i].second = std::max(spans[i].second, spans[i - 1].second);
+  Tally mem{{"memory_events outside the time of every detail window (detail outside the detail windows)", 0, {}}};
+  db.each("SELECT id, t_ns FROM memory_events ORDER BY id", [&](const Row& r) {
+    const std::int64_t t = r.i64(1);
+    auto it = std::upper_bound(spans.begin(), spans.end(), t, [](std::int64_t x, const auto& w) { return x < w.first; });
+    if (it == spans.begin() || std::prev(it)->second < t) mem(r.i64(0));
+  });
+  mem.into(p);
 }
 
 }  // namespace
@@ -113,6 +189,9 @@ CheckResult check_trace(const TraceDb& db) {
            .c_str());
   rule(db, p, "anomalies of an unknown severity (0 info, 1 warning, 2 error)",
        "SELECT id FROM anomalies WHERE severity NOT IN (0, 1, 2) ORDER BY id");
+  rule(db, p, "step_memory rows of a step that has no steps row (rowids)",
+       "SELECT rowid FROM step_memory WHERE step NOT IN (SELECT step FROM steps) ORDER BY rowid");
+  check_detail(db, p);
 
   auto& n = c.notes;
   rule(db, n,
@@ -129,7 +208,24 @@ CheckResult check_trace(const TraceDb& db) {
          "its last ~100 ms may be missing",
          0,
          {}});
-  if (std::optional<std::int64_t> dropped = db.meta_int("dropped_events"); dropped && *dropped > 0)
+  if (is_disk_full(db.reader().meta("stopped_by"))) {
+    const std::optional<std::string> where = db.reader().meta("disk_full");
+    n.push_back({"the trace stopped on a full disk (meta stopped_by = disk full" +
+                     (where ? "; disk_full: " + *where : std::string()) +
+                     "): the run went on untraced, its later steps are not in the file",
+                 0,
+                 {}});
+  }
+  const bool long_run = db.reader().meta("detail").has_value();
+  if (std::optional<std::int64_t> dropped = db.meta_int("dropped_events"); dropped && *dropped > 0 && long_run) {
+    std::string kinds;
+    for (const auto& [kind, count] : shed_events(db))
+      kinds += (kinds.empty() ? "; by kind: " : ", ") + kind + " " + std::to_string(count);
+    n.push_back({"detail events were shed because the collector fell behind (meta dropped_events" + kinds +
+                     "); every step's summary arrived",
+                 *dropped,
+                 {}});
+  } else if (dropped && *dropped > 0)
     n.push_back(
         {"events were dropped because a ring was full (meta dropped_events); raise the ring size or use "
          "the blocking mode",

@@ -1,7 +1,7 @@
 // tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, merge,
-// synth, env), or runs the viewer (view).
+// synth, env, watch), or runs the viewer (view).
 //
-// Exit codes: 0 done; 1 `check` found problems, or `env` found CUDA not available; 2 a file could not be read or
+// Exit codes: 0 done (`watch`: the run ended); 1 `check` found problems, or `env` found CUDA not available; 2 a file could not be read or
 // written (one line on stderr, "glassbox: ..."); 3 `report --fail-on SEVERITY` found anomalies that severe; CLI11's
 // codes for bad arguments.
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@
 #include "tools/merge.h"
 #include "tools/report.h"
 #include "tools/synth.h"
+#include "tools/watch.h"
 #include "traces/query/diff.h"
 #include "traces/query/op_table.h"
 #include "traces/query/trace_db.h"
@@ -79,8 +80,9 @@ int main(int argc, char** argv) {
 
   CLI::App* report = app.add_subcommand("report",
                                         "the story of the run first (how it ended, out of memory, the first "
-                                        "NaN, alarms by kind), then run metadata, step times, the op table, "
-                                        "memory peaks, data-loader wait, anomalies");
+                                        "NaN, alarms by kind), a long run's summary over every step, then run "
+                                        "metadata, step times, the op table, memory peaks, data-loader wait, "
+                                        "anomalies");
   report->add_option("FILE", file, "the trace (.db)")->required();
   report->add_option("--sort", sort, "op table order")
       ->check(CLI::IsMember(names(gb::query::op_sort_names())))
@@ -144,12 +146,38 @@ int main(int argc, char** argv) {
       ->required();
   merge->add_option("-o,--output", merge_out, "the merged trace to write (.db; replaced)")->required();
 
+  gb::tools::WatchOptions wo;
+  bool from_start = false;
+  CLI::App* watch = app.add_subcommand("watch",
+                                       "follow a trace while the training writes it: a line every N steps (loss, "
+                                       "step time, throughput, grad norm, peak memory), each anomaly and detail "
+                                       "window as it comes; ends when the run ends");
+  watch->add_option("FILE", file, "the trace (.db); it may not exist yet")->required();
+  watch->add_option("--every", wo.every, "a line every N steps (default: about every 2 s of training)")
+      ->check(CLI::PositiveNumber);
+  watch->add_option("--wait", wo.wait_s, "seconds to wait for the file to become a readable trace")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  CLI::Option* tail = watch->add_flag("--tail", wo.tail, "start at the step the trace has reached");
+  watch->add_flag("--from-start", from_start, "print the trace's lines from its first step (the default)")
+      ->excludes(tail);
+
   std::vector<std::string> view_args;
   CLI::App* view = app.add_subcommand("view", "open a trace in the desktop viewer (glassbox-viewer FILE [options])");
   view->prefix_command();  // everything after `view` goes to glassbox-viewer as is
 
   CLI11_PARSE(app, argc, argv);
   if (*view) return exec_viewer(view->remaining());
+
+  if (*watch) {  // streams its lines as they come (the other subcommands print whole at the end)
+    try {
+      gb::tools::watch_trace(file, wo, std::cout);
+      return 0;
+    } catch (const std::exception& e) {
+      std::cout << std::flush;
+      return fail(e);
+    }
+  }
 
   try {
     std::ostringstream out;  // printed whole at the end, so a failure prints one error line and nothing else

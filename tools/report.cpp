@@ -12,6 +12,7 @@
 #include "traces/query/format.h"
 #include "traces/query/memory.h"
 #include "traces/query/ranks.h"
+#include "traces/query/run_summary.h"
 #include "traces/query/steps.h"
 #include "traces/schema.h"
 
@@ -24,6 +25,139 @@ std::string one_line(std::string s) {  // a message with newlines would break th
   for (char& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   return s;
+}
+}  // namespace
+
+namespace {
+
+std::string at_step(const std::string& value, std::int64_t step) {
+  return value + " (step " + std::to_string(step) + ")";
+}
+
+std::string per_second(double v, const char* unit) {
+  return format_fixed(v, v < 1000 ? 1 : 0) + " " + unit + "/s";
+}
+
+// "N of M steps" with a share when both are known.
+std::string of_steps(std::int64_t n, std::int64_t total) {
+  return std::to_string(n) + " of " + std::to_string(total) + (total == 1 ? " step" : " steps");
+}
+
+void summary_row(const char* label, const std::string& text, std::ostream& out) {
+  out << "  " << label << std::string(12 - std::string_view(label).size(), ' ') << text << "\n";
+}
+
+}  // namespace
+
+void write_run_summary_section(const TraceDb& db, std::ostream& out) {
+  if (!db.reader().meta("detail")) return;
+  const RunSummary s = run_summary(db);
+  out << "run summary: " << s.steps << (s.steps == 1 ? " step" : " steps");
+  if (s.steps > 0) out << " (" << s.first_step << "-" << s.last_step << ")";
+  out << ", every one summarised; detail policy " << (s.detail.policy.empty() ? "(empty)" : s.detail.policy) << "\n";
+  if (s.steps == 0) {
+    out << "  no steps rows: nothing to summarise\n\n";
+    return;
+  }
+  const Summary& t = s.step_time;
+  summary_row("step time", "mean " + format_time(t.mean) + ", median " + format_time(t.median) + ", p90 " +
+                               format_time(t.p90) + ", min " + format_time(t.min) + ", max " + format_time(t.max) +
+                               ", std " + format_time(t.std),
+              out);
+  if (s.phases) {
+    const Phases& p = *s.phases;
+    summary_row("phases", "data " + format_share(p.data_ns, p.total_ns) + ", forward " +
+                              format_share(p.forward_ns, p.total_ns) + ", backward " +
+                              format_share(p.backward_ns, p.total_ns) + ", optimizer " +
+                              format_share(p.optimizer_ns, p.total_ns) + " of " + format_time(p.total_ns) + " (" +
+                              (p.steps == s.steps ? "every step" : of_steps(p.steps, s.steps) + " timed") + ")",
+                out);
+  } else {
+    summary_row("phases", "unknown: no step has its data/forward/backward/optimizer times", out);
+  }
+  std::string tput;
+  if (s.tokens_per_s)
+    tput = per_second(*s.tokens_per_s, "tokens") +
+           (s.tokens_steps == s.steps ? "" : " (over the " + of_steps(s.tokens_steps, s.steps) + " that say them)");
+  if (s.samples_per_s)
+    tput += (tput.empty() ? "" : "; ") + per_second(*s.samples_per_s, "samples") +
+            (s.samples_steps == s.steps ? "" : " (over the " + of_steps(s.samples_steps, s.steps) + " that say them)");
+  summary_row("throughput", tput.empty() ? "unknown: no step says its samples or tokens" : tput, out);
+  if (s.loss) {
+    const LossSummary& l = *s.loss;
+    summary_row("loss",
+                "first " + at_step(format_number(l.first.value), l.first.step) + ", last " +
+                    at_step(format_number(l.last.value), l.last.step) + ", min " +
+                    at_step(format_number(l.min.value), l.min.step) + ", median of the last " +
+                    (l.tail_steps == 1 ? std::string("step ") : std::to_string(l.tail_steps) + " steps ") +
+                    format_number(l.tail_median),
+                out);
+  } else {
+    summary_row("loss", "unknown: no step has a loss", out);
+  }
+  if (s.grad_norm)
+    summary_row("grad norm",
+                "median " + format_number(s.grad_norm->median) + ", max " +
+                    at_step(format_number(s.grad_norm->max.value), s.grad_norm->max.step) +
+                    (s.grad_norm->steps == s.steps ? "" : " (" + of_steps(s.grad_norm->steps, s.steps) + ")"),
+                out);
+  else
+    summary_row("grad norm", "unknown: no step has a grad_norm", out);
+  if (s.memory.empty()) {
+    summary_row("memory", "unknown: no step_memory rows", out);
+  } else {
+    summary_row("memory", "peaks over every step (step_memory)", out);
+    std::vector<std::vector<std::string>> rows, cats;
+    for (const DeviceStepMemory& d : s.memory) {
+      rows.push_back({device_name(d.device), format_bytes(d.allocated_peak), std::to_string(d.allocated_peak_step),
+                      format_bytes(d.reserved_peak), std::to_string(d.reserved_peak_step)});
+      for (int c = 0; c < gb::trace::kMemCategories; ++c)
+        if (const std::int64_t b = d.category_peaks[static_cast<std::size_t>(c)]; b > 0)
+          cats.push_back({device_name(d.device), std::string(gb::trace::kMemCategoryNames[static_cast<std::size_t>(c)]),
+                          format_bytes(b)});
+    }
+    out << format_table({"device", "allocated peak", "at step", "reserved peak", "at step"}, rows, 4);
+    if (!cats.empty()) out << format_table({"device", "category", "peak"}, cats, 4, "llr");
+  }
+  summary_row("detail", of_steps(s.steps_with_detail, s.steps) + " have detail, in " +
+                            std::to_string(s.detail.windows.size()) +
+                            (s.detail.windows.size() == 1 ? " window" : " windows"),
+              out);
+  for (const std::string& line : describe_windows(s.detail)) out << "    " << line << "\n";
+  if (s.events_outside_detail || s.recorder_dumps) {
+    out << "    ";
+    if (s.events_outside_detail)
+      out << *s.events_outside_detail << " events of steps without detail were read and not written";
+    if (s.events_outside_detail && s.recorder_dumps) out << "; ";
+    if (s.recorder_dumps)
+      out << "the flight recorder was written " << *s.recorder_dumps << (*s.recorder_dumps == 1 ? " time" : " times");
+    out << "\n";
+  }
+  if (s.dropped_events.value_or(0) > 0) {
+    std::string kinds;
+    for (const auto& [kind, n] : s.shed_by_kind) kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(n);
+    summary_row("shed", std::to_string(*s.dropped_events) + " detail events (" +
+                            (kinds.empty() ? std::string("no shed_events.<kind> keys") : "by kind: " + kinds) +
+                            "); every step's summary arrived",
+                out);
+  } else {
+    summary_row("shed", "nothing shed: every step's summary and every window's detail arrived", out);
+  }
+  out << "\n";
+}
+
+namespace {
+// Before the sections that read detail rows: which steps they cover.
+void write_detail_scope(const TraceDb& db, std::ostream& out) {
+  const DetailWindows d = detail_windows(db);
+  if (d.all()) return;
+  const std::int64_t steps = db.scalar("SELECT count(*) FROM steps"), with = d.steps_with_detail();
+  if (with >= steps)
+    out << "detail: every step has its detail (" << d.windows.size() << (d.windows.size() == 1 ? " window" : " windows")
+        << "): the sections below cover the whole run\n\n";
+  else
+    out << "detail: the sections below (ops, memory, data-loader) cover only the " << of_steps(with, steps)
+        << " with detail; the run summary above covers every step\n\n";
 }
 }  // namespace
 
@@ -205,9 +339,11 @@ void write_anomalies_section(const TraceDb& db, std::size_t limit, std::ostream&
 
 void write_report(const TraceDb& db, const ReportOptions& options, std::ostream& out) {
   write_story(db, out);
+  write_run_summary_section(db, out);
   write_run_section(db, out);
   write_steps_section(db, out);
   write_ranks_section(db, out);
+  write_detail_scope(db, out);
   write_ops_section(db, options, out);
   write_memory_section(db, out);
   write_dataloader_section(db, out);

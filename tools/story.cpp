@@ -9,6 +9,7 @@
 #include "traces/query/alarms.h"
 #include "traces/query/format.h"
 #include "traces/query/memory.h"
+#include "traces/query/run_summary.h"
 #include "traces/schema.h"
 
 namespace gb::tools {
@@ -24,6 +25,8 @@ StopKind stop_kind(const std::optional<std::string>& stopped_by) {
   if (stopped_by->starts_with("uncaught exception") || *stopped_by == "std::terminate") return StopKind::failure;
   return StopKind::other;
 }
+
+bool is_disk_full(const std::optional<std::string>& stopped_by) { return stopped_by == "disk full"; }
 
 namespace {
 
@@ -57,6 +60,9 @@ RunEnd run_end(const TraceDb& db) {
   e.closed_cleanly = r.meta("closed_cleanly") == "1";
   e.stopped_by = r.meta("stopped_by");
   e.dropped_events = db.meta_int("dropped_events").value_or(0);
+  e.disk_full = r.meta("disk_full");
+  e.long_run = r.meta("detail").has_value();
+  if (e.long_run) e.shed_by_kind = shed_events(db);
 
   std::vector<OomEvent> events;  // few: one per failed allocation
   db.each("SELECT t_ns, device, size, span_id FROM memory_events WHERE action = ?1 ORDER BY t_ns, id", {kOomAction},
@@ -115,21 +121,38 @@ std::string step_text(const OutOfMemory& o) {
   return "";
 }
 
-void write_ending(const RunEnd& e, std::ostream& out) {
-  out << "  ended: ";
-  const StopKind k = stop_kind(e.stopped_by);
-  if (!e.closed_cleanly) {
-    out << "the trace was not closed: the program was killed or crashed; the last ~100 ms may be missing\n";
-  } else if (k == StopKind::normal) {
-    out << "closed cleanly" << (e.stopped_by ? ", stopped by " + *e.stopped_by : "") << "\n";
-  } else {
-    out << "stopped by " << first_line(*e.stopped_by)
-        << (k == StopKind::signal    ? " (interrupted)"
-            : k == StopKind::failure ? " (the program failed)"
-                                     : "")
-        << "; the trace was closed cleanly\n";
+// "the trace stopped at step N: the disk was full (<error>)", from meta disk_full "step N: <error>".
+std::string disk_full_text(const RunEnd& e) {
+  std::string step, error = e.disk_full.value_or("");
+  if (error.starts_with("step ")) {
+    const std::size_t colon = error.find(": ");
+    step = error.substr(5, colon == std::string::npos ? std::string::npos : colon - 5);
+    error = colon == std::string::npos ? "" : error.substr(colon + 2);
   }
-  if (e.dropped_events > 0)
+  return "the trace stopped " + (step.empty() ? std::string("early") : "at step " + step) + ": the disk was full" +
+         (error.empty() ? "" : " (" + first_line(error) + ")");
+}
+
+std::string shed_text(const std::string& kind) {
+  if (kind == "span") return "spans";
+  if (kind == "instant") return "instants";
+  if (kind == "counter") return "counters";
+  if (kind == "memory_event") return "memory events";
+  if (kind == "graph") return "graph rows";
+  if (kind == "grad_stat") return "grad stats";
+  if (kind == "op_details") return "op details";
+  return kind;
+}
+
+void write_ending(const RunEnd& e, std::ostream& out) {
+  out << "  ended: " << ending_text(e) << "\n";
+  if (e.dropped_events > 0 && e.long_run) {
+    out << "  the collector fell behind: " << plural(e.dropped_events, "detail event was", "detail events were")
+        << " shed";
+    for (std::size_t i = 0; i < e.shed_by_kind.size(); ++i)
+      out << (i ? ", " : " (") << shed_text(e.shed_by_kind[i].first) << " " << e.shed_by_kind[i].second;
+    out << (e.shed_by_kind.empty() ? "" : ")") << "; every step's summary arrived\n";
+  } else if (e.dropped_events > 0)
     out << "  dropped events: " << e.dropped_events
         << " (rings were full: raise the ring size, or use the blocking mode); the trace misses them\n";
 }
@@ -253,6 +276,21 @@ void write_alarms(const std::vector<AlarmGroup>& groups, bool other, std::ostrea
 
 }  // namespace
 
+std::string ending_text(const RunEnd& e) {
+  const StopKind k = stop_kind(e.stopped_by);
+  if (is_disk_full(e.stopped_by))
+    return disk_full_text(e) + "; the run went on untraced" +
+           (e.closed_cleanly ? "" : "; the trace was not closed cleanly either");
+  if (!e.closed_cleanly)
+    return "the trace was not closed: the program was killed or crashed; the last ~100 ms may be missing";
+  if (k == StopKind::normal) return "closed cleanly" + (e.stopped_by ? ", stopped by " + *e.stopped_by : "");
+  return "stopped by " + first_line(*e.stopped_by) +
+         (k == StopKind::signal    ? " (interrupted)"
+          : k == StopKind::failure ? " (the program failed)"
+                                   : "") +
+         "; the trace was closed cleanly";
+}
+
 void write_story(const TraceDb& db, std::ostream& out) {
   const RunEnd e = run_end(db);
   const std::optional<FirstNonFinite> f = first_nonfinite(db);
@@ -270,6 +308,8 @@ void write_story(const TraceDb& db, std::ostream& out) {
     what.push_back("interrupted by " + e.stopped_by->substr(7));
   else if (stop == StopKind::failure)
     what.push_back("failed with an uncaught exception");
+  else if (is_disk_full(e.stopped_by))
+    what.push_back(disk_full_text(e));
   else if (stop == StopKind::other)
     what.push_back("stopped by " + first_line(*e.stopped_by));
   if (f) what.push_back("non-finite values" + (f->step ? " from step " + std::to_string(*f->step) : std::string()));
@@ -278,7 +318,9 @@ void write_story(const TraceDb& db, std::ostream& out) {
   if (alarms > 0)
     what.push_back(plural(alarms, f ? "other alarm" : "alarm", f ? "other alarms" : "alarms") + " of " +
                    plural(static_cast<std::int64_t>(groups.size()), "kind", "kinds"));
-  if (e.dropped_events > 0) what.push_back(plural(e.dropped_events, "event dropped", "events dropped"));
+  if (e.dropped_events > 0)
+    what.push_back(e.long_run ? plural(e.dropped_events, "detail event shed", "detail events shed")
+                              : plural(e.dropped_events, "event dropped", "events dropped"));
   out << "story:";
   for (std::size_t i = 0; i < what.size(); ++i) out << (i ? "; " : " ") << what[i];
   out << "\n";

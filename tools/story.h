@@ -5,8 +5,12 @@
 // A healthy run (closed cleanly, stopped normally or by an unknown closer, no dropped events, no out-of-memory, no
 // anomalies) gets one line: "healthy: closed cleanly, no anomalies, no out-of-memory". Otherwise:
 //   story: <what went wrong, in a few words>
-//     ended: ...                                  always
-//     dropped events: N (...)                     when meta dropped_events > 0
+//     ended: ...                                  always; a trace that stopped on a full disk (meta stopped_by
+//                                                 "disk full", disk_full "step N: <error>"): "the trace stopped at
+//                                                 step N: the disk was full (<error>); the run went on untraced"
+//     dropped events: N (...)                     when meta dropped_events > 0 (a trace without meta detail)
+//     the collector fell behind: N detail events  a long run's trace (meta detail) with dropped_events > 0: what
+//       were shed (spans A, ...); ...             meta shed_events.<kind> says, and that every summary arrived
 //     ran out of memory at T (step N): ...        per oom_reports row (or memory_events oom row without one),
 //       <the stored report, indented>             the first one in full
 //     first non-finite value: started in ...      with its op, shapes, dtypes, module, node, time and message
@@ -21,6 +25,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "traces/query/trace_db.h"
@@ -31,8 +36,11 @@ namespace gb::tools {
 using query::TraceDb;
 
 // How meta stopped_by reads: "exit" and "session end" (and no value) are a normal end; "signal SIGINT" an interrupt;
-// "uncaught exception: ..." and "std::terminate" a failure (instrument/session.cpp and collector.cpp write them).
+// "uncaught exception: ..." and "std::terminate" a failure (instrument/session.cpp and collector.cpp write them);
+// anything else is other, "disk full" among them (the trace closed early on a full disk; the program went on:
+// is_disk_full).
 enum class StopKind { normal, signal, failure, other };
+bool is_disk_full(const std::optional<std::string>& stopped_by);
 StopKind stop_kind(const std::optional<std::string>& stopped_by);
 
 struct OutOfMemory {
@@ -47,10 +55,17 @@ struct OutOfMemory {
 struct RunEnd {
   bool closed_cleanly = false;
   std::optional<std::string> stopped_by;
+  std::optional<std::string> disk_full;  // meta disk_full: "step N: <the OS error>"
   std::int64_t dropped_events = 0;
+  bool long_run = false;                                           // meta detail: the probes shed detail, not rows
+  std::vector<std::pair<std::string, std::int64_t>> shed_by_kind;  // meta shed_events.<kind>
   std::vector<OutOfMemory> ooms;  // by time
 };
 RunEnd run_end(const TraceDb& db);
+
+// How the trace ended, as the story's "ended: " line says it (closed_cleanly, stopped_by, disk_full): "closed
+// cleanly, stopped by exit", "the trace stopped at step 41: the disk was full (...); the run went on untraced", ...
+std::string ending_text(const RunEnd& e);
 
 void write_story(const TraceDb& db, std::ostream& out);
 

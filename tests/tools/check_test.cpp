@@ -1,5 +1,6 @@
 // tests/tools/check_test.cpp — tools/check.cpp: a clean trace passes; each problem, injected with raw SQL, is
-// found with its count and example ids; notes do not fail the check; damaged files fail to open with one line.
+// found with its count and example ids; notes do not fail the check; damaged files fail to open with one line. A
+// long run's trace (long_run.h): its detail windows and the detail rows inside them, resume/live in the replay.
 #include "tools/check.h"
 
 #include <doctest/doctest.h>
@@ -8,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "long_run.h"
 #include "rank_traces.h"
 #include "synthetic_trace.h"
 #include "tools/merge.h"
@@ -268,4 +270,115 @@ TEST_CASE("check: a merged trace is clean; a collectives row without its span, o
   CHECK(find(c.problems, "collectives rows whose span is missing")->examples == std::vector<std::int64_t>{12345});
   CHECK(find(c.problems, "not of kind collective"));
   CHECK(find(c.problems, "rank_steps of a rank that is not in ranks"));
+}
+
+TEST_CASE("a long run's trace checks ok: windows, detail inside them, frees of blocks a live row brought back") {
+  TempDir tmp;
+  const std::string path = tmp.file("long.db");
+  long_run::write(path);
+  // a block known only from the live rows that open the window at step 40 (t 400 ms), freed inside it
+  run_sql(path,
+          "INSERT INTO memory_events VALUES (100, 400000000, 8, 0, 16384, 64, 64, NULL, 0, 3, NULL, NULL, 1064, 8192);"
+          "INSERT INTO memory_events VALUES (101, 409000000, 1, 0, 16384, 64, 64, NULL, 0, 3, NULL, NULL, 1000, 8192)");
+  const CheckResult c = check_trace(TraceDb(path));
+  CHECK(c.ok());
+  CHECK(c.notes.empty());
+  CHECK(text(c) == "ok: 24 spans, 33 memory events, 1 threads, 0 kernels, 0 instants, 0 graph nodes, 60 steps; "
+                   "no problems\n");
+}
+
+TEST_CASE("resume forgets the blocks before it: a free of a block allocated before the gap is a problem") {
+  TempDir tmp;
+  const std::string path = tmp.file("long.db");
+  long_run::write(path);
+  run_sql(path,
+          "INSERT INTO memory_events VALUES (100, 1000000, 0, 0, 20480, 64, 64, NULL, 0, 3, NULL, NULL, 1064, 8192);"
+          "INSERT INTO memory_events VALUES (101, 409000000, 1, 0, 20480, 64, 64, NULL, 0, 3, NULL, NULL, 1000, 8192)");
+  const CheckResult c = check_trace(TraceDb(path));
+  REQUIRE(c.problems.size() == 1);
+  CHECK(c.problems[0].what == "memory_events frees with no live alloc at that (device, addr)");
+  CHECK(c.problems[0].examples == std::vector<std::int64_t>{101});
+}
+
+TEST_CASE("a long run's broken rules, injected with raw SQL, are each caught with their count and example ids") {
+  const std::vector<Injection> cases = {
+      {"INSERT INTO detail_windows VALUES (9, 50, 45, 500000000, 510000000, 1)",
+       "detail_windows rows whose first_step is after their last_step", 1, 9},
+      {"INSERT INTO detail_windows VALUES (9, 41, 43, 410000000, 440000000, 3)",
+       "detail_windows rows that overlap an earlier window", 1, 9},
+      {"INSERT INTO detail_windows VALUES (9, 50, 50, 500000000, 510000000, 8)",
+       "detail_windows rows of an unknown reason (reasons are 0..7)", 1, 9},
+      {"UPDATE spans SET step = 10 WHERE id = 4294967307",  // step 20's step span
+       "spans of a step outside every detail window (detail outside the detail windows)", 1, span_id(1, 11)},
+      {"INSERT INTO instants VALUES (1, 105000000, (SELECT id FROM strings WHERE text = 'step'), 1, NULL, 10)",
+       "instants of a step outside every detail window (detail outside the detail windows)", 1, 1},
+      {"INSERT INTO memory_events VALUES (100, 150000000, 2, 0, 36864, 4096, 4096, NULL, 0, 0, NULL, NULL, 1000, "
+       "12288)",
+       "memory_events outside the time of every detail window (detail outside the detail windows)", 1, 100},
+      {"INSERT INTO step_memory VALUES (99, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0)",
+       "step_memory rows of a step that has no steps row", 1, 121},
+  };
+  for (const Injection& inj : cases) {
+    std::string problem = inj.problem;
+    CAPTURE(problem);
+    TempDir tmp;
+    const std::string path = tmp.file("t.db");
+    long_run::write(path);
+    run_sql(path, inj.sql);
+    const CheckResult c = check_trace(TraceDb(path));
+    const Finding* f = find(c.problems, inj.problem);
+    REQUIRE(f != nullptr);
+    CHECK(f->count == inj.count);
+    REQUIRE_FALSE(f->examples.empty());
+    CHECK(f->examples.front() == inj.first_example);
+    CHECK(c.problems.size() == 1);
+    if (c.problems.size() != 1) MESSAGE(text(c));
+  }
+}
+
+TEST_CASE("an op's detail outside the windows: its span and its op_details row; a detail policy that does not parse") {
+  TempDir tmp;
+  const std::string path = tmp.file("t.db");
+  long_run::write(path);
+  run_sql(path, "UPDATE spans SET step = 12 WHERE id = 4294967308");  // step 20's matmul, with op_details
+  CheckResult c = check_trace(TraceDb(path));
+  CHECK(c.problems.size() == 2);
+  const Finding* f = find(c.problems, "op_details rows whose span's step is outside every detail window");
+  REQUIRE(f != nullptr);
+  CHECK(f->examples == std::vector<std::int64_t>{span_id(1, 12)});
+  CHECK(find(c.problems, "spans of a step outside") != nullptr);
+
+  const std::string bad = tmp.file("bad.db");
+  long_run::write(bad);
+  run_sql(bad, "UPDATE meta SET value = 'first=5,every=20' WHERE key = 'detail'");
+  c = check_trace(TraceDb(bad));
+  REQUIRE(c.problems.size() == 1);
+  CHECK(text(c) ==
+        "problem: meta detail 'first=5,every=20' is neither 'full' nor "
+        "'first=F,every=N,window=W,recorder=M,recorder_mb=B'\n1 problem found in t.db\n");
+  run_sql(bad, "UPDATE meta SET value = 'full' WHERE key = 'detail'");
+  CHECK(find(check_trace(TraceDb(bad)).problems, "meta detail") == nullptr);
+}
+
+TEST_CASE("notes, not problems: a trace that stopped on a full disk, and detail the collector shed") {
+  TempDir tmp;
+  const std::string path = tmp.file("t.db");
+  {
+    long_run::Run r(path, {.steps = 42, .anomalies = {}});
+    for (std::int64_t s = 0; s < 42; ++s) r.step(s);
+    r.writer().set_meta("dropped_events", "15");
+    r.writer().set_meta("shed_events.span", "10");
+    r.writer().set_meta("shed_events.memory_event", "5");
+    r.writer().set_meta("disk_full", "step 41: No space left on device");
+    r.finish("disk full");
+  }
+  const CheckResult c = check_trace(TraceDb(path));
+  CHECK(c.ok());
+  CHECK(text(c) ==
+        "note: the trace stopped on a full disk (meta stopped_by = disk full; disk_full: step 41: No space left on "
+        "device): the run went on untraced, its later steps are not in the file\n"
+        "note: 15 detail events were shed because the collector fell behind (meta dropped_events; by kind: "
+        "memory_event 5, span 10); every step's summary arrived\n"
+        "ok: 18 spans, 23 memory events, 1 threads, 0 kernels, 0 instants, 0 graph nodes, 42 steps; no problems "
+        "(2 notes)\n");
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bad_runs.h"
+#include "long_run.h"
 #include "synthetic_trace.h"
 #include "traces/temp_dir.h"
 #include "tools_test_util.h"
@@ -162,4 +163,29 @@ TEST_CASE("env prints the build, driver, libraries and GPUs, then one verdict; e
   CHECK(env.rc == (available ? 0 : 1));
   if (!available) CHECK(env.out.find("\nCUDA is not available: ") != std::string::npos);
   CHECK(env.err.empty());
+}
+
+TEST_CASE("watch follows a finished trace to its end (exit 0); a trace that never appears: exit 2 after --wait") {
+  TempDir tmp;
+  const std::string done = tmp.file("done.db");
+  long_run::write(done);
+  Run r = glassbox(tmp, "watch " + quote(done) + " --every 20");
+  CHECK(r.rc == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.rfind("watching " + done + ": ./train_long --steps 60 on ", 0) == 0);
+  CHECK(r.out.find("\nstep 39  loss 0.1  10.000ms/step  3200 samples/s  grad norm 4  peak allocated cpu 256 B, "
+                   "cuda:0 1.36 KiB\n") != std::string::npos);
+  CHECK(r.out.find("\nanomaly: warning loss_spike at step 13: ") != std::string::npos);
+  CHECK(r.out.find("\nended: closed cleanly, stopped by exit\nsummary: 60 steps") != std::string::npos);
+  CHECK(lines(r.out) == 11);
+
+  const std::string never = tmp.file("never.db");
+  r = glassbox(tmp, "watch " + quote(never) + " --wait 1");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.rfind("glassbox: watch: '" + never + "' did not become a readable trace within 1 s (--wait): ", 0) == 0);
+
+  CHECK(glassbox(tmp, "watch " + quote(done) + " --tail --from-start").rc != 0);  // one or the other
+  CHECK(glassbox(tmp, "watch " + quote(done) + " --every 0").rc != 0);
 }

@@ -1,13 +1,18 @@
-// tests/tools/report_test.cpp — tools/report.cpp: every section of `glassbox report`, with data and without.
+// tests/tools/report_test.cpp — tools/report.cpp: every section of `glassbox report`, with data and without; a long
+// run's run summary (long_run.h), and what it says when the trace does not know.
 #include "tools/report.h"
 
 #include <doctest/doctest.h>
 
 #include <sstream>
 
+#include "long_run.h"
 #include "rank_traces.h"
 #include "synthetic_trace.h"
+#include "tools/check.h"
 #include "tools/merge.h"
+#include "traces/error.h"
+#include "traces/query/run_summary.h"
 #include "traces/temp_dir.h"
 #include "tools_test_util.h"
 
@@ -134,4 +139,127 @@ TEST_CASE("the report of a data-parallel job: one rank's trace says how to merge
             "  no straggler: over 4 collectives the ranks arrived last in turn, or kept the others waiting "
             "briefly\n"));
   CHECK(h.find("straggler: rank") == std::string::npos);
+}
+
+TEST_CASE("a long run's report: the run summary over every step after the story, and the detail sections' scope") {
+  TempDir tmp;
+  const std::string path = tmp.file("long.db");
+  long_run::write(path);
+  const std::string r = report(path);
+  CHECK(has(r, "\nrun summary: 60 steps (0-59), every one summarised; detail policy "
+               "first=5,every=20,window=2,recorder=3,recorder_mb=8\n"));
+  CHECK(has(r, "  step time   mean 10.000ms, median 10.000ms, p90 10.000ms, min 10.000ms, max 10.000ms, std 0.000us\n"));
+  CHECK(has(r, "  phases      data 10.00%, forward 30.00%, backward 40.00%, optimizer 20.00% of 600.000ms (every "
+               "step)\n"));
+  CHECK(has(r, "  throughput  3200 samples/s\n"));
+  CHECK(has(r, "  loss        first 4 (step 0), last 0.06667 (step 59), min 0.06667 (step 59), median of the last 6 "
+               "steps 0.06957\n"));
+  CHECK(has(r, "  grad norm   median 3, max 50 (step 13)\n"));
+  CHECK(has(r, "    device  allocated peak  at step  reserved peak  at step\n"));
+  CHECK(has(r, "    cuda:0        1.55 KiB       59       8.00 KiB        0\n"));
+  CHECK(has(r, "    cuda:0  activation   590 B\n"));
+  CHECK(has(r, "  detail      12 of 60 steps have detail, in 4 windows\n"
+               "    first: steps 0-4\n"
+               "    periodic: 2 windows of 2 steps every 20\n"
+               "    end: steps 57-59\n"
+               "    123456 events of steps without detail were read and not written; the flight recorder was written "
+               "1 time\n"));
+  CHECK(has(r, "  shed        nothing shed: every step's summary and every window's detail arrived\n"));
+  CHECK(has(r, "detail: the sections below (ops, memory, data-loader) cover only the 12 of 60 steps with detail; the "
+               "run summary above covers every step\n"));
+  CHECK(has(r, "    matmul ") );  // the op table of the 12 steps with detail
+  CHECK(r.find("story: ") < r.find("run summary: "));
+  CHECK(r.find("run summary: ") < r.find("run: "));
+  CHECK(r.find("steps: ") < r.find("detail: the sections"));
+  CHECK(r.find("detail: the sections") < r.find("ops: "));
+}
+
+TEST_CASE("a long run's summary says what it does not know, and what was shed by kind") {
+  TempDir tmp;
+  const std::string path = tmp.file("long.db");
+  {
+    long_run::Run run(path, {.steps = 4, .windows = {{0, 3, gb::trace::DetailReason::full}}, .anomalies = {},
+                             .with_tokens = true});
+    for (std::int64_t s = 0; s < 4; ++s) run.step(s);
+    run.writer().set_meta("detail", "full");
+    run.writer().set_meta("dropped_events", "7");
+    run.writer().set_meta("shed_events.span", "7");
+    run.finish();
+  }
+  toolstest::run_sql(path,
+                     "UPDATE steps SET data_ns = NULL, samples = NULL, grad_norm = NULL WHERE step > 0; "
+                     "UPDATE steps SET grad_norm = NULL, loss = NULL; DELETE FROM step_memory;");
+  const std::string r = report(path);
+  CHECK(has(r, "  phases      data 10.00%, forward 30.00%, backward 40.00%, optimizer 20.00% of 10.000ms (1 of 4 "
+               "steps timed)\n"));
+  CHECK(has(r, "  throughput  51200 tokens/s; 3200 samples/s (over the 1 of 4 steps that say them)\n"));
+  CHECK(has(r, "  loss        unknown: no step has a loss\n"));
+  CHECK(has(r, "  grad norm   unknown: no step has a grad_norm\n"));
+  CHECK(has(r, "  memory      unknown: no step_memory rows\n"));
+  CHECK(has(r, "  detail      4 of 4 steps have detail, in 1 window\n    full: steps 0-3\n"));
+  CHECK(has(r, "  shed        7 detail events (by kind: span 7); every step's summary arrived\n"));
+  CHECK(has(r, "detail: every step has its detail (1 window): the sections below cover the whole run\n"));
+}
+
+TEST_CASE("a trace without meta detail (version 4 and older) has no run summary and no detail line") {
+  TempDir tmp;
+  const std::string path = tmp.file("old.db");
+  synthetic::write(path);
+  const std::string r = report(path);
+  CHECK(r.find("run summary") == std::string::npos);
+  CHECK(r.find("detail:") == std::string::npos);
+  CHECK(has(r, "steps: 3 (from the steps table)\n"));
+}
+
+TEST_CASE("a long run's trace with damaged values: report, check and the run summary finish, never crash") {
+  // what fuzz/trace_fuzz.cpp does at random, here on purpose: NULLs, text, negative and extreme numbers in the
+  // summary columns, step_memory, detail_windows, the detail meta keys and the memory events of the windows
+  const std::vector<std::string> damages = {
+      "UPDATE steps SET data_ns = NULL, forward_ns = -1, backward_ns = 9223372036854775807, optimizer_ns = 'x'",
+      "UPDATE steps SET samples = 9223372036854775807, tokens = -9223372036854775808, grad_norm = 1e308",
+      "UPDATE steps SET start_ns = -9223372036854775808, end_ns = 9223372036854775807 WHERE step % 2 = 0",
+      "UPDATE steps SET step = -step - 1 WHERE step > 30; UPDATE steps SET loss = 'nan?', grad_norm = -1e308",
+      "UPDATE step_memory SET device = 9223372036854775807, allocated_peak = -9223372036854775808, "
+      "reserved_peak = 'big', activation_peak = 9223372036854775807",
+      "UPDATE detail_windows SET first_step = -9223372036854775808, last_step = 9223372036854775807 WHERE id = 1",
+      "UPDATE detail_windows SET first_step = 9223372036854775807, last_step = 9223372036854775807, reason = -1",
+      "UPDATE detail_windows SET start_ns = 9223372036854775807, end_ns = -9223372036854775808, reason = 99",
+      "INSERT INTO detail_windows VALUES (-5, -9223372036854775808, -9223372036854775808, 0, 0, 7), "
+      "(77, 9223372036854775806, 9223372036854775807, -1, 9223372036854775807, 3)",
+      "UPDATE meta SET value = '' WHERE key = 'detail'",
+      "UPDATE meta SET value = 'first=-1,every=,window=x' WHERE key = 'detail'",
+      "UPDATE meta SET value = '99999999999999999999999' WHERE key = 'dropped_events'; INSERT OR REPLACE INTO meta "
+      "VALUES ('shed_events.', '-5'), ('shed_events.span', '9223372036854775807'), ('stopped_by', 'disk full'), "
+      "('disk_full', 'step '), ('recorder_dumps', '-1'), ('events_outside_detail', 'lots')",
+      "INSERT OR REPLACE INTO meta VALUES ('disk_full', 'step : '), ('stopped_by', 'disk full'), "
+      "('dropped_events', '3')",
+      "UPDATE memory_events SET t_ns = -9223372036854775808, action = 7 WHERE id % 3 = 0; "
+      "UPDATE memory_events SET action = 8, addr = 9223372036854775807, device = -9223372036854775808 WHERE id % 3 = 1",
+      "UPDATE spans SET step = 9223372036854775807 WHERE id % 2 = 0; UPDATE spans SET step = -9223372036854775808 "
+      "WHERE id % 2 = 1",
+      "DELETE FROM steps; DELETE FROM step_memory",
+  };
+  for (const std::string& damage : damages) {
+    CAPTURE(damage);
+    TempDir tmp;
+    const std::string path = tmp.file("damaged.db");
+    long_run::write(path);
+    toolstest::run_sql(path, damage);
+    try {
+      const TraceDb db(path);
+      const RunSummary s = run_summary(db);
+      CHECK(s.steps >= 0);
+      (void)describe_windows(s.detail);
+      std::ostringstream out;
+      write_report(db, ReportOptions{}, out);
+      CHECK(has(out.str(), "run: "));
+      const CheckResult c = check_trace(db);
+      std::ostringstream check_out;
+      write_check(c, path, check_out);
+      CHECK_FALSE(check_out.str().empty());
+    } catch (const gb::trace::Error& e) {  // a refusal is fine; it must say what is wrong
+      MESSAGE(e.what());
+      CHECK(std::string(e.what()).rfind("glassbox", 0) == 0);
+    }
+  }
 }

@@ -1,6 +1,7 @@
 // tests/tools/story_test.cpp — tools/story.cpp (over traces/query/alarms.cpp): the story `glassbox report` tells
 // first, on runs that went wrong (bad_runs.h): out of memory, killed, interrupted, NaN in the forward, NaN in the
-// backward only, alarms grouped by kind; and the one line of a healthy run.
+// backward only, alarms grouped by kind; and the one line of a healthy run. A long run's trace (long_run.h) that
+// stopped on a full disk, or whose collector shed detail.
 #include "tools/story.h"
 
 #include <doctest/doctest.h>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "bad_runs.h"
+#include "long_run.h"
 #include "traces/query/alarms.h"
 #include "tools/report.h"
 #include "traces/temp_dir.h"
@@ -256,4 +258,47 @@ TEST_CASE("a version 1 trace (anomaly kinds 0..6) tells its story like a version
   std::string r = report(path);
   CHECK(r.starts_with("story: 3 alarms of 1 kind\n"));
   CHECK(has(r, "run: " + path + " (schema version 1)\n"));
+}
+
+TEST_CASE("a long run whose trace stopped on a full disk, with detail shed: the story says both, by kind") {
+  TempDir tmp;
+  const std::string path = tmp.file("full.db");
+  {
+    long_run::Run r(path, {.steps = 42, .anomalies = {}});
+    for (std::int64_t s = 0; s < 42; ++s) r.step(s);
+    r.writer().set_meta("dropped_events", "15");
+    r.writer().set_meta("shed_events.span", "10");
+    r.writer().set_meta("shed_events.memory_event", "5");
+    r.writer().set_meta("disk_full", "step 41: No space left on device");
+    r.finish("disk full");
+  }
+  CHECK(story(path) ==
+        "story: the trace stopped at step 41: the disk was full (No space left on device); 15 detail events shed\n"
+        "  ended: the trace stopped at step 41: the disk was full (No space left on device); the run went on "
+        "untraced\n"
+        "  the collector fell behind: 15 detail events were shed (memory events 5, spans 10); every step's summary "
+        "arrived\n\n");
+  const RunEnd e = run_end(TraceDb(path));
+  CHECK(e.long_run);
+  CHECK(e.disk_full == "step 41: No space left on device");
+  CHECK(is_disk_full(e.stopped_by));
+  CHECK(stop_kind(e.stopped_by) == StopKind::other);
+}
+
+TEST_CASE("a full disk without its step, shed detail without kinds; a long run that went well is healthy") {
+  TempDir tmp;
+  const std::string path = tmp.file("full.db");
+  {
+    long_run::Run r(path, {.steps = 3, .windows = {}, .anomalies = {}});
+    for (std::int64_t s = 0; s < 3; ++s) r.step(s);
+    r.writer().set_meta("dropped_events", "1");
+    r.finish("disk full");
+  }
+  CHECK(story(path) ==
+        "story: the trace stopped early: the disk was full; 1 detail event shed\n"
+        "  ended: the trace stopped early: the disk was full; the run went on untraced\n"
+        "  the collector fell behind: 1 detail event was shed; every step's summary arrived\n\n");
+  const std::string ok = tmp.file("ok.db");
+  long_run::write(ok, {.anomalies = {}});
+  CHECK(story(ok) == "healthy: closed cleanly, no anomalies, no out-of-memory\n\n");
 }

@@ -2,6 +2,7 @@
 #include "traces/query/detail.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace gb::query {
 
@@ -57,10 +58,14 @@ DetailWindows::Nearest DetailWindows::nearest(std::int64_t step) const {
 }
 
 std::int64_t DetailWindows::steps_with_detail() const {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::int64_t n = 0, covered_to = -1;  // windows may touch; count each step once
   for (const DetailWindowRecord& w : windows) {
+    if (covered_to == kMax) break;  // every later step is counted already
     const std::int64_t from = std::max(w.first_step, covered_to + 1);
-    if (w.last_step >= from) n += w.last_step - from + 1;
+    // from >= 0, so last_step - from cannot overflow; the sum saturates (a damaged file's extreme steps)
+    if (w.last_step >= from && (__builtin_add_overflow(n, w.last_step - from, &n) || __builtin_add_overflow(n, 1, &n)))
+      return kMax;
     covered_to = std::max(covered_to, w.last_step);
   }
   return n;
