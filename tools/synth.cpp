@@ -590,8 +590,9 @@ class Generator {
       m.activation_peak = cat_peak_[3], m.optimizer_state_peak = cat_peak_[4], m.temporary_peak = cat_peak_[5];
       m.input_peak = cat_peak_[6], m.autograd_detail_peak = cat_peak_[7];
       const std::int64_t forward_ns = t_ - step_start - data_ns - backward_ns - optimizer_ns;
-      phase_ = {data_ns, forward_ns, backward_ns, optimizer_ns};
-      if (s % 7 == 3) phase_[0] /= 3;  // a slow batch: the base is the usual one
+      // The summary-only steps' base: the detail steps' running mean (a slow batch counts as a usual one).
+      const std::array<std::int64_t, 4> now = {s % 7 == 3 ? data_ns / 3 : data_ns, forward_ns, backward_ns, optimizer_ns};
+      for (std::size_t k = 0; k < 4; ++k) phase_[k] = s == 0 ? now[k] : (phase_[k] * 15 + now[k]) / 16;
       summary(s, step_start, t_, data_ns, backward_ns, optimizer_ns);
     } else {
       w_.add(StepRecord{.step = s, .start_ns = step_start, .end_ns = t_, .loss = loss, .lr = lr});
