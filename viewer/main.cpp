@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   cli.add_option("FILE", file, "the trace (.db)");
   cli.add_option("--screenshot", png, "render one panel offscreen to this PNG and exit (headless; use xvfb-run)");
   cli.add_option("--panel", panel, "panel of the screenshot")
-      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph", "compare"}))
+      ->check(CLI::IsMember({"run", "timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph", "compare"}))
       ->capture_default_str();
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
   cli.add_option("--step", step, "show this training step");
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   if (std::getenv("GLASSBOX_VIEWER_TIMING"))
     std::fprintf(stderr, "glassbox-viewer: opened in %.1f ms\n",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (step >= 0 && app.model()) app.view().step = step;  // the Run panel selects any step
   if (step >= 0 && app.model())
     if (auto s = app.model()->step(step)) {
       app.view().step = step;

@@ -106,6 +106,11 @@ std::size_t SeriesLod::bytes() const {
 }
 
 std::size_t RunData::index_of(double s) const {
+  if (!steps.empty() && steps.back() - steps.front() == static_cast<std::int64_t>(steps.size()) - 1) {
+    // steps without gaps (the usual run): the index is arithmetic
+    const double i = std::ceil(s - static_cast<double>(steps.front()));
+    return i <= 0 ? 0 : std::min(steps.size(), static_cast<std::size_t>(i));
+  }
   return static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), s,
                                                    [](std::int64_t a, double b) { return static_cast<double>(a) < b; }) -
                                   steps.begin());
