@@ -239,7 +239,8 @@ class Generator {
                            "loss spiked to " + std::to_string(*r.loss) + " at step " + std::to_string(s) +
                                " (25x the median of the last 20 steps)", std::nullopt});
   }
-  // A step without detail: its summary from the last detail step's phase times (noisy; every 7th batch slow).
+  // A step without detail: its summary from the detail steps' running mean phase times (noisy; every 7th batch
+  // slow, waiting as long as the detail steps' slow batches did).
   void summary_step(std::int64_t s, std::int64_t L) {
     step_ = s;
     const std::int64_t start = t_;
@@ -247,7 +248,8 @@ class Generator {
     auto jitter = [&](std::int64_t base, std::uint64_t what) {
       return static_cast<std::int64_t>(static_cast<double>(base) * std::exp(0.2 * (noise(s, what) - 0.5)));
     };
-    const std::int64_t data = jitter(phase_[0], 3) * (s % 7 == 3 ? 3 : 1), fwd = jitter(phase_[1], 4),
+    const std::int64_t data = s % 7 == 3 ? jitter(slow_data_ < 0 ? 3 * phase_[0] : slow_data_, 3) : jitter(phase_[0], 3),
+                       fwd = jitter(phase_[1], 4),
                        bwd = jitter(phase_[2], 5), opt = jitter(phase_[3], 6);
     t_ += data + fwd + bwd + opt;
     summary(s, start, t_, data, bwd, opt);
@@ -590,9 +592,10 @@ class Generator {
       m.activation_peak = cat_peak_[3], m.optimizer_state_peak = cat_peak_[4], m.temporary_peak = cat_peak_[5];
       m.input_peak = cat_peak_[6], m.autograd_detail_peak = cat_peak_[7];
       const std::int64_t forward_ns = t_ - step_start - data_ns - backward_ns - optimizer_ns;
-      // The summary-only steps' base: the detail steps' running mean (a slow batch counts as a usual one).
-      const std::array<std::int64_t, 4> now = {s % 7 == 3 ? data_ns / 3 : data_ns, forward_ns, backward_ns, optimizer_ns};
-      for (std::size_t k = 0; k < 4; ++k) phase_[k] = s == 0 ? now[k] : (phase_[k] * 15 + now[k]) / 16;
+      // The summary-only steps' base: the detail steps' running means (the slow batches' wait apart).
+      const std::array<std::int64_t, 4> now = {data_ns, forward_ns, backward_ns, optimizer_ns};
+      for (std::size_t k = s % 7 == 3 ? 1 : 0; k < 4; ++k) phase_[k] = s == 0 ? now[k] : (phase_[k] * 15 + now[k]) / 16;
+      if (s % 7 == 3) slow_data_ = slow_data_ < 0 ? data_ns : (slow_data_ * 7 + data_ns) / 8;
       summary(s, step_start, t_, data_ns, backward_ns, optimizer_ns);
     } else {
       w_.add(StepRecord{.step = s, .start_ns = step_start, .end_ns = t_, .loss = loss, .lr = lr});
@@ -678,6 +681,7 @@ class Generator {
   std::array<std::int64_t, 8> cat_now_{}, cat_peak_{};
   StepMemoryRecord last_mem_{};
   std::array<std::int64_t, 4> phase_{2000 * kUs, 3000 * kUs, 5000 * kUs, 1000 * kUs};
+  std::int64_t slow_data_ = -1;  // a slow batch's wait (every 7th step), the detail steps' running mean
   Rng srng_;
   std::vector<Segment> segments_;                                      // segment id - 1 -> segment
   std::int64_t allocated_ = 0, reserved_ = 0, next_addr_ = 0x7f0000000000, mem_id_ = 0, seg_id_ = 0;
