@@ -61,10 +61,24 @@ void time_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, std::int64_t t0, std::int64
   if (w <= 0 || t1 <= t0) return;
   dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
   const ImU32 fg = ImGui::GetColorU32(ImGuiCol_Text), tick = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  for (double t : nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)))) {
+  const std::vector<double> ticks = nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)));
+  // Far from the start (a long run's window of a few ms at 1858 s) the 4-digit labels would all read the same: then
+  // the first tick says where in the run, in seconds to the tick spacing's digit, and the others their offset from it.
+  const bool relative = ticks.size() >= 2 && time_label(ticks[0]) == time_label(ticks[1]);
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const double t = ticks[i];
     const float x = p0.x + static_cast<float>((t - t0) / static_cast<double>(t1 - t0)) * w;
     dl->AddLine(ImVec2(x, p1.y - 6), ImVec2(x, p1.y), tick);
-    dl->AddText(ImVec2(x + 3, p0.y + 2), fg, time_label(t).c_str());
+    std::string label = time_label(t);
+    if (relative && i == 0) {
+      const int digits = std::clamp(static_cast<int>(std::ceil(-std::log10((ticks[1] - ticks[0]) / 1e9))), 0, 9);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%.*f s", digits, t / 1e9);
+      label = buf;
+    } else if (relative) {
+      label = "+" + time_label(t - ticks[0]);
+    }
+    dl->AddText(ImVec2(x + 3, p0.y + 2), fg, label.c_str());
   }
 }
 
