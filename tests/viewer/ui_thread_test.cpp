@@ -118,6 +118,15 @@ TEST_CASE("a long run: no SQLite statement on the UI thread in any panel, a step
   CHECK(app.model()->compare().run_b()->size() == 4000);
   app.show(Panel::run);
   CHECK(frames(app, 10) == 0);  // the overlay of B's curves
+  // Opening a step with detail selects it and shows its time in the timeline and memory views.
+  gb::viewer::panels::go_to_step(*app.model(), app.view(), 1002);
+  const auto s1002 = app.model()->step(1002);
+  REQUIRE(s1002);
+  CHECK(app.view().step == 1002);
+  CHECK(app.view().t0 <= s1002->start_ns);
+  CHECK(app.view().t1 >= s1002->end_ns);
+  CHECK(app.view().t1 - app.view().t0 < 2 * (s1002->end_ns - s1002->start_ns));
+  CHECK(app.view().cursor == (s1002->start_ns + s1002->end_ns) / 2);
   // The mouse: a click on the plots selects the step under it (the run fits the width: about step 1900 at x 700
   // of 84..1380), the wheel zooms around it; all without SQL.
   app.view().step.reset();

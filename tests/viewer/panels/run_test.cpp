@@ -4,6 +4,7 @@
 // ordinary trace's band covers every step; a trace without steps shows the empty state.
 #include "viewer/screenshot.h"
 
+#include "traces/query/trace_db.h"
 #include "traces/writer.h"
 #include "viewer/colors.h"
 
@@ -82,4 +83,34 @@ TEST_CASE("run screenshot: an ordinary trace's band covers every step; a trace w
   CHECK(a->count(color::kRunLoss) > 100);
   CHECK(a->count(color::kRunPhase[1]) > 50);  // no time split: the step time in the forward colour
   for (color::Rgb c : {color::kRunLoss, color::kRunLr, color::kDetailWindow}) CHECK(b->count(c) == 0);
+}
+
+TEST_CASE("a long run's step without detail: Timeline, Memory and Autograd graph say so instead of drawing") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string path = tmp.file("long.db");
+  gb::tools::SynthOptions o;
+  o.long_steps = 3'000;
+  o.layers = 2;
+  gb::tools::write_synthetic_trace(path, o);
+  const color::Rgb op = color::span_kind(gb::trace::SpanKind::op);
+  const color::Rgb activation = color::category(gb::trace::MemCategory::activation);
+  // Step 1002 has detail (the window 1000..1004), step 1500 has not.
+  auto tl_with = shot::take(path, "timeline", tmp.file("tl_with.png"), "1280x800", "--step 1002");
+  // Step 1500 selected while the window shows an op of step 1002 (a selected span is focused): only the notice.
+  const std::int64_t span = gb::query::TraceDb(path).scalar("SELECT id FROM spans WHERE kind = 0 AND step = 1002 LIMIT 1");
+  REQUIRE(span != 0);
+  auto tl_without = shot::take(path, "timeline", tmp.file("tl_without.png"), "1280x800",
+                               "--step 1500 --select span:" + std::to_string(span));
+  auto mem_with = shot::take(path, "memory", tmp.file("mem_with.png"), "1280x800", "--step 1002");
+  auto mem_without = shot::take(path, "memory", tmp.file("mem_without.png"), "1280x800", "--step 1500");
+  REQUIRE(tl_with);
+  REQUIRE(tl_without);
+  REQUIRE(mem_with);
+  REQUIRE(mem_without);
+  const int below_legend = 110;
+  CHECK(tl_with->count(op, 0, below_legend) > 500);
+  CHECK(tl_without->count(op, 0, below_legend) == 0);
+  CHECK(mem_with->count(activation, 0, below_legend) > 500);
+  CHECK(mem_without->count(activation, 0, below_legend) == 0);
 }
