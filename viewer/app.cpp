@@ -46,6 +46,7 @@ void App::open(const std::string& path) {
   if (!same) {
     compare_path_.clear();
     view_ = ViewState{};
+    panel_state_->run = panels::RunState{};  // another trace: the Run panel fits it
     view_.focus(model_->begin_ns(), model_->end_ns(), 0.01);
   }
   if (remember_) recent_.push(path);

@@ -2,6 +2,7 @@
 #include "viewer/run_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 namespace gb::viewer {
@@ -148,6 +149,8 @@ void RunData::append(const RunStep& r) {
 }
 
 void RunData::seal() {
+  static std::atomic<std::uint64_t> next{0};
+  serial = ++next;
   for (SeriesLod& s : series) s.seal();
   for (DeviceMemory& d : memory) d.allocated_peak.seal(), d.reserved_peak.seal();
 }

@@ -94,6 +94,9 @@ struct RunData {
     SeriesLod allocated_peak, reserved_peak;
   };
   std::vector<DeviceMemory> memory;  // by devices' index
+  // Changes whenever the columns do (each read_run, each seal() after appends), unique in the process: what a view
+  // keeps derived from this data is keyed by it (an address may be reused by the next trace's).
+  std::uint64_t serial = 0;
 
   std::size_t size() const { return steps.size(); }
   bool empty() const { return steps.empty(); }
@@ -107,7 +110,7 @@ struct RunData {
   // n + 1 point bounds: pixel column c of a plot of steps [s0, s1] holds points [b[c], b[c + 1]).
   std::vector<std::size_t> column_bounds(double s0, double s1, int n) const;
   void append(const RunStep& r);  // a step after the last (push + the derived series); seal() afterwards
-  void seal();                     // every series' buckets
+  void seal();                     // every series' buckets; a new serial
   std::size_t bytes() const;
 };
 

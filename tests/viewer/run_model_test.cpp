@@ -128,6 +128,8 @@ TEST_CASE("read_run: a long run's summary per step and per pixel column equals S
   CHECK(r.memory[0].reserved_peak.all().max ==
         doctest::Approx(sql_real(f.path, "SELECT max(reserved_peak) FROM step_memory")).epsilon(1e-6));
   CHECK(r.nearest(1500.4) == 1500);
+  CHECK(r.serial != 0);
+  CHECK(read_run(db).serial != r.serial);  // each read is new data (views keyed by it recompute)
   CHECK(r.index_of(2999.5) == 3000);
 }
 

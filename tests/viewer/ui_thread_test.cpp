@@ -147,6 +147,18 @@ TEST_CASE("a long run: no SQLite statement on the UI thread in any panel, a step
   CHECK(app.run_state().s0 < 1901);
   CHECK(app.run_state().s1 > 1901);
   io.MousePos = ImVec2(-1, -1);
+  // F5 reopens the same trace: the zoom stays; another trace is fitted whole.
+  const double s0 = app.run_state().s0;
+  app.refresh();
+  app.model()->wait_loaded();
+  CHECK(frames(app, 2) == 0);
+  CHECK(app.run_state().s0 == s0);
+  CHECK(app.run_state().s1 - app.run_state().s0 == doctest::Approx(width));
+  app.open(b);
+  app.model()->wait_loaded();
+  CHECK(frames(app, 2) == 0);
+  CHECK(app.run_state().s0 == 0);
+  CHECK(app.run_state().s1 == 4000);
 }
 
 TEST_CASE("open A, select a span, open B, select the same id: the details pane shows B's span") {

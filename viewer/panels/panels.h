@@ -30,8 +30,7 @@ struct DataloaderState {
 };
 // The Run panel's curves reduced to pixel columns, kept while the view (run, compare run, steps, width) stays.
 struct RunColumns {
-  const void* run = nullptr;
-  const void* run_b = nullptr;
+  std::uint64_t run = 0, run_b = 0;  // RunData::serial of this run and of the compare run (0: none)
   double s0 = 0, s1 = 0;
   int px = 0;
   std::vector<std::vector<plot::Column>> series;               // by RunSeries
@@ -40,7 +39,7 @@ struct RunColumns {
 };
 struct RunState {
   double s0 = 0, s1 = 0;                  // the visible steps [s0, s1)
-  const void* fitted = nullptr;           // the RunData the range was fitted to (a new trace fits again)
+  std::uint64_t fitted = 0;               // RunData::serial the range was last fitted to (0: never: fit the run)
   bool log_loss = true, log_grad = true;  // log-scaled loss and gradient-norm plots
   bool tokens = false;                    // throughput in tokens/s (else samples/s)
   float press_x = 0;                      // where the left button went down (a click selects, a drag pans)

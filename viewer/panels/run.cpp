@@ -145,7 +145,13 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   }
   const double lo = static_cast<double>(r.steps.front()), hi = static_cast<double>(r.steps.back()) + 1;
   const double min_width = std::min(hi - lo, 8.0);
-  if (st.fitted != &r || !(st.s1 > st.s0)) st.s0 = lo, st.s1 = hi, st.fitted = &r;
+  // The whole run at first; the same trace reopened (F5: a run still being written has more steps) keeps the
+  // range, clamped to the run's.
+  if (st.fitted == 0 || !(st.s1 > st.s0)) st.s0 = lo, st.s1 = hi;
+  if (st.fitted != r.serial) {
+    const double w = std::min(st.s1 - st.s0, hi - lo);
+    st.s0 = std::clamp(st.s0, lo, hi - w), st.s1 = st.s0 + w, st.fitted = r.serial;
+  }
   const RunData* b_run = m.compare().run_b();
   const bool has_b = b_run && !b_run->empty();
 
@@ -248,10 +254,11 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   const double s0 = st.s0, s1 = st.s1, per_px = (s1 - s0) / px;
   auto x_of = [&](double s) { return x0 + static_cast<float>((s - s0) / (s1 - s0)) * (x1 - x0); };
   RunColumns& C = st.columns;  // reduced once per view: a still view redraws from them
-  if (C.run != &r || C.run_b != (has_b ? b_run : nullptr) || C.s0 != s0 || C.s1 != s1 || C.px != px) {
+  const std::uint64_t b_serial = has_b ? b_run->serial : 0;
+  if (C.run != r.serial || C.run_b != b_serial || C.s0 != s0 || C.s1 != s1 || C.px != px) {
     const std::vector<std::size_t> bounds = r.column_bounds(s0, s1, px);
     C = RunColumns{};
-    C.run = &r, C.run_b = has_b ? b_run : nullptr, C.s0 = s0, C.s1 = s1, C.px = px;
+    C.run = r.serial, C.run_b = b_serial, C.s0 = s0, C.s1 = s1, C.px = px;
     for (const SeriesLod& series : r.series) C.series.push_back(columns(series, bounds));
     for (const RunData::DeviceMemory& d : r.memory)
       C.allocated.push_back(columns(d.allocated_peak, bounds)), C.reserved.push_back(columns(d.reserved_peak, bounds));
