@@ -36,10 +36,12 @@ void stacked_columns(ImDrawList* dl, ImVec2 p0, ImVec2 p1, int columns, int laye
 void line_plot(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& x, const std::vector<double>& y,
                double x0, double x1, double ymin, double ymax, color::Rgb c);
 // A series reduced to pixel columns (the run panel's curves): per column the smallest and largest value and the
-// first and last in x order; an empty column (no value) has n == 0. minmax_line draws each column's range as a
-// vertical bar and joins each column's first value to the previous column's last, so at one point per column it is
-// the polyline and at a thousand it is the min/max envelope. Values map [ymin, ymax] to the rect's height (log10
-// of both when log). Column c is at x = p0.x + c + 0.5.
+// first and last in x order; an empty column (no value) has n == 0. minmax_line draws each column's range joined to
+// the previous column's last value: dense (more than a quarter of the columns hold several values) as one bar per
+// column, at least `thickness` tall (4 vertices, no anti-aliasing); sparse as the polyline through each column's
+// first and last values (with a bar where its range is taller than 1.5 px). So at one point per column it is the
+// polyline and at a thousand the min/max envelope. Values map [ymin, ymax] to the rect's height (log10 of both when
+// log). Column c covers x in [p0.x + c, p0.x + c + 1).
 struct Column {
   float lo = 0, hi = 0, first = 0, last = 0;
   float mean = 0;  // (stacked plots)
