@@ -13,8 +13,8 @@
 // With --long: a long run instead (tools/synth --long-steps 1000000: 10^6 steps of summary, detail in 1,000 windows,
 // ~5,500 steps, 0.65 M spans): open to first frame (the Run panel, which shows "loading" until the run summary is
 // in: target 1 s), the time until the run summary is loaded and until everything is, the Run panel's frame build at
-// the whole run, at 100,000, 10,000 and 100 steps (panning 2% a frame, the mouse hovering the plots: the tooltip too), and
-// peak RSS (target 1 GiB).
+// the whole run, at 100,000, 10,000 and 100 steps (panning 2% a frame, the mouse hovering the plots: the tooltip too),
+// and peak RSS (target 1 GiB).
 //
 //   bench_viewer [TRACE.db] [--frames N] [--long]
 #include <imgui.h>
@@ -119,8 +119,8 @@ int long_run(std::string path, int frames) {
     std::this_thread::sleep_for(std::chrono::milliseconds(16));
   }
   line("long_run_summary_loaded_ms", ms_since(t_open), "ms", 0,
-       ", \"steps\": " + std::to_string(m.run().data().size()) + ", \"run_model_mb\": " +
-           std::to_string(static_cast<double>(m.run().data().bytes()) / (1 << 20)) +
+       ", \"steps\": " + std::to_string(m.run().data().size()) +
+           ", \"run_model_mb\": " + std::to_string(static_cast<double>(m.run().data().bytes()) / (1 << 20)) +
            ", \"frames_meanwhile\": " + std::to_string(during.size()) +
            ", \"max_frame_ms_meanwhile\": " + std::to_string(during.empty() ? 0.0 : stats(during).max));
   m.wait_loaded();
@@ -138,8 +138,10 @@ int long_run(std::string path, int frames) {
     for (int i = 0; i < frames; ++i) {
       gb::viewer::panels::RunState& rs = app.run_state();
       if (i == 0) {
-        if (z.width > 0) rs.s0 = 500'000 - z.width / 2, rs.s1 = 500'000 + z.width / 2;
-        else rs.s0 = 0, rs.s1 = 1'000'000;
+        if (z.width > 0)
+          rs.s0 = 500'000 - z.width / 2, rs.s1 = 500'000 + z.width / 2;
+        else
+          rs.s0 = 0, rs.s1 = 1'000'000;
       } else if (z.width > 0) {
         const double pan = (rs.s1 - rs.s0) / 50;
         rs.s0 += pan, rs.s1 += pan;
@@ -165,8 +167,10 @@ int main(int argc, char** argv) {
   std::string given;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--long") == 0) long_mode = true;
-    else given = argv[i];
+    else if (std::strcmp(argv[i], "--long") == 0)
+      long_mode = true;
+    else
+      given = argv[i];
   }
   if (long_mode) return long_run(given, frames);
   if (!given.empty()) path = given;

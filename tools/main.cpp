@@ -134,9 +134,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   synth->add_flag("--cuda", so.cuda, "add a CUDA stream thread with kernels (and kernels rows)");
   synth->add_flag("--oom", so.oom, "end with an out-of-memory event and its report");
-  synth->add_option("--long-steps", so.long_steps,
-                    "a long run of this many steps: every step's summary, detail in windows (first 500, 5 every "
-                    "1000, 16 before a late loss spike, the last 16); replaces --steps")
+  synth
+      ->add_option("--long-steps", so.long_steps,
+                   "a long run of this many steps: every step's summary, detail in windows (first 500, 5 every "
+                   "1000, 16 before a late loss spike, the last 16); replaces --steps")
       ->capture_default_str();
 
   std::vector<std::string> merge_in;

@@ -99,7 +99,8 @@ class Generator {
     t_ += 200 * kUs;
 
     worker_free_.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, o_.workers)), 0);
-    if (long_run) run_long(L, S);
+    if (long_run)
+      run_long(L, S);
     else
       for (std::int64_t s = 0; s < S; ++s) step(s, L, S);
     res_.end_ns = t_;
@@ -201,12 +202,15 @@ class Generator {
     const double p = static_cast<double>(s) / static_cast<double>(S_);
     double loss = (0.15 + 2.15 * std::exp(-5.0 * p)) * std::exp(0.25 * (noise(s, 1) - 0.5));
     const std::int64_t k = res_.spike_step;
-    if (k >= 0 && s == k) loss *= 25;
-    else if (k >= 0 && s > k) loss *= 1.0 + 2.0 * std::exp(-static_cast<double>(s - k) / 300.0);
+    if (k >= 0 && s == k)
+      loss *= 25;
+    else if (k >= 0 && s > k)
+      loss *= 1.0 + 2.0 * std::exp(-static_cast<double>(s - k) / 300.0);
     return loss;
   }
   double long_lr(std::int64_t s) const {
-    const double peak = 3e-4, warm = static_cast<double>(std::max<std::int64_t>(1, std::min<std::int64_t>(2000, S_ / 20)));
+    const double peak = 3e-4,
+                 warm = static_cast<double>(std::max<std::int64_t>(1, std::min<std::int64_t>(2000, S_ / 20)));
     const double x = static_cast<double>(s);
     if (x < warm) return peak * (x + 1) / warm;
     return peak * 0.5 * (1.0 + std::cos(3.14159265358979 * (x - warm) / std::max(1.0, static_cast<double>(S_) - warm)));
@@ -234,10 +238,11 @@ class Generator {
     m.step = s;
     w_.add(m);
     if (s == res_.spike_step)
-      w_.add(AnomalyRecord{++anomaly_id_, end, s, AnomalyKind::loss_spike, Severity::warning, std::nullopt, std::nullopt,
-                           std::nullopt, std::nullopt, *r.loss,
+      w_.add(AnomalyRecord{++anomaly_id_, end, s, AnomalyKind::loss_spike, Severity::warning, std::nullopt,
+                           std::nullopt, std::nullopt, std::nullopt, *r.loss,
                            "loss spiked to " + std::to_string(*r.loss) + " at step " + std::to_string(s) +
-                               " (25x the median of the last 20 steps)", std::nullopt});
+                               " (25x the median of the last 20 steps)",
+                           std::nullopt});
   }
   // A step without detail: its summary from the detail steps' running mean phase times (noisy; every 7th batch
   // slow, waiting as long as the detail steps' slow batches did).
@@ -248,9 +253,9 @@ class Generator {
     auto jitter = [&](std::int64_t base, std::uint64_t what) {
       return static_cast<std::int64_t>(static_cast<double>(base) * std::exp(0.2 * (noise(s, what) - 0.5)));
     };
-    const std::int64_t data = s % 7 == 3 ? jitter(slow_data_ < 0 ? 3 * phase_[0] : slow_data_, 3) : jitter(phase_[0], 3),
-                       fwd = jitter(phase_[1], 4),
-                       bwd = jitter(phase_[2], 5), opt = jitter(phase_[3], 6);
+    const std::int64_t data =
+                           s % 7 == 3 ? jitter(slow_data_ < 0 ? 3 * phase_[0] : slow_data_, 3) : jitter(phase_[0], 3),
+                       fwd = jitter(phase_[1], 4), bwd = jitter(phase_[2], 5), opt = jitter(phase_[3], 6);
     t_ += data + fwd + bwd + opt;
     summary(s, start, t_, data, bwd, opt);
     if (s % 10 == 0) {
@@ -372,7 +377,8 @@ class Generator {
     allocated_ += size;
     live_[best_addr] = Live{size, best_seg->id, c};
     cat_now_[static_cast<std::size_t>(c)] += size;
-    cat_peak_[static_cast<std::size_t>(c)] = std::max(cat_peak_[static_cast<std::size_t>(c)], cat_now_[static_cast<std::size_t>(c)]);
+    cat_peak_[static_cast<std::size_t>(c)] =
+        std::max(cat_peak_[static_cast<std::size_t>(c)], cat_now_[static_cast<std::size_t>(c)]);
     mem_event(MemAction::alloc, best_addr, size, c, span, module, best_seg->id);
     t_ += 100;
     return best_addr;
@@ -587,7 +593,8 @@ class Generator {
     if (long_run) {
       StepMemoryRecord& m = last_mem_;
       m.device = kDevice;
-      m.allocated_peak = peak_alloc_, m.reserved_peak = peak_res_, m.allocated_end = allocated_, m.reserved_end = reserved_;
+      m.allocated_peak = peak_alloc_, m.reserved_peak = peak_res_, m.allocated_end = allocated_,
+      m.reserved_end = reserved_;
       m.unknown_peak = cat_peak_[0], m.parameter_peak = cat_peak_[1], m.gradient_peak = cat_peak_[2];
       m.activation_peak = cat_peak_[3], m.optimizer_state_peak = cat_peak_[4], m.temporary_peak = cat_peak_[5];
       m.input_peak = cat_peak_[6], m.autograd_detail_peak = cat_peak_[7];

@@ -74,7 +74,7 @@ struct SynthOptions {
   bool cuda = false;                     // a CUDA stream thread with kernels
   bool oom = false;                      // an OOM at the end
   std::uint64_t seed = 1;
-  std::int64_t long_steps = 0;           // > 0: a long run of this many steps (replaces `steps`); see above
+  std::int64_t long_steps = 0;  // > 0: a long run of this many steps (replaces `steps`); see above
 };
 
 struct SynthResult {

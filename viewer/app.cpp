@@ -198,9 +198,9 @@ void App::frame() {
   } else if (ImGui::BeginTabBar("##panels")) {
     resolve_jump();
     using Draw = void (*)(TraceModel&, ViewState&, panels::PanelState&);
-    static constexpr Draw kDraw[] = {panels::run,       panels::timeline,  panels::memory,    panels::ops,        panels::anomalies,
-                                     panels::gradients, panels::dataloader, panels::graph,
-                                     panels::compare};
+    static constexpr Draw kDraw[] = {panels::run,        panels::timeline,  panels::memory,
+                                     panels::ops,        panels::anomalies, panels::gradients,
+                                     panels::dataloader, panels::graph,     panels::compare};
     const std::optional<Panel> show = view_.show;
     view_.show.reset();
     for (int i = 0; i < static_cast<int>(Panel::count); ++i) {

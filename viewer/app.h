@@ -38,7 +38,7 @@ class App {
   ViewState& view() { return view_; }
   void show(Panel p) { view_.show = p; }  // selected by the next frame's tab bar, drawn from the one after
   Panel current() const { return current_; }  // the panel the last frame drew
-  panels::RunState& run_state();  // the Run panel's visible steps and options (benchmarks, tests)
+  panels::RunState& run_state();              // the Run panel's visible steps and options (benchmarks, tests)
   bool quit_requested() const { return quit_; }
 
  private:

@@ -44,8 +44,8 @@ GradColumns GradientsModel::reduce(int columns) const {
   g.columns = columns;
   g.bounds.resize(static_cast<std::size_t>(columns) + 1);
   for (int c = 0; c <= columns; ++c)
-    g.bounds[static_cast<std::size_t>(c)] = static_cast<std::size_t>(
-        std::lower_bound(h.steps.begin(), h.steps.end(), g.step_at(c)) - h.steps.begin());
+    g.bounds[static_cast<std::size_t>(c)] =
+        static_cast<std::size_t>(std::lower_bound(h.steps.begin(), h.steps.end(), g.step_at(c)) - h.steps.begin());
   g.bounds.back() = h.cols();
   g.best.assign(h.rows() * static_cast<std::size_t>(columns), std::nan(""));
   g.flag.assign(h.rows() * static_cast<std::size_t>(columns), 0);

@@ -61,7 +61,8 @@ void time_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, std::int64_t t0, std::int64
   if (w <= 0 || t1 <= t0) return;
   dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
   const ImU32 fg = ImGui::GetColorU32(ImGuiCol_Text), tick = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const std::vector<double> ticks = nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)));
+  const std::vector<double> ticks =
+      nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)));
   // Far from the start (a long run's window of a few ms at 1858 s) the 4-digit labels would all read the same: then
   // the first tick says where in the run, in seconds to the tick spacing's digit, and the others their offset from it.
   const bool relative = ticks.size() >= 2 && time_label(ticks[0]) == time_label(ticks[1]);
@@ -177,7 +178,8 @@ void minmax_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<Column>
   const double h = p1.y - p0.y, k = h / (ymax - ymin);
   auto y = [&](float v) {
     const double t = log ? (v > 0 ? std::log10(static_cast<double>(v)) : ymin) : static_cast<double>(v);
-    return static_cast<float>(std::clamp(p1.y - (t - ymin) * k, static_cast<double>(p0.y) - 2, static_cast<double>(p1.y) + 2));
+    return static_cast<float>(
+        std::clamp(p1.y - (t - ymin) * k, static_cast<double>(p0.y) - 2, static_cast<double>(p1.y) + 2));
   };
   const ImU32 col = to_imgui(c);
   std::size_t filled = 0, multi = 0;
@@ -209,8 +211,10 @@ void minmax_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<Column>
       pts.emplace_back(x, y(cl.first));
       if (cl.n > 1) pts.emplace_back(x, y(cl.last));
     }
-    if (pts.size() >= 2) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, thickness);
-    else if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.0f, col);
+    if (pts.size() >= 2)
+      dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, thickness);
+    else if (pts.size() == 1)
+      dl->AddCircleFilled(pts[0], 2.0f, col);
   }
   dl->PopClipRect();
 }
@@ -218,10 +222,14 @@ void minmax_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<Column>
 std::string si_label(double v) {
   char buf[32];
   const double a = std::fabs(v);
-  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.4gG", v / 1e9);
-  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.4gM", v / 1e6);
-  else if (a >= 1e4) std::snprintf(buf, sizeof buf, "%.4gk", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.4g", v);
+  if (a >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.4gG", v / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.4gM", v / 1e6);
+  else if (a >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.4gk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 

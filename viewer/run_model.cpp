@@ -112,9 +112,10 @@ std::size_t RunData::index_of(double s) const {
     const double i = std::ceil(s - static_cast<double>(steps.front()));
     return i <= 0 ? 0 : std::min(steps.size(), static_cast<std::size_t>(i));
   }
-  return static_cast<std::size_t>(std::lower_bound(steps.begin(), steps.end(), s,
-                                                   [](std::int64_t a, double b) { return static_cast<double>(a) < b; }) -
-                                  steps.begin());
+  return static_cast<std::size_t>(
+      std::lower_bound(steps.begin(), steps.end(), s,
+                       [](std::int64_t a, double b) { return static_cast<double>(a) < b; }) -
+      steps.begin());
 }
 
 std::size_t RunData::nearest(double s) const {
@@ -167,18 +168,19 @@ RunData read_run(const gb::query::TraceDb& db) {
   const std::int64_t n = db.scalar("SELECT count(*) FROM steps");
   r.steps.reserve(static_cast<std::size_t>(n)), r.start_ns.reserve(static_cast<std::size_t>(n));
   r.end_ns.reserve(static_cast<std::size_t>(n));
-  db.each("SELECT step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, "
-          "grad_norm FROM steps ORDER BY step",
-          [&](const gb::query::Row& row) {
-            RunStep s;
-            s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
-            s.loss = row.opt_f64(3).value_or(std::nan(""));
-            s.lr = row.opt_f64(4).value_or(std::nan(""));
-            s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
-            s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
-            s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
-            r.append(s);
-          });
+  db.each(
+      "SELECT step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, "
+      "grad_norm FROM steps ORDER BY step",
+      [&](const gb::query::Row& row) {
+        RunStep s;
+        s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
+        s.loss = row.opt_f64(3).value_or(std::nan(""));
+        s.lr = row.opt_f64(4).value_or(std::nan(""));
+        s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
+        s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
+        s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
+        r.append(s);
+      });
   // step_memory: per device, the peaks at each step's point (NaN where a step has no row).
   std::map<int, std::pair<std::vector<float>, std::vector<float>>> dev;
   std::size_t at = 0;
@@ -186,8 +188,8 @@ RunData read_run(const gb::query::TraceDb& db) {
   db.each("SELECT step, device, allocated_peak, reserved_peak FROM step_memory ORDER BY step, device",
           [&](const gb::query::Row& row) {
             const std::int64_t step = row.i64(0);
-            while (at < r.steps.size() && r.steps[at] < step) ++at;  // rows come in step order
-            if (at == r.steps.size() || r.steps[at] != step) return;   // a step without a steps row
+            while (at < r.steps.size() && r.steps[at] < step) ++at;   // rows come in step order
+            if (at == r.steps.size() || r.steps[at] != step) return;  // a step without a steps row
             auto [it, fresh] = dev.try_emplace(static_cast<int>(row.i64(1)));
             if (fresh) it->second.first.assign(r.steps.size(), nan), it->second.second.assign(r.steps.size(), nan);
             it->second.first[at] = static_cast<float>(row.i64(2));

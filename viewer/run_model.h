@@ -45,9 +45,9 @@ struct RunAgg {
   std::uint32_t n = 0;  // finite values
   bool empty() const { return n == 0; }
   double mean() const { return n ? sum / n : std::nan(""); }
-  void add(float v);                  // a point after the others
-  void add_front(float v);            // a point before the others
-  void append(const RunAgg& later);   // points after these
+  void add(float v);                    // a point after the others
+  void add_front(float v);              // a point before the others
+  void append(const RunAgg& later);     // points after these
   void prepend(const RunAgg& earlier);  // points before these
 };
 
@@ -73,10 +73,20 @@ class SeriesLod {
 };
 
 enum class RunSeries : int {
-  loss, lr, step_ns, data_ns, forward_ns, backward_ns, optimizer_ns, samples_per_s, tokens_per_s, grad_norm, count
+  loss,
+  lr,
+  step_ns,
+  data_ns,
+  forward_ns,
+  backward_ns,
+  optimizer_ns,
+  samples_per_s,
+  tokens_per_s,
+  grad_norm,
+  count
 };
 constexpr int kRunSeries = static_cast<int>(RunSeries::count);
-constexpr const char* kRunSeriesNames[] = {"loss",    "lr",       "step time",  "data",      "forward",
+constexpr const char* kRunSeriesNames[] = {"loss",     "lr",        "step time", "data",     "forward",
                                            "backward", "optimizer", "samples/s", "tokens/s", "gradient norm"};
 
 // One step's summary row, as read (NaN / nullopt where the trace has none).
@@ -110,7 +120,7 @@ struct RunData {
   // n + 1 point bounds: pixel column c of a plot of steps [s0, s1] holds points [b[c], b[c + 1]).
   std::vector<std::size_t> column_bounds(double s0, double s1, int n) const;
   void append(const RunStep& r);  // a step after the last (push + the derived series); seal() afterwards
-  void seal();                     // every series' buckets; a new serial
+  void seal();                    // every series' buckets; a new serial
   std::size_t bytes() const;
 };
 

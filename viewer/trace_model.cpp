@@ -64,9 +64,10 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
     for (const DetailWindowRecord& w : detail_.windows)
       read("SELECT step, start_ns, end_ns, loss, lr FROM steps WHERE step BETWEEN ?1 AND ?2 ORDER BY step",
            {w.first_step, w.last_step});
-    db_->each("SELECT start_ns, end_ns FROM (SELECT * FROM steps ORDER BY step LIMIT 1) UNION ALL "
-              "SELECT start_ns, end_ns FROM (SELECT * FROM steps ORDER BY step DESC LIMIT 1)",
-              [&](const gb::query::Row& row) { run_ends.emplace_back(row.i64(0), row.i64(1)); });
+    db_->each(
+        "SELECT start_ns, end_ns FROM (SELECT * FROM steps ORDER BY step LIMIT 1) UNION ALL "
+        "SELECT start_ns, end_ns FROM (SELECT * FROM steps ORDER BY step DESC LIMIT 1)",
+        [&](const gb::query::Row& row) { run_ends.emplace_back(row.i64(0), row.i64(1)); });
   }
   std::sort(steps_.begin(), steps_.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
   if (steps_.empty() && detail_.all()) {  // a trace with step spans but no steps table
@@ -341,7 +342,8 @@ std::string TraceModel::kind_name(SpanKind k) const {
 }
 
 std::optional<StepRecord> TraceModel::step(std::int64_t s) const {
-  auto it = std::lower_bound(steps_.begin(), steps_.end(), s, [](const StepRecord& r, std::int64_t x) { return r.step < x; });
+  auto it =
+      std::lower_bound(steps_.begin(), steps_.end(), s, [](const StepRecord& r, std::int64_t x) { return r.step < x; });
   if (it != steps_.end() && it->step == s) return *it;
   return std::nullopt;
 }

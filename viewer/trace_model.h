@@ -17,9 +17,9 @@
 //   - Steps: a long run's trace (meta `detail`, traces/query/detail.h) can hold 10^6 steps; steps() then holds only
 //     the steps with detail (those the timeline, memory and graph views can show), read at open, and the whole run
 //     summary is run()'s, read by the loader. A trace without a detail policy has every step in steps().
-//   - After open a background loader thread (its own connection) loads the run summary, the memory events, builds the timeline's
-//     overview (which also sums the op table), the gradient heatmap, the per-step waits and the data-loader
-//     summary, the flame and the op shapes, in that order. Until each is ready its accessor answers empty and a
+//   - After open a background loader thread (its own connection) loads the run summary, the memory events, builds
+//     the timeline's overview (which also sums the op table), the gradient heatmap, the per-step waits and the
+//     data-loader summary, the flame and the op shapes, in that order. Until each is ready its accessor answers empty and a
 //     *loading() says so, so no frame waits for a scan of millions of rows. loading() names what is still loading.
 //   - Three workers (worker.h), each with its own connection but the last: queries (details, search, compare,
 //     graphs, live-block names, op tables with CUDA columns), windows (timeline windows, span rows and shapes: a

@@ -170,7 +170,8 @@ TEST_CASE("synth --long-steps: every step's summary, detail only in the engine's
   const double early = real(db, "SELECT avg(loss) FROM steps WHERE step < 100"),
                late = real(db, "SELECT avg(loss) FROM steps WHERE step >= 4900");
   CHECK(early > 3 * late);
-  CHECK(real(db, "SELECT loss FROM steps WHERE step = 3750") > 10 * real(db, "SELECT loss FROM steps WHERE step = 3749"));
+  CHECK(real(db, "SELECT loss FROM steps WHERE step = 3750") >
+        10 * real(db, "SELECT loss FROM steps WHERE step = 3749"));
   CHECK(real(db, "SELECT lr FROM steps WHERE step = 0") < 0.01 * real(db, "SELECT lr FROM steps WHERE step = 249"));
   CHECK(real(db, "SELECT lr FROM steps WHERE step = 249") == doctest::Approx(3e-4));
   CHECK(real(db, "SELECT lr FROM steps WHERE step = 4999") < 1e-8);
@@ -178,7 +179,9 @@ TEST_CASE("synth --long-steps: every step's summary, detail only in the engine's
   // The windows: first, periodic every 1000 (5 steps), 16 before the spike (anomaly), the last 16 (end).
   std::vector<std::vector<std::int64_t>> windows;
   db.each("SELECT first_step, last_step, reason, start_ns < end_ns FROM detail_windows ORDER BY first_step",
-          [&](const Row& w) { windows.push_back({w.i64(0), w.i64(1), w.i64(2), w.i64(3)}); });
+          [&](const Row& w) {
+            windows.push_back({w.i64(0), w.i64(1), w.i64(2), w.i64(3)});
+          });
   const std::vector<std::vector<std::int64_t>> expected = {{0, 499, 0, 1},     {1000, 1004, 1, 1}, {2000, 2004, 1, 1},
                                                            {3000, 3004, 1, 1}, {3735, 3750, 3, 1}, {4000, 4004, 1, 1},
                                                            {4984, 4999, 7, 1}};
@@ -197,9 +200,8 @@ TEST_CASE("synth --long-steps: every step's summary, detail only in the engine's
   CHECK(detail_steps == r.detail_steps);
   // grad_stats: every 10 steps, and every step of a window.
   std::int64_t stat_steps_bad = 0;
-  db.each("SELECT DISTINCT step FROM grad_stats", [&](const Row& s) {
-    stat_steps_bad += (s.i64(0) % 10 == 0 || d.has_detail(s.i64(0))) ? 0 : 1;
-  });
+  db.each("SELECT DISTINCT step FROM grad_stats",
+          [&](const Row& s) { stat_steps_bad += (s.i64(0) % 10 == 0 || d.has_detail(s.i64(0))) ? 0 : 1; });
   CHECK(stat_steps_bad == 0);
   CHECK(db.scalar("SELECT count(DISTINCT step) FROM grad_stats WHERE step % 10 = 0") == 500);
   // The anomalies at the spike: the loss spike, the NaN gradient, and the exploding norm a step before.

@@ -139,7 +139,8 @@ TEST_CASE("columns of a long run: buckets of the step axis, each the largest nor
   for (std::size_t r = 0; r < h.rows(); ++r)
     for (int c = 0; c < 100; c += 3) {
       const std::string where = " FROM grad_stats WHERE param_id = " + std::to_string(h.param_ids[r]) +
-                                " AND step >= " + std::to_string(200 * c) + " AND step < " + std::to_string(200 * (c + 1));
+                                " AND step >= " + std::to_string(200 * c) + " AND step < " +
+                                std::to_string(200 * (c + 1));
       const auto best = sql_pairs(path, "SELECT 0, max(norm)" + where);
       const std::size_t i = r * 100 + static_cast<std::size_t>(c);
       CAPTURE(r);

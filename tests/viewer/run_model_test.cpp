@@ -97,11 +97,15 @@ TEST_CASE("read_run: a long run's summary per step and per pixel column equals S
   CHECK(r.steps.front() == 0);
   CHECK(r.steps.back() == 2999);
   CHECK(r.has_phases());
-  CHECK(r.at(RunSeries::loss).at(1234) == doctest::Approx(sql_real(f.path, "SELECT loss FROM steps WHERE step = 1234")).epsilon(1e-6));
-  CHECK(r.at(RunSeries::step_ns).at(77) == doctest::Approx(sql_real(f.path, "SELECT end_ns - start_ns FROM steps WHERE step = 77")).epsilon(1e-6));
+  CHECK(r.at(RunSeries::loss).at(1234) ==
+        doctest::Approx(sql_real(f.path, "SELECT loss FROM steps WHERE step = 1234")).epsilon(1e-6));
+  CHECK(r.at(RunSeries::step_ns).at(77) ==
+        doctest::Approx(sql_real(f.path, "SELECT end_ns - start_ns FROM steps WHERE step = 77")).epsilon(1e-6));
   CHECK(r.at(RunSeries::samples_per_s).at(900) ==
-        doctest::Approx(sql_real(f.path, "SELECT samples * 1e9 / (end_ns - start_ns) FROM steps WHERE step = 900")).epsilon(1e-6));
-  CHECK(r.at(RunSeries::tokens_per_s).at(900) == doctest::Approx(256 * r.at(RunSeries::samples_per_s).at(900)).epsilon(1e-5));
+        doctest::Approx(sql_real(f.path, "SELECT samples * 1e9 / (end_ns - start_ns) FROM steps WHERE step = 900"))
+            .epsilon(1e-6));
+  CHECK(r.at(RunSeries::tokens_per_s).at(900) ==
+        doctest::Approx(256 * r.at(RunSeries::samples_per_s).at(900)).epsilon(1e-5));
   CHECK(std::isnan(r.at(RunSeries::grad_norm).at(static_cast<std::size_t>(f.synth.nan_step))));  // NULL in the file
   // 100 pixel columns over steps 0..3000: each column's loss maximum and minimum is SQL's over its steps.
   const std::vector<std::size_t> b = r.column_bounds(0, 3000, 100);

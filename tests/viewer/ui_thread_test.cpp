@@ -103,7 +103,7 @@ TEST_CASE("a long run: no SQLite statement on the UI thread in any panel, a step
   CHECK(frames(app, 3) == 0);  // the Run panel while the run summary loads
   app.model()->wait_loaded();
   app.compare_with(b);
-  CHECK(app.current() == Panel::run);  // the first tab
+  CHECK(app.current() == Panel::run);                                   // the first tab
   for (std::int64_t step : {std::int64_t{2500}, std::int64_t{1002}}) {  // summary only, then with detail
     CAPTURE(step);
     app.view().step = step;

@@ -19,7 +19,8 @@ std::vector<plot::Column> history_columns(const GradHeatmap& h, std::size_t r, d
   for (std::size_t k = 0; k < h.cols(); ++k) {
     const double n = h.at(r, k);
     if (!(n > 0) || h.flag_at(r, k) || !std::isfinite(n)) continue;
-    const auto c = static_cast<std::size_t>(std::clamp((static_cast<double>(h.steps[k]) - sx0) / (sx1 - sx0) * px, 0.0, px - 1.0));
+    const auto c =
+        static_cast<std::size_t>(std::clamp((static_cast<double>(h.steps[k]) - sx0) / (sx1 - sx0) * px, 0.0, px - 1.0));
     plot::Column& col = cols[c];
     const auto y = static_cast<float>(n);
     if (col.n == 0) col.lo = col.hi = col.first = y;
@@ -117,7 +118,8 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
   if (v.step && *v.step >= gc.first_step && *v.step < gc.first_step + gc.step_span) {
     const auto c = static_cast<float>((*v.step - gc.first_step) * columns / gc.step_span);  // its column
     const float x = p0.x + c * cell_w;
-    dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + std::max(cell_w, 2.0f) + 1, p1.y + 1), plot::to_imgui(color::kSelection), 0, 0, 2);
+    dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + std::max(cell_w, 2.0f) + 1, p1.y + 1),
+                plot::to_imgui(color::kSelection), 0, 0, 2);
   }
   ImGui::SetCursorScreenPos(p0);
   ImGui::InvisibleButton("##heat", ImVec2(p1.x - p0.x, std::max(1.0f, p1.y - p0.y)));
@@ -141,7 +143,8 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
       ImGui::Text("largest gradient norm %.4g%s", gc.best[i], flag);
     }
     ImGui::EndTooltip();
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) v.param = h.param_ids[r], v.step = ka < kb ? h.steps[ka] : gc.step_at(c);
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+      v.param = h.param_ids[r], v.step = ka < kb ? h.steps[ka] : gc.step_at(c);
   }
   // Colour bar.
   const float cy = p1.y + 8;
@@ -167,17 +170,20 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
   if (h.cols() <= static_cast<std::size_t>(qpx)) {  // every step with statistics a point
     std::vector<double> xs, ys;
     for (std::size_t k = 0; k < h.cols(); ++k)
-      if (h.at(r, k) > 0 && !h.flag_at(r, k)) xs.push_back(static_cast<double>(h.steps[k])), ys.push_back(std::log10(h.at(r, k)));
+      if (h.at(r, k) > 0 && !h.flag_at(r, k))
+        xs.push_back(static_cast<double>(h.steps[k])), ys.push_back(std::log10(h.at(r, k)));
     plot::line_plot(dl, q0, q1, xs, ys, sx0, sx1, lo, hi, 0x7FD3FF);
   } else {  // more steps than pixels: each pixel column's range of norms (a long run)
-    plot::minmax_line(dl, q0, q1, history_columns(h, r, sx0, sx1, qpx), std::pow(10.0, lo), std::pow(10.0, hi), true, 0x7FD3FF);
+    plot::minmax_line(dl, q0, q1, history_columns(h, r, sx0, sx1, qpx), std::pow(10.0, lo), std::pow(10.0, hi), true,
+                      0x7FD3FF);
   }
   for (int c = 0; c < columns; ++c)  // the heatmap's columns with a NaN / Inf for this parameter
     if (gc.flag[r * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c)]) {
       const auto [ka, kb] = gc.steps(c);
       for (std::size_t k = ka; k < kb; ++k)
         if (h.flag_at(r, k)) {
-          const float x = q0.x + static_cast<float>((static_cast<double>(h.steps[k]) - sx0) / (sx1 - sx0)) * (q1.x - q0.x);
+          const float x =
+              q0.x + static_cast<float>((static_cast<double>(h.steps[k]) - sx0) / (sx1 - sx0)) * (q1.x - q0.x);
           dl->AddLine(ImVec2(x, q0.y), ImVec2(x, q1.y), plot::to_imgui(color::kNaN), 2);
           break;  // one tick a column
         }

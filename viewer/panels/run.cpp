@@ -44,8 +44,10 @@ bool value_range(const std::vector<plot::Column>& cols, bool log, double& lo, do
     if (c.n == 0) continue;
     if (log) {
       if (c.hi > 0) hi = std::max(hi, static_cast<double>(c.hi));
-      if (c.lo > 0) lo = std::min(lo, static_cast<double>(c.lo));
-      else if (c.hi > 0) lo = std::min(lo, static_cast<double>(c.hi));
+      if (c.lo > 0)
+        lo = std::min(lo, static_cast<double>(c.lo));
+      else if (c.hi > 0)
+        lo = std::min(lo, static_cast<double>(c.hi));
     } else {
       lo = std::min(lo, static_cast<double>(c.lo)), hi = std::max(hi, static_cast<double>(c.hi));
     }
@@ -70,7 +72,9 @@ std::string step_label(double s) {
   return buf;
 }
 
-bool is_recorder(DetailReason r) { return r != DetailReason::first && r != DetailReason::periodic && r != DetailReason::full; }
+bool is_recorder(DetailReason r) {
+  return r != DetailReason::first && r != DetailReason::periodic && r != DetailReason::full;
+}
 
 struct Plot {
   const char* title;
@@ -93,13 +97,17 @@ bool no_detail_notice(TraceModel& m, ViewState& v) {
   ImGui::Spacing();
   ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "Step %" PRId64 " has no detail (summary only)", *v.step);
   ImGui::SameLine();
-  plot::help_marker("A long run keeps the detail (spans, memory events, op details) of some steps only: the first "
-                    "ones, a few every N steps, and the steps before an anomaly and at the end (the detail policy, "
-                    "meta `detail`). Every step keeps its summary: see the Run panel.");
+  plot::help_marker(
+      "A long run keeps the detail (spans, memory events, op details) of some steps only: the first "
+      "ones, a few every N steps, and the steps before an anomaly and at the end (the detail policy, "
+      "meta `detail`). Every step keeps its summary: see the Run panel.");
   std::string near_text;
-  if (near.before && near.after) near_text = std::to_string(*near.before) + " and " + std::to_string(*near.after);
-  else if (near.before) near_text = std::to_string(*near.before);
-  else if (near.after) near_text = std::to_string(*near.after);
+  if (near.before && near.after)
+    near_text = std::to_string(*near.before) + " and " + std::to_string(*near.after);
+  else if (near.before)
+    near_text = std::to_string(*near.before);
+  else if (near.after)
+    near_text = std::to_string(*near.after);
   if (near_text.empty()) {
     ImGui::TextUnformatted("No step of this trace has detail.");
   } else {
@@ -203,8 +211,10 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
       const auto near = detail.nearest(s);
       ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "has no detail (summary only);");
       ImGui::SameLine();
-      if (!near.before && !near.after) ImGui::TextDisabled("no step has detail");
-      else ImGui::TextDisabled("nearest steps with detail:");
+      if (!near.before && !near.after)
+        ImGui::TextDisabled("no step has detail");
+      else
+        ImGui::TextDisabled("nearest steps with detail:");
       for (const auto& n : {near.before, near.after}) {
         if (!n) continue;
         ImGui::SameLine();
@@ -234,7 +244,8 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   if (has_grad) titles.push_back("gradient norm");
   if (has_memory) titles.push_back("peak memory");
   const float plots_h = std::max(60.0f, avail.y - band_h - axis_h - 8);
-  const float plot_h = std::max(24.0f, (plots_h - gap * static_cast<float>(titles.size() - 1)) / static_cast<float>(titles.size()));
+  const float plot_h =
+      std::max(24.0f, (plots_h - gap * static_cast<float>(titles.size() - 1)) / static_cast<float>(titles.size()));
   std::vector<Plot> plots;
   for (std::size_t i = 0; i < titles.size(); ++i) {
     const float y = origin.y + static_cast<float>(i) * (plot_h + gap);
@@ -311,7 +322,8 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
         const double s = static_cast<double>(*rec.step) + 0.5;
         if (s < s0 || s >= s1) continue;
         const float x = x_of(s), y = p.p0.y + 3;
-        dl->AddTriangleFilled(ImVec2(x - 5, y), ImVec2(x + 5, y), ImVec2(x, y + 9), plot::to_imgui(color::kSeverity[sev]));
+        dl->AddTriangleFilled(ImVec2(x - 5, y), ImVec2(x + 5, y), ImVec2(x, y + 9),
+                              plot::to_imgui(color::kSeverity[sev]));
         if (hovered && std::fabs(io.MousePos.x - x) <= 5 && io.MousePos.y >= p.p0.y && io.MousePos.y <= y + 12) {
           const std::string_view kind = gb::trace::name(rec.kind);
           anomaly_tip += (anomaly_tip.empty() ? "" : "\n") + std::string(gb::trace::name(rec.severity)) + " " +
@@ -350,21 +362,30 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
     // With a compare trace open: this run's total in the loss's colour beside B's (the split's colours would
     // mix with B's); else the split stacked.
     const bool stacked = r.has_phases() && !has_b;
-    frame_plot(p, has_b ? "step time: this run / compare" : stacked ? "step time: data / forward / backward / optimizer" : "step time");
+    frame_plot(p, has_b     ? "step time: this run / compare"
+                  : stacked ? "step time: data / forward / backward / optimizer"
+                            : "step time");
     if (ok) {
       const ImVec2 q0(p.p0.x, p.p0.y + 16), q1 = p.p1;
       plot::range_axis(dl, q0, q1, a, b, false, time_ns);
       if (stacked) {
-        const RunSeries phases[] = {RunSeries::data_ns, RunSeries::forward_ns, RunSeries::backward_ns, RunSeries::optimizer_ns};
-        plot::stacked_columns(dl, q0, q1, px, 4, [&](int c, int l) {
-          const plot::Column& col = cols_of(phases[l])[static_cast<std::size_t>(c)];
-          return col.n ? static_cast<double>(col.mean) : 0.0;
-        }, color::kRunPhase, b);
-        plot::minmax_line(dl, q0, q1, [&] {
-          std::vector<plot::Column> mx = total;  // the slowest step of each column
-          for (plot::Column& c : mx) c.first = c.last = c.lo = c.hi;
-          return mx;
-        }(), a, b, false, color::kRunStepMax, 1.0f);
+        const RunSeries phases[] = {RunSeries::data_ns, RunSeries::forward_ns, RunSeries::backward_ns,
+                                    RunSeries::optimizer_ns};
+        plot::stacked_columns(
+            dl, q0, q1, px, 4,
+            [&](int c, int l) {
+              const plot::Column& col = cols_of(phases[l])[static_cast<std::size_t>(c)];
+              return col.n ? static_cast<double>(col.mean) : 0.0;
+            },
+            color::kRunPhase, b);
+        plot::minmax_line(
+            dl, q0, q1,
+            [&] {
+              std::vector<plot::Column> mx = total;  // the slowest step of each column
+              for (plot::Column& c : mx) c.first = c.last = c.lo = c.hi;
+              return mx;
+            }(),
+            a, b, false, color::kRunStepMax, 1.0f);
       } else if (has_b) {
         plot::minmax_line(dl, q0, q1, bcols, a, b, false, color::kCompareB);
         plot::minmax_line(dl, q0, q1, total, a, b, false, color::kRunLoss);
@@ -422,7 +443,8 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
     std::string title = "peak memory: allocated / reserved";
     if (r.devices.size() > 1) {
       title += " (";
-      for (std::size_t i = 0; i < r.devices.size(); ++i) title += (i ? ", " : "") + gb::query::device_name(r.devices[i]);
+      for (std::size_t i = 0; i < r.devices.size(); ++i)
+        title += (i ? ", " : "") + gb::query::device_name(r.devices[i]);
       title += ")";
     } else {
       title += " (" + gb::query::device_name(r.devices.front()) + ")";
@@ -507,7 +529,8 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
     for (RunSeries s : {RunSeries::data_ns, RunSeries::forward_ns, RunSeries::backward_ns, RunSeries::optimizer_ns})
       row((std::string("  ") + kRunSeriesNames[static_cast<int>(s)]).c_str(), r.at(s).at(i), time_ns(r.at(s).at(i)));
     for (RunSeries s : {RunSeries::samples_per_s, RunSeries::tokens_per_s, RunSeries::grad_norm})
-      row(kRunSeriesNames[static_cast<int>(s)], r.at(s).at(i), s == RunSeries::grad_norm ? num(r.at(s).at(i)) : plot::si_label(r.at(s).at(i)));
+      row(kRunSeriesNames[static_cast<int>(s)], r.at(s).at(i),
+          s == RunSeries::grad_norm ? num(r.at(s).at(i)) : plot::si_label(r.at(s).at(i)));
     for (std::size_t d = 0; d < r.memory.size(); ++d) {
       const double al = r.memory[d].allocated_peak.at(i), re = r.memory[d].reserved_peak.at(i);
       if (std::isfinite(al))
@@ -518,7 +541,8 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
       const std::size_t j = b_run->index_of(static_cast<double>(r.steps[i]));
       if (j < b_run->size() && b_run->steps[j] == r.steps[i])
         ImGui::TextColored(ImVec4(0.9f, 0.49f, 0.13f, 1), "compare: loss %s, step time %s",
-                           num(b_run->at(RunSeries::loss).at(j)).c_str(), time_ns(b_run->at(RunSeries::step_ns).at(j)).c_str());
+                           num(b_run->at(RunSeries::loss).at(j)).c_str(),
+                           time_ns(b_run->at(RunSeries::step_ns).at(j)).c_str());
     }
     ImGui::TextDisabled("click to select");
     ImGui::EndTooltip();

@@ -34,10 +34,10 @@ TEST_CASE("run screenshot: the loss curve, the anomaly markers on it, the detail
   REQUIRE(lr[0] >= 0);
   REQUIRE(grad[0] >= 0);
   CHECK(loss[2] - loss[0] > p.width * 3 / 4);
-  CHECK(loss[3] < lr[1]);    // the loss plot is above the learning rate's
-  CHECK(lr[3] < grad[1]);    // which is above the gradient norm's
-  CHECK(p.count(color::kRunPhase[1]) > 500);  // the stacked step time: forward
-  CHECK(p.count(color::kRunPhase[2]) > 500);  // backward
+  CHECK(loss[3] < lr[1]);                       // the loss plot is above the learning rate's
+  CHECK(lr[3] < grad[1]);                       // which is above the gradient norm's
+  CHECK(p.count(color::kRunPhase[1]) > 500);    // the stacked step time: forward
+  CHECK(p.count(color::kRunPhase[2]) > 500);    // backward
   CHECK(p.count(color::kAllocatedLine) > 500);  // peak memory
   // The anomalies: the error (nonfinite_backward) and warning markers at the spike (3/4 of the run), inside the
   // loss plot's rows.
@@ -98,7 +98,8 @@ TEST_CASE("a long run's step without detail: Timeline, Memory and Autograd graph
   // Step 1002 has detail (the window 1000..1004), step 1500 has not.
   auto tl_with = shot::take(path, "timeline", tmp.file("tl_with.png"), "1280x800", "--step 1002");
   // Step 1500 selected while the window shows an op of step 1002 (a selected span is focused): only the notice.
-  const std::int64_t span = gb::query::TraceDb(path).scalar("SELECT id FROM spans WHERE kind = 0 AND step = 1002 LIMIT 1");
+  const std::int64_t span =
+      gb::query::TraceDb(path).scalar("SELECT id FROM spans WHERE kind = 0 AND step = 1002 LIMIT 1");
   REQUIRE(span != 0);
   auto tl_without = shot::take(path, "timeline", tmp.file("tl_without.png"), "1280x800",
                                "--step 1500 --select span:" + std::to_string(span));
