@@ -19,8 +19,9 @@
 //     summary is run()'s, read by the loader. A trace without a detail policy has every step in steps().
 //   - After open a background loader thread (its own connection) loads the run summary, the memory events, builds
 //     the timeline's overview (which also sums the op table), the gradient heatmap, the per-step waits and the
-//     data-loader summary, the flame and the op shapes, in that order. Until each is ready its accessor answers empty and a
-//     *loading() says so, so no frame waits for a scan of millions of rows. loading() names what is still loading.
+//     data-loader summary, the flame and the op shapes, in that order. Until each is ready its accessor answers
+//     empty and a *loading() says so, so no frame waits for a scan of millions of rows. loading() names what is
+//     still loading.
 //   - Three workers (worker.h), each with its own connection but the last: queries (details, search, compare,
 //     graphs, live-block names, op tables with CUDA columns), windows (timeline windows, span rows and shapes: a
 //     long search never delays them) and compute (memory columns, segment maps, heatmap reductions: no SQL).
