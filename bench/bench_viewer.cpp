@@ -278,7 +278,10 @@ int main(int argc, char** argv) {
     // Then frames until its off-frame computations (memory columns, segment map, heatmap columns) are in.
     const auto t_settle = std::chrono::steady_clock::now();
     std::vector<double> settling;
-    while ((m.memory().pending() || m.gradients().pending()) && settling.size() < 10000) {
+    // (only the computations the panel asks for: a panel that draws neither never takes another panel's answer)
+    const bool memory_panel = panel == gb::viewer::Panel::memory, gradients_panel = panel == gb::viewer::Panel::gradients;
+    while (((memory_panel && m.memory().pending()) || (gradients_panel && m.gradients().pending())) &&
+           settling.size() < 10000) {
       std::this_thread::sleep_for(std::chrono::milliseconds(16));
       settling.push_back(frame(app));
     }
