@@ -14,7 +14,7 @@
 // ~5,500 steps, 0.65 M spans): open to first frame (the Run panel, which shows "loading" until the run summary is
 // in: target 1 s), the time until the run summary is loaded and until everything is, the Run panel's frame build at
 // the whole run, at 100,000, 10,000 and 100 steps (panning 2% a frame, the mouse hovering the plots: the tooltip too),
-// and peak RSS (target 1 GiB).
+// and peak RSS (target 1 GiB); then the Gradients panel on those steps (the heatmap, and a parameter's histories).
 //
 //   bench_viewer [TRACE.db] [--frames N] [--long]
 #include <imgui.h>
@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -152,6 +153,28 @@ int long_run(std::string path, int frames) {
     const Stats s = stats(t);
     line((std::string("long_frame_build_ms_run_") + z.name + "_median").c_str(), s.median, "ms", 8);
     line((std::string("long_frame_build_ms_run_") + z.name + "_max").c_str(), s.max, "ms", 8);
+  }
+  // The gradient heatmap of the 10^6 steps (16 parameters x ~106,000 steps with statistics), reduced to pixel
+  // columns of steps off the frame; then with a parameter selected (its norm and update-ratio histories).
+  ImGui::GetIO().MousePos = ImVec2(-1, -1);
+  app.show(gb::viewer::Panel::gradients);
+  for (const bool selected : {false, true}) {
+    app.view().param = selected ? std::optional<gb::trace::Id>(1) : std::nullopt;
+    for (int i = 0; i < 3; ++i) frame(app);  // the tab switch
+    const auto t_settle = std::chrono::steady_clock::now();
+    while (m.gradients().pending() && ms_since(t_settle) < 60'000) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(16));
+      frame(app);
+    }
+    const double settle = ms_since(t_settle);
+    std::vector<double> t;
+    for (int i = 0; i < frames; ++i) t.push_back(frame(app));
+    const Stats s = stats(t);
+    const std::string name = selected ? "long_frame_build_ms_gradients_selected" : "long_frame_build_ms_gradients";
+    line((name + "_median").c_str(), s.median, "ms", 8,
+         ", \"heatmap_columns\": " + std::to_string(m.gradients().heatmap().cols()) + ", \"settle_ms\": " +
+             std::to_string(settle));
+    line((name + "_max").c_str(), s.max, "ms", 8);
   }
   line("long_peak_rss_mb", peak_rss_mb(), "MiB", 1024);
   ImGui::DestroyContext();
