@@ -10,7 +10,13 @@
 // There is no libtorch peer for a viewer: "peer" is "none"; each line carries its target (open to first frame 1 s,
 // frame build 8 ms, peak RSS 2 GiB).
 //
-//   bench_viewer [TRACE.db] [--frames N]
+// With --long: a long run instead (tools/synth --long-steps 1000000: 10^6 steps of summary, detail in 1,000 windows,
+// ~5,500 steps, 0.65 M spans): open to first frame (the Run panel, which shows "loading" until the run summary is
+// in: target 1 s), the time until the run summary is loaded and until everything is, the Run panel's frame build at
+// the whole run, at 100,000, 10,000 and 100 steps (panning 2% a frame, the mouse hovering the plots: the tooltip too),
+// and peak RSS (target 1 GiB); then the Gradients panel on those steps (the heatmap, and a parameter's histories).
+//
+//   bench_viewer [TRACE.db] [--frames N] [--long]
 #include <imgui.h>
 #include <sys/resource.h>
 
@@ -19,12 +25,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tools/synth.h"
 #include "viewer/app.h"
+#include "viewer/panels/panels.h"
 
 namespace {
 
@@ -63,25 +71,7 @@ Stats stats(std::vector<double> v) {
   return {v[v.size() / 2], v.back()};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string path = "/tmp/glassbox-bench-viewer/synth-10M.db";
-  int frames = 60;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = std::atoi(argv[++i]);
-    else path = argv[i];
-  }
-  if (!std::filesystem::exists(path)) {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    const auto t0 = std::chrono::steady_clock::now();
-    gb::tools::SynthResult r = gb::tools::write_synthetic_trace(
-        path, {.steps = 10'000, .layers = 110, .ops_per_layer = 1, .memory_layer_stride = 14});
-    std::fprintf(stderr, "bench_viewer: wrote %s: %lld spans, %lld memory events, %lld grad stats in %.1f s\n",
-                 path.c_str(), static_cast<long long>(r.spans), static_cast<long long>(r.memory_events),
-                 static_cast<long long>(r.grad_stats), ms_since(t0) / 1000);
-  }
-
+void imgui_context() {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -93,6 +83,131 @@ int main(int argc, char** argv) {
   unsigned char* pixels = nullptr;
   int w = 0, h = 0;
   io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas (no renderer needed)
+}
+
+// --long: the Run panel on a 10^6-step trace.
+int long_run(std::string path, int frames) {
+  if (path.empty()) path = "/tmp/glassbox-bench-viewer/synth-long-1M.db";
+  if (!std::filesystem::exists(path)) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    const auto t0 = std::chrono::steady_clock::now();
+    gb::tools::SynthOptions o;
+    o.long_steps = 1'000'000;
+    const gb::tools::SynthResult r = gb::tools::write_synthetic_trace(path, o);
+    std::fprintf(stderr, "bench_viewer: wrote %s: %lld steps, %lld detail steps, %lld spans in %.1f s\n", path.c_str(),
+                 static_cast<long long>(r.steps), static_cast<long long>(r.detail_steps),
+                 static_cast<long long>(r.spans), ms_since(t0) / 1000);
+  }
+  imgui_context();
+  gb::viewer::App app(/*remember_recent=*/false);
+  const auto t_open = std::chrono::steady_clock::now();
+  app.open(path);
+  if (!app.error().empty()) {
+    std::fprintf(stderr, "bench_viewer: %s\n", app.error().c_str());
+    return 1;
+  }
+  const double opened = ms_since(t_open);
+  frame(app);  // the Run panel is the first tab
+  const double first = ms_since(t_open);
+  gb::viewer::TraceModel& m = *app.model();
+  const bool loaded_at_first = !m.run().loading();
+  line("long_open_ms", opened, "ms", 0, ", \"detail_steps\": " + std::to_string(m.steps().size()));
+  line("long_open_to_first_frame_ms", first, "ms", 1000,
+       std::string(", \"run_loaded_at_first_frame\": ") + (loaded_at_first ? "true" : "false"));
+  std::vector<double> during;
+  while (m.run().loading() && during.size() < 100000) {
+    during.push_back(frame(app));
+    std::this_thread::sleep_for(std::chrono::milliseconds(16));
+  }
+  line("long_run_summary_loaded_ms", ms_since(t_open), "ms", 0,
+       ", \"steps\": " + std::to_string(m.run().data().size()) +
+           ", \"run_model_mb\": " + std::to_string(static_cast<double>(m.run().data().bytes()) / (1 << 20)) +
+           ", \"frames_meanwhile\": " + std::to_string(during.size()) +
+           ", \"max_frame_ms_meanwhile\": " + std::to_string(during.empty() ? 0.0 : stats(during).max));
+  m.wait_loaded();
+  line("long_all_loaded_ms", ms_since(t_open), "ms", 0, ", \"memory_events\": " + std::to_string(m.memory().events()));
+  // The Run panel: whole run, then 10,000 and 100 steps around the middle, panning 2% a frame, the mouse hovering.
+  ImGui::GetIO().MousePos = ImVec2(800, 500);
+  struct Zoom {
+    const char* name;
+    double width;
+  };
+  const Zoom zooms[] = {{"whole_run", 0}, {"100000_steps", 100000}, {"10000_steps", 10000}, {"100_steps", 100}};
+  app.view().step = 500'000;
+  for (const Zoom& z : zooms) {
+    std::vector<double> t;
+    for (int i = 0; i < frames; ++i) {
+      gb::viewer::panels::RunState& rs = app.run_state();
+      if (i == 0) {
+        if (z.width > 0)
+          rs.s0 = 500'000 - z.width / 2, rs.s1 = 500'000 + z.width / 2;
+        else
+          rs.s0 = 0, rs.s1 = 1'000'000;
+      } else if (z.width > 0) {
+        const double pan = (rs.s1 - rs.s0) / 50;
+        rs.s0 += pan, rs.s1 += pan;
+      }
+      t.push_back(frame(app));
+      if (getenv("BENCH_VIEWER_FRAMES")) std::fprintf(stderr, "%s frame %d: %.3f ms\n", z.name, i, t.back());
+    }
+    const Stats s = stats(t);
+    line((std::string("long_frame_build_ms_run_") + z.name + "_median").c_str(), s.median, "ms", 8);
+    line((std::string("long_frame_build_ms_run_") + z.name + "_max").c_str(), s.max, "ms", 8);
+  }
+  // The gradient heatmap of the 10^6 steps (16 parameters x ~106,000 steps with statistics), reduced to pixel
+  // columns of steps off the frame; then with a parameter selected (its norm and update-ratio histories).
+  ImGui::GetIO().MousePos = ImVec2(-1, -1);
+  app.show(gb::viewer::Panel::gradients);
+  for (const bool selected : {false, true}) {
+    app.view().param = selected ? std::optional<gb::trace::Id>(1) : std::nullopt;
+    for (int i = 0; i < 3; ++i) frame(app);  // the tab switch
+    const auto t_settle = std::chrono::steady_clock::now();
+    while (m.gradients().pending() && ms_since(t_settle) < 60'000) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(16));
+      frame(app);
+    }
+    const double settle = ms_since(t_settle);
+    std::vector<double> t;
+    for (int i = 0; i < frames; ++i) t.push_back(frame(app));
+    const Stats s = stats(t);
+    const std::string name = selected ? "long_frame_build_ms_gradients_selected" : "long_frame_build_ms_gradients";
+    line((name + "_median").c_str(), s.median, "ms", 8,
+         ", \"heatmap_columns\": " + std::to_string(m.gradients().heatmap().cols()) + ", \"settle_ms\": " +
+             std::to_string(settle));
+    line((name + "_max").c_str(), s.max, "ms", 8);
+  }
+  line("long_peak_rss_mb", peak_rss_mb(), "MiB", 1024);
+  ImGui::DestroyContext();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = "/tmp/glassbox-bench-viewer/synth-10M.db";
+  int frames = 60;
+  bool long_mode = false;
+  std::string given;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--long") == 0)
+      long_mode = true;
+    else
+      given = argv[i];
+  }
+  if (long_mode) return long_run(given, frames);
+  if (!given.empty()) path = given;
+  if (!std::filesystem::exists(path)) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    const auto t0 = std::chrono::steady_clock::now();
+    gb::tools::SynthResult r = gb::tools::write_synthetic_trace(
+        path, {.steps = 10'000, .layers = 110, .ops_per_layer = 1, .memory_layer_stride = 14});
+    std::fprintf(stderr, "bench_viewer: wrote %s: %lld spans, %lld memory events, %lld grad stats in %.1f s\n",
+                 path.c_str(), static_cast<long long>(r.spans), static_cast<long long>(r.memory_events),
+                 static_cast<long long>(r.grad_stats), ms_since(t0) / 1000);
+  }
+
+  imgui_context();
 
   gb::viewer::App app(/*remember_recent=*/false);
   const auto t_open = std::chrono::steady_clock::now();
@@ -186,7 +301,10 @@ int main(int argc, char** argv) {
     // Then frames until its off-frame computations (memory columns, segment map, heatmap columns) are in.
     const auto t_settle = std::chrono::steady_clock::now();
     std::vector<double> settling;
-    while ((m.memory().pending() || m.gradients().pending()) && settling.size() < 10000) {
+    // (only the computations the panel asks for: a panel that draws neither never takes another panel's answer)
+    const bool memory_panel = panel == gb::viewer::Panel::memory, gradients_panel = panel == gb::viewer::Panel::gradients;
+    while (((memory_panel && m.memory().pending()) || (gradients_panel && m.gradients().pending())) &&
+           settling.size() < 10000) {
       std::this_thread::sleep_for(std::chrono::milliseconds(16));
       settling.push_back(frame(app));
     }

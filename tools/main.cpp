@@ -136,6 +136,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   synth->add_flag("--cuda", so.cuda, "add a CUDA stream thread with kernels (and kernels rows)");
   synth->add_flag("--oom", so.oom, "end with an out-of-memory event and its report");
+  synth
+      ->add_option("--long-steps", so.long_steps,
+                   "a long run of this many steps: every step's summary, detail in windows (first 500, 5 every "
+                   "1000, 16 before a late loss spike, the last 16); replaces --steps")
+      ->capture_default_str();
 
   std::vector<std::string> merge_in;
   std::string merge_out;
@@ -234,6 +239,7 @@ int main(int argc, char** argv) {
       if (r.nan_step >= 0) out << ", NaN gradient at step " << r.nan_step << " layer " << r.nan_layer;
       if (r.kernels) out << ", " << r.kernels << " kernels";
       if (r.oom_t_ns >= 0) out << ", an OOM";
+      if (r.windows) out << ", " << r.windows << " detail windows (" << r.detail_steps << " steps)";
       out << "\n";
     }
     std::cout << out.str() << std::flush;

@@ -3,6 +3,8 @@
 #include "tools/synth.h"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -50,10 +52,14 @@ struct ForwardOp {
 
 class Generator {
  public:
-  Generator(const std::string& path, const SynthOptions& o) : w_(path), o_(o), rng_(o.seed) {}
+  Generator(const std::string& path, const SynthOptions& o)
+      : w_(path, writer_options(o)), o_(o), rng_(o.seed), srng_(o.seed ^ 0x5EEDull) {}
 
   SynthResult run() {
-    const std::int64_t L = std::max<std::int64_t>(1, o_.layers), S = std::max<std::int64_t>(1, o_.steps);
+    const bool long_run = o_.long_steps > 0;
+    const std::int64_t L = std::max<std::int64_t>(1, o_.layers),
+                       S = long_run ? o_.long_steps : std::max<std::int64_t>(1, o_.steps);
+    S_ = S;
     k_ = o_.ops_per_layer;
     if (o_.spans > 0) k_ = std::max<std::int64_t>(0, ((o_.spans / S - 14) / L - 7) / 2);
     res_.ops_per_layer = k_;
@@ -61,8 +67,14 @@ class Generator {
     res_.nan_step = o_.nan_step == -2 ? -1 : (o_.nan_step < 0 ? S * 3 / 4 : std::min(o_.nan_step, S - 1));
     res_.nan_layer = res_.nan_step < 0 ? -1 : (o_.nan_layer < 0 ? L / 2 : std::min(o_.nan_layer, L - 1));
     act_bytes_ = o_.batch * o_.width * 4;
+    if (long_run) res_.spike_step = o_.nan_step >= 0 ? std::min(o_.nan_step, S - 1) : S * 3 / 4;
 
-    w_.set_meta("command", "glassbox synth --steps " + std::to_string(S) + " --layers " + std::to_string(L));
+    if (long_run) {
+      w_.set_meta("command", "glassbox synth --long-steps " + std::to_string(S) + " --layers " + std::to_string(L));
+      w_.set_meta("detail", "first=500,every=1000,window=5,recorder=16,recorder_mb=64");
+    } else {
+      w_.set_meta("command", "glassbox synth --steps " + std::to_string(S) + " --layers " + std::to_string(L));
+    }
     w_.set_meta("device_name", "Synthetic GPU (glassbox synth)");
     w_.set_meta("device_total_bytes", std::to_string(16LL << 30));
     w_.set_meta("context_bytes", std::to_string(300 * kMiB));
@@ -87,7 +99,10 @@ class Generator {
     t_ += 200 * kUs;
 
     worker_free_.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, o_.workers)), 0);
-    for (std::int64_t s = 0; s < S; ++s) step(s, L, S);
+    if (long_run)
+      run_long(L, S);
+    else
+      for (std::int64_t s = 0; s < S; ++s) step(s, L, S);
     res_.end_ns = t_;
     if (o_.oom) oom();
     w_.close();
@@ -96,6 +111,168 @@ class Generator {
 
  private:
   std::int64_t param_bytes(std::int64_t p) const { return (p % 2 == 0 ? o_.width * o_.width : o_.width) * 4; }
+  static WriterOptions writer_options(const SynthOptions& o) {
+    WriterOptions w;
+    if (o.long_steps > 0) w.commit_interval = std::chrono::hours(24);  // one transaction: the rows are batched
+    return w;
+  }
+
+  // --- long runs: the summary of every step, detail in windows --------------------------------------------------
+  struct Window {
+    std::int64_t first = 0, last = 0;
+    DetailReason reason = DetailReason::first;
+  };
+  // The engine's policy first=500,every=1000,window=5 with its flight recorder's anomaly and end dumps (16 steps).
+  static std::vector<Window> plan_windows(std::int64_t S, std::int64_t spike) {
+    std::vector<Window> w;
+    auto add = [&w](std::int64_t a, std::int64_t b, DetailReason r) {
+      Window x;
+      x.first = a, x.last = b, x.reason = r;
+      w.push_back(x);
+    };
+    add(0, std::min<std::int64_t>(499, S - 1), DetailReason::first);
+    std::int64_t after = w.back().last + 1;  // recorder windows start after the one before
+    if (spike >= 0) {
+      const std::int64_t a = std::max(spike - 15, after);
+      if (a <= spike) add(a, spike, DetailReason::anomaly), after = spike + 1;
+    }
+    const std::int64_t e = std::max(S - 16, after);
+    if (e <= S - 1) add(e, S - 1, DetailReason::end);
+    const std::size_t fixed = w.size();
+    for (std::int64_t k = 1; k * 1000 <= S - 1; ++k) {
+      const std::int64_t a = k * 1000, b = std::min(a + 4, S - 1);
+      bool overlaps = false;
+      for (std::size_t i = 0; i < fixed; ++i) overlaps = overlaps || (a <= w[i].last && w[i].first <= b);
+      if (!overlaps) add(a, b, DetailReason::periodic);
+    }
+    std::sort(w.begin(), w.end(), [](const Window& x, const Window& y) { return x.first < y.first; });
+    return w;
+  }
+  void run_long(std::int64_t L, std::int64_t S) {
+    const std::vector<Window> windows = plan_windows(S, res_.spike_step);
+    std::size_t wi = 0;
+    std::int64_t window_start = 0;
+    for (std::int64_t s = 0; s < S; ++s) {
+      if (wi < windows.size() && windows[wi].first <= s) {
+        const Window& win = windows[wi];
+        if (s == win.first) {
+          window_start = s == 0 ? 0 : t_;  // the first window holds the set-up before step 0
+          if (s > 0) resume();
+        }
+        step(s, L, S);
+        ++res_.detail_steps;
+        if (s == win.last) {
+          DetailWindowRecord d;
+          d.id = ++res_.windows;
+          d.first_step = win.first, d.last_step = win.last;
+          d.start_ns = window_start, d.end_ns = t_;
+          d.reason = win.reason;
+          w_.add(d);
+          ++wi;
+        }
+      } else {
+        summary_step(s, L);
+      }
+    }
+  }
+  // Detail resuming after a gap: what memory is live now (SCHEMA.md memory_events resume / live / live_segment).
+  void resume() {
+    auto row = [&](MemAction a, std::int64_t addr, std::int64_t size, MemCategory c, OptId segment) {
+      w_.add(MemoryEventRecord{++mem_id_, t_, a, kDevice, addr, size, size, segment, 0, c, std::nullopt, std::nullopt,
+                               allocated_, reserved_});
+      ++res_.memory_events;
+    };
+    row(MemAction::resume, 0, 0, MemCategory::unknown, std::nullopt);
+    std::vector<std::int64_t> addrs;
+    for (const auto& [a, b] : live_) addrs.push_back(a);
+    std::sort(addrs.begin(), addrs.end());
+    for (std::int64_t a : addrs) {
+      const Live& b = live_.at(a);
+      row(MemAction::live, a, b.size, b.category, b.segment);
+    }
+    for (const Segment& g : segments_) row(MemAction::live_segment, g.addr, g.size, MemCategory::unknown, g.id);
+    t_ += kUs;
+  }
+  // Per-step noise that does not depend on which steps have detail: a hash of (seed, step, what).
+  double noise(std::int64_t s, std::uint64_t what) const {
+    Rng h(o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(s) * 0xD1B54A32D192ED03ull + what);
+    return h.uniform();
+  }
+  double long_loss(std::int64_t s) const {
+    const double p = static_cast<double>(s) / static_cast<double>(S_);
+    double loss = (0.15 + 2.15 * std::exp(-5.0 * p)) * std::exp(0.25 * (noise(s, 1) - 0.5));
+    const std::int64_t k = res_.spike_step;
+    if (k >= 0 && s == k)
+      loss *= 25;
+    else if (k >= 0 && s > k)
+      loss *= 1.0 + 2.0 * std::exp(-static_cast<double>(s - k) / 300.0);
+    return loss;
+  }
+  double long_lr(std::int64_t s) const {
+    const double peak = 3e-4,
+                 warm = static_cast<double>(std::max<std::int64_t>(1, std::min<std::int64_t>(2000, S_ / 20)));
+    const double x = static_cast<double>(s);
+    if (x < warm) return peak * (x + 1) / warm;
+    return peak * 0.5 * (1.0 + std::cos(3.14159265358979 * (x - warm) / std::max(1.0, static_cast<double>(S_) - warm)));
+  }
+  std::optional<double> long_grad_norm(std::int64_t s) const {
+    if (s == res_.nan_step) return std::nullopt;  // a NaN gradient: not finite, NULL
+    const double p = static_cast<double>(s) / static_cast<double>(S_);
+    double g = (0.25 + 2.0 * std::exp(-2.0 * p)) * std::exp(0.3 * (noise(s, 2) - 0.5));
+    if (s + 1 == res_.spike_step) g *= 80;
+    if (s == res_.spike_step) g *= 20;
+    return g;
+  }
+  // The steps row (every version 5 column), its step_memory row and, at the spike, the loss_spike anomaly.
+  void summary(std::int64_t s, std::int64_t start, std::int64_t end, std::int64_t data, std::int64_t backward,
+               std::int64_t optimizer) {
+    StepRecord r;
+    r.step = s, r.start_ns = start, r.end_ns = end;
+    r.loss = long_loss(s), r.lr = long_lr(s);
+    r.data_ns = data, r.backward_ns = backward, r.optimizer_ns = optimizer;
+    r.forward_ns = end - start - data - backward - optimizer;
+    r.samples = o_.batch, r.tokens = o_.batch * 256;
+    r.grad_norm = long_grad_norm(s);
+    w_.add(r);
+    StepMemoryRecord m = last_mem_;
+    m.step = s;
+    w_.add(m);
+    if (s == res_.spike_step)
+      w_.add(AnomalyRecord{++anomaly_id_, end, s, AnomalyKind::loss_spike, Severity::warning, std::nullopt,
+                           std::nullopt, std::nullopt, std::nullopt, *r.loss,
+                           "loss spiked to " + std::to_string(*r.loss) + " at step " + std::to_string(s) +
+                               " (25x the median of the last 20 steps)",
+                           std::nullopt});
+  }
+  // A step without detail: its summary from the detail steps' running mean phase times (noisy; every 7th batch
+  // slow, waiting as long as the detail steps' slow batches did).
+  void summary_step(std::int64_t s, std::int64_t L) {
+    step_ = s;
+    const std::int64_t start = t_;
+    step_starts_.push_back(start);
+    auto jitter = [&](std::int64_t base, std::uint64_t what) {
+      return static_cast<std::int64_t>(static_cast<double>(base) * std::exp(0.2 * (noise(s, what) - 0.5)));
+    };
+    const std::int64_t data =
+                           s % 7 == 3 ? jitter(slow_data_ < 0 ? 3 * phase_[0] : slow_data_, 3) : jitter(phase_[0], 3),
+                       fwd = jitter(phase_[1], 4), bwd = jitter(phase_[2], 5), opt = jitter(phase_[3], 6);
+    t_ += data + fwd + bwd + opt;
+    summary(s, start, t_, data, bwd, opt);
+    if (s % 10 == 0) {
+      const double p = static_cast<double>(s) / static_cast<double>(S_), lr = long_lr(s);
+      for (std::int64_t q = 0; q < 2 * L; ++q) {
+        const std::int64_t l = q / 2;
+        double norm = 0.02 * std::pow(1.5, static_cast<double>(l)) * (0.3 + 0.7 * std::exp(-2.0 * p)) *
+                      std::exp(0.3 * (srng_.uniform() - 0.5));
+        if (q % 2 == 1) norm *= 0.1;
+        const double numel = static_cast<double>(param_bytes(q) / 4);
+        w_.add(GradStatRecord{s, q + 1, norm, norm / std::sqrt(numel) * 4, 0, 0, 0.01 * srng_.uniform(),
+                              10.0 + static_cast<double>(l), std::optional<double>(norm * lr)});
+        ++res_.grad_stats;
+      }
+    }
+    t_ += 20 * kUs;
+  }
 
   // --- spans -------------------------------------------------------------------------------------------------
   Id begin(Id thread, SpanKind kind, std::string_view name, std::int64_t t, OptId module = {}, OptId seq = {}) {
@@ -169,6 +346,8 @@ class Generator {
     ++res_.memory_events;
     res_.peak_allocated = std::max(res_.peak_allocated, allocated_);
     res_.peak_reserved = std::max(res_.peak_reserved, reserved_);
+    peak_alloc_ = std::max(peak_alloc_, allocated_);
+    peak_res_ = std::max(peak_res_, reserved_);
   }
   static std::int64_t rounded(std::int64_t size) { return (size + 511) / 512 * 512; }
   // Best fit over every segment's free ranges; a new segment when none fits (the caching allocator's behaviour).
@@ -196,7 +375,10 @@ class Generator {
     best_seg->free.erase(best_addr);
     if (best_len > need) best_seg->free[best_addr + need] = best_len - need;
     allocated_ += size;
-    live_[best_addr] = {size, best_seg->id};
+    live_[best_addr] = Live{size, best_seg->id, c};
+    cat_now_[static_cast<std::size_t>(c)] += size;
+    cat_peak_[static_cast<std::size_t>(c)] =
+        std::max(cat_peak_[static_cast<std::size_t>(c)], cat_now_[static_cast<std::size_t>(c)]);
     mem_event(MemAction::alloc, best_addr, size, c, span, module, best_seg->id);
     t_ += 100;
     return best_addr;
@@ -204,8 +386,9 @@ class Generator {
   void release(std::int64_t addr, OptId span, OptId module) {
     auto it = live_.find(addr);
     if (it == live_.end()) return;
-    const auto [size, seg] = it->second;
+    const auto [size, seg, cat] = it->second;
     allocated_ -= size;
+    cat_now_[static_cast<std::size_t>(cat)] -= size;
     mem_event(MemAction::free, addr, size, MemCategory::unknown, span, module, seg);
     live_.erase(it);
     Segment& g = segments_[static_cast<std::size_t>(seg - 1)];
@@ -237,6 +420,7 @@ class Generator {
     step_ = s;
     const std::int64_t step_start = t_;
     step_starts_.push_back(step_start);
+    peak_alloc_ = allocated_, peak_res_ = reserved_, cat_peak_ = cat_now_;
     const Id step_span = begin(1, SpanKind::step, "step", t_);
     (void)step_span;
     t_ += 2 * kUs;
@@ -269,8 +453,10 @@ class Generator {
       worker_free_[wk] = wt + 50 * kUs;
     }
     const Id wait = begin(1, SpanKind::dataloader, "wait", t_);
+    const std::int64_t wait_start = t_;
     t_ = std::max(t_ + 15 * kUs, wt + 10 * kUs);
     end(1, t_);
+    const std::int64_t data_ns = t_ - wait_start;
     t_ += kUs;
     const std::int64_t input = alloc(act_bytes_ / 2, MemCategory::input, wait, {});
 
@@ -327,6 +513,7 @@ class Generator {
 
     // Backward: discovery, execution (one node per forward op, reverse order), release.
     begin(1, SpanKind::backward_phase, "backward", t_);
+    const std::int64_t backward_start = t_;
     t_ += kUs;
     leaf(SpanKind::backward_phase, "discovery", rng_.between(10 * kUs, 30 * kUs) + L * k_ * 200);
     begin(1, SpanKind::backward_phase, "execution", t_);
@@ -374,12 +561,14 @@ class Generator {
     end(1, t_);  // execution
     leaf(SpanKind::backward_phase, "release", rng_.between(5 * kUs, 15 * kUs));
     end(1, t_);  // backward
+    const std::int64_t backward_ns = t_ - backward_start;
     t_ += 2 * kUs;
     if (s == 0)
       for (std::size_t i = 1; i < node_ids.size(); ++i) w_.add(GraphEdgeRecord{0, node_ids[i - 1], node_ids[i], 0});
 
     // Optimizer: SGD with momentum; the momentum buffers appear at the first step.
     begin(1, SpanKind::optimizer, "SGD.step", t_);
+    const std::int64_t optimizer_start = t_;
     t_ += 2 * kUs;
     for (std::int64_t p = 0; p < 2 * L; ++p) {
       const Id op = begin(1, SpanKind::op, "add_", t_, p / 2 + 2);
@@ -389,6 +578,7 @@ class Generator {
       t_ += kUs;
     }
     end(1, t_);
+    const std::int64_t optimizer_ns = t_ - optimizer_start;
     t_ += kUs;
     release(input, {}, {});
     t_ += 5 * kUs;
@@ -396,9 +586,27 @@ class Generator {
 
     // Step end: steps row, counters, gradient statistics, anomalies.
     const double progress = static_cast<double>(s) / static_cast<double>(S);
-    const double loss = 0.15 + 2.15 * std::exp(-4.0 * progress) + 0.05 * rng_.uniform();
-    const double lr = 0.05 * 0.5 * (1.0 + std::cos(3.14159265358979 * progress));
-    w_.add(StepRecord{.step = s, .start_ns = step_start, .end_ns = t_, .loss = loss, .lr = lr});
+    const double short_loss = 0.15 + 2.15 * std::exp(-4.0 * progress) + 0.05 * rng_.uniform();
+    const bool long_run = o_.long_steps > 0;
+    const double loss = long_run ? long_loss(s) : short_loss;
+    const double lr = long_run ? long_lr(s) : 0.05 * 0.5 * (1.0 + std::cos(3.14159265358979 * progress));
+    if (long_run) {
+      StepMemoryRecord& m = last_mem_;
+      m.device = kDevice;
+      m.allocated_peak = peak_alloc_, m.reserved_peak = peak_res_, m.allocated_end = allocated_,
+      m.reserved_end = reserved_;
+      m.unknown_peak = cat_peak_[0], m.parameter_peak = cat_peak_[1], m.gradient_peak = cat_peak_[2];
+      m.activation_peak = cat_peak_[3], m.optimizer_state_peak = cat_peak_[4], m.temporary_peak = cat_peak_[5];
+      m.input_peak = cat_peak_[6], m.autograd_detail_peak = cat_peak_[7];
+      const std::int64_t forward_ns = t_ - step_start - data_ns - backward_ns - optimizer_ns;
+      // The summary-only steps' base: the detail steps' running means (the slow batches' wait apart).
+      const std::array<std::int64_t, 4> now = {data_ns, forward_ns, backward_ns, optimizer_ns};
+      for (std::size_t k = s % 7 == 3 ? 1 : 0; k < 4; ++k) phase_[k] = s == 0 ? now[k] : (phase_[k] * 15 + now[k]) / 16;
+      if (s % 7 == 3) slow_data_ = slow_data_ < 0 ? data_ns : (slow_data_ * 7 + data_ns) / 8;
+      summary(s, step_start, t_, data_ns, backward_ns, optimizer_ns);
+    } else {
+      w_.add(StepRecord{.step = s, .start_ns = step_start, .end_ns = t_, .loss = loss, .lr = lr});
+    }
     w_.add(CounterRecord{t_, w_.intern("loss"), loss});
     w_.add(CounterRecord{t_, w_.intern("lr"), lr});
     for (std::int64_t p = 0; p < 2 * L; ++p) {
@@ -468,7 +676,20 @@ class Generator {
   std::map<Id, std::int64_t> next_n_;
   std::map<Id, std::vector<SpanRecord>> open_;
   std::vector<std::int64_t> worker_free_, step_starts_, param_addr_, grad_addr_;
-  std::unordered_map<std::int64_t, std::pair<std::int64_t, Id>> live_;  // addr -> (size, segment)
+  struct Live {
+    std::int64_t size = 0;
+    Id segment = 0;
+    MemCategory category = MemCategory::unknown;
+  };
+  std::unordered_map<std::int64_t, Live> live_;  // addr -> block
+  // long runs: the step's peaks (reset at each detail step's start), the last detail step's step_memory row and
+  // phase times (data, forward, backward, optimizer), which the summary-only steps repeat with noise
+  std::int64_t S_ = 0, peak_alloc_ = 0, peak_res_ = 0;
+  std::array<std::int64_t, 8> cat_now_{}, cat_peak_{};
+  StepMemoryRecord last_mem_{};
+  std::array<std::int64_t, 4> phase_{2000 * kUs, 3000 * kUs, 5000 * kUs, 1000 * kUs};
+  std::int64_t slow_data_ = -1;  // a slow batch's wait (every 7th step), the detail steps' running mean
+  Rng srng_;
   std::vector<Segment> segments_;                                      // segment id - 1 -> segment
   std::int64_t allocated_ = 0, reserved_ = 0, next_addr_ = 0x7f0000000000, mem_id_ = 0, seg_id_ = 0;
   std::int64_t stream_free_ = 0, correlation_ = 0;

@@ -37,6 +37,19 @@
 //               AccumulateGrad node per parameter fed by its layer's AddmmBackward0
 // `spans` > 0 picks ops_per_layer so the file holds about that many spans (steps and layers stay as given).
 //
+// Long-run mode (`long_steps` > 0; `glassbox synth OUT.db --long-steps 1000000`): a schema-5 trace of long_steps
+// steps written as the engine writes a long run (traces/SCHEMA.md detail_windows). Every step has its summary: a
+// steps row with every version 5 column (a loss that falls noisily, lr with a linear warm-up then a cosine decay,
+// data/forward/backward/optimizer times, samples, tokens, grad_norm) and a step_memory row for device 0. Detail
+// (the per-step generator above: spans, memory events, op_details, counters) exists only in the windows of the
+// policy in meta `detail` = "first=500,every=1000,window=5,recorder=16,recorder_mb=64": `first` steps
+// 0..min(499, last), `periodic` [k*1000, k*1000+4], `anomaly` the 16 steps up to the planted late loss spike
+// (nan_step: 3/4 through by default; a loss_spike warning and, from the per-step generator, a nonfinite_backward
+// error there and an exploding_norm warning a step before) and `end` the last 16 steps. Windows never overlap (a
+// periodic window that would is left out, a recorder window starts after the one before). Each window after the
+// first starts with a memory `resume` row, a `live` row per live block and a `live_segment` row per segment, so a
+// replay of any window is exact. grad_stats every 10 steps and in every detail step. One transaction.
+//
 //   SynthResult r = write_synthetic_trace("big.db", SynthOptions{.steps = 50, .spans = 1'000'000});
 #pragma once
 
@@ -61,6 +74,7 @@ struct SynthOptions {
   bool cuda = false;                     // a CUDA stream thread with kernels
   bool oom = false;                      // an OOM at the end
   std::uint64_t seed = 1;
+  std::int64_t long_steps = 0;  // > 0: a long run of this many steps (replaces `steps`); see above
 };
 
 struct SynthResult {
@@ -72,6 +86,8 @@ struct SynthResult {
   std::int64_t peak_allocated = 0, peak_reserved = 0;
   std::int64_t kernels = 0, segments = 0;
   std::int64_t oom_t_ns = -1;           // when the OOM happened (oom)
+  // long_steps: the planted loss spike (== nan_step), the detail windows written and the steps they hold
+  std::int64_t spike_step = -1, windows = 0, detail_steps = 0;
 };
 
 // Replaces any file at path. Throws gb::trace::Error when it cannot be written.

@@ -17,6 +17,7 @@ App::App(bool remember_recent)
       panel_state_(std::make_unique<panels::PanelState>()),
       remember_(remember_recent) {}
 App::~App() = default;
+panels::RunState& App::run_state() { return panel_state_->run; }
 
 void App::resolve_jump() {  // ViewState::jump: focus the span once its row is read (off the frame)
   if (!view_.jump) return;
@@ -45,6 +46,7 @@ void App::open(const std::string& path) {
   if (!same) {
     compare_path_.clear();
     view_ = ViewState{};
+    panel_state_->run = panels::RunState{};  // another trace: the Run panel fits it
     view_.focus(model_->begin_ns(), model_->end_ns(), 0.01);
   }
   if (remember_) recent_.push(path);
@@ -196,9 +198,9 @@ void App::frame() {
   } else if (ImGui::BeginTabBar("##panels")) {
     resolve_jump();
     using Draw = void (*)(TraceModel&, ViewState&, panels::PanelState&);
-    static constexpr Draw kDraw[] = {panels::timeline,  panels::memory,    panels::ops,        panels::anomalies,
-                                     panels::gradients, panels::dataloader, panels::graph,
-                                     panels::compare};
+    static constexpr Draw kDraw[] = {panels::run,        panels::timeline,  panels::memory,
+                                     panels::ops,        panels::anomalies, panels::gradients,
+                                     panels::dataloader, panels::graph,     panels::compare};
     const std::optional<Panel> show = view_.show;
     view_.show.reset();
     for (int i = 0; i < static_cast<int>(Panel::count); ++i) {

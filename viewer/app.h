@@ -18,7 +18,8 @@
 namespace gb::viewer {
 
 namespace panels {
-struct PanelState;  // what each panel remembers between frames (viewer/panels/panels.h)
+struct PanelState;
+struct RunState;  // what each panel remembers between frames (viewer/panels/panels.h)
 }
 
 class App {
@@ -37,6 +38,7 @@ class App {
   ViewState& view() { return view_; }
   void show(Panel p) { view_.show = p; }  // selected by the next frame's tab bar, drawn from the one after
   Panel current() const { return current_; }  // the panel the last frame drew
+  panels::RunState& run_state();              // the Run panel's visible steps and options (benchmarks, tests)
   bool quit_requested() const { return quit_; }
 
  private:
@@ -53,7 +55,7 @@ class App {
   std::string compare_path_;
   bool remember_ = true, quit_ = false, open_dialog_ = false, compare_dialog_ = false;
   char open_buf_[1024] = {};
-  Panel current_ = Panel::timeline;
+  Panel current_ = Panel::run;
 };
 
 }  // namespace gb::viewer

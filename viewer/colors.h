@@ -62,6 +62,20 @@ constexpr Rgb kSearchBar = 0x5DADE2;    // timeline search: the duration histogr
 constexpr Rgb kCudaStreamLabel = 0xB8E986;  // timeline: the header text of a CUDA stream track (a light kernel lime)
 constexpr Rgb kRankHeader = 0x34507E;  // timeline of a merged trace: the band above each rank's tracks
 
+// The Run panel (the run summary's curves over the step axis).
+constexpr Rgb kRunLoss = 0x1F77B4;        // the loss curve (blue)
+constexpr Rgb kRunLr = 0x2CA02C;          // the learning rate (green)
+constexpr Rgb kRunThroughput = 0x17BECF;  // samples/s or tokens/s (cyan)
+constexpr Rgb kRunGradNorm = 0x8C564B;    // the global gradient norm (brown)
+constexpr Rgb kRunStepMax = 0xC8C8C8;     // step time: the largest step of each pixel column, over the stacked means
+// step time split, in the timeline's colours of the spans that make each part: data (the DataLoader wait),
+// forward (ops), backward (backward nodes), optimizer
+constexpr Rgb kRunPhase[] = {0x2BB3A3, 0x4C8FD6, 0xE0803A, 0x9C6ADE};
+constexpr Rgb kSeverity[] = {0x99BFFF, 0xFFCC4D, 0xFF5959};  // anomaly markers: info, warning, error
+constexpr Rgb kDetailWindow = 0x6C8EBF;                      // a detail window the policy wrote (first, periodic, full)
+constexpr Rgb kDetailRecorder =
+    0xD35FB7;  // a detail window the flight recorder wrote (anomaly, oom, exception, signal, end)
+
 // Viridis, 0 (dark purple) .. 1 (yellow), for log-scaled heatmaps.
 Rgb viridis(double t);
 

@@ -6,6 +6,8 @@
 //     connection to A and a connection it opens to B. A newer start() supersedes a pending one; "" clears.
 //   - pending() is true until the answer is in; result() is then the diff, or nullptr with error() saying why
 //     ("B.db: ..." when B cannot be read). Answers are taken when asked (poll()); nothing here waits.
+//   - run_b() is B's run summary (run_model.h read_run, read by the same job after the diff), for the Run panel's
+//     overlay of B's loss and step time; nullptr until the answer is in, or when B cannot be read.
 //
 //   m.compare().start("b.db");
 //   if (const gb::query::TraceDiff* d = m.compare().result()) draw(*d);
@@ -17,6 +19,7 @@
 #include <string>
 
 #include "traces/query/diff.h"
+#include "viewer/run_model.h"
 #include "viewer/worker.h"
 
 namespace gb::viewer {
@@ -33,6 +36,10 @@ class CompareModel {
     poll();
     return diff_ ? &*diff_ : nullptr;
   }
+  const RunData* run_b() const {
+    poll();
+    return run_b_ ? &*run_b_ : nullptr;
+  }
   const std::string& error() const {
     poll();
     return error_;
@@ -43,11 +50,13 @@ class CompareModel {
   struct Job {
     std::string path;
     std::optional<gb::query::TraceDiff> result;
+    std::optional<RunData> run;
     std::string error;
     std::atomic<bool> done{false}, cancelled{false};
   };
   Worker& worker_;
   mutable std::optional<gb::query::TraceDiff> diff_;
+  mutable std::optional<RunData> run_b_;
   mutable std::string error_;
   mutable std::shared_ptr<Job> job_;
 };

@@ -30,15 +30,23 @@ const GradHeatmap& GradientsModel::heatmap() const {
 
 const GradColumns* GradientsModel::columns(int columns) {
   if (loading()) return nullptr;
-  columns = std::max(1, std::min<int>(columns, static_cast<int>(heatmap_.cols())));
+  const std::int64_t span = heatmap_.cols() ? heatmap_.steps.back() - heatmap_.steps.front() + 1 : 1;
+  columns = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(columns, span)));
   return columns_.get(columns, compute_, [this, columns](const gb::query::TraceDb*) { return reduce(columns); });
 }
 
 GradColumns GradientsModel::reduce(int columns) const {
   const GradHeatmap& h = heatmap();
-  columns = std::max(1, std::min<int>(columns, static_cast<int>(h.cols())));
   GradColumns g;
+  g.first_step = h.cols() ? h.steps.front() : 0;
+  g.step_span = h.cols() ? h.steps.back() - h.steps.front() + 1 : 1;
+  columns = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(columns, g.step_span)));
   g.columns = columns;
+  g.bounds.resize(static_cast<std::size_t>(columns) + 1);
+  for (int c = 0; c <= columns; ++c)
+    g.bounds[static_cast<std::size_t>(c)] =
+        static_cast<std::size_t>(std::lower_bound(h.steps.begin(), h.steps.end(), g.step_at(c)) - h.steps.begin());
+  g.bounds.back() = h.cols();
   g.best.assign(h.rows() * static_cast<std::size_t>(columns), std::nan(""));
   g.flag.assign(h.rows() * static_cast<std::size_t>(columns), 0);
   for (std::size_t r = 0; r < h.rows(); ++r)

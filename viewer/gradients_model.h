@@ -8,7 +8,11 @@
 //     in order; values = gradient L2 norms; NaN/Inf cells flagged; update_norm / param_norm per cell.
 //   - columns(n) answers at once (async_cache.h's AsyncSlot): the heatmap reduced to n pixel columns (computed on
 //     the compute worker), the last finished reduction for another n while pending(), nullptr before the first or
-//     while loading. reduce(n) is the computation (any thread once loaded); n is clamped to [1, steps].
+//     while loading. reduce(n) is the computation (any thread once loaded). Columns split the step axis
+//     [first step, last step + 1) evenly (a long run's grad_stats are sparse: every 10 steps, every step in its
+//     detail windows), so n is clamped to [1, last - first + 1]: with more steps than columns a column aggregates
+//     its bucket of steps (the largest finite norm, any NaN / Inf), with fewer each column is one step (a step
+//     without a row is an empty column).
 //   - update_ratio(param) is read from the heatmap (empty while loading or for an unknown param).
 //
 //   if (const GradColumns* g = m.gradients().columns(px / 4)) draw(m.gradients().heatmap(), *g);
@@ -51,11 +55,16 @@ struct GradHeatmap {
 // when none) and the worst flag (NaN over Inf over none).
 struct GradColumns {
   int columns = 0;
+  std::int64_t first_step = 0, step_span = 0;  // column c holds steps [first + span * c / columns, ...)
+  std::vector<std::size_t> bounds;             // columns + 1: the heatmap's step columns of column c are
+                                               // [bounds[c], bounds[c + 1])
   std::vector<double> best;        // rows * columns
   std::vector<std::uint8_t> flag;  // rows * columns
-  std::pair<std::size_t, std::size_t> steps(int c, std::size_t cols) const {  // step columns [a, b) of column c
-    return {cols * static_cast<std::size_t>(c) / static_cast<std::size_t>(columns),
-            cols * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(columns)};
+  std::pair<std::size_t, std::size_t> steps(int c, std::size_t = 0) const {  // step columns [a, b) of column c
+    return {bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1]};
+  }
+  std::int64_t step_at(int c) const {  // the first step of column c's bucket
+    return first_step + step_span * c / std::max(1, columns);
   }
 };
 

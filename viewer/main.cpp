@@ -14,18 +14,21 @@
 #include "viewer/window.h"
 
 int main(int argc, char** argv) {
-  CLI::App cli{"glassbox-viewer: timelines, memory, ops, anomalies, gradients and data loading of a glassbox trace",
-               "glassbox-viewer"};
+  CLI::App cli{
+      "glassbox-viewer: the run, timelines, memory, ops, anomalies, gradients and data loading of a glassbox trace",
+      "glassbox-viewer"};
   cli.set_version_flag("--version", std::string("glassbox-viewer ") + GLASSBOX_VERSION);
   std::string file, png, panel = "timeline", size = "1600x1000";
   long step = -1;
   cli.add_option("FILE", file, "the trace (.db)");
   cli.add_option("--screenshot", png, "render one panel offscreen to this PNG and exit (headless; use xvfb-run)");
   cli.add_option("--panel", panel, "panel of the screenshot")
-      ->check(CLI::IsMember({"timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph", "compare"}))
+      ->check(CLI::IsMember(
+          {"run", "timeline", "memory", "ops", "anomalies", "gradients", "dataloader", "graph", "compare"}))
       ->capture_default_str();
   cli.add_option("--size", size, "window size WxH")->capture_default_str();
-  cli.add_option("--step", step, "show this training step");
+  cli.add_option("--step", step,
+                 "select this training step (its time in the timeline and memory views when it has detail)");
   std::string select, search, compare;
   cli.add_option("--compare", compare, "compare the trace with this second one (the Compare panel)");
   cli.add_option("--search", search, "timeline: search spans by name (substring) and show their duration histogram");
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
   if (std::getenv("GLASSBOX_VIEWER_TIMING"))
     std::fprintf(stderr, "glassbox-viewer: opened in %.1f ms\n",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (step >= 0 && app.model()) app.view().step = step;  // the Run panel selects any step
   if (step >= 0 && app.model())
     if (auto s = app.model()->step(step)) {
       app.view().step = step;

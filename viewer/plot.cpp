@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace gb::viewer::plot {
 
@@ -60,10 +61,25 @@ void time_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, std::int64_t t0, std::int64
   if (w <= 0 || t1 <= t0) return;
   dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
   const ImU32 fg = ImGui::GetColorU32(ImGuiCol_Text), tick = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  for (double t : nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)))) {
+  const std::vector<double> ticks =
+      nice_ticks(static_cast<double>(t0), static_cast<double>(t1), std::max(2, static_cast<int>(w / 110)));
+  // Far from the start (a long run's window of a few ms at 1858 s) the 4-digit labels would all read the same: then
+  // the first tick says where in the run, in seconds to the tick spacing's digit, and the others their offset from it.
+  const bool relative = ticks.size() >= 2 && time_label(ticks[0]) == time_label(ticks[1]);
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const double t = ticks[i];
     const float x = p0.x + static_cast<float>((t - t0) / static_cast<double>(t1 - t0)) * w;
     dl->AddLine(ImVec2(x, p1.y - 6), ImVec2(x, p1.y), tick);
-    dl->AddText(ImVec2(x + 3, p0.y + 2), fg, time_label(t).c_str());
+    std::string label = time_label(t);
+    if (relative && i == 0) {
+      const int digits = std::clamp(static_cast<int>(std::ceil(-std::log10((ticks[1] - ticks[0]) / 1e9))), 0, 9);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%.*f s", digits, t / 1e9);
+      label = buf;
+    } else if (relative) {
+      label = "+" + time_label(t - ticks[0]);
+    }
+    dl->AddText(ImVec2(x + 3, p0.y + 2), fg, label.c_str());
   }
 }
 
@@ -151,6 +167,131 @@ bool pan_zoom(std::int64_t& t0, std::int64_t& t1, float x0, float x1, bool activ
   if (b - a < 100) b = a + 100;
   t0 = static_cast<std::int64_t>(std::llround(a));
   t1 = static_cast<std::int64_t>(std::llround(b));
+  return true;
+}
+
+void minmax_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<Column>& cols, double ymin, double ymax,
+                 bool log, color::Rgb c, float thickness) {
+  if (cols.empty()) return;
+  if (log) ymin = std::log10(std::max(ymin, 1e-300)), ymax = std::log10(std::max(ymax, 1e-300));
+  if (!(ymax > ymin)) ymax = ymin + 1;
+  const double h = p1.y - p0.y, k = h / (ymax - ymin);
+  auto y = [&](float v) {
+    const double t = log ? (v > 0 ? std::log10(static_cast<double>(v)) : ymin) : static_cast<double>(v);
+    return static_cast<float>(
+        std::clamp(p1.y - (t - ymin) * k, static_cast<double>(p0.y) - 2, static_cast<double>(p1.y) + 2));
+  };
+  const ImU32 col = to_imgui(c);
+  std::size_t filled = 0, multi = 0;
+  for (const Column& cl : cols) filled += cl.n > 0, multi += cl.n > 1;
+  dl->PushClipRect(p0, p1, true);
+  if (multi * 4 > cols.size()) {
+    // Dense: each column one bar from its range joined to the previous column's last value (what the polyline
+    // through first and last would cover), at least `thickness` tall; 4 vertices a column, no anti-aliasing.
+    std::optional<float> prev;
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      const Column& cl = cols[i];
+      if (cl.n == 0) continue;
+      float top = y(cl.hi), bottom = y(cl.lo);
+      if (prev) top = std::min(top, *prev), bottom = std::max(bottom, *prev);
+      const float mid = (top + bottom) / 2, half = std::max((bottom - top) / 2, thickness / 2);
+      const float x = p0.x + static_cast<float>(i);
+      dl->AddRectFilled(ImVec2(x, mid - half), ImVec2(x + 1, mid + half), col);
+      prev = y(cl.last);
+    }
+  } else {  // sparse: the polyline through the points
+    std::vector<ImVec2> pts;
+    pts.reserve(filled * 2);
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      const Column& cl = cols[i];
+      if (cl.n == 0) continue;
+      const float x = p0.x + static_cast<float>(i) + 0.5f;
+      const float ylo = y(cl.lo), yhi = y(cl.hi);
+      if (ylo - yhi > 1.5f) dl->AddRectFilled(ImVec2(x - 0.5f, yhi), ImVec2(x + 0.5f, ylo), col);
+      pts.emplace_back(x, y(cl.first));
+      if (cl.n > 1) pts.emplace_back(x, y(cl.last));
+    }
+    if (pts.size() >= 2)
+      dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, thickness);
+    else if (pts.size() == 1)
+      dl->AddCircleFilled(pts[0], 2.0f, col);
+  }
+  dl->PopClipRect();
+}
+
+std::string si_label(double v) {
+  char buf[32];
+  const double a = std::fabs(v);
+  if (a >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.4gG", v / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.4gM", v / 1e6);
+  else if (a >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.4gk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+void range_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, double ymin, double ymax, bool log,
+                const std::function<std::string(double)>& label) {
+  if (!(ymax > ymin)) return;
+  const float h = p1.y - p0.y;
+  const ImU32 fg = ImGui::GetColorU32(ImGuiCol_TextDisabled), grid = IM_COL32(255, 255, 255, 28);
+  const int max_ticks = std::max(2, static_cast<int>(h / 28));
+  std::vector<double> ticks;
+  double a = ymin, b = ymax;
+  if (log) {
+    a = std::log10(std::max(ymin, 1e-300)), b = std::log10(std::max(ymax, 1e-300));
+    if (!(b > a)) return;
+    for (bool with_25 : {false, true}) {  // powers of ten; 2x and 5x too when those are fewer than 3
+      ticks.clear();
+      for (double e = std::floor(a); e <= std::ceil(b); ++e)
+        for (double m : {1.0, 2.0, 5.0}) {
+          if (m != 1.0 && !with_25) continue;
+          const double t = std::log10(m) + e;
+          if (t >= a - 1e-9 && t <= b + 1e-9) ticks.push_back(t);
+        }
+      if (ticks.size() >= 3) break;
+    }
+    while (static_cast<int>(ticks.size()) > max_ticks) {  // thin them out
+      std::vector<double> half;
+      for (std::size_t i = 0; i < ticks.size(); i += 2) half.push_back(ticks[i]);
+      ticks.swap(half);
+    }
+  } else {
+    ticks = nice_ticks(ymin, ymax, max_ticks);
+  }
+  const float lh = ImGui::GetTextLineHeight();
+  for (double t : ticks) {
+    const float yy = p1.y - static_cast<float>((t - a) / (b - a)) * h;
+    dl->AddLine(ImVec2(p0.x, yy), ImVec2(p1.x, yy), grid);
+    const std::string s = label(log ? std::pow(10.0, t) : t);
+    const ImVec2 sz = ImGui::CalcTextSize(s.c_str());
+    dl->AddText(ImVec2(p0.x - sz.x - 6, std::clamp(yy - sz.y / 2, p0.y - 2, p1.y - lh + 2)), fg, s.c_str());
+  }
+}
+
+bool pan_zoom_range(double& a, double& b, float x0, float x1, bool wheel, bool drag, double lo, double hi,
+                    double min_width) {
+  if (x1 <= x0) return false;
+  const ImGuiIO& io = ImGui::GetIO();
+  const double per_px = (b - a) / (x1 - x0);
+  double na = a, nb = b;
+  if (wheel && io.MouseWheel != 0) {
+    const double at = a + (io.MousePos.x - x0) * per_px, f = std::pow(0.8, io.MouseWheel);
+    na = at - (at - a) * f, nb = at + (b - at) * f;
+  }
+  if (drag && io.MouseDelta.x != 0) na -= io.MouseDelta.x * per_px, nb -= io.MouseDelta.x * per_px;
+  if (na == a && nb == b) return false;
+  const double w = std::min(std::max(nb - na, min_width), hi - lo);
+  if (nb - na != w) {
+    const double mid = (na + nb) / 2;
+    na = mid - w / 2, nb = mid + w / 2;
+  }
+  if (na < lo) nb += lo - na, na = lo;
+  if (nb > hi) na -= nb - hi, nb = hi;
+  a = na, b = nb;
   return true;
 }
 

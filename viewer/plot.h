@@ -35,6 +35,30 @@ void stacked_columns(ImDrawList* dl, ImVec2 p0, ImVec2 p1, int columns, int laye
 // A polyline of (x, y) with x in [x0, x1] mapped to the rect's width and y in [ymin, ymax] to its height.
 void line_plot(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<double>& x, const std::vector<double>& y,
                double x0, double x1, double ymin, double ymax, color::Rgb c);
+// A series reduced to pixel columns (the run panel's curves): per column the smallest and largest value and the
+// first and last in x order; an empty column (no value) has n == 0. minmax_line draws each column's range joined to
+// the previous column's last value: dense (more than a quarter of the columns hold several values) as one bar per
+// column, at least `thickness` tall (4 vertices, no anti-aliasing); sparse as the polyline through each column's
+// first and last values (with a bar where its range is taller than 1.5 px). So at one point per column it is the
+// polyline and at a thousand the min/max envelope. Values map [ymin, ymax] to the rect's height (log10 of both when
+// log). Column c covers x in [p0.x + c, p0.x + c + 1).
+struct Column {
+  float lo = 0, hi = 0, first = 0, last = 0;
+  float mean = 0;  // (stacked plots)
+  unsigned n = 0;
+};
+void minmax_line(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const std::vector<Column>& cols, double ymin, double ymax,
+                 bool log, color::Rgb c, float thickness = 1.5f);
+// Y labels and grid lines of [ymin, ymax] on the left of a plot rect (log: at powers of ten, and 2x, 5x between
+// when there are few), formatted by `label`.
+void range_axis(ImDrawList* dl, ImVec2 p0, ImVec2 p1, double ymin, double ymax, bool log,
+                const std::function<std::string(double)>& label);
+std::string si_label(double v);  // "0.0003", "2.5k", "1.2M" (4 significant digits)
+// Pan and zoom of a range of doubles over pixels [x0, x1]: wheel zooms around the mouse, a drag pans; the range is
+// kept inside [lo, hi] (as far as its width allows) and at least min_width wide. Returns true when it changed.
+bool pan_zoom_range(double& a, double& b, float x0, float x1, bool wheel, bool drag, double lo, double hi,
+                    double min_width);
+
 // Log-scaled viridis colour of v in [lo, hi] (both > 0); levels > 0 quantizes to that many colours.
 color::Rgb heat_color(double v, double lo, double hi, int levels = 0);
 

@@ -48,9 +48,29 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   for (auto& m : r.all<ModuleRecord>()) modules_.emplace(m.id, m);
   params_ = r.all<ParamRecord>();
   std::sort(params_.begin(), params_.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  steps_ = r.all<StepRecord>();
+  detail_ = gb::query::detail_windows(*db_);
+  std::vector<std::pair<std::int64_t, std::int64_t>> run_ends;  // a long run's first and last step: its extent
+  if (detail_.all()) {
+    steps_ = r.all<StepRecord>();
+  } else {  // a long run: the steps of the detail windows (the whole summary is run()'s, read by the loader)
+    auto read = [&](std::string_view sql, std::initializer_list<std::int64_t> binds) {
+      db_->each(sql, binds, [&](const gb::query::Row& row) {
+        StepRecord s;
+        s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2), s.loss = row.opt_f64(3);
+        s.lr = row.opt_f64(4);
+        steps_.push_back(s);
+      });
+    };
+    for (const DetailWindowRecord& w : detail_.windows)
+      read("SELECT step, start_ns, end_ns, loss, lr FROM steps WHERE step BETWEEN ?1 AND ?2 ORDER BY step",
+           {w.first_step, w.last_step});
+    db_->each(
+        "SELECT start_ns, end_ns FROM (SELECT * FROM steps ORDER BY step LIMIT 1) UNION ALL "
+        "SELECT start_ns, end_ns FROM (SELECT * FROM steps ORDER BY step DESC LIMIT 1)",
+        [&](const gb::query::Row& row) { run_ends.emplace_back(row.i64(0), row.i64(1)); });
+  }
   std::sort(steps_.begin(), steps_.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-  if (steps_.empty()) {  // a trace with step spans but no steps table
+  if (steps_.empty() && detail_.all()) {  // a trace with step spans but no steps table
     db_->each("SELECT step, start_ns, end_ns FROM spans WHERE kind = ?1 AND step IS NOT NULL ORDER BY start_ns",
               {static_cast<std::int64_t>(SpanKind::step)}, [&](const gb::query::Row& row) {
                 steps_.push_back(StepRecord{.step = row.i64(0), .start_ns = row.i64(1), .end_ns = row.i64(2)});
@@ -64,6 +84,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
     end_ns_ = std::max(end_ns_, b);
   };
   for (const StepRecord& s : steps_) extend(s.start_ns, s.end_ns);
+  for (const auto& [a, b] : run_ends) extend(a, b);
 
   // Tracks: a thread's spans are the id range [span_id(t, 0), span_id(t + 1, 0)); its first span starts first and
   // the root above its last span ends last (spans of a thread nest).
@@ -155,6 +176,8 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
     db = std::make_unique<gb::query::TraceDb>(path());
   } catch (...) {  // the file changed under us: the panels show what they have
   }
+  run_.load(db.get());  // first: the Run panel is the first tab
+  if (stop_) return;
   memory_.load(db.get(), stop_);
   if (stop_) return;
   timeline_.overview().start(path(), std::move(ranges), options_.direct_rows, /*background=*/false);
@@ -291,6 +314,7 @@ void TraceModel::wait_loaded() {
 std::string TraceModel::loading() const {
   std::string s;
   auto add = [&](const std::string& what) { s += (s.empty() ? "" : ", ") + what; };
+  if (run_.loading()) add("run summary");
   if (memory_.loading()) add("memory events");
   const Overview& o = timeline_.overview();
   if (!o.ready()) add("overview " + std::to_string(static_cast<int>(o.progress() * 100)) + "%");
@@ -318,8 +342,9 @@ std::string TraceModel::kind_name(SpanKind k) const {
 }
 
 std::optional<StepRecord> TraceModel::step(std::int64_t s) const {
-  for (const StepRecord& r : steps_)
-    if (r.step == s) return r;
+  auto it =
+      std::lower_bound(steps_.begin(), steps_.end(), s, [](const StepRecord& r, std::int64_t x) { return r.step < x; });
+  if (it != steps_.end() && it->step == s) return *it;
   return std::nullopt;
 }
 

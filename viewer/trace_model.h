@@ -4,18 +4,24 @@
 //   - TraceModel(path) opens the file through gb::query::TraceDb (the Reader's checks) and throws its
 //     gb::trace::Error (missing, empty, corrupt, not a trace, newer schema) with the message to show the user.
 //     Opening reads the small tables (threads, strings, meta, steps, modules, params, counters, anomalies, OOM
-//     reports); the rest is read by domain, each behind the same asynchronous interface (async_cache.h: a call
-//     answers at once, from what is in or with a stand-in, and posts the work to a worker thread):
+//     reports, detail windows); the rest is read by domain, each behind the same asynchronous interface
+//     (async_cache.h: a call answers at once, from what is in or with a stand-in, and posts the work to a worker
+//     thread):
+//       run()        the run summary of every step (curves with level of detail)     run_model.h
 //       timeline()   windows of spans with level of detail, span details, search     timeline_model.h
 //       memory()     the memory layers, segment map, largest live blocks             memory_model.h
 //       gradients()  the grad_stats heatmap and its reductions, update ratios        gradients_model.h
 //       graph()      a step's autograd graph, laid out                               graph_model.h
 //       compare()    this trace beside a second one                                  compare_model.h
 //     and here: the op table and flame, the data-loader waits and summary.
-//   - After open a background loader thread (its own connection) loads the memory events, builds the timeline's
-//     overview (which also sums the op table), the gradient heatmap, the per-step waits and the data-loader
-//     summary, the flame and the op shapes, in that order. Until each is ready its accessor answers empty and a
-//     *loading() says so, so no frame waits for a scan of millions of rows. loading() names what is still loading.
+//   - Steps: a long run's trace (meta `detail`, traces/query/detail.h) can hold 10^6 steps; steps() then holds only
+//     the steps with detail (those the timeline, memory and graph views can show), read at open, and the whole run
+//     summary is run()'s, read by the loader. A trace without a detail policy has every step in steps().
+//   - After open a background loader thread (its own connection) loads the run summary, the memory events, builds
+//     the timeline's overview (which also sums the op table), the gradient heatmap, the per-step waits and the
+//     data-loader summary, the flame and the op shapes, in that order. Until each is ready its accessor answers
+//     empty and a *loading() says so, so no frame waits for a scan of millions of rows. loading() names what is
+//     still loading.
 //   - Three workers (worker.h), each with its own connection but the last: queries (details, search, compare,
 //     graphs, live-block names, op tables with CUDA columns), windows (timeline windows, span rows and shapes: a
 //     long search never delays them) and compute (memory columns, segment maps, heatmap reductions: no SQL).
@@ -39,6 +45,7 @@
 #include <vector>
 
 #include "traces/query/dataloader.h"
+#include "traces/query/detail.h"
 #include "traces/query/diff.h"
 #include "traces/query/op_table.h"
 #include "traces/query/trace_db.h"
@@ -48,6 +55,7 @@
 #include "viewer/gradients_model.h"
 #include "viewer/graph_model.h"
 #include "viewer/memory_model.h"
+#include "viewer/run_model.h"
 #include "viewer/timeline_model.h"
 #include "viewer/worker.h"
 
@@ -163,8 +171,11 @@ class TraceModel {
   // the trace has CUDA activity (a cuda_stream track or a kernels row), and collective when it has a communication
   // track.
   std::vector<gb::trace::SpanKind> legend_kinds() const;
+  // The steps with detail (every step but in a long run's trace: see above), in step order; step(s) is one of them.
   const std::vector<gb::trace::StepRecord>& steps() const { return steps_; }
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
+  // Which steps have detail (read at open): all() for a trace without a detail policy.
+  const gb::query::DetailWindows& detail() const { return detail_; }
   const std::vector<CounterSeries>& counters() const { return counters_; }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
 
@@ -178,6 +189,8 @@ class TraceModel {
   const GraphModel& graph() const { return graph_; }
   CompareModel& compare() { return compare_; }
   const CompareModel& compare() const { return compare_; }
+  RunModel& run() { return run_; }
+  const RunModel& run() const { return run_; }
 
   // --- ops and data loader
   // From the overview's sums (empty while it builds); a trace with CUDA kernels gets query::op_table's (SQL, on the
@@ -209,6 +222,7 @@ class TraceModel {
   std::vector<gb::trace::ParamRecord> params_;
   std::vector<Track> tracks_;
   std::vector<gb::trace::StepRecord> steps_;
+  gb::query::DetailWindows detail_;
   std::vector<CounterSeries> counters_;
   std::vector<AnomalyRow> anomalies_;
   bool has_kernels_ = false;
@@ -230,6 +244,7 @@ class TraceModel {
   GradientsModel gradients_{*this, *compute_};
   CompareModel compare_{*queries_};
   GraphModel graph_{*this, *queries_};
+  RunModel run_;
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

@@ -14,12 +14,12 @@
 
 namespace gb::viewer {
 
-enum class Panel : int { timeline, memory, ops, anomalies, gradients, dataloader, graph, compare, count };
+enum class Panel : int { run, timeline, memory, ops, anomalies, gradients, dataloader, graph, compare, count };
 
-constexpr const char* kPanelNames[] = {"timeline",  "memory",     "ops",   "anomalies",
-                                       "gradients", "dataloader", "graph", "compare"};
-constexpr const char* kPanelTitles[] = {"Timeline", "Memory", "Ops", "Anomalies", "Gradients", "Data loader",
-                                        "Autograd graph", "Compare"};
+constexpr const char* kPanelNames[] = {"run",       "timeline",   "memory", "ops",    "anomalies",
+                                       "gradients", "dataloader", "graph",  "compare"};
+constexpr const char* kPanelTitles[] = {"Run",       "Timeline",    "Memory",         "Ops",    "Anomalies",
+                                        "Gradients", "Data loader", "Autograd graph", "Compare"};
 
 inline std::optional<Panel> parse_panel(std::string_view name) {
   for (int i = 0; i < static_cast<int>(Panel::count); ++i)

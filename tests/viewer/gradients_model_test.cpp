@@ -117,3 +117,51 @@ TEST_CASE("columns: pending first, then equal to reduce") {
   for (std::size_t i = 0; i < want.best.size(); ++i)
     CHECK(((std::isnan(got->best[i]) && std::isnan(want.best[i])) || got->best[i] == want.best[i]));
 }
+
+TEST_CASE("columns of a long run: buckets of the step axis, each the largest norm and any NaN of its steps (SQL)") {
+  TempDir tmp;
+  const std::string path = tmp.file("long.db");
+  gb::tools::SynthOptions o;
+  o.long_steps = 20'000;
+  o.layers = 2;
+  const gb::tools::SynthResult synth = gb::tools::write_synthetic_trace(path, o);
+  TraceModel m(path, {.background = false});
+  const GradHeatmap& h = m.gradients().heatmap();
+  // grad_stats every 10 steps and in every detail step: far fewer columns than steps, far more than pixels.
+  REQUIRE(h.cols() == static_cast<std::size_t>(sql(path, "SELECT count(DISTINCT step) FROM grad_stats")));
+  CHECK(h.cols() > 2000);
+  CHECK(h.cols() < 3000);
+  const GradColumns g = m.gradients().reduce(100);
+  REQUIRE(g.columns == 100);
+  CHECK(g.first_step == 0);
+  CHECK(g.step_span == 20'000);
+  int nan_columns = 0;
+  for (std::size_t r = 0; r < h.rows(); ++r)
+    for (int c = 0; c < 100; c += 3) {
+      const std::string where = " FROM grad_stats WHERE param_id = " + std::to_string(h.param_ids[r]) +
+                                " AND step >= " + std::to_string(200 * c) + " AND step < " +
+                                std::to_string(200 * (c + 1));
+      const auto best = sql_pairs(path, "SELECT 0, max(norm)" + where);
+      const std::size_t i = r * 100 + static_cast<std::size_t>(c);
+      CAPTURE(r);
+      CAPTURE(c);
+      REQUIRE(best.size() == 1);
+      CHECK(g.best[i] == best[0].second);
+      const bool nan = sql(path, "SELECT count(*)" + where + " AND (nan_count > 0 OR norm IS NULL)") > 0;
+      CHECK((g.flag[i] == 1) == nan);
+      nan_columns += nan;
+    }
+  // The planted NaN (step 15,000 of layer 1's weight) flags exactly its bucket of that row.
+  std::size_t nan_row = 0;
+  while (h.param_ids[nan_row] != synth.nan_param_id) ++nan_row;
+  for (int c = 0; c < 100; ++c)
+    CHECK((g.flag[nan_row * 100 + static_cast<std::size_t>(c)] == 1) == (c == synth.nan_step / 200));
+  CHECK(nan_columns == ((synth.nan_step / 200) % 3 == 0 ? 1 : 0));  // the sampled columns met the NaN once
+  // Asking for more columns than steps: one column per step, empty where a step has no statistics.
+  const GradColumns all = m.gradients().reduce(1'000'000);
+  CHECK(all.columns == 20'000);
+  CHECK(all.steps(1010).first == all.steps(1010).second - 1);  // step 1010: a row (every 10 steps)
+  CHECK(all.steps(1011).first == all.steps(1011).second);      // step 1011: summary only
+  CHECK(std::isnan(all.best[1011]));
+  CHECK(all.flag[1011] == 0);
+}

@@ -13,6 +13,7 @@
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
 #include "viewer/app.h"
+#include "viewer/panels/panels.h"
 
 using namespace gb::viewer;
 
@@ -24,6 +25,7 @@ struct ImGuiHeadless {
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(1400, 900);
+    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the viewer's OpenGL3 renderer: large draw lists
     unsigned char* pixels = nullptr;
     int w = 0, h = 0;
     io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas (no renderer needed)
@@ -83,6 +85,80 @@ TEST_CASE("no SQLite statement runs on the UI thread while the viewer draws any 
     CHECK(frames(app, 20) == 0);
   }
   CHECK(gb::trace::sqlite_statements_on_this_thread() > 0);  // the counter counts: opening ran statements here
+}
+
+TEST_CASE("a long run: no SQLite statement on the UI thread in any panel, a step with and without detail, compare") {
+  TempDir tmp;
+  const std::string a = tmp.file("long.db"), b = tmp.file("long_b.db");
+  gb::tools::SynthOptions o;
+  o.long_steps = 4000;
+  o.layers = 2;
+  gb::tools::write_synthetic_trace(a, o);
+  o.seed = 5;
+  gb::tools::write_synthetic_trace(b, o);
+  ImGuiHeadless imgui;
+  App app(/*remember_recent=*/false);
+  app.open(a);
+  REQUIRE(app.error().empty());
+  CHECK(frames(app, 3) == 0);  // the Run panel while the run summary loads
+  app.model()->wait_loaded();
+  app.compare_with(b);
+  CHECK(app.current() == Panel::run);                                   // the first tab
+  for (std::int64_t step : {std::int64_t{2500}, std::int64_t{1002}}) {  // summary only, then with detail
+    CAPTURE(step);
+    app.view().step = step;
+    for (int p = 0; p < static_cast<int>(Panel::count); ++p) {
+      CAPTURE(kPanelNames[p]);
+      app.show(static_cast<Panel>(p));
+      CHECK(frames(app, 10) == 0);
+    }
+  }
+  app.model()->wait_queries();
+  REQUIRE(app.model()->compare().run_b());
+  CHECK(app.model()->compare().run_b()->size() == 4000);
+  app.show(Panel::run);
+  CHECK(frames(app, 10) == 0);  // the overlay of B's curves
+  // Opening a step with detail selects it and shows its time in the timeline and memory views.
+  gb::viewer::panels::go_to_step(*app.model(), app.view(), 1002);
+  const auto s1002 = app.model()->step(1002);
+  REQUIRE(s1002);
+  CHECK(app.view().step == 1002);
+  CHECK(app.view().t0 <= s1002->start_ns);
+  CHECK(app.view().t1 >= s1002->end_ns);
+  CHECK(app.view().t1 - app.view().t0 < 2 * (s1002->end_ns - s1002->start_ns));
+  CHECK(app.view().cursor == (s1002->start_ns + s1002->end_ns) / 2);
+  // The mouse: a click on the plots selects the step under it (the run fits the width: about step 1900 at x 700
+  // of 84..1380), the wheel zooms around it; all without SQL.
+  app.view().step.reset();
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(700, 400);
+  CHECK(frames(app, 2) == 0);
+  io.MouseDown[0] = true;
+  CHECK(frames(app, 2) == 0);
+  io.MouseDown[0] = false;
+  CHECK(frames(app, 2) == 0);
+  REQUIRE(app.view().step);
+  CHECK(*app.view().step == doctest::Approx(1901).epsilon(0.03));
+  io.MouseWheel = 2;
+  CHECK(frames(app, 1) == 0);
+  io.MouseWheel = 0;
+  const double width = app.run_state().s1 - app.run_state().s0;
+  CHECK(width == doctest::Approx(4000 * 0.64));
+  CHECK(app.run_state().s0 < 1901);
+  CHECK(app.run_state().s1 > 1901);
+  io.MousePos = ImVec2(-1, -1);
+  // F5 reopens the same trace: the zoom stays; another trace is fitted whole.
+  const double s0 = app.run_state().s0;
+  app.refresh();
+  app.model()->wait_loaded();
+  CHECK(frames(app, 2) == 0);
+  CHECK(app.run_state().s0 == s0);
+  CHECK(app.run_state().s1 - app.run_state().s0 == doctest::Approx(width));
+  app.open(b);
+  app.model()->wait_loaded();
+  CHECK(frames(app, 2) == 0);
+  CHECK(app.run_state().s0 == 0);
+  CHECK(app.run_state().s1 == 4000);
 }
 
 TEST_CASE("open A, select a span, open B, select the same id: the details pane shows B's span") {

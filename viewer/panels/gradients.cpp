@@ -11,6 +11,26 @@
 
 namespace gb::viewer::panels {
 
+namespace {
+
+// One parameter's norms over [sx0, sx1] reduced to px columns (min, max, first, last of the finite, positive ones).
+std::vector<plot::Column> history_columns(const GradHeatmap& h, std::size_t r, double sx0, double sx1, int px) {
+  std::vector<plot::Column> cols(static_cast<std::size_t>(px));
+  for (std::size_t k = 0; k < h.cols(); ++k) {
+    const double n = h.at(r, k);
+    if (!(n > 0) || h.flag_at(r, k) || !std::isfinite(n)) continue;
+    const auto c =
+        static_cast<std::size_t>(std::clamp((static_cast<double>(h.steps[k]) - sx0) / (sx1 - sx0) * px, 0.0, px - 1.0));
+    plot::Column& col = cols[c];
+    const auto y = static_cast<float>(n);
+    if (col.n == 0) col.lo = col.hi = col.first = y;
+    col.lo = std::min(col.lo, y), col.hi = std::max(col.hi, y), col.last = y, ++col.n;
+  }
+  return cols;
+}
+
+}  // namespace
+
 void gradients(TraceModel& m, ViewState& v, PanelState&) {
   const GradHeatmap& h = m.gradients().heatmap();
   ImGui::Text("Gradient L2 norm per parameter and step");
@@ -59,11 +79,13 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
   const GradColumns& gc = *reduced;
   const int columns = gc.columns;
   const float cell_w = (p1.x - p0.x) / static_cast<float>(columns);
-  // Step labels.
-  for (double s : plot::nice_ticks(0, static_cast<double>(h.cols() - 1), std::max(2, px / 80))) {
-    const float x = p0.x + (static_cast<float>(s) + 0.5f) * (p1.x - p0.x) / static_cast<float>(h.cols());
-    dl->AddText(ImVec2(x - 4, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                std::to_string(h.steps[static_cast<std::size_t>(s)]).c_str());
+  // The step axis: step t's centre (columns split [first, last + 1) evenly).
+  const double span = static_cast<double>(gc.step_span), first = static_cast<double>(gc.first_step);
+  auto x_of_step = [&](double t) { return p0.x + static_cast<float>((t - first + 0.5) / span) * (p1.x - p0.x); };
+  for (double s : plot::nice_ticks(first, first + span - 1, std::max(2, px / 80))) {
+    const std::string label = std::to_string(static_cast<std::int64_t>(s));
+    const float x = std::min(x_of_step(s) - 4, p1.x - ImGui::CalcTextSize(label.c_str()).x);
+    dl->AddText(ImVec2(x, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
   }
   constexpr color::Rgb kNone = 0xFFFFFFFF;
   std::vector<color::Rgb> row_colours;
@@ -93,24 +115,36 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
     }
   }
   // The selected step.
-  if (v.step) {
-    auto it = std::lower_bound(h.steps.begin(), h.steps.end(), *v.step);
-    if (it != h.steps.end() && *it == *v.step) {
-      const float x = p0.x + static_cast<float>(it - h.steps.begin()) * (p1.x - p0.x) / static_cast<float>(h.cols());
-      dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + std::max(cell_w, 2.0f) + 1, p1.y + 1), plot::to_imgui(color::kSelection), 0, 0, 2);
-    }
+  if (v.step && *v.step >= gc.first_step && *v.step < gc.first_step + gc.step_span) {
+    const auto c = static_cast<float>((*v.step - gc.first_step) * columns / gc.step_span);  // its column
+    const float x = p0.x + c * cell_w;
+    dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + std::max(cell_w, 2.0f) + 1, p1.y + 1),
+                plot::to_imgui(color::kSelection), 0, 0, 2);
   }
   ImGui::SetCursorScreenPos(p0);
   ImGui::InvisibleButton("##heat", ImVec2(p1.x - p0.x, std::max(1.0f, p1.y - p0.y)));
   if (ImGui::IsItemHovered()) {
     const ImVec2 mp = ImGui::GetIO().MousePos;
     const auto r = std::min(h.rows() - 1, static_cast<std::size_t>((mp.y - p0.y) / row_h));
-    const auto k = std::min(h.cols() - 1, static_cast<std::size_t>((mp.x - p0.x) / (p1.x - p0.x) * static_cast<float>(h.cols())));
+    const int c = std::clamp(static_cast<int>((mp.x - p0.x) / cell_w), 0, columns - 1);
+    const auto [ka, kb] = gc.steps(c);
+    const std::size_t i = r * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c);
+    const char* flag = gc.flag[i] == 1 ? "   contains NaN" : gc.flag[i] == 2 ? "   contains Inf" : "";
     ImGui::BeginTooltip();
-    ImGui::Text("%s, step %" PRId64, h.labels[r].c_str(), h.steps[k]);
-    ImGui::Text("gradient norm %.4g%s", h.at(r, k), h.flag_at(r, k) == 1 ? "   contains NaN" : h.flag_at(r, k) == 2 ? "   contains Inf" : "");
+    if (ka == kb) {
+      ImGui::Text("%s, step %" PRId64, h.labels[r].c_str(), gc.step_at(c));
+      ImGui::TextDisabled("no gradient statistics in this step");
+    } else if (kb - ka == 1) {
+      ImGui::Text("%s, step %" PRId64, h.labels[r].c_str(), h.steps[ka]);
+      ImGui::Text("gradient norm %.4g%s", h.at(r, ka), flag);
+    } else {
+      ImGui::Text("%s, steps %" PRId64 "..%" PRId64 " (%zu with statistics)", h.labels[r].c_str(), gc.step_at(c),
+                  gc.step_at(c + 1) - 1, kb - ka);
+      ImGui::Text("largest gradient norm %.4g%s", gc.best[i], flag);
+    }
     ImGui::EndTooltip();
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) v.param = h.param_ids[r], v.step = h.steps[k];
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+      v.param = h.param_ids[r], v.step = ka < kb ? h.steps[ka] : gc.step_at(c);
   }
   // Colour bar.
   const float cy = p1.y + 8;
@@ -127,18 +161,32 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
   auto row = std::find(h.param_ids.begin(), h.param_ids.end(), *v.param);
   if (row == h.param_ids.end()) return;
   const auto r = static_cast<std::size_t>(row - h.param_ids.begin());
-  std::vector<double> xs, ys;
-  for (std::size_t k = 0; k < h.cols(); ++k)
-    if (h.at(r, k) > 0 && !h.flag_at(r, k)) xs.push_back(static_cast<double>(h.steps[k])), ys.push_back(std::log10(h.at(r, k)));
   ImGui::Text("%s: log10 gradient norm per step", h.labels[r].c_str());
   const ImVec2 q0(origin.x + label_w, ImGui::GetCursorScreenPos().y + 4), q1(p1.x, q0.y + plot_h - 30);
   dl->AddRectFilled(q0, q1, IM_COL32(255, 255, 255, 10));
   const double lo = std::log10(std::max(h.min_positive, 1e-30)), hi = std::log10(std::max(h.max, 1e-30));
-  plot::line_plot(dl, q0, q1, xs, ys, static_cast<double>(h.steps.front()) - 0.5, static_cast<double>(h.steps.back()) + 0.5, lo, hi, 0x7FD3FF);
-  for (std::size_t k = 0; k < h.cols(); ++k)
-    if (h.flag_at(r, k)) {
-      const float x = q0.x + (static_cast<float>(k) + 0.5f) * (q1.x - q0.x) / static_cast<float>(h.cols());
-      dl->AddLine(ImVec2(x, q0.y), ImVec2(x, q1.y), plot::to_imgui(color::kNaN), 2);
+  const double sx0 = first - 0.5, sx1 = first + span - 0.5;
+  const int qpx = std::max(1, static_cast<int>(q1.x - q0.x));
+  if (h.cols() <= static_cast<std::size_t>(qpx)) {  // every step with statistics a point
+    std::vector<double> xs, ys;
+    for (std::size_t k = 0; k < h.cols(); ++k)
+      if (h.at(r, k) > 0 && !h.flag_at(r, k))
+        xs.push_back(static_cast<double>(h.steps[k])), ys.push_back(std::log10(h.at(r, k)));
+    plot::line_plot(dl, q0, q1, xs, ys, sx0, sx1, lo, hi, 0x7FD3FF);
+  } else {  // more steps than pixels: each pixel column's range of norms (a long run)
+    plot::minmax_line(dl, q0, q1, history_columns(h, r, sx0, sx1, qpx), std::pow(10.0, lo), std::pow(10.0, hi), true,
+                      0x7FD3FF);
+  }
+  for (int c = 0; c < columns; ++c)  // the heatmap's columns with a NaN / Inf for this parameter
+    if (gc.flag[r * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c)]) {
+      const auto [ka, kb] = gc.steps(c);
+      for (std::size_t k = ka; k < kb; ++k)
+        if (h.flag_at(r, k)) {
+          const float x =
+              q0.x + static_cast<float>((static_cast<double>(h.steps[k]) - sx0) / (sx1 - sx0)) * (q1.x - q0.x);
+          dl->AddLine(ImVec2(x, q0.y), ImVec2(x, q1.y), plot::to_imgui(color::kNaN), 2);
+          break;  // one tick a column
+        }
     }
   ImGui::Dummy(ImVec2(1, plot_h - 26));
 
@@ -165,8 +213,19 @@ void gradients(TraceModel& m, ViewState& v, PanelState&) {
     uhi = ux.size() == 1 ? uy.back() : std::max(uhi, uy.back());
   }
   const double pad = std::max(0.1, (uhi - ulo) * 0.1);
-  const double sx0 = static_cast<double>(h.steps.front()) - 0.5, sx1 = static_cast<double>(h.steps.back()) + 0.5;
-  plot::line_plot(dl, u0, u1, ux, uy, sx0, sx1, ulo - pad, uhi + pad, color::kUpdateRatio);
+  if (ux.size() <= static_cast<std::size_t>(qpx)) {
+    plot::line_plot(dl, u0, u1, ux, uy, sx0, sx1, ulo - pad, uhi + pad, color::kUpdateRatio);
+  } else {  // more steps than pixels: each pixel column's range
+    std::vector<plot::Column> cols(static_cast<std::size_t>(qpx));
+    for (std::size_t i = 0; i < ux.size(); ++i) {
+      const auto c = static_cast<std::size_t>(std::clamp((ux[i] - sx0) / (sx1 - sx0) * qpx, 0.0, qpx - 1.0));
+      plot::Column& col = cols[c];
+      const auto y = static_cast<float>(uy[i]);
+      if (col.n == 0) col.lo = col.hi = col.first = y;
+      col.lo = std::min(col.lo, y), col.hi = std::max(col.hi, y), col.last = y, ++col.n;
+    }
+    plot::minmax_line(dl, u0, u1, cols, ulo - pad, uhi + pad, false, color::kUpdateRatio);
+  }
   for (std::int64_t s : u.skipped) {
     const float x = u0.x + static_cast<float>((static_cast<double>(s) - sx0) / (sx1 - sx0)) * (u1.x - u0.x);
     dl->AddLine(ImVec2(x, u0.y), ImVec2(x, u1.y), plot::to_imgui(color::kNaN), 2);

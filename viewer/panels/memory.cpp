@@ -116,6 +116,7 @@ void memory(TraceModel& m, ViewState& v, PanelState&) {
                       "`glassbox synth run.db`.");
     return;
   }
+  if (no_detail_notice(m, v)) return;  // a long run's step without detail: where the nearest detail is
   const int dev = mem.device();
   ImGui::Text("%s", gb::query::device_name(dev).c_str());
   ImGui::SameLine();

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "viewer/plot.h"
 #include "viewer/trace_model.h"
 #include "viewer/view_state.h"
 
@@ -27,12 +28,31 @@ struct OpsState {
 struct DataloaderState {
   TimelineItem hovered;  // the lane item under the mouse (the lanes' items are rebuilt each frame)
 };
+// The Run panel's curves reduced to pixel columns, kept while the view (run, compare run, steps, width) stays.
+struct RunColumns {
+  std::uint64_t run = 0, run_b = 0;  // RunData::serial of this run and of the compare run (0: none)
+  double s0 = 0, s1 = 0;
+  int px = 0;
+  std::vector<std::vector<plot::Column>> series;               // by RunSeries
+  std::vector<std::vector<plot::Column>> allocated, reserved;  // by device (RunData::devices)
+  std::vector<plot::Column> b_loss, b_step;                    // the compare trace's
+};
+struct RunState {
+  double s0 = 0, s1 = 0;                  // the visible steps [s0, s1)
+  std::uint64_t fitted = 0;               // RunData::serial the range was last fitted to (0: never: fit the run)
+  bool log_loss = true, log_grad = true;  // log-scaled loss and gradient-norm plots
+  bool tokens = false;                    // throughput in tokens/s (else samples/s)
+  float press_x = 0;                      // where the left button went down (a click selects, a drag pans)
+  RunColumns columns;
+};
 struct PanelState {
+  RunState run;
   TimelineState timeline;
   OpsState ops;
   DataloaderState dataloader;
 };
 
+void run(TraceModel& m, ViewState& v, PanelState& s);
 void timeline(TraceModel& m, ViewState& v, PanelState& s);
 void memory(TraceModel& m, ViewState& v, PanelState& s);
 void ops(TraceModel& m, ViewState& v, PanelState& s);
@@ -47,5 +67,11 @@ void compare(TraceModel& m, ViewState& v, PanelState& s);
 const TimelineItem* draw_items(const std::vector<TimelineItem>& items, const TraceModel& m, const ViewState& v,
                                float x0, float x1, float y, float row_h, bool (*keep)(const TimelineItem&) = nullptr);
 void span_tooltip(TraceModel& m, const TimelineItem& it);
+// The Timeline, Memory and Autograd graph panels, when the selected step has no detail (a long run's step outside
+// every detail window): "step N has no detail (summary only); nearest steps with detail: A and B" with a button to
+// go to each (selects it and shows its time). Returns true when it drew that (the panel shows nothing else).
+bool no_detail_notice(TraceModel& m, ViewState& v);
+// Selects step s and, when it has detail, shows its time in the timeline and memory views.
+void go_to_step(TraceModel& m, ViewState& v, std::int64_t s);
 
 }  // namespace gb::viewer::panels

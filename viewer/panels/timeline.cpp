@@ -222,6 +222,7 @@ void timeline(TraceModel& m, ViewState& v, PanelState& state) {
     ImGui::SameLine(0, 14);
   }
   ImGui::NewLine();
+  if (no_detail_notice(m, v)) return;  // a long run's step without detail: where the nearest detail is
 
   const float details_h = 118 + (v.search.empty() ? 0.0f : 100.0f);
   ImGui::BeginChild("##tracks", ImVec2(0, -details_h), true, ImGuiWindowFlags_NoMove);
