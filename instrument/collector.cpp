@@ -37,6 +37,8 @@ OptId opt(std::int64_t v) { return v >= 0 ? OptId(v) : std::nullopt; }
 // the training's kernels keep every core busy: each one takes a core from them for a moment (a 10 ms CNN step
 // wakes it about twice instead of about 20 times).
 constexpr std::size_t kBusyEvents = 1024;
+constexpr std::size_t kBehindEvents = 1 << 20;  // a drain this large: the collector is far behind
+constexpr int kNice = 10;
 constexpr std::int64_t kNoTime = std::numeric_limits<std::int64_t>::max();
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 
@@ -96,7 +98,7 @@ void Collector::start() {
   thread_ = std::thread([this] {
     // Below the training's threads (nice +10, this thread only): on busy cores it takes spare time, and the rings
     // grow meanwhile; on a free core it runs as fast as before.
-    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kNice);
     // SIGINT/SIGTERM go to the training's threads, whose handler waits for this thread to finish the trace.
     sigset_t block;
     sigemptyset(&block);
@@ -135,9 +137,17 @@ void Collector::run() {
       const std::int64_t pass_start = clock_.ns(ticks());
       n = drain_all();
       release_memory(false);
+      emit_windows(current_step_, false);  // windows the rows have moved past (the steps rows run ahead of them)
       release_before_ = pass_start;  // what the next drain finds before this moment is late by a whole drain
       n += write_cold();
       if (n < kBusyEvents) writer_->tick();
+      // Far behind (the cores are busy with other work): at the training's priority until it has caught up, rather
+      // than let the rings fill and shed detail (lowering nice needs CAP_SYS_NICE; without it this stays +10).
+      const bool behind = n >= kBehindEvents;
+      if (behind != at_normal_priority_ && (behind || n < kBusyEvents)) {
+        at_normal_priority_ = behind;
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), behind ? 0 : kNice);
+      }
     } catch (const std::exception& e) {
       fail(e);
       return;
@@ -153,7 +163,7 @@ void Collector::fail(const std::exception& e) {
   finished_ = true;
   if (dynamic_cast<const DiskFullError*>(&e)) {
     // The trace ends here, readable, saying so; the training goes on, untraced, at no cost.
-    const std::string step = std::to_string(std::max<std::int64_t>(current_step_, 0));
+    const std::string step = std::to_string(std::max<std::int64_t>({current_step_, summary_step_, 0}));
     std::fprintf(stderr,
                  "glassbox: warning: tracing stopped at step %s, the program goes on untraced: %s; the trace keeps "
                  "the steps before (%s)\n",
@@ -199,7 +209,7 @@ void Collector::finish(const std::string& stopped_by) {
     drain_all();
     release_memory(true);
     write_cold();
-    dump(current_step_, reason_of(stopped_by));  // the recorder's last steps, for how the run ended
+    dump(std::max(current_step_, summary_step_), reason_of(stopped_by));  // the last steps, for how the run ended
     emit_windows(0, true);
     std::uint64_t dropped = 0;
     std::array<std::uint64_t, kShedKinds> shed{};
@@ -497,10 +507,10 @@ std::int64_t row_time(const RecordedRow& row) {
 void Collector::route(const RecordedRow& row) {
   const auto outside = [this](const RecordedRow&) { ++outside_detail_; };
   if (detail(row.step)) {
-    if (!rows_open_) {  // a window opens: what the recorder holds is older than it
+    if (!rows_open_) {  // a window opens: the recorder keeps the steps before it (a fault inside the window)
       rows_open_ = true;
-      recorder_.rows().evict_all(outside);
-      recorder_.rows().forget_evictions();
+      window_first_ = row.step;
+      before_window_ = written_through_;
     }
     rows_last_detail_ = std::max(rows_last_detail_, row.step);
     written_through_ = std::max(written_through_, row.step);
@@ -514,9 +524,23 @@ void Collector::route(const RecordedRow& row) {
 
 void Collector::release_memory(bool all) {
   if (pending_memory_.empty()) return;
-  std::sort(pending_memory_.begin(), pending_memory_.end(), [](const PendingMemory& a, const PendingMemory& b) {
+  // Each thread's events are in time order and were appended ring by ring: the vector is a few sorted runs (the
+  // events held from the last drain, then each thread's), merged in place in linear time.
+  const auto before = [](const PendingMemory& a, const PendingMemory& b) {
     return a.row.memory.t_ns != b.row.memory.t_ns ? a.row.memory.t_ns < b.row.memory.t_ns : a.seq < b.seq;
-  });
+  };
+  std::vector<std::size_t> runs{0};
+  for (std::size_t i = 1; i < pending_memory_.size(); ++i)
+    if (before(pending_memory_[i], pending_memory_[i - 1])) runs.push_back(i);
+  if (runs.size() > 16) {
+    std::sort(pending_memory_.begin(), pending_memory_.end(), before);
+  } else {
+    for (std::size_t k = 1; k < runs.size(); ++k)
+      std::inplace_merge(pending_memory_.begin(), pending_memory_.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                         k + 1 < runs.size() ? pending_memory_.begin() + static_cast<std::ptrdiff_t>(runs[k + 1])
+                                             : pending_memory_.end(),
+                         before);
+  }
   std::size_t n = 0;
   while (n < pending_memory_.size() && (all || pending_memory_[n].row.memory.t_ns < release_before_))
     on_memory(pending_memory_[n++].row);
@@ -536,13 +560,13 @@ void Collector::on_memory(const RecordedRow& row) {
   const bool d = detail(step);
   const auto outside = [this](const RecordedRow&) { ++outside_detail_; };
   if (d && !memory_open_) {
-    // detail resumes: the recorder's memory events are older than this; what is live now starts the stretch
-    recorder_.memory().evict_all(outside);
-    recorder_.memory().forget_evictions();
-    open_memory(m.t_ns, live_);
+    open_memory(m.t_ns, live_);  // detail resumes with what is live now (the recorder keeps the steps before)
   } else if (!d && memory_open_ && step > memory_last_detail_) {
     memory_open_ = false;
-    live_at_recorder_ = live_;  // the recorder's memory starts here
+    // the recorder's memory starts here: what it held before the window can no longer be replayed onto
+    recorder_.memory().evict_all(outside);
+    recorder_.memory().forget_evictions();
+    live_at_recorder_ = live_;
   }
   if (memory_open_) {
     if (d) memory_last_detail_ = std::max(memory_last_detail_, step);
@@ -591,13 +615,13 @@ void Collector::emit_windows(std::int64_t before_step, bool all) {
     if (!all && w.last >= before_step) return;  // in order: a later window waits for this one
     windows_.erase(windows_.begin());
     DetailWindowRecord r;
-    r.id = next_window_++;
     r.first_step = std::max(w.first, windows_written_through_ + 1);
     r.last_step = std::min(w.last, w.last_seen);
     r.start_ns = w.t_min == kNoTime ? w.t_max : w.t_min;
     r.end_ns = std::max(r.start_ns, w.t_max);
     r.reason = w.reason;
     if (r.last_step < r.first_step) continue;
+    r.id = next_window_++;
     writer_->add(r);
     windows_written_through_ = r.last_step;
     window_times_.emplace_back(r.start_ns, r.end_ns);
@@ -608,16 +632,33 @@ void Collector::emit_windows(std::int64_t before_step, bool all) {
 
 void Collector::dump(std::int64_t step, DetailReason reason) {
   if (!recorder_.on()) return;
+  step = std::max<std::int64_t>(step, 0);
   const bool forward = reason == DetailReason::anomaly || reason == DetailReason::oom;
-  const std::int64_t last = std::max<std::int64_t>(step, 0) + (forward ? policy_.after : 0);
-  std::int64_t first = std::max(recorder_.first_complete_step(), written_through_ + 1);
-  first = std::max(first, windows_written_through_ + 1);
-  if (first > last) return;  // every step up to here already has its detail
+  // A step inside a window open now (the policy's, or an earlier dump's): the recorder holds the steps before the
+  // window, and the window goes on; otherwise the recorder's steps up to this one, and `after` more.
+  const bool in_window = rows_open_ && step >= window_first_ && detail(step);
+  const std::int64_t lo = std::max({recorder_.first_complete_step(), (in_window ? before_window_ : written_through_) + 1,
+                                    windows_written_through_ + 1});
+  const std::int64_t hi = in_window ? window_first_ - 1 : step;
+  std::int64_t after_first = hi + 1, after_last = forward ? step + policy_.after : hi;
+  if (in_window) {
+    after_first = step + 1;
+    for (std::int64_t s = step + 1; s <= after_last && detail(s); ++s) after_first = s + 1;  // covered already
+  }
+  const bool before = lo <= hi, later = forward && after_first <= after_last;
+  if (!before && !later) return;  // every step up to here already has its detail
   ++recorder_dumps_;
-  forced_.push_back(Forced{first, last, reason});
-  // rows of the steps the window holds; a partial older step's rows are left out
+  std::vector<Forced> made;  // the windows this dump makes; they never overlap another
+  if (in_window) {
+    if (before) made.push_back(Forced{lo, hi, reason});
+    if (later) made.push_back(Forced{after_first, after_last, reason});
+  } else {
+    made.push_back(Forced{before ? lo : after_first, std::max(hi, after_last), reason});
+  }
+  forced_.insert(forced_.end(), made.begin(), made.end());
+  // rows of the steps the window holds; a partial older step's rows, and rows of steps already written, are left
   recorder_.rows().for_each([&](const RecordedRow& row) {
-    if (row.step < first) {
+    if (row.step < lo || row.step > hi) {
       ++outside_detail_;
       return;
     }
@@ -630,7 +671,7 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
   // memory: what was live at the first kept event, then the events
   bool opened = false;
   recorder_.memory().for_each([&](const RecordedRow& row) {
-    if (row.step < first) {  // before the window: part of what is live at its start
+    if (row.step < lo || row.step > hi) {  // before the window (part of what is live at its start), or after
       live_at_recorder_.apply(row.memory);
       ++outside_detail_;
       return;
@@ -639,23 +680,31 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
       open_memory(row.memory.t_ns, live_at_recorder_);
       opened = true;
     }
+    live_at_recorder_.apply(row.memory);
     write_row(row);
     note_window(row.step, row.memory.t_ns);
   });
   recorder_.memory().evict_all(nullptr);
   recorder_.memory().forget_evictions();
-  if (!opened && !memory_open_) open_memory(memory_last_t_ + 1, live_);  // the window's memory starts from now
-  memory_open_ = true;
-  memory_last_detail_ = std::max(memory_last_detail_, last);
+  if (opened && !memory_open_) {
+    memory_open_ = true;  // the dumped stretch goes on into the steps after it
+    memory_last_detail_ = std::max(memory_last_detail_, after_last);
+  }  // else the window's first memory event (released one drain later) opens it with what is live at that moment
   live_at_recorder_ = live_;
-  rows_open_ = true;
-  rows_last_detail_ = std::max(rows_last_detail_, last);
-  if (forward) {
-    // the window reaches past the steps that have run: its row is written once they have
-    auto [it, fresh] = windows_.try_emplace(first, Window{first, last, step, kNoTime, 0, reason});
-    if (!fresh) it->second.last = std::max(it->second.last, last);
-    it->second.last_seen = std::max(it->second.last_seen, step);
-    it->second.reason = reason;
+  if (in_window) {
+    before_window_ = std::max(before_window_, hi);  // the steps before the open window are written now
+  } else {
+    rows_open_ = true;
+    window_first_ = made.front().first;
+    before_window_ = window_first_ - 1;
+    rows_last_detail_ = std::max(rows_last_detail_, made.front().last);
+  }
+  // each window's row is written once the steps it reaches have run (emit_windows)
+  for (const Forced& f : made) {
+    Window& w = windows_.try_emplace(f.first, Window{f.first, f.last, f.first, kNoTime, 0, reason}).first->second;
+    w.last = std::max(w.last, f.last);
+    w.last_seen = std::max(w.last_seen, std::min(f.last, step));
+    w.reason = reason;
   }
 }
 
@@ -679,7 +728,7 @@ void Collector::complete_step(StepRecord& r, std::int64_t emit_ticks) {
   if (r.data_ns && r.backward_ns && r.optimizer_ns && !r.forward_ns)
     r.forward_ns = std::max<std::int64_t>(0, r.end_ns - r.start_ns - *r.data_ns - *r.backward_ns - *r.optimizer_ns);
   last_step_end_ = std::max(last_step_end_, r.end_ns);
-  if (r.step > current_step_) current_step_ = r.step;
+  summary_step_ = std::max(summary_step_, r.step);
 }
 
 std::size_t Collector::write_cold() {
@@ -712,6 +761,8 @@ std::size_t Collector::write_cold() {
           }
           if constexpr (std::is_same_v<R, MetaRow>) {
             writer_->set_meta(r.key, r.value);
+          } else if constexpr (std::is_same_v<R, TriggerRow>) {
+            dump(r.step, r.reason);  // its ring was full: late, but the recorder is still written
           } else if constexpr (std::is_same_v<R, CollectiveRecord>) {
             RecordedRow row;
             row.type = RecordedRow::Type::collective;
@@ -735,13 +786,13 @@ std::size_t Collector::write_cold() {
           } else {
             writer_->add(r);
           }
-          if constexpr (std::is_same_v<R, StepRecord>) emit_windows(r.step, false);
         },
         item.record);
   }
   // Meta rows are not events (a run that records nothing still says why GPU activity was off).
-  events_written_ += static_cast<std::size_t>(std::count_if(
-      items.begin(), items.end(), [](const ColdItem& i) { return !std::holds_alternative<MetaRow>(i.record); }));
+  events_written_ += static_cast<std::size_t>(std::count_if(items.begin(), items.end(), [](const ColdItem& i) {
+    return !std::holds_alternative<MetaRow>(i.record) && !std::holds_alternative<TriggerRow>(i.record);
+  }));
   return items.size();
 }
 

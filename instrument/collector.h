@@ -77,7 +77,7 @@ class Collector {
   void on_memory(const RecordedRow& row);                // one memory event, in time order
   void open_memory(std::int64_t t_ns, const LiveMemory& live);
   void note_window(std::int64_t step, std::int64_t t_ns);
-  void emit_windows(std::int64_t before_step, bool all);  // detail_windows rows of windows complete before a step
+  void emit_windows(std::int64_t before_step, bool all);  // detail_windows rows of the windows that end before a step
   void complete_step(StepRecord& r, std::int64_t emit_ticks);
   void dump(std::int64_t step, DetailReason reason);     // the flight recorder into the trace
   void write_detail_meta();
@@ -89,7 +89,8 @@ class Collector {
   std::atomic<bool> stop_{false};
   std::atomic<int> signal_{0};
   std::atomic<bool> signal_done_{false};
-  bool finishing_fast_ = false;  // a signal: everything left goes to the recorder, then the recorder to the file
+  bool finishing_fast_ = false;
+  bool at_normal_priority_ = false;  // raised from nice +10 while far behind  // a signal: everything left goes to the recorder, then the recorder to the file
   bool finished_ = false;
   bool failed_ = false;
   std::unordered_map<const SourceLocation*, Id> names_;
@@ -107,7 +108,8 @@ class Collector {
   std::int64_t last_step_end_ = 0;  // ns: where a steps row without a span starts
 
   // where the run is, and which steps are written in full
-  std::int64_t current_step_ = -1;  // the highest step an event carried
+  std::int64_t current_step_ = -1;  // the highest step a ring event carried (where the detail has got to)
+  std::int64_t summary_step_ = -1;  // the highest step a steps row carried (the summary runs ahead of the detail)
   struct Forced {
     std::int64_t first, last;
     DetailReason reason;
@@ -115,6 +117,7 @@ class Collector {
   std::vector<Forced> forced_;  // the recorder's windows, and the steps after them
   bool rows_open_ = false;      // detail rows are being written (a window is open)
   std::int64_t rows_last_detail_ = -1, written_through_ = -1;  // the last detail step seen / written
+  std::int64_t window_first_ = 0, before_window_ = -1;  // the open window's first step, the last written before it
   struct Window {
     std::int64_t first, last;  // last: the policy's (or the recorder's) last step
     std::int64_t last_seen = -1, t_min = 0, t_max = 0;

@@ -6,8 +6,9 @@
 //   - the first `first` steps in full (short runs, every sample and test: all of it, as before);
 //   - then a window of `window` steps every `every` steps (steps k*every .. k*every + window - 1);
 //   - a flight recorder: the last `recorder` steps' detail (at most `recorder_mb` MiB) is kept in memory and written
-//     when an anomaly (warning or error) fires, at an out-of-memory error, an uncaught exception, SIGINT/SIGTERM and
-//     at the end of the run, followed by `after` more steps in full.
+//     when an anomaly fires (the first of each kind of warning severity; the first 8 errors: a run that warns again
+//     and again keeps its size), at an out-of-memory error, an uncaught exception, SIGINT/SIGTERM and at the end of
+//     the run; after an anomaly or an OOM, `after` more steps in full.
 // GLASSBOX_DETAIL sets it for GLASSBOX_TRACE (and any Session whose options leave `detail` unset): `full` (every
 // step), `summary` (no windows: the summary and the recorder only), or keys to change from the defaults, e.g.
 // GLASSBOX_DETAIL=first=100,every=500,window=3,recorder=32,recorder_mb=128,after=2. Parse errors throw

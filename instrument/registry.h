@@ -40,11 +40,17 @@ struct MetaRow {
   std::string key, value;
 };
 
+// Where the flight recorder is to be written, when the emitting thread's ring had no room for the trigger event.
+struct TriggerRow {
+  DetailReason reason = DetailReason::anomaly;
+  std::int64_t step = 0;
+};
+
 // A record that takes the mutex instead of a ring, with the context the probe saw. GPU activity (gpu_activity.cpp)
 // queues finished rows: spans with their ids and trace-clock times, their kernels and op_details rows.
 struct ColdItem {
   std::variant<AnomalyRecord, OomReportRecord, KernelRecord, MetaRow, SpanRecord, OpDetailsRecord, CollectiveRecord,
-               StepRecord, StepMemoryRecord>
+               StepRecord, StepMemoryRecord, TriggerRow>
       record;
   std::int64_t t = 0;  // ticks at emit
   Id thread_id = 0;
@@ -73,6 +79,10 @@ struct Registry {
   std::atomic<std::uint32_t> ring_events{1u << 16};
   std::atomic<std::uint64_t> ring_max_events{1u << 22};
   std::atomic<int> on_full{static_cast<int>(OnFull::drop)};
+  // The flight recorder's triggers this session (runtime.cpp push_trigger): the anomaly kinds that have written
+  // it, and how many error-severity anomalies have. Reset when a session starts.
+  std::atomic<std::uint32_t> triggered_kinds{0};
+  std::atomic<int> error_triggers{0};
 
   Id intern_locked(std::string_view text);
 };

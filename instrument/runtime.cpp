@@ -240,7 +240,13 @@ void push_trigger(DetailReason reason, std::int64_t step) noexcept {
   ThreadBuffer* b = this_thread();
   if (!b) return;
   Event* e = b->reserve(1, ShedKind::span);
-  if (!e) return;
+  if (!e) {  // the ring is full (the collector is far behind): the cold queue, never shed
+    try {
+      queue_cold(TriggerRow{reason, step});
+    } catch (...) {
+    }
+    return;
+  }
   fill_context(e, b, EventType::trigger);
   e->loc = nullptr;
   e->record_type = static_cast<std::uint8_t>(reason);
@@ -249,9 +255,23 @@ void push_trigger(DetailReason reason, std::int64_t step) noexcept {
 }
 }  // namespace
 
+// The recorder is written for the first anomaly of each kind of warning severity, and for the first
+// kMaxErrorTriggers of error severity (the first non-finite value and what followed it): a run that warns again and
+// again keeps its size.
+constexpr int kMaxErrorTriggers = 8;
+
 void emit_cold(const AnomalyRecord& r) {
   queue_cold(r);
-  if (r.severity != Severity::info) push_trigger(DetailReason::anomaly, r.step ? *r.step : g_step.load());
+  if (r.severity == Severity::info) return;
+  Registry& reg = registry();
+  bool trigger = false;
+  if (r.severity == Severity::error) {
+    trigger = reg.error_triggers.fetch_add(1, std::memory_order_relaxed) < kMaxErrorTriggers;
+  } else {
+    const std::uint32_t bit = 1u << (static_cast<unsigned>(r.kind) & 31u);
+    trigger = !(reg.triggered_kinds.fetch_or(bit, std::memory_order_relaxed) & bit);
+  }
+  if (trigger) push_trigger(DetailReason::anomaly, r.step ? *r.step : g_step.load());
 }
 void emit_cold(const OomReportRecord& r) {
   queue_cold(r);

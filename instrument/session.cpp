@@ -145,6 +145,8 @@ bool start_recording(const std::string& path, const SessionOptions& options) {
     }
   }
   Registry& r = registry();
+  r.triggered_kinds.store(0);
+  r.error_triggers.store(0);
   r.ring_events.store(options.ring_events);
   r.ring_max_events.store(options.ring_max_events);
   r.on_full.store(static_cast<int>(options.on_full));

@@ -1,14 +1,16 @@
 // samples/long_run.cpp — a long training run, traced from its first step to its last, that goes non-finite late.
 //
 // Written as plain user code, with nothing of glassbox's tracing API in it: trace it with GLASSBOX_TRACE=run.db
-// (or --trace). An MLP learns the spirals with SGD for tens of thousands of steps; at --fault-at a corrupt shard
-// (inputs scaled by 1e4, a normalisation forgotten) pushes the logits apart, the head's log(softmax(...)) takes the
-// log of a probability rounded to 0, and the loss goes infinite. The trace keeps:
+// (or --trace). An MLP learns the spirals with SGD for tens of thousands of steps. Its first layer standardises each
+// batch by the batch's own statistics, (x - mean) / std, without an epsilon: fine for every batch of distinct
+// samples, until --fault-at, where a corrupt shard repeats one sample across the whole batch: its std is 0, the
+// division makes Inf (and NaN where 0 / 0), and the loss goes NaN. The trace keeps:
 //   - the summary of every step (loss, lr, where the step time went, samples/s, the gradient norm, peak memory),
 //     however long the run: `glassbox report` and the viewer's Run panel show the whole run;
 //   - full detail (every op, autograd node and allocation) in the first steps, a window every 1000 steps, and the
 //     flight recorder's last steps before the fault, written when the first anomaly fired: `glassbox report` names
-//     the op and module that made the first Inf, with that step's op shapes, as for a short run;
+//     the op and module that made the first non-finite value (div in module norm), with its op shapes, as for a short
+//     run;
 //   - and stays small: about 1 KB per step after the first steps (full detail would be ~6 KB per step).
 // The run stops a few steps after it went non-finite (a NaN run wastes the rest), as a watchful user would.
 //
@@ -68,23 +70,24 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The head computes log(softmax(logits)) in two ops: the planted weakness a corrupt batch turns into an Inf.
-struct HeadImpl : gb::nn::Module {
-  explicit HeadImpl(int64_t in) { fc = register_module("fc", gb::nn::Linear(in, 3)); }
-  gb::Tensor forward(const gb::Tensor& x) { return gb::log(gb::softmax(fc(x), 1)); }
-  gb::nn::Linear fc{nullptr};
+// Standardises a batch (N, D) by its own mean and standard deviation per feature, with no epsilon: the planted
+// weakness a batch of N copies of one sample turns into 0 / 0.
+struct StandardizeImpl : gb::nn::Module {
+  gb::Tensor forward(const gb::Tensor& x) { return (x - x.mean({0}, true)) / x.std({0}, true, true); }
 };
-GB_MODULE(Head);
+GB_MODULE(Standardize);
 
 struct NetImpl : gb::nn::Module {
   explicit NetImpl(int64_t hidden) {
+    norm = register_module("norm", Standardize());
     body = register_module("body", gb::nn::Sequential(gb::nn::Linear(2, hidden), gb::nn::ReLU(),
                                                       gb::nn::Linear(hidden, hidden), gb::nn::ReLU()));
-    head = register_module("head", Head(hidden));
+    head = register_module("head", gb::nn::Linear(hidden, 3));
   }
-  gb::Tensor forward(const gb::Tensor& x) { return head(body(x)); }
+  gb::Tensor forward(const gb::Tensor& x) { return head(body(norm(x))); }
+  Standardize norm{nullptr};
   gb::nn::Sequential body{nullptr};
-  Head head{nullptr};
+  gb::nn::Linear head{nullptr};
 };
 GB_MODULE(Net);
 
@@ -108,9 +111,8 @@ int main(int argc, char** argv) {
   double loss_value = 0;
   for (; step < opt.steps; ++step) {
     gb::Tensor idx = gb::randint(0, data.n_train, {opt.batch});
-    gb::Tensor x = data.x_train.index_select(0, idx);
-    if (opt.fault_at > 0 && step == opt.fault_at) x = x * 1e4;  // a shard someone forgot to normalise
-    gb::Tensor loss = F::nll_loss(net(x), data.y_train.index_select(0, idx));
+    if (opt.fault_at > 0 && step == opt.fault_at) idx = gb::full({opt.batch}, 7, gb::kLong);  // one sample, repeated
+    gb::Tensor loss = F::cross_entropy(net(data.x_train.index_select(0, idx)), data.y_train.index_select(0, idx));
     optimizer.zero_grad();
     loss.backward();
     optimizer.step();
@@ -129,7 +131,10 @@ int main(int argc, char** argv) {
 
   if (opt.fault_at == 0) {
     gb::NoGradGuard no_grad;
-    const double accuracy = net(data.x_test).argmax(1).eq(data.y_test).to(gb::kFloat).mean().item<double>();
+    // the held-out set standardised by the training set's statistics (as a batch of the training data would be)
+    const gb::Tensor mean = data.x_train.mean({0}, true), sd = data.x_train.std({0}, true, true);
+    const gb::Tensor logits = net->head(net->body((data.x_test - mean) / sd));
+    const double accuracy = logits.argmax(1).eq(data.y_test).to(gb::kFloat).mean().item<double>();
     std::printf("held-out accuracy %.1f%%\n", 100 * accuracy);
     return std::isfinite(loss_value) && accuracy > 0.9 ? 0 : 1;
   }

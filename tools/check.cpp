@@ -70,7 +70,7 @@ void check_detail(const TraceDb& db, std::vector<Finding>& p) {
     for (char& ch : shown)
       if (ch == '\n' || ch == '\r') ch = ' ';
     p.push_back({"meta detail '" + shown +
-                     "' is neither 'full' nor 'first=F,every=N,window=W,recorder=M,recorder_mb=B'",
+                     "' is neither 'full' nor 'first=F,every=N,window=W,recorder=M,recorder_mb=B[,after=A]'",
                  0,
                  {}});
   }

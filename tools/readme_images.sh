@@ -11,7 +11,7 @@ img=docs/images
 mkdir -p "$out" "$img"
 export GLASSBOX_NUM_THREADS=${GLASSBOX_NUM_THREADS:-2}
 for exe in samples/train_mlp samples/train_images samples/train_transformer samples/oom samples/nan samples/dataloader_bound \
-           samples/plan_memory samples/lessons/lesson_missing_zero_grad tools/glassbox viewer/glassbox-viewer; do
+           samples/long_run samples/plan_memory samples/lessons/lesson_missing_zero_grad tools/glassbox viewer/glassbox-viewer; do
   [ -x "$build/$exe" ] || { echo "readme_images.sh: $build/$exe is not built: run make test (or build it) first" >&2; exit 1; }
 done
 fresh() { rm -rf "$1" "$1-wal" "$1-shm"; }
@@ -28,6 +28,7 @@ fresh $out/train_images.db && "$build/samples/train_images" --model resnet --tra
 fresh $out/train_transformer.db && "$build/samples/train_transformer" --steps 100 --trace $out/train_transformer.db >/dev/null
 fresh $out/oom.db && "$build/samples/oom" --trace $out/oom.db >/dev/null
 fresh $out/nan.db && "$build/samples/nan" --trace $out/nan.db >/dev/null
+fresh $out/long_run.db && GLASSBOX_TRACE=$out/long_run.db "$build/samples/long_run" >/dev/null
 fresh $out/dataloader_bound.w0.db && "$build/samples/dataloader_bound" --workers 0 --trace $out/dataloader_bound.w0.db >/dev/null
 fresh $out/plan.db && GLASSBOX_TRACE=$out/plan.db "$build/samples/plan_memory" --batch 32 >/dev/null || true  # batch 32 does not fit: exit 1
 fresh $out/mzg && "$build/samples/lessons/lesson_missing_zero_grad" $out/mzg >/dev/null
@@ -45,6 +46,7 @@ shot $out/train_images.db sample_train_images_ops.png ops --size 1600x900
 shot $out/train_transformer.db viewer_timeline.png timeline --step 60 --size 1600x1000
 shot $out/oom.db sample_oom_memory.png memory --select oom --size 1600x1000
 shot $out/nan.db sample_nan_anomalies.png anomalies --size 1600x900
+shot $out/long_run.db sample_long_run.png run --size 1600x1000
 shot $out/dataloader_bound.w0.db sample_dataloader_bound.png dataloader --size 1600x900
 shot $out/plan.db guide_memory.png memory --size 1400x850
 shot $out/mzg/no_zero_grad.db lesson_missing_zero_grad.png anomalies --size 1600x800

@@ -105,7 +105,6 @@ CREATE INDEX IF NOT EXISTS anomalies_t ON anomalies (t_ns);
 CREATE INDEX IF NOT EXISTS counters_name_t ON counters (name_id, t_ns);
 CREATE INDEX IF NOT EXISTS graph_nodes_step ON graph_nodes (step);
 CREATE INDEX IF NOT EXISTS graph_edges_step ON graph_edges (step);
-CREATE INDEX IF NOT EXISTS step_memory_step ON step_memory (step, device);
 )sql";
 }
 

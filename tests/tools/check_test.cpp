@@ -355,7 +355,7 @@ TEST_CASE("an op's detail outside the windows: its span and its op_details row; 
   REQUIRE(c.problems.size() == 1);
   CHECK(text(c) ==
         "problem: meta detail 'first=5,every=20' is neither 'full' nor "
-        "'first=F,every=N,window=W,recorder=M,recorder_mb=B'\n1 problem found in t.db\n");
+        "'first=F,every=N,window=W,recorder=M,recorder_mb=B[,after=A]'\n1 problem found in t.db\n");
   run_sql(bad, "UPDATE meta SET value = 'full' WHERE key = 'detail'");
   CHECK(find(check_trace(TraceDb(bad)).problems, "meta detail") == nullptr);
 }

@@ -45,12 +45,14 @@ std::optional<DetailPolicy> parse_detail_policy(std::string_view text) {
     std::string_view name;
     std::int64_t* into;
     bool seen = false;
+    bool optional = false;
   };
   Key keys[] = {{"first", &p.first},
                 {"every", &p.every},
                 {"window", &p.window},
                 {"recorder", &p.recorder},
-                {"recorder_mb", &p.recorder_mb}};
+                {"recorder_mb", &p.recorder_mb},
+                {"after", &p.after, false, true}};
   while (!text.empty()) {
     const std::size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
@@ -66,7 +68,7 @@ std::optional<DetailPolicy> parse_detail_policy(std::string_view text) {
     k->seen = true;
   }
   for (const Key& k : keys)
-    if (!k.seen) return std::nullopt;
+    if (!k.seen && !k.optional) return std::nullopt;
   return p;
 }
 

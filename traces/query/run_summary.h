@@ -76,10 +76,10 @@ struct DeviceStepMemory {
 // The detail policy of meta `detail`: "full", or "first=F,every=N,window=W,recorder=M,recorder_mb=B".
 struct DetailPolicy {
   bool full = false;
-  std::int64_t first = 0, every = 0, window = 0, recorder = 0, recorder_mb = 0;
+  std::int64_t first = 0, every = 0, window = 0, recorder = 0, recorder_mb = 0, after = 0;
 };
-// The policy, or nothing when the text is neither form (each of the five keys once, in any order, each a
-// non-negative decimal integer).
+// The policy, or nothing when the text is neither form (each of the five keys once, in any order, and `after`
+// at most once, each a non-negative decimal integer).
 std::optional<DetailPolicy> parse_detail_policy(std::string_view text);
 
 struct RunSummary {

@@ -238,11 +238,14 @@ TEST_CASE("the detail policy: full, or the five keys in any order; anything else
   CHECK(p->recorder_mb == 64);
   CHECK(parse_detail_policy("full")->full);
   CHECK(parse_detail_policy("recorder_mb=1,recorder=2,window=3,every=4,first=5")->first == 5);
+  // what the engine writes (instrument/detail.h DetailPolicy::text()): `after` too
+  CHECK(parse_detail_policy("first=500,every=1000,window=5,recorder=16,recorder_mb=64,after=2")->after == 2);
   for (const char* bad : {"", "FULL", "first=500", "first=500,every=1000,window=5,recorder=20",
                           "first=500,every=1000,window=5,recorder=20,recorder_mb=64,",
                           "first=500,every=1000,window=5,recorder=20,recorder_mb=-1",
                           "first=500,every=1000,window=5,recorder=20,recorder_mb=6x",
                           "first=500,every=1000,window=5,recorder=20,recorder_mb=64,first=1",
+                          "first=500,every=1000,window=5,recorder=20,recorder_mb=64,after=1,after=2",
                           "first=500,every=1000,window=5,recorder=20,recorder_gb=64", "first 500",
                           "first=99999999999999999999,every=1,window=1,recorder=1,recorder_mb=1"}) {
     CAPTURE(bad);
