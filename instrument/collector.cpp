@@ -137,7 +137,9 @@ void Collector::run() {
       const std::int64_t pass_start = clock_.ns(ticks());
       n = drain_all();
       release_memory(false);
-      emit_windows(current_step_, false);  // windows the rows have moved past (the steps rows run ahead of them)
+      // windows the rows and the memory events have moved past (the steps rows run ahead of both)
+      emit_windows(pending_memory_.empty() ? current_step_ : std::min(current_step_, pending_memory_.front().row.step),
+                   false);
       release_before_ = pass_start;  // what the next drain finds before this moment is late by a whole drain
       n += write_cold();
       if (n < kBusyEvents) writer_->tick();
@@ -637,8 +639,10 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
   // A step inside a window open now (the policy's, or an earlier dump's): the recorder holds the steps before the
   // window, and the window goes on; otherwise the recorder's steps up to this one, and `after` more.
   const bool in_window = rows_open_ && step >= window_first_ && detail(step);
+  // (at most the recorder's last steps before this one: a trigger that came the cold way, its ring full, arrives
+  // before the rows it follows, which are then written as they come)
   const std::int64_t lo = std::max({recorder_.first_complete_step(), (in_window ? before_window_ : written_through_) + 1,
-                                    windows_written_through_ + 1});
+                                    windows_written_through_ + 1, step - policy_.recorder + 1});
   const std::int64_t hi = in_window ? window_first_ - 1 : step;
   std::int64_t after_first = hi + 1, after_last = forward ? step + policy_.after : hi;
   if (in_window) {
