@@ -123,6 +123,15 @@ bool no_detail_notice(TraceModel& m, ViewState& v) {
   return true;
 }
 
+bool live_indicator(const TraceModel& m) {
+  const LiveStatus& live = m.live();
+  const std::string text = live.text();
+  if (text.empty()) return false;
+  const color::Rgb c = live.following ? color::kLive : live.died ? color::kWriterDied : color::kLiveEnded;
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(plot::to_imgui(c)), "%s", text.c_str());
+  return true;
+}
+
 void run(TraceModel& m, ViewState& v, PanelState& ps) {
   RunState& st = ps.run;
   const RunModel& rm = m.run();
@@ -155,10 +164,17 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   const double min_width = std::min(hi - lo, 8.0);
   // The whole run at first; the same trace reopened (F5: a run still being written has more steps) keeps the
   // range, clamped to the run's.
+  // A run that grew (followed live, or F5) with the view at its end: the view follows the newest step (the whole
+  // run stays whole; a zoomed view keeps its width).
   if (st.fitted == 0 || !(st.s1 > st.s0)) st.s0 = lo, st.s1 = hi;
   if (st.fitted != r.serial) {
+    if (st.fitted != 0 && st.hi > st.lo && hi > st.hi && st.s1 >= st.hi) {
+      if (st.s0 <= st.lo) st.s0 = lo, st.s1 = hi;
+      else st.s0 += hi - st.s1, st.s1 = hi;
+    }
     const double w = std::min(st.s1 - st.s0, hi - lo);
     st.s0 = std::clamp(st.s0, lo, hi - w), st.s1 = st.s0 + w, st.fitted = r.serial;
+    st.lo = lo, st.hi = hi;
   }
   const RunData* b_run = m.compare().run_b();
   const bool has_b = b_run && !b_run->empty();
@@ -181,6 +197,7 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   }
   const gb::query::DetailWindows& detail = m.detail();
   ImGui::SameLine(0, 16);
+  if (live_indicator(m)) ImGui::SameLine(0, 16);  // a trace being written, or how it ended
   if (detail.all())
     ImGui::TextDisabled("%zu steps, all with detail", r.size());
   else
