@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <unordered_map>
 
@@ -52,7 +53,17 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
     w.host = meta("host"), w.pid = meta("pid"), w.closed_cleanly = meta("closed_cleanly"), w.stopped_by = meta("stopped_by");
     const std::string host = gb::query::this_host();
     live_.last_step = std::chrono::steady_clock::now();
-    if (!w.closed() && w.writer_known(host)) {
+    // A file just created may not have its writer's pid yet (the first commit, ~100 ms): written to in the last
+    // 10 s on this host, it is followed too (the pid, once in meta, tells a dead writer).
+    auto recent = [](const std::string& p) {
+      std::error_code ec;
+      const auto t = std::filesystem::last_write_time(p, ec);
+      return !ec && std::filesystem::file_time_type::clock::now() - t < std::chrono::seconds(10);
+    };
+    if (!w.closed() && !w.stopped_by && !w.pid && (!w.host || *w.host == host) &&
+        (recent(path) || recent(path + "-wal"))) {
+      follow_ = live_.following = options_.follow && options_.background;
+    } else if (!w.closed() && w.writer_known(host)) {
       if (!gb::query::writer_gone(w, host)) {
         follow_ = live_.following = options_.follow && options_.background;
       } else {  // opened after its writer died: say so (nothing will come)

@@ -26,7 +26,7 @@
 //     graphs, live-block names, op tables with CUDA columns), windows (timeline windows, span rows and shapes: a
 //     long search never delays them) and compute (memory columns, segment maps, heatmap reductions: no SQL).
 //   - Live following: a file still being written (no meta closed_cleanly, its writer's pid alive on this host:
-//     traces/query/follow.h) is followed. Once the loader is done, the same thread polls every options.poll (250 ms)
+//     traces/query/follow.h; or no pid yet, on this host, written to in the last 10 s: just created) is followed. Once the loader is done, the same thread polls every options.poll (250 ms)
 //     with short statements (nothing held between polls: a reader pinning the WAL would stall the writer's
 //     checkpoints) for new rows by key range: steps by step, step_memory by rowid, anomalies and detail_windows by
 //     id (with the steps of a new window), and meta for the end. poll(), called by the UI each frame, takes in what
