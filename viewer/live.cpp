@@ -1,6 +1,10 @@
 // viewer/live.cpp — TraceModel's live following (contract in trace_model.h): the follower's polls on the loader
 // thread (new rows by key range, short statements, nothing held between polls) and poll(), which takes them in on
 // the UI thread without SQL.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,6 +42,9 @@ std::string LiveStatus::text(Clock::time_point now) const {
 }
 
 void TraceModel::follow() {
+  // Below the training's threads (nice +10, this thread only, as the collector): a viewer following a run on the
+  // same machine takes spare time; its polls are short, so only a busy machine delays them.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
   // The cursors, from what the open and the loader read (nothing changes them until this thread hands a batch).
   std::int64_t last_step = kNoKey, detail_step = kNoKey, anomaly_id = kNoKey, window_id = kNoKey;
   std::int64_t memory_rowid = follow_memory_rowid_;

@@ -167,6 +167,11 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
               if (!row.is_null(0)) extend(row.i64(0), row.i64(1));
             });
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
+  if (follow_) {  // what came later has no memory events or graphs here (detail_after_open)
+    window_id_at_open_ = last_step_at_open_ = std::numeric_limits<std::int64_t>::min();
+    for (const DetailWindowRecord& w : detail_.windows) window_id_at_open_ = std::max(window_id_at_open_, w.id);
+    if (!steps_.empty()) last_step_at_open_ = steps_.back().step;
+  }
   memory_.open(*db_);
   has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
   std::vector<std::int64_t> graph_steps;

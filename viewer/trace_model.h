@@ -26,7 +26,8 @@
 //     graphs, live-block names, op tables with CUDA columns), windows (timeline windows, span rows and shapes: a
 //     long search never delays them) and compute (memory columns, segment maps, heatmap reductions: no SQL).
 //   - Live following: a file still being written (no meta closed_cleanly, its writer's pid alive on this host:
-//     traces/query/follow.h; or no pid yet, on this host, written to in the last 10 s: just created) is followed. Once the loader is done, the same thread polls every options.poll (250 ms)
+//     traces/query/follow.h; or no pid yet, on this host, written to in the last 10 s: just created) is followed.
+//     Once the loader is done, the same thread (at nice +10, as the collector) polls every options.poll (250 ms)
 //     with short statements (nothing held between polls: a reader pinning the WAL would stall the writer's
 //     checkpoints) for new rows by key range: steps by step, step_memory by rowid, anomalies and detail_windows by
 //     id (with the steps of a new window), and meta for the end. poll(), called by the UI each frame, takes in what
@@ -49,6 +50,7 @@
 #include <mutex>
 #include <thread>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -204,6 +206,13 @@ class TraceModel {
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   // Which steps have detail (read at open): all() for a trace without a detail policy.
   const gb::query::DetailWindows& detail() const { return detail_; }
+  // Whether step s's detail came after the open (followed live: a window, or in a trace without a policy a step,
+  // written since): its spans are read when shown, but its memory events and graphs only at an open (F5).
+  bool detail_after_open(std::int64_t s) const {
+    if (detail_.all()) return s > last_step_at_open_;
+    const gb::trace::DetailWindowRecord* w = detail_.window_of(s);
+    return w && w->id > window_id_at_open_;
+  }
   const std::vector<CounterSeries>& counters() const { return counters_; }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
 
@@ -298,7 +307,9 @@ class TraceModel {
   std::mutex live_mutex_;  // guards pending_ and loaded_
   std::condition_variable live_cv_;
   LiveBatch pending_;
-  std::int64_t follow_memory_rowid_ = 0;  // step_memory's largest rowid before the run summary was read
+  std::int64_t follow_memory_rowid_ = 0;
+  std::int64_t window_id_at_open_ = std::numeric_limits<std::int64_t>::max();  // detail_after_open()'s references
+  std::int64_t last_step_at_open_ = std::numeric_limits<std::int64_t>::max();  // step_memory's largest rowid before the run summary was read
   bool loaded_ = false;    // load() is done (wait_loaded() waits for this, not for the follower)
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };

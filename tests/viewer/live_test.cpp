@@ -143,6 +143,10 @@ TEST_CASE("a run being written is followed: steps, memory, the anomaly and windo
   CHECK(m.detail().has_detail(148));
   CHECK_FALSE(m.detail().has_detail(120));
   CHECK(m.detail().nearest(120).after == 147);
+  CHECK(m.detail_after_open(100));  // its memory events and graphs are read at an open (F5)
+  CHECK(m.detail_after_open(148));
+  CHECK_FALSE(m.detail_after_open(3));  // read at this open
+  CHECK_FALSE(m.detail_after_open(120));  // no detail at all
   // "open step N" works for them: steps() has their steps, and the timeline reads their spans
   std::vector<std::int64_t> steps;
   for (const auto& s : m.steps()) steps.push_back(s.step);
@@ -226,4 +230,5 @@ TEST_CASE("a finished trace is not followed and has no live text") {
   CHECK(m.live().text().empty());
   CHECK_FALSE(m.poll());
   CHECK(m.run().data().size() == 60);
+  CHECK_FALSE(m.detail_after_open(58));
 }

@@ -228,11 +228,24 @@ TEST_CASE("a run being written: followed with no statement on the UI thread; the
   CHECK(r.size() == static_cast<std::size_t>(kSteps));
   CHECK(m.anomalies().size() == 1);
   CHECK(m.detail().windows.size() == 3);
-  // F5 on the finished file: read whole, nothing to follow
-  app.refresh();
+  // A window written after the open: Memory says its events come with a reload; the panel's Reload (as F5) reads
+  // the finished file whole, keeps the view, and follows nothing.
+  app.view().step = 100;
+  app.show(Panel::memory);
+  CHECK(frames(app, 3) == 0);
+  CHECK(m.detail_after_open(100));
+  CHECK(m.memory().has_data());
+  app.view().reload = true;  // what the notice's button sets
+  frames(app, 1);            // the reload (an open: its statements are not a frame's)
   REQUIRE(app.model());
+  CHECK(app.view().step == 100);
+  CHECK_FALSE(app.view().reload);
+  app.model()->wait_loaded();
+  CHECK(frames(app, 3) == 0);
+  CHECK_FALSE(app.model()->detail_after_open(100));
   CHECK_FALSE(app.model()->live().following);
   CHECK(app.model()->live().text().empty());
+  CHECK(app.model()->run().data().size() == static_cast<std::size_t>(kSteps));
 }
 
 TEST_CASE("open A, select a span, open B, select the same id: the details pane shows B's span") {

@@ -75,6 +75,10 @@ void span_tooltip(TraceModel& m, const TimelineItem& it);
 // every detail window): "step N has no detail (summary only); nearest steps with detail: A and B" with a button to
 // go to each (selects it and shows its time). Returns true when it drew that (the panel shows nothing else).
 bool no_detail_notice(TraceModel& m, ViewState& v);
+// The Memory and Autograd graph panels, when the selected step's detail window was written after the file was
+// opened (followed live: TraceModel::detail_after_open): its `what` are read at open only, so a notice and a
+// Reload button (ViewState::reload, as F5: the view is kept). True when it drew (the panel draws nothing else).
+bool written_after_open_notice(TraceModel& m, ViewState& v, const char* what);
 // Selects step s and, when it has detail, shows its time in the timeline and memory views.
 void go_to_step(TraceModel& m, ViewState& v, std::int64_t s);
 

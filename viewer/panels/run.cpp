@@ -91,6 +91,18 @@ void go_to_step(TraceModel& m, ViewState& v, std::int64_t s) {
   }
 }
 
+bool written_after_open_notice(TraceModel& m, ViewState& v, const char* what) {
+  if (!v.step || !m.detail_after_open(*v.step)) return false;
+  ImGui::Spacing();
+  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "Step %" PRId64 " was written after this file was opened", *v.step);
+  ImGui::TextWrapped("Its %s are read when the file is opened: reload it (F5) to see them. The view is kept, and a "
+                     "run still being written is followed again.", what);
+  if (ImGui::Button("Reload (F5)")) v.reload = true;
+  ImGui::SameLine();
+  if (ImGui::Button("Back to the Run panel")) v.show = Panel::run;
+  return true;
+}
+
 bool no_detail_notice(TraceModel& m, ViewState& v) {
   if (!v.step || m.detail().has_detail(*v.step)) return false;
   const auto near = m.detail().nearest(*v.step);
