@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kStepBatch = 4096;     // rows per statement: each read transaction stays short
+constexpr std::int64_t kStepBatch = 4096;  // rows per statement: each read transaction stays short
 constexpr std::int64_t kMemoryBatch = 8192;
 constexpr auto kStoppedGrace = std::chrono::seconds(3);  // stopped_by seen, closed_cleanly not yet
 
@@ -84,56 +84,51 @@ void TraceModel::follow() {
       for (AnomalyRow& a : b.anomalies) a = anomaly_row(a.record, *db);
       for (std::int64_t n = kStepBatch; n == kStepBatch;) {
         n = 0;
-        db->each(
-            "SELECT step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, "
-            "grad_norm FROM steps WHERE step > ?1 ORDER BY step LIMIT ?2",
-            {std::min(last_step, detail_step), kStepBatch}, [&](const gb::query::Row& row) {
-              ++n;
-              RunStep s;
-              s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
-              s.loss = row.opt_f64(3).value_or(std::nan(""));
-              s.lr = row.opt_f64(4).value_or(std::nan(""));
-              s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
-              s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
-              s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
-              if (every_step && s.step > detail_step) {  // no detail policy: every step has its detail
-                StepRecord d;
-                d.step = detail_step = s.step, d.start_ns = s.start_ns, d.end_ns = s.end_ns, d.loss = row.opt_f64(3);
-                d.lr = row.opt_f64(4);
-                b.steps_with_detail.push_back(d);
-              }
-              if (s.step > last_step) last_step = s.step, b.steps.push_back(s);
-            });
+        db->each(std::string("SELECT ") + kRunStepColumns + " FROM steps WHERE step > ?1 ORDER BY step LIMIT ?2",
+                 {std::min(last_step, detail_step), kStepBatch}, [&](const gb::query::Row& row) {
+                   ++n;
+                   const RunStep s = run_step(row);
+                   if (every_step && s.step > detail_step) {  // no detail policy: every step has its detail
+                     StepRecord d;
+                     d.step = detail_step = s.step, d.start_ns = s.start_ns, d.end_ns = s.end_ns,
+                     d.loss = row.opt_f64(3);
+                     d.lr = row.opt_f64(4);
+                     b.steps_with_detail.push_back(d);
+                   }
+                   if (s.step > last_step) last_step = s.step, b.steps.push_back(s);
+                 });
         if (!every_step) detail_step = last_step;
         if (stop_) return;
       }
       for (std::int64_t n = kMemoryBatch; n == kMemoryBatch;) {
         n = 0;
-        db->each("SELECT rowid, step, device, allocated_peak, reserved_peak FROM step_memory WHERE rowid > ?1 "
-                 "ORDER BY rowid LIMIT ?2",
-                 {memory_rowid, kMemoryBatch}, [&](const gb::query::Row& r) {
-                   ++n;
-                   memory_rowid = r.i64(0);
-                   RunMemoryRow m;
-                   m.step = r.i64(1);
-                   m.device = static_cast<int>(std::clamp<std::int64_t>(r.i64(2), std::numeric_limits<int>::min(),
-                                                                        std::numeric_limits<int>::max()));
-                   m.allocated_peak = static_cast<double>(r.i64(3)), m.reserved_peak = static_cast<double>(r.i64(4));
-                   b.memory.push_back(m);
-                 });
+        db->each(
+            "SELECT rowid, step, device, allocated_peak, reserved_peak FROM step_memory WHERE rowid > ?1 "
+            "ORDER BY rowid LIMIT ?2",
+            {memory_rowid, kMemoryBatch}, [&](const gb::query::Row& r) {
+              ++n;
+              memory_rowid = r.i64(0);
+              RunMemoryRow m;
+              m.step = r.i64(1);
+              m.device = static_cast<int>(
+                  std::clamp<std::int64_t>(r.i64(2), std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+              m.allocated_peak = static_cast<double>(r.i64(3)), m.reserved_peak = static_cast<double>(r.i64(4));
+              b.memory.push_back(m);
+            });
       }
       if (!every_step) {
         // New windows, after the steps: a window whose last step is not read yet waits for the next poll (its steps'
         // rows may come in a later commit than its own).
         std::vector<DetailWindowRecord> fresh;
-        db->each("SELECT id, first_step, last_step, start_ns, end_ns, reason FROM detail_windows WHERE id > ?1 "
-                 "ORDER BY id",
-                 {window_id}, [&](const gb::query::Row& r) {
-                   DetailWindowRecord w;
-                   w.id = r.i64(0), w.first_step = r.i64(1), w.last_step = r.i64(2), w.start_ns = r.i64(3);
-                   w.end_ns = r.i64(4), w.reason = static_cast<DetailReason>(r.i64(5));
-                   fresh.push_back(w);
-                 });
+        db->each(
+            "SELECT id, first_step, last_step, start_ns, end_ns, reason FROM detail_windows WHERE id > ?1 "
+            "ORDER BY id",
+            {window_id}, [&](const gb::query::Row& r) {
+              DetailWindowRecord w;
+              w.id = r.i64(0), w.first_step = r.i64(1), w.last_step = r.i64(2), w.start_ns = r.i64(3);
+              w.end_ns = r.i64(4), w.reason = static_cast<DetailReason>(r.i64(5));
+              fresh.push_back(w);
+            });
         for (const DetailWindowRecord& w : fresh) {
           if (w.last_step > last_step) break;
           window_id = w.id;

@@ -187,24 +187,24 @@ std::size_t RunData::bytes() const {
   return b;
 }
 
+RunStep run_step(const gb::query::Row& row) {
+  RunStep s;
+  s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
+  s.loss = row.opt_f64(3).value_or(std::nan(""));
+  s.lr = row.opt_f64(4).value_or(std::nan(""));
+  s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
+  s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
+  s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
+  return s;
+}
+
 RunData read_run(const gb::query::TraceDb& db) {
   RunData r;
   const std::int64_t n = db.scalar("SELECT count(*) FROM steps");
   r.steps.reserve(static_cast<std::size_t>(n)), r.start_ns.reserve(static_cast<std::size_t>(n));
   r.end_ns.reserve(static_cast<std::size_t>(n));
-  db.each(
-      "SELECT step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, "
-      "grad_norm FROM steps ORDER BY step",
-      [&](const gb::query::Row& row) {
-        RunStep s;
-        s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
-        s.loss = row.opt_f64(3).value_or(std::nan(""));
-        s.lr = row.opt_f64(4).value_or(std::nan(""));
-        s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
-        s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
-        s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
-        r.append(s);
-      });
+  db.each(std::string("SELECT ") + kRunStepColumns + " FROM steps ORDER BY step",
+          [&](const gb::query::Row& row) { r.append(run_step(row)); });
   // step_memory: per device, the peaks at each step's point (NaN where a step has no row).
   std::map<int, std::pair<std::vector<float>, std::vector<float>>> dev;
   std::size_t at = 0;

@@ -141,6 +141,11 @@ struct RunData {
 };
 
 RunData read_run(const gb::query::TraceDb& db);  // any thread; throws what the queries throw
+// The steps columns read_run reads (`SELECT <kRunStepColumns> FROM steps ...`), and a row of them as a RunStep:
+// the live follower reads new steps with them too.
+inline constexpr const char* kRunStepColumns =
+    "step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, grad_norm";
+RunStep run_step(const gb::query::Row& row);
 
 class RunModel {
  public:

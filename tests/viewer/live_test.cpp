@@ -145,7 +145,7 @@ TEST_CASE("a run being written is followed: steps, memory, the anomaly and windo
   CHECK(m.detail().nearest(120).after == 147);
   CHECK(m.detail_after_open(100));  // its memory events and graphs are read at an open (F5)
   CHECK(m.detail_after_open(148));
-  CHECK_FALSE(m.detail_after_open(3));  // read at this open
+  CHECK_FALSE(m.detail_after_open(3));    // read at this open
   CHECK_FALSE(m.detail_after_open(120));  // no detail at all
   // "open step N" works for them: steps() has their steps, and the timeline reads their spans
   std::vector<std::int64_t> steps;
