@@ -35,13 +35,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <memory>
-#include <mutex>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -202,10 +202,10 @@ int run_long(std::string path, int frames) {
 // --- following a run being written (--live, --follow, --overhead)
 
 struct LiveOptions {
-  std::string self;      // this program, for --overhead's follower
-  int steps = 0;         // 0: the mode's default (--live 1000, --overhead 20000)
-  double step_ms = 5;    // --live: the writer's step time
-  int runs = 5;          // --overhead: pairs (alone, with the follower)
+  std::string self;    // this program, for --overhead's follower
+  int steps = 0;       // 0: the mode's default (--live 1000, --overhead 20000)
+  double step_ms = 5;  // --live: the writer's step time
+  int runs = 5;        // --overhead: pairs (alone, with the follower)
 };
 
 using Clock = std::chrono::steady_clock;
@@ -233,7 +233,8 @@ int live_latency(const LiveOptions& o) {
   lo.steps = steps;
   lo.step_ns = static_cast<std::int64_t>(o.step_ms * 1e6);
   lo.windows = {{0, 4, gb::trace::DetailReason::first}};
-  for (std::int64_t w = 500; w + 1 < steps; w += 500) lo.windows.push_back({w, w + 1, gb::trace::DetailReason::periodic});
+  for (std::int64_t w = 500; w + 1 < steps; w += 500)
+    lo.windows.push_back({w, w + 1, gb::trace::DetailReason::periodic});
   lo.anomalies = {steps / 2};
   std::mutex mu;
   std::vector<Clock::time_point> committed(static_cast<std::size_t>(steps));
@@ -333,12 +334,13 @@ int live_follow(const std::string& path) {
     std::this_thread::sleep_for(std::chrono::milliseconds(16));
   }
   m->poll();
-  std::printf("{\"bench\": \"viewer\", \"metric\": \"follow_steps\", \"value\": %zu, \"unit\": \"steps\", "
-              "\"followed\": %s, \"polls\": %lld, \"end\": \"%s\", \"cpu_ms\": %.1f, \"open_cpu_ms\": %.1f, "
-              "\"wall_ms\": %.1f, "
-              "\"peer\": \"none\"}\n",
-              m->run().data().size(), followed ? "true" : "false", static_cast<long long>(m->live().polls),
-              m->live().end.c_str(), cpu_ms(), open_cpu_ms, ms_since(t0));
+  std::printf(
+      "{\"bench\": \"viewer\", \"metric\": \"follow_steps\", \"value\": %zu, \"unit\": \"steps\", "
+      "\"followed\": %s, \"polls\": %lld, \"end\": \"%s\", \"cpu_ms\": %.1f, \"open_cpu_ms\": %.1f, "
+      "\"wall_ms\": %.1f, "
+      "\"peer\": \"none\"}\n",
+      m->run().data().size(), followed ? "true" : "false", static_cast<long long>(m->live().polls),
+      m->live().end.c_str(), cpu_ms(), open_cpu_ms, ms_since(t0));
   return 0;
 }
 
@@ -406,7 +408,8 @@ int live_overhead(const std::string& train, const LiveOptions& o) {
 int run_live(const std::string& mode, const std::string& given, const LiveOptions& o) {
   if (mode == "live") return live_latency(o);
   if (given.empty()) {
-    std::fprintf(stderr, "bench_viewer: --%s needs a %s\n", mode.c_str(), mode == "follow" ? "trace" : "training program");
+    std::fprintf(stderr, "bench_viewer: --%s needs a %s\n", mode.c_str(),
+                 mode == "follow" ? "trace" : "training program");
     return 2;
   }
   return mode == "follow" ? live_follow(given) : live_overhead(given, o);

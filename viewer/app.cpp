@@ -185,7 +185,7 @@ void App::error_state() {
 
 void App::frame() {
   if (view_.reload) view_.reload = false, refresh();  // a panel asked (a window written after the open)
-  if (model_) model_->poll();  // a trace being written: what the follower read (no SQL)
+  if (model_) model_->poll();                         // a trace being written: what the follower read (no SQL)
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && ImGui::IsKeyPressed('O')) open_dialog_ = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed('Q')) quit_ = true;

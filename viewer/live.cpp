@@ -49,7 +49,11 @@ void TraceModel::follow() {
   std::int64_t last_step = kNoKey, detail_step = kNoKey, anomaly_id = kNoKey, window_id = kNoKey;
   std::int64_t memory_rowid = follow_memory_rowid_;
   if (const RunData& r = run_.data(); !r.empty()) last_step = r.steps.back();
-  if (!steps_.empty()) detail_step = steps_.back().step;
+  // steps() of a trace without a policy holds every step, read at open (before the run summary): its own cursor
+  if (!detail_.all())
+    detail_step = last_step;
+  else if (!steps_.empty())
+    detail_step = steps_.back().step;
   for (const AnomalyRow& a : anomalies_) anomaly_id = std::max(anomaly_id, a.record.id);
   for (const DetailWindowRecord& w : detail_.windows) window_id = std::max(window_id, w.id);
   const bool every_step = detail_.all();

@@ -165,7 +165,8 @@ bool RunData::set_memory(const RunMemoryRow& m) {
   if (it == devices.end() || *it != m.device) {  // a device not seen before: NaN up to here
     devices.insert(it, m.device);
     DeviceMemory fresh;
-    for (std::size_t k = 0; k < steps.size(); ++k) fresh.allocated_peak.push(std::nan("")), fresh.reserved_peak.push(std::nan(""));
+    for (std::size_t k = 0; k < steps.size(); ++k)
+      fresh.allocated_peak.push(std::nan("")), fresh.reserved_peak.push(std::nan(""));
     memory.insert(memory.begin() + static_cast<std::ptrdiff_t>(d), std::move(fresh));
   }
   memory[d].allocated_peak.set(i, m.allocated_peak);
@@ -248,8 +249,10 @@ std::size_t RunModel::extend(const std::vector<RunStep>& steps, const std::vecto
   rows.insert(rows.end(), memory.begin(), memory.end());
   bool changed = added > 0;
   for (const RunMemoryRow& m : rows) {
-    if (data_.set_memory(m)) changed = true;
-    else if (data_.steps.empty() || m.step > data_.steps.back()) held_.push_back(m);  // its step comes later
+    if (data_.set_memory(m))
+      changed = true;
+    else if (data_.steps.empty() || m.step > data_.steps.back())
+      held_.push_back(m);  // its step comes later
   }
   if (changed) data_.seal();
   return added;

@@ -50,7 +50,8 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
             [&](const gb::query::Row& row) { meta_.emplace(std::string(row.text(0)), std::string(row.text(1))); });
   {  // still being written? (traces/query/follow.h: the same rule as `glassbox watch`)
     gb::query::WriterMeta w;
-    w.host = meta("host"), w.pid = meta("pid"), w.closed_cleanly = meta("closed_cleanly"), w.stopped_by = meta("stopped_by");
+    w.host = meta("host"), w.pid = meta("pid"), w.closed_cleanly = meta("closed_cleanly"),
+    w.stopped_by = meta("stopped_by");
     const std::string host = gb::query::this_host();
     live_.last_step = std::chrono::steady_clock::now();
     // A file just created may not have its writer's pid yet (the first commit, ~100 ms): written to in the last

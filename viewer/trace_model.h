@@ -47,15 +47,15 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -251,7 +251,7 @@ class TraceModel {
 
   void wait_queries();  // until every job posted to the workers so far is done (the next call takes its answer)
   std::string loading() const;  // "memory events, overview 40%" or ""
-  void wait_loaded();           // until the loader is done (not the follower) and wait_queries() (tests, the screenshot)
+  void wait_loaded();  // until the loader is done (not the follower) and wait_queries() (tests, the screenshot)
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
@@ -309,8 +309,9 @@ class TraceModel {
   LiveBatch pending_;
   std::int64_t follow_memory_rowid_ = 0;
   std::int64_t window_id_at_open_ = std::numeric_limits<std::int64_t>::max();  // detail_after_open()'s references
-  std::int64_t last_step_at_open_ = std::numeric_limits<std::int64_t>::max();  // step_memory's largest rowid before the run summary was read
-  bool loaded_ = false;    // load() is done (wait_loaded() waits for this, not for the follower)
+  std::int64_t last_step_at_open_ =
+      std::numeric_limits<std::int64_t>::max();  // step_memory's largest rowid before the run summary was read
+  bool loaded_ = false;                          // load() is done (wait_loaded() waits for this, not for the follower)
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

@@ -208,7 +208,7 @@ TEST_CASE("RunModel::extend: appended steps, step_memory rows set in place or ke
   CHECK(d.memory[0].allocated_peak.at(0) == 100);
   CHECK(std::isnan(d.memory[0].allocated_peak.at(1)));
   CHECK(d.memory[0].reserved_peak.at(2) == 400);
-  CHECK(m.held_memory_rows() == 1);  // step 3's row: its step is not there yet
+  CHECK(m.held_memory_rows() == 1);                           // step 3's row: its step is not there yet
   CHECK(m.extend({step(1), step(3)}, {{1, -1, 5, 6}}) == 1);  // step 1 again is skipped
   CHECK(d.serial != serial);
   REQUIRE(d.size() == 4);

@@ -95,8 +95,10 @@ bool written_after_open_notice(TraceModel& m, ViewState& v, const char* what) {
   if (!v.step || !m.detail_after_open(*v.step)) return false;
   ImGui::Spacing();
   ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "Step %" PRId64 " was written after this file was opened", *v.step);
-  ImGui::TextWrapped("Its %s are read when the file is opened: reload it (F5) to see them. The view is kept, and a "
-                     "run still being written is followed again.", what);
+  ImGui::TextWrapped(
+      "Its %s are read when the file is opened: reload it (F5) to see them. The view is kept, and a "
+      "run still being written is followed again.",
+      what);
   if (ImGui::Button("Reload (F5)")) v.reload = true;
   ImGui::SameLine();
   if (ImGui::Button("Back to the Run panel")) v.show = Panel::run;
@@ -181,8 +183,10 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   if (st.fitted == 0 || !(st.s1 > st.s0)) st.s0 = lo, st.s1 = hi;
   if (st.fitted != r.serial) {
     if (st.fitted != 0 && st.hi > st.lo && hi > st.hi && st.s1 >= st.hi) {
-      if (st.s0 <= st.lo) st.s0 = lo, st.s1 = hi;
-      else st.s0 += hi - st.s1, st.s1 = hi;
+      if (st.s0 <= st.lo)
+        st.s0 = lo, st.s1 = hi;
+      else
+        st.s0 += hi - st.s1, st.s1 = hi;
     }
     const double w = std::min(st.s1 - st.s0, hi - lo);
     st.s0 = std::clamp(st.s0, lo, hi - w), st.s1 = st.s0 + w, st.fitted = r.serial;
