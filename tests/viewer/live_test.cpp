@@ -206,7 +206,7 @@ TEST_CASE("a writer that dies without closing the trace: the follower says so; o
   ::waitpid(child, nullptr, 0);
   const auto killed = Clock::now();
   frames_until_end(m, 10, [] {});
-  CHECK(seconds(Clock::now() - killed) < 2.0);  // seen twice, 250 ms apart
+  CHECK(seconds(Clock::now() - killed) < 3.0);  // seen twice, 250 ms apart (loose: a busy machine)
   CHECK(m.live().ended);
   CHECK(m.live().died);
   CHECK(m.live().text() == "the writer died (killed or crashed)");
