@@ -16,20 +16,38 @@
 // the whole run, at 100,000, 10,000 and 100 steps (panning 2% a frame, the mouse hovering the plots: the tooltip too),
 // and peak RSS (target 1 GiB); then the Gradients panel on those steps (the heatmap, and a parameter's histories).
 //
+// With --live: the latency of following a run being written (live.cpp): a writer thread writes steps of --step-ms
+// (5 ms: 200 steps/s; step_memory, a detail window every 500 steps) and commits every 100 ms as the collector does,
+// while the App draws headless frames (~60 per second, the Run panel); per step, the time from its commit to the
+// first frame drawn with its point: p50, p95, max (target 1 s).
+// With --follow TRACE: the headless viewer model following TRACE until its run ends (poll() ~60 times a second, no
+// frames drawn): what --overhead runs beside a training.
+// With --overhead TRAIN: TRAIN (samples/train_mlp) --steps N --trace X alone, then with `bench_viewer --follow X`
+// beside it, alternating --runs times; the training's ms/step (its own line) with the follower over without, per
+// pair and the median (target 1.02).
+//
 //   bench_viewer [TRACE.db] [--frames N] [--long]
+//   bench_viewer --live [--steps 1000] [--step-ms 5]
+//   bench_viewer --overhead build/samples/train_mlp [--steps 20000] [--runs 5]
 #include <imgui.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/tools/long_run.h"  // --live: a long run's rows, written step by step
 #include "tools/synth.h"
 #include "viewer/app.h"
 #include "viewer/panels/panels.h"
@@ -86,7 +104,7 @@ void imgui_context() {
 }
 
 // --long: the Run panel on a 10^6-step trace.
-int long_run(std::string path, int frames) {
+int run_long(std::string path, int frames) {
   if (path.empty()) path = "/tmp/glassbox-bench-viewer/synth-long-1M.db";
   if (!std::filesystem::exists(path)) {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -181,21 +199,249 @@ int long_run(std::string path, int frames) {
   return 0;
 }
 
+// --- following a run being written (--live, --follow, --overhead)
+
+struct LiveOptions {
+  std::string self;    // this program, for --overhead's follower
+  int steps = 0;       // 0: the mode's default (--live 1000, --overhead 20000)
+  double step_ms = 5;  // --live: the writer's step time
+  int runs = 5;        // --overhead: pairs (alone, with the follower)
+};
+
+using Clock = std::chrono::steady_clock;
+
+std::string fresh_trace(const std::string& name) {
+  const std::string dir = "/tmp/glassbox-bench-viewer";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name + "-" + std::to_string(::getpid()) + ".db";
+  for (const char* suffix : {"", "-wal", "-shm", "-reserve"}) std::filesystem::remove(path + suffix);
+  return path;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+// --live: a writer thread (tests/tools/long_run.h rows: steps, step_memory, windows, an anomaly) committing every
+// 100 ms; the App draws the Run panel ~60 times a second; per step, commit -> first frame with its point.
+int live_latency(const LiveOptions& o) {
+  const int steps = o.steps > 0 ? o.steps : 1000;
+  const std::string path = fresh_trace("live");
+  ::long_run::Options lo;
+  lo.steps = steps;
+  lo.step_ns = static_cast<std::int64_t>(o.step_ms * 1e6);
+  lo.windows = {{0, 4, gb::trace::DetailReason::first}};
+  for (std::int64_t w = 500; w + 1 < steps; w += 500)
+    lo.windows.push_back({w, w + 1, gb::trace::DetailReason::periodic});
+  lo.anomalies = {steps / 2};
+  std::mutex mu;
+  std::vector<Clock::time_point> committed(static_cast<std::size_t>(steps));
+  std::atomic<std::int64_t> written{-1};
+  std::thread writer([&] {
+    ::long_run::Run r(path, lo);
+    std::int64_t uncommitted = 0;
+    auto last_commit = Clock::now(), next = Clock::now();
+    auto commit = [&](std::int64_t upto) {
+      r.writer().flush();
+      const auto t = Clock::now();
+      std::lock_guard<std::mutex> l(mu);
+      for (; uncommitted <= upto; ++uncommitted) committed[static_cast<std::size_t>(uncommitted)] = t;
+      written = upto;
+      last_commit = t;
+    };
+    for (std::int64_t s = 0; s < steps; ++s) {
+      r.step(s);
+      if (s == 9 || Clock::now() - last_commit >= std::chrono::milliseconds(100)) commit(s);  // the collector's tick
+      next += std::chrono::microseconds(static_cast<std::int64_t>(o.step_ms * 1000));
+      std::this_thread::sleep_until(next);
+    }
+    commit(steps - 1);
+    r.finish();
+  });
+  while (written < 9) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  imgui_context();
+  std::vector<double> lat, frames;
+  std::int64_t polls = 0;
+  bool followed = false;
+  {
+    gb::viewer::App app(/*remember_recent=*/false);
+    app.open(path);
+    if (!app.error().empty()) {
+      std::fprintf(stderr, "bench_viewer: %s\n", app.error().c_str());
+      writer.join();
+      return 1;
+    }
+    gb::viewer::TraceModel& m = *app.model();
+    followed = m.live().following;
+    m.wait_loaded();
+    std::vector<std::optional<Clock::time_point>> drawn(static_cast<std::size_t>(steps));
+    std::size_t seen = 0;
+    const auto t0 = Clock::now();
+    while (!m.live().ended && ms_since(t0) < 600'000) {
+      const auto f0 = Clock::now();
+      frames.push_back(frame(app));
+      const auto t = Clock::now();
+      const gb::viewer::RunData& r = m.run().data();
+      for (; seen < r.size(); ++seen)
+        if (r.steps[seen] >= 0 && r.steps[seen] < steps) drawn[static_cast<std::size_t>(r.steps[seen])] = t;
+      std::this_thread::sleep_until(f0 + std::chrono::microseconds(16'667));
+    }
+    writer.join();
+    polls = m.live().polls;
+    for (std::size_t s = 10; s < drawn.size(); ++s)
+      if (drawn[s]) lat.push_back(std::chrono::duration<double, std::milli>(*drawn[s] - committed[s]).count());
+    std::fprintf(stderr, "bench_viewer: --live: %s; %zu steps drawn after the open\n", m.live().text().c_str(),
+                 lat.size());
+  }
+  ImGui::DestroyContext();
+  const std::string extra = ", \"steps\": " + std::to_string(steps) + ", \"step_ms\": " + std::to_string(o.step_ms) +
+                            ", \"commit_ms\": 100, \"poll_ms\": 250, \"polls\": " + std::to_string(polls) +
+                            ", \"followed\": " + (followed ? "true" : "false");
+  line("live_latency_ms_p50", percentile(lat, 0.5), "ms", 1000, extra);
+  line("live_latency_ms_p95", percentile(lat, 0.95), "ms", 1000, extra);
+  line("live_latency_ms_max", percentile(lat, 1.0), "ms", 1000, extra);
+  line("live_frame_build_ms_median", percentile(frames, 0.5), "ms", 8);
+  line("live_frame_build_ms_max", percentile(frames, 1.0), "ms", 8);
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return lat.empty() ? 1 : 0;
+}
+
+// --follow TRACE: the headless model following TRACE (waits up to 60 s for it to become a trace) until it ends.
+int live_follow(const std::string& path) {
+  std::unique_ptr<gb::viewer::TraceModel> m;
+  const auto t0 = Clock::now();
+  while (!m && ms_since(t0) < 60'000) {
+    try {
+      if (std::filesystem::exists(path)) m = std::make_unique<gb::viewer::TraceModel>(path);
+    } catch (const std::exception&) {  // being created: no schema yet
+    }
+    if (!m) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!m) return 1;
+  const bool followed = m->live().following;
+  auto cpu_ms = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+  };
+  m->wait_loaded();  // the open's reads (the follower starts after them)
+  const double open_cpu_ms = cpu_ms();
+  while (m->live().following && ms_since(t0) < 3'600'000) {
+    m->poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(16));
+  }
+  m->poll();
+  std::printf(
+      "{\"bench\": \"viewer\", \"metric\": \"follow_steps\", \"value\": %zu, \"unit\": \"steps\", "
+      "\"followed\": %s, \"polls\": %lld, \"end\": \"%s\", \"cpu_ms\": %.1f, \"open_cpu_ms\": %.1f, "
+      "\"wall_ms\": %.1f, "
+      "\"peer\": \"none\"}\n",
+      m->run().data().size(), followed ? "true" : "false", static_cast<long long>(m->live().polls),
+      m->live().end.c_str(), cpu_ms(), open_cpu_ms, ms_since(t0));
+  return 0;
+}
+
+// The training's time per step from its trace: the steps' span over their count (the loop as the trace saw it).
+double trace_ms_per_step(const std::string& path) {
+  gb::query::TraceDb db(path);
+  double ms = std::nan("");
+  db.each("SELECT (max(end_ns) - min(start_ns)) / 1e6 / count(*) FROM steps",
+          [&](const gb::query::Row& r) { ms = r.f64(0); });
+  return ms;
+}
+
+// --overhead TRAIN: TRAIN alone and with a follower, alternating; the ratio of their ms/step.
+int live_overhead(const std::string& train, const LiveOptions& o) {
+  const int steps = o.steps > 0 ? o.steps : 20000;
+  std::vector<double> alone, with, ratios, follower_cpu, follower_wall;
+  std::string pairs;
+  for (int i = 0; i < o.runs; ++i) {
+    double ms[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const bool follower = (k == 1) != (i % 2 == 1);  // alternate which goes first
+      const std::string trace = fresh_trace(follower ? "overhead-followed" : "overhead-alone");
+      FILE* f = follower ? ::popen((o.self + " --follow '" + trace + "'").c_str(), "r") : nullptr;
+      if (f) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the follower waits for the file
+      const std::string cmd = train + " --steps " + std::to_string(steps) + " --trace '" + trace + "' > /dev/null";
+      const int rc = std::system(cmd.c_str());
+      std::string followed_text;
+      if (f) {
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, f)) followed_text += buf;
+        ::pclose(f);
+      }
+      if (rc != 0) {
+        std::fprintf(stderr, "bench_viewer: %s failed (%d)\n", cmd.c_str(), rc);
+        return 1;
+      }
+      if (f && followed_text.find("\"followed\": true") == std::string::npos)
+        std::fprintf(stderr, "bench_viewer: the follower did not follow: %s\n", followed_text.c_str());
+      if (f) {  // its CPU time and wall time
+        const auto at = followed_text.find("\"cpu_ms\": ");
+        if (at != std::string::npos) follower_cpu.push_back(std::atof(followed_text.c_str() + at + 10));
+        const auto wt = followed_text.find("\"wall_ms\": ");
+        if (wt != std::string::npos) follower_wall.push_back(std::atof(followed_text.c_str() + wt + 11));
+      }
+      ms[follower ? 1 : 0] = trace_ms_per_step(trace);
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(trace + suffix);
+    }
+    alone.push_back(ms[0]), with.push_back(ms[1]), ratios.push_back(ms[1] / ms[0]);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s[%.4f, %.4f]", pairs.empty() ? "" : ", ", ms[0], ms[1]);
+    pairs += buf;
+    std::fprintf(stderr, "bench_viewer: --overhead pair %d: alone %.4f ms/step, followed %.4f ms/step\n", i, ms[0],
+                 ms[1]);
+  }
+  const std::string extra = ", \"steps\": " + std::to_string(steps) + ", \"runs\": " + std::to_string(o.runs) +
+                            ", \"pairs_ms_per_step\": [" + pairs + "]";
+  line("live_overhead_ms_per_step_alone_median", percentile(alone, 0.5), "ms", 0, extra);
+  line("live_overhead_ms_per_step_followed_median", percentile(with, 0.5), "ms", 0, extra);
+  line("live_overhead_ratio_median", percentile(ratios, 0.5), "x", 0, ", \"target_ratio\": 1.02" + extra);
+  line("live_follower_cpu_ms_median", percentile(follower_cpu, 0.5), "ms", 0,
+       ", \"wall_ms_median\": " + std::to_string(percentile(follower_wall, 0.5)));
+  return 0;
+}
+
+int run_live(const std::string& mode, const std::string& given, const LiveOptions& o) {
+  if (mode == "live") return live_latency(o);
+  if (given.empty()) {
+    std::fprintf(stderr, "bench_viewer: --%s needs a %s\n", mode.c_str(),
+                 mode == "follow" ? "trace" : "training program");
+    return 2;
+  }
+  return mode == "follow" ? live_follow(given) : live_overhead(given, o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string path = "/tmp/glassbox-bench-viewer/synth-10M.db";
   int frames = 60;
   bool long_mode = false;
-  std::string given;
+  std::string given, live_mode;
+  LiveOptions live_options;
+  live_options.self = argv[0];
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--long") == 0)
       long_mode = true;
+    else if (std::strcmp(argv[i], "--live") == 0 || std::strcmp(argv[i], "--follow") == 0 ||
+             std::strcmp(argv[i], "--overhead") == 0)
+      live_mode = argv[i] + 2;
+    else if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
+      live_options.steps = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--step-ms") == 0 && i + 1 < argc)
+      live_options.step_ms = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      live_options.runs = std::atoi(argv[++i]);
     else
       given = argv[i];
   }
-  if (long_mode) return long_run(given, frames);
+  if (long_mode) return run_long(given, frames);
+  if (!live_mode.empty()) return run_live(live_mode, given, live_options);
   if (!given.empty()) path = given;
   if (!std::filesystem::exists(path)) {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());

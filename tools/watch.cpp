@@ -2,13 +2,8 @@
 // the new rows by key range, and writes the lines in step order.
 #include "tools/watch.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
@@ -18,6 +13,7 @@
 
 #include "tools/story.h"
 #include "traces/error.h"
+#include "traces/query/follow.h"
 #include "traces/query/format.h"
 #include "traces/query/memory.h"
 #include "traces/query/run_summary.h"
@@ -56,40 +52,7 @@ std::string one_line(std::string s) {
   return s;
 }
 
-std::string this_host() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
-}
-
-struct Meta {
-  std::optional<std::string> command, host, detail, closed_cleanly, stopped_by, pid, disk_full;
-};
-
-Meta read_meta(const TraceDb& db) {
-  Meta m;
-  const std::pair<std::string_view, std::optional<std::string> Meta::*> keys[] = {
-      {"command", &Meta::command},       {"host", &Meta::host},
-      {"detail", &Meta::detail},         {"closed_cleanly", &Meta::closed_cleanly},
-      {"stopped_by", &Meta::stopped_by}, {"pid", &Meta::pid},
-      {"disk_full", &Meta::disk_full}};
-  db.each(
-      "SELECT key, value FROM meta WHERE key IN ('command', 'host', 'detail', 'closed_cleanly', 'stopped_by', 'pid', "
-      "'disk_full')",
-      [&](const Row& r) {
-        for (const auto& [key, member] : keys)
-          if (r.text(0) == key) m.*member = std::string(r.text(1));
-      });
-  return m;
-}
-
-// Whether the writing process is known to be gone: its pid on this host no longer exists.
-bool writer_gone(const Meta& m, const std::string& host) {
-  if (!m.pid || !m.host || *m.host != host) return false;
-  char* end = nullptr;
-  const long pid = std::strtol(m.pid->c_str(), &end, 10);
-  if (end == m.pid->c_str() || *end != '\0' || pid <= 0 || pid > std::numeric_limits<pid_t>::max()) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
+using Meta = WriterMeta;  // traces/query/follow.h: read_writer_meta, writer_gone, this_host
 
 struct StepRow {
   std::int64_t step = 0;
@@ -146,7 +109,7 @@ class Watcher {
       ever_opened = true;
 
       // Meta first, then the rows: rows read after meta are at least as new, so a closed trace is read to its end.
-      const Meta m = read_meta(*db);
+      const Meta m = read_writer_meta(*db);
       if (!header_done_) header(m);
       if (o_.tail && !positioned_) position(*db);
       positioned_ = true;

@@ -83,7 +83,11 @@ void App::menu() {
   }
   if (model_) {
     const std::string info = model_->meta("command").value_or("") + "   " + std::to_string(model_->span_count()) + " spans";
-    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(info.c_str()).x - 16);
+    // A trace being written: "live: N steps, last new step X s ago", then how it ended.
+    const std::string live = model_->live().text();
+    const float live_w = live.empty() ? 0 : ImGui::CalcTextSize(live.c_str()).x + 24;
+    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(info.c_str()).x - live_w - 16);
+    if (panels::live_indicator(*model_)) ImGui::SameLine(0, 24);
     ImGui::TextDisabled("%s", info.c_str());
   }
   ImGui::EndMenuBar();
@@ -180,6 +184,8 @@ void App::error_state() {
 }
 
 void App::frame() {
+  if (view_.reload) view_.reload = false, refresh();  // a panel asked (a window written after the open)
+  if (model_) model_->poll();                         // a trace being written: what the follower read (no SQL)
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && ImGui::IsKeyPressed('O')) open_dialog_ = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed('Q')) quit_ = true;

@@ -4,7 +4,9 @@
 // Contract: open(path) never throws. A file that cannot be read (missing, empty, corrupt, newer schema: the
 // Reader's gb::trace::Error) leaves the App in an error state that draws a banner with the message and what to do;
 // the previous trace, if any, is closed. refresh() reopens the same file (a trace still being written shows its
-// new rows) and keeps the view. Interactive opens are remembered in the recent-files list.
+// new rows) and keeps the view; a panel asks for it with ViewState::reload (done at the start of the next frame).
+// frame() first takes in what the model's live follower read (TraceModel::poll(), no SQL). Interactive opens are
+// remembered in the recent-files list.
 #pragma once
 
 #include <memory>

@@ -61,6 +61,9 @@ constexpr Rgb kCompareB = 0xE67E22;     // compare: trace B's bars (carrot)
 constexpr Rgb kSearchBar = 0x5DADE2;    // timeline search: the duration histogram's bars
 constexpr Rgb kCudaStreamLabel = 0xB8E986;  // timeline: the header text of a CUDA stream track (a light kernel lime)
 constexpr Rgb kRankHeader = 0x34507E;  // timeline of a merged trace: the band above each rank's tracks
+constexpr Rgb kLive = 0x66E666;        // "live: N steps": a trace being written, followed
+constexpr Rgb kLiveEnded = 0xBFBFBF;   // "ended: exit": the followed run ended
+constexpr Rgb kWriterDied = 0xFF7366;  // "the writer died (killed or crashed)"
 
 // The Run panel (the run summary's curves over the step axis).
 constexpr Rgb kRunLoss = 0x1F77B4;        // the loss curve (blue)

@@ -15,10 +15,20 @@ using gb::trace::SpanKind;
 
 std::shared_ptr<const AutogradGraph> GraphModel::get(std::int64_t step) {
   if (std::find(steps_.begin(), steps_.end(), step) == steps_.end()) return nullptr;
-  return graphs_.get(step, worker_, [this, step](const gb::query::TraceDb& db) { return read(db, step); });
+  std::int64_t t0 = model_.begin_ns(), t1 = model_.end_ns();
+  if (auto s = model_.step(step)) t0 = s->start_ns, t1 = s->end_ns;
+  return graphs_.get(step, worker_,
+                     [this, step, t0, t1](const gb::query::TraceDb& db) { return read(db, step, t0, t1); });
 }
 
 std::optional<AutogradGraph> GraphModel::read(const gb::query::TraceDb& db, std::int64_t step) const {
+  std::int64_t t0 = model_.begin_ns(), t1 = model_.end_ns();
+  if (auto s = model_.step(step)) t0 = s->start_ns, t1 = s->end_ns;
+  return read(db, step, t0, t1);
+}
+
+std::optional<AutogradGraph> GraphModel::read(const gb::query::TraceDb& db, std::int64_t step, std::int64_t t0,
+                                              std::int64_t t1) const {
   AutogradGraph g;
   g.step = step;
   std::unordered_map<Id, int> index;
@@ -44,8 +54,6 @@ std::optional<AutogradGraph> GraphModel::read(const gb::query::TraceDb& db, std:
   std::unordered_map<std::int64_t, int> by_seq;
   for (std::size_t i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].record.seq >= 0) by_seq.emplace(g.nodes[i].record.seq, static_cast<int>(i));
-  std::int64_t t0 = model_.begin_ns(), t1 = model_.end_ns();
-  if (auto s = model_.step(step)) t0 = s->start_ns, t1 = s->end_ns;
   for (const Track& t : model_.tracks())
     for (const SpanItem& it : db.reader().spans(t.thread_id, t0, t1))
       if (it.span.kind == SpanKind::backward_node && it.span.seq)

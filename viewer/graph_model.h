@@ -61,10 +61,14 @@ class GraphModel {
   const std::vector<std::int64_t>& steps() const { return steps_; }
   std::shared_ptr<const AutogradGraph> get(std::int64_t step);
   bool pending(std::int64_t step) const { return graphs_.pending(step); }
-  std::optional<AutogradGraph> read(const gb::query::TraceDb& db, std::int64_t step) const;  // any thread
+  std::optional<AutogradGraph> read(const gb::query::TraceDb& db, std::int64_t step) const;  // the caller's thread
+  // Any thread: the step's time window [t0, t1] given (get() takes it on the UI thread: a trace followed live
+  // grows its steps there).
+  std::optional<AutogradGraph> read(const gb::query::TraceDb& db, std::int64_t step, std::int64_t t0,
+                                    std::int64_t t1) const;
 
  private:
-  const TraceModel& model_;  // names, module paths, tracks, steps: read-only after open
+  const TraceModel& model_;  // names, module paths, tracks: read-only after open
   Worker& worker_;
   std::vector<std::int64_t> steps_;
   AsyncCache<std::int64_t, AutogradGraph> graphs_{64};

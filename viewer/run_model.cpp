@@ -49,10 +49,17 @@ void RunAgg::prepend(const RunAgg& earlier) {
   n += earlier.n;
 }
 
+void SeriesLod::set(std::size_t i, double v) {
+  raw_[i] = static_cast<float>(v);
+  built_ = std::min(built_, i);
+  rebuild_all_ = true;
+}
+
 void SeriesLod::seal() {
   const std::size_t n = raw_.size();
   if (n == built_) return;
-  for (std::size_t i = built_; i < n; ++i) all_.add(raw_[i]);
+  if (!rebuild_all_)
+    for (std::size_t i = built_; i < n; ++i) all_.add(raw_[i]);
   const std::size_t from = built_;
   constexpr std::size_t B = std::size_t{1} << kBase;
   if (levels_.empty()) levels_.emplace_back();
@@ -80,6 +87,7 @@ void SeriesLod::seal() {
     }
   }
   built_ = n;
+  if (rebuild_all_) all_ = levels_.back().empty() ? RunAgg{} : levels_.back()[0], rebuild_all_ = false;
 }
 
 RunAgg SeriesLod::query(std::size_t i, std::size_t j) const {
@@ -149,6 +157,23 @@ void RunData::append(const RunStep& r) {
   for (DeviceMemory& d : memory) d.allocated_peak.push(std::nan("")), d.reserved_peak.push(std::nan(""));
 }
 
+bool RunData::set_memory(const RunMemoryRow& m) {
+  const std::size_t i = index_of(static_cast<double>(m.step));
+  if (i == steps.size() || steps[i] != m.step) return false;
+  auto it = std::lower_bound(devices.begin(), devices.end(), m.device);
+  const auto d = static_cast<std::size_t>(it - devices.begin());
+  if (it == devices.end() || *it != m.device) {  // a device not seen before: NaN up to here
+    devices.insert(it, m.device);
+    DeviceMemory fresh;
+    for (std::size_t k = 0; k < steps.size(); ++k)
+      fresh.allocated_peak.push(std::nan("")), fresh.reserved_peak.push(std::nan(""));
+    memory.insert(memory.begin() + static_cast<std::ptrdiff_t>(d), std::move(fresh));
+  }
+  memory[d].allocated_peak.set(i, m.allocated_peak);
+  memory[d].reserved_peak.set(i, m.reserved_peak);
+  return true;
+}
+
 void RunData::seal() {
   static std::atomic<std::uint64_t> next{0};
   serial = ++next;
@@ -163,24 +188,24 @@ std::size_t RunData::bytes() const {
   return b;
 }
 
+RunStep run_step(const gb::query::Row& row) {
+  RunStep s;
+  s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
+  s.loss = row.opt_f64(3).value_or(std::nan(""));
+  s.lr = row.opt_f64(4).value_or(std::nan(""));
+  s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
+  s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
+  s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
+  return s;
+}
+
 RunData read_run(const gb::query::TraceDb& db) {
   RunData r;
   const std::int64_t n = db.scalar("SELECT count(*) FROM steps");
   r.steps.reserve(static_cast<std::size_t>(n)), r.start_ns.reserve(static_cast<std::size_t>(n));
   r.end_ns.reserve(static_cast<std::size_t>(n));
-  db.each(
-      "SELECT step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, "
-      "grad_norm FROM steps ORDER BY step",
-      [&](const gb::query::Row& row) {
-        RunStep s;
-        s.step = row.i64(0), s.start_ns = row.i64(1), s.end_ns = row.i64(2);
-        s.loss = row.opt_f64(3).value_or(std::nan(""));
-        s.lr = row.opt_f64(4).value_or(std::nan(""));
-        s.data_ns = row.opt_i64(5), s.forward_ns = row.opt_i64(6), s.backward_ns = row.opt_i64(7);
-        s.optimizer_ns = row.opt_i64(8), s.samples = row.opt_i64(9), s.tokens = row.opt_i64(10);
-        s.grad_norm = row.opt_f64(11).value_or(std::nan(""));
-        r.append(s);
-      });
+  db.each(std::string("SELECT ") + kRunStepColumns + " FROM steps ORDER BY step",
+          [&](const gb::query::Row& row) { r.append(run_step(row)); });
   // step_memory: per device, the peaks at each step's point (NaN where a step has no row).
   std::map<int, std::pair<std::vector<float>, std::vector<float>>> dev;
   std::size_t at = 0;
@@ -213,6 +238,24 @@ void RunModel::load(const gb::query::TraceDb* db) {
     data_ = RunData{};
   }
   ready_.store(true, std::memory_order_release);
+}
+
+std::size_t RunModel::extend(const std::vector<RunStep>& steps, const std::vector<RunMemoryRow>& memory) {
+  std::size_t added = 0;
+  for (const RunStep& r : steps)
+    if (data_.steps.empty() || r.step > data_.steps.back()) data_.append(r), ++added;
+  std::vector<RunMemoryRow> rows;
+  rows.swap(held_);
+  rows.insert(rows.end(), memory.begin(), memory.end());
+  bool changed = added > 0;
+  for (const RunMemoryRow& m : rows) {
+    if (data_.set_memory(m))
+      changed = true;
+    else if (data_.steps.empty() || m.step > data_.steps.back())
+      held_.push_back(m);  // its step comes later
+  }
+  if (changed) data_.seal();
+  return added;
 }
 
 const RunData& RunModel::data() const {

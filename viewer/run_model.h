@@ -16,7 +16,9 @@
 //     trace that grows (live following, later) extends its columns without a rebuild. RunData::append() adds one
 //     step's row.
 //   - RunModel::load(db) is the model's loader thread (the first thing it loads); until it is done data() is an
-//     empty RunData and loading() is true. data() is then read-only.
+//     empty RunData and loading() is true. data() then changes only through extend(), on the UI thread (a trace
+//     followed live: TraceModel::poll() hands it the steps and step_memory rows its follower read), never while a
+//     frame uses it.
 //
 //   const RunData& r = m.run().data();
 //   auto bounds = r.column_bounds(s0, s1, px);  // point index bounds of each pixel column
@@ -56,7 +58,10 @@ class SeriesLod {
   static constexpr int kBase = 4;  // the finest buckets hold 16 points (finer ranges read the points)
 
   void push(double v) { raw_.push_back(static_cast<float>(v)); }
-  void seal();  // builds the buckets of the points pushed since the last seal()
+  // Replaces point i (a value that came after its point was pushed: a step_memory row committed after its step's);
+  // the next seal() rebuilds the buckets from i on.
+  void set(std::size_t i, double v);
+  void seal();  // builds the buckets of the points pushed or set since the last seal()
   std::size_t size() const { return raw_.size(); }
   double at(std::size_t i) const { return raw_[i]; }
   bool any() const { return !all_.empty(); }  // a finite value exists (after seal())
@@ -70,6 +75,7 @@ class SeriesLod {
   std::vector<std::vector<RunAgg>> levels_;  // levels_[k]: buckets of 2^(kBase + k) points
   std::size_t built_ = 0;                    // points the buckets cover
   RunAgg all_;
+  bool rebuild_all_ = false;  // a point was set: all() from the top bucket at the next seal()
 };
 
 enum class RunSeries : int {
@@ -88,6 +94,13 @@ enum class RunSeries : int {
 constexpr int kRunSeries = static_cast<int>(RunSeries::count);
 constexpr const char* kRunSeriesNames[] = {"loss",     "lr",        "step time", "data",     "forward",
                                            "backward", "optimizer", "samples/s", "tokens/s", "gradient norm"};
+
+// One step_memory row: a device's peaks in a step.
+struct RunMemoryRow {
+  std::int64_t step = 0;
+  int device = 0;
+  double allocated_peak = 0, reserved_peak = 0;
+};
 
 // One step's summary row, as read (NaN / nullopt where the trace has none).
 struct RunStep {
@@ -120,21 +133,35 @@ struct RunData {
   // n + 1 point bounds: pixel column c of a plot of steps [s0, s1] holds points [b[c], b[c + 1]).
   std::vector<std::size_t> column_bounds(double s0, double s1, int n) const;
   void append(const RunStep& r);  // a step after the last (push + the derived series); seal() afterwards
+  // A step_memory row of a step already appended (its point set; a device not seen before gets its columns, NaN
+  // before): false when no point has that step (the caller keeps the row for a later append). seal() afterwards.
+  bool set_memory(const RunMemoryRow& m);
   void seal();                    // every series' buckets; a new serial
   std::size_t bytes() const;
 };
 
 RunData read_run(const gb::query::TraceDb& db);  // any thread; throws what the queries throw
+// The steps columns read_run reads (`SELECT <kRunStepColumns> FROM steps ...`), and a row of them as a RunStep:
+// the live follower reads new steps with them too.
+inline constexpr const char* kRunStepColumns =
+    "step, start_ns, end_ns, loss, lr, data_ns, forward_ns, backward_ns, optimizer_ns, samples, tokens, grad_norm";
+RunStep run_step(const gb::query::Row& row);
 
 class RunModel {
  public:
   void load(const gb::query::TraceDb* db);  // the loader thread; db nullptr: nothing to load
   bool loading() const { return !ready_.load(std::memory_order_acquire); }
   const RunData& data() const;  // empty while loading
+  // Live following (UI thread, after load): appends the steps after the last one (a step at or before it is
+  // skipped), sets the step_memory rows of steps it has (a row of a step still to come is kept for the next call)
+  // and seals: a new serial when anything changed. Returns the steps appended.
+  std::size_t extend(const std::vector<RunStep>& steps, const std::vector<RunMemoryRow>& memory);
+  std::size_t held_memory_rows() const { return held_.size(); }
 
  private:
   std::atomic<bool> ready_{false};
   RunData data_;
+  std::vector<RunMemoryRow> held_;  // step_memory rows whose step has no point yet
 };
 
 }  // namespace gb::viewer

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <unordered_map>
 
+#include "traces/query/follow.h"
 #include "traces/reader.h"
 
 namespace gb::viewer {
@@ -45,6 +48,33 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
             [&](const gb::query::Row& row) { strings_.emplace(row.i64(0), std::string(row.text(1))); });
   db_->each("SELECT key, value FROM meta",
             [&](const gb::query::Row& row) { meta_.emplace(std::string(row.text(0)), std::string(row.text(1))); });
+  {  // still being written? (traces/query/follow.h: the same rule as `glassbox watch`)
+    gb::query::WriterMeta w;
+    w.host = meta("host"), w.pid = meta("pid"), w.closed_cleanly = meta("closed_cleanly"),
+    w.stopped_by = meta("stopped_by");
+    const std::string host = gb::query::this_host();
+    live_.last_step = std::chrono::steady_clock::now();
+    // A file just created may not have its writer's pid yet (the first commit, ~100 ms): written to in the last
+    // 10 s on this host, it is followed too (the pid, once in meta, tells a dead writer).
+    auto recent = [](const std::string& p) {
+      std::error_code ec;
+      const auto t = std::filesystem::last_write_time(p, ec);
+      return !ec && std::filesystem::file_time_type::clock::now() - t < std::chrono::seconds(10);
+    };
+    if (!w.closed() && !w.stopped_by && !w.pid && (!w.host || *w.host == host) &&
+        (recent(path) || recent(path + "-wal"))) {
+      follow_ = live_.following = options_.follow && options_.background;
+    } else if (!w.closed() && w.writer_known(host)) {
+      if (!gb::query::writer_gone(w, host)) {
+        follow_ = live_.following = options_.follow && options_.background;
+      } else {  // opened after its writer died: say so (nothing will come)
+        live_.ended = true;
+        live_.died = !w.stopped_by;
+        live_.end = w.stopped_by ? "ended: " + *w.stopped_by + " (the file was not closed)"
+                                 : "the writer died (killed or crashed)";
+      }
+    }
+  }
   for (auto& m : r.all<ModuleRecord>()) modules_.emplace(m.id, m);
   params_ = r.all<ParamRecord>();
   std::sort(params_.begin(), params_.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -126,17 +156,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
     counters_[it->second].values.push_back(c.value);
   }
 
-  for (AnomalyRecord& a : r.anomalies()) {
-    AnomalyRow row{std::move(a), {}, {}, {}};
-    row.module = module_path(row.record.module_id);
-    if (row.record.param_id) {
-      for (const ParamRecord& p : params_)
-        if (p.id == *row.record.param_id) row.param = module_path(p.module_id) + "." + p.name;
-    }
-    if (row.record.span_id)
-      row.span = std::string(string(db_->scalar("SELECT name_id FROM spans WHERE id = ?1", {*row.record.span_id})));
-    anomalies_.push_back(std::move(row));
-  }
+  for (const AnomalyRecord& a : r.anomalies()) anomalies_.push_back(anomaly_row(a, *db_));
 
   // The extent of the memory events: min and max per device through the index on (device, t_ns), the devices
   // found by skipping through the same index (a handful of seeks, not a scan of every row).
@@ -148,19 +168,53 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
               if (!row.is_null(0)) extend(row.i64(0), row.i64(1));
             });
   if (begin_ns_ > end_ns_) begin_ns_ = end_ns_ = 0;  // an empty trace
+  if (follow_) {  // what came later has no memory events or graphs here (detail_after_open)
+    window_id_at_open_ = last_step_at_open_ = std::numeric_limits<std::int64_t>::min();
+    for (const DetailWindowRecord& w : detail_.windows) window_id_at_open_ = std::max(window_id_at_open_, w.id);
+    if (!steps_.empty()) last_step_at_open_ = steps_.back().step;
+  }
   memory_.open(*db_);
   has_kernels_ = db_->scalar("SELECT EXISTS (SELECT 1 FROM kernels)") != 0;
   std::vector<std::int64_t> graph_steps;
   db_->each("SELECT DISTINCT step FROM graph_nodes ORDER BY step", [&](const gb::query::Row& row) { graph_steps.push_back(row.i64(0)); });
   graph_.set_steps(std::move(graph_steps));
-  if (options_.background) loader_ = std::thread([this, ranges = std::move(ranges)]() mutable { load(std::move(ranges)); });
-  else load(std::move(ranges));
+  if (options_.background) {
+    loader_ = std::thread([this, ranges = std::move(ranges)]() mutable {
+      load(std::move(ranges));
+      {
+        std::lock_guard<std::mutex> l(live_mutex_);
+        loaded_ = true;
+      }
+      live_cv_.notify_all();
+      if (follow_) follow();
+    });
+  } else {
+    load(std::move(ranges));
+    loaded_ = true;
+  }
+}
+
+AnomalyRow TraceModel::anomaly_row(const AnomalyRecord& a, const gb::query::TraceDb& db) const {
+  AnomalyRow row{a, {}, {}, {}};
+  row.module = module_path(row.record.module_id);
+  if (row.record.param_id) {
+    for (const ParamRecord& p : params_)
+      if (p.id == *row.record.param_id) row.param = module_path(p.module_id) + "." + p.name;
+  }
+  if (row.record.span_id)  // the name's string may be newer than the open: read with it
+    db.each("SELECT t.text FROM spans s JOIN strings t ON t.id = s.name_id WHERE s.id = ?1", {*row.record.span_id},
+            [&](const gb::query::Row& r) { row.span = std::string(r.text(0)); });
+  return row;
 }
 
 TraceModel::~TraceModel() {
   queries_->interrupt();  // a long search or comparison stops now (the Worker's destructor interrupts again)
   windows_->interrupt();
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> l(live_mutex_);  // the follower's wait sees stop_ at once
+    stop_ = true;
+  }
+  live_cv_.notify_all();
   timeline_.overview().stop();
   if (loader_.joinable()) loader_.join();
   // The workers go first (each drops its queue, interrupts and joins its running job): the domain models declared
@@ -175,6 +229,12 @@ void TraceModel::load(std::vector<Overview::ThreadRange> ranges) {
   try {
     db = std::make_unique<gb::query::TraceDb>(path());
   } catch (...) {  // the file changed under us: the panels show what they have
+  }
+  // A trace being followed: the step_memory rows from here on are read again by the follower (rows of steps the
+  // run summary has are set in place; the summary drops rows of steps it has not read)
+  try {
+    if (db && follow_) follow_memory_rowid_ = db->scalar("SELECT max(rowid) FROM step_memory");
+  } catch (const std::exception&) {
   }
   run_.load(db.get());  // first: the Run panel is the first tab
   if (stop_) return;
@@ -307,7 +367,10 @@ void TraceModel::wait_queries() {
 }
 
 void TraceModel::wait_loaded() {
-  if (loader_.joinable()) loader_.join();
+  {
+    std::unique_lock<std::mutex> l(live_mutex_);
+    live_cv_.wait(l, [&] { return loaded_; });
+  }
   wait_queries();
 }
 

@@ -25,6 +25,17 @@
 //   - Three workers (worker.h), each with its own connection but the last: queries (details, search, compare,
 //     graphs, live-block names, op tables with CUDA columns), windows (timeline windows, span rows and shapes: a
 //     long search never delays them) and compute (memory columns, segment maps, heatmap reductions: no SQL).
+//   - Live following: a file still being written (no meta closed_cleanly, its writer's pid alive on this host:
+//     traces/query/follow.h; or no pid yet, on this host, written to in the last 10 s: just created) is followed.
+//     Once the loader is done, the same thread (at nice +10, as the collector) polls every options.poll (250 ms)
+//     with short statements (nothing held between polls: a reader pinning the WAL would stall the writer's
+//     checkpoints) for new rows by key range: steps by step, step_memory by rowid, anomalies and detail_windows by
+//     id (with the steps of a new window), and meta for the end. poll(), called by the UI each frame, takes in what
+//     it read (no SQL): run() extended (its serial changes), anomalies() and detail() grown, steps() gains the new
+//     windows' steps (every new step in a trace without a detail policy), end_ns() extended. The timeline's spans of
+//     a new window are read directly when shown (its windows are bounded reads); the overview, memory events, flame
+//     and gradients stay as loaded (F5 reloads them). live() says how it stands; it ends at closed_cleanly,
+//     stopped_by (the writer gone or 3 s after it), or the writer gone (seen twice: "the writer died").
 //   - All times are ns since the trace start. Nothing here draws; the public methods are called from one thread.
 //
 //   gb::viewer::TraceModel m("run.db");
@@ -34,13 +45,17 @@
 
 #include <array>
 #include <atomic>
-#include <thread>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -144,6 +159,21 @@ Flame build_flame(const std::vector<FlameSpan>& spans);
 struct ModelOptions {
   std::int64_t direct_rows = 16'000;  // windows with more spans than this come from the overview
   bool background = true;             // build the overview on a background thread (false: before the constructor returns)
+  bool follow = true;                 // follow a trace still being written (needs background)
+  std::chrono::milliseconds poll = std::chrono::milliseconds(250);  // between the follower's polls
+};
+
+// How following a trace still being written stands (TraceModel::live()).
+struct LiveStatus {
+  bool following = false;  // the writer is alive and the model polls for new rows
+  bool ended = false;      // the run ended while followed, or the file was opened after its writer died
+  bool died = false;       // the writer disappeared without closing the file
+  std::string end;         // "ended: exit", "ended: closed cleanly", "the writer died (killed or crashed)"
+  std::int64_t steps = 0;  // steps in run() so far
+  std::int64_t polls = 0;  // the follower's polls so far
+  std::chrono::steady_clock::time_point last_step;  // when poll() last took in a new step (or the open)
+  // "live: 1234 steps, last new step 0.4 s ago", the end text, or "" (a finished trace)
+  std::string text(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) const;
 };
 
 class TraceModel {
@@ -176,6 +206,13 @@ class TraceModel {
   std::optional<gb::trace::StepRecord> step(std::int64_t s) const;
   // Which steps have detail (read at open): all() for a trace without a detail policy.
   const gb::query::DetailWindows& detail() const { return detail_; }
+  // Whether step s's detail came after the open (followed live: a window, or in a trace without a policy a step,
+  // written since): its spans are read when shown, but its memory events and graphs only at an open (F5).
+  bool detail_after_open(std::int64_t s) const {
+    if (detail_.all()) return s > last_step_at_open_;
+    const gb::trace::DetailWindowRecord* w = detail_.window_of(s);
+    return w && w->id > window_id_at_open_;
+  }
   const std::vector<CounterSeries>& counters() const { return counters_; }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
 
@@ -206,12 +243,31 @@ class TraceModel {
   const gb::query::DataLoaderSummary& dataloader_summary() const;
   bool dataloader_loading() const { return !dataloader_ready_.load(std::memory_order_acquire); }
 
+  // --- live following (see the contract above)
+  const LiveStatus& live() const { return live_; }
+  // UI thread, each frame: takes in what the follower read since the last call (no SQL). True when something new
+  // came (a step, step_memory row, anomaly, window, or the end).
+  bool poll();
+
   void wait_queries();  // until every job posted to the workers so far is done (the next call takes its answer)
   std::string loading() const;  // "memory events, overview 40%" or ""
-  void wait_loaded();           // until the loader thread is done and wait_queries() (tests, the screenshot)
+  void wait_loaded();  // until the loader is done (not the follower) and wait_queries() (tests, the screenshot)
 
  private:
   void load(std::vector<Overview::ThreadRange> ranges);  // the loader thread
+  // What the follower read in its polls since the UI's last poll().
+  struct LiveBatch {
+    std::vector<RunStep> steps;
+    std::vector<RunMemoryRow> memory;
+    std::vector<AnomalyRow> anomalies;
+    std::vector<gb::trace::DetailWindowRecord> windows;
+    std::vector<gb::trace::StepRecord> steps_with_detail;  // the new windows' steps (all new steps: no policy)
+    std::optional<std::string> end;                        // the end, when seen
+    bool died = false;
+    std::int64_t polls = 0;
+  };
+  void follow();  // the loader thread, after load() (live.cpp)
+  AnomalyRow anomaly_row(const gb::trace::AnomalyRecord& a, const gb::query::TraceDb& db) const;
 
   std::unique_ptr<gb::query::TraceDb> db_;
   ModelOptions options_;
@@ -245,6 +301,17 @@ class TraceModel {
   CompareModel compare_{*queries_};
   GraphModel graph_{*this, *queries_};
   RunModel run_;
+
+  LiveStatus live_;        // the UI thread's
+  bool follow_ = false;    // decided at open: the file is being written
+  std::mutex live_mutex_;  // guards pending_ and loaded_
+  std::condition_variable live_cv_;
+  LiveBatch pending_;
+  std::int64_t follow_memory_rowid_ = 0;
+  std::int64_t window_id_at_open_ = std::numeric_limits<std::int64_t>::max();  // detail_after_open()'s references
+  std::int64_t last_step_at_open_ =
+      std::numeric_limits<std::int64_t>::max();  // step_memory's largest rowid before the run summary was read
+  bool loaded_ = false;                          // load() is done (wait_loaded() waits for this, not for the follower)
   std::thread loader_;  // last: joined (after stop_) before the rest is destroyed
 };
 

@@ -38,6 +38,7 @@ struct ViewState {
   bool ops_flame = false;               // the Ops panel shows the flame view (else the table)
   bool show_oom = false;                // the OOM report window is open
   std::optional<Panel> show;            // switch to this panel on the next frame
+  bool reload = false;                  // reopen the file at the next frame, keeping the view (as F5)
   std::string search;                   // the timeline's span search ("" = none)
   // Focus the timeline on this span (its width padded by `pad` on each side) once its row is read: the App asks
   // TimelineModel::span (m.timeline().span(id)) each frame until it is in (an unknown id drops the jump).

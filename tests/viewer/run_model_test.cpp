@@ -168,3 +168,60 @@ TEST_CASE("TraceModel of an ordinary trace: every step has detail; the run has n
   CHECK_FALSE(r.at(RunSeries::samples_per_s).any());
   CHECK(r.devices.empty());
 }
+
+TEST_CASE("a point set after its seal (a step_memory row that came late) rebuilds its buckets and the whole") {
+  SeriesLod s;
+  std::vector<double> v;
+  for (int i = 0; i < 1000; ++i) s.push(std::nan("")), v.push_back(std::nan(""));
+  s.seal();
+  CHECK_FALSE(s.any());
+  for (int i : {3, 17, 500, 999}) s.set(static_cast<std::size_t>(i), i * 2.0), v[static_cast<std::size_t>(i)] = i * 2.0;
+  s.seal();
+  CHECK(s.all().n == 4);
+  CHECK(s.all().min == 6);
+  CHECK(s.all().max == 1998);
+  CHECK(s.query(0, 1000).sum == doctest::Approx(2 * (3 + 17 + 500 + 999)));
+  CHECK(s.query(16, 600).n == 2);
+  CHECK(s.query(16, 600).first == 34);
+  CHECK(s.query(16, 600).last == 1000);
+  s.set(500, 1.0);  // replaced, not added
+  for (int i = 0; i < 50; ++i) s.push(7);
+  s.seal();
+  CHECK(s.all().n == 54);
+  CHECK(s.all().min == 1);
+  CHECK(s.query(400, 600).max == 1);
+}
+
+TEST_CASE("RunModel::extend: appended steps, step_memory rows set in place or kept until their step comes") {
+  RunModel m;
+  m.load(nullptr);
+  auto step = [](std::int64_t s) {
+    RunStep r;
+    r.step = s, r.start_ns = s * 100, r.end_ns = s * 100 + 50, r.loss = 1.0 / (1 + s), r.samples = 10;
+    return r;
+  };
+  CHECK(m.extend({step(0), step(1), step(2)}, {{0, 0, 100, 200}, {2, 0, 300, 400}, {3, 0, 999, 999}}) == 3);
+  const RunData& d = m.data();
+  const std::uint64_t serial = d.serial;
+  REQUIRE(d.size() == 3);
+  REQUIRE(d.devices == std::vector<int>{0});
+  CHECK(d.memory[0].allocated_peak.at(0) == 100);
+  CHECK(std::isnan(d.memory[0].allocated_peak.at(1)));
+  CHECK(d.memory[0].reserved_peak.at(2) == 400);
+  CHECK(m.held_memory_rows() == 1);                           // step 3's row: its step is not there yet
+  CHECK(m.extend({step(1), step(3)}, {{1, -1, 5, 6}}) == 1);  // step 1 again is skipped
+  CHECK(d.serial != serial);
+  REQUIRE(d.size() == 4);
+  CHECK(d.steps == std::vector<std::int64_t>{0, 1, 2, 3});
+  CHECK(d.memory.size() == 2);  // the cpu came: before device 0, NaN where it had no row
+  CHECK(d.devices == std::vector<int>{-1, 0});
+  CHECK(d.memory[0].allocated_peak.at(1) == 5);
+  CHECK(std::isnan(d.memory[0].allocated_peak.at(0)));
+  CHECK(d.memory[1].allocated_peak.at(3) == 999);  // the held row, now set
+  CHECK(d.memory[1].allocated_peak.all().max == 999);
+  CHECK(m.held_memory_rows() == 0);
+  CHECK(d.at(RunSeries::samples_per_s).at(3) == doctest::Approx(10 * 1e9 / 50));
+  const std::uint64_t before = d.serial;
+  CHECK(m.extend({}, {}) == 0);
+  CHECK(d.serial == before);  // nothing changed: the views keep their columns
+}

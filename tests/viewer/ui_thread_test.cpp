@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 #include <imgui.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
+#include "tools/long_run.h"
 #include "tools/synth.h"
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
@@ -159,6 +161,91 @@ TEST_CASE("a long run: no SQLite statement on the UI thread in any panel, a step
   CHECK(frames(app, 2) == 0);
   CHECK(app.run_state().s0 == 0);
   CHECK(app.run_state().s1 == 4000);
+}
+
+TEST_CASE("a run being written: followed with no statement on the UI thread; the Run panel's view follows its end") {
+  TempDir tmp;
+  const std::string path = tmp.file("live.db");
+  constexpr std::int64_t kSteps = 200;
+  std::atomic<std::int64_t> written{-1};
+  std::atomic<bool> opened{false};
+  std::thread writer([&] {
+    long_run::Run r(path, {.steps = kSteps,
+                           .windows = {{0, 4, gb::trace::DetailReason::first},
+                                       {100, 101, gb::trace::DetailReason::periodic},
+                                       {197, 199, gb::trace::DetailReason::end}},
+                           .anomalies = {120}});
+    for (std::int64_t s = 0; s < kSteps; ++s) {
+      r.step(s);
+      r.writer().flush();
+      written = s;
+      if (s == 9)
+        for (int i = 0; i < 1000 && !opened; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    r.finish();
+  });
+  for (int i = 0; i < 2000 && written < 9; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ImGuiHeadless imgui;
+  App app(/*remember_recent=*/false);
+  app.open(path);
+  opened = true;
+  REQUIRE(app.error().empty());
+  TraceModel& m = *app.model();
+  CHECK(m.live().following);
+  m.wait_loaded();
+  std::int64_t statements = frames(app, 3);
+  for (int p = 0; p < static_cast<int>(Panel::count); ++p) {  // every panel while the file grows
+    app.show(static_cast<Panel>(p));
+    statements += frames(app, 4);
+  }
+  app.show(Panel::run);
+  const RunData& r = m.run().data();
+  auto frames_until = [&](auto done) {
+    for (int i = 0; i < 4000 && !done(); ++i) statements += frames(app, 1);
+  };
+  auto last = [&] { return static_cast<double>(r.steps.back()) + 1; };
+  frames_until([&] { return r.size() >= 60; });
+  panels::RunState& st = app.run_state();
+  CHECK(st.s0 == 0);  // the whole run, growing with it
+  CHECK(st.s1 == last());
+  st.s1 = last(), st.s0 = st.s1 - 20;  // zoomed in at the end: the same width, following the newest step
+  const std::size_t n = r.size();
+  frames_until([&] { return r.size() >= n + 10; });
+  statements += frames(app, 1);
+  CHECK(st.s1 == last());
+  CHECK(st.s1 - st.s0 == doctest::Approx(20));
+  st.s0 = 10, st.s1 = 30;  // looking back: the view stays
+  const std::size_t n2 = r.size();
+  frames_until([&] { return r.size() >= n2 + 10; });
+  CHECK(st.s0 == 10);
+  CHECK(st.s1 == 30);
+  CHECK(m.live().text().rfind("live: ", 0) == 0);
+  frames_until([&] { return m.live().ended; });
+  writer.join();
+  CHECK(statements == 0);
+  CHECK(m.live().text() == "ended: exit");
+  CHECK(r.size() == static_cast<std::size_t>(kSteps));
+  CHECK(m.anomalies().size() == 1);
+  CHECK(m.detail().windows.size() == 3);
+  // A window written after the open: Memory says its events come with a reload; the panel's Reload (as F5) reads
+  // the finished file whole, keeps the view, and follows nothing.
+  app.view().step = 100;
+  app.show(Panel::memory);
+  CHECK(frames(app, 3) == 0);
+  CHECK(m.detail_after_open(100));
+  CHECK(m.memory().has_data());
+  app.view().reload = true;  // what the notice's button sets
+  frames(app, 1);            // the reload (an open: its statements are not a frame's)
+  REQUIRE(app.model());
+  CHECK(app.view().step == 100);
+  CHECK_FALSE(app.view().reload);
+  app.model()->wait_loaded();
+  CHECK(frames(app, 3) == 0);
+  CHECK_FALSE(app.model()->detail_after_open(100));
+  CHECK_FALSE(app.model()->live().following);
+  CHECK(app.model()->live().text().empty());
+  CHECK(app.model()->run().data().size() == static_cast<std::size_t>(kSteps));
 }
 
 TEST_CASE("open A, select a span, open B, select the same id: the details pane shows B's span") {

@@ -76,6 +76,7 @@ void graph(TraceModel& m, ViewState& v, PanelState&) {
                     "(viridis, log scale; grey = none). Click a node for what it saved and why; its buttons jump "
                     "to the forward op and the backward node in the timeline. Scroll to pan.");
   if (no_detail_notice(m, v)) return;  // a long run's step without detail: where the nearest detail is
+  if (written_after_open_notice(m, v, "autograd graphs")) return;
   const auto& steps = m.graph().steps();
   if (steps.empty()) {
     plot::empty_state("This trace has no autograd graph.",

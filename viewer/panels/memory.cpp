@@ -117,6 +117,7 @@ void memory(TraceModel& m, ViewState& v, PanelState&) {
     return;
   }
   if (no_detail_notice(m, v)) return;  // a long run's step without detail: where the nearest detail is
+  if (written_after_open_notice(m, v, "memory events")) return;
   const int dev = mem.device();
   ImGui::Text("%s", gb::query::device_name(dev).c_str());
   ImGui::SameLine();

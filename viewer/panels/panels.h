@@ -40,6 +40,7 @@ struct RunColumns {
 struct RunState {
   double s0 = 0, s1 = 0;                  // the visible steps [s0, s1)
   std::uint64_t fitted = 0;               // RunData::serial the range was last fitted to (0: never: fit the run)
+  double lo = 0, hi = 0;                  // the run's steps [lo, hi) at that fit: a view reaching hi follows growth
   bool log_loss = true, log_grad = true;  // log-scaled loss and gradient-norm plots
   bool tokens = false;                    // throughput in tokens/s (else samples/s)
   float press_x = 0;                      // where the left button went down (a click selects, a drag pans)
@@ -53,6 +54,9 @@ struct PanelState {
 };
 
 void run(TraceModel& m, ViewState& v, PanelState& s);
+// The live indicator (menu bar, Run panel header): "live: N steps, last new step X s ago" (color::kLive), how the
+// followed run ended (kLiveEnded, kWriterDied), nothing for a finished trace. True when it drew.
+bool live_indicator(const TraceModel& m);
 void timeline(TraceModel& m, ViewState& v, PanelState& s);
 void memory(TraceModel& m, ViewState& v, PanelState& s);
 void ops(TraceModel& m, ViewState& v, PanelState& s);
@@ -71,6 +75,10 @@ void span_tooltip(TraceModel& m, const TimelineItem& it);
 // every detail window): "step N has no detail (summary only); nearest steps with detail: A and B" with a button to
 // go to each (selects it and shows its time). Returns true when it drew that (the panel shows nothing else).
 bool no_detail_notice(TraceModel& m, ViewState& v);
+// The Memory and Autograd graph panels, when the selected step's detail window was written after the file was
+// opened (followed live: TraceModel::detail_after_open): its `what` are read at open only, so a notice and a
+// Reload button (ViewState::reload, as F5: the view is kept). True when it drew (the panel draws nothing else).
+bool written_after_open_notice(TraceModel& m, ViewState& v, const char* what);
 // Selects step s and, when it has detail, shows its time in the timeline and memory views.
 void go_to_step(TraceModel& m, ViewState& v, std::int64_t s);
 

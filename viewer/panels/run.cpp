@@ -91,6 +91,20 @@ void go_to_step(TraceModel& m, ViewState& v, std::int64_t s) {
   }
 }
 
+bool written_after_open_notice(TraceModel& m, ViewState& v, const char* what) {
+  if (!v.step || !m.detail_after_open(*v.step)) return false;
+  ImGui::Spacing();
+  ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "Step %" PRId64 " was written after this file was opened", *v.step);
+  ImGui::TextWrapped(
+      "Its %s are read when the file is opened: reload it (F5) to see them. The view is kept, and a "
+      "run still being written is followed again.",
+      what);
+  if (ImGui::Button("Reload (F5)")) v.reload = true;
+  ImGui::SameLine();
+  if (ImGui::Button("Back to the Run panel")) v.show = Panel::run;
+  return true;
+}
+
 bool no_detail_notice(TraceModel& m, ViewState& v) {
   if (!v.step || m.detail().has_detail(*v.step)) return false;
   const auto near = m.detail().nearest(*v.step);
@@ -120,6 +134,15 @@ bool no_detail_notice(TraceModel& m, ViewState& v) {
     }
   }
   if (ImGui::Button("Back to the Run panel")) v.show = Panel::run;
+  return true;
+}
+
+bool live_indicator(const TraceModel& m) {
+  const LiveStatus& live = m.live();
+  const std::string text = live.text();
+  if (text.empty()) return false;
+  const color::Rgb c = live.following ? color::kLive : live.died ? color::kWriterDied : color::kLiveEnded;
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(plot::to_imgui(c)), "%s", text.c_str());
   return true;
 }
 
@@ -155,10 +178,19 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   const double min_width = std::min(hi - lo, 8.0);
   // The whole run at first; the same trace reopened (F5: a run still being written has more steps) keeps the
   // range, clamped to the run's.
+  // A run that grew (followed live, or F5) with the view at its end: the view follows the newest step (the whole
+  // run stays whole; a zoomed view keeps its width).
   if (st.fitted == 0 || !(st.s1 > st.s0)) st.s0 = lo, st.s1 = hi;
   if (st.fitted != r.serial) {
+    if (st.fitted != 0 && st.hi > st.lo && hi > st.hi && st.s1 >= st.hi) {
+      if (st.s0 <= st.lo)
+        st.s0 = lo, st.s1 = hi;
+      else
+        st.s0 += hi - st.s1, st.s1 = hi;
+    }
     const double w = std::min(st.s1 - st.s0, hi - lo);
     st.s0 = std::clamp(st.s0, lo, hi - w), st.s1 = st.s0 + w, st.fitted = r.serial;
+    st.lo = lo, st.hi = hi;
   }
   const RunData* b_run = m.compare().run_b();
   const bool has_b = b_run && !b_run->empty();
@@ -181,6 +213,7 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
   }
   const gb::query::DetailWindows& detail = m.detail();
   ImGui::SameLine(0, 16);
+  if (live_indicator(m)) ImGui::SameLine(0, 16);  // a trace being written, or how it ended
   if (detail.all())
     ImGui::TextDisabled("%zu steps, all with detail", r.size());
   else

@@ -1,8 +1,14 @@
 // tests/viewer/panels/run_test.cpp — the Run panel headless on a long synthetic run: the loss curve in the loss
 // plot (the top one) across the width, the anomaly markers on it in the severity colours, the detail windows' band
 // under the plots (policy windows and the flight recorder's), the compare trace's loss overlaid with --compare; an
-// ordinary trace's band covers every step; a trace without steps shows the empty state.
+// ordinary trace's band covers every step; a trace without steps shows the empty state; the live indicator of a
+// trace being written, and of one whose writer died.
 #include "viewer/screenshot.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
 
 #include "traces/query/trace_db.h"
 #include "traces/writer.h"
@@ -36,6 +42,7 @@ TEST_CASE("run screenshot: the loss curve, the anomaly markers on it, the detail
   CHECK(loss[2] - loss[0] > p.width * 3 / 4);
   CHECK(loss[3] < lr[1]);                       // the loss plot is above the learning rate's
   CHECK(lr[3] < grad[1]);                       // which is above the gradient norm's
+  CHECK(p.count(color::kLive, 30, 0, 80) == 0);  // a finished trace: no live indicator
   CHECK(p.count(color::kRunPhase[1]) > 500);    // the stacked step time: forward
   CHECK(p.count(color::kRunPhase[2]) > 500);    // backward
   CHECK(p.count(color::kAllocatedLine) > 500);  // peak memory
@@ -114,4 +121,38 @@ TEST_CASE("a long run's step without detail: Timeline, Memory and Autograd graph
   CHECK(tl_without->count(op, 0, below_legend) == 0);
   CHECK(mem_with->count(activation, 0, below_legend) > 500);
   CHECK(mem_without->count(activation, 0, below_legend) == 0);
+}
+
+TEST_CASE("run screenshot of a trace being written: the live indicator; a dead writer's") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string live = tmp.file("live.db"), dead = tmp.file("dead.db");
+  auto write = [](const std::string& path, const std::string& pid, std::int64_t steps) {
+    auto w = std::make_unique<gb::trace::Writer>(path);
+    w->set_meta("command", "./train --steps 1000");
+    w->set_meta("pid", pid);
+    for (std::int64_t s = 0; s < steps; ++s) {
+      gb::trace::StepRecord r;
+      r.step = s, r.start_ns = s * 1'000'000, r.end_ns = r.start_ns + 1'000'000, r.loss = 2.0 / (1 + s);
+      w->add(r);
+    }
+    w->flush();  // committed, not closed: as the run being written leaves it
+    return w;
+  };
+  const auto writing = write(live, std::to_string(::getpid()), 50);  // this process: alive while the shot runs
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  ::waitpid(child, nullptr, 0);
+  const auto dying = write(dead, std::to_string(child), 30);  // as a killed run leaves it (closed after the shots)
+  auto a = shot::take(live, "run", tmp.file("live.png"), "1280x600");
+  auto b = shot::take(dead, "run", tmp.file("dead.png"), "1280x600");
+  REQUIRE(a);
+  REQUIRE(b);
+  // the text in the menu bar and the panel's header, in its colour (anti-aliased edges: a tolerance)
+  CHECK(a->count(color::kLive, 30, 0, 80) > 60);
+  CHECK(a->count(color::kWriterDied, 30, 0, 80) == 0);
+  CHECK(b->count(color::kWriterDied, 30, 0, 80) > 60);
+  CHECK(b->count(color::kLive, 30, 0, 80) == 0);
+  CHECK(a->count(color::kRunLoss) > 200);  // the curve of the steps so far
 }
