@@ -381,3 +381,27 @@ TEST_CASE("a steps row: its span's times, where the time went, the batch") {
     CHECK(st.tokens == 7);
   }
 }
+
+TEST_CASE("an OOM report writes the recorder's last steps, with the steps after it") {
+  TempDir tmp;
+  std::string path = tmp.file("oom.db");
+  {
+    Session s(path, SessionOptions{.detail = DetailPolicy::parse("summary,recorder=3,after=1")});
+    mem(MemAction::alloc, 0x10000, 4096, MemCategory::parameter, 4096, 1 << 20);
+    for (std::int64_t step = 0; step < 20; ++step) {
+      StepScope st(step);
+      {
+        GB_TRACE_SCOPE("forward");
+      }
+      if (step == 12) {
+        OomReportRecord oom;
+        oom.requested = 1 << 30;
+        oom.report = "planted";
+        emit(oom);
+      }
+    }
+  }
+  CHECK(steps_with(path, "forward") == range({{10, 13}, {17, 19}}));  // 3 before and the OOM's step, 1 after; the end
+  CHECK(windows_text(path) == "10-13 oom; 17-19 end; ");
+  CHECK(Reader(path).all<StepRecord>().size() == 20);
+}

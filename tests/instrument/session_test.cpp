@@ -126,6 +126,20 @@ TEST_CASE("an exception escaping main finishes the trace and names the exception
   CHECK(count_spans(r, "inner") == 5);
 }
 
+TEST_CASE("an exception escaping main writes the flight recorder's last steps (a run whose steps had no detail)") {
+  TempDir tmp;
+  std::string path = tmp.file("run.db");
+  Run run = run_child(tmp, {"throw"}, path, {{"GLASSBOX_DETAIL", "summary"}});
+  CHECK(run.signaled(SIGABRT));
+  Reader r(path);
+  CHECK(r.meta("stopped_by") == "uncaught exception: boom from trace_child");
+  CHECK(r.meta("detail").value_or("").find("first=0,every=0,") == 0);
+  const auto windows = r.all<DetailWindowRecord>();
+  REQUIRE(windows.size() == 1);
+  CHECK(windows[0].reason == DetailReason::exception);
+  CHECK(count_spans(r, "inner") == 5);  // from the recorder: nothing was written before
+}
+
 TEST_CASE("a second session's error escaping main ends the process and finishes the first trace (no hang)") {
   // The error is thrown by start_recording; uncaught, std::terminate runs without unwinding, and the terminate
   // handler takes the session lock to finish the trace: the throw must not hold it (it did, and the process hung).

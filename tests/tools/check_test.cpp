@@ -308,8 +308,8 @@ TEST_CASE("a long run's broken rules, injected with raw SQL, are each caught wit
        "detail_windows rows that overlap an earlier window", 1, 9},
       {"INSERT INTO detail_windows VALUES (9, 50, 50, 500000000, 510000000, 8)",
        "detail_windows rows of an unknown reason (reasons are 0..7)", 1, 9},
-      {"UPDATE spans SET step = 10 WHERE id = 4294967307",  // step 20's step span
-       "spans of a step outside every detail window (detail outside the detail windows)", 1, span_id(1, 11)},
+      {"INSERT INTO spans (id, kind, name_id, start_ns, dur_ns, step) VALUES (4294968295, 0, 1, 9000000000, 1000, 10)",
+       "spans of a step outside every detail window (detail outside the detail windows)", 1, span_id(1, 999)},
       {"INSERT INTO instants VALUES (1, 105000000, (SELECT id FROM strings WHERE text = 'step'), 1, NULL, 10)",
        "instants of a step outside every detail window (detail outside the detail windows)", 1, 1},
       {"INSERT INTO memory_events VALUES (100, 150000000, 2, 0, 36864, 4096, 4096, NULL, 0, 0, NULL, NULL, 1000, "
