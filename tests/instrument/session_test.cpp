@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/sanitizers.h"
 #include "tools/check.h"
 #include "traces/error.h"
 #include "traces/reader.h"
@@ -256,12 +257,12 @@ TEST_CASE("SIGTERM stops a heavily traced run promptly: the training stops at on
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
   MESSAGE("the process ended " << seconds << " s after SIGTERM");
-  CHECK(seconds < 1.0);
+  if (!gbtest::kThreadSanitizer) CHECK(seconds < 1.0);  // ThreadSanitizer slows every access 5-15x
   std::ifstream lines(out);
   long long step = 0, t = 0, before = -1, after = 0;
   while (lines >> step >> t) (t < sent_ns ? before : after) = step;
   MESSAGE("step " << before << " when the signal was sent, " << std::max(0LL, after - before) << " steps after it");
-  CHECK(after - before < 200);  // it stopped training at once (a step is 50 us)
+  if (!gbtest::kThreadSanitizer) CHECK(after - before < 200);  // it stopped training at once (a step is 50 us)
   Reader r(path);
   CHECK(r.meta("closed_cleanly") == "1");
   CHECK(r.meta("stopped_by") == "signal SIGTERM");
