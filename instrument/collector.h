@@ -137,7 +137,7 @@ class Collector {
   std::int64_t release_before_ = 0;  // ns: pending events before this are released at the next drain's end
   LiveMemory live_, live_at_recorder_;
   bool memory_open_ = false;
-  std::int64_t memory_last_detail_ = -1, memory_step_ = 0, memory_last_t_ = 0;
+  std::int64_t memory_last_detail_ = -1, memory_last_t_ = 0;
 
   FlightRecorder recorder_;
   std::uint64_t outside_detail_ = 0, recorder_dumps_ = 0;

@@ -38,7 +38,9 @@ void LiveMemory::apply(const MemoryEventRecord& e) {
 
 std::size_t LiveMemory::write_resume(Writer& w, std::int64_t t_ns, Id& next_id) const {
   std::size_t n = 0;
-  for (const auto& [device, d] : devices_) {
+  for (const auto& entry : devices_) {  // (no structured binding: the lambda below captures d, Clang 14)
+    const int device = entry.first;
+    const Device& d = entry.second;
     MemoryEventRecord r;
     r.id = next_id++;
     r.t_ns = t_ns;

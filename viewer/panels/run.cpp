@@ -395,12 +395,37 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
     // With a compare trace open: this run's total in the loss's colour beside B's (the split's colours would
     // mix with B's); else the split stacked.
     const bool stacked = r.has_phases() && !has_b;
+    if (ok && stacked) {
+      // A robust top: a few slow steps (the first, a checkpoint, a stall) must not flatten every other. The top is
+      // the larger of the 90th percentiles of the columns' slowest step and of their stacked means; what reaches
+      // above it is clipped there.
+      std::vector<double> his, means;
+      const RunSeries split[] = {RunSeries::data_ns, RunSeries::forward_ns, RunSeries::backward_ns,
+                                 RunSeries::optimizer_ns};
+      for (std::size_t c = 0; c < total.size(); ++c) {
+        if (!total[c].n) continue;
+        his.push_back(static_cast<double>(total[c].hi));
+        double sum = 0;
+        for (RunSeries s : split) {
+          const plot::Column& col = cols_of(s)[c];
+          if (col.n) sum += static_cast<double>(col.mean);
+        }
+        means.push_back(sum);
+      }
+      auto p90 = [](std::vector<double>& v) {
+        auto q = v.begin() + static_cast<std::ptrdiff_t>(v.size() * 9 / 10);
+        std::nth_element(v.begin(), q, v.end());
+        return *q;
+      };
+      if (his.size() >= 20) b = std::min(b, 1.1 * std::max(p90(his), p90(means)));
+    }
     frame_plot(p, has_b     ? "step time: this run / compare"
                   : stacked ? "step time: data / forward / backward / optimizer"
                             : "step time");
     if (ok) {
       const ImVec2 q0(p.p0.x, p.p0.y + 16), q1 = p.p1;
       plot::range_axis(dl, q0, q1, a, b, false, time_ns);
+      dl->PushClipRect(q0, q1, true);  // the slowest steps may reach above the robust top
       if (stacked) {
         const RunSeries phases[] = {RunSeries::data_ns, RunSeries::forward_ns, RunSeries::backward_ns,
                                     RunSeries::optimizer_ns};
@@ -425,6 +450,7 @@ void run(TraceModel& m, ViewState& v, PanelState& ps) {
       } else {
         plot::minmax_line(dl, q0, q1, total, a, b, false, color::kRunPhase[1]);
       }
+      dl->PopClipRect();
       if (stacked) {  // legend, right-aligned on the title row
         float lx = p.p1.x - 8;
         for (int l = 3; l >= 0; --l) {
