@@ -341,6 +341,7 @@ std::size_t Collector::drain_ring(ThreadEntry& t, Ring& r) {
         RecordedRow row;
         row.type = RecordedRow::Type::instant;
         row.step = step_of(e.step);
+        row.stepped = e.step >= 0;
         row.instant = InstantRecord{0, clock_.ns(e.t0), name_id(e.loc), b.thread_id,
                                     e.id ? OptId(span_id(b.thread_id, e.id)) : std::nullopt, opt(e.step)};
         route(row);
@@ -350,6 +351,7 @@ std::size_t Collector::drain_ring(ThreadEntry& t, Ring& r) {
         RecordedRow row;
         row.type = RecordedRow::Type::counter;
         row.step = step_of(e.step);
+        row.stepped = e.step >= 0;
         row.counter = CounterRecord{clock_.ns(e.t0), name_id(e.loc), std::bit_cast<double>(e.t1)};
         route(row);
         break;
@@ -376,6 +378,7 @@ void Collector::read_span(const ThreadBuffer& b, const Event& e) {
   RecordedRow row;
   row.type = RecordedRow::Type::span;
   row.step = step_of(e.step);
+  row.stepped = e.step >= 0;
   row.span = SpanRecord{span_id(b.thread_id, e.id),
                         e.loc->kind,
                         name_id(e.loc),
@@ -432,6 +435,7 @@ void Collector::read_record(const ThreadBuffer& b, const Ring& ring, std::uint64
     complete(r, c);
     RecordedRow row;
     row.step = step_of(e.step);
+    row.stepped = e.step >= 0;
     if constexpr (std::is_same_v<R, MemoryEventRecord>) {
       row.type = RecordedRow::Type::memory;
       row.memory = r;
@@ -517,7 +521,7 @@ void Collector::route(const RecordedRow& row) {
     rows_last_detail_ = std::max(rows_last_detail_, row.step);
     written_through_ = std::max(written_through_, row.step);
     write_row(row);
-    note_window(row.step, row_time(row));
+    note_window(row.step, row_time(row), row.stepped);
     return;
   }
   if (rows_open_ && row.step > rows_last_detail_) rows_open_ = false;
@@ -573,7 +577,7 @@ void Collector::on_memory(const RecordedRow& row) {
   if (memory_open_) {
     if (d) memory_last_detail_ = std::max(memory_last_detail_, step);
     write_row(row);
-    note_window(step, m.t_ns);
+    note_window(step, m.t_ns, row.stepped);
   } else {
     recorder_.push_memory(row, [this](const RecordedRow& old) {
       live_at_recorder_.apply(old.memory);
@@ -585,7 +589,7 @@ void Collector::on_memory(const RecordedRow& row) {
 
 // ---- detail windows ----
 
-void Collector::note_window(std::int64_t step, std::int64_t t_ns) {
+void Collector::note_window(std::int64_t step, std::int64_t t_ns, bool stepped) {
   // the window holding step: the recorder's (newest first), else the policy's
   std::int64_t first = -1, last = -1;
   DetailReason reason = DetailReason::first;
@@ -605,6 +609,7 @@ void Collector::note_window(std::int64_t step, std::int64_t t_ns) {
   if (step < first) return;  // a late row of a window already written (its rows are in, its row is not changed)
   Window& w = windows_.try_emplace(first, Window{first, last, step, kNoTime, 0, reason}).first->second;
   w.last_seen = std::max(w.last_seen, step);
+  if (stepped) w.first_stepped = std::min(w.first_stepped, step);
   if (t_ns >= 0) {
     w.t_min = std::min(w.t_min, t_ns);
     w.t_max = std::max(w.t_max, t_ns);
@@ -617,7 +622,9 @@ void Collector::emit_windows(std::int64_t before_step, bool all) {
     if (!all && w.last >= before_step) return;  // in order: a later window waits for this one
     windows_.erase(windows_.begin());
     DetailWindowRecord r;
-    r.first_step = std::max(w.first, windows_written_through_ + 1);
+    // set-up rows (outside any step) count as the window's first step; a run whose steps start at 1 has no step 0
+    r.first_step = std::max({w.first, windows_written_through_ + 1,
+                             w.first_stepped == std::numeric_limits<std::int64_t>::max() ? w.first : w.first_stepped});
     r.last_step = std::min(w.last, w.last_seen);
     r.start_ns = w.t_min == kNoTime ? w.t_max : w.t_min;
     r.end_ns = std::max(r.start_ns, w.t_max);
@@ -667,7 +674,7 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
       return;
     }
     write_row(row);
-    note_window(row.step, row_time(row));
+    note_window(row.step, row_time(row), row.stepped);
     written_through_ = std::max(written_through_, row.step);
   });
   recorder_.rows().evict_all(nullptr);
@@ -686,7 +693,7 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
     }
     live_at_recorder_.apply(row.memory);
     write_row(row);
-    note_window(row.step, row.memory.t_ns);
+    note_window(row.step, row.memory.t_ns, row.stepped);
   });
   recorder_.memory().evict_all(nullptr);
   recorder_.memory().forget_evictions();
@@ -771,6 +778,7 @@ std::size_t Collector::write_cold() {
             RecordedRow row;
             row.type = RecordedRow::Type::collective;
             row.step = step_of(item.step);
+            row.stepped = item.step >= 0;
             row.collective = r;
             route(row);
           } else if constexpr (std::is_same_v<R, SpanRecord> || std::is_same_v<R, KernelRecord> ||

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,7 +77,7 @@ class Collector {
   void release_memory(bool all);                         // pending memory events older than the last drain
   void on_memory(const RecordedRow& row);                // one memory event, in time order
   void open_memory(std::int64_t t_ns, const LiveMemory& live);
-  void note_window(std::int64_t step, std::int64_t t_ns);
+  void note_window(std::int64_t step, std::int64_t t_ns, bool stepped = true);
   void emit_windows(std::int64_t before_step, bool all);  // detail_windows rows of the windows that end before a step
   void complete_step(StepRecord& r, std::int64_t emit_ticks);
   void dump(std::int64_t step, DetailReason reason);     // the flight recorder into the trace
@@ -122,6 +123,7 @@ class Collector {
     std::int64_t first, last;  // last: the policy's (or the recorder's) last step
     std::int64_t last_seen = -1, t_min = 0, t_max = 0;
     DetailReason reason;
+    std::int64_t first_stepped = std::numeric_limits<std::int64_t>::max();  // the first step a row carried itself
   };
   std::map<std::int64_t, Window> windows_;  // by first step, not yet written to detail_windows
   std::int64_t windows_written_through_ = -1;

@@ -24,6 +24,7 @@ struct RecordedRow {
   enum class Type : std::uint8_t { span, instant, counter, op_details, collective, memory };
   std::int64_t step = 0;
   Type type = Type::span;
+  bool stepped = true;  // the event carried its step (false: outside any step, routed by the highest step seen)
   union {
     SpanRecord span;
     InstantRecord instant;
