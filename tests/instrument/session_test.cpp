@@ -257,7 +257,7 @@ TEST_CASE("SIGTERM stops a heavily traced run promptly: the training stops at on
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
   MESSAGE("the process ended " << seconds << " s after SIGTERM");
-  if (!gbtest::kThreadSanitizer) CHECK(seconds < 1.0);  // ThreadSanitizer slows every access 5-15x
+  if (!gbtest::kThreadSanitizer) CHECK(seconds < 2.0);  // 0.2-0.5 s measured; ThreadSanitizer slows every access 5-15x
   std::ifstream lines(out);
   long long step = 0, t = 0, before = -1, after = 0;
   while (lines >> step >> t) (t < sent_ns ? before : after) = step;

