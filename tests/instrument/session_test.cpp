@@ -66,6 +66,27 @@ Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const st
   return r;
 }
 
+// Starts trace_child with args in the background, its stdout into `out`, GLASSBOX_TRACE=trace and the NAME=value
+// pairs of env; the caller signals and waits for it.
+pid_t start_child(const std::string& out, const std::string& trace, const std::vector<std::string>& args,
+                  const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
+  std::fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    setenv("GLASSBOX_TRACE", trace.c_str(), 1);
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>(GLASSBOX_TRACE_CHILD)};
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(GLASSBOX_TRACE_CHILD, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 std::int64_t count_spans(const Reader& r, const std::string& name) {
   std::int64_t n = 0;
   for (const auto& s : r.all<SpanRecord>()) n += r.string(s.name_id) == name;
@@ -159,16 +180,7 @@ TEST_CASE("a second session's error escaping main ends the process and finishes 
 TEST_CASE("a process killed with SIGKILL leaves a readable trace holding every event older than 200 ms") {
   TempDir tmp;
   std::string path = tmp.file("run.db"), out = tmp.file("stream.out");
-  std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
-  std::fflush(stderr);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::freopen(out.c_str(), "w", stdout);
-    setenv("GLASSBOX_TRACE", path.c_str(), 1);
-    execl(GLASSBOX_TRACE_CHILD, GLASSBOX_TRACE_CHILD, "stream", nullptr);
-    _exit(127);
-  }
+  pid_t pid = start_child(out, path, {"stream"});
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   auto killed_at = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -236,17 +248,7 @@ TEST_CASE("SIGTERM stops a heavily traced run promptly: the training stops at on
   // largest (the issue's train_mlp, traced and sent SIGTERM, trained 1.9 s more, or to its end)
   TempDir tmp;
   std::string path = tmp.file("run.db"), out = tmp.file("steps.out");
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::freopen(out.c_str(), "w", stdout);
-    setenv("GLASSBOX_TRACE", path.c_str(), 1);
-    setenv("GLASSBOX_DETAIL", "full", 1);
-    execl(GLASSBOX_TRACE_CHILD, GLASSBOX_TRACE_CHILD, "steps", "100000000", "200", "50", nullptr);
-    _exit(127);
-  }
+  pid_t pid = start_child(out, path, {"steps", "100000000", "200", "50"}, {{"GLASSBOX_DETAIL", "full"}});
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   const auto sent = std::chrono::steady_clock::now();
   const long long sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();

@@ -363,15 +363,7 @@ TEST_CASE("an op's detail outside the windows: its span and its op_details row; 
 TEST_CASE("notes, not problems: a trace that stopped on a full disk, and detail the collector shed") {
   TempDir tmp;
   const std::string path = tmp.file("t.db");
-  {
-    long_run::Run r(path, {.steps = 42, .anomalies = {}});
-    for (std::int64_t s = 0; s < 42; ++s) r.step(s);
-    r.writer().set_meta("dropped_events", "15");
-    r.writer().set_meta("shed_events.span", "10");
-    r.writer().set_meta("shed_events.memory_event", "5");
-    r.writer().set_meta("disk_full", "step 41: No space left on device");
-    r.finish("disk full");
-  }
+  long_run::write_stopped_on_full_disk(path);
   const CheckResult c = check_trace(TraceDb(path));
   CHECK(c.ok());
   CHECK(text(c) ==

@@ -182,4 +182,15 @@ inline void write(const std::string& path, const Options& o = {}) {
   r.finish();
 }
 
+// 42 steps whose trace stopped on a full disk at step 41, with 15 detail events shed (10 spans, 5 memory events).
+inline void write_stopped_on_full_disk(const std::string& path) {
+  Run r(path, {.steps = 42, .anomalies = {}});
+  for (std::int64_t s = 0; s < 42; ++s) r.step(s);
+  r.writer().set_meta("dropped_events", "15");
+  r.writer().set_meta("shed_events.span", "10");
+  r.writer().set_meta("shed_events.memory_event", "5");
+  r.writer().set_meta("disk_full", "step 41: No space left on device");
+  r.finish("disk full");
+}
+
 }  // namespace long_run

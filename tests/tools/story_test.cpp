@@ -263,15 +263,7 @@ TEST_CASE("a version 1 trace (anomaly kinds 0..6) tells its story like a version
 TEST_CASE("a long run whose trace stopped on a full disk, with detail shed: the story says both, by kind") {
   TempDir tmp;
   const std::string path = tmp.file("full.db");
-  {
-    long_run::Run r(path, {.steps = 42, .anomalies = {}});
-    for (std::int64_t s = 0; s < 42; ++s) r.step(s);
-    r.writer().set_meta("dropped_events", "15");
-    r.writer().set_meta("shed_events.span", "10");
-    r.writer().set_meta("shed_events.memory_event", "5");
-    r.writer().set_meta("disk_full", "step 41: No space left on device");
-    r.finish("disk full");
-  }
+  long_run::write_stopped_on_full_disk(path);
   CHECK(story(path) ==
         "story: the trace stopped at step 41: the disk was full (No space left on device); 15 detail events shed\n"
         "  ended: the trace stopped at step 41: the disk was full (No space left on device); the run went on "
