@@ -295,6 +295,19 @@ TEST_CASE("an anomaly writes the recorder's last steps, then the steps after it 
   CHECK(Reader(path).meta("recorder_dumps") == "2");
 }
 
+TEST_CASE("an anomaly inside a periodic window: the recorder writes the steps before the window") {
+  TempDir tmp;
+  std::string path = tmp.file("inside.db");
+  {
+    Session s(path, SessionOptions{.detail = DetailPolicy::parse("first=3,every=10,window=2,recorder=4,after=1")});
+    train(40, 20);  // step 20 opens a periodic window
+  }
+  CHECK(windows_text(path) ==
+        "0-2 first; 10-11 periodic; 17-19 anomaly; 20-21 periodic; 30-31 periodic; 36-39 end; ");
+  CHECK(steps_with(path, "forward") == range({{0, 2}, {10, 11}, {17, 21}, {30, 31}, {36, 39}}));
+  CHECK(unmatched_frees(path) == 0);
+}
+
 TEST_CASE("full detail: every step, one window") {
   TempDir tmp;
   std::string path = tmp.file("full.db");
