@@ -81,6 +81,22 @@ double frame(gb::viewer::App& app) {
   return ms_since(t0);
 }
 
+// Opens `path` in app (from t_open, taken here) and builds one frame: the open's and the first frame's milliseconds;
+// false (said on stderr) when the trace cannot be opened.
+bool open_and_draw(gb::viewer::App& app, const std::string& path, std::chrono::steady_clock::time_point& t_open,
+                   double& opened_ms, double& first_frame_ms) {
+  t_open = std::chrono::steady_clock::now();
+  app.open(path);
+  if (!app.error().empty()) {
+    std::fprintf(stderr, "bench_viewer: %s\n", app.error().c_str());
+    return false;
+  }
+  opened_ms = ms_since(t_open);
+  frame(app);
+  first_frame_ms = ms_since(t_open);
+  return true;
+}
+
 struct Stats {
   double median = 0, max = 0;
 };
@@ -118,15 +134,9 @@ int run_long(std::string path, int frames) {
   }
   imgui_context();
   gb::viewer::App app(/*remember_recent=*/false);
-  const auto t_open = std::chrono::steady_clock::now();
-  app.open(path);
-  if (!app.error().empty()) {
-    std::fprintf(stderr, "bench_viewer: %s\n", app.error().c_str());
-    return 1;
-  }
-  const double opened = ms_since(t_open);
-  frame(app);  // the Run panel is the first tab
-  const double first = ms_since(t_open);
+  std::chrono::steady_clock::time_point t_open;
+  double opened = 0, first = 0;  // the Run panel is the first tab
+  if (!open_and_draw(app, path, t_open, opened, first)) return 1;
   gb::viewer::TraceModel& m = *app.model();
   const bool loaded_at_first = !m.run().loading();
   line("long_open_ms", opened, "ms", 0, ", \"detail_steps\": " + std::to_string(m.steps().size()));
@@ -456,15 +466,9 @@ int main(int argc, char** argv) {
   imgui_context();
 
   gb::viewer::App app(/*remember_recent=*/false);
-  const auto t_open = std::chrono::steady_clock::now();
-  app.open(path);
-  if (!app.error().empty()) {
-    std::fprintf(stderr, "bench_viewer: %s\n", app.error().c_str());
-    return 1;
-  }
-  const double opened = ms_since(t_open);
-  frame(app);
-  const double first = ms_since(t_open);
+  std::chrono::steady_clock::time_point t_open;
+  double opened = 0, first = 0;
+  if (!open_and_draw(app, path, t_open, opened, first)) return 1;
   gb::viewer::TraceModel& m = *app.model();
   const std::string size = ", \"spans\": " + std::to_string(m.span_count()) +
                            ", \"steps\": " + std::to_string(m.steps().size());

@@ -666,6 +666,9 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
   } else {
     made.push_back(Forced{before ? lo : after_first, std::max(hi, after_last), reason});
   }
+  // Every row asks detail() of its step, which scans these: the ranges all behind the windows written so far can no
+  // longer take a row (a late row of those steps is outside any window now) and go.
+  std::erase_if(forced_, [this](const Forced& f) { return f.last <= windows_written_through_; });
   forced_.insert(forced_.end(), made.begin(), made.end());
   // rows of the steps the window holds; a partial older step's rows, and rows of steps already written, are left
   recorder_.rows().for_each([&](const RecordedRow& row) {
@@ -677,7 +680,7 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
     note_window(row.step, row_time(row), row.stepped);
     written_through_ = std::max(written_through_, row.step);
   });
-  recorder_.rows().evict_all(nullptr);
+  recorder_.rows().clear();
   recorder_.rows().forget_evictions();
   // memory: what was live at the first kept event, then the events
   bool opened = false;
@@ -695,7 +698,7 @@ void Collector::dump(std::int64_t step, DetailReason reason) {
     write_row(row);
     note_window(row.step, row.memory.t_ns, row.stepped);
   });
-  recorder_.memory().evict_all(nullptr);
+  recorder_.memory().clear();
   recorder_.memory().forget_evictions();
   if (opened && !memory_open_) {
     memory_open_ = true;  // the dumped stretch goes on into the steps after it

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
-#include <functional>
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -44,9 +44,23 @@ class SlotRing {
   void allocate(std::size_t slots);
   std::size_t size() const { return count_; }
   std::size_t capacity() const { return capacity_; }
-  // Keeps only rows of steps >= min_step, then appends (evicting the oldest when full). Evicted rows go to evicted.
-  void push(const RecordedRow& row, std::int64_t min_step, const std::function<void(const RecordedRow&)>& evicted);
-  void evict_all(const std::function<void(const RecordedRow&)>& evicted);
+  // Keeps only rows of steps >= min_step, then appends (evicting the oldest when full). Each evicted row goes to
+  // evicted(row) (a template, not std::function: this runs for every row between windows).
+  template <class Evicted>
+  void push(const RecordedRow& row, std::int64_t min_step, Evicted&& evicted) {
+    if (!capacity_) return;
+    while (count_ > 0 && at(tail_).step < min_step) evict_one(evicted);
+    if (count_ == capacity_) evict_one(evicted);
+    std::memcpy(static_cast<void*>(&at((tail_ + count_) % capacity_)), &row, sizeof(RecordedRow));
+    ++count_;
+  }
+  template <class Evicted>
+  void evict_all(Evicted&& evicted) {
+    while (count_ > 0) evict_one(evicted);
+  }
+  void clear() {  // the rows were written: gone without counting
+    evict_all([](const RecordedRow&) {});
+  }
   template <class F>
   void for_each(F&& f) const {
     for (std::size_t i = 0; i < count_; ++i) f(at((tail_ + i) % capacity_));
@@ -56,7 +70,14 @@ class SlotRing {
 
  private:
   RecordedRow& at(std::size_t i) const { return slots_.get()[i]; }
-  void evict_one(const std::function<void(const RecordedRow&)>& evicted);
+  template <class Evicted>
+  void evict_one(Evicted& evicted) {
+    const RecordedRow& r = at(tail_);
+    evicted_through_ = std::max(evicted_through_, r.step);
+    evicted(r);
+    tail_ = (tail_ + 1) % capacity_;
+    --count_;
+  }
 
   struct RawDelete {
     void operator()(RecordedRow* p) const { ::operator delete[](p); }
@@ -72,8 +93,14 @@ class FlightRecorder {
   void configure(std::int64_t steps, std::int64_t bytes);
   bool on() const { return steps_ > 0; }
   std::int64_t steps() const { return steps_; }
-  void push_row(const RecordedRow& row, const std::function<void(const RecordedRow&)>& evicted);
-  void push_memory(const RecordedRow& row, const std::function<void(const RecordedRow&)>& evicted);
+  template <class Evicted>
+  void push_row(const RecordedRow& row, Evicted&& evicted) {
+    push_to(rows_, row, evicted);
+  }
+  template <class Evicted>
+  void push_memory(const RecordedRow& row, Evicted&& evicted) {
+    push_to(memory_, row, evicted);
+  }
   SlotRing& rows() { return rows_; }
   SlotRing& memory() { return memory_; }
   // The first step whose rows the recorder holds whole (none evicted), given the newest step.
@@ -81,6 +108,15 @@ class FlightRecorder {
   std::int64_t newest_step() const { return newest_; }
 
  private:
+  template <class Evicted>
+  void push_to(SlotRing& ring, const RecordedRow& row, Evicted& evicted) {
+    if (!steps_) {  // off: nothing is kept
+      evicted(row);
+      return;
+    }
+    newest_ = std::max(newest_, row.step);
+    ring.push(row, newest_ - steps_ + 1, evicted);
+  }
   std::int64_t steps_ = 0, newest_ = -1;
   SlotRing rows_, memory_;
 };

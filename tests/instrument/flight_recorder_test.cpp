@@ -19,6 +19,8 @@ RecordedRow span_row(std::int64_t step, Id id) {
   r.span.step = step;
   return r;
 }
+const auto none = [](const RecordedRow&) {};  // evicted rows, when a case does not look at them
+
 std::vector<Id> ids(FlightRecorder& f) {
   std::vector<Id> out;
   f.rows().for_each([&](const RecordedRow& r) { out.push_back(r.span.id); });
@@ -37,7 +39,7 @@ TEST_CASE("the last N steps are kept, in order; older steps are evicted as newer
   CHECK(evicted == std::vector<Id>{0, 1, 10, 11, 20, 21});
   CHECK(f.first_complete_step() == 3);
   CHECK(f.newest_step() == 5);
-  f.rows().evict_all(nullptr);
+  f.rows().clear();
   CHECK(f.rows().size() == 0);
 }
 
@@ -46,7 +48,7 @@ TEST_CASE("a ring full before its steps are: the oldest rows go, and their step 
   f.configure(100, 2 * 64 * sizeof(RecordedRow));  // 64 rows per ring
   REQUIRE(f.rows().capacity() == 64);
   for (std::int64_t step = 0; step < 10; ++step)
-    for (Id k = 0; k < 10; ++k) f.push_row(span_row(step, step * 100 + k), nullptr);
+    for (Id k = 0; k < 10; ++k) f.push_row(span_row(step, step * 100 + k), none);
   CHECK(f.rows().size() == 64);
   CHECK(ids(f).front() == 306);  // 100 rows pushed, 36 evicted: step 3 is partial
   CHECK(f.first_complete_step() == 4);
@@ -55,11 +57,11 @@ TEST_CASE("a ring full before its steps are: the oldest rows go, and their step 
 TEST_CASE("rows outside any step (a late row of an older step) are kept until their step is evicted; off keeps nothing") {
   FlightRecorder f;
   f.configure(2, 1 << 20);
-  f.push_row(span_row(5, 1), nullptr);
-  f.push_row(span_row(4, 2), nullptr);  // late: another thread's row of step 4
-  f.push_row(span_row(6, 3), nullptr);  // steps 5..6 kept: the step-4 row is behind the step-5 row, kept for now
+  f.push_row(span_row(5, 1), none);
+  f.push_row(span_row(4, 2), none);  // late: another thread's row of step 4
+  f.push_row(span_row(6, 3), none);  // steps 5..6 kept: the step-4 row is behind the step-5 row, kept for now
   CHECK(ids(f) == std::vector<Id>{1, 2, 3});
-  f.push_row(span_row(7, 4), nullptr);  // steps 6..7: 5 and 4 go
+  f.push_row(span_row(7, 4), none);  // steps 6..7: 5 and 4 go
   CHECK(ids(f) == std::vector<Id>{3, 4});
 
   FlightRecorder off;

@@ -39,18 +39,17 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-// Runs trace_child with args, GLASSBOX_TRACE=trace when trace is not empty, and the NAME=value pairs of env;
-// captures stdout and stderr.
-Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const std::string& trace,
-              const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  std::string out = tmp.file("child.out"), err = tmp.file("child.err");
+// Starts trace_child with args in the background: its stdout into `out` (and stderr into `err` when given),
+// GLASSBOX_TRACE=trace when trace is not empty, and the NAME=value pairs of env.
+pid_t start_child(const std::string& out, const std::string& trace, const std::vector<std::string>& args,
+                  const std::vector<std::pair<std::string, std::string>>& env = {}, const std::string& err = "") {
   std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
   std::fflush(stderr);
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     std::freopen(out.c_str(), "w", stdout);
-    std::freopen(err.c_str(), "w", stderr);
+    if (!err.empty()) std::freopen(err.c_str(), "w", stderr);
     if (trace.empty()) unsetenv("GLASSBOX_TRACE"); else setenv("GLASSBOX_TRACE", trace.c_str(), 1);
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv{const_cast<char*>(GLASSBOX_TRACE_CHILD)};
@@ -59,32 +58,19 @@ Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const st
     execv(GLASSBOX_TRACE_CHILD, argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+// Runs trace_child to its end (start_child's arguments); captures stdout and stderr.
+Run run_child(const TempDir& tmp, const std::vector<std::string>& args, const std::string& trace,
+              const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  std::string out = tmp.file("child.out"), err = tmp.file("child.err");
+  pid_t pid = start_child(out, trace, args, env, err);
   Run r;
   waitpid(pid, &r.status, 0);
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
-}
-
-// Starts trace_child with args in the background, its stdout into `out`, GLASSBOX_TRACE=trace and the NAME=value
-// pairs of env; the caller signals and waits for it.
-pid_t start_child(const std::string& out, const std::string& trace, const std::vector<std::string>& args,
-                  const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  std::fflush(stdout);  // or the child flushes the parent's buffered output a second time
-  std::fflush(stderr);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::freopen(out.c_str(), "w", stdout);
-    setenv("GLASSBOX_TRACE", trace.c_str(), 1);
-    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> argv{const_cast<char*>(GLASSBOX_TRACE_CHILD)};
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(GLASSBOX_TRACE_CHILD, argv.data());
-    _exit(127);
-  }
-  return pid;
 }
 
 std::int64_t count_spans(const Reader& r, const std::string& name) {
