@@ -189,6 +189,10 @@ CheckResult check_trace(const TraceDb& db) {
            .c_str());
   rule(db, p, "anomalies of an unknown severity (0 info, 1 warning, 2 error)",
        "SELECT id FROM anomalies WHERE severity NOT IN (0, 1, 2) ORDER BY id");
+  // Schema version 6: a cause is an anomaly found before this one (a chain has no cycle: ids grow along it).
+  rule(db, p, "anomalies whose cause_id names no earlier anomaly",
+       "SELECT a.id FROM anomalies a WHERE a.cause_id IS NOT NULL AND (a.cause_id >= a.id OR a.cause_id NOT IN "
+       "(SELECT id FROM anomalies)) ORDER BY a.id");
   rule(db, p, "step_memory rows of a step that has no steps row (rowids)",
        "SELECT rowid FROM step_memory WHERE step NOT IN (SELECT step FROM steps) ORDER BY rowid");
   check_detail(db, p);

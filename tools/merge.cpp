@@ -280,14 +280,21 @@ void copy_rank(Out& o, const Input& in, bool reference, MergeResult& result) {
          ", s.bucket, s.peers, " + T("s.queued_ns") + " FROM src.collectives s");
   o.exec("INSERT INTO rank_steps SELECT " + R + ", s.step, " + T("s.start_ns") + ", " + T("s.end_ns") +
          ", s.loss, s.skipped FROM src.steps s");
+  // New ids in (t_ns, id) order after the ranks merged before; cause_id (schema version 6) follows its anomaly.
+  const bool causes = in.version >= 6;
+  o.exec("DROP TABLE IF EXISTS temp.amap; CREATE TEMP TABLE amap (old INTEGER PRIMARY KEY, new INTEGER)");
   o.exec(
-      "INSERT INTO anomalies (t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message, "
-      "rank) SELECT " +
+      "INSERT INTO amap SELECT s.id, (SELECT coalesce(max(id), 0) FROM anomalies) + ROW_NUMBER() OVER (ORDER BY "
+      "s.t_ns, s.id) FROM src.anomalies s");
+  o.exec(
+      "INSERT INTO anomalies (id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, "
+      "message, rank, cause_id, cause) SELECT (SELECT new FROM amap WHERE old = s.id), " +
       T("s.t_ns") + ", s.step, s.kind, s.severity, " + span("s.span_id") + ", " + (reference ? "s.node_id" : "NULL") +
       ", " + M +
       ", (SELECT new FROM pmap WHERE old = s.param_id), s.value, "
       "s.message, " +
-      R + " FROM src.anomalies s ORDER BY s.t_ns, s.id");
+      R + ", " + (causes ? "(SELECT new FROM amap WHERE old = s.cause_id), s.cause" : "NULL, NULL") +
+      " FROM src.anomalies s ORDER BY s.t_ns, s.id");
   if (reference) {
     const bool summary = in.version >= 5;  // the run summary's columns and tables (schema version 5)
     o.exec("INSERT INTO steps SELECT s.step, " + T("s.start_ns") + ", " + T("s.end_ns") +
@@ -310,7 +317,8 @@ void copy_rank(Out& o, const Input& in, bool reference, MergeResult& result) {
            "FROM src.memory_events s");
     o.exec("INSERT INTO oom_reports SELECT s.id, " + T("s.t_ns") +
            ", s.requested, s.capacity, s.free, s.allocated, "
-           "s.reserved, s.largest_free_block, s.report FROM src.oom_reports s");
+           "s.reserved, s.largest_free_block, s.report, " +
+           (causes ? "s.step, s.kept_bytes" : "NULL, NULL") + " FROM src.oom_reports s");
     o.exec("INSERT INTO grad_stats SELECT * FROM src.grad_stats");
     o.exec("INSERT INTO counters SELECT " + T("s.t_ns") + ", s.name_id, s.value FROM src.counters s");
     o.exec("INSERT INTO meta SELECT key, value FROM src.meta WHERE key NOT IN ('rank', 'local_rank')");

@@ -71,14 +71,15 @@ GB_CODEC(MemoryEventRecord, "memory_events", F("id", &R::id), F("t_ns", &R::t_ns
          F("reserved", &R::reserved));
 GB_CODEC(OomReportRecord, "oom_reports", F("id", &R::id), F("t_ns", &R::t_ns), F("requested", &R::requested),
          F("capacity", &R::capacity), F("free", &R::free), F("allocated", &R::allocated),
-         F("reserved", &R::reserved), F("largest_free_block", &R::largest_free_block), F("report", &R::report));
+         F("reserved", &R::reserved), F("largest_free_block", &R::largest_free_block), F("report", &R::report),
+         F("step", &R::step), F("kept_bytes", &R::kept_bytes));
 GB_CODEC(GradStatRecord, "grad_stats", F("step", &R::step), F("param_id", &R::param_id), F("norm", &R::norm),
          F("max_abs", &R::max_abs), F("nan_count", &R::nan_count), F("inf_count", &R::inf_count),
          F("zero_frac", &R::zero_frac), F("param_norm", &R::param_norm), F("update_norm", &R::update_norm));
 GB_CODEC(AnomalyRecord, "anomalies", F("id", &R::id), F("t_ns", &R::t_ns), F("step", &R::step), F("kind", &R::kind),
          F("severity", &R::severity), F("span_id", &R::span_id), F("node_id", &R::node_id),
          F("module_id", &R::module_id), F("param_id", &R::param_id), F("value", &R::value),
-         F("message", &R::message), F("rank", &R::rank));
+         F("message", &R::message), F("rank", &R::rank), F("cause_id", &R::cause_id), F("cause", &R::cause));
 GB_CODEC(CounterRecord, "counters", F("t_ns", &R::t_ns), F("name_id", &R::name_id), F("value", &R::value));
 GB_CODEC(KernelRecord, "kernels", F("span_id", &R::span_id), F("device", &R::device), F("stream", &R::stream),
          F("correlation_id", &R::correlation_id), F("launch_span_id", &R::launch_span_id), F("grid", &R::grid), F("block", &R::block),

@@ -62,12 +62,12 @@ inline constexpr std::array<std::string_view, 10> kDTypeNames = {"bool",    "int
 enum class AnomalyKind : int {
   nonfinite_forward = 0, nonfinite_backward = 1, exploding_norm = 2, vanishing_norm = 3, loss_spike = 4,
   amp_skipped_step = 5, memory_growth = 6, nonfinite_loss = 7, update_ratio = 8, dead_relu = 9,
-  amp_scale_collapse = 10, missing_zero_grad = 11,
+  amp_scale_collapse = 10, missing_zero_grad = 11, depth_gradient = 12, no_gradient = 13,
 };
-inline constexpr std::array<std::string_view, 12> kAnomalyKindNames = {
-    "nonfinite_forward", "nonfinite_backward", "exploding_norm", "vanishing_norm",     "loss_spike",
-    "amp_skipped_step",  "memory_growth",      "nonfinite_loss", "update_ratio",       "dead_relu",
-    "amp_scale_collapse", "missing_zero_grad"};
+inline constexpr std::array<std::string_view, 14> kAnomalyKindNames = {
+    "nonfinite_forward",  "nonfinite_backward", "exploding_norm", "vanishing_norm", "loss_spike",
+    "amp_skipped_step",   "memory_growth",      "nonfinite_loss", "update_ratio",   "dead_relu",
+    "amp_scale_collapse", "missing_zero_grad",  "depth_gradient", "no_gradient"};
 constexpr int kAnomalyKinds = static_cast<int>(kAnomalyKindNames.size());
 // anomalies.severity
 enum class Severity : int { info = 0, warning = 1, error = 2 };
@@ -86,7 +86,7 @@ static_assert(kThreadRoleNames.size() == static_cast<std::size_t>(ThreadRole::co
 static_assert(kMemActionNames.size() == static_cast<std::size_t>(MemAction::live_segment) + 1);
 static_assert(kMemCategoryNames.size() == static_cast<std::size_t>(MemCategory::autograd_detail) + 1);
 static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::int16) + 1);
-static_assert(kAnomalyKindNames.size() == static_cast<std::size_t>(AnomalyKind::missing_zero_grad) + 1);
+static_assert(kAnomalyKindNames.size() == static_cast<std::size_t>(AnomalyKind::no_gradient) + 1);
 static_assert(kSeverityNames.size() == static_cast<std::size_t>(Severity::error) + 1);
 static_assert(kDetailReasonNames.size() == static_cast<std::size_t>(DetailReason::end) + 1);
 
@@ -246,6 +246,9 @@ struct OomReportRecord {
   std::int64_t t_ns = 0;
   std::int64_t requested = 0, capacity = 0, free = 0, allocated = 0, reserved = 0, largest_free_block = 0;  // bytes
   std::string report;
+  OptId step{};         // the step that ran out (schema version 6); NULL outside a step
+  OptId kept_bytes{};   // live bytes that earlier steps allocated in the categories a step frees (activation,
+                        // temporary, autograd_detail, input, unknown): memory kept across steps, a leak's (version 6)
   bool operator==(const OomReportRecord&) const = default;
 };
 
@@ -270,6 +273,8 @@ struct AnomalyRecord {
   std::optional<double> value;
   std::string message;
   OptId rank;  // the rank that raised it, in a trace `glassbox merge` wrote; NULL in one process's trace
+  OptId cause_id{};    // the earlier anomaly that explains this one (schema version 6); NULL: none known
+  std::string cause{};  // the evidence linking them, one line ("" without cause_id)
   bool operator==(const AnomalyRecord&) const = default;
 };
 

@@ -39,12 +39,12 @@ CREATE TABLE memory_events (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, actio
   allocated INTEGER NOT NULL, reserved INTEGER NOT NULL);
 CREATE TABLE oom_reports (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, requested INTEGER NOT NULL,
   capacity INTEGER NOT NULL, free INTEGER NOT NULL, allocated INTEGER NOT NULL, reserved INTEGER NOT NULL,
-  largest_free_block INTEGER NOT NULL, report TEXT NOT NULL);
+  largest_free_block INTEGER NOT NULL, report TEXT NOT NULL, step INTEGER, kept_bytes INTEGER);
 CREATE TABLE grad_stats (step INTEGER NOT NULL, param_id INTEGER NOT NULL, norm REAL, max_abs REAL,
   nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL, zero_frac REAL, param_norm REAL, update_norm REAL);
 CREATE TABLE anomalies (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, step INTEGER, kind INTEGER NOT NULL,
   severity INTEGER NOT NULL, span_id INTEGER, node_id INTEGER, module_id INTEGER, param_id INTEGER, value REAL,
-  message TEXT NOT NULL, rank INTEGER);
+  message TEXT NOT NULL, rank INTEGER, cause_id INTEGER, cause TEXT);
 CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL);
 CREATE TABLE kernels (span_id INTEGER PRIMARY KEY, device INTEGER NOT NULL, stream INTEGER NOT NULL,
   correlation_id INTEGER NOT NULL, launch_span_id INTEGER, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
@@ -67,9 +67,19 @@ CREATE TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL
 
 const char* compat_sql(int version) {
   if (version >= kSchemaVersion) return "";
-  // Views keep the table's rowid under that name (the Reader orders rows by it). Before version 5: steps without
-  // the summary columns, no step_memory, no detail_windows (every step of such a file has its detail).
-  static const char* const v5 = R"sql(
+  // Views keep the table's rowid under that name (the Reader orders rows by it). Before version 6: anomalies
+  // without cause_id and cause, oom_reports without step and kept_bytes.
+  static const char* const oom_v6 = R"sql(
+CREATE TEMP VIEW oom_reports AS SELECT rowid AS rowid, id, t_ns, requested, capacity, free, allocated, reserved,
+  largest_free_block, report, NULL AS step, NULL AS kept_bytes FROM main.oom_reports;
+)sql";
+  static const std::string v6 = std::string(R"sql(
+CREATE TEMP VIEW anomalies AS SELECT rowid AS rowid, id, t_ns, step, kind, severity, span_id, node_id, module_id,
+  param_id, value, message, rank, NULL AS cause_id, NULL AS cause FROM main.anomalies;
+)sql") + oom_v6;
+  // Before version 5: steps without the summary columns, no step_memory, no detail_windows (every step of such a
+  // file has its detail).
+  static const std::string v5 = std::string(R"sql(
 CREATE TEMP VIEW steps AS SELECT rowid AS rowid, step, start_ns, end_ns, loss, lr, grad_scale, skipped,
   NULL AS data_ns, NULL AS forward_ns, NULL AS backward_ns, NULL AS optimizer_ns, NULL AS samples, NULL AS tokens,
   NULL AS grad_norm FROM main.steps;
@@ -80,20 +90,30 @@ CREATE TEMP TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, a
   input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
 CREATE TEMP TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
   start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
-)sql";
+)sql") + v6;
   // Before version 4: threads and anomalies without rank, no collectives, ranks or rank_steps.
   static const std::string before_v4 = std::string(R"sql(
 CREATE TEMP VIEW threads AS SELECT rowid AS rowid, id, os_tid, name, role, NULL AS rank FROM main.threads;
 CREATE TEMP VIEW anomalies AS SELECT rowid AS rowid, id, t_ns, step, kind, severity, span_id, node_id, module_id,
-  param_id, value, message, NULL AS rank FROM main.anomalies;
+  param_id, value, message, NULL AS rank, NULL AS cause_id, NULL AS cause FROM main.anomalies;
 CREATE TEMP TABLE collectives (span_id INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, dtype INTEGER NOT NULL,
   reduce_op INTEGER, bucket INTEGER, peers INTEGER NOT NULL, queued_ns INTEGER NOT NULL);
 CREATE TEMP TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TEXT NOT NULL,
   offset_ns INTEGER NOT NULL, scale REAL NOT NULL, aligned_by TEXT NOT NULL);
 CREATE TEMP TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
   end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
-)sql") + v5;
-  return version < 4 ? before_v4.c_str() : v5;
+CREATE TEMP VIEW steps AS SELECT rowid AS rowid, step, start_ns, end_ns, loss, lr, grad_scale, skipped,
+  NULL AS data_ns, NULL AS forward_ns, NULL AS backward_ns, NULL AS optimizer_ns, NULL AS samples, NULL AS tokens,
+  NULL AS grad_norm FROM main.steps;
+CREATE TEMP TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, allocated_peak INTEGER NOT NULL,
+  reserved_peak INTEGER NOT NULL, allocated_end INTEGER NOT NULL, reserved_end INTEGER NOT NULL,
+  unknown_peak INTEGER NOT NULL, parameter_peak INTEGER NOT NULL, gradient_peak INTEGER NOT NULL,
+  activation_peak INTEGER NOT NULL, optimizer_state_peak INTEGER NOT NULL, temporary_peak INTEGER NOT NULL,
+  input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
+CREATE TEMP TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
+)sql") + oom_v6;
+  return version < 4 ? before_v4.c_str() : version < 5 ? v5.c_str() : v6.c_str();
 }
 
 const char* create_indexes_sql() {

@@ -19,7 +19,7 @@ namespace gb::trace {
 // tables collectives, ranks and rank_steps (data-parallel jobs and `glassbox merge`). 5: long runs — the steps
 // table's summary columns (time split, batch, gradient norm), the tables step_memory and detail_windows, and the
 // memory_events actions resume, live and live_segment (detail that resumes after a gap).
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 const char* create_tables_sql();   // CREATE TABLE ... for every table, one statement per table
 const char* create_indexes_sql();  // CREATE INDEX IF NOT EXISTS ... the Reader's queries use

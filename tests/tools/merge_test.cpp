@@ -67,7 +67,7 @@ TEST_CASE("merge puts both ranks on the true clock: drift undone, the program's 
   CHECK(r.collectives == 2 * rank_traces::kCollectivesPerRank);
 
   TraceDb db(j.out);
-  CHECK(db.reader().schema_version() == 5);
+  CHECK(db.reader().schema_version() == 6);
   // rank 1 started first (tau 0): every time moved so that none is negative, and the merged clock is tau
   CHECK(r.ranks[0].offset_ns == ms(2));
   for (int rank : {0, 1}) {
@@ -128,6 +128,22 @@ TEST_CASE("merge keeps every rank's rows with their ids moved, each string once,
   });
   CHECK(ranks == std::vector<std::int64_t>{1, 0});
   CHECK(db.scalar("SELECT param_id FROM anomalies WHERE rank = 0") == 1);
+}
+
+TEST_CASE("merge moves an anomaly's cause_id with its ids: each rank's chain stays within the rank") {
+  Job j;
+  for (const std::string& path : {j.r0, j.r1})  // each rank: anomaly 2 explained by its anomaly 1 (schema version 6)
+    sql_int(path,
+            "INSERT INTO anomalies (id, t_ns, step, kind, severity, message, cause_id, cause) VALUES (2, 50000000, 2, "
+            "2, 1, 'gradients explode', 1, 'after the NaN')");
+  merge_traces({j.r0, j.r1}, j.out);
+  TraceDb db(j.out);
+  CHECK(db.scalar("SELECT count(*) FROM anomalies") == 4);
+  CHECK(db.scalar("SELECT count(*) FROM anomalies WHERE cause_id IS NOT NULL") == 2);
+  // every cause is the same rank's nonfinite_backward, found before it
+  CHECK(db.scalar("SELECT count(*) FROM anomalies a JOIN anomalies c ON c.id = a.cause_id WHERE c.rank = a.rank AND "
+                  "c.kind = 1 AND c.id < a.id AND a.cause = 'after the NaN'") == 2);
+  CHECK(gb::tools::check_trace(db).ok());
 }
 
 TEST_CASE("merge falls back to the start handshake, then to the wall clock, and says so") {

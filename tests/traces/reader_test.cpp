@@ -317,7 +317,7 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   run_sql(future, "PRAGMA user_version = 7");
   CHECK_THROWS_WITH_AS(
       Reader{future},
-      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (5); upgrade glassbox")
+      ("glassbox: '" + future + "': trace schema version 7 is newer than this glassbox reads (6); upgrade glassbox")
           .c_str(),
       Error);
 
@@ -326,8 +326,8 @@ TEST_CASE("damaged and foreign files fail with one clear line") {
   CHECK_THROWS_WITH_AS(Reader{foreign}, doctest::Contains("not a glassbox trace (user_version 0)"), Error);
 }
 
-TEST_CASE("schema version 5 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..11 (version 2)") {
-  CHECK(kSchemaVersion == 5);
+TEST_CASE("schema version 6 reads version 1 files (anomaly kinds 0..6) as they are, and kinds 7..13 (version 2, 6)") {
+  CHECK(kSchemaVersion == 6);
   TempDir tmp;
   std::string v1 = small_trace(tmp, "v1.db");
   run_sql(v1,
@@ -348,14 +348,15 @@ TEST_CASE("schema version 5 reads version 1 files (anomaly kinds 0..6) as they a
       w.add(AnomalyRecord{.id = k + 1, .t_ns = k, .kind = static_cast<AnomalyKind>(k), .message = "k"});
   }
   Reader r2(v2);
-  CHECK(r2.schema_version() == 5);
-  REQUIRE(r2.anomalies().size() == 12);
-  CHECK(r2.anomalies().back().kind == AnomalyKind::missing_zero_grad);
+  CHECK(r2.schema_version() == 6);
+  REQUIRE(r2.anomalies().size() == 14);
+  CHECK(r2.anomalies().back().kind == AnomalyKind::no_gradient);
+  CHECK(r2.anomalies()[12].kind == AnomalyKind::depth_gradient);
   CHECK(r2.anomalies()[8].kind == AnomalyKind::update_ratio);
 
-  std::string v6 = small_trace(tmp, "v6.db");
-  run_sql(v6, "PRAGMA user_version = 6");
-  CHECK_THROWS_WITH_AS(Reader{v6}, doctest::Contains("trace schema version 6 is newer than this glassbox reads (5)"),
+  std::string v7 = small_trace(tmp, "v7.db");
+  run_sql(v7, "PRAGMA user_version = 7");
+  CHECK_THROWS_WITH_AS(Reader{v7}, doctest::Contains("trace schema version 7 is newer than this glassbox reads (6)"),
                        Error);
 }
 
@@ -383,6 +384,32 @@ TEST_CASE("a version 3 file (no ranks, no collectives) reads through views: NULL
   // the file itself is as it was: the views live on the reader's connection only
   CHECK(sql_int(v3, "SELECT count(*) FROM sqlite_master WHERE name = 'collectives'") == 0);
   CHECK(sql_int(v3, "PRAGMA user_version") == 3);
+}
+
+TEST_CASE("a version 5 file (no causes, no OOM ages) reads through views: NULL cause_id, cause, step, kept_bytes") {
+  TempDir tmp;
+  std::string v5 = tmp.file("v5.db");
+  {
+    Writer w(v5);
+    w.add(AnomalyRecord{.id = 1, .t_ns = 5, .step = 0, .kind = AnomalyKind::update_ratio, .message = "big update"});
+    w.add(OomReportRecord{.id = 1, .t_ns = 9, .requested = 1024, .report = "out of memory"});
+  }
+  run_sql(v5,
+          "ALTER TABLE anomalies DROP COLUMN cause_id; ALTER TABLE anomalies DROP COLUMN cause;"
+          "ALTER TABLE oom_reports DROP COLUMN step; ALTER TABLE oom_reports DROP COLUMN kept_bytes;"
+          "PRAGMA user_version = 5");
+  Reader r(v5);
+  CHECK(r.schema_version() == 5);
+  REQUIRE(r.anomalies().size() == 1);
+  CHECK(r.anomalies()[0].message == "big update");
+  CHECK_FALSE(r.anomalies()[0].cause_id);
+  CHECK(r.anomalies()[0].cause.empty());
+  const auto ooms = r.all<OomReportRecord>();
+  REQUIRE(ooms.size() == 1);
+  CHECK(ooms[0].requested == 1024);
+  CHECK_FALSE(ooms[0].step);
+  CHECK_FALSE(ooms[0].kept_bytes);
+  CHECK(sql_int(v5, "PRAGMA user_version") == 5);  // the file is as it was
 }
 
 TEST_CASE("a version 4 file (no run summary) reads through views: steps with NULL summary columns, no windows") {

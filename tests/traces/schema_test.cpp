@@ -8,12 +8,12 @@
 
 using namespace gb::trace;
 
-TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (5)") {
+TEST_CASE("a new trace holds every required table and user_version = kSchemaVersion (6)") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   Writer(path).close();
   CHECK(sql_int(path, "PRAGMA user_version") == kSchemaVersion);
-  CHECK(kSchemaVersion == 5);
+  CHECK(kSchemaVersion == 6);
   CHECK(required_tables().size() == 22);
   for (std::string_view t : required_tables())
     CHECK_MESSAGE(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='" +
@@ -42,6 +42,9 @@ TEST_CASE("enum names are the documented ones") {
   CHECK(name(AnomalyKind::dead_relu) == "dead_relu");
   CHECK(name(AnomalyKind::amp_scale_collapse) == "amp_scale_collapse");
   CHECK(name(AnomalyKind::missing_zero_grad) == "missing_zero_grad");
+  // schema version 6 appended 12 and 13
+  CHECK(name(AnomalyKind::depth_gradient) == "depth_gradient");
+  CHECK(name(AnomalyKind::no_gradient) == "no_gradient");
   CHECK(name(static_cast<AnomalyKind>(kAnomalyKinds)) == "unknown");
   CHECK(name(Severity::error) == "error");
 }
