@@ -16,10 +16,12 @@
 //       <the stored report, indented>             the first one in full
 //     first non-finite value: started in ...      with its op, shapes, dtypes, module, node, time and message; "its
 //                                                 root cause: ..." when a chain links it to an earlier alarm
-//     linked alarms (the root cause first, ...):  per chain (anomalies.cause_id, schema version 6; at most 5
-//       root cause: <kind> (<severity>) on <param>, step N: <message>     chains of 12 links told):
-//         -> <kind> (<severity>) in <module>, step N: <message>        each consequence under its cause,
-//            because: <the evidence of the link>                       2 more spaces per link deeper
+//     linked alarms (the root cause first, ...):  per chain (anomalies.cause_id, schema version 6), at most 5
+//       root cause: <kind> (<severity>) on <param>, step N: <message>
+//         -> <kind> (<severity>) in <module>, step N: <message>
+//            because: <the evidence of the link>
+//                                                 chains of 12 links: the root, then each consequence under its
+//                                                 cause, 2 more spaces in per link deeper, with its evidence
 //     alarms by kind / other alarms by kind: ...  one block per kind, of the anomalies in no chain
 // Every part ends with a blank line after the last.
 //
