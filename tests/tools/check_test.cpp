@@ -87,7 +87,9 @@ TEST_CASE("each kind of problem, injected with raw SQL, is reported with its cou
        "grad_stats naming a missing param", 1, 4},
       {"UPDATE params SET module_id = 77", "params naming a missing module", 1, 1},
       {"UPDATE counters SET name_id = 999", "counters whose name_id", 2, 1},
-      {"UPDATE anomalies SET kind = 12", "anomalies of an unknown kind (kinds are 0..11)", 1, 1},
+      {"UPDATE anomalies SET kind = 14", "anomalies of an unknown kind (kinds are 0..13)", 1, 1},
+      {"UPDATE anomalies SET cause_id = id", "anomalies whose cause_id names no earlier anomaly", 1, 1},
+      {"UPDATE anomalies SET cause_id = 99", "anomalies whose cause_id names no earlier anomaly", 1, 1},
       {"UPDATE anomalies SET severity = 3", "anomalies of an unknown severity", 1, 1},
   };
   for (const Injection& inj : cases) {
@@ -126,7 +128,7 @@ TEST_CASE("frees are checked in time order: rows a second thread's drain wrote l
   if (!c.ok()) MESSAGE(text(c));
 }
 
-TEST_CASE("anomaly kinds 0..11 check ok (schema version 2), and so does a version 1 file with kinds 0..6") {
+TEST_CASE("anomaly kinds 0..13 check ok (schema version 6), and so does a version 1 file with kinds 0..6") {
   TempDir tmp;
   std::string path = tmp.file("t.db");
   synthetic::write(path);
@@ -135,7 +137,10 @@ TEST_CASE("anomaly kinds 0..11 check ok (schema version 2), and so does a versio
                       ", 1, 'k')");
   CheckResult c = check_trace(TraceDb(path));
   CHECK(c.ok());
-  CHECK(gb::trace::kAnomalyKinds == 12);
+  CHECK(gb::trace::kAnomalyKinds == 14);
+  // a consequence naming an earlier row as its cause is fine
+  run_sql(path, "UPDATE anomalies SET cause_id = id - 1, cause = 'after it' WHERE id > (SELECT min(id) FROM anomalies)");
+  CHECK(check_trace(TraceDb(path)).ok());
 
   std::string v1 = tmp.file("v1.db");
   synthetic::write(v1);

@@ -12,10 +12,16 @@
 //     written in the detail policy's first steps and windows (instrument/detail.h), every `grad_stats_every`
 //     steps, and in a step where an anomaly fired;
 //   - anomalies: the first op that made a NaN/Inf from finite inputs (forward), the first backward node that made
-//     one from finite gradients (backward; info when a later node masked it), a non-finite loss, exploding and
-//     vanishing gradient norms against each parameter's own rolling baseline, an update far too large for its
-//     parameter, dead ReLUs, loss spikes, skipped AMP steps and a collapsing loss scale, memory growing step after
-//     step, and a backward that accumulates into a .grad an optimizer step already used (a missing zero_grad).
+//     one from finite gradients (backward; info when a later node masked it), a non-finite loss, exploding gradient
+//     norms (against each parameter's own rolling baseline and the largest it had) and vanishing ones (a layer's
+//     share of the whole gradient collapsing), an update far too large for its parameter (one that dwarfs the
+//     weight before it, at once; or a streak), gradient flow through depth (the last layers' gradient, relative to
+//     their weights, orders of magnitude from the first layers'), parameters an optimizer holds that never get a
+//     gradient (or an exactly zero one), dead ReLUs, loss spikes, skipped AMP steps and a collapsing loss scale,
+//     memory growing step after step, and a backward that accumulates into a .grad an optimizer step already used
+//     (a missing zero_grad). A row that an earlier one explains names it (anomalies.cause_id, with the evidence);
+//     the rules account for convergence and for noisy runs: a healthy run of tens of thousands of steps raises
+//     none.
 //
 // Settings: GLASSBOX_ANOMALY=off|record|raise (raise: gb::AnomalyError at the first non-finite value, with the
 // message the trace gets — for a debugger), GLASSBOX_ANOMALY_CONF="key=value,..." with the keys of Config
