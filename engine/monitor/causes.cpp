@@ -66,9 +66,8 @@ std::string update_text(const Alarm& u) {
 }  // namespace
 
 int64_t forward_position(const Run& r, int64_t module) {
-  for (size_t i = 0; i < r.forward.size(); ++i)
-    if (r.forward[i].module == module) return static_cast<int64_t>(i);
-  return -1;
+  const auto it = r.forward_first.find(module);
+  return it == r.forward_first.end() ? -1 : it->second;
 }
 
 int64_t relu_position(const Run& r, int64_t module, const char* op) {

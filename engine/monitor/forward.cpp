@@ -206,6 +206,8 @@ void take_forward_locked(Run& r) {
   if (t_forward.empty()) return;  // an optimizer step on a thread that ran no forward: keep the last one known
   r.forward.swap(t_forward);
   t_forward.clear();
+  r.forward_first.clear();
+  for (size_t i = 0; i < r.forward.size(); ++i) r.forward_first.emplace(r.forward[i].module, static_cast<int64_t>(i));
 }
 
 void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs, int n_inputs, const Tensor& out) {

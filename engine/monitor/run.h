@@ -235,6 +235,7 @@ struct RunState {
   int64_t anomaly_step = -1;         // the last step an anomaly row was written for
   // diagnosis: the layers' order, the alarms so far, the loss's highest median, the depth rule's streaks
   std::vector<ForwardOp> forward;  // the last step's forward (module and op at each change)
+  std::unordered_map<int64_t, int64_t> forward_first;  // module -> its first place in `forward`
   std::vector<Alarm> alarms;
   trace::Id next_anomaly_id = 1;
   double loss_peak = -std::numeric_limits<double>::infinity();  // highest median of log losses
