@@ -102,7 +102,7 @@ RunEnd run_end(const TraceDb& db) {
       o.device = ev->device;
       span = ev->span_id;
     }
-    o.leak = rep.kept_bytes && 2 * *rep.kept_bytes > rep.allocated;
+    o.leak = rep.kept_bytes && *rep.kept_bytes > rep.allocated / 2;  // 2 * kept > allocated, no overflow
     o.report = std::move(rep);
     place_in_steps(db, o, span);
     if (o.leak) foretold_by(db, o);

@@ -231,8 +231,7 @@ void CachingAllocator::Impl::free(Block* b) {
   b->allocated = false;
   b->requested = 0;
   b->category = Category::unknown;
-  b->op = b->module = 0;
-  b->step = -1;
+  b->op = b->module = 0;  // (b->step stays: read only while allocated, so free pays no store for it)
   b->oversize = false;
   // Used on other streams: reusable once the work queued there so far has run (PyTorch's insert_events).
   for (int64_t s : b->stream_uses)

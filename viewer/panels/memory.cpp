@@ -94,7 +94,7 @@ void oom_window(const MemoryModel& mem, ViewState& v) {
                 gb::query::format_bytes(o.allocated).c_str(), gb::query::format_bytes(o.reserved).c_str(),
                 gb::query::format_bytes(o.largest_free_block).c_str());
     ImGui::PushTextWrapPos(0);
-    if (o.kept_bytes && 2 * *o.kept_bytes > o.allocated) {  // the leak rule (traces/SCHEMA.md, oom_reports)
+    if (o.kept_bytes && *o.kept_bytes > o.allocated / 2) {  // the leak rule (traces/SCHEMA.md, oom_reports)
       const std::string step = o.step ? "step " + std::to_string(*o.step) + "'s" : std::string("this step's");
       ImGui::TextColored(ImVec4(1, 0.55f, 0.2f, 1),
                          "a leak across steps, not %s peak: %s of the %s live were allocated by earlier steps and "
