@@ -1,6 +1,7 @@
 // tools/story.cpp — how a run ended (meta, oom_reports, memory_events oom rows, steps) and the text of the story:
 // the ending, the out-of-memory failures (a leak across steps told as one, with the memory_growth alarm that
-// foretold it), the first non-finite value and the alarms by kind (traces/query/alarms.h).
+// foretold it), the first non-finite value, the chains of linked alarms and the other alarms by kind
+// (traces/query/alarms.h).
 #include "tools/story.h"
 
 #include <algorithm>
@@ -221,7 +222,25 @@ std::string op_line(const char* label, const SpanInfo& op) {
   return s + "\n";
 }
 
-void write_first_nonfinite(const FirstNonFinite& f, std::ostream& out) {
+// Where the link `l` was found, as a chain line says it: "on fc1.weight", "in act2", "at op relu".
+std::string place_text(const ChainLink& l) {
+  if (l.place.empty()) return "";
+  if (l.anomaly.param_id) return " on " + l.place;
+  if (l.anomaly.module_id) return " in " + l.place;
+  return " at " + l.place;
+}
+
+// "update_ratio (warning) on fc2.weight, step 0" (", rank R" in a merged trace).
+std::string link_text(const ChainLink& l) {
+  const gb::trace::AnomalyRecord& a = l.anomaly;
+  const int sev = std::clamp(static_cast<int>(a.severity), 0, 2);
+  return std::string(gb::trace::name(a.kind)) + " (" +
+         std::string(gb::trace::name(static_cast<Severity>(sev))) + ")" + place_text(l) +
+         (a.step ? ", step " + std::to_string(*a.step) : std::string()) +
+         (a.rank ? ", rank " + std::to_string(*a.rank) : std::string());
+}
+
+void write_first_nonfinite(const FirstNonFinite& f, const std::vector<AlarmChain>& chains, std::ostream& out) {
   const gb::trace::AnomalyRecord& a = f.anomaly;
   // A merged trace says which rank's run went non-finite first (the others' follow through the all-reduce).
   const std::string step = (f.step ? ", step " + std::to_string(*f.step) : std::string()) +
@@ -247,8 +266,42 @@ void write_first_nonfinite(const FirstNonFinite& f, std::ostream& out) {
   if (a.kind == AnomalyKind::nonfinite_backward && a.severity == Severity::info)
     out << " (a later node masked it: the gradients that reached the parameters stayed finite)";
   out << ": " << first_line(a.message) << "\n";
+  for (const AlarmChain& c : chains)  // a consequence of an earlier alarm: its root cause, told below
+    for (const ChainLink& l : c.links)
+      if (l.depth > 0 && l.anomaly.id == a.id)
+        out << "    its root cause: " << link_text(c.links.front()) << " (linked alarms below)\n";
   if (f.later > 0)
     out << "    then " << plural(f.later, "more non-finite finding", "more non-finite findings") << " (below)\n";
+}
+
+constexpr std::size_t kChainsShown = 5, kLinksShown = 12;
+
+// Each chain: the root cause, then every consequence under what caused it, deeper links further in, each with the
+// evidence of its link ("because: ...").
+void write_chains(const std::vector<AlarmChain>& chains, std::ostream& out) {
+  if (chains.empty()) return;
+  out << "  linked alarms (the root cause first, then what followed from it, each with the evidence):\n";
+  for (std::size_t c = 0; c < chains.size() && c < kChainsShown; ++c) {
+    const AlarmChain& chain = chains[c];
+    for (std::size_t i = 0; i < chain.links.size() && i < kLinksShown; ++i) {
+      const ChainLink& l = chain.links[i];
+      if (l.depth == 0) {
+        out << "    root cause: " << link_text(l) << ": " << first_line(l.anomaly.message) << "\n";
+        continue;
+      }
+      const std::string indent(6 + 2 * static_cast<std::size_t>(std::min(l.depth - 1, 8)), ' ');
+      out << indent << "-> " << link_text(l) << ": " << first_line(l.anomaly.message) << "\n"
+          << indent << "   because: " << (l.anomaly.cause.empty() ? "(no evidence stored)" : first_line(l.anomaly.cause))
+          << "\n";
+    }
+    if (chain.links.size() > kLinksShown)
+      out << "      and " << plural(static_cast<std::int64_t>(chain.links.size() - kLinksShown), "more linked alarm",
+                                    "more linked alarms")
+          << " (the anomalies table lists every one)\n";
+  }
+  if (chains.size() > kChainsShown)
+    out << "    and " << plural(static_cast<std::int64_t>(chains.size() - kChainsShown), "more chain", "more chains")
+        << " of linked alarms (the viewer's Anomalies panel shows them all)\n";
 }
 
 std::string value_text(AnomalyKind k, double v) {
@@ -325,9 +378,12 @@ std::string ending_text(const RunEnd& e) {
 void write_story(const TraceDb& db, std::ostream& out) {
   const RunEnd e = run_end(db);
   const std::optional<FirstNonFinite> f = first_nonfinite(db);
-  const std::vector<AlarmGroup> groups = alarm_groups(db, f ? gb::trace::OptId(f->anomaly.id) : std::nullopt);
+  const std::vector<AlarmChain> chains = alarm_chains(db);
+  const std::vector<AlarmGroup> groups =
+      alarm_groups(db, f ? gb::trace::OptId(f->anomaly.id) : std::nullopt, chains);
   const StopKind stop = stop_kind(e.stopped_by);
-  if (e.closed_cleanly && stop == StopKind::normal && e.dropped_events == 0 && e.ooms.empty() && !f && groups.empty()) {
+  if (e.closed_cleanly && stop == StopKind::normal && e.dropped_events == 0 && e.ooms.empty() && !f && groups.empty() &&
+      chains.empty()) {
     out << "healthy: closed cleanly, no anomalies, no out-of-memory\n\n";
     return;
   }
@@ -344,10 +400,20 @@ void write_story(const TraceDb& db, std::ostream& out) {
   else if (stop == StopKind::other)
     what.push_back("stopped by " + first_line(*e.stopped_by));
   if (f) what.push_back("non-finite values" + (f->step ? " from step " + std::to_string(*f->step) : std::string()));
+  if (!chains.empty()) {  // "update_ratio at step 0 led to 2 more alarms"
+    const gb::trace::AnomalyRecord& root = chains.front().links.front().anomaly;
+    what.push_back(std::string(gb::trace::name(root.kind)) +
+                   (root.step ? " at step " + std::to_string(*root.step) : std::string()) + " led to " +
+                   plural(static_cast<std::int64_t>(chains.front().links.size()) - 1, "more alarm", "more alarms"));
+    if (chains.size() > 1)
+      what.push_back(plural(static_cast<std::int64_t>(chains.size()) - 1, "more chain", "more chains") +
+                     " of linked alarms");
+  }
   std::int64_t alarms = 0;
   for (const AlarmGroup& g : groups) alarms += g.count;
+  const bool other = f || !chains.empty();
   if (alarms > 0)
-    what.push_back(plural(alarms, f ? "other alarm" : "alarm", f ? "other alarms" : "alarms") + " of " +
+    what.push_back(plural(alarms, other ? "other alarm" : "alarm", other ? "other alarms" : "alarms") + " of " +
                    plural(static_cast<std::int64_t>(groups.size()), "kind", "kinds"));
   if (e.dropped_events > 0)
     what.push_back(e.long_run ? plural(e.dropped_events, "detail event shed", "detail events shed")
@@ -357,8 +423,9 @@ void write_story(const TraceDb& db, std::ostream& out) {
   out << "\n";
   write_ending(e, out);
   write_oom(db, e, out);
-  if (f) write_first_nonfinite(*f, out);
-  write_alarms(groups, f.has_value(), out);
+  if (f) write_first_nonfinite(*f, chains, out);
+  write_chains(chains, out);
+  write_alarms(groups, other, out);
   out << "\n";
 }
 

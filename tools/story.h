@@ -1,6 +1,7 @@
 // tools/story.h — the story of a run, the first thing `glassbox report` prints: how it ended (closed cleanly or
 // not, meta stopped_by, dropped events, out of memory with the report stored in the trace), where the first
-// non-finite value appeared, then the other alarms grouped by kind (traces/query/alarms.h).
+// non-finite value appeared, the chains of linked alarms (a root cause and what followed from it, each link with its
+// evidence), then the other alarms grouped by kind (traces/query/alarms.h).
 //
 // A healthy run (closed cleanly, stopped normally or by an unknown closer, no dropped events, no out-of-memory, no
 // anomalies) gets one line: "healthy: closed cleanly, no anomalies, no out-of-memory". Otherwise:
@@ -17,8 +18,15 @@
 //                                                 memory at step N: X of Y live were allocated by earlier steps
 //                                                 and kept: a leak, not this step's peak"), and the
 //                                                 memory_growth alarm before it is named as what foretold it
-//     first non-finite value: started in ...      with its op, shapes, dtypes, module, node, time and message
-//     alarms by kind / other alarms by kind: ...  one block per kind
+//     first non-finite value: started in ...      with its op, shapes, dtypes, module, node, time and message; "its
+//                                                 root cause: ..." when a chain links it to an earlier alarm
+//     linked alarms (the root cause first, ...):  per chain (anomalies.cause_id, schema version 6), at most 5
+//       root cause: <kind> (<severity>) on <param>, step N: <message>
+//         -> <kind> (<severity>) in <module>, step N: <message>
+//            because: <the evidence of the link>
+//                                                 chains of 12 links: the root, then each consequence under its
+//                                                 cause, 2 more spaces in per link deeper, with its evidence
+//     alarms by kind / other alarms by kind: ...  one block per kind, of the anomalies in no chain
 // Every part ends with a blank line after the last.
 //
 //   gb::query::TraceDb db("run.db");

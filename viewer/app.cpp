@@ -47,6 +47,7 @@ void App::open(const std::string& path) {
     compare_path_.clear();
     view_ = ViewState{};
     panel_state_->run = panels::RunState{};  // another trace: the Run panel fits it
+    panel_state_->anomalies = panels::AnomaliesState{};  // its ids name other anomalies
     view_.focus(model_->begin_ns(), model_->end_ns(), 0.01);
   }
   if (remember_) recent_.push(path);

@@ -75,6 +75,7 @@ constexpr Rgb kRunStepMax = 0xC8C8C8;     // step time: the largest step of each
 // forward (ops), backward (backward nodes), optimizer
 constexpr Rgb kRunPhase[] = {0x2BB3A3, 0x4C8FD6, 0xE0803A, 0x9C6ADE};
 constexpr Rgb kSeverity[] = {0x99BFFF, 0xFFCC4D, 0xFF5959};  // anomaly markers: info, warning, error
+constexpr Rgb kCauseLink = 0x4DD0E1;  // anomalies: a chain's link ("->" and "because: <evidence>"), "root cause of N"
 constexpr Rgb kDetailWindow = 0x6C8EBF;                      // a detail window the policy wrote (first, periodic, full)
 constexpr Rgb kDetailRecorder =
     0xD35FB7;  // a detail window the flight recorder wrote (anomaly, oom, exception, signal, end)

@@ -74,8 +74,8 @@ void TraceModel::follow() {
       // Meta first: rows read after it are at least as new, so a closed trace is read to its end.
       const gb::query::WriterMeta m = gb::query::read_writer_meta(*db);
       db->each(
-          "SELECT id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message, rank "
-          "FROM anomalies WHERE id > ?1 ORDER BY id",
+          "SELECT id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message, rank, "
+          "cause_id, cause FROM anomalies WHERE id > ?1 ORDER BY id",
           {anomaly_id}, [&](const gb::query::Row& r) {
             AnomalyRecord a;
             a.id = anomaly_id = r.i64(0);
@@ -83,6 +83,7 @@ void TraceModel::follow() {
             a.severity = static_cast<Severity>(r.i64(4)), a.span_id = r.opt_i64(5), a.node_id = r.opt_i64(6);
             a.module_id = r.opt_i64(7), a.param_id = r.opt_i64(8), a.value = r.opt_f64(9);
             a.message = std::string(r.text(10)), a.rank = r.opt_i64(11);
+            a.cause_id = r.opt_i64(12), a.cause = std::string(r.text(13));
             b.anomalies.push_back(AnomalyRow{a, {}, {}, {}});
           });
       for (AnomalyRow& a : b.anomalies) a = anomaly_row(a.record, *db);
@@ -206,6 +207,7 @@ bool TraceModel::poll() {
   live_.steps = static_cast<std::int64_t>(run_.data().size());
   if (!b.anomalies.empty()) {
     for (AnomalyRow& a : b.anomalies) anomalies_.push_back(std::move(a));
+    order_anomalies();  // a new row may be the consequence of one already in
     changed = true;
   }
   if (!b.windows.empty()) {

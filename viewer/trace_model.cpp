@@ -157,6 +157,7 @@ TraceModel::TraceModel(const std::string& path, ModelOptions options)
   }
 
   for (const AnomalyRecord& a : r.anomalies()) anomalies_.push_back(anomaly_row(a, *db_));
+  order_anomalies();
 
   // The extent of the memory events: min and max per device through the index on (device, t_ns), the devices
   // found by skipping through the same index (a handful of seeks, not a scan of every row).
@@ -205,6 +206,15 @@ AnomalyRow TraceModel::anomaly_row(const AnomalyRecord& a, const gb::query::Trac
     db.each("SELECT t.text FROM spans s JOIN strings t ON t.id = s.name_id WHERE s.id = ?1", {*row.record.span_id},
             [&](const gb::query::Row& r) { row.span = std::string(r.text(0)); });
   return row;
+}
+
+void TraceModel::order_anomalies() {
+  std::vector<gb::query::ChainKey> keys;
+  keys.reserve(anomalies_.size());
+  for (const AnomalyRow& a : anomalies_) keys.push_back(gb::query::ChainKey{a.record.id, a.record.cause_id});
+  anomaly_order_ = gb::query::chain_order(keys);
+  anomaly_chains_ = static_cast<std::size_t>(std::count_if(
+      anomaly_order_.begin(), anomaly_order_.end(), [](const auto& c) { return c.depth == 0 && c.below > 0; }));
 }
 
 TraceModel::~TraceModel() {

@@ -59,6 +59,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "traces/query/alarms.h"
 #include "traces/query/dataloader.h"
 #include "traces/query/detail.h"
 #include "traces/query/diff.h"
@@ -215,6 +216,12 @@ class TraceModel {
   }
   const std::vector<CounterSeries>& counters() const { return counters_; }
   const std::vector<AnomalyRow>& anomalies() const { return anomalies_; }
+  // anomalies() in the order the Anomalies panel lists them (gb::query::chain_order: ChainRow::row indexes
+  // anomalies()): each alarm no other explains at its time, right under it the alarms that followed from it
+  // (anomalies.cause_id, schema version 6) depth first, each with its depth and the rows below it. Recomputed when
+  // rows come in (the open, poll()). Without causes (an older file): anomalies() in their order, all at depth 0.
+  const std::vector<gb::query::ChainRow>& anomaly_order() const { return anomaly_order_; }
+  std::size_t anomaly_chains() const { return anomaly_chains_; }  // roots with at least one consequence
 
   TimelineModel& timeline() { return timeline_; }
   const TimelineModel& timeline() const { return timeline_; }
@@ -268,6 +275,7 @@ class TraceModel {
   };
   void follow();  // the loader thread, after load() (live.cpp)
   AnomalyRow anomaly_row(const gb::trace::AnomalyRecord& a, const gb::query::TraceDb& db) const;
+  void order_anomalies();  // anomaly_order_ and anomaly_chains_ from anomalies_
 
   std::unique_ptr<gb::query::TraceDb> db_;
   ModelOptions options_;
@@ -281,6 +289,8 @@ class TraceModel {
   gb::query::DetailWindows detail_;
   std::vector<CounterSeries> counters_;
   std::vector<AnomalyRow> anomalies_;
+  std::vector<gb::query::ChainRow> anomaly_order_;
+  std::size_t anomaly_chains_ = 0;
   bool has_kernels_ = false;
 
   std::map<int, gb::query::OpTable> op_tables_;

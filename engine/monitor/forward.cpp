@@ -1,5 +1,6 @@
 // engine/monitor/forward.cpp — the forward pass: the first automatic step, the op that made the first NaN/Inf
-// (its output holds one while its inputs did not), and the zero fraction of ReLU outputs (dead ReLUs).
+// (its output holds one while its inputs did not), the zero fraction of ReLU outputs (dead ReLUs), and the order of
+// the step's modules and ops (which layer comes after which: the depth rule and the links between alarms).
 //
 // Only ops of the training forward are checked: inside a module call, or recording autograd (grad mode on and an
 // input that requires grad). The optimizer's in-place updates and DataLoader transforms are not.
@@ -190,7 +191,22 @@ void defer_output(const char* op, trace::Id span_id, int64_t module, int64_t ste
   defer_check(std::move(check));
 }
 
+// The step's forward on this thread: an entry where the module or the op changes (a few per layer, no allocation
+// once the vector has grown). Bounded: a thread that never reaches an optimizer step (inference) starts over.
+thread_local std::vector<ForwardOp> t_forward;
+void note_forward(int64_t module, const char* op) {
+  if (!t_forward.empty() && t_forward.back().module == module && t_forward.back().op == op) return;
+  if (t_forward.size() >= (1u << 16)) t_forward.clear();
+  t_forward.push_back({module, op});
+}
+
 }  // namespace
+
+void take_forward_locked(Run& r) {
+  if (t_forward.empty()) return;  // an optimizer step on a thread that ran no forward: keep the last one known
+  r.forward.swap(t_forward);
+  t_forward.clear();
+}
 
 void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs, int n_inputs, const Tensor& out) {
   if (!active() || !out.is_contiguous()) return;
@@ -205,6 +221,7 @@ void check_output(const char* op, trace::Id span_id, const Tensor* const* inputs
   }
   Run& r = run();
   if (!r.auto_started) on_node_recorded();  // the training forward begins: step 0
+  note_forward(module, op);
   // A composite op hands on its inner op's result (linear -> addmm): that very tensor, unchanged, was just scanned.
   // (A weak reference: an address a freed tensor's block is reused at is never mistaken for it, and no tensor lives
   // longer because of it.)

@@ -1,8 +1,8 @@
 // engine/monitor/grad_stats.cpp — what happens around an optimizer step: one grad_stats row per parameter (one
-// scan of its gradient, one of the parameter, the update's norm from note_update), the per-parameter detectors
-// (exploding / vanishing norms against the parameter's own rolling baseline, an update far too large for its
-// parameter), the .grad buffers marked as used (a later backward into an unchanged one missed a zero_grad), and
-// the end of an automatic step.
+// scan of its gradient, the parameter's norm before the update and the update's norm from note_update or the
+// optimizer's fused pass), the per-parameter and depth rules over all of them (param_rules.cpp, depth.cpp), the
+// .grad buffers marked as used (a later backward into an unchanged one missed a zero_grad), and the end of an
+// automatic step.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -35,10 +35,10 @@ namespace {
 
 struct UpdateNote {
   const TensorImpl* param;
-  double norm, param_norm_after;
+  double norm, param_norm_before;
   ScanResult grad;  // scanned: the gradient's statistics, measured by the optimizer's fused pass
-  // a parameter on a device (deferred.h): the scans of the update and of the parameter after it
-  int64_t update_ticket = -1, after_ticket = -1;
+  // a parameter on a device (deferred.h): the scans of the update and of the parameter before it
+  int64_t update_ticket = -1, before_ticket = -1;
 };
 using Updates = std::vector<UpdateNote>;
 thread_local Updates* t_updates = nullptr;  // the open step's notes
@@ -49,15 +49,21 @@ std::string fmt(double v) { return number_text(v, 3); }
 ParamState& param_state(Run& r, const Tensor& p) {
   ParamState& st = r.params[p.unsafe_impl()];
   if (st.param_id == 0) {
-    st.log_norms.set_capacity(static_cast<size_t>(std::max<int64_t>(r.cfg.window, 3)));
+    const auto window = static_cast<size_t>(std::max<int64_t>(r.cfg.window, 3));
+    st.log_norms.set_capacity(window);
+    st.log_shares.set_capacity(window);
+    st.log_depth.set_capacity(window);
+    st.dims = p.dim();
     if (!param_name(p.unsafe_impl(), st.param_id, st.module_id, st.label)) {
-      // A tensor no traced module owns: a params row of its own under module 0, "(no module)".
+      // A tensor no traced module owns (or whose module never ran): a params row of its own under module 0,
+      // "(no module)".
       static std::once_flag once;  // modules rows are kept for every later session too
       std::call_once(once, [] { trace::emit(trace::ModuleRecord{0, "(no module)", "", std::nullopt}); });
       static std::atomic<int64_t> next{1};
       st.param_id = -(next++);  // negative: never collides with the modules' params
       st.module_id = 0;
-      st.label = "parameter " + std::to_string(-st.param_id);
+      // a module that never ran (a branch the forward skips) is still named by its root's parameter names
+      if (!param_label(p.unsafe_impl(), st.label)) st.label = "parameter " + std::to_string(-st.param_id);
       std::ostringstream shape;
       shape << p.sizes();
       trace::ParamRecord pr;
@@ -69,6 +75,12 @@ ParamState& param_state(Run& r, const Tensor& p) {
       pr.dtype = static_cast<trace::DType>(static_cast<int>(p.scalar_type()));  // the same order (asserted above)
       trace::emit(pr);
     }
+    const std::string type = module_type(st.module_id);
+    st.embedding = type.find("Embedding") != std::string::npos;
+    const std::string& l = st.label;
+    const bool named_weight = l == "weight" || (l.size() >= 6 && l.compare(l.size() - 6, 6, "weight") == 0 &&
+                                                (l.size() == 6 || l[l.size() - 7] == '.' || l[l.size() - 7] == '_'));
+    st.weight = st.dims >= 2 && named_weight && !st.embedding;
   }
   return st;
 }
@@ -82,57 +94,6 @@ trace::AnomalyRecord param_anomaly(trace::AnomalyKind kind, const ParamState& st
   a.value = value;
   a.message = std::move(message);
   return a;
-}
-
-// Exploding / vanishing: the gradient norm against the window of this parameter's recent (log) norms, judged once
-// the window holds `warmup` steps: far beyond its spread, or beyond a smaller factor for several steps in a row.
-void judge_norm(Run& r, ParamState& st, double norm, int64_t step) {
-  const Config& c = r.cfg;
-  // Non-finite gradients have their own detectors; a zero norm is a parameter this step did not use.
-  if (!std::isfinite(norm) || norm == 0) return;
-  const double lg = std::log(std::max(norm, 1e-300));
-  const bool ready = static_cast<int64_t>(st.log_norms.size()) >= c.warmup && st.seen > c.warmup;
-  if (ready && step >= st.quiet_until) {
-    const double med = st.log_norms.median();
-    const double spread = std::max(st.log_norms.mad(), 0.05);
-    const double ratio = std::exp(lg - med);
-    const double median_norm = std::exp(med);
-    auto alarm = [&](trace::AnomalyKind kind, std::string why) {
-      report(param_anomaly(kind, st, norm, std::move(why)));
-      st.quiet_until = step + c.window;
-      st.high_streak = 0;
-    };
-    if (ratio >= c.explode_factor && lg - med > c.spread_mads * spread) {
-      alarm(trace::AnomalyKind::exploding_norm,
-            "gradient norm of " + st.label + " exploded to " + fmt(norm) + " at step " + std::to_string(step) + ", " +
-                fmt(ratio) + "x its recent median " + fmt(median_norm) +
-                ": lower the learning rate, clip gradients (clip_grad_norm_), or look for a bad batch");
-    } else if (ratio <= c.vanish_factor && med - lg > c.spread_mads * spread) {
-      alarm(trace::AnomalyKind::vanishing_norm,
-            "gradient norm of " + st.label + " vanished to " + fmt(norm) + " at step " + std::to_string(step) + ", " +
-                fmt(ratio) + "x its recent median " + fmt(median_norm) +
-                ": the layer stopped learning; look for dead units, saturated activations or a detached graph");
-    } else {
-      // sustained growth: beyond sustained_factor x the median when the streak began, steps in a row, while the
-      // loss did not improve. (Gradients that grow while the loss falls are a network leaving its initialisation,
-      // e.g. under a warm-up; norms that shrink steadily are convergence: only a sudden collapse is an alarm.)
-      if (st.high_streak == 0) {
-        st.streak_ref = median_norm;
-        st.streak_loss = r.losses.size() ? r.losses.median() : std::nan("");
-      }
-      st.high_streak = norm >= c.sustained_factor * st.streak_ref ? st.high_streak + 1 : 0;
-      const bool loss_improved = std::isfinite(st.streak_loss) && r.losses.median() < st.streak_loss;
-      if (st.high_streak >= c.sustained_steps && loss_improved) st.high_streak = 0;  // the new normal: start over
-      if (st.high_streak >= c.sustained_steps)
-        alarm(trace::AnomalyKind::exploding_norm, "gradient norm of " + st.label + " has stayed above " +
-                                                      fmt(c.sustained_factor) + "x its earlier median " +
-                                                      fmt(st.streak_ref) + " for " + std::to_string(c.sustained_steps) +
-                                                      " steps (now " + fmt(norm) + ", step " + std::to_string(step) +
-                                                      ") while the loss did not improve: training is diverging; lower "
-                                                      "the learning rate");
-    }
-  }
-  if (norm > 0) st.log_norms.push(lg);
 }
 
 // A parameter's gradient holds NaN/Inf and nothing earlier in this step explains it: the node that sent it (its
@@ -191,27 +152,6 @@ void on_reduced_nonfinite(const Tensor& param, int64_t bucket) {
   report_nonfinite(std::move(a));
 }
 
-namespace {
-
-void judge_update(Run& r, ParamState& st, double update, double param, int64_t step, double lr) {
-  const Config& c = r.cfg;
-  if (!(param > 0) || !std::isfinite(update) || !std::isfinite(param)) return;
-  const double ratio = update / param;
-  st.ratio_streak = ratio > c.update_ratio_max ? st.ratio_streak + 1 : 0;
-  if (st.ratio_streak >= c.update_ratio_steps && step >= st.ratio_quiet_until) {
-    report(param_anomaly(trace::AnomalyKind::update_ratio, st, ratio,
-                         "learning rate too high for " + st.label + ": each update is " + fmt(ratio) +
-                             "x the parameter's norm (" + std::to_string(st.ratio_streak) + " steps in a row, step " +
-                             std::to_string(step) + ", lr " + fmt(lr) +
-                             "; healthy training moves a weight by about 1e-3 to 5e-2 of its norm per step): lower "
-                             "this parameter group's learning rate"));
-    st.ratio_quiet_until = step + c.window;
-    st.ratio_streak = 0;
-  }
-}
-
-}  // namespace
-
 void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a) {
   if (!t_updates || !t_due) return;
   Busy busy;
@@ -222,19 +162,21 @@ void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tens
     const Tensor u = coef_p == 0 ? w : param * coef_p + w;
     UpdateNote note{param.unsafe_impl(), std::nan(""), std::nan(""), {}};
     note.update_ticket = defer_scan(u);
-    note.after_ticket = defer_scan(param + w);
+    // the parameter before the update: p holds it, less what cp * p already did (AdamW's decay); scanned now, in
+    // stream order before the update's kernels
+    note.before_ticket = defer_scan(coef_p == 0 ? param : param * (1 - coef_p));
     t_updates->push_back(note);
     return;
   }
   const UpdateSums u = update_sums(param, coef_p, a, b, coef_a);
-  t_updates->push_back({param.unsafe_impl(), u.norm(), u.param_norm_after(), {}});
+  t_updates->push_back({param.unsafe_impl(), u.norm(), u.param_norm_before(), {}});
 }
 
 bool step_stats_due() { return t_updates && t_due; }
 
-void note_step_sums(const Tensor& param, const ScanResult& grad, double update_norm, double param_norm_after) {
+void note_step_sums(const Tensor& param, const ScanResult& grad, double update_norm, double param_norm_before) {
   if (!t_updates || !t_due) return;
-  t_updates->push_back({param.unsafe_impl(), update_norm, param_norm_after, grad});
+  t_updates->push_back({param.unsafe_impl(), update_norm, param_norm_before, grad});
 }
 
 void on_accumulate(const Tensor& param) {
@@ -269,7 +211,6 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   std::unique_lock lock(r.mu);
   if (trace::detail::g_step_scopes.load(std::memory_order_relaxed) == 0 && !r.auto_started) start_auto_steps_locked();
   const int64_t step = current_step();
-  const bool due = true;  // measured every step: the detectors and steps.grad_norm; the rows when due (end_step)
   if (r.step_grads_of != step) {
     r.step_grads.clear();
     r.step_grad_sumsq = 0;
@@ -281,12 +222,12 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   // this step is judged in order, and read back once.
   std::unordered_map<const TensorImpl*, std::pair<int64_t, int64_t>> tickets;  // param -> (grad, param) scans
   std::vector<Tensor> grads, params;
-  if (due)  // a skipped step (GradScaler) writes its rows too, as on the cpu
-    for (const auto& group : opt.param_groups())
+  // a skipped step (GradScaler) writes its rows too, as on the cpu
+  for (const auto& group : opt.param_groups())
       for (const Tensor& p : group.params())
         if (p.grad().defined() && deferrable(p.grad())) {
           bool noted = false;
-          for (const auto& u : updates) noted = noted || (u.param == p.unsafe_impl() && u.after_ticket >= 0);
+          for (const auto& u : updates) noted = noted || (u.param == p.unsafe_impl() && u.before_ticket >= 0);
           grads.push_back(p.grad());
           params.push_back(noted ? Tensor() : p);
         }
@@ -296,22 +237,30 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   judge_pending();  // nothing to do when nothing was deferred
   lock.lock();
   double lr = 0;
-  bool first_group = true;
+  std::vector<double> lrs;
+  std::vector<Measured> measured;
   for (const auto& group : opt.param_groups()) {
     const double group_lr = group.has_options() ? group.options().get_lr() : 0;
-    if (first_group) lr = group_lr;
-    first_group = false;
+    if (lrs.empty()) lr = group_lr;
+    lrs.push_back(group_lr);
     for (const Tensor& p : group.params()) {
-      const Tensor& g = p.grad();
-      if (!g.defined()) continue;
       ParamState& st = param_state(r, p);
-      if (!skipped) {  // this buffer has been used: a backward into it unchanged missed a zero_grad
-        auto& m = p.unsafe_impl()->meta();
-        m.grad_used_impl = g.impl_ptr();
-        m.grad_used_version = g._version();
-        m.grad_used_step = step;
+      Measured m;
+      m.st = &st;
+      m.group = lrs.size() - 1;
+      m.requires_grad = p.requires_grad();
+      const Tensor& g = p.grad();
+      m.has_grad = g.defined();
+      if (!g.defined()) {  // no gradient this step: only the no_gradient rule counts it
+        measured.push_back(m);
+        continue;
       }
-      if (!due) continue;
+      if (!skipped) {  // this buffer has been used: a backward into it unchanged missed a zero_grad
+        auto& meta = p.unsafe_impl()->meta();
+        meta.grad_used_impl = g.impl_ptr();
+        meta.grad_used_version = g._version();
+        meta.grad_used_step = step;
+      }
       const UpdateNote* note = nullptr;
       for (const auto& u : updates)
         if (u.param == p.unsafe_impl()) note = &u;
@@ -321,16 +270,20 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
       const ScanResult gs = note && note->grad.scanned ? note->grad
                             : on_device                 ? deferred_result(ticket->second.first)
                                                         : scan(g);
-      // the parameter's norm after the update came with the update's pass; a step without one reads it here
+      // the parameter's norm before the update came with the update's pass; a step without an update (skipped,
+      // or an optimizer that notes none) reads the parameter as it is
       double param_norm = 0;
-      if (note && note->after_ticket >= 0)
-        param_norm = deferred_result(note->after_ticket).norm();
-      else if (note && std::isfinite(note->param_norm_after))
-        param_norm = note->param_norm_after;
+      if (note && note->before_ticket >= 0)
+        param_norm = deferred_result(note->before_ticket).norm();
+      else if (note && std::isfinite(note->param_norm_before))
+        param_norm = note->param_norm_before;
       else
         param_norm = on_device ? deferred_result(ticket->second.second).norm() : scan(p).norm();
       lock.lock();
-      if (!gs.scanned) continue;
+      if (!gs.scanned) {
+        measured.push_back(m);
+        continue;
+      }
       trace::GradStatRecord rec;
       rec.step = step;
       rec.param_id = st.param_id;
@@ -349,10 +302,19 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
         r.step_grad_sumsq += rec.norm * rec.norm;
       if (gs.nonfinite()) leaf_finding(r, p, st, gs, step);
       ++st.seen;
-      judge_norm(r, st, rec.norm, step);
-      if (rec.update_norm) judge_update(r, st, *rec.update_norm, rec.param_norm, step, group_lr);
+      m.scanned = true;
+      m.norm = gs.nonfinite() ? std::nan("") : rec.norm;
+      m.param_norm = param_norm;
+      m.update = rec.update_norm;
+      m.zeros = gs.zeros;
+      m.n = gs.n;
+      measured.push_back(m);
     }
   }
+  take_forward_locked(r);  // the order of the layers in this step's forward (the depth rule and the links)
+  judge_loss(r, step);     // the batch first: a spike of the loss explains the gradients it made
+  judge_params(r, measured, lrs, step);
+  judge_depth(r, measured, step);
   lock.unlock();
   end_step(lr, skipped, nullptr);
 }

@@ -53,7 +53,13 @@ struct Busy {
 // ---- names (names.cpp): what messages and grad_stats rows call modules and parameters ----
 void note_module(uint32_t id, std::string path, std::string type);
 void note_param(const TensorImpl* param, int64_t param_id, uint32_t module_id, const std::string& name);
+// Every parameter of a root module that runs traced, by its path ("unused.weight"): names the parameters of
+// submodules that never run (a branch the forward skips) in messages. param_label: false when none is known.
+void note_param_label(const TensorImpl* param, std::string label);
+bool param_label(const TensorImpl* param, std::string& label);
 std::string module_label(int64_t module_id);  // "module encoder.fc1 (Linear)", "the root module (Net)", "no module"
+std::string module_path(int64_t module_id);   // "encoder.fc1"; "" for the root or an unknown module
+std::string module_type(int64_t module_id);   // "Linear"; "" when unknown
 
 // ---- forward (forward.cpp) ----
 void on_node_recorded() noexcept;  // a node was recorded while tracing: the first automatic step begins
@@ -109,10 +115,10 @@ class OptimizerStep {
 void note_update(const Tensor& param, double coef_p, const Tensor& a, const Tensor& b, double coef_a);
 // An optimizer that fuses its update with the statistics (optim/sgd_update.h) asks step_stats_due() and, when it
 // is true, hands over what its one pass measured: the gradient as a scan would have read it, the update's norm and
-// the parameter's norm after the update. grad_stats then reads neither the gradient nor the parameter again.
+// the parameter's norm before the update. grad_stats then reads neither the gradient nor the parameter again.
 struct ScanResult;
 bool step_stats_due();
-void note_step_sums(const Tensor& param, const ScanResult& grad, double update_norm, double param_norm_after);
+void note_step_sums(const Tensor& param, const ScanResult& grad, double update_norm, double param_norm_before);
 
 // ---- AMP (steps.cpp) ----
 void on_scaled_loss(const Tensor& scaled, double scale);

@@ -21,6 +21,7 @@ struct Names {
   std::mutex mu;
   std::unordered_map<uint32_t, ModuleName> modules;
   std::unordered_map<const TensorImpl*, ParamName> params;
+  std::unordered_map<const TensorImpl*, std::string> labels;  // every parameter of a traced root module, by path
 };
 Names& names() {
   static Names* n = new Names;  // never destroyed: modules may run during static destruction
@@ -48,6 +49,37 @@ std::string module_label(int64_t module_id) {
   if (it == n.modules.end()) return "module #" + std::to_string(module_id);
   if (it->second.path.empty()) return "the root module (" + it->second.type + ")";
   return "module " + it->second.path + " (" + it->second.type + ")";
+}
+
+void note_param_label(const TensorImpl* param, std::string label) {
+  Names& n = names();
+  std::lock_guard lock(n.mu);
+  n.labels.emplace(param, std::move(label));
+}
+
+bool param_label(const TensorImpl* param, std::string& label) {
+  Names& n = names();
+  std::lock_guard lock(n.mu);
+  auto it = n.labels.find(param);
+  if (it == n.labels.end()) return false;
+  label = it->second;
+  return true;
+}
+
+std::string module_path(int64_t module_id) {
+  if (module_id < 0) return "";
+  Names& n = names();
+  std::lock_guard lock(n.mu);
+  auto it = n.modules.find(static_cast<uint32_t>(module_id));
+  return it == n.modules.end() ? "" : it->second.path;
+}
+
+std::string module_type(int64_t module_id) {
+  if (module_id < 0) return "";
+  Names& n = names();
+  std::lock_guard lock(n.mu);
+  auto it = n.modules.find(static_cast<uint32_t>(module_id));
+  return it == n.modules.end() ? "" : it->second.type;
 }
 
 // For grad_stats.cpp: a parameter's id, module and "path.name" label; false when no module owns it.

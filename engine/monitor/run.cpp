@@ -35,16 +35,22 @@ const Field kFields[] = {
     {"window", &Config::window},
     {"warmup", &Config::warmup},
     {"explode_factor", nullptr, &Config::explode_factor},
+    {"record_factor", nullptr, &Config::record_factor},
     {"vanish_factor", nullptr, &Config::vanish_factor},
     {"spread_mads", nullptr, &Config::spread_mads},
     {"sustained_factor", nullptr, &Config::sustained_factor},
     {"sustained_steps", &Config::sustained_steps},
     {"update_ratio_max", nullptr, &Config::update_ratio_max},
     {"update_ratio_steps", &Config::update_ratio_steps},
+    {"update_ratio_once", nullptr, &Config::update_ratio_once},
+    {"depth_factor", nullptr, &Config::depth_factor},
+    {"converged_loss_frac", nullptr, &Config::converged_loss_frac},
+    {"no_gradient_steps", &Config::no_gradient_steps},
     {"dead_relu_zero_frac", nullptr, &Config::dead_relu_zero_frac},
     {"dead_relu_steps", &Config::dead_relu_steps},
     {"loss_spike_factor", nullptr, &Config::loss_spike_factor},
     {"loss_spike_mads", nullptr, &Config::loss_spike_mads},
+    {"loss_spike_start_frac", nullptr, &Config::loss_spike_start_frac},
     {"memory_growth_steps", &Config::memory_growth_steps},
     {"memory_growth_min_bytes", &Config::memory_growth_min_bytes},
     {"amp_skip_streak", &Config::amp_skip_streak},
@@ -232,16 +238,29 @@ bool grad_stats_due(const Run& r, int64_t step, const trace::DetailPolicy& detai
   return step % every == 0 || detail.due(step) || r.anomaly_step == step;
 }
 
-bool report(trace::AnomalyRecord r) {
+trace::Id report(trace::AnomalyRecord r, const AlarmFacts& facts) {
   Run& run_ = run();
   auto k = static_cast<size_t>(r.kind);
-  if (k >= run_.counts.size() || run_.counts[k] >= run_.cfg.max_per_kind) return false;
+  if (k >= run_.counts.size() || run_.counts[k] >= run_.cfg.max_per_kind) return 0;
   ++run_.counts[k];
   if (!r.step && current_step() >= 0) r.step = current_step();
   if (run_.anomalies++ == 0) run_.graph.forced = true;  // the step where the first anomaly fires keeps its graph
   if (r.step) run_.anomaly_step = std::max(run_.anomaly_step, *r.step);  // its grad_stats rows are written
+  r.id = run_.next_anomaly_id++;  // the monitor numbers the rows: a later row names an earlier one as its cause
+  link_cause(run_, r, facts);
+  Alarm a;
+  a.id = r.id;
+  a.kind = r.kind;
+  a.step = r.step.value_or(-1);
+  a.module = r.module_id.value_or(-1);
+  a.param = r.param_id.value_or(0);
+  a.position = facts.position;
+  a.once = facts.once;
+  a.group = facts.group;
+  a.what = facts.what.empty() ? std::string(trace::kAnomalyKindNames[k]) : facts.what;
+  run_.alarms.push_back(std::move(a));
   trace::emit(r);
-  return true;
+  return r.id;
 }
 
 void report_nonfinite(trace::AnomalyRecord r) {

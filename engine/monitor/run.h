@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -32,8 +33,10 @@ class Window {
   void push(double v);  // non-finite values are not pushed
   size_t size() const { return values_.size(); }
   double median() const;
+  double max() const { return sorted_.empty() ? std::nan("") : sorted_.back(); }
   double mad() const;  // median absolute deviation from the median, times 1.4826 (a standard deviation for normal data)
   void set_capacity(size_t c) { cap_ = c; }
+  size_t capacity() const { return cap_; }
 
  private:
   size_t cap_ = 20;
@@ -54,6 +57,59 @@ struct ParamState {
   int64_t ratio_streak = 0;
   int64_t quiet_until = -1;        // no further norm alarm before this step
   int64_t ratio_quiet_until = -1;  // no further update-ratio alarm before this step
+  // what param_rules.cpp and depth.cpp judge besides the norm
+  double peak_median = -std::numeric_limits<double>::infinity();  // the highest median of log_norms: the gradients
+                                                                  // the layer learned with
+  double max_log_norm = -std::numeric_limits<double>::infinity();  // the largest log norm it had
+  Window log_shares;          // log of its share of the step's whole gradient (norm / the norm of all gradients)
+  int64_t vanish_streak = 0;  // steps in a row its share collapsed
+  bool vanished = false;      // alarmed, and not recovered since (one alarm per collapse)
+  int64_t vanish_from = 0;
+  double initial_norm = -1;  // the parameter's norm before its first measured update (-1: not seen yet)
+  int64_t dims = 0;          // of the parameter
+  bool embedding = false;    // owned by an Embedding (a sparse gradient by design)
+  bool weight = false;       // a layer's weight: 2+ dims, named "weight" or "..._weight", not an embedding's
+  int64_t first_step = -1;   // the step it was first measured
+  Window log_depth;          // log(|g| / |w|): the depth rule's
+  int64_t held = 0, with_grad = 0, nonzero = 0;  // optimizer steps that held it, with a gradient, a non-zero one
+  bool no_gradient_named = false;
+};
+
+// One measured parameter at an optimizer step (grad_stats.cpp), what the rules judge.
+struct Measured {
+  ParamState* st = nullptr;
+  size_t group = 0;         // its parameter group's index
+  bool has_grad = false;    // .grad defined
+  bool requires_grad = true;
+  bool scanned = false;     // its gradient was measured (norm, zeros, n)
+  double norm = 0, param_norm = 0;  // param_norm: before the update
+  std::optional<double> update;
+  int64_t zeros = 0, n = 0;
+};
+
+// An op of the step's forward, where the module or the op changes (forward.cpp): the order of the layers.
+struct ForwardOp {
+  int64_t module = -1;
+  const char* op = nullptr;  // a static name
+};
+
+// An anomaly row written this run, for the ones after it to name as their cause (causes.cpp).
+struct Alarm {
+  trace::Id id = 0;
+  trace::AnomalyKind kind = trace::AnomalyKind::nonfinite_forward;
+  int64_t step = -1, module = -1, param = 0;
+  int64_t position = -1;  // dead_relu: the ReLU's place in the forward
+  bool once = false;      // update_ratio: one outsized update (not the sustained rule)
+  int64_t group = -1;     // update_ratio: the parameter group
+  std::string what;       // "one update of fc2.weight was 13x its norm"
+};
+// What a finding knows beyond its row: for linking it, and for later rows to link to it.
+struct AlarmFacts {
+  int64_t position = -1;  // a dead ReLU's place in the forward
+  bool once = false;      // an outsized update
+  bool zero = false;      // no_gradient: defined but exactly zero (not: never received)
+  int64_t group = -1;     // update_ratio: the parameter group
+  std::string what;
 };
 
 struct ReluState {
@@ -177,6 +233,16 @@ struct RunState {
   double step_grad_sumsq = 0;        // sum of the gradients' squared norms (steps.grad_norm)
   bool step_grad_measured = false, step_grad_finite = true;
   int64_t anomaly_step = -1;         // the last step an anomaly row was written for
+  // diagnosis: the layers' order, the alarms so far, the loss's highest median, the depth rule's streaks
+  std::vector<ForwardOp> forward;  // the last step's forward (module and op at each change)
+  std::vector<Alarm> alarms;
+  trace::Id next_anomaly_id = 1;
+  double loss_peak = -std::numeric_limits<double>::infinity();  // highest median of log losses
+  std::deque<double> loss_history;  // the last 2 x window log losses (a degrading run: one window against the last)
+  double max_jump = -std::numeric_limits<double>::infinity();  // the largest log(loss / median) the run had
+  int64_t loss_judged_step = -2;  // judge_loss ran for this step
+  std::array<int64_t, 2> depth_streak{};  // vanishing, exploding with depth
+  std::array<bool, 2> depth_alarmed{};
 };
 struct Run : RunState {
   std::mutex mu;
@@ -187,9 +253,10 @@ Run& run();
 bool param_name(const TensorImpl* param, int64_t& param_id, int64_t& module_id, std::string& label);
 Config session_config();  // the settings read at session start (environment, then set_config)
 
-// Queues an anomalies row (the step defaults to the current one) unless its kind has reached max_per_kind.
-// Returns whether it was queued. Call with run().mu held.
-bool report(trace::AnomalyRecord r);
+// Queues an anomalies row (the step defaults to the current one) unless its kind has reached max_per_kind: gives it
+// its id, links it to an earlier alarm that explains it (link_cause) and remembers it for later ones. Returns its
+// id, 0 when not queued. Call with run().mu held.
+trace::Id report(trace::AnomalyRecord r, const AlarmFacts& facts = {});
 // report() and, in raise mode, throw gb::AnomalyError with the message. Call with run().mu NOT held.
 void report_nonfinite(trace::AnomalyRecord r);
 
@@ -210,7 +277,25 @@ void judge_pending();
 // first steps and windows, every grad_stats_every steps, and a step where an anomaly fired. Call with mu held.
 bool grad_stats_due(const Run& r, int64_t step, const trace::DetailPolicy& detail);
 
+// param_rules.cpp: exploding, vanishing, updates too large, no gradient; depth.cpp: gradient flow through depth.
+// Once per optimizer step over every parameter it holds (lrs: each group's). Call with mu held.
+void judge_params(Run& r, std::vector<Measured>& measured, const std::vector<double>& lrs, int64_t step);
+void judge_depth(Run& r, const std::vector<Measured>& measured, int64_t step);
+
+// causes.cpp: the earlier alarm that explains a new row (cause_id, cause), from the layers' order and the steps.
+void link_cause(Run& r, trace::AnomalyRecord& a, const AlarmFacts& facts);
+int64_t forward_position(const Run& r, int64_t module);                 // its first op in r.forward; -1: none
+int64_t relu_position(const Run& r, int64_t module, const char* op);   // a ReLU op's place in r.forward
+int64_t layer_before(const Run& r, int64_t position);                   // the layer the forward calls before it
+int64_t layer_after(const Run& r, int64_t position);                    // the next layer the forward calls after it
+
+// forward.cpp: this thread's record of the step's forward into r.forward (when it has one). Call with mu held.
+void take_forward_locked(Run& r);
+
 // steps.cpp
+// The step's loss against its window (a loss spike): at the optimizer step, before the gradients' rules (a bad
+// batch explains the gradients it makes), or at the step's end without one. Once per step. Call with mu held.
+void judge_loss(Run& r, int64_t step);
 void start_auto_steps_locked();                                                          // step 0 begins (no StepScope)
 void end_step(std::optional<double> lr, bool skipped, trace::StepRecord* scope_record);  // mu NOT held
 void emit_graph_locked(int64_t step);

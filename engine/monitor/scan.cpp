@@ -307,9 +307,12 @@ GB_AVX2_CLONES void update_f32_ratio(const float* p, double cp, const float* a,
 }  // namespace
 
 double UpdateSums::param_norm_after() const { return std::sqrt(std::max(0.0, pp + 2 * pw + ww)); }
+// p holds the value after cp * p was done to it (AdamW's decay: p = p0 + cp * p), so p0 = (1 - cp) * p.
+double UpdateSums::param_norm_before() const { return std::abs(1 - cp) * std::sqrt(std::max(0.0, pp)); }
 
 UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor& b, double ca) {
   UpdateSums r;
+  r.cp = cp;
   if (!scannable(p) || !a.defined() || a.numel() != p.numel()) {
     r.uu = r.pp = r.pw = r.ww = std::nan("");
     return r;

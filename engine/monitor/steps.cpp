@@ -67,10 +67,18 @@ void emit_step_memory(int64_t step) {
   }
 }
 
+}  // namespace
+
 // The loss against the window of recent (log) losses: a spike is both loss_spike_factor x the median and
 // loss_spike_mads (scaled) MADs above it in log space, so the heavy tail of small, noisy losses late in training
-// (one misclassified sample moves a 0.01 loss by 10x) is not a spike, while a bad batch's 100x is.
+// (one misclassified sample moves a 0.01 loss by 10x) is not a spike, while a bad batch's 100x is. And it must
+// matter: at least loss_spike_start_frac of the highest median loss the run had (where it started) and record_factor
+// x the largest jump over the median the run had, or a degrading run (the last window's median loss_spike_factor x
+// the window's before) — a converged run's brief jumps, far below where it began, and a noisy run's usual hard
+// batches are noise.
 void judge_loss(Run& r, int64_t step) {
+  if (r.loss_judged_step == step) return;  // at the optimizer step already (before the gradients' rules)
+  r.loss_judged_step = step;
   if (!r.have_loss || !std::isfinite(r.last_loss) || r.last_loss <= 0) return;
   const double loss = r.last_loss, lg = std::log(loss);
   const Config& c = r.cfg;
@@ -78,20 +86,61 @@ void judge_loss(Run& r, int64_t step) {
     const double med = r.losses.median();
     const double spread = std::max(r.losses.mad(), 0.05);
     const double ratio = std::exp(lg - med);
-    if (ratio >= c.loss_spike_factor && lg - med > c.loss_spike_mads * spread) {
+    const bool spiking = ratio >= c.loss_spike_factor && lg - med > c.loss_spike_mads * spread;
+    // a jump this run's own noise does not make: record_factor x the largest it had (a run whose batches vary a
+    // lot, one hard batch at 10x the median now and then, is judged against that)
+    const double jump = lg - med;
+    const double before = r.max_jump;
+    const bool unprecedented = jump >= before + std::log(std::max(c.record_factor, 1.0));
+    const bool large = lg >= r.loss_peak + std::log(std::max(c.loss_spike_start_frac, 1e-300)) && unprecedented;
+    r.max_jump = std::max(r.max_jump, jump);
+    // the run degrades: the median of the last `window` losses is loss_spike_factor x the median of the window
+    // before it, beyond loss_spike_mads x the noise of such a difference (a level that moved, not one hard batch,
+    // nor a few), and above converged_loss_frac x where the run started
+    bool degraded = false;
+    if (spiking && r.loss_history.size() == 2 * r.losses.capacity()) {
+      std::vector<double> older(r.loss_history.begin(), r.loss_history.begin() + r.losses.capacity());
+      std::vector<double> newer(r.loss_history.begin() + r.losses.capacity(), r.loss_history.end());
+      newer.back() = lg;  // this step's, not yet pushed
+      auto median_of = [](std::vector<double>& v) {
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        return v[v.size() / 2];
+      };
+      // by more than the medians' own noise: a converged run's losses scatter over decades, and so do the medians
+      // of 20 of them (the noise of a difference of two medians of n: about 1.25 sqrt(2 / n) standard deviations)
+      const double now = median_of(newer), rise = now - median_of(older);
+      const double noise = 1.25 * std::sqrt(2.0 / static_cast<double>(newer.size())) * r.losses.mad();
+      // and back where it matters: above converged_loss_frac of where the run started (a converged run's median
+      // moving from 1e-4 to 1e-3 has lost nothing a user would see)
+      const bool matters = now >= r.loss_peak + std::log(std::max(c.converged_loss_frac, 1e-300));
+      degraded = rise >= std::log(c.loss_spike_factor) && rise >= c.loss_spike_mads * noise && matters;
+    }
+    if (spiking && (large || degraded)) {
       trace::AnomalyRecord a;
       a.kind = trace::AnomalyKind::loss_spike;
       a.severity = trace::Severity::warning;
       a.value = loss;
       a.message = "loss spiked to " + fmt(loss) + " at step " + std::to_string(step) + ", " + fmt(ratio) +
                   "x the median " + fmt(std::exp(med)) + " of the last " + std::to_string(r.losses.size()) +
-                  " steps: look at this step's batch (corrupt or mislabelled data) or lower the learning rate";
+                  " steps" +
+                  (large ? (std::isfinite(before) && before > 0
+                              ? ", " + fmt(std::exp(jump - before)) + "x the largest jump the run had before"
+                              : std::string())
+                         : "; the median of the last " + std::to_string(r.losses.size()) + " steps is " +
+                               fmt(c.loss_spike_factor) + "x or more the one before and back above " +
+                               fmt(c.converged_loss_frac) + "x where the run started: the run degrades") +
+                  ": look at this step's batch (corrupt or mislabelled data) or lower the learning rate";
       report(std::move(a));
-      r.loss_quiet_until = step + 1;
+      r.loss_quiet_until = step + (degraded && !large ? r.cfg.window : 1);
     }
   }
   r.losses.push(lg);
+  r.loss_history.push_back(lg);
+  if (r.loss_history.size() > 2 * r.losses.capacity()) r.loss_history.pop_front();
+  if (static_cast<int64_t>(r.losses.size()) >= c.warmup) r.loss_peak = std::max(r.loss_peak, r.losses.median());
 }
+
+namespace {
 
 // Live blocks grouped by what holds them: "category, op, module" -> bytes.
 std::map<std::string, int64_t> held(const memory::CachingAllocator& a) {
@@ -188,7 +237,11 @@ void judge_relus(Run& r, int64_t step) {
                     "% zeros for " + std::to_string(st.streak) + " steps in a row (step " + std::to_string(step) +
                     "): its units are dead and pass no gradient; check the bias and initialization of the layer "
                     "before it, lower the learning rate, or use LeakyReLU/GELU";
-        report(std::move(a));
+        AlarmFacts facts;
+        facts.position = relu_position(r, key.first, key.second);
+        const std::string path = module_path(key.first);
+        facts.what = std::string(key.second) + " in " + (path.empty() ? module_label(key.first) : path) + " dead";
+        report(std::move(a), facts);
       }
     }
     st.zeros = st.total = 0;

@@ -37,6 +37,9 @@ void Module::trace_register() const {
   }
   monitor::detail::note_module(id_, rec.path, rec.type);
   trace::emit(rec);
+  if (!parent_)  // the root: every parameter's path, for submodules that never run (names only, no rows)
+    for (const auto& p : named_parameters(/*recurse=*/true))
+      if (p.value().defined()) monitor::detail::note_param_label(p.value().unsafe_impl(), p.key());
   for (const auto& p : parameters_) {
     if (!p.value().defined()) continue;
     trace::ParamRecord pr;

@@ -35,7 +35,7 @@ inline bool cuda_fusable_operand(const Tensor& x, const Tensor& p) {
 struct FusedStepSums {
   monitor::detail::ScanResult grad;  // of the gradient as it is in .grad
   double update_sumsq = 0;           // sum (p_after - p_before)^2
-  double param_sumsq = 0;            // sum p^2 after the update
+  double param_sumsq = 0;            // sum p^2 before the update
 };
 
 // Splits items into those on cuda (run by on_cuda(list), no statistics) and the rest (update(rest, sums)), and puts

@@ -76,6 +76,7 @@ __attribute__((always_inline)) inline void update_stats_impl(float* __restrict p
       if constexpr (kBuf) std::memcpy(&vb, buf + k, sizeof vb);
       lanes.add(vg);
       gg += vg * vg;
+      pp += vp * vp;  // the parameter before its update
       vf8 step;
       if constexpr (kPlain) {
         if constexpr (kBuf) vb = v_mom * vb + vg;
@@ -87,7 +88,6 @@ __attribute__((always_inline)) inline void update_stats_impl(float* __restrict p
       }
       vp -= step;
       uu += step * step;
-      pp += vp * vp;
       std::memcpy(p + k, &vp, sizeof vp);
       if constexpr (kBuf) std::memcpy(buf + k, &vb, sizeof vb);
     }
@@ -107,9 +107,9 @@ __attribute__((always_inline)) inline void update_stats_impl(float* __restrict p
         step = kBuf ? lr * (nest_d * d + nest_buf * b) : lr * d;
       }
       if constexpr (kBuf) buf[k] = b;
+      spp += double(p[k]) * p[k];
       p[k] -= step;
       suu += double(step) * step;
-      spp += double(p[k]) * p[k];
     }
     out.close_block(lanes, gg, uu, pp, sgg, suu, spp);
   }

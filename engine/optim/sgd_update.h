@@ -29,7 +29,7 @@ struct SgdCoefs {
 struct SgdStepSums {
   monitor::detail::ScanResult grad;  // of g as it is in .grad
   double update_sumsq = 0;           // sum (lr * dp)^2
-  double param_sumsq = 0;            // sum p^2 after the update
+  double param_sumsq = 0;            // sum p^2 before the update
 };
 
 // True when the fused pass applies: p, g (and buf when given) float32, on the cpu (or meta: the same allocations,

@@ -1,6 +1,6 @@
 // engine/optim/step_sums.h — internal: the statistics a fused optimizer pass (sgd_update.cpp, adam_update.cpp,
 // rmsprop_update.cpp) gathers for the training monitor while it updates a parameter: the gradient's NaN/Inf/zero
-// counts, its sum of squares and largest finite |g|, the update's and the parameter's sums of squares. Per block of
+// counts, its sum of squares and largest finite |g|, the update's and the parameter's (before it) sums of squares. Per block of
 // elements: 8-lane float sums and the monitor's bit tests (monitor/lanes.h), closed into doubles by close_block (or
 // block_stats, from the block's values before and after); blocks and threads merged with add; grad_scan gives the
 // gradient's part as the monitor's scan would have.
@@ -26,7 +26,7 @@ inline bool fusable_operand(const Tensor& x, const Tensor& p) {
 
 struct StepPartial {
   int64_t nan = 0, inf = 0, zeros = 0;
-  double gg = 0, uu = 0, pp = 0;  // sums of g^2, of the update^2, of p^2 after the update
+  double gg = 0, uu = 0, pp = 0;  // sums of g^2, of the update^2, of p^2 before the update
   uint32_t max_bits = 0;          // the largest finite |g| as its bits
 
   // Adds one block: its lane counts and 8-lane sums, plus the tail's sums (in double).
@@ -73,7 +73,7 @@ struct StepPartial {
 };
 
 // The statistics of one block of m elements after its update: the gradient's counts and squares, (p - before)^2 and
-// p^2, in 8-lane float sums (double for the tail and across blocks). Inlined into each instruction set's kernel.
+// before^2 (the parameter before its update), in 8-lane float sums (double for the tail and across blocks). Inlined into each instruction set's kernel.
 __attribute__((always_inline)) inline void block_stats(const float* g, const float* before, const float* p, int64_t m,
                                                        StepPartial& out) {
   monitor::detail::LaneCounts lanes;
@@ -88,7 +88,7 @@ __attribute__((always_inline)) inline void block_stats(const float* g, const flo
     gg += vg * vg;
     const monitor::detail::vf8 u = vp - vb;
     uu += u * u;
-    pp += vp * vp;
+    pp += vb * vb;
   }
   double sgg = 0, suu = 0, spp = 0;
   for (; i < m; ++i) {
@@ -96,7 +96,7 @@ __attribute__((always_inline)) inline void block_stats(const float* g, const flo
     sgg += double(g[i]) * g[i];
     const float u = p[i] - before[i];
     suu += double(u) * u;
-    spp += double(p[i]) * p[i];
+    spp += double(before[i]) * before[i];
   }
   out.close_block(lanes, gg, uu, pp, sgg, suu, spp);
 }

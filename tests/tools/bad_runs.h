@@ -1,5 +1,6 @@
 // tests/tools/bad_runs.h — small traces of runs that went wrong, written with gb::trace::Writer, for the story of
-// `glassbox report` (story_test.cpp, main_test.cpp).
+// `glassbox report` (story_test.cpp, main_test.cpp), its query layer (tests/traces/query/alarms_test.cpp) and the
+// viewer's Anomalies panel (tests/viewer/panels/anomalies_test.cpp).
 //
 // Every run has: thread 1 (main); modules 1 "" (MLP), 2 encoder, 3 encoder.norm, 4 fc1, 5 fc2, 6 act1; params 1..8
 // (1 fc1.weight, 2 fc1.bias, 3 fc2.weight, 4 fc2.bias, 5 encoder.norm.weight, 6 encoder.norm.bias, 7 encoder.w7,
@@ -78,9 +79,12 @@ struct Run {
     w.add(OpDetailsRecord{id, w.intern(shapes), w.intern(dtypes), device, std::nullopt, std::nullopt});
     return id;
   }
+  // cause_id and cause: the earlier anomaly that explains this one and the evidence (schema version 6).
   void anomaly(Id id, std::int64_t t, OptId step, AnomalyKind kind, Severity sev, OptId span, OptId node, OptId module,
-               OptId param, std::optional<double> value, const std::string& message) {
-    w.add(AnomalyRecord{id, t, step, kind, sev, span, node, module, param, value, message, std::nullopt});
+               OptId param, std::optional<double> value, const std::string& message, OptId cause_id = {},
+               const std::string& cause = "") {
+    w.add(AnomalyRecord{id, t, step, kind, sev, span, node, module, param, value, message, std::nullopt, cause_id,
+                        cause});
   }
   // An out-of-memory at t on cuda:0: the allocator's oom event and the report.
   void oom(Id id, std::int64_t t, std::int64_t requested) {
@@ -169,6 +173,31 @@ inline void write_alarms(const std::string& path) {
             "learning rate too high for fc2: the update is 0.52 of fc2.weight");
   r.anomaly(5, 95 * kMs, 9, AnomalyKind::exploding_norm, Severity::warning, std::nullopt, std::nullopt, 4, 1, 80.0,
             "gradient norm of fc1.weight is 80 (30x its running mean)");
+  r.w.close();
+}
+
+// Alarms the monitor linked (anomalies.cause_id, schema version 6), over 100 steps and a module 7 "act2" (ReLU)
+// after fc2: one update of fc2.weight at step 0 was 13x the weight's norm (id 1, the root); act2 went dead at step 9
+// (id 2, caused by 1); fc1.weight's gradient vanished at step 92 (id 4, caused by 2: fc1 feeds act2's dead units).
+// A loss spike at step 40 (id 3) is unrelated. add_chain() writes the rows into a run a test adds to.
+inline const char* kChainRootMessage =
+    "one update of fc2.weight was 13x its norm (group 1: lr 0.6, 6000x group 0's 1e-04)";
+inline const char* kChainDeadCause = "act2 follows fc2, whose update at step 0 was 13x its weight; dead 9 steps later";
+inline const char* kChainVanishCause = "fc1 feeds act2, dead since step 9: no gradient flows back through its units";
+inline void add_chain(Run& r) {
+  r.w.add(ModuleRecord{7, "act2", "ReLU", 1});
+  r.anomaly(1, 5 * kMs, 0, AnomalyKind::update_ratio, Severity::warning, std::nullopt, std::nullopt, 5, 3, 13.2,
+            kChainRootMessage);
+  r.anomaly(2, 95 * kMs, 9, AnomalyKind::dead_relu, Severity::warning, std::nullopt, std::nullopt, 7, std::nullopt,
+            0.999, "act2: 99.9% of the ReLU's outputs were zero for 5 steps", 1, kChainDeadCause);
+  r.anomaly(3, 405 * kMs, 40, AnomalyKind::loss_spike, Severity::warning, std::nullopt, std::nullopt, std::nullopt,
+            std::nullopt, 4.1, "loss 4.1 at step 40 is 5x the median of the last 20 steps");
+  r.anomaly(4, 925 * kMs, 92, AnomalyKind::vanishing_norm, Severity::warning, std::nullopt, std::nullopt, 4, 1, 2e-9,
+            "gradient norm of fc1.weight fell to 2e-09, 1e-06 of its median", 2, kChainVanishCause);
+}
+inline void write_chain(const std::string& path) {
+  Run r(path, 100);
+  add_chain(r);
   r.w.close();
 }
 

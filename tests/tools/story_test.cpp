@@ -1,7 +1,8 @@
 // tests/tools/story_test.cpp — tools/story.cpp (over traces/query/alarms.cpp): the story `glassbox report` tells
 // first, on runs that went wrong (bad_runs.h): out of memory (one step's peak, or a leak across steps foretold by
-// a memory_growth alarm; a version 5 file without oom_reports' ages), killed, interrupted, NaN in the forward, NaN in the
-// backward only, alarms grouped by kind; and the one line of a healthy run. A long run's trace (long_run.h) that
+// a memory_growth alarm; a version 5 file without oom_reports' ages), killed, interrupted, NaN in the forward, NaN in
+// the backward only, alarms grouped by kind, alarms the monitor linked into a chain (a root cause and its
+// consequences, each with its evidence); and the one line of a healthy run. A long run's trace (long_run.h) that
 // stopped on a full disk, or whose collector shed detail.
 #include "tools/story.h"
 
@@ -288,6 +289,97 @@ TEST_CASE("more than five places, mixed severities, the smallest value of vanish
             "fc2.weight, fc2.bias, encoder.norm.weight and 3 more\n      first: tiny gradient 1\n"));
   CHECK(has(s, "    unknown (kind 14, newer than this glassbox): 1 warning\n      first: from the future\n"));
   CHECK(s.find("vanishing_norm") < s.find("unknown"));  // error before warning
+}
+
+TEST_CASE("linked alarms: the root cause first, each consequence under its cause with its evidence; the rest by kind") {
+  TempDir tmp;
+  std::string path = tmp.file("chain.db");
+  bad_runs::write_chain(path);
+  std::string s = story(path);
+  CHECK(s ==
+        "story: update_ratio at step 0 led to 2 more alarms; 1 other alarm of 1 kind\n"
+        "  ended: closed cleanly, stopped by exit\n"
+        "  linked alarms (the root cause first, then what followed from it, each with the evidence):\n"
+        "    root cause: update_ratio (warning) on fc2.weight, step 0: one update of fc2.weight was 13x its norm "
+        "(group 1: lr 0.6, 6000x group 0's 1e-04)\n"
+        "      -> dead_relu (warning) in act2, step 9: act2: 99.9% of the ReLU's outputs were zero for 5 steps\n"
+        "         because: act2 follows fc2, whose update at step 0 was 13x its weight; dead 9 steps later\n"
+        "        -> vanishing_norm (warning) on fc1.weight, step 92: gradient norm of fc1.weight fell to 2e-09, 1e-06 "
+        "of its median\n"
+        "           because: fc1 feeds act2, dead since step 9: no gradient flows back through its units\n"
+        "  other alarms by kind (errors and warnings first):\n"
+        "    loss_spike: 1 warning, step 40, largest loss 4.1\n"
+        "      first: loss 4.1 at step 40 is 5x the median of the last 20 steps\n\n");
+  std::string r = report(path);
+  CHECK(r.starts_with(s));  // the story, then the sections; the table below still lists every anomaly
+  CHECK(has(r, "anomalies: 4\n"));
+
+  // The same rows in a file older than version 6 (no causes): every alarm by kind, as before.
+  run_sql(path, "PRAGMA user_version = 5");
+  s = story(path);
+  CHECK(s.starts_with("story: 4 alarms of 4 kinds\n"));
+  CHECK(s.find("linked alarms") == std::string::npos);
+  CHECK(has(s, "    update_ratio: 1 warning, step 0, largest update/param ratio 13.2; on fc2.weight\n"));
+  CHECK(has(s, "    vanishing_norm: 1 warning, step 92, smallest norm 2e-09; on fc1.weight\n"));
+}
+
+TEST_CASE("a NaN caused by an earlier alarm names its root cause; long chains and many chains are cut short") {
+  TempDir tmp;
+  std::string path = tmp.file("nan_chain.db");
+  {
+    bad_runs::Run r(path, 40);
+    gb::trace::Id log = r.op("log", 120 * kMs, 12, 3, "[[64, 128]]", "float32", 0);
+    r.anomaly(1, 5 * kMs, 0, gb::trace::AnomalyKind::update_ratio, gb::trace::Severity::warning, std::nullopt,
+              std::nullopt, 5, 3, 40.0, "one update of fc2.weight was 40x its norm");
+    r.anomaly(2, 120 * kMs + 2000, 12, gb::trace::AnomalyKind::nonfinite_forward, gb::trace::Severity::error, log,
+              std::nullopt, 3, std::nullopt, std::nullopt, "log produced 12 NaN from finite inputs", 1,
+              "fc2.weight turned non-finite after its update at step 0");
+    // A chain of 14 consequences (ids 10..23, each caused by the one before, 9 by nothing), then 6 more chains.
+    for (gb::trace::Id i = 9; i <= 23; ++i)
+      r.anomaly(i, (200 + i) * kMs, 20, gb::trace::AnomalyKind::dead_relu, gb::trace::Severity::info, std::nullopt,
+                std::nullopt, 6, std::nullopt, 0.99, "dead " + std::to_string(i),
+                i > 9 ? gb::trace::OptId(i - 1) : std::nullopt, "after " + std::to_string(i - 1));
+    for (gb::trace::Id i = 30; i < 42; i += 2) {
+      r.anomaly(i, (300 + i) * kMs, 30, gb::trace::AnomalyKind::depth_gradient, gb::trace::Severity::warning,
+                std::nullopt, std::nullopt, 4, 1, 1e-5, "fc1's gradient is 1e-05 of the last layer's");
+      r.anomaly(i + 1, (301 + i) * kMs, 31, gb::trace::AnomalyKind::no_gradient, gb::trace::Severity::warning,
+                std::nullopt, std::nullopt, 2, std::nullopt, std::nullopt, "encoder got no gradient", i, "");
+    }
+    r.w.close();
+  }
+  std::string s = story(path);
+  CHECK(s.starts_with("story: non-finite values from step 12; update_ratio at step 0 led to 1 more alarm; 7 more "
+                      "chains of linked alarms\n"));
+  CHECK(has(s, "    error at 120.002ms: log produced 12 NaN from finite inputs\n"
+               "    its root cause: update_ratio (warning) on fc2.weight, step 0 (linked alarms below)\n"));
+  CHECK(has(s, "    root cause: update_ratio (warning) on fc2.weight, step 0: one update of fc2.weight was 40x its norm\n"
+               "      -> nonfinite_forward (error) in encoder.norm, step 12: log produced 12 NaN from finite inputs\n"
+               "         because: fc2.weight turned non-finite after its update at step 0\n"));
+  // 12 links of the long chain told (the root and 11 consequences, each 2 spaces deeper), then how many more.
+  CHECK(has(s, "    root cause: dead_relu (info) in act1, step 20: dead 9\n"
+               "      -> dead_relu (info) in act1, step 20: dead 10\n"
+               "         because: after 9\n"
+               "        -> dead_relu (info) in act1, step 20: dead 11\n"));
+  CHECK(has(s, "                    -> dead_relu (info) in act1, step 20: dead 17\n"));  // depth 8: 7 steps in
+  CHECK(has(s, "                      -> dead_relu (info) in act1, step 20: dead 19\n"));  // depth 10: 8 at most
+  CHECK(has(s, "                      -> dead_relu (info) in act1, step 20: dead 20\n"
+               "                         because: after 19\n"
+               "      and 3 more linked alarms (the anomalies table lists every one)\n"));
+  CHECK(s.find("dead 21") == std::string::npos);
+  // Kinds 12 and 13 by name; an empty evidence says so; 5 chains told, then how many more.
+  CHECK(has(s, "    root cause: depth_gradient (warning) on fc1.weight, step 30: fc1's gradient is 1e-05 of the last "
+               "layer's\n      -> no_gradient (warning) in encoder, step 31: encoder got no gradient\n"
+               "         because: (no evidence stored)\n"));
+  CHECK(has(s, "    and 3 more chains of linked alarms (the viewer's Anomalies panel shows them all)\n"));
+  CHECK(s.find("other alarms by kind") == std::string::npos);  // every alarm is in a chain
+  // The anomalies table names kinds 12 and 13 too.
+  const std::string r = report(path, {.limit = 0});
+  auto line_of = [&](const std::string& part) {  // the last line holding it: the table's
+    const std::size_t at = r.rfind(part), from = r.rfind('\n', at) + 1;
+    return at == std::string::npos ? std::string() : r.substr(from, r.find('\n', at) - from);
+  };
+  CHECK(has(line_of("fc1's gradient is 1e-05 of the last layer's"), " depth_gradient "));
+  CHECK(has(line_of("encoder got no gradient"), " no_gradient "));
 }
 
 TEST_CASE("a healthy run prints one line and no alarm sections") {

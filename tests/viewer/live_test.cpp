@@ -1,8 +1,8 @@
 // tests/viewer/live_test.cpp — viewer/live.cpp: a TraceModel following a long run's trace while a writer thread
 // writes it (tools/long_run.h, 150 steps of ~10 ms, each committed at once): the steps, step_memory, the anomaly and
 // the detail windows written after the open appear (poll() takes them in) within 1.5 s of their commit, the file's
-// WAL is never pinned between polls, and the end is read; a writer that dies without closing; a trace opened after
-// its writer died; a finished trace (not followed).
+// WAL is never pinned between polls, and the end is read; a consequence written after the open joins its root's
+// chain; a writer that dies without closing; a trace opened after its writer died; a finished trace (not followed).
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -181,6 +181,40 @@ TEST_CASE("a run being written is followed: steps, memory, the anomaly and windo
   // may meet a poll's statement: most must be full).
   CHECK(checkpoints >= 10);
   CHECK(full >= checkpoints / 2);
+}
+
+TEST_CASE("followed live: an alarm written after the open with its cause joins that chain, under its root") {
+  using namespace gb::trace;
+  TempDir tmp;
+  const std::string path = tmp.file("chain.db");
+  long_run::Run r(path, {.steps = 30, .anomalies = {}});
+  auto alarm = [&](Id id, std::int64_t step, AnomalyKind kind, OptId cause_id, const std::string& cause) {
+    r.writer().add(AnomalyRecord{id, step * long_run::kMs * 10 + 1, step, kind, Severity::warning, std::nullopt,
+                                 std::nullopt, std::nullopt, std::nullopt, 1.0, "alarm " + std::to_string(id),
+                                 std::nullopt, cause_id, cause});
+  };
+  for (std::int64_t s = 0; s < 10; ++s) r.step(s);
+  alarm(1, 2, AnomalyKind::update_ratio, {}, "");
+  alarm(2, 5, AnomalyKind::loss_spike, {}, "");
+  r.writer().flush();
+  TraceModel m(path);
+  m.wait_loaded();
+  REQUIRE(m.live().following);
+  CHECK(m.anomaly_chains() == 0);
+  for (std::int64_t s = 10; s < 30; ++s) r.step(s);
+  alarm(3, 12, AnomalyKind::dead_relu, 1, "the layer after the outsized update");
+  r.finish();
+  frames_until_end(m, 10, [] {});
+  REQUIRE(m.anomalies().size() == 3);
+  CHECK(m.anomalies()[2].record.cause == "the layer after the outsized update");
+  CHECK(m.anomaly_chains() == 1);
+  const std::vector<gb::query::ChainRow>& o = m.anomaly_order();
+  REQUIRE(o.size() == 3);
+  CHECK(o[0].row == 0);  // the root (step 2), its consequence (step 12) under it, then the loss spike (step 5)
+  CHECK(o[0].below == 1);
+  CHECK(o[1].row == 2);
+  CHECK(o[1].depth == 1);
+  CHECK(o[2].row == 1);
 }
 
 TEST_CASE("a writer that dies without closing the trace: the follower says so; opened afterwards, the same") {

@@ -1,5 +1,6 @@
 // tests/viewer/trace_model_test.cpp — TraceModel without a window, on traces from tools/synth.h: the open (tracks,
-// extent, the errors of unreadable files, a bare trace), anomalies with their names and linked details, the
+// extent, the errors of unreadable files, a bare trace), anomalies with their names and linked details, the chains
+// of linked alarms in the Anomalies panel's order,
 // data-loader waits, the op table against query::op_table, the flame against SQL sums, op shapes, the legend. The
 // domains have their own tests (timeline_model_test, memory_model_test, ...).
 #include <doctest/doctest.h>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "tests/tools/bad_runs.h"
 #include "tests/viewer/model_fixture.h"
 #include "traces/error.h"
 #include "traces/query/op_table.h"
@@ -54,6 +56,45 @@ TEST_CASE("anomalies: resolved names; details link a forward op and its backward
   CHECK(op->self_ns < op->span.end_ns - op->span.start_ns);
   CHECK(op->linked->id == node->span.id);
   CHECK(op->module == "layers.1");
+}
+
+TEST_CASE("anomalies: linked alarms in chain order, the root first and each consequence under its cause") {
+  TempDir tmp;
+  const std::string path = tmp.file("chain.db");
+  bad_runs::write_chain(path);
+  TraceModel m(path, kSync);
+  const std::vector<AnomalyRow>& rows = m.anomalies();  // by time: ids 1, 2, 3, 4
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[1].module == "act2");
+  CHECK(rows[1].record.cause_id == 1);
+  CHECK(rows[1].record.cause == bad_runs::kChainDeadCause);
+  CHECK(rows[3].param == "fc1.weight");
+  CHECK(rows[3].record.cause_id == 2);
+  CHECK(m.anomaly_chains() == 1);
+  const std::vector<gb::query::ChainRow>& o = m.anomaly_order();
+  REQUIRE(o.size() == 4);
+  // update_ratio (step 0), -> dead_relu (9), -> -> vanishing_norm (92), then the unrelated loss_spike (40).
+  const std::vector<std::int64_t> steps = {0, 9, 92, 40};
+  const std::vector<int> depth = {0, 1, 2, 0};
+  const std::vector<std::size_t> below = {2, 1, 0, 0};
+  for (std::size_t i = 0; i < o.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rows[o[i].row].record.step == steps[i]);
+    CHECK(o[i].depth == depth[i]);
+    CHECK(o[i].below == below[i]);
+  }
+  CHECK(o[1].cause == 0);  // rows[0], the root
+  CHECK(o[2].cause == 1);  // rows[1], the dead ReLU
+
+  // An older file (no causes): the rows in time order, none linked.
+  sql(path, "PRAGMA user_version = 5");
+  TraceModel old(path, kSync);
+  CHECK(old.anomaly_chains() == 0);
+  REQUIRE(old.anomaly_order().size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(old.anomaly_order()[i].row == i);
+    CHECK(old.anomaly_order()[i].depth == 0);
+  }
 }
 
 TEST_CASE("data loader: per-step waits add up to the report's wait total") {

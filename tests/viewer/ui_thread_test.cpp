@@ -15,25 +15,12 @@
 #include "traces/reader.h"
 #include "traces/temp_dir.h"
 #include "viewer/app.h"
+#include "viewer/imgui_headless.h"
 #include "viewer/panels/panels.h"
 
 using namespace gb::viewer;
 
 namespace {
-
-struct ImGuiHeadless {
-  ImGuiHeadless() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1400, 900);
-    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the viewer's OpenGL3 renderer: large draw lists
-    unsigned char* pixels = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas (no renderer needed)
-  }
-  ~ImGuiHeadless() { ImGui::DestroyContext(); }
-};
 
 // Statements the UI thread ran while drawing `frames` frames (a short pause between them lets the workers answer,
 // so later frames take the answers the earlier ones asked for).

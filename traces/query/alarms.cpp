@@ -1,5 +1,5 @@
-// traces/query/alarms.cpp — the first non-finite value and its place (spans, op_details, graph_nodes, modules), and the
-// anomalies grouped by kind in one streamed pass.
+// traces/query/alarms.cpp — the first non-finite value and its place (spans, op_details, graph_nodes, modules), the
+// anomalies grouped by kind in one streamed pass, and the chains that anomalies.cause_id links.
 #include "traces/query/alarms.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gb::query {
 
@@ -19,8 +20,8 @@ using gb::trace::Severity;
 namespace {
 
 constexpr const char* kAnomalyColumns =
-    "SELECT id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message, rank "
-    "FROM anomalies ";
+    "SELECT id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, message, rank, cause_id, "
+    "cause FROM anomalies ";
 
 AnomalyRecord read_anomaly(const Row& r) {
   AnomalyRecord a;
@@ -36,6 +37,8 @@ AnomalyRecord read_anomaly(const Row& r) {
   a.value = r.opt_f64(9);
   a.message = std::string(r.text(10));
   a.rank = r.opt_i64(11);
+  a.cause_id = r.opt_i64(12);
+  a.cause = std::string(r.text(13));
   return a;
 }
 
@@ -52,6 +55,32 @@ struct Names {
     });
   }
 };
+
+// Where an anomaly was found, as the story names it: its param, else its module, else its op ("op relu").
+struct Places {
+  Names names;
+  std::unordered_map<Id, std::string> span_names;
+  explicit Places(const TraceDb& db) : names(db) {}
+  std::string of(const TraceDb& db, const AnomalyRecord& a) {
+    if (a.param_id) {
+      auto p = names.params.find(*a.param_id);
+      return p != names.params.end() ? p->second : "param " + std::to_string(*a.param_id);
+    }
+    if (a.module_id) {
+      auto m = names.modules.find(*a.module_id);
+      return m != names.modules.end() ? m->second : "module " + std::to_string(*a.module_id);
+    }
+    if (!a.span_id) return "";
+    auto s = span_names.find(*a.span_id);
+    if (s == span_names.end()) {
+      std::optional<SpanInfo> info = span_info(db, *a.span_id);
+      s = span_names.emplace(*a.span_id, info ? "op " + info->name : "span " + std::to_string(*a.span_id)).first;
+    }
+    return s->second;
+  }
+};
+
+Severity clamp_severity(Severity s) { return static_cast<Severity>(std::clamp(static_cast<int>(s), 0, 2)); }
 
 }  // namespace
 
@@ -125,14 +154,16 @@ std::optional<FirstNonFinite> first_nonfinite(const TraceDb& db) {
   return f;
 }
 
-std::vector<AlarmGroup> alarm_groups(const TraceDb& db, OptId skip) {
-  Names names(db);
+std::vector<AlarmGroup> alarm_groups(const TraceDb& db, OptId skip, std::span<const AlarmChain> leave_out) {
+  Places where(db);
+  std::unordered_set<Id> chained;
+  for (const AlarmChain& c : leave_out)
+    for (const ChainLink& l : c.links) chained.insert(l.anomaly.id);
   std::map<int, AlarmGroup> groups;             // by kind
   std::map<int, std::set<std::string>> places;  // by kind: every distinct place
-  std::unordered_map<Id, std::string> span_names;
   db.each(std::string(kAnomalyColumns) + "ORDER BY t_ns, id", [&](const Row& r) {
     AnomalyRecord a = read_anomaly(r);
-    if (skip && a.id == *skip) return;
+    if ((skip && a.id == *skip) || chained.contains(a.id)) return;
     const int k = static_cast<int>(a.kind);
     auto [it, fresh] = groups.try_emplace(k);
     AlarmGroup& g = it->second;
@@ -153,21 +184,7 @@ std::vector<AlarmGroup> alarm_groups(const TraceDb& db, OptId skip) {
       const bool better = g.worst && (lower_is_worse(a.kind) ? *a.value >= *g.worst : *a.value <= *g.worst);
       if (!better) g.worst = a.value;
     }
-    std::string place;
-    if (a.param_id) {
-      auto p = names.params.find(*a.param_id);
-      place = p != names.params.end() ? p->second : "param " + std::to_string(*a.param_id);
-    } else if (a.module_id) {
-      auto m = names.modules.find(*a.module_id);
-      place = m != names.modules.end() ? m->second : "module " + std::to_string(*a.module_id);
-    } else if (a.span_id) {
-      auto s = span_names.find(*a.span_id);
-      if (s == span_names.end()) {
-        std::optional<SpanInfo> info = span_info(db, *a.span_id);
-        s = span_names.emplace(*a.span_id, info ? "op " + info->name : "span " + std::to_string(*a.span_id)).first;
-      }
-      place = s->second;
-    }
+    const std::string place = where.of(db, a);
     if (!place.empty() && places[k].insert(place).second) {
       if (g.where.size() < kAlarmPlaces)
         g.where.push_back(place);
@@ -182,6 +199,77 @@ std::vector<AlarmGroup> alarm_groups(const TraceDb& db, OptId skip) {
     return a.first_t_ns < b.first_t_ns;
   });
   return out;
+}
+
+std::vector<ChainRow> chain_order(std::span<const ChainKey> rows) {
+  const std::size_t n = rows.size();
+  std::unordered_map<Id, std::size_t> at;  // id -> its first row
+  at.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) at.try_emplace(rows[i].id, i);
+  // A cause counts when it is a row of `rows` with a smaller id: ids then fall along every link (no cycle).
+  std::vector<std::optional<std::size_t>> cause(n);
+  std::vector<std::size_t> first(n + 1, 0);  // the consequences of row i: kids[first[i] .. first[i + 1])
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!rows[i].cause_id) continue;
+    auto c = at.find(*rows[i].cause_id);
+    if (c == at.end() || rows[c->second].id >= rows[i].id) continue;
+    cause[i] = c->second;
+    ++first[c->second + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+  std::vector<std::size_t> kids(first[n]), fill(first.begin(), first.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    if (cause[i]) kids[fill[*cause[i]]++] = i;  // in the order of rows
+
+  std::vector<ChainRow> out;
+  out.reserve(n);
+  struct Open {
+    std::size_t at;    // its index in out
+    std::size_t next;  // its next consequence to emit, into kids
+  };
+  std::vector<Open> stack;
+  for (std::size_t root = 0; root < n; ++root) {
+    if (cause[root]) continue;
+    out.push_back(ChainRow{root, 0, std::nullopt, 0});
+    stack.push_back(Open{out.size() - 1, first[root]});
+    while (!stack.empty()) {
+      Open& top = stack.back();
+      const std::size_t row = out[top.at].row;
+      if (top.next == first[row + 1]) {  // every consequence emitted: the rows below it are known
+        out[top.at].below = out.size() - top.at - 1;
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t kid = kids[top.next++];
+      out.push_back(ChainRow{kid, out[top.at].depth + 1, row, 0});
+      stack.push_back(Open{out.size() - 1, first[kid]});  // may move `top`: not used after this
+    }
+  }
+  return out;
+}
+
+std::vector<AlarmChain> alarm_chains(const TraceDb& db) {
+  std::vector<AlarmChain> chains;
+  if (db.scalar("SELECT EXISTS (SELECT 1 FROM anomalies WHERE cause_id IS NOT NULL)") == 0) return chains;
+  std::vector<AnomalyRecord> rows;
+  db.each(std::string(kAnomalyColumns) + "ORDER BY t_ns, id", [&](const Row& r) { rows.push_back(read_anomaly(r)); });
+  std::vector<ChainKey> keys;
+  keys.reserve(rows.size());
+  for (const AnomalyRecord& a : rows) keys.push_back(ChainKey{a.id, a.cause_id});
+  Places where(db);
+  const std::vector<ChainRow> order = chain_order(keys);
+  std::vector<std::size_t> link_of(rows.size(), 0);  // row -> its index in its chain's links
+  for (const ChainRow& c : order) {
+    if (c.depth == 0 && c.below == 0) continue;  // an unrelated alarm
+    if (c.depth == 0) chains.emplace_back();
+    AlarmChain& chain = chains.back();
+    AnomalyRecord& a = rows[c.row];
+    link_of[c.row] = chain.links.size();
+    chain.severity = std::max(chain.severity, clamp_severity(a.severity));
+    const std::string place = where.of(db, a);
+    chain.links.push_back(ChainLink{std::move(a), place, c.depth, c.cause ? link_of[*c.cause] : 0});
+  }
+  return chains;
 }
 
 }  // namespace gb::query

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "viewer/plot.h"
@@ -24,6 +25,9 @@ struct TimelineState {
 struct OpsState {
   int kind = 0;  // gb::trace::SpanKind of the table
   ImGuiTextFilter filter;
+};
+struct AnomaliesState {
+  std::set<gb::trace::Id> collapsed;  // the chains folded to their root (the root's anomalies.id); open by default
 };
 struct DataloaderState {
   TimelineItem hovered;  // the lane item under the mouse (the lanes' items are rebuilt each frame)
@@ -50,6 +54,7 @@ struct PanelState {
   RunState run;
   TimelineState timeline;
   OpsState ops;
+  AnomaliesState anomalies;
   DataloaderState dataloader;
 };
 

@@ -56,7 +56,7 @@ std::vector<std::string> step_rows(const std::string& db) {
 std::string describe(const AnomalyRow& r) {
   return std::to_string(r.step) + " kind " + std::to_string(r.kind) + " sev " + std::to_string(r.severity) + " op '" +
          r.op + "' module '" + r.module + "' param '" + r.param + "' node '" + r.node + "' value " +
-         std::to_string(r.value) + ": " + r.message;
+         std::to_string(r.value) + ": " + r.message + " <- " + std::to_string(r.cause_id) + " " + r.cause;
 }
 
 }  // namespace
@@ -64,7 +64,8 @@ std::string describe(const AnomalyRow& r) {
 TEST_CASE("the deferred path writes what the immediate one writes: every planted fault and healthy run") {
   TempDir tmp;
   for (const char* scenario : {"log_zero", "sqrt_zero_row", "custom_div0", "leaf_div0", "big_lr", "no_zero_grad",
-                               "accumulate_ok", "dead_relu", "loss_spike", "kept_graph", "healthy_adam"}) {
+                               "accumulate_ok", "dead_relu", "loss_spike", "kept_graph", "healthy_adam", "lr_group",
+                               "deep_sigmoid", "detached_encoder", "frozen_and_skipped", "zero_gate", "cnn_lr_jump"}) {
     CAPTURE(scenario);
     const std::string now = run_fault(tmp, scenario);
     REQUIRE(!now.empty());

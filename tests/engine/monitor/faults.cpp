@@ -298,7 +298,207 @@ int loss_spike() {
   return 0;
 }
 
-// 9. Every step's validation predictions kept for a report at the end, computed without gb::NoGradGuard: each
+// ---- issue 41 [Diagnosis]: faults written as user code that the detectors were not built around ----
+
+// 9. One layer trained with a learning rate 6,000 times the rest, in its own parameter group: its first update
+// dwarfs the weight, the ReLU after it dies, and the layer before that ReLU stops getting gradient.
+int lr_group() {
+  gb::manual_seed(0);
+  Mlp net;
+  net->to(kDevice);
+  std::vector<gb::optim::OptimizerParamGroup> groups;
+  std::vector<gb::Tensor> rest;
+  for (auto& p : net->fc1->parameters()) rest.push_back(p);
+  for (auto& p : net->fc3->parameters()) rest.push_back(p);
+  groups.emplace_back(rest);
+  groups.emplace_back(net->fc2->parameters(), std::make_unique<gb::optim::SGDOptions>(
+                                                  gb::optim::SGDOptions(0.05 * 6000).momentum(0.9)));
+  gb::optim::SGD opt(groups, gb::optim::SGDOptions(0.05).momentum(0.9));
+  train(net, opt, 120);
+  return 0;
+}
+
+// 10. Sixteen Linear + Sigmoid layers: the gradient shrinks by orders of magnitude on its way back to the first.
+struct DeepImpl : nn::Module {
+  DeepImpl(int depth, bool sigmoid, bool residual) : residual_(residual) {
+    in = register_module("in", nn::Linear(8, 32));
+    for (int i = 0; i < depth; ++i) {
+      layers->push_back(nn::Linear(32, 32));
+      if (residual)
+        norms->push_back(nn::LayerNorm(nn::LayerNormOptions({32})));
+    }
+    register_module("layers", layers);
+    if (residual) register_module("norms", norms);
+    out = register_module("out", nn::Linear(32, 3));
+    sigmoid_ = sigmoid;
+  }
+  gb::Tensor forward(gb::Tensor x) {
+    x = in(x);
+    for (size_t i = 0; i < layers->size(); ++i) {
+      gb::Tensor h = layers->at<nn::LinearImpl>(i).forward(residual_ ? norms->at<nn::LayerNormImpl>(i).forward(x) : x);
+      h = sigmoid_ ? gb::sigmoid(h) : gb::relu(h);
+      x = residual_ ? x + h : h;
+    }
+    return out(x);
+  }
+  nn::Linear in{nullptr}, out{nullptr};
+  nn::ModuleList layers, norms;
+  bool sigmoid_ = true, residual_ = false;
+};
+GB_MODULE(Deep);
+
+int deep_sigmoid() {
+  gb::manual_seed(0);
+  Deep net(16, /*sigmoid=*/true, /*residual=*/false);
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  train(net, opt, 40);
+  return 0;
+}
+
+// The healthy counterpart: as deep, with residual connections, LayerNorm and ReLU.
+int deep_residual() {
+  gb::manual_seed(0);
+  Deep net(16, /*sigmoid=*/false, /*residual=*/true);
+  net->to(kDevice);
+  gb::optim::AdamW opt(net->parameters(), gb::optim::AdamWOptions(1e-3));
+  train(net, opt, 60);
+  return 0;
+}
+
+// 11. An encoder whose output is detached by mistake: its parameters are in the optimizer and never get a gradient.
+struct EncNetImpl : nn::Module {
+  EncNetImpl() {
+    encoder = register_module("encoder", nn::Sequential(nn::Linear(8, 32), nn::ReLU(), nn::Linear(32, 32)));
+    head = register_module("head", nn::Linear(32, 3));
+  }
+  gb::Tensor forward(gb::Tensor x) { return head(gb::relu(encoder->forward(x)).detach()); }
+  nn::Sequential encoder{nullptr};
+  nn::Linear head{nullptr};
+};
+GB_MODULE(EncNet);
+
+int detached_encoder() {
+  gb::manual_seed(0);
+  EncNet net;
+  net->to(kDevice);
+  gb::optim::Adam opt(net->parameters(), gb::optim::AdamOptions(1e-3));
+  train(net, opt, 30);
+  return 0;
+}
+
+// 12. A layer frozen by mistake (requires_grad turned off after the optimizer was made) and a module the forward
+// skips (a branch left behind by a refactoring).
+struct SkipNetImpl : nn::Module {
+  SkipNetImpl() {
+    fc1 = register_module("fc1", nn::Linear(8, 32));
+    unused = register_module("unused", nn::Linear(32, 32));
+    fc2 = register_module("fc2", nn::Linear(32, 3));
+  }
+  gb::Tensor forward(gb::Tensor x) { return fc2(gb::relu(fc1(x))); }
+  nn::Linear fc1{nullptr}, unused{nullptr}, fc2{nullptr};
+};
+GB_MODULE(SkipNet);
+
+int frozen_and_skipped() {
+  gb::manual_seed(0);
+  SkipNet net;
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  for (auto& p : net->fc1->parameters()) p.requires_grad_(false);
+  train(net, opt, 15);
+  return 0;
+}
+
+// 13. A branch multiplied by a mask that is zero everywhere (a gating bug): its parameters get exactly zero gradient.
+struct GatedImpl : nn::Module {
+  GatedImpl() {
+    main = register_module("main", nn::Linear(8, 3));
+    branch = register_module("branch", nn::Linear(8, 3));
+  }
+  gb::Tensor forward(gb::Tensor x) {
+    gb::Tensor gate = gb::zeros({1, 3}, x.options());  // meant to be learned or ones
+    return main(x) + branch(x) * gate;
+  }
+  nn::Linear main{nullptr}, branch{nullptr};
+};
+GB_MODULE(Gated);
+
+int zero_gate() {
+  gb::manual_seed(0);
+  Gated net;
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05));
+  train(net, opt, 15);
+  return 0;
+}
+
+// 14. A small CNN whose schedule has a bug: the lr jumps 1000x at step 30 (a misplaced factor): the next update
+// dwarfs the weights, then the run goes non-finite.
+struct ConvNetImpl : nn::Module {
+  ConvNetImpl() {
+    conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(1, 8, 3).padding(1)));
+    conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1)));
+    fc = register_module("fc", nn::Linear(8 * 4 * 4, 3));
+  }
+  gb::Tensor forward(gb::Tensor x) {
+    x = F::max_pool2d(gb::relu(conv1(x)), F::MaxPool2dFuncOptions(2));
+    x = gb::relu(conv2(x));
+    return fc(x.flatten(1));
+  }
+  nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  nn::Linear fc{nullptr};
+};
+GB_MODULE(ConvNet);
+
+Data images(int64_t n, uint64_t seed) {
+  Data d = batch(n, seed);  // the clusters' labels; each image a pattern per class plus noise
+  gb::manual_seed(seed + 7);
+  gb::Tensor patterns = gb::randn({3, 1, 8, 8}, gb::TensorOptions().device(kDevice));
+  d.x = patterns.index_select(0, d.y) + 0.3 * gb::randn({n, 1, 8, 8}, gb::TensorOptions().device(kDevice));
+  return d;
+}
+
+int cnn_lr_jump() {
+  gb::manual_seed(0);
+  ConvNet net;
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.02).momentum(0.9));
+  for (int step = 0; step < 40; ++step) {
+    if (step == 30)
+      for (auto& g : opt.param_groups()) static_cast<gb::optim::SGDOptions&>(g.options()).lr(20.0);
+    Data d = images(32, 100 + step);
+    opt.zero_grad();
+    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+    loss.backward();
+    opt.step();
+  }
+  return 0;
+}
+
+// The healthy counterpart: the same CNN, the same data, a constant lr.
+int cnn_healthy() {
+  gb::manual_seed(0);
+  ConvNet net;
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.02).momentum(0.9));
+  train(net, opt, 300, [](int step) { return images(32, 100 + step); });
+  return 0;
+}
+
+// A healthy MLP trained far past convergence (tens of thousands of steps): gradients shrink by orders of magnitude
+// and then scatter; the loss's noise at its floor is 10x its median now and then.
+int healthy_long() {
+  gb::manual_seed(0);
+  Mlp net;
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  const char* steps = std::getenv("GLASSBOX_FAULTS_STEPS");
+  train(net, opt, steps && *steps ? std::atoi(steps) : 20000, [](int step) { return batch(32, 1000 + step); });
+  return 0;
+}
+
+// 15. Every step's validation predictions kept for a report at the end, computed without gb::NoGradGuard: each
 // keeps its graph (the activations saved for a backward that never comes) until the device runs out (the test
 // limits it: GLASSBOX_ALLOC_CONF=capacity:...). The OOM is caught and told, as a training script's would be.
 int kept_outputs_oom() {
@@ -325,7 +525,7 @@ int kept_outputs_oom() {
   return 0;
 }
 
-// 9b. Healthy but too big: ten steps of 64 samples, then one batch far larger than the device (the test limits it):
+// 15b. Healthy but too big: ten steps of 64 samples, then one batch far larger than the device (the test limits it):
 // the step's own activations run out, nothing earlier is kept.
 int peak_oom() {
   gb::manual_seed(0);
@@ -354,6 +554,11 @@ const Scenario kScenarios[] = {
     {"no_zero_grad", no_zero_grad}, {"accumulate_ok", accumulate_ok},
     {"kept_graph", kept_graph},     {"dead_relu", dead_relu},
     {"loss_spike", loss_spike},
+    {"lr_group", lr_group},         {"deep_sigmoid", deep_sigmoid},
+    {"deep_residual", deep_residual}, {"detached_encoder", detached_encoder},
+    {"frozen_and_skipped", frozen_and_skipped}, {"zero_gate", zero_gate},
+    {"cnn_lr_jump", cnn_lr_jump},   {"cnn_healthy", cnn_healthy},
+    {"healthy_long", healthy_long},
     {"kept_outputs_oom", kept_outputs_oom}, {"peak_oom", peak_oom},
 };
 

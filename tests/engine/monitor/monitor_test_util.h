@@ -22,6 +22,9 @@ struct AnomalyRow {
   bool has_node = false;
   double value = 0;
   std::string message;
+  int64_t id = 0;
+  int64_t cause_id = -1;  // -1: NULL
+  std::string cause;
 };
 
 inline std::vector<AnomalyRow> read_anomalies(const std::string& path) {
@@ -31,7 +34,8 @@ inline std::vector<AnomalyRow> read_anomalies(const std::string& path) {
   const char* sql = R"sql(
     SELECT ifnull(a.step, -1), a.kind, a.severity, ifnull(s.text, ''), ifnull(m.path, ''),
            CASE WHEN p.id IS NULL THEN '' WHEN pm.path = '' OR pm.path IS NULL THEN p.name ELSE pm.path || '.' || p.name END,
-           ifnull(gs.text, ''), a.node_id IS NOT NULL, ifnull(a.value, 0), a.message
+           ifnull(gs.text, ''), a.node_id IS NOT NULL, ifnull(a.value, 0), a.message, a.id, ifnull(a.cause_id, -1),
+           ifnull(a.cause, '')
     FROM anomalies a
     LEFT JOIN spans sp ON sp.id = a.span_id LEFT JOIN strings s ON s.id = sp.name_id
     LEFT JOIN modules m ON m.id = a.module_id
@@ -53,6 +57,9 @@ inline std::vector<AnomalyRow> read_anomalies(const std::string& path) {
       r.has_node = sqlite3_column_int(st, 7) != 0;
       r.value = sqlite3_column_double(st, 8);
       r.message = text(9);
+      r.id = sqlite3_column_int64(st, 10);
+      r.cause_id = sqlite3_column_int64(st, 11);
+      r.cause = text(12);
       out.push_back(r);
     }
   sqlite3_finalize(st);
@@ -74,6 +81,13 @@ inline std::vector<AnomalyRow> of_kind(const std::vector<AnomalyRow>& rows, gb::
   for (const auto& r : rows)
     if (r.kind == static_cast<int>(k)) out.push_back(r);
   return out;
+}
+
+// The row with this id (nullptr when none).
+inline const AnomalyRow* by_id(const std::vector<AnomalyRow>& rows, int64_t id) {
+  for (const auto& r : rows)
+    if (r.id == id) return &r;
+  return nullptr;
 }
 
 inline int warnings(const std::vector<AnomalyRow>& rows) {
