@@ -1,6 +1,7 @@
 // tools/story.cpp — how a run ended (meta, oom_reports, memory_events oom rows, steps) and the text of the story:
-// the ending, the out-of-memory failures, the first non-finite value, the chains of linked alarms and the other alarms
-// by kind (traces/query/alarms.h).
+// the ending, the out-of-memory failures (a leak across steps told as one, with the memory_growth alarm that
+// foretold it), the first non-finite value, the chains of linked alarms and the other alarms by kind
+// (traces/query/alarms.h).
 #include "tools/story.h"
 
 #include <algorithm>
@@ -53,6 +54,21 @@ void place_in_steps(const TraceDb& db, OutOfMemory& o, gb::trace::OptId span_id)
             [&](const Row& r) { o.after_step = r.opt_i64(0); });
 }
 
+// A leak's OOM: the first memory_growth alarm raised before it, preferring one of the OOM's device (the alarm's
+// message starts with the device's name).
+void foretold_by(const TraceDb& db, OutOfMemory& o) {
+  const std::string device = o.device ? device_name(*o.device) + " " : std::string();
+  bool same_device = false;
+  db.each("SELECT step, message FROM anomalies WHERE kind = ?1 AND t_ns <= ?2 ORDER BY t_ns, id",
+          {static_cast<std::int64_t>(AnomalyKind::memory_growth), o.t_ns}, [&](const Row& r) {
+            const bool same = !device.empty() && r.text(1).starts_with(device);
+            if (o.growth_step && (same_device || !same)) return;
+            o.growth_step = r.opt_i64(0).value_or(-1);
+            o.growth_message = std::string(r.text(1));
+            same_device = same;
+          });
+}
+
 }  // namespace
 
 RunEnd run_end(const TraceDb& db) {
@@ -87,8 +103,10 @@ RunEnd run_end(const TraceDb& db) {
       o.device = ev->device;
       span = ev->span_id;
     }
+    o.leak = rep.kept_bytes && *rep.kept_bytes > rep.allocated / 2;  // 2 * kept > allocated, no overflow
     o.report = std::move(rep);
     place_in_steps(db, o, span);
+    if (o.leak) foretold_by(db, o);
     e.ooms.push_back(std::move(o));
   }
   for (const OomEvent& ev : events) {
@@ -158,6 +176,16 @@ void write_ending(const RunEnd& e, std::ostream& out) {
         << " (rings were full: raise the ring size, or use the blocking mode); the trace misses them\n";
 }
 
+// "ran out of memory at step 91: 95.00 MiB of 98.00 MiB live were allocated by earlier steps and kept: a leak, not
+// this step's peak" (o.leak: the report has kept_bytes).
+std::string leak_text(const OutOfMemory& o) {
+  const gb::trace::OomReportRecord& r = *o.report;
+  const gb::trace::OptId step = r.step ? r.step : o.step;
+  return "ran out of memory" + (step ? " at step " + std::to_string(*step) : std::string()) + ": " +
+         format_bytes(*r.kept_bytes) + " of " + format_bytes(r.allocated) +
+         " live were allocated by earlier steps and kept: a leak, not this step's peak";
+}
+
 void write_oom(const TraceDb& db, const RunEnd& e, std::ostream& out) {
   if (e.ooms.empty()) return;
   const OutOfMemory& o = e.ooms.front();
@@ -169,6 +197,9 @@ void write_oom(const TraceDb& db, const RunEnd& e, std::ostream& out) {
     if (r.capacity > 0) out << "; " << format_bytes(r.free) << " free of " << format_bytes(r.capacity);
     out << "; " << format_bytes(r.allocated) << " allocated, " << format_bytes(r.reserved) << " reserved, largest free "
         << "block " << format_bytes(r.largest_free_block) << "\n";
+    if (o.leak && o.growth_step)  // its findings, not its advice (the report below gives that)
+      out << "  the memory_growth alarm at step " << *o.growth_step << " foretold it: "
+          << first_line(o.growth_message.substr(0, o.growth_message.find(". "))) << "\n";
     std::istringstream lines(r.report);
     for (std::string line; std::getline(lines, line);) out << (line.empty() ? "" : "    ") << line << "\n";
   } else {
@@ -357,7 +388,7 @@ void write_story(const TraceDb& db, std::ostream& out) {
     return;
   }
   std::vector<std::string> what;
-  if (!e.ooms.empty()) what.push_back("ran out of memory");
+  if (!e.ooms.empty()) what.push_back(e.ooms.front().leak ? leak_text(e.ooms.front()) : "ran out of memory");
   if (!e.closed_cleanly)
     what.push_back("killed or crashed (the trace was not closed)");
   else if (stop == StopKind::signal)

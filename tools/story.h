@@ -13,7 +13,11 @@
 //     the collector fell behind: N detail events  a long run's trace (meta detail) with dropped_events > 0: what
 //       were shed (spans A, ...); ...             meta shed_events.<kind> says, and that every summary arrived
 //     ran out of memory at T (step N): ...        per oom_reports row (or memory_events oom row without one),
-//       <the stored report, indented>             the first one in full
+//       <the stored report, indented>             the first one in full; a leak across steps (kept_bytes more
+//                                                 than half of allocated) is said in the first line ("ran out of
+//                                                 memory at step N: X of Y live were allocated by earlier steps
+//                                                 and kept: a leak, not this step's peak"), and the
+//                                                 memory_growth alarm before it is named as what foretold it
 //     first non-finite value: started in ...      with its op, shapes, dtypes, module, node, time and message; "its
 //                                                 root cause: ..." when a chain links it to an earlier alarm
 //     linked alarms (the root cause first, ...):  per chain (anomalies.cause_id, schema version 6), at most 5
@@ -58,6 +62,12 @@ struct OutOfMemory {
   std::optional<gb::trace::OomReportRecord> report;  // absent when only a memory_events oom row exists
   std::optional<std::int64_t> step;                  // the step running then (steps table, else the event's span)
   std::optional<std::int64_t> after_step;            // no such step: the last step that ended before it
+  // A leak across steps: the report's kept_bytes are more than half its allocated bytes (traces/SCHEMA.md,
+  // oom_reports; false for a version 1..5 file, whose columns are NULL).
+  bool leak = false;
+  // For a leak, the first memory_growth alarm raised before it (it foretold the OOM): its step and message.
+  std::optional<std::int64_t> growth_step;
+  std::string growth_message;
 };
 
 struct RunEnd {

@@ -66,7 +66,8 @@ struct CachingAllocator::Impl {
                    int64_t stream, Category c, uint32_t op, uint32_t module) const;
 
   Snapshot snapshot_locked() const;                                  // snapshot.cpp
-  OomReport oom_report_locked(int64_t requested, int64_t alloc_size) const;  // oom_report.cpp
+  // step: the training step that asked (trace::current_step() at the failed malloc; -1 outside a step).
+  OomReport oom_report_locked(int64_t requested, int64_t alloc_size, int64_t step) const;  // oom_report.cpp
 };
 
 }  // namespace gb::memory

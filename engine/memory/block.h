@@ -35,6 +35,7 @@ struct Block {
   bool oversize = false;  // counted in oversize_allocations
   Category category = Category::unknown;
   uint32_t op = 0, module = 0;
+  int64_t step = -1;  // while allocated: the training step that allocated it (trace::current_step()); -1 outside a step
   std::vector<int64_t> stream_uses;  // other streams the block was used on while allocated (record_stream)
   int event_count = 0;               // freed, waiting for this many events before it rejoins its pool
 

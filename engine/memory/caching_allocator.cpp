@@ -8,6 +8,7 @@
 #include <climits>
 
 #include "glassbox/core/error.h"
+#include "instrument/probe.h"
 #include "memory/allocator_state.h"
 #include "memory/context.h"
 
@@ -154,6 +155,7 @@ int64_t CachingAllocator::Impl::release_cached_locked() {
 
 Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
   const detail::ThreadContext ctx = detail::thread_context();
+  const int64_t step = trace::current_step();  // one relaxed load: the block's age (memory/age.cpp)
   std::lock_guard<std::mutex> lock(mu);
   if (!pending_events.empty()) process_events_locked(false);
   const int64_t size = round_size(nbytes);
@@ -176,7 +178,7 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
     if (!b) {
       ++stats.num_ooms;
       emit_locked(MemoryAction::oom, 0, alloc_size, nbytes, -1, stream, ctx.category, ctx.op, ctx.module);
-      OomReport report = oom_report_locked(nbytes, alloc_size);
+      OomReport report = oom_report_locked(nbytes, alloc_size, step);
       if (const OomObserver* o = detail::g_oom_observer.load(std::memory_order_acquire)) (*o)(report);
       throw OutOfMemoryError(std::move(report));
     }
@@ -200,6 +202,7 @@ Block* CachingAllocator::Impl::malloc(int64_t nbytes, int64_t stream) {
   b->category = ctx.category;
   b->op = ctx.op;
   b->module = ctx.module;
+  b->step = step;
   b->oversize = b->size >= max_split_or_inf();
   for_all_and(stats.allocation, small, [](Stat& s) { s.increase(1); });
   for_all_and(stats.active, small, [](Stat& s) { s.increase(1); });
@@ -228,7 +231,7 @@ void CachingAllocator::Impl::free(Block* b) {
   b->allocated = false;
   b->requested = 0;
   b->category = Category::unknown;
-  b->op = b->module = 0;
+  b->op = b->module = 0;  // (b->step stays: read only while allocated, so free pays no store for it)
   b->oversize = false;
   // Used on other streams: reusable once the work queued there so far has run (PyTorch's insert_events).
   for (int64_t s : b->stream_uses)

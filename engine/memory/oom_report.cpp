@@ -1,5 +1,6 @@
 // engine/memory/oom_report.cpp — what an OOM says: PyTorch's first lines, then the layers that held the memory,
-// the largest live blocks, and next steps computed from the numbers (glassbox/memory/oom.h).
+// the memory by the step that allocated it, the largest live blocks, and next steps computed from the numbers: a
+// leak across steps or one step's peak (glassbox/memory/oom.h).
 #include <algorithm>
 #include <map>
 #include <cmath>
@@ -108,6 +109,23 @@ std::string OomReport::message() const {
     std::snprintf(line, sizeof line, "  %-26s %12s\n", "free", format_size(free).c_str());
     os << line;
   }
+  if (by_age.step >= 0) {  // a step was running: what it allocated against what earlier steps left alive
+    os << "Live memory by the step that allocated it (step " << by_age.step << " ran out):\n";
+    for (memory::Age a : {memory::Age::this_step, memory::Age::earlier_steps, memory::Age::outside_steps}) {
+      const int64_t bytes = by_age.total(a);
+      std::snprintf(line, sizeof line, "  %-26s %12s  %3d%%", to_string(a), format_size(bytes).c_str(),
+                    percent(bytes, allocated));
+      os << line;
+      if (bytes > 0) os << "   " << memory::categories_text(by_age.bytes[size_t(a)]);
+      os << "\n";
+    }
+    if (by_age.kept > 0) {
+      std::snprintf(line, sizeof line, "  %-26s %12s  %3d%%", "kept across steps", format_size(by_age.kept).c_str(),
+                    percent(by_age.kept, allocated));
+      os << line << "   what earlier steps allocated and a step frees (activations, temporaries, inputs, autograd)"
+         << "\n";
+    }
+  }
 
   if (!largest_allocations.empty()) {
     os << "Largest live allocations:\n";
@@ -126,9 +144,24 @@ std::string OomReport::message() const {
     os << "  - this one request needs " << format_size(alloc_size) << " but the device has only " << format_size(usable)
        << " after its context: no amount of freeing helps; split the work (a smaller batch, or the op in chunks)\n";
   }
+  const bool leak = by_age.leak();
+  if (leak) {
+    os << "  - a leak across steps, not this step's peak: " << memory::kept_text(by_age, 0)
+       << ". The tensors that hold it were made by:\n";
+    for (const memory::KeptOrigin& o : by_age.kept_origins) os << "      " << memory::to_string(o) << "\n";
+    os << "    the program keeps every step's tensors alive, with their graphs: keep loss.item() (a number) rather "
+          "than the loss, .detach() the outputs you store, run evaluation under gb::NoGradGuard, and do not append "
+          "outputs to a list that outlives the step; activation checkpointing or a smaller batch would only delay "
+          "this by a few steps\n";
+  } else if (by_age.step >= 0 && percent(by_age.kept, allocated) >= 25) {
+    os << "  - " << memory::kept_text(by_age, 2)
+       << " is still alive: if it grows step after step it is a leak (keep loss.item(), .detach() what you store, "
+          "evaluate under gb::NoGradGuard)\n";
+  }
   for (int c : order) {
     const int64_t bytes = allocated_by_category[size_t(c)];
     if (percent(bytes, allocated) < 25) continue;
+    if (leak && memory::step_owned(Category(c))) continue;  // earlier steps' tensors: no step's peak to shrink
     os << "  - " << category_subject(Category(c)) << percent(bytes, allocated)
        << "% of allocated memory: " << category_advice(Category(c), bytes) << "\n";
     if (Category(c) == Category::activation && !activations_by_module.empty()) {
@@ -163,7 +196,7 @@ std::string OomReport::message() const {
 
 namespace memory {
 
-OomReport CachingAllocator::Impl::oom_report_locked(int64_t nbytes, int64_t alloc_size) const {
+OomReport CachingAllocator::Impl::oom_report_locked(int64_t nbytes, int64_t alloc_size, int64_t step) const {
   OomReport r;
   r.device = device;
   r.requested = nbytes;
@@ -201,6 +234,7 @@ OomReport CachingAllocator::Impl::oom_report_locked(int64_t nbytes, int64_t allo
     r.largest_allocations.push_back(
         LiveAllocation{b->addr(), b->size, b->requested, b->segment->stream, b->category, name_of(b->op), name_of(b->module)});
   }
+  r.by_age = memory_by_age(snapshot_locked(), step);
   return r;
 }
 

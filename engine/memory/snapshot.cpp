@@ -28,6 +28,7 @@ Snapshot CachingAllocator::Impl::snapshot_locked() const {
       bs.category = b->category;
       bs.op = name_of(b->op);
       bs.module = name_of(b->module);
+      bs.step = b->allocated ? b->step : -1;
       if (b->allocated) {
         s.allocated_size += b->size;
         s.requested_size += b->requested;

@@ -2,7 +2,8 @@
 //
 // A session hook (gb::trace::add_session_hook) installs the allocator observers when a trace starts recording and
 // removes them before it stops: each MemoryEvent becomes a memory_events row with the allocator's running totals
-// (inside a span, the collector gives it the span's id), each OomReport an oom_reports row with the full text, and
+// (inside a span, the collector gives it the span's id), each OomReport an oom_reports row with the full text, the
+// step that ran out and the bytes earlier steps kept (glassbox/memory/age.h), and
 // each device's allocator writes meta rows (device_total_bytes.<device>, context_bytes.<device>,
 // capacity_bytes.<device>, rewritten when set_capacity / set_context_bytes change them; the unsuffixed
 // device_total_bytes and context_bytes describe cuda:0 when it exists, else the cpu). Observers run under the allocator's lock: they copy into the trace's ring and return.
@@ -71,6 +72,10 @@ void on_oom(const OomReport& rep) {
   r.reserved = rep.reserved;
   r.largest_free_block = rep.largest_free_block;
   r.report = rep.message();
+  if (rep.by_age.step >= 0) {  // outside a step there is no "earlier": both stay NULL
+    r.step = rep.by_age.step;
+    r.kept_bytes = rep.by_age.kept;
+  }
   trace::emit(r);
 }
 

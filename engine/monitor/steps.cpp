@@ -155,6 +155,18 @@ std::map<std::string, int64_t> held(const memory::CachingAllocator& a) {
 
 std::vector<memory::CachingAllocator*>* g_allocators = nullptr;  // for_each_allocator's callback writes here
 
+// What is live at the end of `step` by the step that allocated it, and what earlier steps kept (their
+// activations, temporaries, inputs...), with the ops and modules that made it (glassbox/memory/age.h).
+std::string age_text(const memory::CachingAllocator& a, int64_t step) {
+  const memory::MemoryByAge age = memory::memory_by_age(a.snapshot(), step);
+  std::string s = "; live by the step that allocated it: ";
+  for (memory::Age g : {memory::Age::this_step, memory::Age::earlier_steps, memory::Age::outside_steps})
+    s += std::string(g == memory::Age::this_step ? "" : ", ") + memory::to_string(g) + " " +
+         bytes_text(static_cast<double>(age.total(g)));
+  if (age.kept > 0) s += "; kept by earlier steps " + memory::kept_text(age, 3);
+  return s;
+}
+
 void judge_memory(Run& r, int64_t step) {
   const Config& c = r.cfg;
   std::vector<memory::CachingAllocator*> allocators;
@@ -201,9 +213,9 @@ void judge_memory(Run& r, int64_t step) {
                 " memory allocated at step end grew " + std::to_string(m.streak) + " steps in a row, by " +
                 bytes_text(per_step) + " per step (" + bytes_text(static_cast<double>(growth)) + " in all, now " +
                 bytes_text(static_cast<double>(now)) + ", step " + std::to_string(step) +
-                "); grew most: " + (where.empty() ? "(unknown)" : where) +
+                "); grew most: " + (where.empty() ? "(unknown)" : where) + age_text(*alloc, step) +
                 ". Something keeps tensors across steps: a loss or output kept with its graph (use loss.item() or "
-                ".detach()), or a list that grows";
+                ".detach()), a list that grows, or an evaluation run without gb::NoGradGuard";
     report(std::move(a));
   }
 }

@@ -105,6 +105,33 @@ inline void write_oom(const std::string& path) {
   r.w.close();
 }
 
+// A leak: every step kept its activations; memory_growth said so at step 6 (cpu first, then cuda:0 at step 7), and
+// step 19 ran out of memory on cuda:0 with 14.00 of its 15.00 GiB allocated kept by earlier steps (schema 6:
+// oom_reports.step, kept_bytes).
+inline const char* kLeakOomText =
+    "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 16.00 GiB of which 512.00 MiB is "
+    "free.\n"
+    "What to do:\n"
+    "  - a leak across steps, not this step's peak: 14.00 GiB (93% of the 15.00 GiB allocated) from 19 earlier "
+    "steps (0..18): activation 14.00 GiB";
+inline void write_leak_oom(const std::string& path) {
+  Run r(path, 20);  // steps 0..19
+  r.anomaly(1, 66 * kMs, 6, AnomalyKind::memory_growth, Severity::warning, std::nullopt, std::nullopt, std::nullopt,
+            std::nullopt, 1.0 * kMiB,
+            "cpu memory allocated at step end grew 6 steps in a row, by 1.00 MiB per step (6.00 MiB in all, now "
+            "9.00 MiB, step 6)");
+  r.anomaly(2, 76 * kMs, 7, AnomalyKind::memory_growth, Severity::warning, std::nullopt, std::nullopt, std::nullopt,
+            std::nullopt, 768.0 * kMiB,
+            "cuda:0 memory allocated at step end grew 6 steps in a row, by 768.00 MiB per step (4.50 GiB in all, now "
+            "5.50 GiB, step 7); live by the step that allocated it: this step 768.00 MiB, earlier steps 4.50 GiB");
+  const std::int64_t t = 195 * kMs;
+  r.w.add(MemoryEventRecord{1, t, MemAction::oom, 0, 0, kGiB, kGiB, std::nullopt, 0, MemCategory::activation,
+                            std::nullopt, std::nullopt, 15 * kGiB, 15 * kGiB + 512 * kMiB});
+  r.w.add(OomReportRecord{1, t, kGiB, 16 * kGiB, 512 * kMiB, 15 * kGiB, 15 * kGiB + 512 * kMiB, 256 * kMiB,
+                          kLeakOomText, 19, 14 * kGiB});
+  r.w.close();
+}
+
 // Went NaN in step 12: log (module encoder.norm) made a NaN from finite inputs; the loss and then the backward
 // (SqrtBackward0) followed. The anomaly ids are not in time order (the backward one has the smallest id).
 inline void write_nan(const std::string& path) {

@@ -1,7 +1,8 @@
 // tests/tools/story_test.cpp — tools/story.cpp (over traces/query/alarms.cpp): the story `glassbox report` tells
-// first, on runs that went wrong (bad_runs.h): out of memory, killed, interrupted, NaN in the forward, NaN in the
-// backward only, alarms grouped by kind, alarms the monitor linked into a chain (a root cause and its consequences,
-// each with its evidence); and the one line of a healthy run. A long run's trace (long_run.h) that
+// first, on runs that went wrong (bad_runs.h): out of memory (one step's peak, or a leak across steps foretold by
+// a memory_growth alarm; a version 5 file without oom_reports' ages), killed, interrupted, NaN in the forward, NaN in
+// the backward only, alarms grouped by kind, alarms the monitor linked into a chain (a root cause and its
+// consequences, each with its evidence); and the one line of a healthy run. A long run's trace (long_run.h) that
 // stopped on a full disk, or whose collector shed detail.
 #include "tools/story.h"
 
@@ -97,6 +98,57 @@ TEST_CASE("an OOM after the last step, a second OOM, and an oom event without a 
   CHECK(has(story(bare),
             "  ran out of memory at 15.000ms (step 1) on cpu: tried to allocate 4.00 KiB (no report stored: the trace "
             "has the allocator's oom event only)\n"));
+}
+
+TEST_CASE("an OOM whose memory earlier steps kept is told as a leak, foretold by the memory_growth alarm") {
+  TempDir tmp;
+  std::string path = tmp.file("leak.db");
+  bad_runs::write_leak_oom(path);
+  std::string s = story(path);
+  MESSAGE(s);
+  CHECK(s.starts_with("story: ran out of memory at step 19: 14.00 GiB of 15.00 GiB live were allocated by earlier "
+                      "steps and kept: a leak, not this step's peak; 2 alarms of 1 kind\n"));
+  // the alarm on the OOM's device (cuda:0, step 7) is the one that foretold it, not the earlier one on the cpu
+  CHECK(has(s,
+            "  ran out of memory at 195.000ms (step 19) on cuda:0: tried to allocate 1.00 GiB; 512.00 MiB free of "
+            "16.00 GiB; 15.00 GiB allocated, 15.50 GiB reserved, largest free block 256.00 MiB\n"
+            "  the memory_growth alarm at step 7 foretold it: cuda:0 memory allocated at step end grew 6 steps in a "
+            "row, by 768.00 MiB per step (4.50 GiB in all, now 5.50 GiB, step 7); live by the step that allocated "
+            "it: this step 768.00 MiB, earlier steps 4.50 GiB\n"
+            "    CUDA out of memory."));
+  CHECK(has(s, "      - a leak across steps, not this step's peak: 14.00 GiB"));
+  RunEnd e = run_end(TraceDb(path));
+  REQUIRE(e.ooms.size() == 1);
+  CHECK(e.ooms[0].leak);
+  CHECK(e.ooms[0].growth_step == 7);
+
+  // Without a memory_growth alarm of its device, the first one of any device; without any, no such line.
+  run_sql(path, "DELETE FROM anomalies WHERE id = 2");
+  CHECK(has(story(path), "  the memory_growth alarm at step 6 foretold it: cpu memory allocated"));
+  run_sql(path, "DELETE FROM anomalies");
+  s = story(path);
+  CHECK(s.starts_with("story: ran out of memory at step 19: 14.00 GiB of 15.00 GiB live were allocated by earlier "
+                      "steps and kept: a leak, not this step's peak\n"));
+  CHECK(s.find("foretold") == std::string::npos);
+
+  // Kept bytes of half the allocated or less: one step's peak, today's story.
+  run_sql(path, "UPDATE oom_reports SET kept_bytes = 7.5 * 1024 * 1024 * 1024");
+  CHECK(story(path).starts_with("story: ran out of memory\n"));
+  CHECK_FALSE(run_end(TraceDb(path)).ooms[0].leak);
+}
+
+TEST_CASE("a version 5 trace (no oom_reports.step, kept_bytes) keeps today's OOM story, alarm or not") {
+  TempDir tmp;
+  std::string path = tmp.file("leak5.db");
+  bad_runs::write_leak_oom(path);
+  run_sql(path,
+          "ALTER TABLE anomalies DROP COLUMN cause_id; ALTER TABLE anomalies DROP COLUMN cause; "
+          "ALTER TABLE oom_reports DROP COLUMN step; ALTER TABLE oom_reports DROP COLUMN kept_bytes; "
+          "PRAGMA user_version = 5");
+  std::string s = story(path);
+  CHECK(s.starts_with("story: ran out of memory; 2 alarms of 1 kind\n"));
+  CHECK(s.find("foretold") == std::string::npos);
+  CHECK(s.find("a leak, not") == std::string::npos);
 }
 
 TEST_CASE("a killed run (no closed_cleanly, read while its writer is still open) with dropped events") {

@@ -74,11 +74,12 @@ inline std::optional<Png> take(const std::string& trace, const std::string& pane
 
 #ifdef GLASSBOX_FAULTS
 // A real traced run: the training program `scenario` of tests/engine/monitor/faults.cpp (a user's loop with one
-// planted fault, or a healthy one), run with only GLASSBOX_TRACE set. Returns its trace, "" when it failed.
-inline std::string engine_run(const TempDir& tmp, const std::string& scenario) {
+// planted fault, or a healthy one), run with only GLASSBOX_TRACE set (and `env`, e.g. "GLASSBOX_ALLOC_CONF=..."
+// for the scenarios that run out of memory). Returns its trace, "" when it failed.
+inline std::string engine_run(const TempDir& tmp, const std::string& scenario, const std::string& env = "") {
   const std::string db = tmp.file(scenario + ".db");
-  const std::string cmd =
-      "GLASSBOX_TRACE='" + db + "' " + std::string(GLASSBOX_FAULTS) + " " + scenario + " > /dev/null 2>&1";
+  const std::string cmd = "GLASSBOX_TRACE='" + db + "' " + env + " " + std::string(GLASSBOX_FAULTS) + " " + scenario +
+                          " > /dev/null 2>&1";
   const int rc = std::system(cmd.c_str());
   CHECK_MESSAGE(rc == 0, cmd);
   return rc == 0 ? db : "";

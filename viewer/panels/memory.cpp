@@ -78,7 +78,8 @@ void segment_map(MemoryModel& mem, std::int64_t t) {
   ImGui::EndChild();
 }
 
-// The OOM reports: a button per report above the plot opens a window with its text.
+// The OOM reports: a button per report above the plot opens a window with its text (a leak across steps said
+// first, in orange).
 void oom_window(const MemoryModel& mem, ViewState& v) {
   if (mem.oom_reports().empty()) return;
   if (!v.show_oom) return;
@@ -92,8 +93,16 @@ void oom_window(const MemoryModel& mem, ViewState& v) {
                 gb::query::format_bytes(o.capacity).c_str(), gb::query::format_bytes(o.free).c_str(),
                 gb::query::format_bytes(o.allocated).c_str(), gb::query::format_bytes(o.reserved).c_str(),
                 gb::query::format_bytes(o.largest_free_block).c_str());
-    ImGui::Separator();
     ImGui::PushTextWrapPos(0);
+    if (o.kept_bytes && *o.kept_bytes > o.allocated / 2) {  // the leak rule (traces/SCHEMA.md, oom_reports)
+      const std::string step = o.step ? "step " + std::to_string(*o.step) + "'s" : std::string("this step's");
+      ImGui::TextColored(ImVec4(1, 0.55f, 0.2f, 1),
+                         "a leak across steps, not %s peak: %s of the %s live were allocated by earlier steps and "
+                         "kept (\"What to do\" names the ops and modules)",
+                         step.c_str(), gb::query::format_bytes(*o.kept_bytes).c_str(),
+                         gb::query::format_bytes(o.allocated).c_str());
+    }
+    ImGui::Separator();
     ImGui::TextUnformatted(o.report.c_str());
     ImGui::PopTextWrapPos();
     if (ImGui::Button("Show the moment before")) v.cursor = o.t_ns - 1, v.focus(o.t_ns - (v.t1 - v.t0) / 20, o.t_ns + (v.t1 - v.t0) / 20);

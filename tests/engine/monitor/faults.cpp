@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <glassbox/glassbox.h>
 
@@ -497,6 +498,50 @@ int healthy_long() {
   return 0;
 }
 
+// 15. Every step's validation predictions kept for a report at the end, computed without gb::NoGradGuard: each
+// keeps its graph (the activations saved for a backward that never comes) until the device runs out (the test
+// limits it: GLASSBOX_ALLOC_CONF=capacity:...). The OOM is caught and told, as a training script's would be.
+int kept_outputs_oom() {
+  gb::manual_seed(0);
+  Mlp net(256);
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  std::vector<gb::Tensor> predictions;
+  try {
+    for (int step = 0; step < 400; ++step) {
+      Data d = batch(64, 100 + step);
+      opt.zero_grad();
+      gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
+      loss.backward();
+      opt.step();
+      Data val = batch(512, 7);
+      predictions.push_back(net(val.x));  // meant for a report at the end; keeps each step's graph
+    }
+  } catch (const gb::OutOfMemoryError& e) {
+    std::printf("out of memory after %zu steps:\n%s\n", predictions.size(), e.what());
+    return 0;
+  }
+  std::printf("kept %zu predictions\n", predictions.size());
+  return 0;
+}
+
+// 15b. Healthy but too big: ten steps of 64 samples, then one batch far larger than the device (the test limits it):
+// the step's own activations run out, nothing earlier is kept.
+int peak_oom() {
+  gb::manual_seed(0);
+  Mlp net(256);
+  net->to(kDevice);
+  gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.05).momentum(0.9));
+  try {
+    train(net, opt, 12, [](int step) { return batch(step < 10 ? 64 : 16384, 100 + step); });
+  } catch (const gb::OutOfMemoryError& e) {
+    std::printf("out of memory:\n%s\n", e.what());
+    return 0;
+  }
+  std::printf("every step fit\n");
+  return 0;
+}
+
 struct Scenario {
   const char* name;
   int (*run)();
@@ -514,6 +559,7 @@ const Scenario kScenarios[] = {
     {"frozen_and_skipped", frozen_and_skipped}, {"zero_gate", zero_gate},
     {"cnn_lr_jump", cnn_lr_jump},   {"cnn_healthy", cnn_healthy},
     {"healthy_long", healthy_long},
+    {"kept_outputs_oom", kept_outputs_oom}, {"peak_oom", peak_oom},
 };
 
 }  // namespace

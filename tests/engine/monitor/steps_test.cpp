@@ -1,11 +1,15 @@
 // Tests engine/monitor/steps.cpp: steps without a StepScope (each optimizer.step() ends one, with its loss and lr),
 // a StepScope still wins, loss spikes, memory growing step after step (a loss kept with its graph), and AMP
-// skipped steps and a collapsing loss scale.
+// skipped steps and a collapsing loss scale; a leak across steps (predictions kept with their graphs) that the
+// memory_growth alarm splits by age and the OOM report and the story name, against one step's own peak.
 #include <doctest/doctest.h>
 
 #include <glassbox/glassbox.h>
 
+#include <sstream>
+
 #include "engine/monitor/monitor_test_util.h"
+#include "tools/story.h"
 
 using gb::trace::AnomalyKind;
 
@@ -109,7 +113,87 @@ TEST_CASE("a loss kept with its graph across steps: memory_growth, held by activ
   CHECK(growth[0].value > 256 * 1024);  // bytes per step
   CHECK(growth[0].message.find("cpu memory allocated at step end grew 6 steps in a row") == 0);
   CHECK(growth[0].message.find("grew most: activation made by relu in act") != std::string::npos);
+  // by age: what earlier steps allocated and kept, with the ops and modules that made it
+  CHECK(growth[0].message.find("; live by the step that allocated it: this step ") != std::string::npos);
+  CHECK(growth[0].message.find("; kept by earlier steps ") != std::string::npos);
+  CHECK(growth[0].message.find(" from 6 earlier steps (0..5): activation ") != std::string::npos);
   CHECK(warnings(rows) == 1);
+}
+
+namespace {
+std::string sql_text(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  std::string v;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
+      sqlite3_column_text(s, 0))
+    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+std::string story_of(const std::string& path) {
+  std::ostringstream out;
+  gb::tools::write_story(gb::query::TraceDb(path), out);
+  return out.str();
+}
+}  // namespace
+
+TEST_CASE("validation predictions kept with their graphs every step: a leak the alarm foretells and the OOM names") {
+  TempDir tmp;
+  // 96 MiB: the run keeps ~1 MiB of activations per step and runs out after ninety-odd steps
+  std::string db = run_fault(tmp, "kept_outputs_oom", "GLASSBOX_ALLOC_CONF=capacity:96MiB");
+  REQUIRE(!db.empty());
+  const double step = sql_double(db, "SELECT step FROM oom_reports");
+  const double kept = sql_double(db, "SELECT kept_bytes FROM oom_reports");
+  const double allocated = sql_double(db, "SELECT allocated FROM oom_reports");
+  MESSAGE("OOM at step " << step << ": kept " << kept << " of " << allocated << " bytes allocated");
+  CHECK(step > 80);
+  CHECK(kept > 0.9 * allocated);  // the leak holds nearly all of it
+  const std::string report = sql_text(db, "SELECT report FROM oom_reports");
+  CHECK(report.starts_with("CPU out of memory. Tried to allocate "));
+  CHECK(report.find("Live memory by the step that allocated it (step " + std::to_string(int64_t(step)) +
+                    " ran out):") != std::string::npos);
+  CHECK(report.find("  - a leak across steps, not this step's peak: ") != std::string::npos);
+  // the kept tensors: the ReLUs' outputs each prediction's graph saved, from every step since the first
+  CHECK(report.find("      relu in act1 (activation): ") != std::string::npos);
+  CHECK(report.find("      relu in act2 (activation): ") != std::string::npos);
+  CHECK(report.find(" from " + std::to_string(int64_t(step) - 1) + " steps (1..") != std::string::npos);
+  CHECK(report.find("run evaluation under gb::NoGradGuard") != std::string::npos);
+  CHECK(report.find("activation checkpointing or a smaller batch would free") == std::string::npos);
+  CHECK(report.find("checkpointing them would free") == std::string::npos);
+
+  const auto rows = read_anomalies(db);
+  const auto growth = of_kind(rows, AnomalyKind::memory_growth);
+  REQUIRE(growth.size() == 1);
+  CHECK(growth[0].step == 6);
+  CHECK(growth[0].message.find("; kept by earlier steps ") != std::string::npos);
+  CHECK(growth[0].message.find(" from 5 earlier steps (1..5): activation ") != std::string::npos);
+  CHECK(growth[0].message.find("made by relu in act") != std::string::npos);
+  CHECK(warnings(rows) == 1);
+
+  const std::string story = story_of(db);
+  MESSAGE(story.substr(0, 1200));
+  CHECK(story.starts_with("story: ran out of memory at step " + std::to_string(int64_t(step)) + ": "));
+  CHECK(story.find(" live were allocated by earlier steps and kept: a leak, not this step's peak; 1 alarm of 1 "
+                   "kind\n") != std::string::npos);
+  CHECK(story.find("  the memory_growth alarm at step 6 foretold it: cpu memory allocated at step end grew") !=
+        std::string::npos);
+}
+
+TEST_CASE("one batch too big for the device: the step's own peak, checkpointing advice, nothing kept") {
+  TempDir tmp;
+  std::string db = run_fault(tmp, "peak_oom", "GLASSBOX_ALLOC_CONF=capacity:64MiB");
+  REQUIRE(!db.empty());
+  CHECK(sql_double(db, "SELECT step FROM oom_reports") == 10);
+  CHECK(sql_double(db, "SELECT kept_bytes FROM oom_reports") == 0);
+  const std::string report = sql_text(db, "SELECT report FROM oom_reports");
+  CHECK(report.find("  this step ") != std::string::npos);
+  CHECK(report.find("activation checkpointing or a smaller batch would free") != std::string::npos);
+  CHECK(report.find("leak") == std::string::npos);
+  CHECK(read_anomalies(db).empty());
+  CHECK(story_of(db).starts_with("story: ran out of memory\n"));
 }
 
 TEST_CASE("AMP: skipped steps are info rows; a scale that keeps falling is a warning, once") {

@@ -77,6 +77,26 @@ TEST_CASE("memory screenshot: an OOM shows its marker and, selected, its report 
   CHECK(report->count(color::kContext) < plain->count(color::kContext) - 50000);
 }
 
+TEST_CASE("memory screenshot: a leak's OOM report window says it is a leak first, one step's peak does not") {
+  SKIP_WITHOUT_XVFB();
+  TempDir tmp;
+  const std::string leak = shot::engine_run(tmp, "kept_outputs_oom", "GLASSBOX_ALLOC_CONF=capacity:96MiB");
+  const std::string peak = shot::engine_run(tmp, "peak_oom", "GLASSBOX_ALLOC_CONF=capacity:64MiB");
+  REQUIRE(!leak.empty());
+  REQUIRE(!peak.empty());
+  auto with_leak = shot::take(leak, "memory", tmp.file("leak.png"), "1280x900", "--select oom");
+  auto with_peak = shot::take(peak, "memory", tmp.file("peak.png"), "1280x900", "--select oom");
+  REQUIRE(with_leak);
+  REQUIRE(with_peak);
+  // In the window's top rows, under the red "OOM at" line both have: the leak line, in orange (255, 140, 51).
+  const uint32_t orange = 0xFF8C33;
+  const int64_t leak_orange = with_leak->count(orange, 40, 280, 340);
+  const int64_t peak_orange = with_peak->count(orange, 40, 280, 340);
+  MESSAGE("orange pixels in the window's top rows: leak " << leak_orange << ", one step's peak " << peak_orange);
+  CHECK(leak_orange > 300);
+  CHECK(peak_orange < 20);
+}
+
 TEST_CASE("memory screenshot of a real traced run: parameters, gradients, optimizer state and activations") {
   SKIP_WITHOUT_XVFB();
   TempDir tmp;

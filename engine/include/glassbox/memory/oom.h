@@ -6,8 +6,15 @@
 //   is free. Of the allocated memory 7.80 GiB is allocated by glassbox, and 180.00 MiB is reserved by glassbox but
 //   unallocated. If reserved but unallocated memory is large try setting GLASSBOX_ALLOC_CONF=max_split_size_mb:...
 // and goes on with: allocated bytes by category, the device context, the largest free block and the
-// fragmentation ratio, the five largest live allocations (size, category, op, module), and next steps computed
-// from these numbers. The same numbers are fields, so tests and the tracer read them without parsing.
+// fragmentation ratio, the live memory by the step that allocated it (this step, earlier steps, outside any step;
+// glassbox/memory/age.h) when a step is running, the five largest live allocations (size, category, op, module),
+// and next steps computed from these numbers. The same numbers are fields, so tests and the tracer read them
+// without parsing.
+//
+// A leak across steps (by_age.leak(): earlier steps' kept bytes are more than half of the allocated ones) is said
+// as one: the ops and modules that made the kept tensors, and what ends a leak (loss.item(), .detach(),
+// gb::NoGradGuard for evaluation, no list of outputs); the advice for one step's peak (activation checkpointing, a
+// smaller batch) is given only when the step's own allocations are what fills the device.
 //
 // fragmentation = 1 - largest_free_block / (reserved - allocated): 0 when the cached free memory is one block (or
 // there is none), near 1 when it is scattered in pieces too small for the request.
@@ -23,6 +30,7 @@
 
 #include "glassbox/core/device.h"
 #include "glassbox/core/error.h"
+#include "glassbox/memory/age.h"
 #include "glassbox/memory/category.h"
 
 namespace gb {
@@ -51,6 +59,9 @@ struct OomReport {
   // Live activation bytes per module path (gb::memory::AllocationContext), up to 3, largest first: where
   // activation checkpointing would pay.
   std::vector<std::pair<std::string, int64_t>> activations_by_module;
+  // The live blocks by the step that allocated them, split at the step that ran out (by_age.step; -1 outside a
+  // step: no split) and what earlier steps kept (by_age.kept, by_age.kept_origins).
+  memory::MemoryByAge by_age{};
 
   std::string message() const;  // the full text (what() of the error)
 };

@@ -26,6 +26,8 @@ struct BlockSnapshot {
   BlockState state = BlockState::inactive;
   Category category = Category::unknown;  // unknown for inactive blocks
   std::string op, module;                 // the AllocationContext it was made in ("" if none)
+  int64_t step = -1;  // the training step that allocated it (gb::trace::current_step(): a StepScope's, or the
+                      // monitor's automatic step); -1 outside any step, and for inactive blocks
 };
 
 struct SegmentSnapshot {
