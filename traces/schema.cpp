@@ -67,19 +67,22 @@ CREATE TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL
 
 const char* compat_sql(int version) {
   if (version >= kSchemaVersion) return "";
-  // Views keep the table's rowid under that name (the Reader orders rows by it). Before version 6: anomalies
-  // without cause_id and cause, oom_reports without step and kept_bytes.
-  static const char* const oom_v6 = R"sql(
+  // Views keep the table's rowid under that name (the Reader orders rows by it); each piece is what one version
+  // added, and an older file gets every piece since its version. Before version 6: anomalies without cause_id and
+  // cause, oom_reports without step and kept_bytes.
+  static const std::string oom_v6 = R"sql(
 CREATE TEMP VIEW oom_reports AS SELECT rowid AS rowid, id, t_ns, requested, capacity, free, allocated, reserved,
   largest_free_block, report, NULL AS step, NULL AS kept_bytes FROM main.oom_reports;
 )sql";
-  static const std::string v6 = std::string(R"sql(
+  auto anomalies = [](const char* rank) {
+    return std::string(R"sql(
 CREATE TEMP VIEW anomalies AS SELECT rowid AS rowid, id, t_ns, step, kind, severity, span_id, node_id, module_id,
-  param_id, value, message, rank, NULL AS cause_id, NULL AS cause FROM main.anomalies;
-)sql") + oom_v6;
+  param_id, value, message, )sql") +
+           rank + " AS rank, NULL AS cause_id, NULL AS cause FROM main.anomalies;\n";
+  };
   // Before version 5: steps without the summary columns, no step_memory, no detail_windows (every step of such a
   // file has its detail).
-  static const std::string v5 = std::string(R"sql(
+  static const std::string summary_v5 = R"sql(
 CREATE TEMP VIEW steps AS SELECT rowid AS rowid, step, start_ns, end_ns, loss, lr, grad_scale, skipped,
   NULL AS data_ns, NULL AS forward_ns, NULL AS backward_ns, NULL AS optimizer_ns, NULL AS samples, NULL AS tokens,
   NULL AS grad_norm FROM main.steps;
@@ -90,29 +93,20 @@ CREATE TEMP TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, a
   input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
 CREATE TEMP TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
   start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
-)sql") + v6;
+)sql";
   // Before version 4: threads and anomalies without rank, no collectives, ranks or rank_steps.
-  static const std::string before_v4 = std::string(R"sql(
+  static const std::string ranks_v4 = R"sql(
 CREATE TEMP VIEW threads AS SELECT rowid AS rowid, id, os_tid, name, role, NULL AS rank FROM main.threads;
-CREATE TEMP VIEW anomalies AS SELECT rowid AS rowid, id, t_ns, step, kind, severity, span_id, node_id, module_id,
-  param_id, value, message, NULL AS rank, NULL AS cause_id, NULL AS cause FROM main.anomalies;
 CREATE TEMP TABLE collectives (span_id INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, dtype INTEGER NOT NULL,
   reduce_op INTEGER, bucket INTEGER, peers INTEGER NOT NULL, queued_ns INTEGER NOT NULL);
 CREATE TEMP TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TEXT NOT NULL,
   offset_ns INTEGER NOT NULL, scale REAL NOT NULL, aligned_by TEXT NOT NULL);
 CREATE TEMP TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
   end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
-CREATE TEMP VIEW steps AS SELECT rowid AS rowid, step, start_ns, end_ns, loss, lr, grad_scale, skipped,
-  NULL AS data_ns, NULL AS forward_ns, NULL AS backward_ns, NULL AS optimizer_ns, NULL AS samples, NULL AS tokens,
-  NULL AS grad_norm FROM main.steps;
-CREATE TEMP TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, allocated_peak INTEGER NOT NULL,
-  reserved_peak INTEGER NOT NULL, allocated_end INTEGER NOT NULL, reserved_end INTEGER NOT NULL,
-  unknown_peak INTEGER NOT NULL, parameter_peak INTEGER NOT NULL, gradient_peak INTEGER NOT NULL,
-  activation_peak INTEGER NOT NULL, optimizer_state_peak INTEGER NOT NULL, temporary_peak INTEGER NOT NULL,
-  input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
-CREATE TEMP TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
-  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
-)sql") + oom_v6;
+)sql";
+  static const std::string v6 = anomalies("rank") + oom_v6;
+  static const std::string v5 = summary_v5 + v6;
+  static const std::string before_v4 = ranks_v4 + anomalies("NULL") + summary_v5 + oom_v6;
   return version < 4 ? before_v4.c_str() : version < 5 ? v5.c_str() : v6.c_str();
 }
 

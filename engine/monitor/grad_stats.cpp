@@ -85,16 +85,6 @@ ParamState& param_state(Run& r, const Tensor& p) {
   return st;
 }
 
-trace::AnomalyRecord param_anomaly(trace::AnomalyKind kind, const ParamState& st, double value, std::string message) {
-  trace::AnomalyRecord a;
-  a.kind = kind;
-  a.severity = trace::Severity::warning;
-  a.param_id = st.param_id;
-  if (st.module_id > 0) a.module_id = st.module_id;
-  a.value = value;
-  a.message = std::move(message);
-  return a;
-}
 
 // A parameter's gradient holds NaN/Inf and nothing earlier in this step explains it: the node that sent it (its
 // gradient was read here, not during backward) made it, if what that node received was finite.

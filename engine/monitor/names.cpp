@@ -66,21 +66,19 @@ bool param_label(const TensorImpl* param, std::string& label) {
   return true;
 }
 
-std::string module_path(int64_t module_id) {
-  if (module_id < 0) return "";
+namespace {
+// A copy of a module's names (empty when unknown).
+ModuleName module_name(int64_t module_id) {
+  if (module_id < 0) return {};
   Names& n = names();
   std::lock_guard lock(n.mu);
   auto it = n.modules.find(static_cast<uint32_t>(module_id));
-  return it == n.modules.end() ? "" : it->second.path;
+  return it == n.modules.end() ? ModuleName{} : it->second;
 }
+}  // namespace
 
-std::string module_type(int64_t module_id) {
-  if (module_id < 0) return "";
-  Names& n = names();
-  std::lock_guard lock(n.mu);
-  auto it = n.modules.find(static_cast<uint32_t>(module_id));
-  return it == n.modules.end() ? "" : it->second.type;
-}
+std::string module_path(int64_t module_id) { return module_name(module_id).path; }
+std::string module_type(int64_t module_id) { return module_name(module_id).type; }
 
 // For grad_stats.cpp: a parameter's id, module and "path.name" label; false when no module owns it.
 bool param_name(const TensorImpl* param, int64_t& param_id, int64_t& module_id, std::string& label) {

@@ -29,16 +29,6 @@ namespace {
 
 std::string fmt(double v) { return number_text(v, 3); }
 
-trace::AnomalyRecord param_row(trace::AnomalyKind kind, const ParamState& st, double value, std::string message) {
-  trace::AnomalyRecord a;
-  a.kind = kind;
-  a.severity = trace::Severity::warning;
-  a.param_id = st.param_id;
-  if (st.module_id > 0) a.module_id = st.module_id;
-  a.value = value;
-  a.message = std::move(message);
-  return a;
-}
 
 void judge_vanishing(Run& r, ParamState& st, double norm, double total, int64_t step) {
   const Config& c = r.cfg;
@@ -53,7 +43,7 @@ void judge_vanishing(Run& r, ParamState& st, double norm, double total, int64_t 
     if (!low) st.vanished = false;  // recovered: a later collapse is a new alarm
     if (st.vanish_streak >= c.sustained_steps && !st.vanished) {
       const double usual = std::exp(med);
-      report(param_row(trace::AnomalyKind::vanishing_norm, st, norm,
+      report(param_anomaly(trace::AnomalyKind::vanishing_norm, st, norm,
                        "gradient of " + st.label + " vanished: for " + std::to_string(st.vanish_streak) +
                            " steps in a row (steps " + std::to_string(st.vanish_from) + ".." + std::to_string(step) +
                            ") its share of the whole gradient was below " + fmt(c.vanish_factor) + "x its usual " +
@@ -83,7 +73,7 @@ void judge_exploding(Run& r, ParamState& st, double norm, int64_t step) {
     const double ratio = std::exp(lg - med);
     const double median_norm = std::exp(med);
     auto alarm = [&](std::string why) {
-      report(param_row(trace::AnomalyKind::exploding_norm, st, norm, std::move(why)));
+      report(param_anomaly(trace::AnomalyKind::exploding_norm, st, norm, std::move(why)));
       st.quiet_until = step + c.window;
       st.high_streak = 0;
     };
@@ -143,7 +133,7 @@ void judge_update(Run& r, ParamState& st, const Measured& m, int64_t step, const
   if (st.initial_norm == 0 && step - st.first_step < c.warmup) return;
   if (st.dims >= 2 && st.initial_norm > 0 && ratio >= c.update_ratio_once && step >= st.ratio_quiet_until) {
     const std::string what = "one update of " + st.label + " was " + fmt(ratio) + "x its norm";
-    report(param_row(trace::AnomalyKind::update_ratio, st, ratio,
+    report(param_anomaly(trace::AnomalyKind::update_ratio, st, ratio,
                      what + " at step " + std::to_string(step) + " (update " + fmt(*m.update) + ", weight " +
                          fmt(param) + " before it); " + group_text(m.group, lrs) +
                          ". An update larger than the weight overwrites what it learned (healthy steps move a weight "
@@ -155,7 +145,7 @@ void judge_update(Run& r, ParamState& st, const Measured& m, int64_t step, const
   }
   st.ratio_streak = ratio > c.update_ratio_max ? st.ratio_streak + 1 : 0;
   if (st.ratio_streak >= c.update_ratio_steps && step >= st.ratio_quiet_until) {
-    report(param_row(trace::AnomalyKind::update_ratio, st, ratio,
+    report(param_anomaly(trace::AnomalyKind::update_ratio, st, ratio,
                      "learning rate too high for " + st.label + ": each update is " + fmt(ratio) +
                          "x the parameter's norm before it (" + std::to_string(st.ratio_streak) +
                          " steps in a row, step " + std::to_string(step) + "; " + group_text(m.group, lrs) +
@@ -217,7 +207,7 @@ void judge_no_gradient(Run& r, const std::vector<Measured>& measured, int64_t st
   }
   auto alarm = [&](const std::vector<const ParamState*>& list, std::string why, bool is_zero) {
     if (list.empty()) return;
-    trace::AnomalyRecord a = param_row(trace::AnomalyKind::no_gradient, *list.front(),
+    trace::AnomalyRecord a = param_anomaly(trace::AnomalyKind::no_gradient, *list.front(),
                                        static_cast<double>(list.size()), std::move(why));
     report(std::move(a), AlarmFacts{.zero = is_zero, .what = std::to_string(list.size()) + " parameters"});
   };

@@ -263,6 +263,17 @@ trace::Id report(trace::AnomalyRecord r, const AlarmFacts& facts) {
   return r.id;
 }
 
+trace::AnomalyRecord param_anomaly(trace::AnomalyKind kind, const ParamState& st, double value, std::string message) {
+  trace::AnomalyRecord a;
+  a.kind = kind;
+  a.severity = trace::Severity::warning;
+  a.param_id = st.param_id;
+  if (st.module_id > 0) a.module_id = st.module_id;
+  a.value = value;
+  a.message = std::move(message);
+  return a;
+}
+
 void report_nonfinite(trace::AnomalyRecord r) {
   std::string message = r.message;
   bool raise = false;

@@ -258,6 +258,8 @@ Config session_config();  // the settings read at session start (environment, th
 // its id, links it to an earlier alarm that explains it (link_cause) and remembers it for later ones. Returns its
 // id, 0 when not queued. Call with run().mu held.
 trace::Id report(trace::AnomalyRecord r, const AlarmFacts& facts = {});
+// A warning row about one parameter (its param_id and module), with its value and message.
+trace::AnomalyRecord param_anomaly(trace::AnomalyKind kind, const ParamState& st, double value, std::string message);
 // report() and, in raise mode, throw gb::AnomalyError with the message. Call with run().mu NOT held.
 void report_nonfinite(trace::AnomalyRecord r);
 

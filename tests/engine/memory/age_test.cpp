@@ -20,6 +20,7 @@ using gbtest::AtStep;
 namespace {
 
 struct AgeHolder {
+  explicit AgeHolder(mem::CachingAllocator& alloc) : a(alloc) {}
   mem::CachingAllocator& a;
   std::vector<gb::DataPtr> kept;
   void hold(int64_t bytes, mem::Category c, const char* op = "", const char* module = "") {

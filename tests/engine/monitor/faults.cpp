@@ -464,15 +464,11 @@ int cnn_lr_jump() {
   ConvNet net;
   net->to(kDevice);
   gb::optim::SGD opt(net->parameters(), gb::optim::SGDOptions(0.02).momentum(0.9));
-  for (int step = 0; step < 40; ++step) {
+  train(net, opt, 40, [&opt](int step) {
     if (step == 30)
       for (auto& g : opt.param_groups()) static_cast<gb::optim::SGDOptions&>(g.options()).lr(20.0);
-    Data d = images(32, 100 + step);
-    opt.zero_grad();
-    gb::Tensor loss = F::cross_entropy(net(d.x), d.y);
-    loss.backward();
-    opt.step();
-  }
+    return images(32, 100 + step);
+  });
   return 0;
 }
 
