@@ -74,7 +74,8 @@ Between between(const Run& r, int64_t a_module, int64_t b_position) {
 void judge_depth(Run& r, const std::vector<Measured>& measured, int64_t step) {
   const Config& c = r.cfg;
   if (!(c.depth_factor > 1) || r.forward.empty()) return;
-  std::vector<Layer> layers;
+  static thread_local std::vector<Layer> layers;  // scratch: cleared, not freed (this runs at every step)
+  layers.clear();
   for (const Measured& m : measured) {
     ParamState& st = *m.st;
     if (!st.weight || !m.scanned) continue;

@@ -4,6 +4,7 @@
 //
 // Only ops of the training forward are checked: inside a module call, or recording autograd (grad mode on and an
 // input that requires grad). The optimizer's in-place updates and DataLoader transforms are not.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -204,8 +205,13 @@ void note_forward(int64_t module, const char* op) {
 
 void take_forward_locked(Run& r) {
   if (t_forward.empty()) return;  // an optimizer step on a thread that ran no forward: keep the last one known
+  const bool same = t_forward.size() == r.forward.size() &&
+                    std::equal(t_forward.begin(), t_forward.end(), r.forward.begin(), [](const ForwardOp& a, const ForwardOp& b) {
+                      return a.module == b.module && a.op == b.op;
+                    });
   r.forward.swap(t_forward);
   t_forward.clear();
+  if (same) return;  // the usual step: the same forward as the last, its positions known
   r.forward_first.clear();
   for (size_t i = 0; i < r.forward.size(); ++i) r.forward_first.emplace(r.forward[i].module, static_cast<int64_t>(i));
 }

@@ -227,8 +227,11 @@ void after_step(const optim::Optimizer& opt, const Updates& updates, bool skippe
   judge_pending();  // nothing to do when nothing was deferred
   lock.lock();
   double lr = 0;
-  std::vector<double> lrs;
-  std::vector<Measured> measured;
+  // this thread's scratch (cleared, not freed: this runs at every step; the lock is let go during the scans)
+  static thread_local std::vector<double> lrs;
+  static thread_local std::vector<Measured> measured;
+  lrs.clear();
+  measured.clear();
   for (const auto& group : opt.param_groups()) {
     const double group_lr = group.has_options() ? group.options().get_lr() : 0;
     if (lrs.empty()) lr = group_lr;

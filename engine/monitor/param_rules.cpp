@@ -69,9 +69,10 @@ void judge_exploding(Run& r, ParamState& st, double norm, int64_t step) {
   const bool beyond_any = lg >= st.max_log_norm + std::log(std::max(c.record_factor, 1.0));
   if (ready && step >= st.quiet_until) {
     const double med = st.log_norms.median();
-    const double spread = std::max(st.log_norms.mad(), 0.05);
     const double ratio = std::exp(lg - med);
     const double median_norm = std::exp(med);
+    // the spread (a walk over half the window) only where the ratio could make an alarm
+    const double spread = ratio >= c.explode_factor && beyond_any ? std::max(st.log_norms.mad(), 0.05) : 0;
     auto alarm = [&](std::string why) {
       report(param_anomaly(trace::AnomalyKind::exploding_norm, st, norm, std::move(why)));
       st.quiet_until = step + c.window;

@@ -84,9 +84,9 @@ void judge_loss(Run& r, int64_t step) {
   const Config& c = r.cfg;
   if (static_cast<int64_t>(r.losses.size()) >= c.warmup && step >= r.loss_quiet_until) {
     const double med = r.losses.median();
-    const double spread = std::max(r.losses.mad(), 0.05);
     const double ratio = std::exp(lg - med);
-    const bool spiking = ratio >= c.loss_spike_factor && lg - med > c.loss_spike_mads * spread;
+    const bool spiking =  // the spread (a walk over half the window) only where the ratio could make a spike
+        ratio >= c.loss_spike_factor && lg - med > c.loss_spike_mads * std::max(r.losses.mad(), 0.05);
     // a jump this run's own noise does not make: record_factor x the largest it had (a run whose batches vary a
     // lot, one hard batch at 10x the median now and then, is judged against that)
     const double jump = lg - med;
