@@ -253,7 +253,6 @@ trace::Id report(trace::AnomalyRecord r, const AlarmFacts& facts) {
   a.kind = r.kind;
   a.step = r.step.value_or(-1);
   a.module = r.module_id.value_or(-1);
-  a.param = r.param_id.value_or(0);
   a.position = facts.position;
   a.once = facts.once;
   a.group = facts.group;

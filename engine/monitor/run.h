@@ -33,7 +33,6 @@ class Window {
   void push(double v);  // non-finite values are not pushed
   size_t size() const { return values_.size(); }
   double median() const;
-  double max() const { return sorted_.empty() ? std::nan("") : sorted_.back(); }
   double mad() const;  // median absolute deviation from the median, times 1.4826 (a standard deviation for normal data)
   void set_capacity(size_t c) { cap_ = c; }
   size_t capacity() const { return cap_; }
@@ -97,7 +96,7 @@ struct ForwardOp {
 struct Alarm {
   trace::Id id = 0;
   trace::AnomalyKind kind = trace::AnomalyKind::nonfinite_forward;
-  int64_t step = -1, module = -1, param = 0;
+  int64_t step = -1, module = -1;
   int64_t position = -1;  // dead_relu: the ReLU's place in the forward
   bool once = false;      // update_ratio: one outsized update (not the sustained rule)
   int64_t group = -1;     // update_ratio: the parameter group

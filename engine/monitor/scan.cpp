@@ -246,7 +246,7 @@ ScanResult scan(const Tensor& t) {
 }
 
 namespace {
-// One pass over p, a (and b): sums of u^2, p^2 and p*u for u = cp * p + ca * a / b, in float lanes per block, double
+// One pass over p, a (and b): sums of u^2 and p^2 for u = cp * p + ca * a / b, in float lanes per block, double
 // across blocks. B: whether b is given. (Inlined into the two target_clones functions below: Clang multiversions
 // no function templates.)
 template <bool B>
@@ -255,7 +255,7 @@ __attribute__((always_inline)) inline void update_f32_impl(const float* p, doubl
   const float fp = static_cast<float>(cp), fa = static_cast<float>(ca);
   for (int64_t s = 0; s < n; s += kBlock) {
     const int64_t m = std::min(kBlock, n - s);
-    vf8 uu = {}, pp = {}, pw = {}, ww = {};
+    vf8 uu = {}, pp = {};
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) {
       vf8 vp, va;
@@ -266,33 +266,23 @@ __attribute__((always_inline)) inline void update_f32_impl(const float* p, doubl
         std::memcpy(&vb, b + s + i, sizeof vb);
         va /= vb;
       }
-      const vf8 w = fa * va;  // the part added after this pass
-      const vf8 u = fp * vp + w;
+      const vf8 u = fp * vp + fa * va;  // fa * va: the part added after this pass
       uu += u * u;
       pp += vp * vp;
-      pw += vp * w;
-      ww += w * w;
     }
-    double suu = 0, spp = 0, spw = 0, sww = 0;
+    double suu = 0, spp = 0;
     for (; i < m; ++i) {
       const int64_t k = s + i;
-      const float w = fa * (B ? a[k] / b[k] : a[k]);
-      const float u = fp * p[k] + w;
+      const float u = fp * p[k] + fa * (B ? a[k] / b[k] : a[k]);
       suu += u * u;
       spp += p[k] * p[k];
-      spw += p[k] * w;
-      sww += w * w;
     }
     for (int j = 0; j < 8; ++j) {
       suu += uu[j];
       spp += pp[j];
-      spw += pw[j];
-      sww += ww[j];
     }
     out.uu += suu;
     out.pp += spp;
-    out.pw += spw;
-    out.ww += sww;
   }
 }
 GB_AVX2_CLONES void update_f32(const float* p, double cp, const float* a, double ca,
@@ -306,7 +296,6 @@ GB_AVX2_CLONES void update_f32_ratio(const float* p, double cp, const float* a,
 }
 }  // namespace
 
-double UpdateSums::param_norm_after() const { return std::sqrt(std::max(0.0, pp + 2 * pw + ww)); }
 // p holds the value after cp * p was done to it (AdamW's decay: p = p0 + cp * p), so p0 = (1 - cp) * p.
 double UpdateSums::param_norm_before() const { return std::abs(1 - cp) * std::sqrt(std::max(0.0, pp)); }
 
@@ -314,7 +303,7 @@ UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor
   UpdateSums r;
   r.cp = cp;
   if (!scannable(p) || !a.defined() || a.numel() != p.numel()) {
-    r.uu = r.pp = r.pw = r.ww = std::nan("");
+    r.uu = r.pp = std::nan("");
     return r;
   }
   const bool f32 =
@@ -336,8 +325,6 @@ UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor
     const double u = cp * pd[k] + w;
     r.uu += u * u;
     r.pp += pd[k] * pd[k];
-    r.pw += pd[k] * w;
-    r.ww += w * w;
   }
   return r;
 }

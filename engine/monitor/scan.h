@@ -39,15 +39,13 @@ ZeroCount count_zeros(const Tensor& t);
 
 // The update u = cp * p + w, w = ca * a / b (b undefined: 1), that an optimizer applies to p: cp * p is what it has
 // already done to p (AdamW's decay: p holds the decayed value), w what it is about to add. One pass over p, a, b
-// gives sum(u^2) (the update's norm squared) and sum(p^2), sum(p * w), sum(w^2), which give the parameter's norm
-// before the update (|p - cp * p|: p before cp * p was done to it) and after it (|p + w|) without reading it again.
-// In double; the shapes must match p's.
+// gives sum(u^2) (the update's norm squared) and sum(p^2), which gives the parameter's norm before the update
+// (p before cp * p was done to it) without reading it again. In double; the shapes must match p's.
 struct UpdateSums {
-  double uu = 0, pp = 0, pw = 0, ww = 0;
+  double uu = 0, pp = 0;
   double cp = 0;
   double norm() const { return std::sqrt(uu); }
   double param_norm_before() const;  // |(1 - cp) p|
-  double param_norm_after() const;   // |p + w|
 };
 UpdateSums update_sums(const Tensor& p, double cp, const Tensor& a, const Tensor& b, double ca);
 

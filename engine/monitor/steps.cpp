@@ -99,9 +99,11 @@ void judge_loss(Run& r, int64_t step) {
     // nor a few), and above converged_loss_frac x where the run started
     bool degraded = false;
     if (spiking && r.loss_history.size() == 2 * r.losses.capacity()) {
-      std::vector<double> older(r.loss_history.begin(), r.loss_history.begin() + r.losses.capacity());
-      std::vector<double> newer(r.loss_history.begin() + r.losses.capacity(), r.loss_history.end());
-      newer.back() = lg;  // this step's, not yet pushed
+      // the 2 x window losses up to this step's (not yet pushed): the oldest of the history drops out
+      const auto cap = static_cast<std::ptrdiff_t>(r.losses.capacity());
+      std::vector<double> older(r.loss_history.begin() + 1, r.loss_history.begin() + 1 + cap);
+      std::vector<double> newer(r.loss_history.begin() + 1 + cap, r.loss_history.end());
+      newer.push_back(lg);
       auto median_of = [](std::vector<double>& v) {
         std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
         return v[v.size() / 2];

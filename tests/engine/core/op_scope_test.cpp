@@ -311,21 +311,6 @@ TEST_CASE("without a trace, nodes keep forward_span_id 0") {
   CHECK(h.grad_fn()->forward_span_id == 0);
 }
 
-namespace {
-std::string sql_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  std::string v;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
-      sqlite3_column_text(s, 0))
-    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-}  // namespace
-
 TEST_CASE("every forward op span of a traced MLP and CNN step has op_details: shapes, dtypes, FLOPs, bytes") {
   TempDir tmp;
   const std::string path = tmp.file("details.db");

@@ -59,7 +59,7 @@ TEST_CASE("scan: float64, bfloat16, float16, non-contiguous; integers and meta a
   CHECK(!scan(gb::empty({3}, gb::TensorOptions().device(gb::kMeta))).scanned);
 }
 
-TEST_CASE("update_sums: |u|^2 for u = cp * p + ca * a / b, and |p + ca * a / b| from the same pass, vs float64") {
+TEST_CASE("update_sums: |u|^2 for u = cp * p + ca * a / b, and the norm of p before cp * p, from one pass, vs float64") {
   gb::manual_seed(4);
   gb::Tensor p = gb::randn({777}), a = gb::randn({777}), b = gb::rand({777}) + 0.5;
   auto check = [&](double cp, const gb::Tensor& bb, double ca, const gb::Tensor& pp, const gb::Tensor& aa, double eps) {
@@ -67,8 +67,8 @@ TEST_CASE("update_sums: |u|^2 for u = cp * p + ca * a / b, and |p + ca * a / b| 
     gb::Tensor u = pd * cp + (bb.defined() ? ad / bb.to(gb::kDouble) : ad) * ca;
     auto r = gb::monitor::detail::update_sums(pp, cp, aa, bb, ca);
     CHECK(r.norm() == doctest::Approx(u.pow(2).sum().sqrt().item<double>()).epsilon(eps));
-    gb::Tensor w = (bb.defined() ? ad / bb.to(gb::kDouble) : ad) * ca;  // p already holds the cp * p part
-    CHECK(r.param_norm_after() == doctest::Approx((pd + w).pow(2).sum().sqrt().item<double>()).epsilon(eps));
+    // p already holds the cp * p part (p = p0 + cp * p): the parameter before the update is (1 - cp) * p
+    CHECK(r.param_norm_before() == doctest::Approx((pd * (1 - cp)).pow(2).sum().sqrt().item<double>()).epsilon(eps));
   };
   check(-0.01, b, 0.3, p, a, 1e-6);                                                // AdamW: decay and m / denom
   check(0, gb::Tensor(), -0.1, p, a, 1e-6);                                        // SGD

@@ -121,18 +121,6 @@ TEST_CASE("a loss kept with its graph across steps: memory_growth, held by activ
 }
 
 namespace {
-std::string sql_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  std::string v;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
-      sqlite3_column_text(s, 0))
-    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
 std::string story_of(const std::string& path) {
   std::ostringstream out;
   gb::tools::write_story(gb::query::TraceDb(path), out);

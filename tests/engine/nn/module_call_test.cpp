@@ -40,18 +40,6 @@ struct ModelImpl : gb::nn::Module {
 };
 GB_MODULE(Model);
 
-std::string sql_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* s = nullptr;
-  std::string v = "<none>";
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("a traced call writes the module tree, its parameters and one nested module span per call") {
