@@ -2,7 +2,6 @@
 // (GLASSBOX_WITH_CUPTI unset: no CUDA toolkit, or -DGLASSBOX_CUDA=OFF), collection is "off" and says so.
 #include "instrument/cupti.h"
 
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 
@@ -37,14 +36,34 @@ namespace {
 constexpr std::int64_t kClockBase = std::int64_t(1) << 50;  // keeps CUPTI's unsigned timestamps positive
 constexpr std::size_t kBufferBytes = std::size_t(8) << 20;
 
-// The recording session's clock, for CUPTI's timestamp callback (published before collection starts).
-std::atomic<std::int64_t> g_tick0{0};
-std::atomic<std::uint64_t> g_ns_per_tick{0};  // a double's bits
+// CUPTI's clock (the timestamp callback): ns from kClockBase, continuous and increasing over the whole process.
+// CUPTI converts GPU timestamps by interpolating between its calls of the callback, so the callback must never jump
+// back, as it would if a second session started it over at 0: each session's map continues the last one's value
+// from the instant it is published, and the session's offset (kClockBase + base_ns) maps it back onto its own clock.
+struct ClockMap {
+  std::int64_t tick0 = 0;   // the session's start (its TickClock)
+  double ns_per_tick = 1.0;
+  std::int64_t base_ns = 0;  // the callback's value at tick0, less kClockBase
+  std::int64_t at(std::int64_t t) const {
+    return base_ns + static_cast<std::int64_t>(static_cast<double>(t - tick0) * ns_per_tick);
+  }
+};
+std::atomic<const ClockMap*> g_clock{nullptr};  // never freed: CUPTI may call the callback at any time
 
 std::uint64_t CUPTIAPI trace_clock() {
-  const double per_tick = std::bit_cast<double>(g_ns_per_tick.load(std::memory_order_relaxed));
-  const auto ns = static_cast<std::int64_t>(static_cast<double>(ticks() - g_tick0.load(std::memory_order_relaxed)) * per_tick);
-  return static_cast<std::uint64_t>(kClockBase + ns);
+  const ClockMap* c = g_clock.load(std::memory_order_acquire);
+  return static_cast<std::uint64_t>(kClockBase + (c ? c->at(ticks()) : 0));
+}
+
+// Publishes the map of the session starting with `clock`, continuing the previous one at this instant; returns the
+// session's offset (trace ns = callback value - offset).
+std::int64_t continue_clock(const TickClock& clock) {
+  const ClockMap* prev = g_clock.load(std::memory_order_acquire);
+  const std::int64_t now = ticks();
+  auto* next = new ClockMap{clock.start_ticks(), clock.ns_per_tick(), 0};
+  if (prev) next->base_ns = prev->at(now) - next->at(now);  // next->at(now) == prev->at(now): no step, no way back
+  g_clock.store(next, std::memory_order_release);
+  return kClockBase + next->base_ns;
 }
 
 std::string result_text(CUptiResult r) {
@@ -63,7 +82,12 @@ struct State {
   std::int64_t offset = 0;  // trace ns = CUPTI timestamp - offset
   std::atomic<std::uint64_t> dropped{0};
 };
-std::atomic<State*> g_state{nullptr};  // the collection of the session that records (session.cpp: one at a time)
+// The collection of the session that records (session.cpp: one at a time). CUPTI delivers buffers from its own
+// worker thread as well as inside cuptiActivityFlushAll, so a callback may be running while the session stops: it
+// holds g_state_mu for as long as it uses the state, and stop_gpu_activity() clears g_state under it before
+// deleting, so no callback ever reaches freed state (a late one frees its buffer instead).
+std::mutex g_state_mu;
+State* g_state = nullptr;  // guarded by g_state_mu
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
@@ -73,7 +97,8 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
 
 void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer, std::size_t,
                                std::size_t valid) {
-  State* s = g_state.load(std::memory_order_acquire);
+  std::lock_guard state_lock(g_state_mu);
+  State* s = g_state;
   if (!s || !buffer || valid == 0) {
     std::free(buffer);
     return;
@@ -271,12 +296,12 @@ Decoded decode_activity(const void* record, std::int64_t offset, GpuActivity& a,
   }
 }
 
-void gpu_push(Id span) noexcept {
-  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<std::uint64_t>(span));
+void gpu_push(Id span) noexcept {  // a failure only leaves the kernel unjoined (cupti_unlinked_kernels counts it)
+  (void)cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<std::uint64_t>(span));
 }
 void gpu_pop() noexcept {
   std::uint64_t last = 0;
-  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+  (void)cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
 std::string start_gpu_activity(const TickClock& clock, bool wanted) {
@@ -286,21 +311,26 @@ std::string start_gpu_activity(const TickClock& clock, bool wanted) {
     set_meta("cupti", status);
     return status;
   }
-  g_tick0.store(clock.start_ticks(), std::memory_order_relaxed);
-  g_ns_per_tick.store(std::bit_cast<std::uint64_t>(clock.ns_per_tick()), std::memory_order_relaxed);
   static const bool registered = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS;
   static const bool own_clock = cuptiActivityRegisterTimestampCallback(trace_clock) == CUPTI_SUCCESS;
   auto s = std::make_unique<State>();
-  if (own_clock) {
-    s->offset = kClockBase;
-  } else {  // CUPTI's clock: shifted onto the trace's at this instant
+  std::string failed;
+  if (!registered) failed = "cuptiActivityRegisterCallbacks failed";
+  if (failed.empty() && own_clock) {
+    s->offset = continue_clock(clock);
+  } else if (failed.empty()) {  // CUPTI's clock: shifted onto the trace's at this instant
     std::uint64_t now = 0;
-    cuptiGetTimestamp(&now);
+    if (CUptiResult r = cuptiGetTimestamp(&now); r != CUPTI_SUCCESS)
+      failed = "cuptiGetTimestamp: " + result_text(r);
     s->offset = static_cast<std::int64_t>(now) - clock.ns(ticks());
   }
-  std::string failed;
+  // CUPTI's default thread id is pthread_self(); the trace's threads carry the kernel's id (gettid, probe.h
+  // ThreadBuffer::os_tid): the system id puts each API call on its thread's "CUDA API: <name>" track. Set before
+  // any kind is enabled (CUPTI: "must not be changed during the profiling session").
+  if (failed.empty())
+    if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
+      failed = "cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM): " + result_text(r);
   std::size_t enabled = 0;
-  if (!registered) failed = "cuptiActivityRegisterCallbacks failed";
   for (CUpti_ActivityKind k : kKinds) {
     if (!failed.empty()) break;
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS)
@@ -309,7 +339,7 @@ std::string start_gpu_activity(const TickClock& clock, bool wanted) {
       ++enabled;
   }
   if (!failed.empty()) {
-    for (std::size_t i = 0; i < enabled; ++i) cuptiActivityDisable(kKinds[i]);
+    for (std::size_t i = 0; i < enabled; ++i) (void)cuptiActivityDisable(kKinds[i]);
     status = "off: " + failed +
              " (no usable CUDA driver or GPU here? `glassbox env` says which piece is missing; a profiler such as "
              "Nsight Systems may hold CUPTI)";
@@ -317,8 +347,11 @@ std::string start_gpu_activity(const TickClock& clock, bool wanted) {
     return status;
   }
   State* raw = s.release();
-  g_state.store(raw, std::memory_order_release);
   raw->consumer = std::thread(consume, std::ref(*raw));
+  {
+    std::lock_guard lock(g_state_mu);
+    g_state = raw;
+  }
   g_span_sinks.fetch_or(kGpuSpans, std::memory_order_release);
   status = own_clock ? "on" : "on (CUPTI's clock, shifted onto the trace's)";
   set_meta("cupti", status);
@@ -326,19 +359,28 @@ std::string start_gpu_activity(const TickClock& clock, bool wanted) {
 }
 
 void stop_gpu_activity() {
-  State* s = g_state.load(std::memory_order_acquire);
+  State* s = nullptr;
+  {
+    std::lock_guard lock(g_state_mu);
+    s = g_state;
+  }
   if (!s) return;
   g_span_sinks.fetch_and(static_cast<std::uint8_t>(~kGpuSpans), std::memory_order_release);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // Forced: buffers with records still incomplete come back too (the engine's hook has waited for the devices).
+  // Flushed again after disabling, for the records written in between. A failure here can only lose records.
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (CUpti_ActivityKind k : kKinds) (void)cuptiActivityDisable(k);
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  {
+    std::lock_guard lock(g_state_mu);  // waits for a callback still using the state; later ones free their buffer
+    g_state = nullptr;
+  }
   {
     std::lock_guard lock(s->mu);
     s->stopping = true;
   }
   s->cv.notify_all();
   s->consumer.join();
-  g_state.store(nullptr, std::memory_order_release);
   s->writer.finish();
   set_meta("cupti_dropped_records", std::to_string(s->dropped.load()));
   set_meta("cupti_kernels", std::to_string(s->writer.kernels_written()));

@@ -4,12 +4,18 @@
 // CONCURRENT_KERNEL (never the serializing KERNEL kind), MEMCPY, MEMSET, RUNTIME, DRIVER, SYNCHRONIZATION and
 // EXTERNAL_CORRELATION records:
 //   - timestamps come from the trace's own clock (cuptiActivityRegisterTimestampCallback: CUPTI maps the GPU's
-//     timestamps onto it), so kernels and ops share one time axis;
+//     timestamps onto it), so kernels and ops share one time axis; the callback's clock runs on, never back, from
+//     one session to the next in a process (CUPTI interpolates GPU times between its readings of it), each session
+//     mapping it onto its own clock;
+//   - API records carry the system thread id (cuptiSetThreadIdType(SYSTEM): gettid, as the trace's threads), so
+//     they sit on the calling thread's "CUDA API: <thread name>" track;
 //   - every recorded span pushes its id as CUPTI's external correlation id (probe.h kGpuSpans) while it is open,
 //     so a kernel names the span that launched it (kernels.launch_span_id);
 //   - full buffers (8 MiB each) go to a background thread that decodes them (decode_activity) and hands the rows to
 //     a GpuActivityWriter; the session's end synchronizes nothing itself (the engine's session hook synchronizes
-//     its devices first), forces a flush, drains the queue and writes meta: cupti ("on", or "off: <why>"),
+//     its devices first), forces a flush, disables, flushes again, detaches the collection from CUPTI's callbacks
+//     (a callback still running on CUPTI's worker thread is waited for; a later one frees its buffer, so none
+//     touches freed state), drains the queue and writes meta: cupti ("on", or "off: <why>"),
 //     cupti_dropped_records (records CUPTI could not store: never silent), cupti_kernels, cupti_unlinked_kernels.
 //   - Runtime calls that only ask a question (cudaGetDevice, cudaGetLastError, ...) are not written as spans;
 //     driver calls are written only for launches (cuLaunchKernel...): the rest only feed the correlation joins.

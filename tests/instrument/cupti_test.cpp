@@ -1,9 +1,18 @@
 // tests/instrument/cupti_test.cpp — instrument/cupti.h: CUPTI records decoded field by field (records built by hand,
-// as CUPTI lays them out), and what a session says about GPU activity on a machine without a driver.
+// as CUPTI lays them out), API records carrying the system thread id on their thread's named track, and what a
+// session says about GPU activity on a machine without a driver.
 #include "instrument/cupti.h"
 
 #include <doctest/doctest.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
 
 #include "instrument/session.h"
 #include "traces/reader.h"
@@ -129,6 +138,73 @@ TEST_CASE("decode_activity: kernels, copies, memsets, API calls, syncs and exter
   other.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   CHECK(decode_activity(&other, offset, a, corr, span) == Decoded::skip);
 }
+
+namespace {
+// A runtime API record as CUPTI writes it under CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM: threadId is the caller's gettid.
+CUpti_ActivityAPI launch_record(std::uint32_t thread, std::uint32_t correlation, std::uint64_t start) {
+  CUpti_ActivityAPI api{};
+  api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  api.start = start;
+  api.end = start + 100;
+  api.threadId = thread;
+  api.correlationId = correlation;
+  return api;
+}
+}  // namespace
+
+TEST_CASE("API records carrying the system thread id land on the calling thread's named CUDA API track") {
+  TempDir tmp;
+  const std::string path = tmp.file("api.db");
+  const auto main_tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  {
+    Session s(path, SessionOptions{.on_full = OnFull::block});
+    REQUIRE(s.active());
+    (void)thread_id();  // the main thread is known to the trace as "main"
+    std::uint32_t loader_tid = 0;
+    std::uint64_t loader_pthread = 0;
+    std::atomic<int> phase{0};  // 1: the loader is named; 2: its records are written, it may end
+    std::thread loader([&] {
+      set_thread_name("loader");
+      loader_tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+      loader_pthread = static_cast<std::uint64_t>(pthread_self());
+      phase.store(1);
+      while (phase.load() != 2) std::this_thread::yield();
+    });
+    while (phase.load() != 1) std::this_thread::yield();
+
+    std::vector<GpuActivity> batch;
+    std::int64_t corr = 0;
+    Id span = 0;
+    for (const CUpti_ActivityAPI& api :
+         {launch_record(main_tid, 1, 1'000'100), launch_record(loader_tid, 2, 1'000'200),
+          // what the default thread id type (pthread_self(), cut to 32 bits) would have written: no trace thread
+          launch_record(static_cast<std::uint32_t>(loader_pthread), 3, 1'000'300)}) {
+      GpuActivity a;
+      REQUIRE(decode_activity(&api, 1'000'000, a, corr, span) == Decoded::activity);
+      batch.push_back(std::move(a));
+    }
+    GpuActivityWriter w;
+    w.write(std::move(batch));
+    w.finish();
+    phase.store(2);
+    loader.join();
+  }
+  Reader r(path);
+  std::map<Id, std::string> track_of;
+  for (const auto& t : r.all<ThreadRecord>()) track_of[t.id] = t.name;
+  std::map<std::int64_t, std::string> by_correlation;
+  for (const auto& s : r.all<SpanRecord>())
+    if (s.kind == SpanKind::cuda_api) {
+      CHECK(r.string(s.name_id) == "cudaLaunchKernel");
+      REQUIRE(s.seq.has_value());
+      by_correlation[*s.seq] = track_of[s.thread_id];
+    }
+  REQUIRE(by_correlation.size() == 3);
+  CHECK(by_correlation[1] == "CUDA API: main");
+  CHECK(by_correlation[2] == "CUDA API: loader");
+  CHECK(by_correlation[3].rfind("CUDA API: thread ", 0) == 0);
+}
 #endif
 
 TEST_CASE("without a CUDA driver (or CUPTI) a session records as before and meta cupti says why GPU activity is off") {
@@ -145,7 +221,8 @@ TEST_CASE("without a CUDA driver (or CUPTI) a session records as before and meta
   REQUIRE(cupti.has_value());
   CAPTURE(*cupti);
 #if GLASSBOX_WITH_CUPTI
-  CHECK(cupti->rfind("off: cuptiActivityEnable(", 0) == 0);
+  // The system thread id type is asked for before any kind is enabled: here it is the first call needing a driver.
+  CHECK(cupti->rfind("off: cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM): ", 0) == 0);
   CHECK(cupti->find("glassbox env") != std::string::npos);
 #else
   CHECK(*cupti == "off: this glassbox was built without the CUDA toolkit (CUPTI)");
