@@ -9,6 +9,10 @@
 
 #ifdef GLASSBOX_WITH_CUDA
 #include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "cuda/check.h"
 #endif
 
 namespace gb::data {
@@ -19,8 +23,9 @@ struct PinnedFree {
   bool cuda = false;
   void operator()(void* p) const {
 #ifdef GLASSBOX_WITH_CUDA
-    if (cuda) {
-      cudaFreeHost(p);
+    if (cuda) {  // a deleter never throws; a failure (a context in error) leaks the buffer and is cleared
+      if (!cuda_kernels::cuda_ok_or_clear(cudaFreeHost(p)))
+        std::fprintf(stderr, "glassbox: warning: pin_memory: cudaFreeHost failed; the pinned buffer is leaked\n");
       return;
     }
 #endif
@@ -51,6 +56,7 @@ Tensor pin_memory(const Tensor& t) {
 #ifdef GLASSBOX_WITH_CUDA
   if (use_cuda()) {
     cudaError_t err = cudaHostAlloc(&p, nbytes, cudaHostAllocDefault);
+    (void)cuda_kernels::cuda_ok_or_clear(err);  // not left for the next launch check to report as its own
     GB_CHECK(err == cudaSuccess, "pin_memory: cudaHostAlloc of ", nbytes, " bytes failed (",
              cudaGetErrorString(err), "); pinned memory is limited: lower batch_size or set pin_memory=false");
     deleter.cuda = true;

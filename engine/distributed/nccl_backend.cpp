@@ -215,12 +215,10 @@ class ProcessGroupNCCL final : public ProcessGroup {
     cv_.notify_all();
     thread_.join();  // the watchdog returns once every pending collective finished or failed
     if (!aborted_) (void)ncclCommDestroy(comm_);
-    int previous = 0;  // no throwing guard in a destructor
-    (void)cudaGetDevice(&previous);
-    (void)cudaSetDevice(device_.index());
-    (void)cudaStreamSynchronize(stream_.stream());
-    (void)cudaStreamDestroy(stream_.stream());
-    (void)cudaSetDevice(previous);
+    // a destructor: never throws, and a failure is not left for the next launch check to report as its own
+    cuda_kernels::DeviceGuard g(device_.index(), std::nothrow);
+    (void)cuda_kernels::cuda_ok_or_clear(cudaStreamSynchronize(stream_.stream()));
+    (void)cuda_kernels::cuda_ok_or_clear(cudaStreamDestroy(stream_.stream()));
   }
 
   std::string getBackendName() const override { return "nccl"; }
@@ -385,7 +383,7 @@ class ProcessGroupNCCL final : public ProcessGroup {
   // The watchdog (see the file's comment).
   void run() {
     name_communication_thread();
-    (void)cudaSetDevice(device_.index());
+    (void)cuda_kernels::cuda_ok_or_clear(cudaSetDevice(device_.index()));  // a failure shows in the first poll
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       if (pending_.empty()) {

@@ -2,6 +2,8 @@
 // cudaMemGetInfo when it is made. Compiled only when the build found nvcc (cuda_allocator_fallback.cpp otherwise).
 #include <cuda_runtime.h>
 
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "glassbox/core/error.h"
@@ -24,7 +26,9 @@ class DeviceGuard {
     check(cudaGetDevice(&prev_), "cudaGetDevice", index);
     if (prev_ != index) check(cudaSetDevice(index), "cudaSetDevice", index);
   }
-  ~DeviceGuard() { (void)cudaSetDevice(prev_); }
+  ~DeviceGuard() {
+    if (cudaSetDevice(prev_) != cudaSuccess) (void)cudaGetLastError();  // not left for the next launch check
+  }
 
  private:
   int prev_ = 0;
@@ -66,13 +70,26 @@ class CudaRawAllocator final : public RawAllocator {
   }
   Device device() const override { return Device(kCUDA, index_); }
 
-  // record_stream's events: the stream id is the cudaStream_t's address (0: the default stream).
-  void* record_event(int64_t stream) override {
-    DeviceGuard g(index_);
-    cudaEvent_t ev = nullptr;
-    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", index_);
-    check(cudaEventRecord(ev, reinterpret_cast<cudaStream_t>(stream)), "cudaEventRecord", index_);
-    return ev;
+  // record_stream's events: the stream id is the cudaStream_t's address (0: the default stream). Called from a
+  // storage's deleter (CachingAllocator::free), so it never throws: without an event it waits for the stream (the
+  // block is then free at once: nullptr), and when even that fails (a context in error, where no kernel runs any
+  // more) it says so and answers nullptr too.
+  void* record_event(int64_t stream) noexcept override {
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    try {
+      DeviceGuard g(index_);
+      cudaEvent_t ev = nullptr;
+      if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess) {
+        if (cudaEventRecord(ev, s) == cudaSuccess) return ev;
+        (void)cudaEventDestroy(ev);
+      }
+      (void)cudaGetLastError();  // the failures above, cleared; the wait below is checked
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize (no event could be recorded)", index_);
+    } catch (const std::exception& e) {  // check() has cleared the error
+      std::fprintf(stderr, "glassbox: warning: cuda:%d: freeing a block used on another stream: %s\n", index_,
+                   e.what());
+    }
+    return nullptr;
   }
   bool event_done(void* event) override {
     const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
