@@ -66,6 +66,7 @@ float CUDAEvent::elapsed_time(const CUDAEvent&) const { unavailable("CUDAEvent::
 
 namespace gb::cuda_kernels {
 std::uint64_t used_devices() { return 0; }
+void wait_device(int device) { cuda::check_device_index(device); }
 void pointwise(const PointwiseLaunch&) { cuda::check_device_index(-1); }
 void copy(const CopyLaunch&) { cuda::check_device_index(-1); }
 void memcpy(void*, int, const void*, int, size_t, CopyKind, bool) { cuda::check_device_index(-1); }
@@ -100,6 +101,7 @@ DeviceError* device_error(int) {
   return nullptr;
 }
 void raise_device_errors() {}
+void set_device_error_record_for_test(int, DeviceError*) {}
 void cumsum(const CumsumLaunch&) { cuda::check_device_index(-1); }
 size_t segmented_sort_temp_bytes(const SegmentedSortLaunch&) {
   cuda::check_device_index(-1);
@@ -112,7 +114,7 @@ ScanSlot* scan_slots_alloc(int, int) {
   cuda::check_device_index(-1);
   return nullptr;
 }
-void scan_slots_free(int, ScanSlot*) {}
+void scan_slots_free(int, ScanSlot*) noexcept {}
 void scan_slots_read(int, ScanSlot*, int, ScanSlot*) { cuda::check_device_index(-1); }
 }  // namespace gb::cuda_kernels
 #endif

@@ -24,8 +24,13 @@ struct DeviceError {
 
 // The record kernels on `device` write (mapped pinned memory, allocated on first use; one per device).
 DeviceError* device_error(int device);
-// Throws gb::IndexError for the first error any device reported since the last call (and clears it).
+// Throws gb::IndexError for the first error any device reported since the last call (and clears it). The host reads
+// `ready` with acquire ordering before the fields (the device wrote them, then __threadfence_system(), then ready):
+// on a weakly ordered host (aarch64: Grace Hopper) a plain or volatile read could see ready and stale fields.
 void raise_device_errors();
+// For tests: `record` (ordinary host memory; nullptr to forget it) stands in for `device`'s record, so the host side
+// runs without a device. Not for use while kernels may write the device's real record.
+void set_device_error_record_for_test(int device, DeviceError* record);
 
 #ifdef __CUDACC__
 // In a kernel: records a bad index as the device's error unless one is recorded already. `op` must be a host

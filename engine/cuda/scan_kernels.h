@@ -32,9 +32,10 @@ struct ScanLaunch {
 };
 void monitor_scan(const ScanLaunch& l);
 
-// A zeroed buffer of n slots in device memory (cudaMalloc: the monitor's own, outside the caching allocator).
+// A zeroed buffer of n slots in device memory (cudaMalloc: the monitor's own, outside the caching allocator), the
+// zeros written before it returns, so a scan on any stream finds them.
 ScanSlot* scan_slots_alloc(int device, int n);
-void scan_slots_free(int device, ScanSlot* slots);
+void scan_slots_free(int device, ScanSlot* slots) noexcept;
 // Waits for the device, copies the first n slots to `host` and zeroes them for reuse.
 void scan_slots_read(int device, ScanSlot* slots, int n, ScanSlot* host);
 

@@ -69,9 +69,7 @@ void set_device(int device_index) {
 }
 
 void synchronize(int64_t device_index) {
-  const int d = resolve(int(device_index));
-  cuda_kernels::DeviceGuard g(d);
-  GB_CUDA_CHECK(cudaDeviceSynchronize());
+  cuda_kernels::wait_device(resolve(int(device_index)));
   cuda_kernels::raise_device_errors();  // what the kernels found in their indices
 }
 
@@ -129,15 +127,15 @@ CUDAStreamGuard::CUDAStreamGuard(CUDAStream stream)
 
 CUDAStreamGuard::~CUDAStreamGuard() {
   t_current[original_.device_index()] = original_.stream();
-  (void)cudaSetDevice(original_device_);
+  (void)cuda_kernels::cuda_ok_or_clear(cudaSetDevice(original_device_));
 }
 
 // ---- events ----
 
 CUDAEvent::~CUDAEvent() {
-  if (event_) {
-    cuda_kernels::DeviceGuard g(device_);
-    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+  if (event_) {  // never throws (a destructor): a context in error only leaks the event
+    cuda_kernels::DeviceGuard g(device_, std::nothrow);
+    (void)cuda_kernels::cuda_ok_or_clear(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
   }
 }
 
@@ -209,6 +207,11 @@ std::atomic<std::uint64_t> g_used{0};  // bit d: cuda:d has had work queued
 }  // namespace
 
 std::uint64_t used_devices() { return g_used.load(std::memory_order_acquire); }
+
+void wait_device(int device) {
+  DeviceGuard g(device);
+  GB_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 cudaStream_t current_stream(int device) {
   const std::uint64_t bit = std::uint64_t(1) << device;

@@ -2,9 +2,15 @@
 // dropped nothing; the session's end waited for the GPU (trace_sync.cpp), so every kernel is in the trace; every
 // kernel joins the span that launched it (an op or an autograd node), forward ops name their module; GPU time sits on
 // the trace's clock (a kernel starts after its launching span began, and within the trace); a host-to-device copy
-// has its bytes; the API calls sit on the main thread's CUDA API track; `glassbox check` passes.
+// has its bytes; the API calls sit on the main thread's CUDA API track; `glassbox check` passes. A second session in
+// the process has its GPU rows inside its own time range. A bad index found by a trace's last kernels is the
+// program's IndexError after the trace's end (the end's wait does not swallow it), and the device goes on.
+#include <chrono>
 #include <map>
 #include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "instrument/session.h"
 #include "support/check.h"
@@ -91,4 +97,69 @@ TEST_CASE("a traced MLP step on cuda: every kernel joins the op or node that lau
   for (const auto& s : spans)
     if (s.thread_id == api_track && r.string(s.name_id) == "cudaLaunchKernel") ++launches;
   CHECK(launches > 0);
+}
+
+namespace {
+// Kernels in one session, read back: every GPU span of the trace lies within the trace's host time range.
+void check_gpu_rows_inside(const std::string& path, int session) {
+  CAPTURE(session);
+  tr::Reader r(path);
+  REQUIRE(r.meta("cupti") == "on");
+  CHECK(r.meta("cupti_dropped_records") == "0");
+  std::int64_t host_end = 0;
+  int gpu = 0, api_on_main = 0;
+  tr::Id main_api = -1;
+  for (const auto& t : r.all<tr::ThreadRecord>())
+    if (t.name == "CUDA API: main") main_api = t.id;
+  const auto spans = r.all<tr::SpanRecord>();
+  for (const auto& s : spans)
+    if (s.kind == tr::SpanKind::op) host_end = std::max(host_end, s.end_ns);
+  REQUIRE(host_end > 0);
+  for (const auto& s : spans) {
+    if (s.thread_id == main_api) ++api_on_main;
+    if (s.kind != tr::SpanKind::cuda_kernel && s.kind != tr::SpanKind::cuda_memcpy) continue;
+    ++gpu;
+    CAPTURE(s.start_ns);
+    CAPTURE(s.end_ns);
+    CHECK(s.start_ns >= 0);
+    CHECK(s.end_ns <= host_end + 1'000'000'000);  // waited for at the end: within a second of the last op
+    CHECK(s.end_ns >= s.start_ns);
+  }
+  CHECK(gpu >= 3);
+  CHECK(api_on_main > 0);
+  const auto kernels = r.all<tr::KernelRecord>();
+  REQUIRE_FALSE(kernels.empty());
+  for (const auto& k : kernels) CHECK(k.launch_span_id.has_value());
+}
+}  // namespace
+
+TEST_CASE("gpu: a second trace session in the process has its GPU rows on its own clock") {
+  TempDir tmp;
+  gb::Tensor a = gb::randn({256, 256}).to(kGpu);
+  for (int session = 0; session < 2; ++session) {
+    const std::string path = tmp.file("session" + std::to_string(session) + ".db");
+    {
+      tr::Session s(path, tr::SessionOptions{.on_full = tr::OnFull::block});
+      REQUIRE(s.active());
+      gb::Tensor b = gb::mm(a, a).relu().sum();
+      (void)b.cpu();
+    }
+    if (session == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the second clock starts later
+    check_gpu_rows_inside(path, session);
+  }
+}
+
+TEST_CASE("gpu: a bad index found by a trace's last kernels is the program's IndexError after the trace's end") {
+  TempDir tmp;
+  gb::Tensor a = gb::arange(10).to(gb::kFloat).to(kGpu);
+  {
+    tr::Session s(tmp.file("bad.db"), tr::SessionOptions{.on_full = tr::OnFull::block});
+    REQUIRE(s.active());
+    gb::index_select(a, 0, gb::tensor(std::vector<int64_t>{3, 10}).to(kGpu));  // no wait: found on the device
+  }  // the end waits for the device, and must leave the error to the program
+  CHECK_THROWS_WITH_AS(gb::cuda::synchronize(),
+                       doctest::Contains("index_select() on cuda:0: index 10 is out of bounds for dimension 0 with "
+                                         "size 10"),
+                       gb::IndexError);
+  CHECK(gb::mm(a.view({10, 1}), a.view({1, 10})).sum().item<float>() == 2025.0f);  // the device goes on
 }
