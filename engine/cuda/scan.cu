@@ -99,14 +99,21 @@ ScanSlot* scan_slots_alloc(int device, int n) {
   DeviceGuard guard(device);
   void* p = nullptr;
   GB_CUDA_CHECK(cudaMalloc(&p, sizeof(ScanSlot) * size_t(n)));
-  GB_CUDA_CHECK(cudaMemset(p, 0, sizeof(ScanSlot) * size_t(n)));
+  // Zeroed on the caller's stream, and waited for: the scans run on whichever stream is current where the monitor
+  // checks (pool streams are non-blocking, so a cudaMemset on the legacy stream could land after the first scans,
+  // or a backward node's stream could scan before a memset queued on the caller's).
+  const cudaStream_t s = current_stream(device);
+  const cudaError_t zeroed = cudaMemsetAsync(p, 0, sizeof(ScanSlot) * size_t(n), s);
+  const cudaError_t waited = zeroed == cudaSuccess ? cudaStreamSynchronize(s) : zeroed;
+  if (waited != cudaSuccess) (void)cuda_ok_or_clear(cudaFree(p));
+  GB_CUDA_CHECK(waited);
   return static_cast<ScanSlot*>(p);
 }
 
-void scan_slots_free(int device, ScanSlot* slots) {
+void scan_slots_free(int device, ScanSlot* slots) noexcept {
   if (!slots) return;
-  DeviceGuard guard(device);
-  (void)cudaFree(slots);
+  DeviceGuard guard(device, std::nothrow);
+  (void)cuda_ok_or_clear(cudaFree(slots));
 }
 
 void scan_slots_read(int device, ScanSlot* slots, int n, ScanSlot* host) {

@@ -11,6 +11,29 @@
 
 #include "monitor/deferred.h"
 
+// First in this file (a process of its own under CTest): the monitor's slots are made here, with a pool stream
+// current and the legacy stream busy with a long product, so zeros written on the legacy stream would land after the
+// scan and erase its counts.
+TEST_CASE("gpu: the first step's scans on a pool stream count exactly") {
+  namespace md = gb::monitor::detail;
+  gb::Tensor big = gb::randn({4096, 4096}).to(gb::kCUDA);  // on the legacy default stream (the thread's current)
+  gb::Tensor busy = gb::mm(big, big);
+  busy = gb::mm(busy, big);
+  gb::cuda::CUDAStreamGuard guard(gb::cuda::getStreamFromPool());
+  gb::Tensor x = gb::zeros({1 << 20});
+  x.index_put_({gb::indexing::Slice(0, 1000)}, NAN);
+  x.index_put_({gb::indexing::Slice(1000, 1500)}, INFINITY);
+  x.index_put_({gb::indexing::Slice(1500, 3500)}, 2.0);
+  const int64_t ticket = md::defer_scan(x.to(gb::kCUDA));
+  const md::ScanResult got = md::deferred_result(ticket);
+  CHECK(got.n == (1 << 20));
+  CHECK(got.nan == 1000);
+  CHECK(got.inf == 500);
+  CHECK(got.zeros == (1 << 20) - 3500);
+  CHECK(got.max_abs == INFINITY);
+  md::deferred_reset();
+}
+
 TEST_CASE("gpu: the device scan counts and sums as the cpu scan does, every floating dtype, many slots") {
   namespace md = gb::monitor::detail;
   md::deferred_reset();
