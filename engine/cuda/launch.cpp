@@ -130,11 +130,13 @@ void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
     // reused; from pinned memory with non_blocking the copy overlaps the host.
     const bool wait = !(non_blocking && data::is_pinned(s));
     ck::memcpy(d.data_ptr(), device_of(d), s.data_ptr(), -1, nbytes, ck::CopyKind::host_to_device, wait);
+    if (!wait) data::record_pinned_use(s, device_of(d));  // the pinned block is not reused before the copy is done
   } else {
     GB_CHECK(d.is_cpu(), "copy_: cannot copy from ", s.device().str(), " to ", d.device().str(),
              " (a meta tensor has no values)");
     const bool wait = !(non_blocking && data::is_pinned(d));
     ck::memcpy(d.data_ptr(), -1, s.data_ptr(), device_of(s), nbytes, ck::CopyKind::device_to_host, wait);
+    if (!wait) data::record_pinned_use(d, device_of(s));
   }
   if (!direct) copy_into(dst, d);  // the strided destination, on its own device
 }

@@ -1,37 +1,25 @@
-// engine/data/pin_memory.cpp — page-locked staging copies: cudaHostAlloc with CUDA, aligned host memory without.
+// engine/data/pin_memory.cpp — page-locked staging copies: cudaHostAlloc with CUDA, aligned host memory without,
+// both through the cache of pinned_cache.h (events on the copies' streams with CUDA; none are needed without).
 #include "glassbox/data/pin_memory.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "data/pinned_cache.h"
 #include "glassbox/core/cuda.h"
+#include "glassbox/core/cuda_stream.h"
 #include "glassbox/ops/factory.h"
 
 #ifdef GLASSBOX_WITH_CUDA
 #include <cuda_runtime.h>
-
-#include <cstdio>
 
 #include "cuda/check.h"
 #endif
 
 namespace gb::data {
 namespace {
-
-// The deleter of a pinned storage; its type is how is_pinned() recognises one.
-struct PinnedFree {
-  bool cuda = false;
-  void operator()(void* p) const {
-#ifdef GLASSBOX_WITH_CUDA
-    if (cuda) {  // a deleter never throws; a failure (a context in error) leaks the buffer and is cleared
-      if (!cuda_kernels::cuda_ok_or_clear(cudaFreeHost(p)))
-        std::fprintf(stderr, "glassbox: warning: pin_memory: cudaFreeHost failed; the pinned buffer is leaked\n");
-      return;
-    }
-#endif
-    std::free(p);
-  }
-};
 
 bool use_cuda() {
 #ifdef GLASSBOX_WITH_CUDA
@@ -42,6 +30,77 @@ bool use_cuda() {
 #endif
 }
 
+detail::PinnedBackend host_backend() {
+  detail::PinnedBackend b;
+  b.alloc = [](size_t n) { return std::aligned_alloc(64, n); };  // n is a size class: a multiple of 64
+  b.free = [](void* p) { std::free(p); };
+  b.record = [](int, void*) -> void* { return nullptr; };  // no device: nothing runs asynchronously
+  b.done = [](void*) { return true; };
+  b.destroy = [](void*) {};
+  return b;
+}
+
+#ifdef GLASSBOX_WITH_CUDA
+// Every failure is cleared (never left for the next launch check to report as its own) and never throws: the
+// deleter and the copy's bookkeeping call these.
+detail::PinnedBackend cuda_backend() {
+  detail::PinnedBackend b;
+  b.alloc = [](size_t n) -> void* {
+    void* p = nullptr;
+    return cuda_kernels::cuda_ok_or_clear(cudaHostAlloc(&p, n, cudaHostAllocDefault)) ? p : nullptr;
+  };
+  b.free = [](void* p) {
+    if (!cuda_kernels::cuda_ok_or_clear(cudaFreeHost(p)))
+      std::fprintf(stderr, "glassbox: warning: pin_memory: cudaFreeHost failed; the pinned buffer is leaked\n");
+  };
+  b.record = [](int device, void* stream) -> void* {
+    int current = 0;
+    if (!cuda_kernels::cuda_ok_or_clear(cudaGetDevice(&current))) return nullptr;
+    const bool switch_device = current != device;
+    if (switch_device && !cuda_kernels::cuda_ok_or_clear(cudaSetDevice(device))) return nullptr;
+    cudaEvent_t e = nullptr;
+    if (!cuda_kernels::cuda_ok_or_clear(cudaEventCreateWithFlags(&e, cudaEventDisableTiming))) e = nullptr;
+    if (e && !cuda_kernels::cuda_ok_or_clear(cudaEventRecord(e, static_cast<cudaStream_t>(stream)))) {
+      (void)cuda_kernels::cuda_ok_or_clear(cudaEventDestroy(e));
+      e = nullptr;
+    }
+    if (switch_device) (void)cuda_kernels::cuda_ok_or_clear(cudaSetDevice(current));
+    if (!e) {  // no event: the block must not be reused before the copy is done, so wait for it here
+      (void)cuda_kernels::cuda_ok_or_clear(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+    }
+    return e;
+  };
+  b.done = [](void* e) {
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not an error: the copy is still running
+      return false;
+    }
+    (void)cuda_kernels::cuda_ok_or_clear(err);  // a failed copy (a context in error) no longer uses the block
+    return true;
+  };
+  b.destroy = [](void* e) { (void)cuda_kernels::cuda_ok_or_clear(cudaEventDestroy(static_cast<cudaEvent_t>(e))); };
+  return b;
+}
+#endif
+
+// One cache per process, chosen at first use; never destroyed (the runtime may be gone at exit, and a pinned tensor
+// freed by a static destructor still finds it).
+detail::PinnedCache& cache() {
+  static detail::PinnedCache* c = [] {
+#ifdef GLASSBOX_WITH_CUDA
+    if (use_cuda()) return new detail::PinnedCache(cuda_backend());
+#endif
+    return new detail::PinnedCache(host_backend());
+  }();
+  return *c;
+}
+
+// The deleter of a pinned storage; its type is how is_pinned() recognises one.
+struct PinnedFree {
+  void operator()(void* p) const { cache().release(p); }
+};
+
 }  // namespace
 
 bool pinned_memory_is_page_locked() { return use_cuda(); }
@@ -50,28 +109,35 @@ Tensor pin_memory(const Tensor& t) {
   GB_CHECK(t.is_cpu(), "pin_memory: cannot pin a tensor on ", t.device(), "; only CPU tensors can be pinned");
   if (is_pinned(t) && t.is_contiguous()) return t;
   Tensor src = t.contiguous();
-  size_t nbytes = static_cast<size_t>(std::max<int64_t>(src.nbytes(), 1));
-  void* p = nullptr;
-  PinnedFree deleter;
-#ifdef GLASSBOX_WITH_CUDA
+  const size_t nbytes = static_cast<size_t>(std::max<int64_t>(src.nbytes(), 1));
+  void* p = cache().allocate(nbytes);
   if (use_cuda()) {
-    cudaError_t err = cudaHostAlloc(&p, nbytes, cudaHostAllocDefault);
-    (void)cuda_kernels::cuda_ok_or_clear(err);  // not left for the next launch check to report as its own
-    GB_CHECK(err == cudaSuccess, "pin_memory: cudaHostAlloc of ", nbytes, " bytes failed (",
-             cudaGetErrorString(err), "); pinned memory is limited: lower batch_size or set pin_memory=false");
-    deleter.cuda = true;
-  }
-#endif
-  if (!p) {
-    p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+    GB_CHECK(p, "pin_memory: cudaHostAlloc of ", detail::PinnedCache::size_class(nbytes),
+             " bytes failed, with the cache's free buffers returned; pinned memory is limited: lower batch_size or "
+             "set pin_memory=false");
+  } else {
     GB_CHECK(p, "pin_memory: out of host memory allocating ", nbytes, " bytes");
   }
   std::memcpy(p, src.data_ptr(), static_cast<size_t>(src.nbytes()));
-  return gb::from_blob(p, src.sizes(), deleter, TensorOptions().dtype(src.scalar_type()));
+  return gb::from_blob(p, src.sizes(), PinnedFree{}, TensorOptions().dtype(src.scalar_type()));
 }
 
 bool is_pinned(const Tensor& t) {
   return t.defined() && t.storage() && t.storage()->data_ptr.deleter.target<PinnedFree>() != nullptr;
+}
+
+PinnedMemoryStats pinned_memory_stats() { return cache().stats(); }
+
+void empty_pinned_cache() { cache().empty(); }
+
+void record_pinned_use(const Tensor& t, int device) {
+  if (!is_pinned(t) || !use_cuda()) return;
+#ifdef GLASSBOX_WITH_CUDA
+  void* stream = gb::cuda::getCurrentCUDAStream(device).stream();
+#else
+  void* stream = nullptr;
+#endif
+  cache().record_use(t.storage()->data_ptr.ptr, device, stream);
 }
 
 }  // namespace gb::data
