@@ -98,6 +98,12 @@ void gemm(const GemmLaunch& l);
 enum class GemmEpilogue { bias, relu_bias, gelu_bias };
 bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes,
                    GemmEpilogue epilogue = GemmEpilogue::bias);
+// The cuBLASLt workspace gemm_and_bias is given on `device`: 32 MiB on compute capability 9.0 and later, 4 MiB
+// before. Hopper's kernels (TMA, warp-specialized, split-K reducing through the workspace) need more scratch than
+// Ampere's; with 4 MiB the heuristic leaves out those that need more and offers slower ones. PyTorch's default is
+// the same ("32MiB for Hopper", CublasHandlePool.cpp's getChosenWorkspaceSize, 4096 * 8 * 1024 on major 9 and later).
+// blas.cu's per-stream cuBLAS workspaces take this size too.
+size_t lt_workspace_bytes(int device);
 
 // 2-d pooling over the last two dims of contiguous planes (planes = every leading dim), in the ops' compute types
 // (float or double: the entries convert 16-bit inputs first, as on the CPU). Each kernel reproduces the CPU's

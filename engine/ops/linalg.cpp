@@ -251,7 +251,9 @@ bool gemm_and_bias_cuda(const Tensor& out, const Tensor& a, const Tensor& b, con
                         cuda_kernels::GemmEpilogue epilogue = cuda_kernels::GemmEpilogue::bias) {
   const ScalarType t = out.scalar_type();
   if (!(t == kFloat || t == kHalf || t == kBFloat16) || a.size(1) == 0) return false;
-  constexpr int64_t workspace = 4 << 20;  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it)
+  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it): 32 MiB on Hopper and later, 4 MiB
+  // before (cuda_kernels::lt_workspace_bytes says why)
+  const int64_t workspace = int64_t(cuda_kernels::lt_workspace_bytes(int(out.device().index())));
   Tensor ws = detail::make_empty({workspace}, kUInt8, out.device());
   Tensor bc = detail::shallow_alias(bias).contiguous();
   const detail::CudaGemm g = detail::cuda_gemm(out, a, b, 1.0, 0.0);  // every buffer here outlives the launch
