@@ -70,6 +70,7 @@ void pointwise(const PointwiseLaunch&) { cuda::check_device_index(-1); }
 void copy(const CopyLaunch&) { cuda::check_device_index(-1); }
 void memcpy(void*, int, const void*, int, size_t, CopyKind, bool) { cuda::check_device_index(-1); }
 void reduce_rows(const ReduceLaunch&) { cuda::check_device_index(-1); }
+void reduce_columns(const ColumnReduceLaunch&) { cuda::check_device_index(-1); }
 void gemm(const GemmLaunch&) { cuda::check_device_index(-1); }
 bool gemm_and_bias(const GemmLaunch&, const char*, void*, size_t, GemmEpilogue) {
   cuda::check_device_index(-1);
