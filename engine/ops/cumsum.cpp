@@ -1,5 +1,5 @@
-// engine/ops/cumsum.cpp — cumsum, and its backward under it (the gradient's reversed running sum). On cuda the
-// walk runs per line on the device (cuda/cumsum.cu), the same bits.
+// engine/ops/cumsum.cpp — cumsum, and its backward under it (the gradient's reversed running sum). On cuda the sums
+// run on the device (cuda/cumsum.cu) in the cpu's accumulators: a single line on CUB's scan, the others per line.
 #include <vector>
 
 #include "autograd/record.h"
@@ -22,13 +22,16 @@ void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
   for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
-  if (a.is_cuda()) {  // the same walk per line on the device (cuda/cumsum.cu)
+  if (a.is_cuda()) {  // the same sums on the device (cuda/cumsum.cu): a device-wide scan, a block or a thread per line
     cuda_kernels::CumsumLaunch l;
     l.device = int(a.device().index());
     l.dtype = out.scalar_type();
     l.outer = outer, l.n = n, l.inner = inner;
     l.src = ac.data_ptr();
     l.dst = out.data_ptr();
+    l.temp_bytes = cuda_kernels::cumsum_temp_bytes(l);  // CUB's scratch for a single line, from the caching allocator
+    Tensor temp = l.temp_bytes ? detail::make_empty({int64_t(l.temp_bytes)}, kUInt8, a.device()) : Tensor();
+    l.temp = l.temp_bytes ? temp.data_ptr() : nullptr;
     cuda_kernels::cumsum(l);
     return;
   }
