@@ -141,7 +141,7 @@ void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
 
 ColumnShape column_shape(const Tensor& a, const std::vector<bool>& mask) {
   ColumnShape c;
-  if (!a.is_contiguous()) return c;
+  if (!a.is_contiguous() || a.numel() == 0) return c;  // empty: the row path's identities (NaN means)
   int64_t first = -1, last = -1;  // the reduced dims, ignoring size-1 ones (they reduce nothing)
   for (int64_t d = 0; d < a.dim(); ++d)
     if (mask[size_t(d)] && a.size(d) != 1) {

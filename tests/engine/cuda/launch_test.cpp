@@ -82,4 +82,5 @@ TEST_CASE("a reduction over a run of leading dims of a contiguous input is laid 
   CHECK(column_shape(gb::empty({2, 3, 4}), {true, false, true}).inner == 0);   // two runs: permuted to rows
   CHECK(column_shape(x.t(), {true, false}).inner == 0);                        // not contiguous
   CHECK(column_shape(gb::empty({3, 4}).to(gb::kMeta), {true, false}).inner == 4);  // meta too: shapes only
+  CHECK(column_shape(gb::empty({0, 4}), {true, false}).inner == 0);  // empty: the row path (a mean of none is NaN)
 }
