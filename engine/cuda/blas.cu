@@ -50,7 +50,9 @@ cublasHandle_t handle_for(int device) {
 // handle's workspace to its default pool, which the handle's one stream at a time is meant to use: a thread that
 // queues GEMMs on two streams with its one handle would have kernels of both streams in that pool at once. Each
 // stream gets its own buffer, bound after every cublasSetStream (PyTorch's getCurrentCUDABlasHandle keeps one per
-// (handle, stream) for the same reason). The size is the cuBLASLt one (lt_workspace_bytes).
+// (handle, stream) for the same reason). The size is the cuBLASLt one (lt_workspace_bytes); the buffers come from
+// cudaMalloc, outside the caching allocator, and are never freed, as the handles are not (per-stream scratch that
+// lives as long as the streams, like the CUDA context's own memory).
 void* workspace_for(int device, cudaStream_t stream, size_t bytes) {
   struct Entry {
     int device;
