@@ -79,21 +79,29 @@ using TensorDesc = cuda_kernels::CudnnTensorDesc;
 
 cudnnDataType_t data_type(ScalarType t) { return cudnn_type(t, "conv2d"); }
 
-// cuDNN's convolutions index a tensor with 32-bit integers: more than 2^31 - 1 elements in the input or the output
-// is refused here with the way out (PyTorch splits the batch itself, split_batch_dim_to_32bit_out in its Conv_v7.cpp).
-void check_32bit(const ConvGeom& g) {
-  const int64_t in = g.N * g.C * g.H * g.W, out = g.N * g.O * g.Ho * g.Wo, most = std::max(in, out);
-  if (most <= INT_MAX) return;
+// cuDNN's convolutions index a tensor with 32-bit integers. A batch whose input or output has more than 2^31 - 1
+// elements runs as parts of the batch that each fit, one call per part (PyTorch's split_batch_dim_to_32bit_out in
+// its Conv_v7.cpp); f(part's geometry, first sample, samples) runs each part. One sample too large is refused.
+template <class F>
+void split_batch(const ConvGeom& g, F&& f) {
+  const int64_t in = g.N * g.C * g.H * g.W, out = g.N * g.O * g.Ho * g.Wo;
+  if (std::max(in, out) <= INT_MAX) return f(g, int64_t(0), g.N);
   const int64_t per_sample = std::max(g.C * g.H * g.W, g.O * g.Ho * g.Wo);
-  const std::string fix =
-      per_sample <= INT_MAX
-          ? str_cat("split the batch into parts of at most ", INT_MAX / per_sample,
-                    " samples (x.split(k, 0)), convolve each and gb::cat the outputs")
-          : str_cat("one sample alone has ", per_sample, ", so split the image into overlapping tiles (each with the ",
-                    "kernel's reach of halo) or convolve it on the cpu");
-  throw Error(str_cat("conv2d on cuda: the ", in >= out ? "input" : "output", " (", g.N, ", ", in >= out ? g.C : g.O,
-                      ", ", in >= out ? g.H : g.Ho, ", ", in >= out ? g.W : g.Wo, ") has ", most,
-                      " elements, more than the 2^31 - 1 cuDNN indexes; ", fix));
+  GB_CHECK(per_sample <= INT_MAX, "conv2d on cuda: one sample of the ", in >= out ? "input" : "output", " (",
+           in >= out ? g.C : g.O, ", ", in >= out ? g.H : g.Ho, ", ", in >= out ? g.W : g.Wo, ") has ", per_sample,
+           " elements, more than the 2^31 - 1 cuDNN indexes, so splitting the batch cannot help: split the image into "
+           "overlapping tiles (each with the kernel's reach as halo) and convolve each, or convolve it on the cpu");
+  const int64_t step = INT_MAX / per_sample;
+  for (int64_t n0 = 0; n0 < g.N; n0 += step) {
+    ConvGeom part = g;
+    part.N = std::min(step, g.N - n0);
+    f(part, n0, part.N);
+  }
+}
+
+// Samples [n0, n0 + n) of a (N, ...) operand (undefined stays undefined).
+Tensor samples(const Tensor& t, int64_t n0, int64_t n) {
+  return t.defined() ? shallow_alias(t).narrow(0, n0, n) : Tensor();
 }
 
 int as_int(int64_t v, const ConvGeom& g) {
@@ -147,7 +155,7 @@ struct Call {
   FilterDesc w;
   ConvDesc conv;
   Call(const ConvGeom& g, const Tensor& t)
-      : device((check_32bit(g), int(t.device().index()))),
+      : device(int(t.device().index())),
         dtype(t.scalar_type()),
         h(cudnn_handle(device, "conv2d")),
         x(data_type(dtype), g.N, g.C, g.H, g.W, "conv2d", "the input"),
@@ -296,11 +304,8 @@ Choice choose(const Call& c, Direction dir, const ConvGeom& g, Operands o, const
   return it->second;
 }
 
-}  // namespace
-
-void cudnn_conv_forward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) {
-  if (y.numel() == 0) return;
-  cuda_kernels::DeviceGuard guard(int(x.device().index()));
+// One call within 32-bit indexing (the entries below split the batch into such calls).
+void forward_32bit(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) {
   Call c(g, x);
   const Choice ch = choose<cudnnConvolutionFwdAlgoPerf_t>(
       c, Direction::forward, g, {x.data_ptr(), w.data_ptr(), y.data_ptr()}, x,
@@ -323,16 +328,10 @@ void cudnn_conv_forward(const ConvGeom& g, const Tensor& x, const Tensor& w, con
   }
 }
 
-void cudnn_conv_backward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& gy, const Tensor& gx,
-                         const Tensor& gw) {
-  const Tensor& any = gx.defined() ? gx : gw;
-  if (!any.defined()) return;
-  if (gy.numel() == 0) {  // nothing flowed back: zero gradients (cuDNN refuses empty tensors)
-    if (gx.defined()) gx.zero_();
-    if (gw.defined()) gw.zero_();
-    return;
-  }
-  cuda_kernels::DeviceGuard guard(int(gy.device().index()));
+// One call within 32-bit indexing; accumulate_gw adds this part's weight gradient to gw (beta = 1) instead of
+// writing it (the batch's later parts).
+void backward_32bit(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& gy, const Tensor& gx,
+                    const Tensor& gw, bool accumulate_gw) {
   Call c(g, gy);
   if (gx.defined()) {
     const Choice ch = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
@@ -360,17 +359,44 @@ void cudnn_conv_backward(const ConvGeom& g, const Tensor& x, const Tensor& w, co
           GB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c.h, c.x.d, c.y.d, c.conv.d, c.w.d, n, got, p));
         },
         [&](void* ws, size_t bytes, int n, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+          // the timed runs write their results: into a scratch copy when gw holds the earlier parts' sums
+          Tensor into = accumulate_gw ? make_empty_like(gw) : gw;
           GB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(c.h, c.x.d, x.data_ptr(), c.y.d, gy.data_ptr(),
-                                                                       c.conv.d, c.w.d, gw.data_ptr(), n, got, p, ws,
-                                                                       bytes));
+                                                                       c.conv.d, c.w.d, into.data_ptr(), n, got, p,
+                                                                       ws, bytes));
         });
     GB_CUDNN_CHECK(cudnnSetConvolutionMathType(c.conv.d, ch.math));
     OpScope scope("cudnn_convolution_backward_filter");
     Tensor ws = workspace(ch.workspace, gy);
     GB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(c.h, c.scalar(1), c.x.d, x.data_ptr(), c.y.d, gy.data_ptr(), c.conv.d,
                                                   cudnnConvolutionBwdFilterAlgo_t(ch.algo), ptr(ws), ch.workspace,
-                                                  c.scalar(0), c.w.d, gw.data_ptr()));
+                                                  c.scalar(accumulate_gw ? 1 : 0), c.w.d, gw.data_ptr()));
   }
+}
+
+}  // namespace
+
+void cudnn_conv_forward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y) {
+  if (y.numel() == 0) return;
+  cuda_kernels::DeviceGuard guard(int(x.device().index()));
+  split_batch(g, [&](const ConvGeom& part, int64_t n0, int64_t n) {
+    forward_32bit(part, samples(x, n0, n), w, b, samples(y, n0, n));
+  });
+}
+
+void cudnn_conv_backward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& gy, const Tensor& gx,
+                         const Tensor& gw) {
+  const Tensor& any = gx.defined() ? gx : gw;
+  if (!any.defined()) return;
+  if (gy.numel() == 0) {  // nothing flowed back: zero gradients (cuDNN refuses empty tensors)
+    if (gx.defined()) gx.zero_();
+    if (gw.defined()) gw.zero_();
+    return;
+  }
+  cuda_kernels::DeviceGuard guard(int(gy.device().index()));
+  split_batch(g, [&](const ConvGeom& part, int64_t n0, int64_t n) {
+    backward_32bit(part, samples(x, n0, n), w, samples(gy, n0, n), samples(gx, n0, n), gw, n0 > 0);
+  });
 }
 
 CudnnCacheStats cudnn_cache_stats() {
