@@ -17,7 +17,8 @@ namespace gb::cuda_kernels {
 //     `temp` holds cumsum_temp_bytes(l) bytes of device memory (from the caching allocator);
 //   - lines that are rows (inner = 1) long enough to fill a block: a block per line, a block-wide scan (BlockScan)
 //     per tile of the line with the running total carried to the next;
-//   - otherwise a thread per line (o, j) walking it in order (adjacent threads read adjacent columns: coalesced).
+//   - otherwise a thread per line (o, j) walking it in order (adjacent threads read adjacent columns: coalesced);
+//     ops/cumsum.cpp transposes a few long lines across columns to rows first, so they take the block-wide scan.
 struct CumsumLaunch {
   int device = 0;
   ScalarType dtype = ScalarType::Float;

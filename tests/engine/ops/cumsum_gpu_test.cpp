@@ -56,3 +56,13 @@ TEST_CASE("gpu: a long line takes CUB's device-wide scan, long rows a block each
   gb::cumsum(b, 0).sum().backward();
   gbtest::check_close(b.grad(), a.grad(), 1e-6, 1e-6);  // n - i: integers, exact in float
 }
+
+TEST_CASE("gpu: a few long lines across columns are transposed to rows, with the cpu's sums") {
+  gb::manual_seed(93);
+  const gb::Tensor x = gb::randn({100000, 3});  // 3 lines of 10^5 down dim 0
+  gbtest::check_close(gb::cumsum(x.to(kGpu), 0), gb::cumsum(x, 0), 1e-6, 1e-3);
+  const gb::Tensor y = gb::randn({4, 5000, 6}, gb::kDouble);  // 24 lines of 5000 down the middle dim
+  gbtest::check_close(gb::cumsum(y.to(kGpu), 1), gb::cumsum(y, 1), 1e-12, 1e-9);
+  const gb::Tensor i = gb::randint(-9, 9, {3000, 2});
+  CHECK(gb::equal(gb::cumsum(i.to(kGpu), 0).cpu(), gb::cumsum(i, 0)));
+}
