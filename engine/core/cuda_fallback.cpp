@@ -71,10 +71,15 @@ void pointwise(const PointwiseLaunch&) { cuda::check_device_index(-1); }
 void copy(const CopyLaunch&) { cuda::check_device_index(-1); }
 void memcpy(void*, int, const void*, int, size_t, CopyKind, bool) { cuda::check_device_index(-1); }
 void reduce_rows(const ReduceLaunch&) { cuda::check_device_index(-1); }
+void reduce_columns(const ColumnReduceLaunch&) { cuda::check_device_index(-1); }
 void gemm(const GemmLaunch&) { cuda::check_device_index(-1); }
 bool gemm_and_bias(const GemmLaunch&, const char*, void*, size_t, GemmEpilogue) {
   cuda::check_device_index(-1);
   return false;
+}
+size_t lt_workspace_bytes(int) {
+  cuda::check_device_index(-1);
+  return 0;
 }
 void max_pool2d_forward(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
 void max_pool2d_backward(const MaxPoolLaunch&) { cuda::check_device_index(-1); }
@@ -102,6 +107,10 @@ DeviceError* device_error(int) {
 }
 void raise_device_errors() {}
 void set_device_error_record_for_test(int, DeviceError*) {}
+size_t cumsum_temp_bytes(const CumsumLaunch&) {
+  cuda::check_device_index(-1);
+  return 0;
+}
 void cumsum(const CumsumLaunch&) { cuda::check_device_index(-1); }
 size_t segmented_sort_temp_bytes(const SegmentedSortLaunch&) {
   cuda::check_device_index(-1);

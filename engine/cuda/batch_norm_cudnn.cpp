@@ -6,6 +6,8 @@
 #include "glassbox/core/error.h"
 
 #if GLASSBOX_WITH_CUDNN
+#include <climits>
+
 #include "cuda/cudnn_util.h"
 #endif
 
@@ -51,6 +53,17 @@ struct Descs {
           "the weight") {}
 };
 
+// cuDNN indexes a tensor with 32-bit integers. PyTorch sends an input of 2^31 - 1 elements or more to its own CUDA
+// kernel instead (use_cudnn requires input.numel() < INT32_MAX in _batch_norm_impl_index); glassbox has no other
+// batch_norm kernel on cuda, and the batch cannot be split (the statistics are over all of it), so it is refused.
+const Tensor& check_32bit(const Tensor& x) {
+  GB_CHECK(x.numel() < INT_MAX, "batch_norm on cuda: the input ", x.sizes(), " has ", x.numel(),
+           " elements, more than the 2^31 - 2 cuDNN's batch normalization indexes. Compute it from its formula on "
+           "cuda, (x - x.mean({0, 2, 3}, true)) / gb::sqrt(x.var({0, 2, 3}, false, true) + eps) * w + b (shapes "
+           "(1, C, 1, 1)), or normalize a smaller input");
+  return x;
+}
+
 // What both directions set up: x's device current, the thread's handle on its current stream, the descriptors.
 struct Call {
   cuda_kernels::DeviceGuard guard;
@@ -58,7 +71,7 @@ struct Call {
   Descs d;
   ScalarType t;
   explicit Call(const Tensor& x)
-      : guard(int(x.device().index())),
+      : guard(int(check_32bit(x).device().index())),
         h(cuda_kernels::cudnn_handle(int(x.device().index()), kOp)),
         d(x),
         t(x.scalar_type()) {}

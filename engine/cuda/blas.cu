@@ -1,11 +1,13 @@
 // engine/cuda/blas.cu — matrix products through cuBLAS (cuda/kernels.h's gemm): one cublasGemmStridedBatchedEx per
 // call, row-major operands passed as the column-major transposes cuBLAS expects (out^T = b^T a^T), one handle per
-// thread and device, on the current stream; a product plus a bias vector (addmm's, linear's) through cuBLASLt's bias
-// epilogue (gemm_and_bias).
+// thread and device, on the current stream with a workspace of that stream's own; a product plus a bias vector
+// (addmm's, linear's) through cuBLASLt's bias epilogue (gemm_and_bias).
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "cuda/check.h"
 #include "cuda/kernels.h"
@@ -42,6 +44,28 @@ cublasHandle_t handle_for(int device) {
   thread_local cublasHandle_t handles[kMaxDevices] = {};
   if (!handles[device]) GB_CUBLAS_CHECK(cublasCreate(&handles[device]));
   return handles[device];
+}
+
+// cuBLAS's workspace per (thread, device, stream), kept for the process as the handles are. cublasSetStream resets a
+// handle's workspace to its default pool, which the handle's one stream at a time is meant to use: a thread that
+// queues GEMMs on two streams with its one handle would have kernels of both streams in that pool at once. Each
+// stream gets its own buffer, bound after every cublasSetStream (PyTorch's getCurrentCUDABlasHandle keeps one per
+// (handle, stream) for the same reason). The size is the cuBLASLt one (lt_workspace_bytes); the buffers come from
+// cudaMalloc, outside the caching allocator, and are never freed, as the handles are not (per-stream scratch that
+// lives as long as the streams, like the CUDA context's own memory).
+void* workspace_for(int device, cudaStream_t stream, size_t bytes) {
+  struct Entry {
+    int device;
+    cudaStream_t stream;
+    void* buffer;
+  };
+  thread_local std::vector<Entry> entries;
+  for (const Entry& e : entries)
+    if (e.device == device && e.stream == stream) return e.buffer;
+  void* p = nullptr;
+  GB_CUDA_CHECK(cudaMalloc(&p, bytes));
+  entries.push_back({device, stream, p});
+  return p;
 }
 
 cublasLtHandle_t lt_handle_for(int device) {
@@ -135,6 +159,15 @@ bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_
   return true;
 }
 
+size_t lt_workspace_bytes(int device) {
+  static int major[kMaxDevices] = {};  // compute capability major per device, asked once (0: not yet)
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (major[device] == 0)
+    GB_CUDA_CHECK(cudaDeviceGetAttribute(&major[device], cudaDevAttrComputeCapabilityMajor, device));
+  return major[device] >= 9 ? size_t(32) << 20 : size_t(4) << 20;
+}
+
 void gemm(const GemmLaunch& l) {
   if (l.batch == 0 || l.n == 0 || l.m == 0) return;
   GB_CHECK(l.n <= INT32_MAX && l.m <= INT32_MAX && l.k <= INT32_MAX && l.lda <= INT32_MAX && l.ldb <= INT32_MAX &&
@@ -142,7 +175,10 @@ void gemm(const GemmLaunch& l) {
            "matmul on cuda: a matrix dim (", l.n, "x", l.k, " @ ", l.k, "x", l.m, ") exceeds what cuBLAS indexes (2^31 - 1)");
   DeviceGuard g(l.device);
   cublasHandle_t h = handle_for(l.device);
-  GB_CUBLAS_CHECK(cublasSetStream(h, current_stream(l.device)));
+  cudaStream_t stream = current_stream(l.device);
+  GB_CUBLAS_CHECK(cublasSetStream(h, stream));
+  const size_t ws = lt_workspace_bytes(l.device);
+  GB_CUBLAS_CHECK(cublasSetWorkspace(h, workspace_for(l.device, stream, ws), ws));
   cudaDataType_t type = CUDA_R_32F;
   cublasComputeType_t compute = l.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   switch (l.dtype) {

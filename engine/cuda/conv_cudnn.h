@@ -5,7 +5,8 @@
 // padding, stride, dilation and groups; float32 accumulation for float16 and bfloat16, float64 for float64),
 // picks the algorithm cached for that geometry (found on its first call), takes a workspace of the size the
 // algorithm needs from the caching allocator (a memory snapshot shows it as a cudnn_workspace tensor), and launches
-// on the current stream of the operands' device without waiting.
+// on the current stream of the operands' device without waiting. A batch whose input or output exceeds cuDNN's
+// 32-bit indexing (2^31 - 1 elements) runs as parts of the batch, one call each; a single sample that large throws.
 #pragma once
 
 #include <cstdint>

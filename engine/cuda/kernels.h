@@ -71,6 +71,34 @@ inline int64_t reduce_scratch_bytes(int64_t rows, int64_t len) {
 }
 void reduce_rows(const ReduceLaunch& l);
 
+// Column reductions: in is contiguous [outer, len, inner] of in_dtype, out contiguous [outer, inner] of the
+// accumulation type: out[o, j] reduces in[o, :, j]. What a reduction over leading dims is (a Linear's bias gradient
+// sums (batch, features) over dim 0) without first copying the input to rows: each warp's lanes own adjacent
+// columns, so every load is coalesced; the threads of a block share each column's len, and when the columns are too
+// few to fill the device the len is also split over several blocks into partials (scratch) reduced again.
+struct ColumnReduceLaunch {
+  int device = 0;
+  ReduceOp op = ReduceOp::sum;
+  ScalarType in_dtype = ScalarType::Float;
+  int64_t outer = 1, len = 0, inner = 1;
+  const char* in = nullptr;
+  char* out = nullptr;
+  char* scratch = nullptr;  // column_reduce_scratch_bytes(outer, len, inner) bytes on the device
+};
+// How many pieces each column's len is split into: enough blocks for a device of ~128 SMs, pieces of >= 64 rows.
+inline int64_t column_reduce_chunks(int64_t outer, int64_t len, int64_t inner) {
+  const int64_t col_blocks = outer * ((inner + 31) / 32);
+  if (col_blocks >= 256 || len < 128) return 1;
+  int64_t c = 256 / col_blocks;
+  if (c > len / 64) c = len / 64;
+  return c < 1 ? 1 : c > 1024 ? 1024 : c;
+}
+inline int64_t column_reduce_scratch_bytes(int64_t outer, int64_t len, int64_t inner) {
+  const int64_t c = column_reduce_chunks(outer, len, inner);
+  return c == 1 ? 0 : outer * c * inner * 8;
+}
+void reduce_columns(const ColumnReduceLaunch& l);
+
 // out[b] = alpha * op(a[b]) @ op(b[b]) + beta * out[b] for b < batch through cuBLAS, row-major as the CPU's GEMM:
 // a is n x k, b is k x m, out n x m contiguous. trans_a / trans_b: the operand is stored column-major (a transposed
 // row-major matrix); lda / ldb its leading dimension; stride_a / stride_b elements between batches (0 broadcasts).
@@ -98,6 +126,12 @@ void gemm(const GemmLaunch& l);
 enum class GemmEpilogue { bias, relu_bias, gelu_bias };
 bool gemm_and_bias(const GemmLaunch& l, const char* bias, void* workspace, size_t workspace_bytes,
                    GemmEpilogue epilogue = GemmEpilogue::bias);
+// The cuBLASLt workspace gemm_and_bias is given on `device`: 32 MiB on compute capability 9.0 and later, 4 MiB
+// before. Hopper's kernels (TMA, warp-specialized, split-K reducing through the workspace) need more scratch than
+// Ampere's; with 4 MiB the heuristic leaves out those that need more and offers slower ones. PyTorch's default is
+// the same ("32MiB for Hopper", CublasHandlePool.cpp's getChosenWorkspaceSize, 4096 * 8 * 1024 on major 9 and later).
+// blas.cu's per-stream cuBLAS workspaces take this size too.
+size_t lt_workspace_bytes(int device);
 
 // 2-d pooling over the last two dims of contiguous planes (planes = every leading dim), in the ops' compute types
 // (float or double: the entries convert 16-bit inputs first, as on the CPU). Each kernel reproduces the CPU's

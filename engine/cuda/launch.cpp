@@ -141,6 +141,24 @@ void cuda_copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (!direct) copy_into(dst, d);  // the strided destination, on its own device
 }
 
+ColumnShape column_shape(const Tensor& a, const std::vector<bool>& mask) {
+  ColumnShape c;
+  if (!a.is_contiguous() || a.numel() == 0) return c;  // empty: the row path's identities (NaN means)
+  int64_t first = -1, last = -1;  // the reduced dims, ignoring size-1 ones (they reduce nothing)
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (mask[size_t(d)] && a.size(d) != 1) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  if (first < 0) return c;
+  for (int64_t d = first; d <= last; ++d)
+    if (!mask[size_t(d)] && a.size(d) != 1) return c;  // a kept dim between reduced ones: not one run
+  ColumnShape r;
+  r.outer = r.len = r.inner = 1;
+  for (int64_t d = 0; d < a.dim(); ++d) (d < first ? r.outer : d <= last ? r.len : r.inner) *= a.size(d);
+  return r;
+}
+
 Tensor cuda_reduce(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ck::ReduceOp op) {
   const ScalarType in = a.scalar_type();
   const ScalarType acc = in == kDouble ? kDouble : is_floating_point(in) ? kFloat : kInt64;
@@ -159,6 +177,26 @@ Tensor cuda_reduce(const Tensor& a, const std::vector<bool>& mask, bool keepdim,
     }
   for (int64_t d = 0; d < a.dim(); ++d)
     if (!mask[size_t(d)] || keepdim) out_shape.push_back(mask[size_t(d)] ? 1 : a.size(d));
+  // A contiguous input reduced over one run of dims with kept dims after it ((batch, features) over dim 0: a Linear's
+  // bias gradient) is [outer, len, inner] as it lies: reduced by columns, no permuted copy.
+  if (const ColumnShape c = column_shape(a, mask); c.inner > 1) {
+    Tensor out = make_empty(out_shape, acc, a.device());
+    if (out.numel() == 0) return out;
+    const int64_t scratch_bytes = ck::column_reduce_scratch_bytes(c.outer, c.len, c.inner);
+    Tensor scratch = scratch_bytes ? make_empty({scratch_bytes}, kBool, a.device()) : Tensor();
+    ck::ColumnReduceLaunch l;
+    l.device = device_of(a);
+    l.op = op;
+    l.in_dtype = in;
+    l.outer = c.outer;
+    l.len = c.len;
+    l.inner = c.inner;
+    l.in = static_cast<const char*>(a.data_ptr());
+    l.out = static_cast<char*>(out.data_ptr());
+    l.scratch = scratch_bytes ? static_cast<char*>(scratch.data_ptr()) : nullptr;
+    ck::reduce_columns(l);
+    return out;
+  }
   Tensor rows_view = shallow_alias(a).permute(perm).contiguous();
   Tensor out = make_empty(out_shape, acc, a.device());
   if (out.numel() == 0) return out;

@@ -37,4 +37,12 @@ void cuda_fill(const Tensor& t, double v);
 // double, int64 for integers and bool, float otherwise) shaped as the CPU's reduction shapes it (keepdim or not).
 Tensor cuda_reduce(const Tensor& a, const std::vector<bool>& mask, bool keepdim, cuda_kernels::ReduceOp op);
 
+// How cuda_reduce lays out a reduction of a over the dims in mask without copying: a contiguous a whose reduced dims
+// (size-1 dims aside) form one run is [outer, len, inner] (len the run's elements), reduced by columns when inner > 1.
+// inner == 0: not that shape (the input is permuted to rows and copied). A plain function so the cpu tests check it.
+struct ColumnShape {
+  int64_t outer = 0, len = 0, inner = 0;
+};
+ColumnShape column_shape(const Tensor& a, const std::vector<bool>& mask);
+
 }  // namespace gb::detail

@@ -1,6 +1,8 @@
-// engine/cuda/reduce.cu — row reductions (cuda/kernels.h's reduce_rows): sum, mean, max, min, prod of each row of a
-// contiguous [rows, len] input. A block reduces a row (each thread a strided share, then warp shuffles and one
-// shared-memory step); a few long rows are first split over many blocks into partial results, then reduced again.
+// engine/cuda/reduce.cu — row and column reductions (cuda/kernels.h's reduce_rows, reduce_columns): sum, mean, max,
+// min, prod of each row of a contiguous [rows, len] input, or of each column of a contiguous [outer, len, inner] one.
+// A block reduces a row (each thread a strided share, then warp shuffles and one shared-memory step); a few long rows
+// are first split over many blocks into partial results, then reduced again. A column block gives each lane of a warp
+// a column and each warp a share of the rows (coalesced, no transposing copy); few columns split the rows likewise.
 #include <algorithm>
 #include <cstdint>
 
@@ -110,7 +112,77 @@ void launch(const ReduceLaunch& l, cudaStream_t s) {
   }
 }
 
+constexpr int kColumns = 32, kColumnRows = 8;  // a column block: a warp across 32 columns, 8 warps down the len
+
+// Block (x: 32 columns, y: chunk, z: outer) reduces in[o, chunk's rows, columns] into out[(o * chunks + chunk) *
+// inner + column]: lane x of every warp owns column x (coalesced loads along a row), warp y takes every 8th row of the
+// chunk, and the 8 warps' results are combined in shared memory. Mean divides by `divide` in the last pass only.
+template <typename In, typename A>
+__global__ void reduce_columns_kernel(ReduceOp op, const In* in, A* out, int64_t len, int64_t inner,
+                                      int64_t chunk_len, double divide) {
+  __shared__ A part[kColumnRows][kColumns + 1];
+  const int64_t o = blockIdx.z, chunk = blockIdx.y, chunks = gridDim.y;
+  const int64_t j = int64_t(blockIdx.x) * kColumns + threadIdx.x;
+  const int64_t begin = chunk * chunk_len, end = begin + chunk_len < len ? begin + chunk_len : len;
+  A v = identity<A>(op);
+  if (j < inner) {
+    const In* col = in + o * len * inner + j;
+    for (int64_t i = begin + threadIdx.y; i < end; i += kColumnRows) v = combine(op, v, A(load(col + i * inner)));
+  }
+  part[threadIdx.y][threadIdx.x] = v;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < inner) {
+    for (int r = 1; r < kColumnRows; ++r) v = combine(op, v, part[r][threadIdx.x]);
+    if (divide > 0) v = A(double(v) / divide);
+    out[(o * chunks + chunk) * inner + j] = v;
+  }
+}
+
+template <typename In, typename A>
+void launch_columns(const ColumnReduceLaunch& l, cudaStream_t s) {
+  const ReduceOp op = l.op == ReduceOp::mean ? ReduceOp::sum : l.op;
+  const double divide = l.op == ReduceOp::mean ? double(l.len) : 0.0;
+  A* out = reinterpret_cast<A*>(l.out);
+  const In* in = reinterpret_cast<const In*>(l.in);
+  const int64_t chunks = column_reduce_chunks(l.outer, l.len, l.inner);
+  const unsigned col_blocks = unsigned((l.inner + kColumns - 1) / kColumns);
+  const dim3 block(kColumns, kColumnRows);
+  for (int64_t o0 = 0; o0 < l.outer; o0 += 65535) {
+    const int64_t outer = std::min<int64_t>(65535, l.outer - o0);
+    if (chunks == 1) {
+      reduce_columns_kernel<In, A><<<dim3(col_blocks, 1, unsigned(outer)), block, 0, s>>>(
+          op, in + o0 * l.len * l.inner, out + o0 * l.inner, l.len, l.inner, l.len, divide);
+    } else {  // fewer than 256 column blocks here, so one pass of this loop
+      A* partial = reinterpret_cast<A*>(l.scratch);
+      const int64_t chunk_len = (l.len + chunks - 1) / chunks;
+      reduce_columns_kernel<In, A><<<dim3(col_blocks, unsigned(chunks), unsigned(outer)), block, 0, s>>>(
+          op, in + o0 * l.len * l.inner, partial, l.len, l.inner, chunk_len, 0.0);
+      reduce_columns_kernel<A, A><<<dim3(col_blocks, 1, unsigned(outer)), block, 0, s>>>(
+          op, partial, out + o0 * l.inner, chunks, l.inner, chunks, divide);
+    }
+    GB_CUDA_CHECK(cudaGetLastError());
+  }
+}
+
 }  // namespace
+
+void reduce_columns(const ColumnReduceLaunch& l) {
+  if (l.outer == 0 || l.inner == 0) return;
+  DeviceGuard g(l.device);
+  cudaStream_t s = current_stream(l.device);
+  switch (l.in_dtype) {
+    case ScalarType::Bool: return launch_columns<bool, int64_t>(l, s);
+    case ScalarType::UInt8: return launch_columns<uint8_t, int64_t>(l, s);
+    case ScalarType::Int8: return launch_columns<int8_t, int64_t>(l, s);
+    case ScalarType::Int16: return launch_columns<int16_t, int64_t>(l, s);
+    case ScalarType::Int32: return launch_columns<int32_t, int64_t>(l, s);
+    case ScalarType::Int64: return launch_columns<int64_t, int64_t>(l, s);
+    case ScalarType::Half: return launch_columns<Half, float>(l, s);
+    case ScalarType::BFloat16: return launch_columns<BFloat16, float>(l, s);
+    case ScalarType::Float: return launch_columns<float, float>(l, s);
+    case ScalarType::Double: return launch_columns<double, double>(l, s);
+  }
+}
 
 void reduce_rows(const ReduceLaunch& l) {
   if (l.rows == 0) return;

@@ -1,5 +1,10 @@
 // engine/cuda/sort.cu — the segmented stable sort of sort/argsort/topk on cuda (cuda/sort_kernels.h): CUB's
-// DeviceSegmentedSort::StableSortPairs(Descending), one segment per line, the positions carried as values.
+// DeviceSegmentedSort::StableSortPairs(Descending), one segment per line, the positions carried as values; a single
+// line on DeviceRadixSort::SortPairs(Descending), which spreads one sequence over the whole device (the segmented
+// sort gives a segment one block), stable as well ("DeviceRadixSort is stable", device_radix_sort.cuh), and whose
+// bit transformation orders the canonical keys as the cpu's sort does (-0 is already +0, NaN one positive NaN above
+// +inf; a descending radix sort keeps equal keys in input order, as the stable descending segmented sort does).
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <cstdint>
@@ -16,6 +21,13 @@ cudaError_t run(const SegmentedSortLaunch& l, void* temp, size_t& bytes, cudaStr
   const K* in = static_cast<const K*>(l.keys_in);
   K* out = static_cast<K*>(l.keys_out);
   const int64_t total = l.segments * l.n;
+  if (l.segments == 1) {  // one line: the device-wide radix sort (stable too), not one segment on one block
+    if (l.descending)
+      return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, in, out, l.values_in, l.values_out, total, 0,
+                                                       int(sizeof(K) * 8), s);
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, in, out, l.values_in, l.values_out, total, 0,
+                                           int(sizeof(K) * 8), s);
+  }
   if (l.descending)
     return cub::DeviceSegmentedSort::StableSortPairsDescending(temp, bytes, in, out, l.values_in, l.values_out, total,
                                                                l.segments, l.offsets, l.offsets + 1, s);

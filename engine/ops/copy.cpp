@@ -1,4 +1,5 @@
-// engine/ops/copy.cpp — dtype conversion, copies and fills: to, clone, contiguous, copy_, fill_, zero_.
+// engine/ops/copy.cpp — dtype conversion, copies and fills: to, clone, contiguous, copy_, fill_, zero_. copy_ refuses
+// the overlaps PyTorch's refuses (core/overlap.h); the ops' own copies read an overlapping source through a temporary.
 #include <cstring>
 #include <type_traits>
 
@@ -6,6 +7,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
+#include "core/overlap.h"
 #include "cuda/launch.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -89,6 +91,18 @@ void copy_into(const Tensor& dst, const Tensor& src) {
            " on meta, destination on ", dst.device().str(), "). Make the destination on meta too, or make the source ",
            "on ", dst.device().str());
   if (skip_kernel(dst)) return;  // into meta: nothing to write (from cpu too, as PyTorch allows)
+  // src overlapping dst in one storage (x[1:] from x[:-1]): a copy that writes while it reads would read values it
+  // has already written (the cuda kernel's threads in any order, the cpu's strided loop in its own), so src is read
+  // into a temporary first. The cpu's contiguous same-dtype copy below is a memmove, which needs none.
+  const bool memmove_case = dst.is_cpu() && dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() &&
+                            dst.is_contiguous() && src.is_contiguous();
+  if (!memmove_case && spans_intersect(dst, src) && !(dst.data_ptr() == src.data_ptr() &&
+                                                       dst.strides() == src.strides() && dst.sizes() == src.sizes() &&
+                                                       dst.scalar_type() == src.scalar_type())) {
+    Tensor tmp = make_empty(src.sizes(), src.scalar_type(), src.device());
+    copy_into(tmp, src);
+    return copy_into(dst, tmp);
+  }
   if (dst.is_cpu() && src.is_cpu() && try_row_broadcast(dst, src)) return;
   if (dst.is_cuda() || src.is_cuda())
     return cuda_copy(dst, src.sizes() == dst.sizes() ? src : shallow_alias(src).expand(dst.sizes()));
@@ -207,6 +221,8 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const {
   Tensor& self = const_cast<Tensor&>(*this);  // const as libtorch's: the handle is const, not the tensor
   detail::check_defined(src, "copy_", "src");
   if (src.is_same(self)) return self;
+  detail::check_no_internal_overlap(self, "copy_");  // PyTorch's TensorIterator checks, with its words
+  detail::check_no_partial_overlap(self, src, "copy_");
   return detail::apply_inplace(
       self, {src}, autograd::needs_grad(src), false, "copy_",
       [&](const Tensor& self) {

@@ -1,5 +1,5 @@
-// engine/ops/cumsum.cpp — cumsum, and its backward under it (the gradient's reversed running sum). On cuda the
-// walk runs per line on the device (cuda/cumsum.cu), the same bits.
+// engine/ops/cumsum.cpp — cumsum, and its backward under it (the gradient's reversed running sum). On cuda the sums
+// run on the device (cuda/cumsum.cu) in the cpu's accumulators: a single line on CUB's scan, the others per line.
 #include <vector>
 
 #include "autograd/record.h"
@@ -10,9 +10,24 @@
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
+#include "ops/inplace.h"
 
 namespace gb {
 namespace {
+
+// dst = running sums of src along the middle dim of (outer, n, inner), both contiguous of dst's dtype, on cuda.
+void cumsum_cuda(const Tensor& src, const Tensor& dst, int64_t outer, int64_t n, int64_t inner) {
+  cuda_kernels::CumsumLaunch l;
+  l.device = int(dst.device().index());
+  l.dtype = dst.scalar_type();
+  l.outer = outer, l.n = n, l.inner = inner;
+  l.src = src.data_ptr();
+  l.dst = dst.data_ptr();
+  l.temp_bytes = cuda_kernels::cumsum_temp_bytes(l);  // CUB's scratch for a single line, from the caching allocator
+  Tensor temp = l.temp_bytes ? detail::make_empty({int64_t(l.temp_bytes)}, kUInt8, dst.device()) : Tensor();
+  l.temp = l.temp_bytes ? temp.data_ptr() : nullptr;
+  cuda_kernels::cumsum(l);
+}
 
 // out = running sums of a (same dtype as out) along dim; accumulates in double for floats, int64 for integers.
 void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
@@ -22,14 +37,17 @@ void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
   for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
-  if (a.is_cuda()) {  // the same walk per line on the device (cuda/cumsum.cu)
-    cuda_kernels::CumsumLaunch l;
-    l.device = int(a.device().index());
-    l.dtype = out.scalar_type();
-    l.outer = outer, l.n = n, l.inner = inner;
-    l.src = ac.data_ptr();
-    l.dst = out.data_ptr();
-    cuda_kernels::cumsum(l);
+  if (a.is_cuda()) {  // the same sums on the device (cuda/cumsum.cu): a device-wide scan, a block or a thread per line
+    if (inner > 1 && outer * inner < 1024 && n >= 2048) {
+      // Few long lines across columns: a thread each would walk n elements alone. Transposed they are rows, a
+      // block-wide scan each, and the sums are transposed back.
+      Tensor rows = detail::shallow_alias(ac).view({outer, n, inner}).transpose(1, 2).contiguous();
+      Tensor sums = detail::make_empty(rows.sizes(), out.scalar_type(), out.device());
+      cumsum_cuda(rows, sums, outer * inner, n, 1);
+      detail::copy_into(detail::shallow_alias(out).view({outer, n, inner}), sums.transpose(1, 2));
+      return;
+    }
+    cumsum_cuda(ac, out, outer, n, inner);
     return;
   }
   detail::dispatch_numeric(out.scalar_type(), "cumsum", [&](auto tag) {

@@ -24,6 +24,7 @@
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
 #include "ops/blocked_gemm.h"
+#include "ops/cuda_gemm.h"
 #include "ops/inplace.h"
 #include "ops/small_gemm.h"
 
@@ -238,36 +239,10 @@ void gemm_loop(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
   });
 }
 
-// The launch record of a product on cuda:N (cuda/kernels.h), the operands laid out as for the CPU's BLAS.
-cuda_kernels::GemmLaunch gemm_launch(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha,
-                                     double beta) {
-  Mats out(out_t), a(a_t), b(b_t);
-  const BlasLayout la = blas_ready(a), lb = blas_ready(b);
-  cuda_kernels::GemmLaunch l;
-  l.device = out_t.device().index();
-  l.dtype = out_t.scalar_type();
-  l.batch = out.nb;
-  l.n = out.rows;
-  l.m = out.cols;
-  l.k = a.cols;
-  l.trans_a = la.trans == CblasTrans;
-  l.trans_b = lb.trans == CblasTrans;
-  l.lda = la.ld;
-  l.ldb = lb.ld;
-  l.stride_a = a.nb == 1 ? 0 : a.sb;
-  l.stride_b = b.nb == 1 ? 0 : b.sb;
-  l.a = static_cast<const char*>(a.t->data_ptr());
-  l.b = static_cast<const char*>(b.t->data_ptr());
-  l.out = static_cast<char*>(out_t.data_ptr());
-  l.alpha = alpha;
-  l.beta = beta;
-  l.allow_tf32 = backends::cuda::matmul::allow_tf32.load(std::memory_order_relaxed);
-  return l;
-}
-
-// On cuda:N: one cuBLAS strided-batched GEMM.
+// On cuda:N: one cuBLAS strided-batched GEMM, the operands' copies (if any) alive until it is queued.
 void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
-  cuda_kernels::gemm(gemm_launch(out, a, b, alpha, beta));
+  const detail::CudaGemm g = detail::cuda_gemm(out, a, b, alpha, beta);
+  cuda_kernels::gemm(g.launch);
 }
 
 // out = a @ b + bias on cuda:N through cuBLASLt's bias epilogue (PyTorch's gemm_and_bias): no pass that copies the
@@ -276,11 +251,14 @@ bool gemm_and_bias_cuda(const Tensor& out, const Tensor& a, const Tensor& b, con
                         cuda_kernels::GemmEpilogue epilogue = cuda_kernels::GemmEpilogue::bias) {
   const ScalarType t = out.scalar_type();
   if (!(t == kFloat || t == kHalf || t == kBFloat16) || a.size(1) == 0) return false;
-  constexpr int64_t kWorkspace = 4 << 20;  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it)
-  Tensor ws = detail::make_empty({kWorkspace}, kUInt8, out.device());
+  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it): 32 MiB on Hopper and later, 4 MiB
+  // before (cuda_kernels::lt_workspace_bytes says why)
+  const int64_t workspace = int64_t(cuda_kernels::lt_workspace_bytes(int(out.device().index())));
+  Tensor ws = detail::make_empty({workspace}, kUInt8, out.device());
   Tensor bc = detail::shallow_alias(bias).contiguous();
-  return cuda_kernels::gemm_and_bias(gemm_launch(out, a, b, 1.0, 0.0), static_cast<const char*>(bc.data_ptr()),
-                                     ws.data_ptr(), size_t(kWorkspace), epilogue);
+  const detail::CudaGemm g = detail::cuda_gemm(out, a, b, 1.0, 0.0);  // every buffer here outlives the launch
+  return cuda_kernels::gemm_and_bias(g.launch, static_cast<const char*>(bc.data_ptr()), ws.data_ptr(),
+                                     size_t(workspace), epilogue);
 }
 
 // out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides (or all three (N,M), (N,K), (K,M)).
@@ -340,6 +318,36 @@ void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 }  // namespace
+
+// The launch record of a product on cuda:N (cuda/kernels.h), the operands laid out as for the CPU's BLAS.
+detail::CudaGemm detail::cuda_gemm(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha,
+                                   double beta) {
+  Mats out(out_t), a(a_t), b(b_t);
+  const BlasLayout la = blas_ready(a), lb = blas_ready(b);
+  CudaGemm g;
+  g.a_copy = a.copy;  // the copies blas_ready made, kept with the record that points into them
+  g.b_copy = b.copy;
+  cuda_kernels::GemmLaunch& l = g.launch;
+  l.device = int(out_t.device().index());
+  l.dtype = out_t.scalar_type();
+  l.batch = out.nb;
+  l.n = out.rows;
+  l.m = out.cols;
+  l.k = a.cols;
+  l.trans_a = la.trans == CblasTrans;
+  l.trans_b = lb.trans == CblasTrans;
+  l.lda = la.ld;
+  l.ldb = lb.ld;
+  l.stride_a = a.nb == 1 ? 0 : a.sb;
+  l.stride_b = b.nb == 1 ? 0 : b.sb;
+  l.a = static_cast<const char*>(a.t->data_ptr());
+  l.b = static_cast<const char*>(b.t->data_ptr());
+  l.out = static_cast<char*>(out_t.data_ptr());
+  l.alpha = alpha;
+  l.beta = beta;
+  l.allow_tf32 = backends::cuda::matmul::allow_tf32.load(std::memory_order_relaxed);
+  return g;
+}
 
 // ---- mm ----
 

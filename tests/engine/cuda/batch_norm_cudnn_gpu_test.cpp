@@ -2,6 +2,7 @@
 // (engine/cuda/batch_norm_cudnn.cpp) against the cpu's: training steps of BatchNorm2d and BatchNorm1d (outputs,
 // running statistics, all three gradients), eval mode's running statistics and its gradients, float16 inputs with
 // float32 parameters, no affine parameters, and create_graph through it; PyTorch's node name for it.
+#include "engine/cuda/cudnn_test_util.h"
 #include "support/check.h"
 
 using gbtest::kGpu;
@@ -55,6 +56,7 @@ void check_module(BN cpu, const std::vector<int64_t>& shape, gb::ScalarType t) {
 }  // namespace
 
 TEST_CASE("BatchNorm2d and BatchNorm1d on cuda train and evaluate as on the cpu") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::manual_seed(51);
   check_module(gb::nn::BatchNorm2d(6), {4, 6, 5, 7}, gb::kFloat);
   check_module(gb::nn::BatchNorm1d(5), {16, 5}, gb::kFloat);      // (N, C): one value per sample and channel
@@ -63,6 +65,7 @@ TEST_CASE("BatchNorm2d and BatchNorm1d on cuda train and evaluate as on the cpu"
 }
 
 TEST_CASE("batch_norm on cuda in float64, without affine parameters or running statistics") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::manual_seed(52);
   gb::Tensor x = gb::randn({5, 3, 4, 4}, gb::kDouble);
   gb::Tensor xc = x.clone().requires_grad_(), xg = x.to(kGpu).requires_grad_();
@@ -76,6 +79,7 @@ TEST_CASE("batch_norm on cuda in float64, without affine parameters or running s
 }
 
 TEST_CASE("create_graph through batch_norm on cuda gives the cpu's second derivatives") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::manual_seed(53);
   gb::Tensor x = gb::randn({4, 3, 3, 3}, gb::kDouble), w = gb::rand({3}, gb::kDouble), b = gb::randn({3}, gb::kDouble);
   auto second = [&](const gb::Device& d) {
@@ -89,4 +93,15 @@ TEST_CASE("create_graph through batch_norm on cuda gives the cpu's second deriva
   auto [gxx_gpu, gxw_gpu] = second(kGpu);
   gbtest::check_close(gxx_gpu, gxx_cpu, 1e-9, 1e-9);
   gbtest::check_close(gxw_gpu, gxw_cpu, 1e-9, 1e-9);
+}
+
+TEST_CASE("an input of 2^31 - 1 elements or more is refused with the size and the way out") {
+  if (gbtest::skip_without_cudnn()) return;
+  // (2, 1, 32768, 32769) float16: 2^31 + 65536 elements (4 GiB); cuDNN indexes in 32 bits
+  gb::Tensor x = gb::empty({2, 1, 32768, 32769}, gb::TensorOptions().dtype(gb::kHalf).device(kGpu));
+  CHECK_THROWS_WITH_AS(gb::batch_norm(x, {}, {}, {}, {}, true, 0.1, 1e-5),
+                       doctest::Contains("batch_norm on cuda: the input [2, 1, 32768, 32769] has 2147549184 elements"),
+                       gb::Error);
+  CHECK_THROWS_WITH_AS(gb::batch_norm(x, {}, {}, {}, {}, true, 0.1, 1e-5),
+                       doctest::Contains("Compute it from its formula on cuda"), gb::Error);
 }

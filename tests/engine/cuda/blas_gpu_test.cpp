@@ -2,6 +2,13 @@
 // CPU's BLAS: mm, addmm, bmm, matmul's broadcasting and linear, with transposed and sliced operands, in float32
 // (TF32 off: exact products), float64, float16 and bfloat16; then a whole MLP training step on cuda against the same
 // step on the cpu.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <thread>
+
+#include "cuda/kernels.h"
+#include "glassbox/core/cuda_stream.h"
 #include "support/check.h"
 
 using gbtest::kGpu;
@@ -144,4 +151,59 @@ TEST_CASE("an MLP training step on cuda matches the same step on the cpu") {
   }
   auto pc = cpu_net->parameters(), pg = gpu_net->parameters();
   for (size_t i = 0; i < pc.size(); ++i) gbtest::check_close(pg[i], pc[i], 1e-4, 1e-5);
+}
+
+TEST_CASE("several host threads multiply on their own streams at once, each with the cpu's results") {
+  // 4 threads, each queueing on two pool streams in turn with its one cuBLAS handle (a workspace per stream), with
+  // operands whose layout needs a contiguous copy (kept alive until the GEMM is queued, ops/cuda_gemm.h) and
+  // elementwise ops between the products; the results are read back on each thread's stream and compared here.
+  gb::backends::cuda::matmul::allow_tf32 = false;
+  constexpr int kThreads = 4, kSteps = 20;
+  gb::manual_seed(27);
+  std::vector<gb::Tensor> base, w, expected(kThreads), got(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    base.push_back(gb::randn({64, 2 * 96}));
+    w.push_back(gb::randn({96, 80}) * 0.1);
+  }
+  auto run = [&](int t, gb::Device d) {
+    gb::Tensor x = base[size_t(t)].to(d).slice(1, 0, 2 * 96, 2);  // (64, 96), strides (192, 2): copied for BLAS
+    gb::Tensor ww = w[size_t(t)].to(d), acc = gb::zeros({64, 80}, gb::TensorOptions().device(d));
+    for (int i = 0; i < kSteps; ++i) acc = gb::relu(acc * 0.5 + gb::mm(x, ww) + gb::mm(x * 0.1, ww.t().t()));
+    return acc.sum({0});
+  };
+  for (int t = 0; t < kThreads; ++t) expected[size_t(t)] = run(t, gb::kCPU);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        gb::cuda::CUDAStream s0 = gb::cuda::getStreamFromPool(), s1 = gb::cuda::getStreamFromPool();
+        gb::Tensor r;
+        for (int round = 0; round < 2; ++round) {
+          gb::cuda::CUDAStreamGuard guard(round % 2 ? s1 : s0);
+          r = run(t, kGpu).cpu();  // the blocking copy waits for this stream's work
+        }
+        got[size_t(t)] = r;
+      } catch (const std::exception& e) {
+        errors[size_t(t)] = e.what();
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK(errors[size_t(t)] == "");
+    REQUIRE(got[size_t(t)].defined());
+    gbtest::check_close(got[size_t(t)], expected[size_t(t)], 1e-4, 1e-4);
+  }
+}
+
+TEST_CASE("cuBLASLt's workspace is 32 MiB on Hopper and later, 4 MiB before") {
+  int major = 0;
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
+  CHECK(gb::cuda_kernels::lt_workspace_bytes(0) == (major >= 9 ? size_t(32) << 20 : size_t(4) << 20));
+  // a linear through the bias epilogue with that workspace gives the cpu's result
+  gb::manual_seed(28);
+  gb::Tensor a = gb::randn({128, 256}), b = gb::randn({256, 512}), c = gb::randn({512});
+  gb::backends::cuda::matmul::allow_tf32 = false;
+  gbtest::check_close(gb::addmm(c.to(kGpu), a.to(kGpu), b.to(kGpu)), gb::addmm(c, a, b), 1e-4, 1e-4);
 }

@@ -3,6 +3,7 @@
 // dilation, groups, 1x1 and an empty batch, in float32 (TF32 off: exact up to summation order), float64, float16 and
 // bfloat16; the algorithm cache and benchmark mode; deterministic mode's repeatable gradients; TF32 reaching cuDNN.
 #include "cuda/conv_cudnn.h"
+#include "engine/cuda/cudnn_test_util.h"
 #include "support/check.h"
 
 using gbtest::kGpu;
@@ -52,6 +53,7 @@ void check_geometry(const Geometry& k, gb::ScalarType t) {
 }  // namespace
 
 TEST_CASE("conv2d on cuda equals the cpu's, forward and backward, in every floating dtype") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::backends::cudnn::allow_tf32 = false;
   const int64_t cached_before = gb::detail::cudnn_cache_stats().cached;
   for (gb::ScalarType t : {gb::kFloat, gb::kDouble, gb::kHalf, gb::kBFloat16})
@@ -67,6 +69,7 @@ TEST_CASE("conv2d on cuda equals the cpu's, forward and backward, in every float
 }
 
 TEST_CASE("an empty batch gives empty outputs and zero weight gradients") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::Tensor x = gb::randn({0, 3, 5, 5}).to(kGpu).requires_grad_(),
              w = gb::randn({4, 3, 3, 3}).to(kGpu).requires_grad_();
   gb::Tensor y = gb::conv2d(x, w, gb::Tensor(), 1, 1);
@@ -77,6 +80,7 @@ TEST_CASE("an empty batch gives empty outputs and zero weight gradients") {
 }
 
 TEST_CASE("benchmark mode times the candidates once per geometry and computes the same convolution") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::backends::cudnn::allow_tf32 = false;
   const Geometry k{{4, 16, 20, 20}, {32, 16, 3, 3}, 1, 1, 1, 1, true};
   const int64_t timed_before = gb::detail::cudnn_cache_stats().timed;
@@ -89,6 +93,7 @@ TEST_CASE("benchmark mode times the candidates once per geometry and computes th
 }
 
 TEST_CASE("deterministic mode gives bit-identical gradients run to run") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::backends::cudnn::deterministic = true;
   gb::manual_seed(43);
   gb::Tensor x = gb::randn({8, 16, 24, 24}).to(kGpu), w = gb::randn({16, 16, 3, 3}).to(kGpu);
@@ -105,6 +110,7 @@ TEST_CASE("deterministic mode gives bit-identical gradients run to run") {
 }
 
 TEST_CASE("TF32 reaches cuDNN only when allowed") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::manual_seed(44);
   gb::Tensor x = gb::randn({4, 64, 32, 32}), w = gb::randn({64, 64, 3, 3});
   gb::Tensor exact = gb::conv2d(x.to(gb::kDouble), w.to(gb::kDouble), gb::Tensor(), 1, 1);
@@ -127,6 +133,7 @@ TEST_CASE("TF32 reaches cuDNN only when allowed") {
 }
 
 TEST_CASE("conv_transpose2d on cuda (cuDNN's backward-data as its forward) equals the cpu's, with its gradients") {
+  if (gbtest::skip_without_cudnn()) return;
   gb::backends::cudnn::allow_tf32 = false;
   struct Case {
     std::vector<int64_t> x, w;
@@ -154,4 +161,70 @@ TEST_CASE("conv_transpose2d on cuda (cuDNN's backward-data as its forward) equal
       gbtest::check_close(bg.grad(), bc.grad(), tol * 4, tol * 4);
     }
   gb::backends::cudnn::allow_tf32 = true;
+}
+
+TEST_CASE("a convolution on an offset view (storage offset of one element) equals the cpu's, with its own algorithm") {
+  if (gbtest::skip_without_cudnn()) return;
+  gb::backends::cudnn::allow_tf32 = false;
+  for (bool bench : {false, true}) {
+    CAPTURE(bench);
+    gb::backends::cudnn::benchmark = bench;
+    gb::manual_seed(43);
+    const int64_t c = bench ? 6 : 8;  // a geometry of its own per mode, so both cache their entries
+    const std::vector<int64_t> shape{2, c, 16, 16};
+    gb::Tensor flat = gb::randn({2 * c * 16 * 16 + 1}), w = gb::randn({8, c, 3, 3}) * 0.2;
+    gb::Tensor x = flat.slice(0, 1).view(shape);  // contiguous, but only 4-byte aligned
+    gb::Tensor yc = gb::conv2d(x, w, gb::Tensor(), 1, 1);
+    // the aligned input first, so its algorithm is cached, then the offset view of the same geometry
+    gb::Tensor ya = gb::conv2d(x.contiguous().clone().to(kGpu), w.to(kGpu), gb::Tensor(), 1, 1);
+    const int64_t cached = gb::detail::cudnn_cache_stats().cached;
+    gb::Tensor xg = flat.to(kGpu).slice(0, 1).view(shape).requires_grad_();
+    REQUIRE(reinterpret_cast<uintptr_t>(xg.data_ptr()) % 16 != 0);
+    gb::Tensor wg = w.to(kGpu).requires_grad_();
+    gb::Tensor yg = gb::conv2d(xg, wg, gb::Tensor(), 1, 1);
+    CHECK(gb::detail::cudnn_cache_stats().cached == cached + 1);  // its alignment is part of the key
+    gbtest::check_close(ya, yc, 2e-4, 2e-4);
+    gbtest::check_close(yg, yc, 2e-4, 2e-4);
+    yg.sum().backward();  // backward with an offset input: the filter gradient reads it
+    gb::Tensor xc = x.clone().requires_grad_(), wc = w.clone().requires_grad_();
+    gb::conv2d(xc, wc, gb::Tensor(), 1, 1).sum().backward();
+    gbtest::check_close(wg.grad(), wc.grad(), 1e-3, 1e-3);
+    gbtest::check_close(xg.grad(), xc.grad(), 2e-4, 2e-4);
+  }
+  gb::backends::cudnn::benchmark = false;
+  gb::backends::cudnn::allow_tf32 = true;
+}
+
+TEST_CASE("a batch of more than 2^31 - 1 elements runs in parts that cuDNN can index; one such sample is refused") {
+  if (gbtest::skip_without_cudnn()) return;
+  const gb::TensorOptions half = gb::TensorOptions().dtype(gb::kHalf).device(kGpu);
+  // (2, 1, 32768, 32769) float16: 2^31 + 65536 elements (4 GiB), each sample under the limit: one sample per part
+  gb::Tensor x = gb::ones({2, 1, 32768, 32769}, half).requires_grad_();
+  gb::Tensor w = gb::full({1, 1, 1, 1}, 0.5, half).requires_grad_();
+  gb::Tensor y = gb::conv2d(x, w);
+  CHECK(y.amin().item().to_double() == 0.5);
+  CHECK(y.amax().item().to_double() == 0.5);
+  // the weight gradient sums over both parts: one 1 in each sample's output gradient gives 2 (1 if the second part
+  // overwrote the first's)
+  gb::Tensor gy = gb::zeros({2, 1, 32768, 32769}, half);
+  gy[0][0][0][0].fill_(1);
+  gy[1][0][5][7].fill_(1);
+  y.backward(gy);
+  CHECK(w.grad().item().to_double() == 2.0);
+  CHECK(x.grad()[1][0][5][7].item().to_double() == 0.5);
+  CHECK(x.grad().sum(gb::kFloat).item().to_double() == 1.0);
+  // one sample over the limit: (1, 1, 46341, 46341) has 2147488281 elements
+  gb::Tensor big = gb::empty({1, 1, 46341, 46341}, half);
+  CHECK_THROWS_WITH_AS(gb::conv2d(big, w.detach()),
+                       doctest::Contains("one sample of the input (1, 46341, 46341) has 2147488281 elements"),
+                       gb::Error);
+}
+
+TEST_CASE("conv2d on cuda runs on cuDNN in a build with it, and says what to install in a build without") {
+  gb::Tensor x = gb::ones({1, 1, 3, 3}).to(kGpu), w = gb::ones({1, 1, 3, 3}).to(kGpu);
+  if (gb::detail::cudnn_built()) {
+    CHECK(gb::conv2d(x, w).item().to_double() == 9.0);
+  } else {
+    CHECK_THROWS_WITH_AS(gb::conv2d(x, w), doctest::Contains("this build of glassbox has no cuDNN"), gb::Error);
+  }
 }

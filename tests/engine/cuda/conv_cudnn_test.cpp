@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cuda/batch_norm_cudnn.h"
 #include "cuda/conv_cudnn.h"
 #include "support/check.h"
 
@@ -41,4 +42,24 @@ TEST_CASE("conv2d on the cpu and meta devices is untouched by the cuDNN path") {
   CHECK(m.sizes() == y.sizes());
   CHECK(m.is_meta());
   CHECK(gb::detail::cudnn_cache_stats().cached == 0);
+}
+
+TEST_CASE("a build without cuDNN: convolution and batch_norm on cuda say what to install instead of failing later") {
+  if (gb::detail::cudnn_built()) {
+    MESSAGE("this build has cuDNN (GLASSBOX_HAS_CUDNN): the no-cuDNN errors are checked by a build without it");
+    CHECK(gb::backends::cudnn::version() > 0);
+    return;
+  }
+  // Without cuDNN the entries throw before reading any operand, so cpu tensors stand in for cuda ones here.
+  const gb::detail::ConvGeom g{1, 1, 3, 3, 1, 1, 1, 3, 3, 1, 1, 0, 0, 1, 1, 1};
+  gb::Tensor x = gb::zeros({1, 1, 3, 3}), w = gb::zeros({1, 1, 1, 1});
+  CHECK_THROWS_WITH_AS(gb::detail::cudnn_conv_forward(g, x, w, gb::Tensor(), x),
+                       doctest::Contains("conv2d on cuda: this build of glassbox has no cuDNN"), gb::Error);
+  CHECK_THROWS_WITH_AS(gb::detail::cudnn_conv_backward(g, x, w, x, x, w), doctest::Contains("Install cuDNN 9"),
+                       gb::Error);
+  gb::Tensor c = gb::zeros({1});
+  CHECK_THROWS_WITH_AS(gb::detail::cudnn_batch_norm_forward(x, c, c, x, c, c, true, 0.1, 1e-5, c, c),
+                       doctest::Contains("batch_norm on cuda: this build of glassbox has no cuDNN"), gb::Error);
+  CHECK(gb::backends::cudnn::version() == 0);
+  CHECK_FALSE(gb::backends::cudnn::is_available());
 }

@@ -63,3 +63,24 @@ TEST_CASE("ops find their kernel by name; parameterised ops name theirs") {
   CHECK(gb::detail::pw_for_name("_") == Pw::none);
   CHECK(gb::detail::pw_for_name("") == Pw::none);
 }
+
+TEST_CASE("a reduction over a run of leading dims of a contiguous input is laid out by columns, with no copy") {
+  using gb::detail::column_shape;
+  auto x = gb::empty({4096, 1000});
+  gb::detail::ColumnShape c = column_shape(x, {true, false});  // a Linear's bias gradient: sum over dim 0
+  CHECK(c.outer == 1);
+  CHECK(c.len == 4096);
+  CHECK(c.inner == 1000);
+  c = column_shape(gb::empty({2, 3, 4, 5}), {false, true, true, false});  // a middle run
+  CHECK(c.outer == 2);
+  CHECK(c.len == 12);
+  CHECK(c.inner == 5);
+  c = column_shape(gb::empty({2, 1, 3, 4}), {true, false, true, false});  // a kept size-1 dim inside the run
+  CHECK(c.len == 6);
+  CHECK(c.inner == 4);
+  CHECK(column_shape(x, {false, true}).inner == 1);  // trailing dims: rows, as before
+  CHECK(column_shape(gb::empty({2, 3, 4}), {true, false, true}).inner == 0);   // two runs: permuted to rows
+  CHECK(column_shape(x.t(), {true, false}).inner == 0);                        // not contiguous
+  CHECK(column_shape(gb::empty({3, 4}).to(gb::kMeta), {true, false}).inner == 4);  // meta too: shapes only
+  CHECK(column_shape(gb::empty({0, 4}), {true, false}).inner == 0);  // empty: the row path (a mean of none is NaN)
+}

@@ -1,6 +1,8 @@
 // tests/engine/cuda/reduce_gpu_test.cpp — GPU tier: the row reductions of engine/cuda/reduce.cu through sum, mean,
 // amax/amin, max/min against the CPU: any set of dims, keepdim, every dtype, empty dims, long rows (the two-pass
 // path), and the gradients that flow back through them.
+#include <cmath>
+
 #include "support/check.h"
 
 using gbtest::kGpu;
@@ -66,4 +68,47 @@ TEST_CASE("gradients through sum and mean on cuda") {
   (xg.sum({1}) * gb::arange(3).to(kGpu)).mean().backward();
   CHECK(xg.grad().device() == kGpu);
   gbtest::check_close(xg.grad(), x.grad(), 1e-6, 1e-7);
+}
+
+TEST_CASE("reductions over leading dims run by columns, every float dtype, against the cpu") {
+  // (4096, 1000) over dim 0: 32 column blocks, so the rows are split in chunks (the two-pass path); (64, 100000)
+  // over dim 0: enough column blocks for one pass; (8, 300, 70) over dim 1: an outer dim; a Linear's bias gradient.
+  gb::manual_seed(13);
+  struct Case {
+    std::vector<int64_t> shape, dims;
+  };
+  const Case cases[] = {{{4096, 1000}, {0}}, {{64, 100000}, {0}}, {{8, 300, 70}, {1}}, {{5, 6, 7, 33}, {1, 2}}};
+  for (const Case& k : cases) {
+    const gb::Tensor x = gb::randn(k.shape);
+    for (gb::ScalarType t : {gb::kFloat, gb::kDouble, gb::kHalf, gb::kBFloat16}) {
+      CAPTURE(k.shape);
+      CAPTURE(gb::to_string(t));
+      const gb::Tensor c = x.to(t), g = c.to(kGpu);
+      const double tol = t == gb::kDouble ? 1e-12 : t == gb::kFloat ? 1e-5 : t == gb::kHalf ? 2e-3 : 1.6e-2;
+      gbtest::check_close(g.sum(k.dims), c.sum(k.dims), tol, tol * 10);
+      gbtest::check_close(g.mean(k.dims, true), c.mean(k.dims, true), tol, tol);
+      gbtest::check_close(g.amax(k.dims), c.amax(k.dims), 0, 0);
+      gbtest::check_close(g.amin(k.dims), c.amin(k.dims), 0, 0);
+    }
+  }
+  // integers and bool sum exactly; prod over a short leading dim; NaN wins a column's max
+  const gb::Tensor i = gb::randint(-50, 50, {300, 40});
+  CHECK(gb::equal(i.to(kGpu).sum({0}).cpu(), i.sum({0})));
+  CHECK(gb::equal((i > 0).to(kGpu).sum({0}).cpu(), (i > 0).sum({0})));
+  const gb::Tensor p = gb::rand({6, 50}) + 0.5;
+  gbtest::check_close(p.to(kGpu).prod(0), p.prod(0), 1e-5, 1e-6);
+  gb::Tensor n = gb::randn({200, 40});
+  n[150][3].fill_(NAN);
+  gb::Tensor m = n.to(kGpu).amax({0}).cpu();
+  CHECK(std::isnan(m[3].item().to_double()));
+  gbtest::check_close(m.slice(0, 4), n.amax({0}).slice(0, 4), 0, 0);
+  // a Linear's bias gradient: the output gradient summed over the batch
+  gb::nn::Linear lin(1000, 300);
+  gb::Tensor xin = gb::randn({4096, 1000});
+  lin(xin).sum().backward();
+  gb::Tensor bias_cpu = lin->bias.grad().clone();
+  lin->zero_grad();
+  lin->to(kGpu);
+  lin(xin.to(kGpu)).sum().backward();
+  gbtest::check_close(lin->bias.grad(), bias_cpu, 1e-6, 1e-6);  // 4096 ones per column
 }

@@ -1,6 +1,7 @@
 // tests/engine/ops/linalg_test.cpp — mm, bmm, matmul, addmm, linear, dot, outer: hand-computed values, every
 // matmul shape rule (1-D promotion, batch broadcasting, folding), non-contiguous operands, 16-bit and integer
 // dtypes, errors, gradcheck in f64 and gradgradcheck for the products.
+#include "ops/cuda_gemm.h"
 #include "support/check.h"
 
 using gbtest::check_close;
@@ -324,4 +325,30 @@ TEST_CASE("gradients keep each input's dtype and flow through 16-bit products") 
   CHECK(a.grad().scalar_type() == gb::kHalf);
   CHECK(a.grad().sizes() == gb::IntArrayRef({2, 3}));
   check_close(a.grad(), gb::ones({2, 2}, gb::kFloat64).mm(b.detach().to(gb::kFloat64).t()), 1e-2, 1e-2);
+}
+
+TEST_CASE("a product's cuBLAS record keeps the copies it points into alive with it") {
+  // cuda_gemm reads only sizes, strides and addresses, so the cpu shows what a cuda product is given: an operand no
+  // BLAS layout fits is copied, and the launch record points into that copy, which must outlive the launch.
+  gb::manual_seed(7);
+  auto base = gb::randn({4, 10});
+  auto a = base.slice(1, 0, 10, 2);  // (4, 5) with strides (10, 2): neither row- nor column-major
+  auto b = gb::randn({5, 3});
+  auto out = gb::empty({4, 3});
+  gb::detail::CudaGemm g = gb::detail::cuda_gemm(out, a, b, 1.0, 0.0);
+  REQUIRE(g.a_copy.defined());
+  CHECK_FALSE(g.b_copy.defined());  // b is row-major: read as it is
+  CHECK(g.launch.a == static_cast<const char*>(g.a_copy.data_ptr()));
+  CHECK(g.launch.b == static_cast<const char*>(b.data_ptr()));
+  CHECK(g.launch.lda == 5);
+  CHECK_FALSE(g.launch.trans_a);
+  // the copy is still owned after cuda_gemm returned, and holds a's values where the record points
+  CHECK(g.a_copy.storage().use_count() >= 1);
+  const float* p = reinterpret_cast<const float*>(g.launch.a);
+  auto ac = a.contiguous();
+  for (int64_t i = 0; i < 20; ++i) CHECK(p[i] == ac.data_ptr<float>()[i]);
+  // a transposed operand is passed as it is, flagged transposed; nothing copied
+  gb::detail::CudaGemm t = gb::detail::cuda_gemm(out, gb::randn({5, 4}).t(), b, 1.0, 0.0);
+  CHECK_FALSE(t.a_copy.defined());
+  CHECK(t.launch.trans_a);
 }

@@ -37,3 +37,31 @@ TEST_CASE("gpu: sort, argsort and topk on cuda equal the cpu") {
   (std::get<0>(gb::topk(b, 5, 1)) * 3).sum().backward();
   gbtest::check_close(b.grad(), a.grad(), 0, 0);
 }
+
+TEST_CASE("gpu: one long line sorts on CUB's device-wide radix sort with the cpu's values and stable indices") {
+  gb::manual_seed(102);
+  // 10^6 keys from 64 values (many ties: the positions show stability), with NaN, infinities and both zeros
+  gb::Tensor f = gb::randint(-32, 32, {1000000}).to(gb::kFloat) * 0.5;
+  f.slice(0, 0, 1000000, 9973).fill_(NAN);
+  f.slice(0, 5, 1000000, 7919).fill_(-0.0);
+  f.slice(0, 7, 1000000, 10007).fill_(INFINITY);
+  f.slice(0, 11, 1000000, 10009).fill_(-INFINITY);
+  for (gb::ScalarType t : {gb::kFloat, gb::kDouble, gb::kHalf, gb::kInt64}) {
+    const gb::Tensor k = t == gb::kInt64 ? gb::randint(-5, 5, {1000000}) : f.to(t);
+    for (bool desc : {false, true}) {
+      CAPTURE(gb::to_string(t));
+      CAPTURE(desc);
+      auto [vc, ic] = gb::sort(k, 0, desc);
+      auto [vg, ig] = gb::sort(k.to(kGpu), 0, desc);
+      gbtest::check_close(vg, vc, 0, 0);
+      CHECK(gb::equal(ig.cpu(), ic));
+    }
+  }
+  // a single row of a 2-D tensor, and topk over one line
+  const gb::Tensor row = gb::randn({1, 300000});
+  CHECK(gb::equal(gb::argsort(row.to(kGpu), 1).cpu(), gb::argsort(row, 1)));
+  auto [tv, ti] = gb::topk(row.to(kGpu), 1000, 1);
+  auto [cv, ci] = gb::topk(row, 1000, 1);
+  gbtest::check_close(tv, cv, 0, 0);
+  CHECK(gb::equal(ti.cpu(), ci));
+}
