@@ -13,8 +13,11 @@
 #   4. checks the expected end: the build finished with CUDA, MPI and the 2-rank NCCL tests registered, every gpu test
 #      failed with "no usable CUDA device" (GLASSBOX_EXPECT_GPU=1: a missing device fails, tests/support/gpu_main.cpp),
 #      the benchmarks said they skipped, and nothing failed to load. Exit 0 when so.
-# PyTorch is not in the prefix: the dry run takes the torch-less path (no bench_gpu_models); cuDNN and NCCL come from
-# this machine's toolkit, not from pip.
+# PyTorch is not in the prefix: the dry run takes the torch-less path (no bench_gpu_models). cuDNN and NCCL come from
+# this machine's toolkit; with DRYRUN_PIP_NVIDIA=1 the toolkit is shown without them (an overlay hides them) and a
+# pip-like nvidia/ tree (cudnn/, nccl/, cu13/, the .so.N names pip ships, linked to the toolkit's files) is on
+# python3's path, as on the GPU machines: run.sh must take cuDNN and NCCL from there (default BUILD_DIR then
+# build-gpu-dry-pip).
 #
 #   bench/gpu/dry-run.sh [BUILD_DIR]      (default build-gpu-dry, inside the repository; DRYRUN_ROOT: the prefix,
 #                                          default /work/dryrun/bookworm; STEPS: default "build tests bench")
@@ -24,7 +27,8 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
-BUILD=${1:-build-gpu-dry}
+PIP=${DRYRUN_PIP_NVIDIA:-0}
+BUILD=${1:-build-gpu-dry$([ "$PIP" = 1 ] && echo -pip)}
 case "$BUILD" in /*) ;; *) BUILD=$repo/$BUILD ;; esac
 ROOTFS=${DRYRUN_ROOT:-/work/dryrun/bookworm}
 STEPS=${STEPS:-build tests bench}
@@ -61,23 +65,46 @@ EOF
 )
 # shellcheck disable=SC2016
 unshare -m -- bash -euo pipefail -c '
-  R=$1 repo=$2 inner=$3
+  R=$1 repo=$2 inner=$3 pip=$4
   mount --make-rprivate /
   mkdir -p "$R/usr/local/cuda" "$R$repo" "$R/root/.cache/ccache"
   mount -t proc proc "$R/proc"
   mount --rbind /sys "$R/sys"
   mount --rbind /dev "$R/dev"
-  mount --bind /usr/local/cuda "$R/usr/local/cuda" && mount -o remount,bind,ro "$R/usr/local/cuda"
+  cuda=$(realpath /usr/local/cuda)
+  if [ "$pip" = 1 ]; then
+    # the toolkit without its cuDNN and NCCL (an overlay whose top layer holds whiteouts for them), and a pip-like
+    # nvidia/ tree (cudnn, nccl, cu13: include/ and lib/ with the .so.N names pip ships) linking to the real files
+    w=$(dirname "$R")/cuda-without-cudnn-nccl
+    mkdir -p "$w/include" "$w/lib"
+    for f in "$cuda"/include/cudnn* "$cuda"/include/nccl* "$cuda"/lib/libcudnn* "$cuda"/lib/libnccl*; do
+      rel=${f#"$cuda"/}; [ -e "$w/$rel" ] || mknod "$w/$rel" c 0 0
+    done
+    mount -t overlay overlay -o "lowerdir=$w:$cuda" "$R/usr/local/cuda"
+    mkdir -p "$R/opt/cuda-real" && mount --bind "$cuda" "$R/opt/cuda-real" && mount -o remount,bind,ro "$R/opt/cuda-real"
+    n=$R/opt/pip/nvidia && rm -rf "$n" && mkdir -p "$n"/cudnn/include "$n"/cudnn/lib "$n"/nccl/include "$n"/nccl/lib "$n"/cu13/lib
+    for f in "$cuda"/include/cudnn*; do ln -s "/opt/cuda-real/include/${f##*/}" "$n/cudnn/include/"; done
+    for f in "$cuda"/include/nccl*; do ln -s "/opt/cuda-real/include/${f##*/}" "$n/nccl/include/"; done
+    for f in "$cuda"/lib/libcudnn*.so.9; do ln -s "/opt/cuda-real/lib/${f##*/}" "$n/cudnn/lib/"; done
+    ln -s /opt/cuda-real/lib/libnccl.so.2 "$n/nccl/lib/"
+    for f in "$cuda"/lib/libcublas*.so.13 "$cuda"/lib/libnvrtc*.so.13*; do ln -s "/opt/cuda-real/lib/${f##*/}" "$n/cu13/lib/"; done
+  else
+    mount --bind "$cuda" "$R/usr/local/cuda" && mount -o remount,bind,ro "$R/usr/local/cuda"
+  fi
   mount --bind "$repo" "$R$repo"
   mount --bind /root/.cache/ccache "$R/root/.cache/ccache"
   exec chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    CCACHE_BASEDIR=/work JOBS=${JOBS:-2} /bin/bash -c "$inner"
-' dry-run "$ROOTFS" "$repo" "$inner" 2>&1 | tee "$BUILD/dry-run.log"
+    CCACHE_BASEDIR=/work JOBS=${JOBS:-2} ${CCACHE_SLOPPINESS:+CCACHE_SLOPPINESS=$CCACHE_SLOPPINESS} \
+    $([ "$pip" = 1 ] && echo PYTHONPATH=/opt/pip) /bin/bash -c "$inner"
+' dry-run "$ROOTFS" "$repo" "$inner" "$PIP" 2>&1 | tee "$BUILD/dry-run.log"
 
 # the expected end: no device, and everything else in place
 res=$BUILD/results
 fail() { echo "== dry run: NOT as expected: $*"; exit 1; }
 grep -q "^build ok" "$res/steps" || fail "the build did not finish ($res/build.log)"
+if [ "$PIP" = 1 ]; then
+  grep -q "cuDNN: pip.*NCCL: pip" "$BUILD/dry-run.log" || fail "cuDNN and NCCL were not taken from the pip-like tree"
+fi
 [[ " $STEPS " == *" tests "* ]] && [[ " $STEPS " == *" bench "* ]] || { echo "== dry run: steps $STEPS done"; exit 0; }
 ! grep -q "glassbox: MPI not found" "$res/configure.log" || fail "FindMPI did not find the carried Open MPI ($res/configure.log)"
 [ -f "$res/tests.log" ] || fail "the tests did not run"

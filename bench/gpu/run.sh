@@ -9,12 +9,13 @@
 #   bench/gpu/run.sh tests   [BUILD_DIR]   the gpu tier under CTest (needs `build` done in BUILD_DIR)
 #   bench/gpu/run.sh bench   [BUILD_DIR]   the GPU benchmarks, their JSON lines in bench.jsonl
 #   bench/gpu/run.sh summary [BUILD_DIR]   the table, from what the steps above left in BUILD_DIR/results
-#   bench/gpu/run.sh [all]   [BUILD_DIR]   the four in one go (too long for one device command on a fresh machine)
+#   bench/gpu/run.sh [all]   [BUILD_DIR]   the four in one go (a fresh machine: may not fit one command)
 #
 # BUILD_DIR defaults to build-gpu. Each step writes its logs to BUILD_DIR/results and copies them to $OUT when set;
 # each can be run again (the build is incremental, the tests and benches rerun), and a step after a machine went back
 # says to run `build` first. JOBS (default: the cores) caps the build's parallelism; ccache is used when installed
-# (CCACHE_DIR as usual). CUDA_ARCH builds for another GPU than the one present (e.g. CUDA_ARCH="80;90"; default: the
+# (CCACHE_DIR as usual; CCACHE_SLOPPINESS defaults to pch_defines,time_macros, so the engine's precompiled header
+# does not make its sources uncacheable). CUDA_ARCH builds for another GPU than the one present (e.g. CUDA_ARCH="80;90"; default: the
 # present GPU's, else 90). GPU_TESTS_REGEX runs only the gpu tests it matches (ctest -R); TEST_TIMEOUT (300 s) and
 # BENCH_TIMEOUT (300 s) bound one test and one benchmark.
 #
@@ -143,8 +144,8 @@ prepare() {
   for d in "$cuda_root/targets/x86_64-linux/lib" "$cuda_root/lib64"; do
     if [ -d "$d" ]; then cuda_lib=$d; break; fi
   done
-  # cuDNN and NCCL: the toolkit's, else pip's (cuDNN 9 dlopens libcublasLt and libnvrtc: the toolkit's library
-  # folder first, then pip's, on the loader's path)
+  # cuDNN and NCCL: the toolkit's, else pip's (cuDNN 9 dlopens libcublasLt and libnvrtc: pip's cu13 / cublas /
+  # cuda_nvrtc folders go on the loader's path with its own, the toolkit's library folder after them)
   pip_libs=()
   if [ -n "$nv" ] && [ ! -e "$cuda_include/cudnn.h" ] && [ -e "$nv/cudnn/include/cudnn.h" ]; then
     cmake_extra+=("-DGLASSBOX_CUDNN_INCLUDE=$nv/cudnn/include"
@@ -174,6 +175,7 @@ prepare() {
 # A copy of that module with the check added goes first on CMAKE_MODULE_PATH; a fixed CMake is left alone.
 cmake_module_fix() {
   local croot mod fix=$BUILD/cmake-fix
+  module_fix=()
   echo 'message("${CMAKE_ROOT}")' > "$RES/cmake_root.cmake"
   croot=$(cmake -P "$RES/cmake_root.cmake" 2>&1)
   mod=$croot/Modules/FindCUDAToolkit.cmake
@@ -182,7 +184,8 @@ cmake_module_fix() {
     mkdir -p "$fix"
     sed -e 's/^    if(CMAKE_MINIMUM_REQUIRED_VERSION VERSION_GREATER_EQUAL 3.25)$/    if(TARGET CUDA::nvToolsExt AND CMAKE_MINIMUM_REQUIRED_VERSION VERSION_GREATER_EQUAL 3.25)/' \
         -e "s|\${CMAKE_CURRENT_LIST_DIR}|$croot/Modules|g" "$mod" > "$fix/FindCUDAToolkit.cmake"
-    cmake_extra+=("-DCMAKE_MODULE_PATH=$fix")
+    module_fix=("-DCMAKE_MODULE_PATH=$fix")
+    cmake_extra+=("${module_fix[@]}")
     echo "== $(cmake --version | head -1): its FindCUDAToolkit fails without libnvToolsExt (CUDA 12.9+): a fixed copy in $fix"
   fi
 }
@@ -196,15 +199,18 @@ do_build() {
     arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -1 | tr -d '.')
   fi
   arch=${arch:-90}
+  cmake_module_fix
   # PyTorch's pip installation: libtorch for bench_gpu_models' peer; its CMake config tried alone first (one that
-  # fails must not stop glassbox's own configure)
+  # fails must not stop glassbox's own configure), as glassbox's configure will meet it: CMake 3.25's policies,
+  # CUDA enabled, the same FindCUDAToolkit
   if command -v python3 > /dev/null; then
     torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2> /dev/null || true)
     if [ -n "$torch_prefix" ]; then
       probe=$(mktemp -d)
-      printf 'cmake_minimum_required(VERSION 3.18)\nproject(probe CXX)\nfind_package(Torch REQUIRED)\n' > "$probe/CMakeLists.txt"
+      printf '%s\n' 'cmake_minimum_required(VERSION 3.25)' 'project(probe CXX CUDA)' \
+        'find_package(CUDAToolkit REQUIRED)' 'find_package(Torch REQUIRED)' > "$probe/CMakeLists.txt"
       if cmake -S "$probe" -B "$probe/b" "-DCMAKE_PREFIX_PATH=$torch_prefix" "-DCMAKE_CUDA_COMPILER=$nvcc" \
-           > "$RES/torch_probe.log" 2>&1; then
+           "-DCMAKE_CUDA_ARCHITECTURES=$arch" "${module_fix[@]}" > "$RES/torch_probe.log" 2>&1; then
         prefixes+=("$torch_prefix")
       else
         echo "== PyTorch's libtorch does not configure here ($RES/torch_probe.log): no bench_gpu_models"
@@ -215,8 +221,11 @@ do_build() {
     fi
   fi
   if [ ${#prefixes[@]} -gt 0 ]; then cmake_extra+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${prefixes[*]}")"); fi
-  cmake_module_fix
-  command -v ccache > /dev/null && echo "== ccache: $(command -v ccache) (${CCACHE_DIR:-its default cache})"
+  if command -v ccache > /dev/null; then
+    # the engine's sources take a precompiled header (-include cmake_pch.hxx): ccache caches them only so
+    export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
+    echo "== ccache: $(command -v ccache) (${CCACHE_DIR:-its default cache}, sloppiness $CCACHE_SLOPPINESS)"
+  fi
 
   echo "== configure (Release, sm_$arch)"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$arch" \
@@ -301,7 +310,8 @@ do_bench() {
 do_summary() {
   {
     echo
-    echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null | head -1))"
+    gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null | head -1)
+    echo "== summary (${gpu:-no GPU: nvidia-smi saw none})"
     printf "%-28s %s\n" "build" "$(noted build || true)"
     if [ -f "$RES/tests.log" ]; then
       printf "%-28s %s\n" "gpu tests" "$(grep -E 'tests passed|tests failed' "$RES/tests.log" | tail -1) ($(noted tests))"
