@@ -28,7 +28,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
 PIP=${DRYRUN_PIP_NVIDIA:-0}
-BUILD=${1:-build-gpu-dry$([ "$PIP" = 1 ] && echo -pip)}
+suffix=""; if [ "$PIP" = 1 ]; then suffix=-pip; fi
+BUILD=${1:-build-gpu-dry$suffix}
 case "$BUILD" in /*) ;; *) BUILD=$repo/$BUILD ;; esac
 ROOTFS=${DRYRUN_ROOT:-/work/dryrun/bookworm}
 STEPS=${STEPS:-build tests bench}
@@ -94,7 +95,7 @@ unshare -m -- bash -euo pipefail -c '
   mount --bind "$repo" "$R$repo"
   mount --bind /root/.cache/ccache "$R/root/.cache/ccache"
   exec chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    CCACHE_BASEDIR=/work JOBS=${JOBS:-2} ${CCACHE_SLOPPINESS:+CCACHE_SLOPPINESS=$CCACHE_SLOPPINESS} \
+    CCACHE_BASEDIR=/work JOBS=${JOBS:-2} \
     $([ "$pip" = 1 ] && echo PYTHONPATH=/opt/pip) /bin/bash -c "$inner"
 ' dry-run "$ROOTFS" "$repo" "$inner" "$PIP" 2>&1 | tee "$BUILD/dry-run.log"
 

@@ -14,8 +14,8 @@
 # BUILD_DIR defaults to build-gpu. Each step writes its logs to BUILD_DIR/results and copies them to $OUT when set;
 # each can be run again (the build is incremental, the tests and benches rerun), and a step after a machine went back
 # says to run `build` first. JOBS (default: the cores) caps the build's parallelism; ccache is used when installed
-# (CCACHE_DIR as usual; CCACHE_SLOPPINESS defaults to pch_defines,time_macros, so the engine's precompiled header
-# does not make its sources uncacheable). CUDA_ARCH builds for another GPU than the one present (e.g. CUDA_ARCH="80;90"; default: the
+# (CCACHE_DIR as usual: it serves the CUDA sources and those without the engine's precompiled header, whose GCC .gch
+# differs from build to build). CUDA_ARCH builds for another GPU than the one present (e.g. CUDA_ARCH="80;90"; default: the
 # present GPU's, else 90). GPU_TESTS_REGEX runs only the gpu tests it matches (ctest -R); TEST_TIMEOUT (300 s) and
 # BENCH_TIMEOUT (300 s) bound one test and one benchmark.
 #
@@ -221,11 +221,7 @@ do_build() {
     fi
   fi
   if [ ${#prefixes[@]} -gt 0 ]; then cmake_extra+=("-DCMAKE_PREFIX_PATH=$(IFS=';'; echo "${prefixes[*]}")"); fi
-  if command -v ccache > /dev/null; then
-    # the engine's sources take a precompiled header (-include cmake_pch.hxx): ccache caches them only so
-    export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
-    echo "== ccache: $(command -v ccache) (${CCACHE_DIR:-its default cache}, sloppiness $CCACHE_SLOPPINESS)"
-  fi
+  command -v ccache > /dev/null && echo "== ccache: $(command -v ccache) (${CCACHE_DIR:-its default cache})"
 
   echo "== configure (Release, sm_$arch)"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$arch" \
