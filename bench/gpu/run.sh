@@ -39,7 +39,6 @@
 # machine without a GPU: they must get as far as "no usable CUDA device".
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
-ROOT=$(pwd)
 
 step=all
 case "${1:-}" in
