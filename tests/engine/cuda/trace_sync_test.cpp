@@ -18,6 +18,7 @@ void wait_failing_on_1(int device) {
   g_waited.push_back(device);
   if (device == 1) throw gb::Error("cudaDeviceSynchronize failed: an illegal memory access was encountered");
 }
+#ifdef GLASSBOX_WITH_CUDA
 // The last kernel of cuda:2 finds index 10 of a dim of size 10 while the hook waits (device_error.h's protocol).
 void wait_finding_bad_index(int device) {
   g_waited.push_back(device);
@@ -28,6 +29,7 @@ void wait_finding_bad_index(int device) {
   g_record->size = 10;
   __atomic_store_n(&g_record->ready, 1u, __ATOMIC_RELEASE);
 }
+#endif
 }  // namespace ts
 }  // namespace
 
