@@ -26,6 +26,7 @@ if [ "${1:-}" != demo ]; then
     python3-torch                          # the .pt import tests write their files with torch.save
     clang libclang-rt-14-dev               # make test-options: Clang, its sanitizer and libFuzzer runtimes (fuzz/)
     libopenmpi-dev openmpi-bin             # gb::distributed's MPI backend and the 2-rank tests (mpirun)
+    sqlite3 python3                        # the docs' quoted outputs, rerun and checked (tools/doc_outputs.py)
   )
 fi
 
