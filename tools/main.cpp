@@ -1,5 +1,5 @@
 // tools/main.cpp — the `glassbox` command: parses arguments and calls tools/ (report, export, check, diff, merge,
-// synth, env, watch), or runs the viewer (view).
+// synth, env, watch, ops), or runs the viewer (view).
 //
 // Exit codes: 0 done (`watch`: the run ended); 1 `check` found problems, or `env` found CUDA not available; 2 a file could not be read or
 // written (one line on stderr, "glassbox: ..."); 3 `report --fail-on SEVERITY` found anomalies that severe; CLI11's
@@ -18,6 +18,7 @@
 
 #include "tools/check.h"
 #include "tools/env.h"
+#include "tools/ops.h"
 #include "tools/export_chrome.h"
 #include "tools/merge.h"
 #include "tools/report.h"
@@ -117,6 +118,11 @@ int main(int argc, char** argv) {
 
   CLI::App* env = app.add_subcommand("env", "CUDA on this machine: driver, toolkit, libraries, GPUs, and what is "
                                             "missing when it is not available");
+  std::string ops_format = "text";
+  CLI::App* ops = app.add_subcommand("ops", "the engine's ops: each op's backward node, devices (cpu, meta, cuda), "
+                                            "autocast policy and CUDA pointwise code");
+  ops->add_option("--format", ops_format, "text or markdown (the docs' table, tools/docs_ops.sh)")
+      ->check(CLI::IsMember({"text", "markdown"}));
 
   gb::tools::SynthOptions so;
   std::string synth_out;
@@ -228,6 +234,9 @@ int main(int argc, char** argv) {
         out << "\n";
       }
       for (const std::string& n : r.notes) out << "note: " << n << "\n";
+    } else if (*ops) {
+      out << gb::tools::ops_table(ops_format == "markdown" ? gb::tools::OpsFormat::markdown
+                                                           : gb::tools::OpsFormat::text);
     } else if (*env) {
       const gb::tools::EnvProbe probe = gb::tools::probe_env();
       gb::tools::write_env(probe, out);

@@ -55,20 +55,18 @@ void throw_no_cuda_kernel(const char* op) {
 
 ck::Pw pw_for_name(const char* op) {
   using ck::Pw;
+  // The rows of glassbox/ops/op_table.def whose code is found by name (pw_by_name = 1); the others name theirs.
   static const std::pair<const char*, Pw> table[] = {
-      {"neg", Pw::neg},         {"abs", Pw::abs},         {"sign", Pw::sign},       {"exp", Pw::exp},
-      {"log", Pw::log},         {"sqrt", Pw::sqrt},       {"rsqrt", Pw::rsqrt},     {"reciprocal", Pw::reciprocal},
-      {"sigmoid", Pw::sigmoid}, {"tanh", Pw::tanh},       {"relu", Pw::relu},       {"sin", Pw::sin},
-      {"cos", Pw::cos},         {"log1p", Pw::log1p},     {"silu", Pw::silu},       {"erf", Pw::erf},
-      {"round", Pw::round},     {"floor", Pw::floor},     {"ceil", Pw::ceil},       {"trunc", Pw::trunc},
-      {"mul", Pw::mul},         {"div", Pw::div},         {"maximum", Pw::maximum}, {"minimum", Pw::minimum},
-      {"pow", Pw::pow},         {"eq", Pw::eq},           {"ne", Pw::ne},           {"lt", Pw::lt},
-      {"le", Pw::le},           {"gt", Pw::gt},           {"ge", Pw::ge},           {"where", Pw::where},
+#define GB_OP(name, nodes, devices, autocast, pw, by_name, files) {(by_name) ? name : nullptr, Pw::pw},
+#define GB_NODE(name, files)
+#include "glassbox/ops/op_table.def"
+#undef GB_OP
+#undef GB_NODE
   };
   // An in-place entry ("relu_") computes what its out-of-place op does.
   const size_t n = std::strlen(op) - (std::strlen(op) > 1 && op[std::strlen(op) - 1] == '_' ? 1 : 0);
   for (const auto& [name, code] : table)
-    if (std::strlen(name) == n && std::strncmp(name, op, n) == 0) return code;
+    if (name && std::strlen(name) == n && std::strncmp(name, op, n) == 0) return code;
   return Pw::none;
 }
 
