@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "traces/error.h"
@@ -212,6 +214,13 @@ class Out {
   }
   ~Out() { sqlite3_close(db_); }
   void exec(const std::string& sql) { gb::trace::detail::exec(db_, path_, sql.c_str(), __FILE__, __LINE__); }
+  // The stored columns of the attached input's `table` (an older file lacks the newer ones).
+  std::set<std::string, std::less<>> source_columns(std::string_view table) {
+    gb::trace::detail::Stmt s(db_, path_, "PRAGMA src.table_xinfo(" + std::string(table) + ")", __FILE__, __LINE__);
+    std::set<std::string, std::less<>> cols;
+    while (s.step(__FILE__, __LINE__)) cols.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1)));
+    return cols;
+  }
   std::int64_t scalar(const std::string& sql) {
     gb::trace::detail::Stmt s(db_, path_, sql, __FILE__, __LINE__);
     return s.step(__FILE__, __LINE__) ? sqlite3_column_int64(s.get(), 0) : 0;
@@ -227,6 +236,70 @@ class Out {
   sqlite3* db_ = nullptr;
 };
 
+// One table's rows from the attached input (src) into the output: INSERT INTO <table> (<its stored columns>) SELECT
+// <each one's expression> FROM src.<table> s <then>. The columns are the schema's (traces/tables.h), each copied as
+// s.<column> unless `exprs` gives its expression ("" leaves the column out: its default); a nullable column the
+// input's older schema version lacks is NULL. An expression for a column the table does not have is this file's
+// bug: std::logic_error.
+using Exprs = std::map<std::string, std::string, std::less<>>;
+class Copy {
+ public:
+  explicit Copy(std::string_view table, Exprs exprs = {}) : table_(table), exprs_(std::move(exprs)) {}
+  Copy& from(std::string_view source) { from_ = source; return *this; }    // another table of the input
+  Copy& then(std::string tail) { tail_ = std::move(tail); return *this; }  // WHERE ..., ORDER BY ...
+  Copy& or_replace() { verb_ = "INSERT OR REPLACE INTO "; return *this; }
+  Copy& distinct() { distinct_ = true; return *this; }
+  void run(Out& o) const {
+    const gb::trace::TableInfo& t = gb::trace::table(table_);
+    for (const auto& e : exprs_)
+      if (!t.find(e.first))
+        throw std::logic_error("glassbox merge: table '" + std::string(table_) + "' has no column '" + e.first + "'");
+    const std::string source = std::string(from_.empty() ? table_ : from_);
+    const std::set<std::string, std::less<>> has = o.source_columns(source);
+    std::string cols, values;
+    for (const gb::trace::ColumnInfo& c : t.columns) {
+      if (c.generated()) continue;
+      const auto e = exprs_.find(c.name);
+      if (e != exprs_.end() && e->second.empty()) continue;
+      std::string v = e != exprs_.end() ? e->second : "s." + std::string(c.name);
+      if (e == exprs_.end() && !has.contains(c.name)) {
+        if (!c.constraint.empty()) throw Error("glassbox merge: table '" + source + "' of the input has no column '" +
+                                            std::string(c.name) + "'; the file is damaged");
+        v = "NULL";
+      }
+      (cols += cols.empty() ? "" : ", ") += c.name;
+      (values += values.empty() ? "" : ", ") += v;
+    }
+    o.exec(verb_ + std::string(table_) + " (" + cols + ") SELECT " + (distinct_ ? "DISTINCT " : "") + values +
+           " FROM src." + source + " s" + (tail_.empty() ? "" : " " + tail_));
+  }
+
+ private:
+  std::string_view table_, from_;
+  Exprs exprs_;
+  std::string tail_, verb_ = "INSERT INTO ";
+  bool distinct_ = false;
+};
+
+// INSERT [OR REPLACE] INTO <table> (<its stored columns>) VALUES (...), ...: each row's SQL values in the schema's
+// column order, as many as the table has.
+std::string values_sql(std::string_view verb, std::string_view table,
+                       const std::vector<std::vector<std::string>>& rows) {
+  const gb::trace::TableInfo& t = gb::trace::table(table);
+  std::size_t n = 0;
+  for (const gb::trace::ColumnInfo& c : t.columns) n += !c.generated();
+  std::string sql = std::string(verb) + " INTO " + std::string(table) + " (" + t.stored_columns() + ") VALUES ";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string row;
+    for (const std::string& v : rows[i]) (row += row.empty() ? "" : ", ") += v;
+    if (rows[i].size() != n)
+      throw std::logic_error("glassbox merge: " + std::to_string(rows[i].size()) + " values for the " +
+                             std::to_string(n) + " columns of table '" + std::string(table) + "'");
+    sql += (i ? ", (" : "(") + row + ")";
+  }
+  return sql;
+}
+
 // One rank's rows into the output (attached as src). The reference rank (first) brings its per-process tables too.
 void copy_rank(Out& o, const Input& in, bool reference, MergeResult& result) {
   const std::string R = std::to_string(in.rank);
@@ -241,18 +314,19 @@ void copy_rank(Out& o, const Input& in, bool reference, MergeResult& result) {
   o.exec("BEGIN");  // one transaction per rank: an attached file detaches only outside one
   // strings: each text once; smap takes this rank's ids to the output's
   if (reference)
-    o.exec("INSERT INTO strings (id, text) SELECT id, text FROM src.strings");
+    Copy("strings").run(o);
   else
-    o.exec(
-        "INSERT INTO strings (text) SELECT DISTINCT s.text FROM src.strings s "
-        "WHERE NOT EXISTS (SELECT 1 FROM main.strings m WHERE m.text = s.text)");
+    Copy("strings", {{"id", ""}})
+        .distinct()
+        .then("WHERE NOT EXISTS (SELECT 1 FROM main.strings m WHERE m.text = s.text)")
+        .run(o);
   o.exec(
       "CREATE TEMP TABLE smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);"
       "INSERT OR IGNORE INTO smap SELECT s.id, m.id FROM src.strings s JOIN main.strings m ON m.text = s.text");
   // modules and params: the reference's; the others' ids name the reference's of the same path
   if (reference) {
-    o.exec("INSERT INTO modules SELECT id, path, type, parent_id FROM src.modules");
-    o.exec("INSERT INTO params SELECT id, module_id, name, shape, numel, dtype FROM src.params");
+    Copy("modules").run(o);
+    Copy("params").run(o);
   }
   o.exec(
       "CREATE TEMP TABLE mmap (old INTEGER PRIMARY KEY, new INTEGER);"
@@ -262,75 +336,69 @@ void copy_rank(Out& o, const Input& in, bool reference, MergeResult& result) {
       "JOIN main.modules m ON m.path = sm.path JOIN main.params q ON q.module_id = m.id AND q.name = p.name");
   const std::string M = "(SELECT new FROM mmap WHERE old = s.module_id)";
 
-  o.exec("INSERT INTO threads (id, os_tid, name, role, rank) SELECT id + " + tb + ", os_tid, name, role, " + R +
-         " FROM src.threads");
-  o.exec("INSERT INTO spans (id, kind, name_id, start_ns, dur_ns, step, parent_delta, seq, module_id) SELECT " +
-         span("s.id") + ", s.kind, coalesce(" + S("s.name_id") + ", 0), " + T("s.start_ns") + ", " +
-         T("s.start_ns + s.dur_ns") + " - " + T("s.start_ns") + ", s.step, s.parent_delta, s.seq, " + M +
-         " FROM src.spans s ORDER BY s.id");
-  o.exec("INSERT INTO instants (t_ns, name_id, thread_id, span_id, step) SELECT " + T("s.t_ns") + ", coalesce(" +
-         S("s.name_id") + ", 0), s.thread_id + " + tb + ", " + span("s.span_id") +
-         ", s.step FROM src.instants s "
-         "ORDER BY s.id");
-  o.exec("INSERT INTO op_details SELECT " + span("s.span_id") + ", " + S("s.input_shapes") + ", " + S("s.dtypes") +
-         ", s.device, s.flops, s.bytes FROM src.op_details s");
-  o.exec("INSERT INTO kernels SELECT " + span("s.span_id") + ", s.device, s.stream, s.correlation_id, " +
-         span("s.launch_span_id") + ", s.grid, s.block, s.registers, s.shared_mem FROM src.kernels s");
-  o.exec("INSERT INTO collectives SELECT " + span("s.span_id") + ", s.bytes, s.dtype, " + S("s.reduce_op") +
-         ", s.bucket, s.peers, " + T("s.queued_ns") + " FROM src.collectives s");
-  o.exec("INSERT INTO rank_steps SELECT " + R + ", s.step, " + T("s.start_ns") + ", " + T("s.end_ns") +
-         ", s.loss, s.skipped FROM src.steps s");
+  Copy("threads", {{"id", "s.id + " + tb}, {"rank", R}}).run(o);
+  Copy("spans", {{"id", span("s.id")},
+                 {"name_id", "coalesce(" + S("s.name_id") + ", 0)"},
+                 {"start_ns", T("s.start_ns")},
+                 {"dur_ns", T("s.start_ns + s.dur_ns") + " - " + T("s.start_ns")},
+                 {"module_id", M}})
+      .then("ORDER BY s.id")
+      .run(o);
+  Copy("instants", {{"id", ""},  // new ids, in the input's order
+                    {"t_ns", T("s.t_ns")},
+                    {"name_id", "coalesce(" + S("s.name_id") + ", 0)"},
+                    {"thread_id", "s.thread_id + " + tb},
+                    {"span_id", span("s.span_id")}})
+      .then("ORDER BY s.id")
+      .run(o);
+  Copy("op_details", {{"span_id", span("s.span_id")}, {"input_shapes", S("s.input_shapes")}, {"dtypes", S("s.dtypes")}})
+      .run(o);
+  Copy("kernels", {{"span_id", span("s.span_id")}, {"launch_span_id", span("s.launch_span_id")}}).run(o);
+  Copy("collectives",
+       {{"span_id", span("s.span_id")}, {"reduce_op", S("s.reduce_op")}, {"queued_ns", T("s.queued_ns")}})
+      .run(o);
+  Copy("rank_steps", {{"rank", R}, {"start_ns", T("s.start_ns")}, {"end_ns", T("s.end_ns")}}).from("steps").run(o);
   // New ids in (t_ns, id) order after the ranks merged before; cause_id (schema version 6) follows its anomaly.
   const bool causes = in.version >= 6;
   o.exec("DROP TABLE IF EXISTS temp.amap; CREATE TEMP TABLE amap (old INTEGER PRIMARY KEY, new INTEGER)");
   o.exec(
       "INSERT INTO amap SELECT s.id, (SELECT coalesce(max(id), 0) FROM anomalies) + ROW_NUMBER() OVER (ORDER BY "
       "s.t_ns, s.id) FROM src.anomalies s");
-  o.exec(
-      "INSERT INTO anomalies (id, t_ns, step, kind, severity, span_id, node_id, module_id, param_id, value, "
-      "message, rank, cause_id, cause) SELECT (SELECT new FROM amap WHERE old = s.id), " +
-      T("s.t_ns") + ", s.step, s.kind, s.severity, " + span("s.span_id") + ", " + (reference ? "s.node_id" : "NULL") +
-      ", " + M +
-      ", (SELECT new FROM pmap WHERE old = s.param_id), s.value, "
-      "s.message, " +
-      R + ", " + (causes ? "(SELECT new FROM amap WHERE old = s.cause_id), s.cause" : "NULL, NULL") +
-      " FROM src.anomalies s ORDER BY s.t_ns, s.id");
+  Copy("anomalies", {{"id", "(SELECT new FROM amap WHERE old = s.id)"},
+                     {"t_ns", T("s.t_ns")},
+                     {"span_id", span("s.span_id")},
+                     {"node_id", reference ? "s.node_id" : "NULL"},
+                     {"module_id", M},
+                     {"param_id", "(SELECT new FROM pmap WHERE old = s.param_id)"},
+                     {"rank", R},
+                     {"cause_id", causes ? "(SELECT new FROM amap WHERE old = s.cause_id)" : "NULL"}})
+      .then("ORDER BY s.t_ns, s.id")
+      .run(o);
   if (reference) {
-    const bool summary = in.version >= 5;  // the run summary's columns and tables (schema version 5)
-    o.exec("INSERT INTO steps SELECT s.step, " + T("s.start_ns") + ", " + T("s.end_ns") +
-           ", s.loss, s.lr, s.grad_scale, s.skipped, " +
-           (summary ? "s.data_ns, s.forward_ns, s.backward_ns, s.optimizer_ns, s.samples, s.tokens, s.grad_norm"
-                    : "NULL, NULL, NULL, NULL, NULL, NULL, NULL") +
-           " FROM src.steps s");
-    if (summary) {
-      o.exec("INSERT INTO step_memory SELECT * FROM src.step_memory");
-      o.exec("INSERT INTO detail_windows SELECT s.id, s.first_step, s.last_step, " + T("s.start_ns") + ", " +
-             T("s.end_ns") + ", s.reason FROM src.detail_windows s");
+    // Per-process tables; an input older than the schema has NULL in the columns it lacks (Copy).
+    Copy("steps", {{"start_ns", T("s.start_ns")}, {"end_ns", T("s.end_ns")}}).run(o);
+    if (in.version >= 5) {  // the run summary's tables (schema version 5)
+      Copy("step_memory").run(o);
+      Copy("detail_windows", {{"start_ns", T("s.start_ns")}, {"end_ns", T("s.end_ns")}}).run(o);
     }
-    o.exec(
-        "INSERT INTO graph_nodes SELECT id, step, seq, name_id, forward_span_id, module_id, saved_bytes "
-        "FROM src.graph_nodes");
-    o.exec("INSERT INTO graph_edges SELECT step, src_node_id, dst_node_id, input_nr FROM src.graph_edges");
-    o.exec("INSERT INTO memory_events SELECT s.id, " + T("s.t_ns") +
-           ", s.action, s.device, s.addr, s.size, "
-           "s.requested, s.segment_id, s.stream, s.category, s.span_id, s.module_id, s.allocated, s.reserved "
-           "FROM src.memory_events s");
-    o.exec("INSERT INTO oom_reports SELECT s.id, " + T("s.t_ns") +
-           ", s.requested, s.capacity, s.free, s.allocated, "
-           "s.reserved, s.largest_free_block, s.report, " +
-           (causes ? "s.step, s.kept_bytes" : "NULL, NULL") + " FROM src.oom_reports s");
-    o.exec("INSERT INTO grad_stats SELECT * FROM src.grad_stats");
-    o.exec("INSERT INTO counters SELECT " + T("s.t_ns") + ", s.name_id, s.value FROM src.counters s");
-    o.exec("INSERT INTO meta SELECT key, value FROM src.meta WHERE key NOT IN ('rank', 'local_rank')");
+    Copy("graph_nodes").run(o);
+    Copy("graph_edges").run(o);
+    Copy("memory_events", {{"t_ns", T("s.t_ns")}}).run(o);
+    Copy("oom_reports", {{"t_ns", T("s.t_ns")}}).run(o);
+    Copy("grad_stats").run(o);
+    Copy("counters", {{"t_ns", T("s.t_ns")}}).run(o);
+    Copy("meta").then("WHERE s.key NOT IN ('rank', 'local_rank')").run(o);
   }
-  o.exec("INSERT OR REPLACE INTO meta SELECT 'rank" + R + ".' || key, value FROM src.meta");
+  Copy("meta", {{"key", "'rank" + R + ".' || s.key"}}).or_replace().run(o);
   if (in.clock_error_ns)
-    o.exec("INSERT OR REPLACE INTO meta VALUES ('clock_error_ns.rank" + R + "', '" +
-           std::to_string(std::llround(*in.clock_error_ns)) + "')");
+    o.exec(values_sql("INSERT OR REPLACE", "meta",
+                      {{"'clock_error_ns.rank" + R + "'",
+                        "'" + std::to_string(std::llround(*in.clock_error_ns)) + "'"}}));
   char scale[40];
   std::snprintf(scale, sizeof scale, "%.17g", in.scale);
-  o.exec("INSERT INTO ranks VALUES (" + R + ", " + sql_text(in.path) + ", " + sql_text(in.host) + ", " +
-         std::to_string(std::llround(in.offset)) + ", " + scale + ", " + sql_text(in.aligned_by) + ")");
+  o.exec(values_sql("INSERT", "ranks",
+                    {{R, sql_text(in.path), sql_text(in.host), std::to_string(std::llround(in.offset)), scale,
+                      sql_text(in.aligned_by)}}));
   result.spans += o.scalar("SELECT count(*) FROM src.spans");
   result.collectives += o.scalar("SELECT count(*) FROM src.collectives");
   o.exec("DROP TABLE temp.smap; DROP TABLE temp.mmap; DROP TABLE temp.pmap");
@@ -392,8 +460,8 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, const std::stri
       ranks += (ranks.empty() ? "" : ",") + std::to_string(in.rank);
       from += (from.empty() ? "" : " ") + in.path;
     }
-    o.exec("INSERT OR REPLACE INTO meta VALUES ('merged_ranks', " + sql_text(ranks) + "), ('merged_from', " +
-           sql_text(from) + ")");
+    o.exec(values_sql("INSERT OR REPLACE", "meta",
+                      {{"'merged_ranks'", sql_text(ranks)}, {"'merged_from'", sql_text(from)}}));
     o.exec("DROP INDEX merge_strings_text");
     o.exec(gb::trace::create_indexes_sql());
     o.close();

@@ -105,19 +105,20 @@ void Reader::validate() {
     if (!tables.contains(name))
       throw Error("glassbox: trace '" + path_ + "' has no table '" + std::string(name) + "' (schema version " +
                   std::to_string(version_) + " requires it); the file is damaged or was not written by glassbox");
-  // Every column the reader uses must exist: preparing each table's SELECT checks them all.
-  auto check_columns = [&]<class R>(R*) {
-    std::string sql = detail::select_sql<R>() + " LIMIT 0";
+  // Every column the schema declares (traces/tables.h) must exist: preparing each table's SELECT checks them all.
+  for (const TableInfo& table : gb::trace::tables()) {
+    std::string cols;
+    for (const ColumnInfo& c : table.columns) (cols += (cols.empty() ? "" : ", ")) += c.name;
+    const std::string sql = "SELECT " + cols + " FROM " + std::string(table.name) + " LIMIT 0";
     sqlite3_stmt* s = nullptr;
     detail::count_statement();
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
       std::string why = sqlite3_errmsg(db_);
-      throw Error("glassbox: trace '" + path_ + "': table '" + detail::Codec<R>::table + "' does not have the " +
+      throw Error("glassbox: trace '" + path_ + "': table '" + std::string(table.name) + "' does not have the " +
                   "columns of schema version " + std::to_string(version_) + " (" + why + "); the file is damaged");
     }
     sqlite3_finalize(s);
-  };
-  for_each_record(AllRecords{}, check_columns);
+  }
 }
 
 namespace {

@@ -336,7 +336,8 @@ struct RankStepRecord {
 
 // Every record type, declared once here: the lists below are where each is registered, and the probes (ring
 // tags), the collector (what it reads back from a ring) and the writer (statement slots, batched inserts) are
-// generated from them. Adding a table: its struct above, its columns in codec.h and schema.cpp, one entry here.
+// generated from them. Adding a table: its struct above, its columns in tables.h (Table<> and AllTables), one entry
+// here.
 template <class... Rs>
 struct RecordList {
   static constexpr std::size_t size = sizeof...(Rs);

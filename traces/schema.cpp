@@ -1,69 +1,79 @@
-// traces/schema.cpp — the CREATE statements and enum names. Keep in step with traces/records.h,
-// traces/codec.h (column order) and traces/SCHEMA.md.
+// traces/schema.cpp — the schema's tables and CREATE statements, made from traces/tables.h's declarations; the views
+// that read older files (these describe old files: written by hand, never changed); the indexes; enum names.
 #include "traces/schema.h"
 
 #include <array>
+#include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "traces/tables.h"
 
 namespace gb::trace {
 
-const char* create_tables_sql() {
-  return R"sql(
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-CREATE TABLE strings (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
-CREATE TABLE threads (id INTEGER PRIMARY KEY, os_tid INTEGER NOT NULL, name TEXT NOT NULL, role INTEGER NOT NULL,
-  rank INTEGER);
-CREATE TABLE spans (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, name_id INTEGER NOT NULL,
-  start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, step INTEGER, parent_delta INTEGER, seq INTEGER,
-  module_id INTEGER,
-  thread_id INTEGER GENERATED ALWAYS AS (id >> 32) VIRTUAL,
-  end_ns INTEGER GENERATED ALWAYS AS (start_ns + dur_ns) VIRTUAL,
-  parent_id INTEGER GENERATED ALWAYS AS (id - parent_delta) VIRTUAL);
-CREATE TABLE instants (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL,
-  thread_id INTEGER NOT NULL, span_id INTEGER, step INTEGER);
-CREATE TABLE op_details (span_id INTEGER PRIMARY KEY, input_shapes INTEGER, dtypes INTEGER,
-  device INTEGER NOT NULL, flops INTEGER, bytes INTEGER);
-CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT NOT NULL, type TEXT NOT NULL, parent_id INTEGER);
-CREATE TABLE params (id INTEGER PRIMARY KEY, module_id INTEGER NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
-  numel INTEGER NOT NULL, dtype INTEGER NOT NULL);
-CREATE TABLE steps (step INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, loss REAL,
-  lr REAL, grad_scale REAL, skipped INTEGER NOT NULL, data_ns INTEGER, forward_ns INTEGER, backward_ns INTEGER,
-  optimizer_ns INTEGER, samples INTEGER, tokens INTEGER, grad_norm REAL);
-CREATE TABLE graph_nodes (id INTEGER PRIMARY KEY, step INTEGER NOT NULL, seq INTEGER NOT NULL,
-  name_id INTEGER NOT NULL, forward_span_id INTEGER, module_id INTEGER, saved_bytes INTEGER NOT NULL);
-CREATE TABLE graph_edges (step INTEGER NOT NULL, src_node_id INTEGER NOT NULL, dst_node_id INTEGER NOT NULL,
-  input_nr INTEGER NOT NULL);
-CREATE TABLE memory_events (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, action INTEGER NOT NULL,
-  device INTEGER NOT NULL, addr INTEGER NOT NULL, size INTEGER NOT NULL, requested INTEGER NOT NULL,
-  segment_id INTEGER, stream INTEGER NOT NULL, category INTEGER NOT NULL, span_id INTEGER, module_id INTEGER,
-  allocated INTEGER NOT NULL, reserved INTEGER NOT NULL);
-CREATE TABLE oom_reports (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, requested INTEGER NOT NULL,
-  capacity INTEGER NOT NULL, free INTEGER NOT NULL, allocated INTEGER NOT NULL, reserved INTEGER NOT NULL,
-  largest_free_block INTEGER NOT NULL, report TEXT NOT NULL, step INTEGER, kept_bytes INTEGER);
-CREATE TABLE grad_stats (step INTEGER NOT NULL, param_id INTEGER NOT NULL, norm REAL, max_abs REAL,
-  nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL, zero_frac REAL, param_norm REAL, update_norm REAL);
-CREATE TABLE anomalies (id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, step INTEGER, kind INTEGER NOT NULL,
-  severity INTEGER NOT NULL, span_id INTEGER, node_id INTEGER, module_id INTEGER, param_id INTEGER, value REAL,
-  message TEXT NOT NULL, rank INTEGER, cause_id INTEGER, cause TEXT);
-CREATE TABLE counters (t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, value REAL);
-CREATE TABLE kernels (span_id INTEGER PRIMARY KEY, device INTEGER NOT NULL, stream INTEGER NOT NULL,
-  correlation_id INTEGER NOT NULL, launch_span_id INTEGER, grid TEXT NOT NULL, block TEXT NOT NULL, registers INTEGER NOT NULL,
-  shared_mem INTEGER NOT NULL);
-CREATE TABLE collectives (span_id INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, dtype INTEGER NOT NULL,
-  reduce_op INTEGER, bucket INTEGER, peers INTEGER NOT NULL, queued_ns INTEGER NOT NULL);
-CREATE TABLE ranks (rank INTEGER PRIMARY KEY, source TEXT NOT NULL, host TEXT NOT NULL, offset_ns INTEGER NOT NULL,
-  scale REAL NOT NULL, aligned_by TEXT NOT NULL);
-CREATE TABLE rank_steps (rank INTEGER NOT NULL, step INTEGER NOT NULL, start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL, loss REAL, skipped INTEGER NOT NULL, PRIMARY KEY (rank, step));
-CREATE TABLE step_memory (step INTEGER NOT NULL, device INTEGER NOT NULL, allocated_peak INTEGER NOT NULL,
-  reserved_peak INTEGER NOT NULL, allocated_end INTEGER NOT NULL, reserved_end INTEGER NOT NULL,
-  unknown_peak INTEGER NOT NULL, parameter_peak INTEGER NOT NULL, gradient_peak INTEGER NOT NULL,
-  activation_peak INTEGER NOT NULL, optimizer_state_peak INTEGER NOT NULL, temporary_peak INTEGER NOT NULL,
-  input_peak INTEGER NOT NULL, autograd_detail_peak INTEGER NOT NULL);
-CREATE TABLE detail_windows (id INTEGER PRIMARY KEY, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,
-  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, reason INTEGER NOT NULL);
-)sql";
+namespace {
+
+struct Schema {
+  std::vector<TableInfo> tables;
+  std::vector<std::string_view> names;
+  std::string create;  // CREATE TABLE ... for every table, as every version wrote it (tables.h: new_line)
+};
+
+const Schema& schema() {
+  static const Schema s = [] {
+    Schema out;
+    detail::for_each_table(detail::AllTables{}, [&]<class T>(T) {
+      TableInfo t{T::name, {}};
+      std::string sql = "CREATE TABLE " + std::string(T::name) + " (";
+      std::apply(
+          [&](const auto&... c) {
+            auto one = [&](const auto& column) {
+              if (!t.columns.empty()) sql += column.new_line ? ",\n  " : ", ";
+              ((sql += column.name) += " ") += column.type;
+              if (!column.constraint.empty()) (sql += " ") += column.constraint;
+              t.columns.push_back(ColumnInfo{column.name, column.type, column.constraint});
+            };
+            (one(c), ...);
+          },
+          T::columns);
+      if (!T::constraints.empty()) (sql += ", ") += T::constraints;
+      sql += ")";
+      if (!T::options.empty()) (sql += " ") += T::options;
+      (out.create += "\n") += sql + ";";
+      out.names.push_back(T::name);
+      out.tables.push_back(std::move(t));
+    });
+    out.create += "\n";
+    return out;
+  }();
+  return s;
 }
+
+}  // namespace
+
+std::string TableInfo::stored_columns() const {
+  std::string cols;
+  for (const ColumnInfo& c : columns)
+    if (!c.generated()) (cols += (cols.empty() ? "" : ", ")) += c.name;
+  return cols;
+}
+
+const ColumnInfo* TableInfo::find(std::string_view column) const {
+  for (const ColumnInfo& c : columns)
+    if (c.name == column) return &c;
+  return nullptr;
+}
+
+std::span<const TableInfo> tables() { return schema().tables; }
+
+const TableInfo& table(std::string_view name) {
+  for (const TableInfo& t : schema().tables)
+    if (t.name == name) return t;
+  throw std::logic_error("glassbox: the trace schema has no table '" + std::string(name) +
+                         "'; declare it in traces/tables.h");
+}
+
+const char* create_tables_sql() { return schema().create.c_str(); }
 
 const char* compat_sql(int version) {
   if (version >= kSchemaVersion) return "";
@@ -122,14 +132,7 @@ CREATE INDEX IF NOT EXISTS graph_edges_step ON graph_edges (step);
 )sql";
 }
 
-std::span<const std::string_view> required_tables() {
-  static constexpr std::array<std::string_view, 22> tables = {
-      "meta",        "strings",    "threads",     "spans",       "instants",      "op_details",
-      "modules",     "params",     "steps",       "graph_nodes", "graph_edges",   "memory_events",
-      "oom_reports", "grad_stats", "anomalies",   "counters",    "kernels",       "collectives",
-      "ranks",       "rank_steps", "step_memory", "detail_windows"};
-  return tables;
-}
+std::span<const std::string_view> required_tables() { return schema().names; }
 
 namespace {
 template <std::size_t N>

@@ -37,7 +37,7 @@ constexpr int slot = record_index<R, AllRecords>;
 constexpr int kSlots = static_cast<int>(AllRecords::size);
 
 
-// The row a record is stored as: itself, except spans (codec.h StoredSpan).
+// The row a record is stored as: itself, except spans (tables.h StoredSpan).
 template <class R> struct Stored { using type = R; static const R& row(const R& r) { return r; } };
 template <> struct Stored<SpanRecord> {
   using type = detail::StoredSpan;
@@ -232,7 +232,7 @@ namespace {
 // Writes a batch's pending rows: one multi-row statement when full, row by row otherwise (at a commit).
 template <class Row>
 void write_batch(Batch<Row>& b, Stmt& single) {
-  constexpr int columns = std::tuple_size_v<decltype(detail::Codec<Row>::fields)>;
+  constexpr int columns = detail::written_columns<Row>();
   if (b.pending.size() == kBatch) {
     for (int i = 0; i < kBatch; ++i) detail::bind_row(b.stmt, b.pending[static_cast<std::size_t>(i)], 1 + i * columns);
     b.stmt.step(__FILE__, __LINE__);
