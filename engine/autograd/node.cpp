@@ -7,12 +7,12 @@
 #include "autograd/record.h"
 #include "autograd/views.h"
 #include "core/make.h"
+#include "core/observer.h"
 #include "core/op_scope.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/saved_tensor_hooks.h"
 #include "glassbox/core/cuda_stream.h"
 #include "glassbox/ops/pointwise.h"
-#include "monitor/monitor.h"
 
 namespace gb::autograd {
 
@@ -157,7 +157,8 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
     g = g.to(variable.scalar_type());
   }
   Tensor& grad = meta.grad;
-  if (grad.defined()) monitor::detail::on_accumulate(variable);  // traced: a .grad a step used, not zeroed since?
+  if (grad.defined())  // traced: a .grad a step used, not zeroed since?
+    gb::detail::notify([&](gb::detail::EngineObserver& o) { o.on_accumulate(variable); });
   memory::CategoryGuard category(memory::Category::gradient);    // a new .grad buffer is a gradient
   if (!grad.defined()) {
     if (!GradMode::is_enabled()) {

@@ -1,5 +1,6 @@
 // engine/core/op_scope.cpp — the op context: allocation stamping, the op's trace span and op_details row, its link
-// to the autograd node it records, and the monitor's check of its result.
+// to the autograd node it records, and the observers' look at its result and node (core/observer.h: the monitor's
+// checks while a trace records).
 #include "core/op_scope.h"
 
 #include <algorithm>
@@ -11,8 +12,8 @@
 
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/autograd/node.h"
+#include "core/observer.h"
 #include "memory/context.h"
-#include "monitor/monitor.h"
 
 namespace gb::detail {
 
@@ -203,7 +204,7 @@ void OpScope::set_output(const Tensor& out) {
   has_output_ = true;
   if (span_.id() == 0) return;
   output_ = out;
-  if (monitor::detail::active()) monitor::detail::check_output(op_, span_.id(), inputs_, n_inputs_, out);
+  notify([&](EngineObserver& o) { o.on_op_output(op_, span_.id(), inputs_, n_inputs_, out); });
 }
 
 void OpScope::set_node(autograd::Node& node) noexcept {
@@ -212,7 +213,7 @@ void OpScope::set_node(autograd::Node& node) noexcept {
   node.forward_span_id = static_cast<uint64_t>(span_.id());
   node.forward_module_id = trace::detail::t_module;
   node.forward_op = op_;
-  monitor::detail::on_node_recorded();
+  notify([](EngineObserver& o) { o.on_node_recorded(); });
 }
 
 void op_output(const Tensor& out) {

@@ -2,9 +2,14 @@
 // statistics, steps, autograd graphs and anomalies (the public side is glassbox/monitor/monitor.h).
 //
 // Who calls what:
-//   core/op_scope.cpp     on_node_recorded (the first step starts), check_output (forward non-finite, dead ReLUs)
-//   autograd/engine.cpp   on_backward_roots (the loss), BackwardWatch (non-finite backward, the graph)
-//   autograd/node.cpp     on_accumulate (a missing zero_grad)
+//   observer.cpp          the forward and backward hooks, for core and autograd: they never include this header but
+//                         report to the observers of core/observer.h, and connect_engine makes the monitor one of
+//                         them while a session records —
+//                           core/op_scope.cpp    on_node_recorded (the first step starts), check_output (forward
+//                                                non-finite, dead ReLUs)
+//                           autograd/engine.cpp  on_backward_roots (the loss), BackwardWatch (non-finite backward,
+//                                                the graph)
+//                           autograd/node.cpp    on_accumulate (a missing zero_grad)
 //   nn/parallel/distributed.cpp  on_reduced_nonfinite (another rank's NaN, arrived through the all-reduce)
 //   optim/*.cpp           OptimizerStep around each step(); note_update (or note_step_sums) for each parameter
 //   amp/grad_scaler.cpp   on_scaled_loss, on_skipped_step, on_scale_update
@@ -49,6 +54,9 @@ struct Busy {
   Busy(const Busy&) = delete;
   Busy& operator=(const Busy&) = delete;
 };
+
+// Registers (on) or removes the monitor's engine observer (observer.cpp); run.cpp's session hook calls it.
+void connect_engine(bool on);
 
 // ---- names (names.cpp): what messages and grad_stats rows call modules and parameters ----
 void note_module(uint32_t id, std::string path, std::string type);

@@ -168,6 +168,7 @@ void on_session_start() {
   reset_step_memory();
   r.losses.set_capacity(static_cast<size_t>(std::max<int64_t>(c.window, 3)));
   g_mode.store(static_cast<int>(c.mode), std::memory_order_relaxed);
+  connect_engine(true);  // whatever the mode: set_config may turn it on during the session
 }
 
 void on_session_stop() {
@@ -182,6 +183,7 @@ void on_session_stop() {
   if (r.graph.forced) emit_graph_locked(current_step());  // an anomaly names nodes of a step that never ended
   if (r.auto_started) trace::set_step(-1);                // the automatic step numbers belong to this session
   g_mode.store(static_cast<int>(Mode::off), std::memory_order_relaxed);
+  connect_engine(false);
 }
 
 const bool g_connected = [] {
