@@ -193,6 +193,12 @@ const bool g_connected = [] {
 
 }  // namespace
 
+// Nothing in core or autograd names the monitor (they notify observers, core/observer.h), so a program that never
+// calls the monitor itself would not pull this object out of the static library, and its session hook above would
+// never be registered: engine/CMakeLists.txt asks the linker for this symbol (--undefined) in every program that
+// links glassbox::engine.
+extern "C" const bool glassbox_monitor_link_anchor = g_connected;
+
 void Window::push(double v) {
   if (!std::isfinite(v) || cap_ == 0) return;
   if (values_.size() < cap_) {
