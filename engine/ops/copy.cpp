@@ -79,6 +79,16 @@ bool try_row_broadcast(const Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
+namespace {
+// dst and src share bytes, yet a direct copy gives the right values: src is dst itself (same address, strides,
+// shape and dtype), or the cpu's contiguous same-dtype copy, a memmove.
+bool reads_safely_in_place(const Tensor& dst, const Tensor& src) {
+  if (dst.scalar_type() != src.scalar_type() || dst.sizes() != src.sizes()) return false;
+  if (dst.data_ptr() == src.data_ptr() && dst.strides() == src.strides()) return true;
+  return dst.is_cpu() && dst.is_contiguous() && src.is_contiguous();
+}
+}  // namespace
+
 void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
@@ -94,11 +104,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   // src overlapping dst in one storage (x[1:] from x[:-1]): a copy that writes while it reads would read values it
   // has already written (the cuda kernel's threads in any order, the cpu's strided loop in its own), so src is read
   // into a temporary first. The cpu's contiguous same-dtype copy below is a memmove, which needs none.
-  const bool memmove_case = dst.is_cpu() && dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() &&
-                            dst.is_contiguous() && src.is_contiguous();
-  if (!memmove_case && spans_intersect(dst, src) && !(dst.data_ptr() == src.data_ptr() &&
-                                                       dst.strides() == src.strides() && dst.sizes() == src.sizes() &&
-                                                       dst.scalar_type() == src.scalar_type())) {
+  if (spans_intersect(dst, src) && !reads_safely_in_place(dst, src)) {
     Tensor tmp = make_empty(src.sizes(), src.scalar_type(), src.device());
     copy_into(tmp, src);
     return copy_into(dst, tmp);
