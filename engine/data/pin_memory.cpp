@@ -10,6 +10,8 @@
 #include "data/pinned_cache.h"
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/cuda_stream.h"
+#include "glassbox/memory/caching_allocator.h"
+#include "glassbox/memory/memory.h"
 #include "glassbox/ops/factory.h"
 
 #ifdef GLASSBOX_WITH_CUDA
@@ -35,14 +37,14 @@ detail::PinnedBackend host_backend() {
   b.alloc = [](size_t n) { return std::aligned_alloc(64, n); };  // n is a size class: a multiple of 64
   b.free = [](void* p) { std::free(p); };
   b.record = [](int, void*) -> void* { return nullptr; };  // no device: nothing runs asynchronously
-  b.done = [](void*) { return true; };
-  b.destroy = [](void*) {};
+  b.done = [](int, void*) { return true; };
+  b.destroy = [](int, void*) {};
   return b;
 }
 
 #ifdef GLASSBOX_WITH_CUDA
-// Every failure is cleared (never left for the next launch check to report as its own) and never throws: the
-// deleter and the copy's bookkeeping call these.
+// Buffers: a failure is cleared (never left for the next launch check to report as its own) and never throws (the
+// deleter frees). Events: the device's caching allocator's raw allocator's, which record_stream uses too.
 detail::PinnedBackend cuda_backend() {
   detail::PinnedBackend b;
   b.alloc = [](size_t n) -> void* {
@@ -53,33 +55,11 @@ detail::PinnedBackend cuda_backend() {
     if (!cuda_kernels::cuda_ok_or_clear(cudaFreeHost(p)))
       std::fprintf(stderr, "glassbox: warning: pin_memory: cudaFreeHost failed; the pinned buffer is leaked\n");
   };
-  b.record = [](int device, void* stream) -> void* {
-    int current = 0;
-    if (!cuda_kernels::cuda_ok_or_clear(cudaGetDevice(&current))) return nullptr;
-    const bool switch_device = current != device;
-    if (switch_device && !cuda_kernels::cuda_ok_or_clear(cudaSetDevice(device))) return nullptr;
-    cudaEvent_t e = nullptr;
-    if (!cuda_kernels::cuda_ok_or_clear(cudaEventCreateWithFlags(&e, cudaEventDisableTiming))) e = nullptr;
-    if (e && !cuda_kernels::cuda_ok_or_clear(cudaEventRecord(e, static_cast<cudaStream_t>(stream)))) {
-      (void)cuda_kernels::cuda_ok_or_clear(cudaEventDestroy(e));
-      e = nullptr;
-    }
-    if (switch_device) (void)cuda_kernels::cuda_ok_or_clear(cudaSetDevice(current));
-    if (!e) {  // no event: the block must not be reused before the copy is done, so wait for it here
-      (void)cuda_kernels::cuda_ok_or_clear(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-    }
-    return e;
-  };
-  b.done = [](void* e) {
-    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(e));
-    if (err == cudaErrorNotReady) {
-      (void)cudaGetLastError();  // not an error: the copy is still running
-      return false;
-    }
-    (void)cuda_kernels::cuda_ok_or_clear(err);  // a failed copy (a context in error) no longer uses the block
-    return true;
-  };
-  b.destroy = [](void* e) { (void)cuda_kernels::cuda_ok_or_clear(cudaEventDestroy(static_cast<cudaEvent_t>(e))); };
+  // the device's own events (memory/cuda_allocator.cu): without one it waits for the stream instead
+  auto raw = [](int device) -> memory::RawAllocator& { return memory::caching_allocator(Device(kCUDA, device)).raw(); };
+  b.record = [raw](int device, void* stream) { return raw(device).record_event(reinterpret_cast<int64_t>(stream)); };
+  b.done = [raw](int device, void* e) { return raw(device).event_done(e); };
+  b.destroy = [raw](int device, void* e) { raw(device).destroy_event(e); };
   return b;
 }
 #endif

@@ -18,9 +18,9 @@ void PinnedCache::collect_locked() {
   // In release order: a block is ready once all its events have completed.
   auto ready = [this](void* p) {
     Block& b = blocks_.at(p);
-    auto first_pending = std::remove_if(b.events.begin(), b.events.end(), [this](void* e) {
-      if (!backend_.done(e)) return false;
-      backend_.destroy(e);
+    auto first_pending = std::remove_if(b.events.begin(), b.events.end(), [this](const std::pair<int, void*>& e) {
+      if (!backend_.done(e.first, e.second)) return false;
+      backend_.destroy(e.first, e.second);
       return true;
     });
     b.events.erase(first_pending, b.events.end());
@@ -88,7 +88,7 @@ bool PinnedCache::record_use(void* block, int device, void* stream) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = blocks_.find(block);
   if (it == blocks_.end() || !it->second.in_use) return false;
-  if (void* e = backend_.record(device, stream)) it->second.events.push_back(e);
+  if (void* e = backend_.record(device, stream)) it->second.events.emplace_back(device, e);
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "glassbox/data/pin_memory.h"
@@ -30,9 +31,11 @@ namespace gb::data::detail {
 struct PinnedBackend {
   std::function<void*(size_t)> alloc;                    // nullptr on failure
   std::function<void(void*)> free;                       // never throws
-  std::function<void*(int device, void* stream)> record;  // an event after the work queued on stream; nullptr: none
-  std::function<bool(void*)> done;                       // whether the event has completed
-  std::function<void(void*)> destroy;                    // the event, once completed or abandoned
+  // An event after the work queued on stream (nullptr: none needed, or the stream was waited for instead), whether
+  // it has completed, and its release: the device's RawAllocator's own record_event / event_done / destroy_event.
+  std::function<void*(int device, void* stream)> record;
+  std::function<bool(int device, void* event)> done;
+  std::function<void(int device, void* event)> destroy;
 };
 
 class PinnedCache {
@@ -54,7 +57,7 @@ class PinnedCache {
   struct Block {
     size_t size = 0;
     bool in_use = false;
-    std::vector<void*> events;  // recorded uses not yet known to have completed
+    std::vector<std::pair<int, void*>> events;  // (device, event) of recorded uses not yet known to have completed
   };
   void collect_locked();  // moves released blocks whose events completed to the free lists
   void empty_locked();

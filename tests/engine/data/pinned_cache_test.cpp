@@ -36,8 +36,8 @@ struct Fake {
       events_done.push_back(false);
       return reinterpret_cast<void*>(events_done.size());  // event k is index k-1
     };
-    b.done = [this](void* e) { return bool(events_done.at(reinterpret_cast<size_t>(e) - 1)); };
-    b.destroy = [this](void*) { ++destroyed; };
+    b.done = [this](int, void* e) { return bool(events_done.at(reinterpret_cast<size_t>(e) - 1)); };
+    b.destroy = [this](int, void*) { ++destroyed; };
     return b;
   }
 };
