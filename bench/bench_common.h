@@ -1,5 +1,5 @@
 // bench/bench_common.h — timing and JSON-line output shared by the benchmarks; the rules they follow are
-// docs/DESIGN.md's "Performance doctrine".
+// docs/design/performance.md, the performance doctrine.
 //
 // Each benchmark times glassbox and libtorch in the same process, alternating rounds so both see the same machine
 // state, and prints one JSON object per metric: {"bench", "metric", "value", "unit", "peer", "peer_value", "ratio"}.

@@ -1,5 +1,5 @@
 // instrument/flight_recorder.h — internal: the last steps' detail, kept in memory while a long run's trace holds
-// only its summary, and written when something goes wrong (docs/DESIGN.md §7, instrument/detail.h).
+// only its summary, and written when something goes wrong (docs/design/instrument.md, instrument/detail.h).
 //
 // Two rings of fixed-size slots, allocated once when the session starts (untouched pages cost nothing): one for
 // rows (spans, instants, counters, op_details, collectives) in the order the collector reads them, one for memory

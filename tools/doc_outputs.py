@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/doc_outputs.py — reruns the commands whose output the docs quote, and checks the quotes still match.
 
-A quoted output in README.md or docs/*.md is a fenced block right after a marker line naming the command that makes it:
+A quoted output in README.md, docs/*.md or docs/design/*.md is a fenced block right after a marker line naming the command that makes it:
 
     <!-- output: build/samples/plan_memory --model mlp --batch 8 -->
     ```
@@ -113,8 +113,9 @@ def main():
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    files = a.files or [os.path.join(REPO, "README.md")] + sorted(
-        os.path.join(REPO, "docs", f) for f in os.listdir(os.path.join(REPO, "docs")) if f.endswith(".md"))
+    files = a.files or [os.path.join(REPO, "README.md")] + [
+        os.path.join(REPO, d, f) for d in ("docs", os.path.join("docs", "design"))
+        if os.path.isdir(os.path.join(REPO, d)) for f in sorted(os.listdir(os.path.join(REPO, d))) if f.endswith(".md")]
     failures = quotes = 0
     with tempfile.TemporaryDirectory(prefix="doc_outputs.") as tmp:
         for path in files:

@@ -1,4 +1,4 @@
-// tests/engine/autograd/layering_test.cpp — core and autograd never include the monitor (docs/DESIGN.md §1, §6): they
+// tests/engine/autograd/layering_test.cpp — core and autograd never include the monitor (docs/DESIGN.md §1, docs/design/monitor.md): they
 // report through the observers of engine/core/observer.h. Reads every source and header under engine/core,
 // engine/autograd and their public headers (GLASSBOX_ENGINE_DIR, tests/CMakeLists.txt) and names each include of
 // monitor/ or glassbox/monitor/ it finds.
