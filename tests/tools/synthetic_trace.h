@@ -1,5 +1,5 @@
 // tests/tools/synthetic_trace.h — a small training run with known numbers, written with gb::trace::Writer, for the
-// tools tests (and the README's examples).
+// tools tests (and the examples in docs/GUIDE.md §5, "On the tests' synthetic trace").
 //
 // Three steps (steps table) of 10, 12 and 14 ms by default. In each step, on thread 1 (main), relative to the step
 // start:

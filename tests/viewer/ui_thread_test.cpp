@@ -1,4 +1,4 @@
-// tests/viewer/ui_thread_test.cpp — the README's promise that no frame waits for SQLite: a scripted session of the
+// tests/viewer/ui_thread_test.cpp — DESIGN.md's promise that no frame waits for SQLite: a scripted session of the
 // viewer (every panel, a selection in each, a search, a compare, a memory cursor, the OOM report) drawn headless
 // with Dear ImGui, counting the SQLite statements the UI thread runs inside App::frame() (traces/reader.h
 // sqlite_statements_on_this_thread()). Opening a trace is not a frame and is not counted. And span ids, which repeat
