@@ -42,7 +42,7 @@ void fill_raw(const Tensor& t, const Scalar& v) {
         for (int64_t i = b; i < e; ++i) p[i] = value;
       });
     } else {
-      detail::check_device(t, "fill_");
+      detail::check_cpu_meta_device(t, "fill_");
       // strided: walk the index space
       std::vector<int64_t> idx(size_t(t.dim()), 0);
       for (int64_t n = 0; n < t.numel(); ++n) {

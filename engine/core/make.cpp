@@ -133,21 +133,21 @@ void check_defined(const Tensor& t, const char* op, const char* arg) {
   GB_CHECK(t.defined(), op, ": argument '", arg, "' is an undefined tensor; pass a tensor made by a factory or op");
 }
 
-void check_device(const Tensor& t, const char* op, const char* arg) {
+void check_cpu_meta_device(const Tensor& t, const char* op, const char* arg) {
   check_defined(t, op, arg);
   if (t.device().is_cpu() || t.is_meta()) return;
   throw_no_cuda_kernel(op);
 }
 
-void check_cuda_device(const Tensor& t, const char* op, const char* arg) { check_defined(t, op, arg); }
+void check_device(const Tensor& t, const char* op, const char* arg) { check_defined(t, op, arg); }
 
-void check_cuda_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {
+void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {
   check_defined(t, op, arg);
   check_same_device(first, t, op);
 }
 
-void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {
-  check_device(t, op, arg);
+void check_cpu_meta_device(const Tensor& t, const char* op, const char* arg, const Tensor& first) {
+  check_cpu_meta_device(t, op, arg);
   check_same_device(first, t, op);
 }
 

@@ -31,13 +31,13 @@ std::string shape_str(IntArrayRef sizes);
 
 // The devices with kernels: cpu computes; meta runs the same op entries (shape checks, every allocation, autograd
 // recording) and skips the innermost loops (skip_kernel); cuda:N runs the ops that have a CUDA kernel, whose entries
-// call check_cuda_device instead. Throws naming op when t is undefined, or on cuda for an op without a CUDA kernel.
-void check_device(const Tensor& t, const char* op, const char* arg = "input");
-// check_device, and t must be on `first`'s device (PyTorch's "Expected all tensors to be on the same device").
-void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
+// call check_device instead. Throws naming op when t is undefined, or on cuda for an op without a CUDA kernel.
+void check_cpu_meta_device(const Tensor& t, const char* op, const char* arg = "input");
+// check_cpu_meta_device, and t must be on `first`'s device (PyTorch's "Expected all tensors to be on the same device").
+void check_cpu_meta_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
 // The same checks for an op entry that has a CUDA kernel (cuda/launch.h): cpu, meta and cuda:N are all accepted.
-void check_cuda_device(const Tensor& t, const char* op, const char* arg = "input");
-void check_cuda_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
+void check_device(const Tensor& t, const char* op, const char* arg = "input");
+void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
 void check_defined(const Tensor& t, const char* op, const char* arg = "input");
 // Throws naming both tensors when their devices differ.
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);

@@ -43,7 +43,7 @@ Scalar Tensor::item() const {
   GB_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors: a meta tensor has a shape and an allocation ",
            "but no values (make it on the cpu to read it)");
   if (is_cuda()) return detach().to(kCPU).item();  // waits for the value, as PyTorch's item() does
-  detail::check_device(*this, "item");
+  detail::check_cpu_meta_device(*this, "item");
   return detail::dispatch_all(scalar_type(), "item", [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
     return Scalar(*reinterpret_cast<const T*>(impl_->data()));

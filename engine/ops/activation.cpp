@@ -34,16 +34,24 @@ namespace {
 // does). One pass and one output on the cpu; under create_graph (grad mode on in backward) the differentiable
 // composite records its own graph. Meta allocates what the cpu does and computes nothing.
 Tensor threshold_backward(const Tensor& g, const Tensor& y) {
-  if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() || g.sizes() != y.sizes())
-    return where(le(y, 0), 0, g);
-  detail::OpScope op_scope("threshold_backward", {g, y});
-  Tensor out = detail::make_empty(g.sizes(), g.scalar_type(), g.device());
-  detail::dispatch_numeric(g.scalar_type(), "threshold_backward", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    detail::binary_loop<T, T, T>(out, g, y, [](T gv, T yv) { return yv <= T(0) ? T(0) : gv; });
-  });
-  op_scope.set_output(out);
-  return out;
+  auto composite = [&] { return where(le(y, 0), 0, g); };
+  if (GradMode::is_enabled() || g.scalar_type() != y.scalar_type() || g.sizes() != y.sizes()) return composite();
+  return detail::run_op(
+      g.device(),
+      [&] {
+        detail::OpScope op_scope("threshold_backward", {g, y});
+        detail::dispatch_numeric(g.scalar_type(), "threshold_backward", [](auto) {});
+        Tensor out = detail::make_empty(g.sizes(), g.scalar_type(), g.device());
+        detail::run_cpu_kernel("threshold_backward", out, [&] {
+          detail::dispatch_numeric(g.scalar_type(), "threshold_backward", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            detail::binary_loop<T, T, T>(out, g, y, [](T gv, T yv) { return yv <= T(0) ? T(0) : gv; });
+          });
+        });
+        op_scope.set_output(out);
+        return out;
+      },
+      composite);  // cuda: the composite's two kernels
 }
 }  // namespace
 
@@ -103,39 +111,45 @@ bool gelu_is_tanh(const std::string& approximate) {
   return approximate == "tanh";
 }
 
+// The cpu half of gelu_backward: out = g * gelu'(x).
+void gelu_backward_cpu(const Tensor& out, const Tensor& gg, const Tensor& x, bool is_tanh) {
+  // float32, same shape, contiguous: libmvec's erf/exp/tanh in vector registers (ops/vec_libm.h); else this loop
+  if (detail::binary_vec_kernel(out, gg, x,
+                                is_tanh ? detail::VecOp2::gelu_tanh_backward : detail::VecOp2::gelu_backward))
+    return;
+  detail::dispatch_floating(x.scalar_type(), "gelu_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    if (is_tanh)
+      detail::binary_loop<T, T, T>(out, gg, x, [](T gv, T xv) {
+        M v = M(xv);
+        M u = M(kBeta) * (M(1) + M(3 * kKappa) * v * v);  // d inner / dx
+        M t = std::tanh(M(kBeta) * (v + M(kKappa) * v * v * v));
+        return T(M(gv) * (M(0.5) * (M(1) + t) + M(0.5) * v * (M(1) - t * t) * u));
+      });
+    else
+      detail::binary_loop<T, T, T>(out, gg, x, [](T gv, T xv) {
+        M v = M(xv);
+        M cdf = M(0.5) * (M(1) + std::erf(v * M(kSqrt1_2)));
+        M pdf = M(kInvSqrt2Pi) * std::exp(M(-0.5) * v * v);
+        return T(M(gv) * (cdf + v * pdf));
+      });
+  });
+}
+
 // g * gelu'(x), fused; differentiable in g and x (GeluBackwardBackward0) so double backward works.
 Tensor gelu_backward(const Tensor& g, const Tensor& x, bool is_tanh) {
   detail::OpScope op_scope("gelu_backward", {g, x});  // runs in backward; records a node under create_graph
   Tensor gg = g.scalar_type() == x.scalar_type() ? g : detail::shallow_alias(g).to(x.scalar_type());
   Tensor out = detail::make_empty(broadcast_shapes(g.sizes(), x.sizes(), "gelu_backward"), x.scalar_type(), x.device());
-  if (out.is_cuda()) {
-    detail::check_cuda_device(gg, "gelu_backward", "grad_output", x);
-    detail::cuda_pointwise("gelu_backward",
-                           {is_tanh ? cuda_kernels::Pw::gelu_tanh_backward : cuda_kernels::Pw::gelu_backward}, out,
-                           {&gg, &x}, x.scalar_type());
-  } else if (!detail::binary_vec_kernel(out, gg, x,
-                                        is_tanh ? detail::VecOp2::gelu_tanh_backward
-                                                : detail::VecOp2::gelu_backward)) {
-    // (float32, same shape, contiguous: libmvec's erf/exp/tanh in vector registers, ops/vec_libm.h; else this loop)
-    detail::dispatch_floating(x.scalar_type(), "gelu_backward", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using M = opmath_t<T>;
-      if (is_tanh)
-        detail::binary_loop<T, T, T>(out, gg, x, [](T gv, T xv) {
-          M v = M(xv);
-          M u = M(kBeta) * (M(1) + M(3 * kKappa) * v * v);  // d inner / dx
-          M t = std::tanh(M(kBeta) * (v + M(kKappa) * v * v * v));
-          return T(M(gv) * (M(0.5) * (M(1) + t) + M(0.5) * v * (M(1) - t * t) * u));
-        });
-      else
-        detail::binary_loop<T, T, T>(out, gg, x, [](T gv, T xv) {
-          M v = M(xv);
-          M cdf = M(0.5) * (M(1) + std::erf(v * M(kSqrt1_2)));
-          M pdf = M(kInvSqrt2Pi) * std::exp(M(-0.5) * v * v);
-          return T(M(gv) * (cdf + v * pdf));
-        });
-    });
-  }
+  detail::check_device(gg, "gelu_backward", "grad_output", x);
+  detail::run_kernel(
+      out, [&] { gelu_backward_cpu(out, gg, x, is_tanh); },
+      [&] {
+        detail::cuda_pointwise("gelu_backward",
+                               {is_tanh ? cuda_kernels::Pw::gelu_tanh_backward : cuda_kernels::Pw::gelu_backward}, out,
+                               {&gg, &x}, x.scalar_type());
+      });
   op_scope.set_output(out);
   if (autograd::needs_grad(g, x))
     autograd::record("GeluBackwardBackward0", {g, x}, out, {autograd::input(g), autograd::input(x)},

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/composed.h"
+#include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/index_kernels.h"
@@ -193,21 +194,24 @@ Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op
     NoGradGuard ng;
     const int64_t size = p.r.size(p.dims[k]);
     const Tensor v = dev_raw[k].expand(p.B).contiguous().reshape({-1});
-    if (v.is_cuda()) {
-      cuda_kernels::IndexRangeLaunch l;
-      l.device = int(v.device().index());
-      l.idx = v.data_ptr<int64_t>();
-      l.n = v.numel();
-      l.size = size;
-      l.dim = p.dims[k];
-      l.op = op;
-      cuda_kernels::check_index_range(l);
-    } else {  // the composed path on the cpu (a test): the host's check
-      const int64_t* h = v.data_ptr<int64_t>();
-      for (int64_t i = 0; i < v.numel(); ++i)
-        GB_CHECK_INDEX(h[i] >= -size && h[i] < size, "index ", h[i], " is out of bounds for dimension ", p.dims[k],
-                       " with size ", size);
-    }
+    detail::run_kernel(
+        v,
+        [&] {  // the composed path on the cpu (a test): the host's check
+          const int64_t* h = v.data_ptr<int64_t>();
+          for (int64_t i = 0; i < v.numel(); ++i)
+            GB_CHECK_INDEX(h[i] >= -size && h[i] < size, "index ", h[i], " is out of bounds for dimension ", p.dims[k],
+                           " with size ", size);
+        },
+        [&] {
+          cuda_kernels::IndexRangeLaunch l;
+          l.device = int(v.device().index());
+          l.idx = v.data_ptr<int64_t>();
+          l.n = v.numel();
+          l.size = size;
+          l.dim = p.dims[k];
+          l.op = op;
+          cuda_kernels::check_index_range(l);
+        });
     p.dev.push_back(where(lt(v, 0), v + size, v));
   }
   for (size_t k = 0; k < raw.size(); ++k) {

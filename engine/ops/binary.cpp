@@ -4,6 +4,7 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -56,23 +57,25 @@ namespace {
 template <typename F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f,
                      detail::CudaOp cuda = {}) {
-  detail::check_cuda_device(a, op, "self");
-  detail::check_cuda_device(b, op, "other", a);
+  detail::check_device(a, op, "self");
+  detail::check_device(b, op, "other", a);
   auto shape = detail::broadcast_dims(a.sizes(), b.sizes(), op);
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor bb = b.scalar_type() == compute ? b : detail::shallow_alias(b).to(compute);
   Tensor out = detail::make_empty(shape, compute, a.device());
-  if (out.is_cuda()) {
-    detail::dispatch_numeric(compute, op, [](auto) {});  // the CPU's dtype check
-    detail::cuda_pointwise(op, cuda, out, {&aa, &bb}, compute);
-    detail::op_output(out);
-    return out;
-  }
-  detail::dispatch_numeric(compute, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    detail::binary_loop<T, T, T>(out, aa, bb, [&](T x, T y) { return T(f(M(x), M(y))); });
-  });
+  detail::dispatch_numeric(compute, op, [](auto) {});  // the dtype check on every device
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_numeric(compute, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          detail::binary_loop<T, T, T>(out, aa, bb, [&](T x, T y) { return T(f(M(x), M(y))); });
+        });
+      },
+      [&] {
+        detail::cuda_pointwise(op, cuda, out, {&aa, &bb}, compute);
+      });
   detail::op_output(out);
   return out;
 }
@@ -81,22 +84,24 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
 template <typename F>
 Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f,
                      detail::CudaOp cuda = {}) {
-  detail::check_cuda_device(a, op, "self");
+  detail::check_device(a, op, "self");
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor out = detail::make_empty(a.sizes(), compute, a.device());
-  if (out.is_cuda()) {
-    detail::dispatch_numeric(compute, op, [](auto) {});
-    cuda.p0 = s.to_double();
-    detail::cuda_pointwise(op, cuda, out, {&aa}, compute);
-    detail::op_output(out);
-    return out;
-  }
-  detail::dispatch_numeric(compute, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    M sv = s.to<M>();
-    detail::unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x), sv)); });
-  });
+  detail::dispatch_numeric(compute, op, [](auto) {});  // the dtype check on every device
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_numeric(compute, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          M sv = s.to<M>();
+          detail::unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x), sv)); });
+        });
+      },
+      [&] {
+        cuda.p0 = s.to_double();
+        detail::cuda_pointwise(op, cuda, out, {&aa}, compute);
+      });
   detail::op_output(out);
   return out;
 }
@@ -104,8 +109,8 @@ Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarTyp
 // In place: self = f(self, other) with other broadcast to self's shape, computed in self's dtype.
 template <typename F>
 void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const F& f, detail::CudaOp cuda = {}) {
-  detail::check_cuda_device(self, op, "self");
-  detail::check_cuda_device(other, op, "other", self);
+  detail::check_device(self, op, "self");
+  detail::check_device(other, op, "other", self);
   auto shape = detail::broadcast_dims(self.sizes(), other.sizes(), op);
   GB_CHECK(IntArrayRef(shape) == self.sizes(), op, ": output with shape ", self.sizes(),
            " doesn't match the broadcast shape ", IntArrayRef(shape));
@@ -114,33 +119,41 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
            ": result type ", to_string(rt), " can't be cast to the desired output type ",
            to_string(self.scalar_type()));
   Tensor oo = other.scalar_type() == self.scalar_type() ? other : detail::shallow_alias(other).to(self.scalar_type());
-  if (self.is_cuda()) {
-    detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});
-    return detail::cuda_pointwise(op, cuda, self, {&self, &oo}, self.scalar_type());
-  }
-  detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    detail::binary_loop<T, T, T>(self, self, oo, [&](T x, T y) { return T(f(M(x), M(y))); });
-  });
+  detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the dtype check on every device
+  detail::run_kernel(
+      self,
+      [&] {
+        detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          detail::binary_loop<T, T, T>(self, self, oo, [&](T x, T y) { return T(f(M(x), M(y))); });
+        });
+      },
+      [&] {
+        detail::cuda_pointwise(op, cuda, self, {&self, &oo}, self.scalar_type());
+      });
 }
 
 template <typename F>
 void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& f, detail::CudaOp cuda = {}) {
-  detail::check_cuda_device(self, op, "self");
+  detail::check_device(self, op, "self");
   GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
            "to the desired output type ", to_string(self.scalar_type()));
-  if (self.is_cuda()) {
-    detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});
-    cuda.p0 = s.to_double();
-    return detail::cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
-  }
-  detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    M sv = s.to<M>();
-    detail::unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x), sv)); });
-  });
+  detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the dtype check on every device
+  detail::run_kernel(
+      self,
+      [&] {
+        detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          M sv = s.to<M>();
+          detail::unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x), sv)); });
+        });
+      },
+      [&] {
+        cuda.p0 = s.to_double();
+        detail::cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
+      });
 }
 
 Tensor reduce_grad(const Tensor& g, IntArrayRef shape) { return sum_to(g, shape); }

@@ -8,8 +8,9 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
-#include "core/dispatch.h"
 #include "core/composed.h"
+#include "core/device_kernel.h"
+#include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/launch.h"
@@ -77,22 +78,24 @@ namespace {
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp) {
   detail::OpScope op_scope(op, {a, b});
-  detail::check_cuda_device(a, op, "self");
-  detail::check_cuda_device(b, op, "other", a);
+  detail::check_device(a, op, "self");
+  detail::check_device(b, op, "other", a);
   auto shape = broadcast_shapes(a.sizes(), b.sizes(), op);
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct), bb = convert(b, ct);
   Tensor out = detail::make_empty(shape, kBool, a.device());
-  if (out.is_cuda()) {
-    detail::cuda_pointwise(op, {}, out, {&aa, &bb}, ct);
-    op_scope.set_output(out);
-    return out;
-  }
-  detail::dispatch_all(ct, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    detail::binary_loop<bool, T, T>(out, aa, bb, [&](T x, T y) { return cmp(M(x), M(y)); });
-  });
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_all(ct, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          detail::binary_loop<bool, T, T>(out, aa, bb, [&](T x, T y) { return cmp(M(x), M(y)); });
+        });
+      },
+      [&] {
+        detail::cuda_pointwise(op, {}, out, {&aa, &bb}, ct);
+      });
   op_scope.set_output(out);
   return out;
 }
@@ -100,22 +103,24 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, const Cmp& cmp)
 template <typename Cmp>
 Tensor compare(const Tensor& a, const Scalar& b, const char* op, const Cmp& cmp) {
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op, "self");
+  detail::check_device(a, op, "self");
   ScalarType ct = result_type(a, b);
   Tensor aa = convert(a, ct);
   Tensor out = detail::make_empty(a.sizes(), kBool, a.device());
-  if (out.is_cuda()) {  // the scalar as a 0-dim tensor of the compared dtype, broadcast: the tensor kernel
-    Tensor bb = full({}, b, TensorOptions().dtype(ct).device(a.device()));
-    detail::cuda_pointwise(op, {}, out, {&aa, &bb}, ct);
-    op_scope.set_output(out);
-    return out;
-  }
-  detail::dispatch_all(ct, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    M bv = scalar_as<T>(b);
-    detail::unary_loop<bool, T>(out, aa, [&](T x) { return cmp(M(x), bv); });
-  });
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_all(ct, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          M bv = scalar_as<T>(b);
+          detail::unary_loop<bool, T>(out, aa, [&](T x) { return cmp(M(x), bv); });
+        });
+      },
+      [&] {  // the scalar as a 0-dim tensor of the compared dtype, broadcast: the tensor kernel
+        Tensor bb = full({}, b, TensorOptions().dtype(ct).device(a.device()));
+        detail::cuda_pointwise(op, {}, out, {&aa, &bb}, ct);
+      });
   op_scope.set_output(out);
   return out;
 }
@@ -145,7 +150,7 @@ Tensor as_bool(const Tensor& t) { return convert(t, kBool); }
 
 Tensor logical_not(const Tensor& a) {
   detail::OpScope op_scope("logical_not", {a});
-  detail::check_cuda_device(a, "logical_not", "self");
+  detail::check_device(a, "logical_not", "self");
   if (detail::composed_path(a)) {  // !x is x == 0 (NaN is true, as a bool conversion reads it)
     NoGradGuard ng;
     Tensor out = eq(a, 0);
@@ -169,8 +174,8 @@ Tensor composed_logical(const Tensor& a, const Tensor& b, bool is_and) {
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("logical_and", {a, b});
-  detail::check_cuda_device(a, "logical_and", "self");
-  detail::check_cuda_device(b, "logical_and", "other", a);
+  detail::check_device(a, "logical_and", "self");
+  detail::check_device(b, "logical_and", "other", a);
   if (detail::composed_path(a)) {
     Tensor out = composed_logical(a, b, true);
     op_scope.set_output(out);
@@ -184,8 +189,8 @@ Tensor logical_and(const Tensor& a, const Tensor& b) {
 
 Tensor logical_or(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("logical_or", {a, b});
-  detail::check_cuda_device(a, "logical_or", "self");
-  detail::check_cuda_device(b, "logical_or", "other", a);
+  detail::check_device(a, "logical_or", "self");
+  detail::check_device(b, "logical_or", "other", a);
   if (detail::composed_path(a)) {
     Tensor out = composed_logical(a, b, false);
     op_scope.set_output(out);
@@ -204,7 +209,7 @@ namespace {
 template <typename F>
 Tensor float_predicate(const Tensor& a, const char* op, bool integer_answer, int kind, const F& f) {
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op, "self");
+  detail::check_device(a, op, "self");
   if (!a.is_floating_point()) {
     Tensor answer = full(a.sizes(), integer_answer, TensorOptions().dtype(kBool).device(a.device()));
     op_scope.set_output(answer);
@@ -255,16 +260,16 @@ bool all_true(const Tensor& b, const char* op) {  // b: a fresh contiguous bool 
 // Like libtorch's CPU equal: same sizes and equal elements after promotion (a float 1 equals a double 1).
 bool equal(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("equal", {a, b});
-  detail::check_cuda_device(a, "equal", "self");
-  detail::check_cuda_device(b, "equal", "other", a);
+  detail::check_device(a, "equal", "self");
+  detail::check_device(b, "equal", "other", a);
   if (a.sizes() != b.sizes()) return false;
   return all_true(eq(a, b), "equal");
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   detail::OpScope op_scope("allclose", {a, b});
-  detail::check_cuda_device(a, "allclose", "self");
-  detail::check_cuda_device(b, "allclose", "other", a);
+  detail::check_device(a, "allclose", "self");
+  detail::check_device(b, "allclose", "other", a);
   GB_CHECK(a.scalar_type() == b.scalar_type(), "allclose: ", to_string(a.scalar_type()), " did not match ",
            to_string(b.scalar_type()), " (shapes ", a.sizes(), " and ", b.sizes(),
            "); convert one with .to(other.scalar_type())");
@@ -349,18 +354,22 @@ Tensor scalar_operand(const Scalar& s, ScalarType t, const Tensor& like) {
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   check_bool_condition(condition, "where");
   detail::OpScope op_scope("where", {condition, a, b});
-  detail::check_cuda_device(condition, "where", "condition");
-  detail::check_cuda_device(a, "where", "self", condition);
-  detail::check_cuda_device(b, "where", "other", condition);
+  detail::check_device(condition, "where", "condition");
+  detail::check_device(a, "where", "self", condition);
+  detail::check_device(b, "where", "other", condition);
   auto shape = broadcast3(condition, a, b, "where");
   ScalarType rt = result_type(a, b);
   Tensor aa = convert(a, rt), bb = convert(b, rt);
   Tensor out = detail::make_empty(shape, rt, a.device());
-  if (out.is_cuda())
-    detail::cuda_pointwise("where", {}, out, {&condition, &aa, &bb}, rt);
-  else
-    detail::dispatch_all(rt, "where",
-                         [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_all(rt, "where",
+                             [&](auto tag) { where_loop<typename decltype(tag)::type>(out, condition, aa, bb); });
+      },
+      [&] {
+        detail::cuda_pointwise("where", {}, out, {&condition, &aa, &bb}, rt);
+      });
   op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record("WhereBackward0", {a, b}, out, {autograd::input(condition)},
@@ -416,8 +425,8 @@ void masked_fill_kernel(const Tensor& out, const Tensor& a, const Tensor& mask, 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask, "masked_fill");
   detail::OpScope op_scope("masked_fill", {a, mask});
-  detail::check_cuda_device(a, "masked_fill", "self");
-  detail::check_cuda_device(mask, "masked_fill", "mask", a);
+  detail::check_device(a, "masked_fill", "self");
+  detail::check_device(mask, "masked_fill", "mask", a);
   Tensor out =
       detail::make_empty(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill"), a.scalar_type(), a.device());
   masked_fill_kernel(out, a, mask, value, "masked_fill");
@@ -440,8 +449,8 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
   return detail::apply_inplace(
       self, {mask}, false, false, "masked_fill_", [&](const Tensor& s) { return gb::masked_fill(s, mask, value); },
       [&](Tensor& s) {
-        detail::check_cuda_device(s, "masked_fill_", "self");
-        detail::check_cuda_device(mask, "masked_fill_", "mask", s);
+        detail::check_device(s, "masked_fill_", "self");
+        detail::check_device(mask, "masked_fill_", "mask", s);
         masked_fill_kernel(s, s, mask, value, "masked_fill_");
       });
 }
@@ -473,33 +482,37 @@ void clamp_scalar_kernel(const Tensor& out, const Tensor& a, std::optional<Scala
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max) {
   detail::OpScope op_scope("clamp", {a});
-  detail::check_cuda_device(a, "clamp", "self");
+  detail::check_device(a, "clamp", "self");
   GB_CHECK(min || max, "clamp: At least one of 'min' or 'max' must not be None");
   ScalarType rt = Promotion().add(a).add(min).add(max).result();
   Tensor out = detail::make_empty(a.sizes(), rt, a.device());
   Tensor aa = convert(a, rt);
-  if (out.is_cuda()) {  // a missing bound is the dtype's end (the bounds are rounded to rt first, as on the CPU)
-    double lowest = -INFINITY, highest = INFINITY;
-    if (!is_floating_point(rt))
-      detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        lowest = double(std::numeric_limits<T>::lowest());
-        highest = double(std::numeric_limits<T>::max());
+  detail::dispatch_numeric(rt, "clamp", [](auto) {});  // the dtype check on every device: bool is refused
+  detail::run_kernel(
+      out, [&] { clamp_scalar_kernel(out, aa, min, max, "clamp"); },
+      [&] {
+        // a missing bound is the dtype's end (the bounds are rounded to rt first, as on the CPU)
+        double lowest = -INFINITY, highest = INFINITY;
+        if (!is_floating_point(rt))
+          detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            lowest = double(std::numeric_limits<T>::lowest());
+            highest = double(std::numeric_limits<T>::max());
+          });
+        const double bounds[2] = {min ? detail::dispatch_numeric(rt, "clamp",
+                                                                 [&](auto tag) {
+                                                                   return double(opmath_t<typename decltype(tag)::type>(
+                                                                       scalar_as<typename decltype(tag)::type>(*min)));
+                                                                 })
+                                      : lowest,
+                                  max ? detail::dispatch_numeric(rt, "clamp",
+                                                                 [&](auto tag) {
+                                                                   return double(opmath_t<typename decltype(tag)::type>(
+                                                                       scalar_as<typename decltype(tag)::type>(*max)));
+                                                                 })
+                                      : highest};
+        detail::cuda_pointwise("clamp", {cuda_kernels::Pw::clamp, bounds[0], bounds[1]}, out, {&aa}, rt);
       });
-    const double bounds[2] = {min ? detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
-                                return double(opmath_t<typename decltype(tag)::type>(
-                                    scalar_as<typename decltype(tag)::type>(*min)));
-                              })
-                                  : lowest,
-                              max ? detail::dispatch_numeric(rt, "clamp", [&](auto tag) {
-                                return double(opmath_t<typename decltype(tag)::type>(
-                                    scalar_as<typename decltype(tag)::type>(*max)));
-                              })
-                                  : highest};
-    detail::cuda_pointwise("clamp", {cuda_kernels::Pw::clamp, bounds[0], bounds[1]}, out, {&aa}, rt);
-  } else {
-    clamp_scalar_kernel(out, aa, min, max, "clamp");
-  }
   op_scope.set_output(out);
   // the gradient passes where min <= x <= max (inclusive), as in PyTorch
   if (autograd::needs_grad(a))
@@ -515,9 +528,9 @@ Tensor clamp(const Tensor& a, const std::optional<Tensor>& min, const std::optio
   Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
   GB_CHECK(lo.defined() || hi.defined(), "clamp: At least one of 'min' or 'max' must not be None");
   detail::OpScope op_scope("clamp", {a, lo, hi});
-  detail::check_cuda_device(a, "clamp", "self");
-  if (lo.defined()) detail::check_cuda_device(lo, "clamp", "min", a);
-  if (hi.defined()) detail::check_cuda_device(hi, "clamp", "max", a);
+  detail::check_device(a, "clamp", "self");
+  if (lo.defined()) detail::check_device(lo, "clamp", "min", a);
+  if (hi.defined()) detail::check_device(hi, "clamp", "max", a);
   auto shape = broadcast3(a, lo, hi, "clamp");
   ScalarType rt = Promotion().add(a).add(lo).add(hi).result();
   Tensor aa = convert(a, rt);
@@ -585,13 +598,14 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) con
   return detail::apply_inplace(
       self, {}, false, true, "clamp_", [&](const Tensor& s) { return gb::clamp(s, min, max); },
       [&](Tensor& s) {
-        detail::check_cuda_device(s, "clamp_", "self");
-        if (s.is_cuda()) {  // the out-of-place kernel, written back
-          NoGradGuard ng;
-          detail::copy_into(s, gb::clamp(s, min, max).to(s.scalar_type()));
-          return;
-        }
-        clamp_scalar_kernel(s, s, min, max, "clamp_");
+        detail::check_device(s, "clamp_", "self");
+        detail::dispatch_numeric(s.scalar_type(), "clamp_", [](auto) {});  // on every device: bool is refused
+        detail::run_kernel(
+            s, [&] { clamp_scalar_kernel(s, s, min, max, "clamp_"); },
+            [&] {
+              NoGradGuard ng;  // the out-of-place kernel, written back
+              detail::copy_into(s, gb::clamp(s, min, max).to(s.scalar_type()));
+            });
       });
 }
 
@@ -600,8 +614,8 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) con
 namespace {
 
 void check_lerp(const Tensor& start, const Tensor& end, const char* op) {
-  detail::check_cuda_device(start, op, "self");
-  detail::check_cuda_device(end, op, "end", start);
+  detail::check_device(start, op, "self");
+  detail::check_device(end, op, "end", start);
   GB_CHECK(start.is_floating_point(), op, ": expected a floating tensor but got ", to_string(start.scalar_type()),
            " (shape ", start.sizes(), "); convert it first, e.g. x.to(gb::kFloat)");
   GB_CHECK(start.scalar_type() == end.scalar_type(), op, ": expected dtype ", to_string(start.scalar_type()),
@@ -667,9 +681,9 @@ namespace {
 
 ScalarType addc_type(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value, bool is_div,
                      const char* op) {
-  detail::check_cuda_device(self, op, "self");
-  detail::check_cuda_device(t1, op, "tensor1", self);
-  detail::check_cuda_device(t2, op, "tensor2", self);
+  detail::check_device(self, op, "self");
+  detail::check_device(t1, op, "tensor1", self);
+  detail::check_device(t2, op, "tensor2", self);
   GB_CHECK(!is_div || !(is_integral(t1.scalar_type(), true) && is_integral(t2.scalar_type(), true)), op,
            ": integer division with addcdiv is not supported (tensor1 is ", to_string(t1.scalar_type()),
            ", tensor2 is ", to_string(t2.scalar_type()), "); convert them to a floating dtype first");

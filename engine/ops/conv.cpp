@@ -254,8 +254,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   GB_AUTOCAST(lower_precision_fp, conv2d, x_in, weight, bias, stride, padding, dilation, groups);
   detail::check_defined(x_in, "conv2d");
   detail::check_defined(weight, "conv2d", "weight");
-  detail::check_cuda_device(x_in, "conv2d");
-  detail::check_cuda_device(weight, "conv2d", "weight", x_in);
+  detail::check_device(x_in, "conv2d");
+  detail::check_device(weight, "conv2d", "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: ", x_in.sizes());
   GB_CHECK(weight.dim() == 4,
@@ -284,7 +284,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
            ", expected input", x.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", g.C,
            " channels instead");
   if (bias.defined()) {
-    detail::check_cuda_device(bias, "conv2d", "bias", x_in);
+    detail::check_device(bias, "conv2d", "bias", x_in);
     GB_CHECK(bias.dim() == 1 && bias.size(0) == g.O, "Given weight of size ", weight.sizes(),
              ", expected bias to be 1-dimensional with ", g.O, " elements, but got bias of size ", bias.sizes(),
              " instead");
@@ -342,8 +342,8 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   const char* op = "conv_transpose2d";
   detail::check_defined(x_in, op);
   detail::check_defined(weight, op, "weight");
-  detail::check_cuda_device(x_in, op);
-  detail::check_cuda_device(weight, op, "weight", x_in);
+  detail::check_device(x_in, op);
+  detail::check_device(weight, op, "weight", x_in);
   GB_CHECK(x_in.dim() == 3 || x_in.dim() == 4,
            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: ", x_in.sizes());
   GB_CHECK(weight.dim() == 4,
@@ -386,7 +386,7 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   GB_CHECK(g.H > 0 && g.W > 0, "conv_transpose2d: the output size (", g.H, " x ", g.W, ") is not positive for input ",
            x.sizes(), ", weight ", weight.sizes(), ", stride ", IntArrayRef(s), ", padding ", IntArrayRef(p));
   if (bias.defined()) {
-    detail::check_cuda_device(bias, op, "bias", x_in);
+    detail::check_device(bias, op, "bias", x_in);
     GB_CHECK(bias.dim() == 1 && bias.size(0) == g.C, "Given transposed=1, weight of size ", weight.sizes(),
              ", expected bias to be 1-dimensional with ", g.C, " elements, but got bias of size ", bias.sizes(),
              " instead");

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -87,31 +88,22 @@ bool reads_safely_in_place(const Tensor& dst, const Tensor& src) {
   if (dst.data_ptr() == src.data_ptr() && dst.strides() == src.strides()) return true;
   return dst.is_cpu() && dst.is_contiguous() && src.is_contiguous();
 }
-}  // namespace
 
-void copy_into(const Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
-  if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
-  check_cuda_device(dst, "copy_", "self");
-  check_cuda_device(src, "copy_", "src");
-  auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
-  GB_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: the source of shape ", src.sizes(),
-           " cannot be broadcast to the destination shape ", dst.sizes());
-  GB_CHECK(!src.is_meta() || dst.is_meta(), "copy_: Cannot copy out of meta tensor; no data! (source ", src.sizes(),
-           " on meta, destination on ", dst.device().str(), "). Make the destination on meta too, or make the source ",
-           "on ", dst.device().str());
-  if (skip_kernel(dst)) return;  // into meta: nothing to write (from cpu too, as PyTorch allows)
-  // src overlapping dst in one storage (x[1:] from x[:-1]): a copy that writes while it reads would read values it
-  // has already written (the cuda kernel's threads in any order, the cpu's strided loop in its own), so src is read
-  // into a temporary first. The cpu's contiguous same-dtype copy below is a memmove, which needs none.
-  if (spans_intersect(dst, src) && !reads_safely_in_place(dst, src)) {
-    Tensor tmp = make_empty(src.sizes(), src.scalar_type(), src.device());
-    copy_into(tmp, src);
-    return copy_into(dst, tmp);
-  }
-  if (dst.is_cpu() && src.is_cpu() && try_row_broadcast(dst, src)) return;
-  if (dst.is_cuda() || src.is_cuda())
-    return cuda_copy(dst, src.sizes() == dst.sizes() ? src : shallow_alias(src).expand(dst.sizes()));
+// src overlapping dst in one storage (x[1:] from x[:-1]): a copy that writes while it reads would read values it has
+// already written (the cuda kernel's threads in any order, the cpu's strided loop in its own), so src is read into a
+// temporary first and copied from there; true when it did so. The cpu's contiguous same-dtype copy is a memmove,
+// which needs none.
+bool copied_through_temp(const Tensor& dst, const Tensor& src) {
+  if (!spans_intersect(dst, src) || reads_safely_in_place(dst, src)) return false;
+  Tensor tmp = make_empty(src.sizes(), src.scalar_type(), src.device());
+  copy_into(tmp, src);
+  copy_into(dst, tmp);
+  return true;
+}
+
+// The cpu half of copy_into: both on the cpu, src broadcast to dst's shape.
+void copy_cpu(const Tensor& dst, const Tensor& src) {
+  if (copied_through_temp(dst, src) || try_row_broadcast(dst, src)) return;
   if (dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && dst.is_contiguous() &&
       src.is_contiguous()) {  // the same bytes: memcpy, split across the pool (contiguous(), clone(), to(dtype))
     char* d = static_cast<char*>(dst.data_ptr());
@@ -142,6 +134,27 @@ void copy_into(const Tensor& dst, const Tensor& src) {
       });
     });
   });
+}
+}  // namespace
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (dst.is_cpu() && src.is_cpu() && try_tiled_copy(dst, src)) return;
+  check_device(dst, "copy_", "self");
+  check_device(src, "copy_", "src");
+  auto shape = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
+  GB_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: the source of shape ", src.sizes(),
+           " cannot be broadcast to the destination shape ", dst.sizes());
+  GB_CHECK(!src.is_meta() || dst.is_meta(), "copy_: Cannot copy out of meta tensor; no data! (source ", src.sizes(),
+           " on meta, destination on ", dst.device().str(), "). Make the destination on meta too, or make the source ",
+           "on ", dst.device().str());
+  // into meta nothing is written (from cpu too, as PyTorch allows); between host and device the cuda end copies
+  run_kernel(
+      copy_side(dst, src), [&] { copy_cpu(dst, src); },
+      [&] {
+        if (copied_through_temp(dst, src)) return;
+        cuda_copy(dst, src.sizes() == dst.sizes() ? src : shallow_alias(src).expand(dst.sizes()));
+      });
 }
 
 void check_inplace(const Tensor& self, bool grad_needed, const char* op) {

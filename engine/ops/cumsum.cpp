@@ -3,10 +3,11 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/cumsum_kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/reduce.h"
 #include "glassbox/ops/shape.h"
@@ -15,41 +16,8 @@
 namespace gb {
 namespace {
 
-// dst = running sums of src along the middle dim of (outer, n, inner), both contiguous of dst's dtype, on cuda.
-void cumsum_cuda(const Tensor& src, const Tensor& dst, int64_t outer, int64_t n, int64_t inner) {
-  cuda_kernels::CumsumLaunch l;
-  l.device = int(dst.device().index());
-  l.dtype = dst.scalar_type();
-  l.outer = outer, l.n = n, l.inner = inner;
-  l.src = src.data_ptr();
-  l.dst = dst.data_ptr();
-  l.temp_bytes = cuda_kernels::cumsum_temp_bytes(l);  // CUB's scratch for a single line, from the caching allocator
-  Tensor temp = l.temp_bytes ? detail::make_empty({int64_t(l.temp_bytes)}, kUInt8, dst.device()) : Tensor();
-  l.temp = l.temp_bytes ? temp.data_ptr() : nullptr;
-  cuda_kernels::cumsum(l);
-}
-
-// out = running sums of a (same dtype as out) along dim; accumulates in double for floats, int64 for integers.
-void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
-  Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
-  if (detail::skip_kernel(out) || out.numel() == 0) return;  // meta: no values
-  const int64_t n = a.dim() == 0 ? 1 : a.size(dim);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
-  for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
-  if (a.is_cuda()) {  // the same sums on the device (cuda/cumsum.cu): a device-wide scan, a block or a thread per line
-    if (inner > 1 && outer * inner < 1024 && n >= 2048) {
-      // Few long lines across columns: a thread each would walk n elements alone. Transposed they are rows, a
-      // block-wide scan each, and the sums are transposed back.
-      Tensor rows = detail::shallow_alias(ac).view({outer, n, inner}).transpose(1, 2).contiguous();
-      Tensor sums = detail::make_empty(rows.sizes(), out.scalar_type(), out.device());
-      cumsum_cuda(rows, sums, outer * inner, n, 1);
-      detail::copy_into(detail::shallow_alias(out).view({outer, n, inner}), sums.transpose(1, 2));
-      return;
-    }
-    cumsum_cuda(ac, out, outer, n, inner);
-    return;
-  }
+// The cpu half: each line's sums in one pass, lines split across the pool.
+void cumsum_cpu(const Tensor& ac, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
   detail::dispatch_numeric(out.scalar_type(), "cumsum", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
@@ -71,11 +39,23 @@ void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
   });
 }
 
+// out = running sums of a (same dtype as out) along dim; accumulates in double for floats, int64 for integers.
+void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
+  Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
+  if (out.numel() == 0) return;
+  const int64_t n = a.dim() == 0 ? 1 : a.size(dim);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
+  for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
+  detail::run_kernel(
+      out, [&] { cumsum_cpu(ac, out, outer, n, inner); }, [&] { cuda_ops::cumsum(ac, out, outer, n, inner); });
+}
+
 }  // namespace
 
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   detail::OpScope op_scope("cumsum", {a});
-  detail::check_cuda_device(a, "cumsum");
+  detail::check_device(a, "cumsum");
   const int64_t d = detail::wrap_dim(dim, a.dim(), "cumsum");
   const ScalarType out_type = dtype ? *dtype : is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
   GB_CHECK_TYPE(out_type != kBool,

@@ -5,11 +5,11 @@
 // (cuda/dropout.cu) drawing from the device's Philox generator (cuda/philox.h), the mask a function of the seed, the
 // call's offset and the element's index. Backward (NativeDropoutBackward0) is g * mask * scale.
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/kernels.h"
-#include "cuda/philox.h"
+#include "cuda/ops.h"
 #include "glassbox/core/generator.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -25,62 +25,49 @@ void check_p(double p, const char* op) {
 
 double keep_scale(double p) { return p < 1 ? 1.0 / (1.0 - p) : 0.0; }
 
-// The cuda kernel's launch for n elements of x's dtype on x's device, keeping with probability 1 - p; it takes the
-// next numbers of the device's generator.
-cuda_kernels::DropoutLaunch cuda_launch(const Tensor& x, int64_t n, double p) {
-  cuda_kernels::DropoutLaunch l;
-  l.device = int(x.device().index());
-  l.dtype = x.scalar_type();
-  l.n = n;
-  l.keep = 1.0 - p;
-  l.scale = keep_scale(p);
-  const cuda_kernels::PhiloxSeed s = cuda_kernels::philox_reserve(l.device, cuda_kernels::kDropoutOffsetIncrement);
-  l.seed = s.seed;
-  l.offset = s.offset;
-  return l;
+// The cpu half of draw_mask: serial draws from the default generator.
+void draw_mask_cpu(const Tensor& mask, double p) {
+  Generator& gen = default_generator();
+  const double q = 1.0 - p;
+  detail::dispatch_floating(mask.scalar_type(), "dropout", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* m = mask.data_ptr<T>();
+    const T one(1.0f), zero(0.0f);
+    for (int64_t i = 0; i < mask.numel(); ++i) m[i] = gen.uniform_double() < q ? one : zero;
+  });
 }
 
 // A contiguous tensor of the given shape, x's dtype and device, holding 1 where an element is kept (probability
 // 1 - p), else 0.
 Tensor draw_mask(const Tensor& x, double p, IntArrayRef sizes) {
   Tensor mask = detail::make_empty(sizes, x.scalar_type(), x.device());
-  if (mask.is_cuda()) {
-    cuda_kernels::DropoutLaunch l = cuda_launch(x, mask.numel(), p);
-    l.mask = static_cast<char*>(mask.data_ptr());
-    cuda_kernels::dropout(l);
-    return mask;
-  }
-  Generator& gen = default_generator();
-  const double q = 1.0 - p;
-  if (detail::skip_kernel(mask)) return mask;  // meta: no draws (the generator does not advance)
-  detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* m = mask.data_ptr<T>();
-    const T one(1.0f), zero(0.0f);
-    for (int64_t i = 0; i < mask.numel(); ++i) m[i] = gen.uniform_double() < q ? one : zero;
-  });
-  return mask;
+  detail::run_kernel(
+      mask, [&] { draw_mask_cpu(mask, p); }, [&] { cuda_ops::dropout_mask(mask, p); });
+  return mask;  // meta: no draws (the generator does not advance)
 }
 Tensor draw_mask(const Tensor& x, double p) { return draw_mask(x, p, x.sizes()); }
 
 // out = x * mask * scale, elementwise (out may be x itself).
 void apply_mask(const Tensor& out, const Tensor& x, const Tensor& mask, double scale) {
-  if (out.is_cuda()) {
-    NoGradGuard ng;
-    detail::copy_into(out, x * mask * scale);
-    return;
-  }
-  detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    const M s = M(scale);
-    detail::binary_loop<T, T, T>(out, x, mask, [s](T a, T m) { return T(M(a) * M(m) * s); });
-  });
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_floating(x.scalar_type(), "dropout", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          const M s = M(scale);
+          detail::binary_loop<T, T, T>(out, x, mask, [s](T a, T m) { return T(M(a) * M(m) * s); });
+        });
+      },
+      [&] {  // the pointwise kernels, written back
+        NoGradGuard ng;
+        detail::copy_into(out, x * mask * scale);
+      });
 }
 
 void check_input(const Tensor& x, const char* op) {
   detail::check_defined(x, op);
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
 }
 
@@ -92,19 +79,15 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   detail::OpScope op_scope("dropout", {x});
   check_input(x, "dropout");
   const double scale = keep_scale(p);
-  Tensor mask, out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
-  if (x.is_cuda()) {  // mask and output in one kernel
-    mask = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
-    Tensor xc = detail::shallow_alias(x).contiguous();
-    cuda_kernels::DropoutLaunch l = cuda_launch(x, x.numel(), p);
-    l.x = static_cast<const char*>(xc.data_ptr());
-    l.mask = static_cast<char*>(mask.data_ptr());
-    l.out = static_cast<char*>(out.data_ptr());
-    cuda_kernels::dropout(l);
-  } else {
-    mask = draw_mask(x, p);
-    apply_mask(out, x, mask, scale);
-  }
+  Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+  Tensor mask = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
+  detail::run_kernel(
+      out,
+      [&] {
+        draw_mask_cpu(mask, p);
+        apply_mask(out, x, mask, scale);
+      },
+      [&] { cuda_ops::dropout(x, p, mask, out); });  // mask and output in one kernel
   op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("NativeDropoutBackward0", {x}, out, {autograd::input(mask)},

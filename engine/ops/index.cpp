@@ -11,10 +11,11 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/index_kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -28,7 +29,7 @@ namespace {
 constexpr int64_t kCopyGrain = 1 << 15;  // bytes below which a row copy stays on one thread
 
 void check_index_dtype(const Tensor& index, const char* op, const char* arg = "index") {
-  detail::check_cuda_device(index, op, arg);
+  detail::check_device(index, op, arg);
   GB_CHECK_TYPE(index.scalar_type() == kInt64 || index.scalar_type() == kInt32, op,
                 "(): Expected dtype int64 or int32 ", "for ", arg, ", but got ", to_string(index.scalar_type()),
                 ". Convert it with .to(gb::kInt64)");
@@ -38,14 +39,16 @@ void check_index_dtype(const Tensor& index, const char* op, const char* arg = "i
 // the count, which is all that decides the shapes and allocations, is right).
 std::vector<int64_t> index_values(const Tensor& index, const char* op) {
   // a cuda index is read on the host (it waits for the device): every index is checked before anything moves
-  Tensor c = detail::shallow_alias(index);
-  c = index.is_cuda() ? c.cpu().contiguous() : c.contiguous();
+  const Tensor c = detail::run_op(
+      index.device(), [&] { return detail::shallow_alias(index).contiguous(); },
+      [&] { return detail::shallow_alias(index).cpu().contiguous(); });
   std::vector<int64_t> out(c.numel());
-  if (detail::skip_kernel(c)) return out;
-  detail::dispatch_index(c.scalar_type(), op, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    const I* p = c.data_ptr<I>();
-    for (int64_t i = 0; i < c.numel(); ++i) out[i] = int64_t(p[i]);
+  detail::run_cpu_kernel(op, c, [&] {
+    detail::dispatch_index(c.scalar_type(), op, [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      const I* p = c.data_ptr<I>();
+      for (int64_t i = 0; i < c.numel(); ++i) out[i] = int64_t(p[i]);
+    });
   });
   return out;
 }
@@ -53,17 +56,21 @@ std::vector<int64_t> index_values(const Tensor& index, const char* op) {
 // index_values, each checked against [0, size). A cuda index is not read: its kernels check it on the device, and
 // the host gets as many zeros (the count, which is all the cuda paths use).
 std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  if (index.is_cuda()) return std::vector<int64_t>(size_t(index.numel()), 0);
-  std::vector<int64_t> out = index_values(index, op);
-  for (int64_t v : out)
-    GB_CHECK_INDEX(v >= 0 && v < size, op, "(): index ", v, " is out of bounds for dimension ", dim, " with size ",
-                   size);
-  return out;
+  return detail::run_op(
+      index.device(),
+      [&] {
+        std::vector<int64_t> out = index_values(index, op);
+        for (int64_t v : out)
+          GB_CHECK_INDEX(v >= 0 && v < size, op, "(): index ", v, " is out of bounds for dimension ", dim,
+                         " with size ", size);
+        return out;
+      },
+      [&] { return std::vector<int64_t>(size_t(index.numel()), 0); });
 }
 
 // Checks every element of an index tensor in place (gather/scatter_add, where the index is N-d).
 void check_indices_nd(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  if (index.numel() > 0 && !index.is_cuda()) checked_indices(index, size, dim, op);
+  if (index.numel() > 0) checked_indices(index, size, dim, op);
 }
 
 struct Split3 {
@@ -76,22 +83,6 @@ Split3 split_at(IntArrayRef sizes, int64_t dim) {
   return s;
 }
 
-// The launch record of cuda/index.cu's kernels for a tensor of `sizes` indexed along dim by index (on the device,
-// flattened to int64 into `dev_idx`, which must outlive the launch).
-cuda_kernels::IndexRowsLaunch row_launch(IntArrayRef sizes, int64_t dim, const Tensor& index, ScalarType dtype,
-                                        Tensor& dev_idx, const char* op) {
-  dev_idx = detail::shallow_alias(index).reshape({-1}).to(kInt64).contiguous();
-  Split3 s = split_at(sizes, dim);
-  cuda_kernels::IndexRowsLaunch l;
-  l.device = int(index.device().index());
-  l.dtype = dtype;
-  l.outer = s.outer, l.size = s.size, l.n = dev_idx.numel(), l.inner = s.inner;
-  l.idx = dev_idx.data_ptr<int64_t>();
-  l.op = op;
-  l.dim = dim;
-  return l;
-}
-
 // out = a with dim replaced by idx.size() entries: out[o, i, :] = a[o, idx[i], :]. No autograd. On cuda the
 // (checked) index tensor itself is read on the device.
 Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64_t>& idx, bool keep_0d,
@@ -100,28 +91,23 @@ Tensor index_select_kernel(const Tensor& a, int64_t dim, const std::vector<int64
   if (!shape.empty()) shape[dim] = int64_t(idx.size());
   Tensor out = detail::make_empty(keep_0d ? std::vector<int64_t>{} : shape, a.scalar_type(), a.device());
   if (out.numel() == 0) return out;
-  if (a.is_cuda()) {
-    Tensor ac = detail::shallow_alias(a).contiguous(), dev_idx;
-    cuda_kernels::IndexRowsLaunch l =
-        row_launch(a.sizes(), a.dim() == 0 ? 0 : dim, index, a.scalar_type(), dev_idx, op);
-    l.src = static_cast<const char*>(ac.data_ptr());
-    l.dst = static_cast<char*>(out.data_ptr());
-    cuda_kernels::index_select_rows(l);
-    return out;
-  }
   Tensor ac = detail::shallow_alias(a).contiguous();
-  if (detail::skip_kernel(out)) return out;
-  Split3 s = split_at(a.sizes(), dim);
-  const int64_t n = int64_t(idx.size()), row_bytes = s.inner * a.element_size();
-  const char* src = static_cast<const char*>(ac.data_ptr());
-  char* dst = static_cast<char*>(out.data_ptr());
-  parallel_for(0, s.outer * n, std::max<int64_t>(1, kCopyGrain / std::max<int64_t>(row_bytes, 1)),
-               [&](int64_t b, int64_t e) {
-                 for (int64_t r = b; r < e; ++r) {
-                   int64_t o = r / n, i = r % n;
-                   std::memcpy(dst + r * row_bytes, src + (o * s.size + idx[i]) * row_bytes, size_t(row_bytes));
-                 }
-               });
+  detail::run_kernel(
+      out,
+      [&] {
+        Split3 s = split_at(a.sizes(), dim);
+        const int64_t n = int64_t(idx.size()), row_bytes = s.inner * a.element_size();
+        const char* src = static_cast<const char*>(ac.data_ptr());
+        char* dst = static_cast<char*>(out.data_ptr());
+        parallel_for(0, s.outer * n, std::max<int64_t>(1, kCopyGrain / std::max<int64_t>(row_bytes, 1)),
+                     [&](int64_t b, int64_t e) {
+                       for (int64_t r = b; r < e; ++r) {
+                         int64_t o = r / n, i = r % n;
+                         std::memcpy(dst + r * row_bytes, src + (o * s.size + idx[i]) * row_bytes, size_t(row_bytes));
+                       }
+                     });
+      },
+      [&] { cuda_ops::index_select(ac, dim, index, out, op); });
   return out;
 }
 
@@ -130,13 +116,14 @@ Tensor skip_mask(const std::vector<int64_t>& idx, const Tensor& index, int64_t s
                  ScalarType dtype, Device device) {
   std::vector<int64_t> shape(std::max<int64_t>(ndim, 1), 1);
   shape[dim] = int64_t(idx.size());
-  if (index.is_cuda()) return ne(index.reshape({-1}), skip).to(dtype).view(shape);  // on the device: no read-back
-  std::vector<double> m(idx.size());
-  for (size_t i = 0; i < idx.size(); ++i) m[i] = idx[i] == skip ? 0.0 : 1.0;
-  Tensor t = device.is_meta() ? empty({int64_t(m.size())}, TensorOptions().dtype(kDouble).device(device))
-                              : tensor(ArrayRef<double>(m), TensorOptions().dtype(kDouble));
-  t = t.to(dtype);
-  return (device.is_cuda() ? t.to(device) : t).view(shape);
+  return detail::run_op(
+      index.device(),
+      [&] {  // built on the host (on meta: its allocation only)
+        std::vector<double> m(idx.size());
+        for (size_t i = 0; i < idx.size(); ++i) m[i] = idx[i] == skip ? 0.0 : 1.0;
+        return detail::values_on(ArrayRef<double>(m), kDouble, device).to(dtype).view(shape);
+      },
+      [&] { return ne(index.reshape({-1}), skip).to(dtype).view(shape); });  // on the device: no read-back
 }
 
 // out = zeros(sizes); out[o, idx[i], :] += g[o, i, :] for every i with idx[i] != skip. Differentiable: its backward
@@ -145,47 +132,45 @@ Tensor skip_mask(const std::vector<int64_t>& idx, const Tensor& index, int64_t s
 Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>& idx, const Tensor& index,
                        std::vector<int64_t> sizes, int64_t skip, const char* op, const char* name) {
   detail::OpScope op_scope(op, {g, index});  // runs in backward (index_select's, embedding's)
-  const bool on_cuda = g.numel() > 0 && g.is_cuda();
-  Tensor out = on_cuda ? Tensor() : zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device()));
-  if (on_cuda) {  // atomic adds in float32 (float64 for float64), the 16-bit dtypes cast after
-    NoGradGuard ng;
-    const ScalarType ct = g.scalar_type() == kDouble ? kDouble : kFloat;
-    Tensor acc = zeros(sizes, TensorOptions().dtype(ct).device(g.device()));
-    Tensor gc = detail::shallow_alias(g).contiguous().to(ct);
-    Tensor dev_idx;
-    cuda_kernels::IndexRowsLaunch l = row_launch(sizes, dim, index, ct, dev_idx, op);
-    l.src = static_cast<const char*>(gc.data_ptr());
-    l.dst = static_cast<char*>(acc.data_ptr());
-    l.skip = skip;
-    cuda_kernels::index_add_rows(l);
-    out = acc.to(g.scalar_type());  // no copy when it is acc's dtype
-  } else if (g.numel() > 0) {
-    Tensor gc = detail::shallow_alias(g).contiguous();
-    Split3 s = split_at(sizes, dim);
-    const int64_t n = int64_t(idx.size());
-    if (!detail::skip_kernel(gc))
-      detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {  // meta: none
-        using T = typename decltype(tag)::type;
-        using M = opmath_t<T>;
-        const T* src = gc.data_ptr<T>();
-        T* dst = out.data_ptr<T>();
-        auto run = [&](int64_t o0, int64_t o1, int64_t j0, int64_t j1) {
-          for (int64_t o = o0; o < o1; ++o)
-            for (int64_t i = 0; i < n; ++i) {
-              if (idx[i] == skip) continue;
-              T* d = dst + (o * s.size + idx[i]) * s.inner;
-              const T* x = src + (o * n + i) * s.inner;
-              for (int64_t j = j0; j < j1; ++j) d[j] = T(M(d[j]) + M(x[j]));
-            }
-        };
-        int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(n * s.inner, 1));
-        if (s.outer > 1)
-          parallel_for(0, s.outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, s.inner); });
-        else
-          parallel_for(0, s.inner, std::max<int64_t>(64, detail::kElementwiseGrain / std::max<int64_t>(n, 1)),
-                       [&](int64_t b, int64_t e) { run(0, 1, b, e); });
-      });
-  }
+  auto zero_rows = [&] { return zeros(sizes, TensorOptions().dtype(g.scalar_type()).device(g.device())); };
+  Tensor out =
+      g.numel() == 0
+          ? zero_rows()
+          : detail::run_op(
+                g.device(),
+                [&] {
+                  Tensor out = zero_rows();
+                  Tensor gc = detail::shallow_alias(g).contiguous();
+                  Split3 s = split_at(sizes, dim);
+                  const int64_t n = int64_t(idx.size());
+                  detail::run_cpu_kernel(name, out, [&] {
+                    detail::dispatch_floating(g.scalar_type(), name, [&](auto tag) {
+                      using T = typename decltype(tag)::type;
+                      using M = opmath_t<T>;
+                      const T* src = gc.data_ptr<T>();
+                      T* dst = out.data_ptr<T>();
+                      auto run = [&](int64_t o0, int64_t o1, int64_t j0, int64_t j1) {
+                        for (int64_t o = o0; o < o1; ++o)
+                          for (int64_t i = 0; i < n; ++i) {
+                            if (idx[i] == skip) continue;
+                            T* d = dst + (o * s.size + idx[i]) * s.inner;
+                            const T* x = src + (o * n + i) * s.inner;
+                            for (int64_t j = j0; j < j1; ++j) d[j] = T(M(d[j]) + M(x[j]));
+                          }
+                      };
+                      int64_t grain =
+                          std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(n * s.inner, 1));
+                      if (s.outer > 1)
+                        parallel_for(0, s.outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, s.inner); });
+                      else
+                        parallel_for(0, s.inner,
+                                     std::max<int64_t>(64, detail::kElementwiseGrain / std::max<int64_t>(n, 1)),
+                                     [&](int64_t b, int64_t e) { run(0, 1, b, e); });
+                    });
+                  });
+                  return out;
+                },
+                [&] { return cuda_ops::index_add_zeros(g, dim, index, sizes, skip, op); });
   op_scope.set_output(out);
   if (autograd::needs_grad(g))
     autograd::record(name, {g}, out, {autograd::input(index)}, [dim, skip](autograd::BackwardContext& c) {
@@ -205,7 +190,7 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const std::vector<int64_t>&
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
   detail::OpScope op_scope("index_select", {a, index});
-  detail::check_cuda_device(a, "index_select", "self");
+  detail::check_device(a, "index_select", "self");
   check_index_dtype(index, "index_select");
   detail::check_same_device(a, index, "index_select");
   GB_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector, got a ", index.dim(),
@@ -268,36 +253,53 @@ Tensor cut_to(const Tensor& t, const Tensor& index) {
   return detail::make_view(t, index.sizes().vec(), t.strides().vec(), t.storage_offset());
 }
 
-// The launch record of cuda/index.cu's gather_nd / scatter_add_nd: the index's shape (a 0-d index as one element),
-// the contiguous strides of a tensor of `sizes` indexed along dim, the index on the device as int64 in `dev_idx`
-// (which must outlive the launch).
-cuda_kernels::GatherLaunch gather_launch(IntArrayRef sizes, int64_t dim, const Tensor& index, ScalarType dtype,
-                                         Tensor& dev_idx, const char* op) {
-  dev_idx = detail::shallow_alias(index).to(kInt64).contiguous();
-  cuda_kernels::GatherLaunch l;
-  l.device = int(index.device().index());
-  l.dtype = dtype;
-  l.ndim = int(std::max<int64_t>(index.dim(), 1));
-  GB_CHECK(l.ndim <= cuda_kernels::kMaxIndexDims, op, " on cuda: the index has ", index.dim(), " dims; at most ",
-           cuda_kernels::kMaxIndexDims, " are supported");
-  l.dim = int(index.dim() == 0 ? 0 : dim);
-  l.op = op;
-  l.dim_size = sizes.empty() ? 1 : sizes[size_t(dim)];
-  l.numel = index.numel();
-  const DimVector st = detail::contiguous_strides(sizes);
-  for (int d = 0; d < l.ndim; ++d) {
-    l.sizes[d] = index.dim() == 0 ? 1 : index.size(d);
-    l.strides[d] = sizes.empty() ? 1 : st[size_t(d)];
-  }
-  l.idx = dev_idx.data_ptr<int64_t>();
-  return l;
+// The cpu half of gather: out[p] = a at p with dim's coordinate index[p].
+void gather_cpu(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& out) {
+  Tensor src = along_index(a, index, dim);
+  const int64_t step = (a.dim() == 0 ? 0 : a.stride(dim)) * a.element_size();
+  detail::dispatch_all(a.scalar_type(), "gather", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    detail::dispatch_index(index.scalar_type(), "gather", [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      detail::StridedLoop loop(out, {&index, &src});
+      loop.run_parallel([&](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t ix = int64_t(*reinterpret_cast<const I*>(p[1] + i * s[1]));
+          *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(p[2] + i * s[2] + ix * step);
+        }
+      });
+    });
+  });
+}
+
+// The cpu half of scatter_add: out at p with dim's coordinate index[p] += src[p], serially.
+void scatter_add_cpu(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor dst = along_index(out, index, dim);
+  Tensor from = cut_to(src, index);
+  const int64_t step = (out.dim() == 0 ? 0 : out.stride(dim)) * out.element_size();
+  detail::dispatch_numeric(out.scalar_type(), "scatter_add", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using M = opmath_t<T>;
+    detail::dispatch_index(index.scalar_type(), "scatter_add", [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      detail::StridedLoop loop(dst, {&index, &from});
+      // serial: two index entries may name the same output element
+      loop.run(0, loop.numel(), [&](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t ix = int64_t(*reinterpret_cast<const I*>(p[1] + i * s[1]));
+          T* d = reinterpret_cast<T*>(p[0] + i * s[0] + ix * step);
+          *d = T(M(*d) + M(*reinterpret_cast<const T*>(p[2] + i * s[2])));
+        }
+      });
+    });
+  });
 }
 
 }  // namespace
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
   detail::OpScope op_scope("gather", {a, index});
-  detail::check_cuda_device(a, "gather", "self");
+  detail::check_device(a, "gather", "self");
   check_index_dtype(index, "gather");
   detail::check_same_device(a, index, "gather");
   dim = detail::wrap_dim(dim, a.dim(), "gather");
@@ -305,29 +307,9 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
   const int64_t size = a.dim() == 0 ? 1 : a.size(dim);
   check_indices_nd(index, size, dim, "gather");
   Tensor out = detail::make_empty(index.sizes(), a.scalar_type(), a.device());
-  if (out.numel() > 0 && a.is_cuda()) {
-    Tensor ac = detail::shallow_alias(a).contiguous(), dev_idx;
-    cuda_kernels::GatherLaunch l = gather_launch(a.sizes(), dim, index, a.scalar_type(), dev_idx, "gather");
-    l.src = static_cast<const char*>(ac.data_ptr());
-    l.dst = static_cast<char*>(out.data_ptr());
-    cuda_kernels::gather_nd(l);
-  } else if (out.numel() > 0) {
-    Tensor src = along_index(a, index, dim);
-    const int64_t step = (a.dim() == 0 ? 0 : a.stride(dim)) * a.element_size();
-    detail::dispatch_all(a.scalar_type(), "gather", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      detail::dispatch_index(index.scalar_type(), "gather", [&](auto itag) {
-        using I = typename decltype(itag)::type;
-        detail::StridedLoop loop(out, {&index, &src});
-        loop.run_parallel([&](char** p, const int64_t* s, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) {
-            int64_t ix = int64_t(*reinterpret_cast<const I*>(p[1] + i * s[1]));
-            *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(p[2] + i * s[2] + ix * step);
-          }
-        });
-      });
-    });
-  }
+  if (out.numel() > 0)
+    detail::run_kernel(
+        out, [&] { gather_cpu(a, dim, index, out); }, [&] { cuda_ops::gather(a, dim, index, out); });
   op_scope.set_output(out);
   if (autograd::needs_grad(a))
     autograd::record("GatherBackward0", {a}, out, {autograd::input(index)},
@@ -341,8 +323,8 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
   GB_AUTOCAST(promote, scatter_add, a, dim, index, src);
   detail::OpScope op_scope("scatter_add", {a, index, src});
-  detail::check_cuda_device(a, "scatter_add", "self");
-  detail::check_cuda_device(src, "scatter_add", "src", a);
+  detail::check_device(a, "scatter_add", "self");
+  detail::check_device(src, "scatter_add", "src", a);
   check_index_dtype(index, "scatter_add");
   detail::check_same_device(a, index, "scatter_add");
   GB_CHECK_TYPE(a.scalar_type() == src.scalar_type(), "scatter_add(): Expected self.dtype to be equal to src.dtype, ",
@@ -353,34 +335,11 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
   check_indices_nd(index, size, dim, "scatter_add");
   Tensor out = detail::make_empty(a.sizes(), a.scalar_type(), a.device());
   detail::copy_into(out, a);
-  if (index.numel() > 0 && a.is_cuda()) {
-    NoGradGuard ng;
-    Tensor from = detail::shallow_alias(cut_to(src, index)).contiguous(), dev_idx;
-    cuda_kernels::GatherLaunch l = gather_launch(a.sizes(), dim, index, a.scalar_type(), dev_idx, "scatter_add");
-    l.src = static_cast<const char*>(from.data_ptr());
-    l.dst = static_cast<char*>(out.data_ptr());
-    cuda_kernels::scatter_add_nd(l);
-  } else if (index.numel() > 0) {
-    Tensor dst = along_index(out, index, dim);
-    Tensor from = cut_to(src, index);
-    const int64_t step = (a.dim() == 0 ? 0 : out.stride(dim)) * out.element_size();
-    detail::dispatch_numeric(a.scalar_type(), "scatter_add", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using M = opmath_t<T>;
-      detail::dispatch_index(index.scalar_type(), "scatter_add", [&](auto itag) {
-        using I = typename decltype(itag)::type;
-        detail::StridedLoop loop(dst, {&index, &from});
-        // serial: two index entries may name the same output element
-        loop.run(0, loop.numel(), [&](char** p, const int64_t* s, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) {
-            int64_t ix = int64_t(*reinterpret_cast<const I*>(p[1] + i * s[1]));
-            T* d = reinterpret_cast<T*>(p[0] + i * s[0] + ix * step);
-            *d = T(M(*d) + M(*reinterpret_cast<const T*>(p[2] + i * s[2])));
-          }
-        });
-      });
-    });
-  }
+  detail::dispatch_numeric(a.scalar_type(), "scatter_add", [](auto) {});  // on every device: bool is refused
+  if (index.numel() > 0)
+    detail::run_kernel(
+        out, [&] { scatter_add_cpu(out, dim, index, src); },
+        [&] { cuda_ops::scatter_add(out, dim, index, cut_to(src, index)); });
   op_scope.set_output(out);
   if (autograd::needs_grad(a, src))
     autograd::record("ScatterAddBackward0", {a, src}, out, {autograd::input(index)},
@@ -406,7 +365,7 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
   detail::OpScope op_scope("embedding", {weight, indices});
-  detail::check_cuda_device(weight, "embedding", "weight");
+  detail::check_device(weight, "embedding", "weight");
   check_index_dtype(indices, "embedding", "indices");
   detail::check_same_device(weight, indices, "embedding");
   GB_CHECK(weight.dim() == 2, "embedding(): 'weight' must be 2-D (num_embeddings, embedding_dim), got shape ",
@@ -434,8 +393,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   detail::OpScope op_scope("one_hot", {indices});
-  detail::check_cuda_device(indices, "one_hot", "self");  // on cuda: the classes read back (checked), the rows
-                                                          // built on the host and copied
+  detail::check_device(indices, "one_hot", "self");  // on cuda: the classes read back (checked), the rows
+                                                     // built on the host and copied
   GB_CHECK_TYPE(indices.scalar_type() == kInt64 || indices.scalar_type() == kInt32,
                 "one_hot is only applicable to index tensor of type LongTensor (or int32), got ",
                 to_string(indices.scalar_type()));
@@ -454,13 +413,17 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
                    num_classes, " (class values must be smaller than num_classes)");
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(num_classes);
-  const bool on_cuda = indices.is_cuda();
-  Tensor out = zeros(shape, TensorOptions().dtype(kInt64).device(on_cuda ? Device(kCPU) : indices.device()));
-  if (!detail::skip_kernel(out)) {
-    int64_t* p = out.data_ptr<int64_t>();
-    for (size_t i = 0; i < idx.size(); ++i) p[int64_t(i) * num_classes + idx[i]] = 1;
-  }
-  if (on_cuda) out = out.to(indices.device());
+  auto rows_on = [&](Device d) {  // the rows built where their memory is host memory (meta: allocated only)
+    Tensor out = zeros(shape, TensorOptions().dtype(kInt64).device(d));
+    detail::run_cpu_kernel("one_hot", out, [&] {
+      int64_t* p = out.data_ptr<int64_t>();
+      for (size_t i = 0; i < idx.size(); ++i) p[int64_t(i) * num_classes + idx[i]] = 1;
+    });
+    return out;
+  };
+  Tensor out = detail::run_op(
+      indices.device(), [&] { return rows_on(indices.device()); },
+      [&] { return rows_on(Device(kCPU)).to(indices.device()); });
   op_scope.set_output(out);
   return out;
 }

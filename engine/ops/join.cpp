@@ -42,7 +42,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
   detail::OpScope op_scope(
       "cat", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3), nth(tensors, 4), nth(tensors, 5)});
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::check_cuda_device(tensors[i], "cat", "tensors", tensors[0]);
+    detail::check_device(tensors[i], "cat", "tensors", tensors[0]);
     GB_CHECK(tensors[i].dim() > 0, "cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated; ",
              "unsqueeze it first or use stack");
   }
@@ -107,7 +107,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
   detail::OpScope op_scope(
       "stack", {nth(tensors, 0), nth(tensors, 1), nth(tensors, 2), nth(tensors, 3), nth(tensors, 4), nth(tensors, 5)});
   for (size_t i = 0; i < tensors.size(); ++i) {
-    detail::check_cuda_device(tensors[i], "stack", "tensors", tensors[0]);
+    detail::check_device(tensors[i], "stack", "tensors", tensors[0]);
     GB_CHECK(tensors[i].sizes() == r.sizes(), "stack expects each tensor to be equal size, but got ", r.sizes(),
              " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   }

@@ -307,7 +307,7 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
 }
 
 void check_matrix(const Tensor& t, const char* op, const char* arg) {
-  detail::check_cuda_device(t, op, arg);
+  detail::check_device(t, op, arg);
   GB_CHECK(t.dim() == 2, op, ": ", arg, " must be a matrix, got a ", t.dim(), "-D tensor of shape ", t.sizes());
 }
 
@@ -377,7 +377,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   GB_AUTOCAST(lower_precision_fp, addmm, self, a, b, beta, alpha);
   detail::OpScope op_scope("addmm", {self, a, b});
-  detail::check_cuda_device(self, "addmm", "self");
+  detail::check_device(self, "addmm", "self");
   check_matrix(a, "addmm", "mat1");
   check_matrix(b, "addmm", "mat2");
   check_mat_dtypes(a, b, "addmm");
@@ -430,7 +430,7 @@ Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& m
                          const Scalar& alpha, bool use_gelu) {
   const char* op = "_addmm_activation";
   detail::OpScope op_scope(op, {self, mat1, mat2});
-  detail::check_cuda_device(self, op, "self");
+  detail::check_device(self, op, "self");
   check_matrix(mat1, op, "mat1");
   check_matrix(mat2, op, "mat2");
   check_mat_dtypes(mat1, mat2, op);
@@ -472,8 +472,8 @@ Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& m
 Tensor bmm(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, bmm, a, b);
   detail::OpScope op_scope("bmm", {a, b});
-  detail::check_cuda_device(a, "bmm", "self");
-  detail::check_cuda_device(b, "bmm", "mat2", a);
+  detail::check_device(a, "bmm", "self");
+  detail::check_device(b, "bmm", "mat2", a);
   GB_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape ", a.sizes());
   GB_CHECK(b.dim() == 3, "bmm: batch2 must be a 3D tensor, got shape ", b.sizes());
   check_mat_dtypes(a, b, "bmm");
@@ -566,8 +566,8 @@ Tensor matmul_checked(const Tensor& a, const Tensor& b) {
 Tensor matmul(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, matmul, a, b);
   detail::OpScope op_scope("matmul", {a, b});
-  detail::check_cuda_device(a, "matmul", "self");
-  detail::check_cuda_device(b, "matmul", "other", a);
+  detail::check_device(a, "matmul", "self");
+  detail::check_device(b, "matmul", "other", a);
   const int64_t da = a.dim(), db = b.dim();
   GB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
            "D");
@@ -593,7 +593,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   GB_AUTOCAST(lower_precision_fp, linear, input, weight, bias);
   detail::OpScope op_scope("linear", {input, weight, bias});
-  detail::check_cuda_device(input, "linear", "input");
+  detail::check_device(input, "linear", "input");
   check_matrix(weight, "linear", "weight");
   detail::check_same_device(input, weight, "linear");
   GB_CHECK(input.dim() >= 1, "linear: input must have at least 1 dim (its last dim is in_features), got shape ",
@@ -605,7 +605,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
            " and ", x_shape(std::vector<int64_t>{weight.size(1), weight.size(0)}), "): input ", input.sizes(),
            " has in_features ", input.size(-1), " but weight ", weight.sizes(), " expects ", weight.size(1));
   if (bias.defined()) {
-    detail::check_cuda_device(bias, "linear", "bias", input);
+    detail::check_device(bias, "linear", "bias", input);
     GB_CHECK(bias.dim() <= 1 && (bias.dim() == 0 || bias.size(0) == weight.size(0) || bias.size(0) == 1),
              "linear: bias of shape ", bias.sizes(), " does not match out_features ", weight.size(0), " of weight ",
              weight.sizes());
@@ -649,8 +649,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 Tensor dot(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(promote, dot, a, b);
   detail::OpScope op_scope("dot", {a, b});
-  detail::check_cuda_device(a, "dot", "self");
-  detail::check_cuda_device(b, "dot", "tensor", a);
+  detail::check_device(a, "dot", "self");
+  detail::check_device(b, "dot", "tensor", a);
   GB_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
            "D tensors (shapes ", a.sizes(), " and ", b.sizes(), ")");
   GB_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
@@ -682,8 +682,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 
 Tensor outer(const Tensor& a, const Tensor& b) {
   detail::OpScope op_scope("outer", {a, b});
-  detail::check_cuda_device(a, "outer", "self");
-  detail::check_cuda_device(b, "outer", "vec2", a);
+  detail::check_device(a, "outer", "self");
+  detail::check_device(b, "outer", "vec2", a);
   GB_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got ", a.dim(), "-D (shape ", a.sizes(), ")");
   GB_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got ", b.dim(), "-D (shape ", b.sizes(), ")");
   Tensor out = a.unsqueeze(1) * b;

@@ -14,6 +14,7 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/composed.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -67,7 +68,6 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan, b
   Tensor out =
       detail::make_empty(plan->red == Reduction::None ? IntArrayRef(plan->out_shape) : IntArrayRef{}, ct, x.device());
   auto run = [&](auto zero) {
-    if (detail::skip_kernel(out)) return;  // meta: no values
     using T = decltype(zero);
     const T* xp = xc.data_ptr<T>();
     T* op = out.data_ptr<T>();
@@ -82,10 +82,7 @@ Tensor nll_gather(const Tensor& x, const std::shared_ptr<const NllPlan>& plan, b
     if (plan->red == Reduction::Sum) op[0] = T(acc);
     if (plan->red == Reduction::Mean) op[0] = T(acc / plan->total_weight);  // all ignored: 0/0 = nan, as PyTorch
   };
-  if (ct == kDouble)
-    run(double{});
-  else
-    run(float{});
+  detail::run_cpu_kernel("nll_loss", out, [&] { ct == kDouble ? run(double{}) : run(float{}); });
   if (ct != x.scalar_type()) out = out.to(x.scalar_type());
   detail::op_output(out);
   if (autograd::needs_grad(x))
@@ -104,7 +101,6 @@ template <typename At>
 void nll_adjoint(const Tensor& gc, const NllPlan& plan, Tensor& out, At at) {
   const int64_t n = int64_t(plan.pos.size());
   auto run = [&](auto zero) {
-    if (detail::skip_kernel(out)) return;  // meta: no values
     using T = decltype(zero);
     const T* gp = gc.data_ptr<T>();
     T* op = out.data_ptr<T>();
@@ -115,10 +111,8 @@ void nll_adjoint(const Tensor& gc, const NllPlan& plan, Tensor& out, At at) {
       op[at(i)] = T(-plan.w[i] * gi);
     }
   };
-  if (out.scalar_type() == kDouble)
-    run(double{});
-  else
-    run(float{});
+  detail::run_cpu_kernel("nll_loss_backward", out,
+                         [&] { out.scalar_type() == kDouble ? run(double{}) : run(float{}); });
 }
 
 // The compact form of the adjoint (log_softmax_onehot.h): row i's target entry, 0 where ignored; not differentiable
@@ -155,8 +149,8 @@ Tensor nll_scatter(const Tensor& g, const std::shared_ptr<const NllPlan>& plan) 
 void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight, const char* op) {
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
-  detail::check_cuda_device(input, op);
-  detail::check_cuda_device(target, op, "target", input);
+  detail::check_device(input, op);
+  detail::check_device(target, op, "target", input);
   GB_CHECK(input.dim() >= 1, op, ": input tensor should be 1D or more (C), (N, C) or (N, C, d1, ...), but got ",
            input.sizes());
   GB_CHECK(input.is_floating_point(), op, ": expected a floating-point input, but got ",
@@ -180,7 +174,7 @@ void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight, 
   }
   const int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   if (weight.defined()) {
-    detail::check_cuda_device(weight, op, "weight", input);
+    detail::check_device(weight, op, "weight", input);
     GB_CHECK(weight.numel() == C, "weight tensor should be defined either for all ", C,
              " classes or no classes but got weight tensor of shape: ", weight.sizes());
   }
@@ -190,7 +184,7 @@ void check_nll(const Tensor& input, const Tensor& target, const Tensor& weight, 
 std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red,
                                   int64_t ignore_index, const char* op) {
   check_nll(input, target, weight, op);
-  detail::check_device(input, op);
+  detail::check_cpu_meta_device(input, op);
   const int64_t C = input.dim() == 1 ? input.size(0) : input.size(1);
   auto plan = std::make_shared<NllPlan>();
   plan->in_shape = input.sizes().vec();
@@ -201,7 +195,7 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
   Tensor tc = detail::raw_contiguous(target, kInt64);
   // meta: targets and weights have no values; plan as if every target were class 0 with weight 1 (the plan steers
   // values only, never which tensors are made)
-  const bool meta = detail::skip_kernel(tc);
+  const bool meta = !detail::has_memory(tc);
   const int64_t* tp = meta ? nullptr : tc.data_ptr<int64_t>();
   std::vector<double> wv;
   if (weight.defined())
@@ -231,13 +225,19 @@ std::shared_ptr<NllPlan> nll_plan(const Tensor& input, const Tensor& target, con
 
 // A tensor of target's shape, dtype dt: 1 where target != ignore_index, else 0.
 Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
-  if (target.is_cuda()) return ne(target, ignore_index).to(dt);
-  Tensor tc = detail::raw_contiguous(target, kInt64);
-  Tensor m = detail::make_empty(target.sizes(), kDouble, target.device());
-  const int64_t* tp = tc.data_ptr<int64_t>();
-  double* mp = m.data_ptr<double>();
-  for (int64_t i = 0; i < (detail::skip_kernel(m) ? 0 : m.numel()); ++i) mp[i] = tp[i] == ignore_index ? 0.0 : 1.0;
-  return m.to(dt);
+  return detail::run_op(
+      target.device(),
+      [&] {
+        Tensor tc = detail::raw_contiguous(target, kInt64);
+        Tensor m = detail::make_empty(target.sizes(), kDouble, target.device());
+        detail::run_cpu_kernel("cross_entropy", m, [&] {
+          const int64_t* tp = tc.data_ptr<int64_t>();
+          double* mp = m.data_ptr<double>();
+          for (int64_t i = 0; i < m.numel(); ++i) mp[i] = tp[i] == ignore_index ? 0.0 : 1.0;
+        });
+        return m.to(dt);
+      },
+      [&] { return ne(target, ignore_index).to(dt); });
 }
 
 }  // namespace
@@ -357,9 +357,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                 int64_t ignore_index) {
   GB_AUTOCAST(fp32, nll_loss, input, target, weight, reduction, ignore_index);
   detail::OpScope op_scope("nll_loss", {input, target, weight});
-  if (input.defined() && input.is_cuda())
-    return nll_gather_cuda(input, nll_cuda_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
-  return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
+  detail::check_defined(input, "nll_loss");
+  return detail::run_op(
+      input.device(),
+      [&] { return nll_gather(input, nll_plan(input, target, weight, reduction, ignore_index, "nll_loss")); },
+      [&] {
+        return nll_gather_cuda(input, nll_cuda_plan(input, target, weight, reduction, ignore_index, "nll_loss"));
+      });
 }
 
 // ---- cross_entropy ----
@@ -393,16 +397,20 @@ Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Ten
     auto onehot = std::make_shared<detail::OneHotTargets>();
     Tensor lp = detail::log_softmax_onehot(logits, onehot);
     detail::OpScope nll_scope("nll_loss", {lp, target, weight});
-    if (lp.is_cuda()) {
-      auto plan = nll_cuda_plan(lp, target, weight, reduction, ignore_index, "nll_loss");
-      onehot->target = plan->target;
-      return nll_gather_cuda(lp, plan, /*compact_backward=*/true);
-    }
-    auto plan = nll_plan(lp, target, weight, reduction, ignore_index, "nll_loss");
-    onehot->cols.resize(plan->pos.size());
-    for (size_t i = 0; i < plan->pos.size(); ++i)
-      onehot->cols[i] = plan->pos[i] < 0 ? -1 : plan->pos[i] - int64_t(i) * C;
-    return nll_gather(lp, plan, /*compact_backward=*/true);
+    return detail::run_op(
+        lp.device(),
+        [&] {  // the targets' columns on the host
+          auto plan = nll_plan(lp, target, weight, reduction, ignore_index, "nll_loss");
+          onehot->cols.resize(plan->pos.size());
+          for (size_t i = 0; i < plan->pos.size(); ++i)
+            onehot->cols[i] = plan->pos[i] < 0 ? -1 : plan->pos[i] - int64_t(i) * C;
+          return nll_gather(lp, plan, /*compact_backward=*/true);
+        },
+        [&] {  // the targets stay on the device
+          auto plan = nll_cuda_plan(lp, target, weight, reduction, ignore_index, "nll_loss");
+          onehot->target = plan->target;
+          return nll_gather_cuda(lp, plan, /*compact_backward=*/true);
+        });
   }
   Tensor lp = log_softmax(logits, class_dim);
 
@@ -433,14 +441,14 @@ Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Ten
   switch (reduction) {
     case Reduction::Mean:
       if (w_b.defined()) {
-        if (lp.is_cuda()) {
-          auto plan = nll_cuda_plan(lp, target, weight, Reduction::Sum, ignore_index, op);
-          nll_positions_cuda(lp, *plan);  // the plan's total weight, on the device
-          ret = smooth.sum() / plan->total_weight;
-        } else {
-          const double denom = nll_plan(lp, target, weight, Reduction::Sum, ignore_index, op)->total_weight;
-          ret = smooth.sum() / denom;
-        }
+        ret = detail::run_op(
+            lp.device(),
+            [&] { return smooth.sum() / nll_plan(lp, target, weight, Reduction::Sum, ignore_index, op)->total_weight; },
+            [&] {
+              auto plan = nll_cuda_plan(lp, target, weight, Reduction::Sum, ignore_index, op);
+              nll_positions_cuda(lp, *plan);  // the plan's total weight, on the device
+              return smooth.sum() / plan->total_weight;
+            });
       } else {
         ret = smooth.mean();
       }
@@ -475,11 +483,11 @@ void check_pointwise_loss(const Tensor& input, const Tensor& target, const char*
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
   if (on_cuda) {
-    detail::check_cuda_device(input, op);
-    detail::check_cuda_device(target, op, "target", input);
-  } else {
     detail::check_device(input, op);
     detail::check_device(target, op, "target", input);
+  } else {
+    detail::check_cpu_meta_device(input, op);
+    detail::check_cpu_meta_device(target, op, "target", input);
   }
   GB_CHECK(input.is_floating_point() && target.is_floating_point(), op,
            ": expected floating-point input and target, but got ", to_string(input.scalar_type()), " and ",
@@ -648,7 +656,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   const ScalarType ct = detail::compute_type(dt);
   auto shape = input.sizes().vec();
   if (weight.defined()) {
-    detail::check_cuda_device(weight, op, "weight", input);
+    detail::check_device(weight, op, "weight", input);
     GB_CHECK(broadcast_shapes(shape, weight.sizes(), op) == shape, op, ": weight of shape ", weight.sizes(),
              " does not broadcast to the input's shape ", input.sizes(),
              "; give one weight per element, or a shape that expands to the input's");
@@ -661,7 +669,6 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
     Tensor x = full(input), t = full(target), w = weight.defined() ? full(weight) : Tensor();
     Tensor l = detail::make_empty(shape, ct, input.device());
     auto run = [&](auto zero) {
-      if (detail::skip_kernel(l)) return;  // meta: no values
       using T = decltype(zero);
       const T *xp = x.data_ptr<T>(), *tp = t.data_ptr<T>();
       const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
@@ -681,10 +688,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
                "sigmoid first, or pass the logits to binary_cross_entropy_with_logits, which is also more stable.");
       l = (t - 1.0) * clamp(log1p(-x), -100.0, std::nullopt) - t * clamp(log(x), -100.0, std::nullopt);
       if (w.defined()) l = l * w;
-    } else if (ct == kDouble) {
-      run(double{});
     } else {
-      run(float{});
+      detail::run_cpu_kernel(op, l, [&] { ct == kDouble ? run(double{}) : run(float{}); });
     }
     out = reduce_loss(l, reduction);
     if (out.scalar_type() != dt) out = out.to(dt);
@@ -734,7 +739,6 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
     Tensor w = weight.defined() ? full(weight) : Tensor(), pw = pos_weight.defined() ? full(pos_weight) : Tensor();
     Tensor l = detail::make_empty(shape, ct, logits.device());
     auto run = [&](auto zero) {
-      if (detail::skip_kernel(l)) return;  // meta: no values
       using T = decltype(zero);
       const T *xp = x.data_ptr<T>(), *tp = t.data_ptr<T>();
       const T* wp = w.defined() ? w.data_ptr<T>() : nullptr;
@@ -752,10 +756,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
       const Tensor ls = where(lt(x, 0), x, 0.0) - log1p(exp(-abs(x)));
       l = (1.0 - t) * x - (pw.defined() ? (pw - 1.0) * t + 1.0 : ones_like(x)) * ls;
       if (w.defined()) l = l * w;
-    } else if (ct == kDouble) {
-      run(double{});
     } else {
-      run(float{});
+      detail::run_cpu_kernel(op, l, [&] { ct == kDouble ? run(double{}) : run(float{}); });
     }
     out = reduce_loss(l, reduction);
     if (out.scalar_type() != dt) out = out.to(dt);

@@ -19,8 +19,8 @@ namespace gb {
 Tensor masked_select(const Tensor& a, const Tensor& mask) {
   const char* op = "masked_select";
   detail::OpScope op_scope(op, {a, mask});
-  detail::check_cuda_device(a, op);
-  detail::check_cuda_device(mask, op, "mask", a);
+  detail::check_device(a, op);
+  detail::check_device(mask, op, "mask", a);
   GB_CHECK_TYPE(mask.scalar_type() == kBool, "masked_select: expected BoolTensor for mask, but got ",
                 to_string(mask.scalar_type()), ". Make the mask with a comparison (x > 0) or .to(gb::kBool).");
   detail::check_has_data(mask, op, "the result's size is the number of true elements of the mask");
@@ -51,7 +51,7 @@ Tensor masked_select(const Tensor& a, const Tensor& mask) {
 Tensor nonzero(const Tensor& a) {
   const char* op = "nonzero";
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   detail::check_has_data(a, op, "the result's size is the number of nonzero elements");
   Tensor c = detail::shallow_alias(a).to(kCPU).contiguous();
   std::vector<int64_t> coords;

@@ -18,6 +18,7 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/cpu_isa.h"
+#include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/batch_norm_cudnn.h"
@@ -111,7 +112,7 @@ GB_ALWAYS_INLINE void row_stats(const T* x, int64_t len, double& mean, double& v
 
 void check_affine(const Tensor& t, int64_t n, const char* op, const char* what, const Tensor& x) {
   if (!t.defined()) return;
-  detail::check_cuda_device(t, op, what, x);  // on x's device (a cuda x reaches only batch_norm's cuda path)
+  detail::check_device(t, op, what, x);  // on x's device (a cuda x reaches only batch_norm's cuda path)
   GB_CHECK(t.numel() == n, op, ": ", what, " should contain ", n, " elements not ", t.numel(), " (input of size ",
            x.sizes(), ")");
 }
@@ -128,15 +129,16 @@ struct RowData {
 // on meta, where every tensor is made but no statistics are computed.
 template <typename Body>
 void with_row_data(const Tensor& xc, const Tensor& weight, const Tensor& bias, const Tensor& mean, const Tensor& rstd,
-                   const Tensor& out, const Body& body) {
+                   const Tensor& out, const char* op, const Body& body) {
   const ScalarType ct = xc.scalar_type();
   auto run = [&](auto zero) {
     using T = decltype(zero);
     Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
     Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-    if (detail::skip_kernel(out)) return;
-    body(RowData<T>{xc.data_ptr<T>(), ptr_or_null<T>(wc), ptr_or_null<T>(bc), out.data_ptr<T>(), mean.data_ptr<T>(),
-                    rstd.data_ptr<T>()});
+    detail::run_cpu_kernel(op, out, [&] {
+      body(RowData<T>{xc.data_ptr<T>(), ptr_or_null<T>(wc), ptr_or_null<T>(bc), out.data_ptr<T>(), mean.data_ptr<T>(),
+                      rstd.data_ptr<T>()});
+    });
   };
   if (ct == kDouble)
     run(double{});
@@ -330,7 +332,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
   const char* op = "batch_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x, weight, bias, running_mean, running_var});
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got input of size ", x.sizes());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t N = x.size(0), C = x.size(1), S = C && N ? x.numel() / (N * C) : 0;
@@ -342,30 +344,30 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
            ": running_mean and running_var must both be given or both be undefined");
   const bool batch_stats = training || !running_mean.defined();
   GB_CHECK(!training || N * S > 1, "Expected more than 1 value per channel when training, got input size ", x.sizes());
-  if (x.is_cuda()) return batch_norm_cuda(x, weight, bias, running_mean, running_var, training, momentum, eps, op_scope);
+  if (x.device().type() == kCUDA)  // cuDNN's or the device kernels' statistics, update and backward
+    return batch_norm_cuda(x, weight, bias, running_mean, running_var, training, momentum, eps, op_scope);
 
   const ScalarType ct = detail::compute_type(x.scalar_type());
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor mean = detail::make_empty({C}, ct, x.device()), rstd = detail::make_empty({C}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   std::vector<double> var(static_cast<size_t>(C));
+  Tensor rm, rv;  // the operands in the compute type (meta makes them too, then computes nothing)
+  if (!batch_stats) rm = detail::raw_contiguous(running_mean, ct), rv = detail::raw_contiguous(running_var, ct);
+  Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
+  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
   auto run = [&](auto zero) {
     using T = decltype(zero);
-    const bool meta = detail::skip_kernel(out);  // meta: make the same tensors, read and write none
     T* mp = mean.data_ptr<T>();
     T* rp = rstd.data_ptr<T>();
     if (batch_stats) {
-      if (!meta) bn_channel_stats<T>(xc.data_ptr<T>(), N, C, S, mp, var.data());
+      bn_channel_stats<T>(xc.data_ptr<T>(), N, C, S, mp, var.data());
     } else {
-      Tensor rm = detail::raw_contiguous(running_mean, ct), rv = detail::raw_contiguous(running_var, ct);
-      for (int64_t c = 0; c < (meta ? 0 : C); ++c) {
+      for (int64_t c = 0; c < C; ++c) {
         mp[c] = rm.data_ptr<T>()[c];
         var[size_t(c)] = double(rv.data_ptr<T>()[c]);
       }
     }
-    Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
-    Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-    if (meta) return;
     for (int64_t c = 0; c < C; ++c) rp[c] = T(1.0 / std::sqrt(var[size_t(c)] + eps));
     std::vector<T> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
@@ -374,10 +376,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
     }
     if (out.numel() > 0) channel_affine<T>(xc.data_ptr<T>(), scale.data(), shift.data(), N, C, S, out.data_ptr<T>());
   };
-  if (ct == kDouble)
-    run(double{});
-  else
-    run(float{});
+  detail::run_cpu_kernel(op, out, [&] { ct == kDouble ? run(double{}) : run(float{}); });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 
@@ -386,8 +385,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
     const double n = double(N * S);
     std::vector<double> unbiased(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) unbiased[size_t(c)] = var[size_t(c)] * n / (n - 1);
-    Tensor uv = x.is_meta() ? empty({C}, TensorOptions().dtype(kDouble).device(x.device()))
-                            : tensor(ArrayRef<double>(unbiased), kDouble);
+    Tensor uv = detail::values_on(ArrayRef<double>(unbiased), kDouble, x.device());
     Tensor& rm = const_cast<Tensor&>(running_mean);
     Tensor& rv = const_cast<Tensor&>(running_var);
     rm.mul_(1 - momentum).add_(mean.to(rm.scalar_type()), momentum);
@@ -421,12 +419,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, con
                   c.saved(3).data_ptr<T>(), N, C, S, batch_stats, gx.defined() ? gx.data_ptr<T>() : nullptr,
                   gw.defined() ? gw.data_ptr<T>() : nullptr, gb.defined() ? gb.data_ptr<T>() : nullptr);
             };
-            if (detail::skip_kernel(xc)) {
-              // meta: the gradients are made; no kernel
-            } else if (ct == kDouble)
-              run(double{});
-            else
-              run(float{});
+            // meta: the gradients are made; no kernel
+            detail::run_cpu_kernel("native_batch_norm_backward", xc,
+                                   [&] { ct == kDouble ? run(double{}) : run(float{}); });
           } else {  // differentiable formulas (create_graph)
             return bn_formula_grads(c, batch_stats, dims, bshape, eps, g.scalar_type());
           }
@@ -619,7 +614,7 @@ void row_norm_cuda(const Tensor& xc, const Tensor& weight, const Tensor& bias, i
 
 void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D,
                              double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
-  with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
+  with_row_data(xc, weight, bias, mean, rstd, out, "layer_norm", [&](auto d) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
     auto rows_fn = GB_PICK_ISA(layer_norm_rows, T);
     const bool stream = detail::stream_output(out.nbytes());
@@ -693,7 +688,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   const char* op = "layer_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x, weight, bias});
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t k = int64_t(normalized_shape.size());
   GB_CHECK(k >= 1, op,
@@ -710,7 +705,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   }
   for (const Tensor* t : {&weight, &bias}) {
     if (!t->defined()) continue;
-    detail::check_cuda_device(*t, op, t == &weight ? "weight" : "bias", x);
+    detail::check_device(*t, op, t == &weight ? "weight" : "bias", x);
     GB_CHECK(t->sizes() == normalized_shape, "Expected ", t == &weight ? "weight" : "bias",
              " to be of same shape as normalized_shape, but got ", t == &weight ? "weight" : "bias", " of shape ",
              t->sizes(), " and normalized_shape = ", normalized_shape);
@@ -728,10 +723,9 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   Tensor mean = detail::make_empty(stat_shape, ct, x.device()), rstd = detail::make_empty(stat_shape, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // weight and bias run along the row
-  if (x.is_cuda())
-    row_norm_cuda(xc, weight, bias, M, D, 0, 1, eps, mean, rstd, out);
-  else
-    layer_norm_forward_rows(xc, weight, bias, M, D, eps, mean, rstd, out);
+  detail::run_op(
+      x.device(), [&] { layer_norm_forward_rows(xc, weight, bias, M, D, eps, mean, rstd, out); },
+      [&] { row_norm_cuda(xc, weight, bias, M, D, 0, 1, eps, mean, rstd, out); });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 
@@ -799,7 +793,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   const char* op = "group_norm";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x, weight, bias});
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   GB_CHECK(x.dim() >= 2, op, ": Expected at least 2 dimensions for input tensor but received ", x.dim());
   GB_CHECK(x.is_floating_point(), op, ": expected a floating-point input, but got ", to_string(x.scalar_type()));
   const int64_t N = x.size(0), C = x.size(1);
@@ -808,7 +802,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
            " and num_groups=", num_groups);
   for (const Tensor* t : {&weight, &bias}) {
     if (!t->defined()) continue;
-    detail::check_cuda_device(*t, op, t == &weight ? "weight" : "bias", x);
+    detail::check_device(*t, op, t == &weight ? "weight" : "bias", x);
     GB_CHECK(t->dim() == 1 && t->numel() == C, "Expected ", t == &weight ? "weight" : "bias",
              " to be a vector of size equal to the number of channels in input, but got ",
              t == &weight ? "weight" : "bias", " of shape ", t->sizes(), " and input of shape ", x.sizes());
@@ -820,16 +814,18 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   Tensor mean = detail::make_empty({N, G, 1}, ct, x.device()), rstd = detail::make_empty({N, G, 1}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // a row is one group of one sample: Cg channels of S elements, each channel with its own weight and bias
-  if (x.is_cuda())
-    row_norm_cuda(xc, weight, bias, N * G, D, G, S, eps, mean, rstd, out);
-  else
-    with_row_data(xc, weight, bias, mean, rstd, out, [&](auto d) {
-      using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
-      auto rows_fn = GB_PICK_ISA(group_norm_rows, T);
-      parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
-        rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd);
-      });
-    });
+  detail::run_kernel(
+      x,
+      [&] {
+        with_row_data(xc, weight, bias, mean, rstd, out, "group_norm", [&](auto d) {
+          using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
+          auto rows_fn = GB_PICK_ISA(group_norm_rows, T);
+          parallel_for(0, N * G, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+            rows_fn(d.x, d.y, d.w, d.b, r0, r1, G, Cg, S, eps, d.mean, d.rstd);
+          });
+        });
+      },
+      [&] { row_norm_cuda(xc, weight, bias, N * G, D, G, S, eps, mean, rstd, out); });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 

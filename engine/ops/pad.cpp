@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
@@ -32,7 +33,7 @@ int64_t padded_dim(const Tensor& x, size_t pair) { return x.dim() - 1 - int64_t(
 
 Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value) {
   detail::OpScope op_scope("constant_pad_nd", {x});
-  detail::check_cuda_device(x, "constant_pad_nd");
+  detail::check_device(x, "constant_pad_nd");
   check_pad_length(x, pad, "constant_pad_nd");
   std::vector<int64_t> shape = x.sizes().vec();
   Tensor src = detail::shallow_alias(x);
@@ -71,7 +72,7 @@ Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value) {
 Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
   if (mode == "constant") return constant_pad_nd(x, pad, value.value_or(0.0));
   detail::OpScope op_scope("pad", {x});
-  detail::check_cuda_device(x, "pad");  // an index_select per padded dim: on cuda too
+  detail::check_device(x, "pad");  // an index_select per padded dim: on cuda too
   const std::string m(mode);
   GB_CHECK(m == "reflect" || m == "replicate" || m == "circular", "pad: unrecognised padding mode \"", m,
            "\"; use \"constant\", \"reflect\", \"replicate\" or \"circular\"");
@@ -115,8 +116,7 @@ Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode, std::optiona
         s = ((s % n) + n) % n;
       idx[size_t(j)] = s;
     }
-    Tensor index = x.is_meta() ? empty({int64_t(idx.size())}, TensorOptions().dtype(kInt64).device(x.device()))
-                               : tensor(ArrayRef<int64_t>(idx), TensorOptions().dtype(kInt64)).to(x.device());
+    Tensor index = detail::values_on(ArrayRef<int64_t>(idx), kInt64, x.device());
     y = y.index_select(d, index);
     padded = true;
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/kernels.h"
@@ -34,7 +35,7 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 
 void check_pool_input(const Tensor& x, const char* op) {
   detail::check_defined(x, op);
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   bool ok = (x.dim() == 3 && x.size(0) != 0 && x.size(1) != 0 && x.size(2) != 0) ||
             (x.dim() == 4 && x.size(1) != 0 && x.size(2) != 0 && x.size(3) != 0);
   GB_CHECK(ok, op,
@@ -93,16 +94,20 @@ Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
     const int64_t* ip = idx.data_ptr<int64_t>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
-    if (o.is_cuda()) {
-      cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
-      l.in = reinterpret_cast<const char*>(sp), l.out = reinterpret_cast<char*>(op), l.idx = const_cast<int64_t*>(ip);
-      cuda_kernels::max_pool2d_gather(l);
-    } else {
-      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p)
-          for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
-      });
-    }
+    detail::run_kernel(
+        o,
+        [&] {
+          parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p)
+              for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
+          });
+        },
+        [&] {
+          cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
+          l.in = reinterpret_cast<const char*>(sp), l.out = reinterpret_cast<char*>(op),
+          l.idx = const_cast<int64_t*>(ip);
+          cuda_kernels::max_pool2d_gather(l);
+        });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -126,19 +131,23 @@ Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
     const int64_t* ip = idx.data_ptr<int64_t>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
-    if (o.is_cuda()) {
-      cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
-      l.in = reinterpret_cast<const char*>(gp), l.out = reinterpret_cast<char*>(op), l.idx = const_cast<int64_t*>(ip);
-      cuda_kernels::max_pool2d_backward(l);
-    } else {
-      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) {
-          T* dst = op + p * in_plane;
-          std::fill(dst, dst + in_plane, T(0));
-          for (int64_t i = 0; i < out_plane; ++i) dst[ip[p * out_plane + i]] += gp[p * out_plane + i];
-        }
-      });
-    }
+    detail::run_kernel(
+        o,
+        [&] {
+          parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p) {
+              T* dst = op + p * in_plane;
+              std::fill(dst, dst + in_plane, T(0));
+              for (int64_t i = 0; i < out_plane; ++i) dst[ip[p * out_plane + i]] += gp[p * out_plane + i];
+            }
+          });
+        },
+        [&] {
+          cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
+          l.in = reinterpret_cast<const char*>(gp), l.out = reinterpret_cast<char*>(op),
+          l.idx = const_cast<int64_t*>(ip);
+          cuda_kernels::max_pool2d_backward(l);
+        });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -190,22 +199,24 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
     const T* xp = xc.template data_ptr<T>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = out_plane ? o.numel() / out_plane : 0;
-    if (o.is_cuda())
-      window_launch(*w, o, planes, xp, op, cuda_kernels::window_mean_forward);
-    else
-      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const T* src = xp + p * in_plane;
-        T* dst = op + p * out_plane;
-        for (int64_t oh = 0; oh < d.Ho; ++oh)
-          for (int64_t ow = 0; ow < d.Wo; ++ow) {
-            T acc = 0;
-            for (int64_t ih = w->hs[oh]; ih < w->he[oh]; ++ih)
-              for (int64_t iw = w->ws[ow]; iw < w->we[ow]; ++iw) acc += src[ih * d.W + iw];
-            dst[oh * d.Wo + ow] = T(acc / w->div[oh * d.Wo + ow]);
-          }
-      }
-    });
+    detail::run_kernel(
+        o,
+        [&] {
+          parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p) {
+              const T* src = xp + p * in_plane;
+              T* dst = op + p * out_plane;
+              for (int64_t oh = 0; oh < d.Ho; ++oh)
+                for (int64_t ow = 0; ow < d.Wo; ++ow) {
+                  T acc = 0;
+                  for (int64_t ih = w->hs[oh]; ih < w->he[oh]; ++ih)
+                    for (int64_t iw = w->ws[ow]; iw < w->we[ow]; ++iw) acc += src[ih * d.W + iw];
+                  dst[oh * d.Wo + ow] = T(acc / w->div[oh * d.Wo + ow]);
+                }
+            }
+          });
+        },
+        [&] { window_launch(*w, o, planes, xp, op, cuda_kernels::window_mean_forward); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   detail::op_output(out);
@@ -228,22 +239,24 @@ Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>
     const T* gp = gc.template data_ptr<T>();
     T* op = o.template data_ptr<T>();
     const int64_t in_plane = d.H * d.W, out_plane = d.Ho * d.Wo, planes = in_plane ? o.numel() / in_plane : 0;
-    if (o.is_cuda())
-      window_launch(*w, o, planes, gp, op, cuda_kernels::window_mean_backward);
-    else
-      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const T* src = gp + p * out_plane;
-        T* dst = op + p * in_plane;
-        std::fill(dst, dst + in_plane, T(0));
-        for (int64_t oh = 0; oh < d.Ho; ++oh)
-          for (int64_t ow = 0; ow < d.Wo; ++ow) {
-            const T v = T(src[oh * d.Wo + ow] / w->div[oh * d.Wo + ow]);
-            for (int64_t ih = w->hs[oh]; ih < w->he[oh]; ++ih)
-              for (int64_t iw = w->ws[ow]; iw < w->we[ow]; ++iw) dst[ih * d.W + iw] += v;
-          }
-      }
-    });
+    detail::run_kernel(
+        o,
+        [&] {
+          parallel_for(0, planes, kPlaneGrain, [&](int64_t p0, int64_t p1) {
+            for (int64_t p = p0; p < p1; ++p) {
+              const T* src = gp + p * out_plane;
+              T* dst = op + p * in_plane;
+              std::fill(dst, dst + in_plane, T(0));
+              for (int64_t oh = 0; oh < d.Ho; ++oh)
+                for (int64_t ow = 0; ow < d.Wo; ++ow) {
+                  const T v = T(src[oh * d.Wo + ow] / w->div[oh * d.Wo + ow]);
+                  for (int64_t ih = w->hs[oh]; ih < w->he[oh]; ++ih)
+                    for (int64_t iw = w->ws[ow]; iw < w->we[ow]; ++iw) dst[ih * d.W + iw] += v;
+                }
+            }
+          });
+        },
+        [&] { window_launch(*w, o, planes, gp, op, cuda_kernels::window_mean_backward); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -394,14 +407,17 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
     T* op_ = o.template data_ptr<T>();
     int64_t* ip = idx.data_ptr<int64_t>();
     const int64_t out_plane = Ho * Wo, planes = o.numel() / out_plane;
-    if (o.is_cuda()) {
-      cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
-      l.in = reinterpret_cast<const char*>(xp), l.out = reinterpret_cast<char*>(op_), l.idx = ip;
-      cuda_kernels::max_pool2d_forward(l);
-    } else {
-      parallel_for(0, detail::skip_kernel(o) ? 0 : planes, kPlaneGrain,
-                   [&](int64_t p0, int64_t p1) { max_pool_planes(xp, op_, ip, a, d, p0, p1); });
-    }
+    detail::run_kernel(
+        o,
+        [&] {
+          parallel_for(0, planes, kPlaneGrain,
+                       [&](int64_t p0, int64_t p1) { max_pool_planes(xp, op_, ip, a, d, p0, p1); });
+        },
+        [&] {
+          cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
+          l.in = reinterpret_cast<const char*>(xp), l.out = reinterpret_cast<char*>(op_), l.idx = ip;
+          cuda_kernels::max_pool2d_forward(l);
+        });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -467,7 +483,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   detail::check_defined(x, op);
   detail::OpScope op_scope(op, {x});
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   GB_CHECK(output_size.size() == 1 || output_size.size() == 2, op, ": output_size must be 2, but got ",
            output_size.size(), " values ", output_size);
   bool ok = (x.dim() == 3 || x.dim() == 4) && x.size(-1) > 0 && x.size(-2) > 0 && (x.dim() == 3 || x.size(1) > 0);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -22,20 +23,28 @@ namespace {
 template <typename Draw>
 Tensor& fill_random(Tensor& self, const char* op, const Draw& draw) {
   detail::OpScope op_scope(op, {self});
-  detail::check_cuda_device(self, op, "self");
+  detail::check_device(self, op, "self");
   bool grad_needed = GradMode::is_enabled() && self.requires_grad();
   detail::check_inplace(self, grad_needed, op);
-  Tensor target = self.is_contiguous() && !self.is_cuda()
-                      ? self
-                      : detail::make_empty(self.sizes(), self.scalar_type(), self.is_cuda() ? Device(kCPU) : self.device());
-  if (!detail::skip_kernel(target))
-    detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {  // meta: no draws
-      using T = typename decltype(tag)::type;
-      T* p = reinterpret_cast<T*>(target.data_ptr());
-      Generator& g = default_generator();
-      for (int64_t i = 0; i < target.numel(); ++i) p[i] = T(opmath_t<T>(draw(g)));
+  // the draws, in row-major order into a contiguous tensor (meta: none, the generator does not advance)
+  auto draw_into = [&](const Tensor& target) {
+    detail::run_cpu_kernel(op, target, [&] {
+      detail::dispatch_floating(self.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* p = reinterpret_cast<T*>(target.data_ptr());
+        Generator& g = default_generator();
+        for (int64_t i = 0; i < target.numel(); ++i) p[i] = T(opmath_t<T>(draw(g)));
+      });
     });
-  if (!target.is_same(self)) detail::copy_into(self, target);
+  };
+  auto draw_on = [&](Device d) {  // into a new tensor on d, copied into self
+    Tensor target = detail::make_empty(self.sizes(), self.scalar_type(), d);
+    draw_into(target);
+    detail::copy_into(self, target);
+  };
+  detail::run_op(
+      self.device(), [&] { self.is_contiguous() ? draw_into(self) : draw_on(self.device()); },
+      [&] { draw_on(Device(kCPU)); });  // cuda: drawn on the host (the cpu's generator and order), copied over
   detail::bump_version(self);
   op_scope.set_output(self);
   // A fresh value: on a view, the base's history gets a CopySlices that sends no gradient to the old values.
@@ -73,7 +82,7 @@ Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& op
 Tensor bernoulli(const Tensor& p) {
   const char* op = "bernoulli";
   detail::OpScope op_scope(op, {p});
-  detail::check_cuda_device(p, op);  // the probabilities are read on the host
+  detail::check_device(p, op);  // the probabilities are read on the host
   GB_CHECK_TYPE(is_floating_point(p.scalar_type()), "bernoulli: the probabilities must be floating point, got ",
                 to_string(p.scalar_type()), "; convert them with .to(gb::kFloat)");
   detail::check_has_data(p, op, "each draw needs its probability");
@@ -101,7 +110,7 @@ Tensor bernoulli(const Tensor& self, double p) {
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
   const char* op = "multinomial";
   detail::OpScope op_scope(op, {probs});
-  detail::check_cuda_device(probs, op);  // the weights are read on the host
+  detail::check_device(probs, op);  // the weights are read on the host
   GB_CHECK(probs.dim() == 1 || probs.dim() == 2, "multinomial: prob_dist must be 1 or 2 dim, got ", probs.dim(),
            " dims (shape ", probs.sizes(), ")");
   GB_CHECK_TYPE(is_floating_point(probs.scalar_type()), "multinomial only supports floating-point dtypes for input, "

@@ -5,6 +5,7 @@
 
 #include "autograd/record.h"
 #include "core/composed.h"
+#include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "glassbox/ops/factory.h"
@@ -41,36 +42,38 @@ void strided_gather(E* dst, const E* src, IntArrayRef sizes, IntArrayRef st, int
 
 void flip_kernel(const Tensor& a, const std::vector<bool>& flipped, const Tensor& out) {
   Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
-  if (detail::skip_kernel(out) || out.numel() == 0) return;  // meta: no values
-  DimVector st = detail::contiguous_strides(a.sizes());
-  int64_t offset = 0;
-  for (size_t d = 0; d < st.size(); ++d)
-    if (flipped[d]) {
-      offset += (a.size(int64_t(d)) - 1) * st[d];
-      st[d] = -st[d];
+  if (out.numel() == 0) return;
+  detail::run_cpu_kernel("flip", out, [&] {
+    DimVector st = detail::contiguous_strides(a.sizes());
+    int64_t offset = 0;
+    for (size_t d = 0; d < st.size(); ++d)
+      if (flipped[d]) {
+        offset += (a.size(int64_t(d)) - 1) * st[d];
+        st[d] = -st[d];
+      }
+    auto run = [&](auto zero) {
+      using E = decltype(zero);
+      strided_gather(static_cast<E*>(out.data_ptr()), static_cast<const E*>(ac.data_ptr()) + offset, a.sizes(), st,
+                     a.numel());
+    };
+    switch (a.element_size()) {
+      case 1:
+        return run(uint8_t{});
+      case 2:
+        return run(uint16_t{});
+      case 4:
+        return run(uint32_t{});
+      default:
+        return run(uint64_t{});
     }
-  auto run = [&](auto zero) {
-    using E = decltype(zero);
-    strided_gather(static_cast<E*>(out.data_ptr()), static_cast<const E*>(ac.data_ptr()) + offset, a.sizes(), st,
-                   a.numel());
-  };
-  switch (a.element_size()) {
-    case 1:
-      return run(uint8_t{});
-    case 2:
-      return run(uint16_t{});
-    case 4:
-      return run(uint32_t{});
-    default:
-      return run(uint64_t{});
-  }
+  });
 }
 
 }  // namespace
 
 Tensor flip(const Tensor& a, IntArrayRef dims) {
   detail::OpScope op_scope("flip", {a});
-  detail::check_cuda_device(a, "flip");
+  detail::check_device(a, "flip");
   std::vector<bool> flipped(size_t(a.dim()), false);
   for (int64_t d : dims) {
     const int64_t w = detail::wrap_dim(d, a.dim(), "flip");
@@ -101,7 +104,7 @@ Tensor flip(const Tensor& a, IntArrayRef dims) {
 
 Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
   detail::OpScope op_scope("roll", {a});
-  detail::check_cuda_device(a, "roll");
+  detail::check_device(a, "roll");
   if (dims.empty()) {  // over the flattened tensor
     GB_CHECK(shifts.size() == 1, "roll: without dims, give one shift (got ", shifts.size(), "); with dims, one per dim");
     Tensor out = roll(a.flatten(), shifts, {0}).view(a.sizes());
@@ -126,7 +129,7 @@ Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
 
 Tensor repeat(const Tensor& a, IntArrayRef repeats) {
   detail::OpScope op_scope("repeat", {a});
-  detail::check_cuda_device(a, "repeat");
+  detail::check_device(a, "repeat");
   const int64_t nd = int64_t(repeats.size());
   GB_CHECK(nd >= a.dim(),
            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "

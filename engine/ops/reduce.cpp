@@ -11,8 +11,9 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
-#include "core/dispatch.h"
 #include "core/composed.h"
+#include "core/device_kernel.h"
+#include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/launch.h"
@@ -107,27 +108,34 @@ void arg_extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool is_
 }
 
 Tensor extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, bool is_max, const char* op) {
-  if (a.is_cuda()) {  // reduced in opmath (exact for every dtype: max of values is one of them), stored back as a's
-    Tensor r = detail::cuda_reduce(a, mask, keepdim, is_max ? cuda_kernels::ReduceOp::max : cuda_kernels::ReduceOp::min);
-    return r.scalar_type() == a.scalar_type() ? r : r.to(a.scalar_type());
-  }
-  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
-  Layout l = make_layout(a, mask);
-  detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (is_max)
-      run_reduce(a, l, Extreme<T, true>{out.data_ptr<T>()});
-    else
-      run_reduce(a, l, Extreme<T, false>{out.data_ptr<T>()});
-  });
-  return out;
+  return detail::run_op(
+      a.device(),
+      [&] {
+        Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), a.scalar_type(), a.device());
+        Layout l = make_layout(a, mask);
+        detail::run_cpu_kernel(op, out, [&] {
+          detail::dispatch_all(a.scalar_type(), op, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            if (is_max)
+              run_reduce(a, l, Extreme<T, true>{out.data_ptr<T>()});
+            else
+              run_reduce(a, l, Extreme<T, false>{out.data_ptr<T>()});
+          });
+        });
+        return out;
+      },
+      [&] {  // reduced in opmath (exact for every dtype: max of values is one of them), stored back as a's
+        Tensor r =
+            detail::cuda_reduce(a, mask, keepdim, is_max ? cuda_kernels::ReduceOp::max : cuda_kernels::ReduceOp::min);
+        return r.scalar_type() == a.scalar_type() ? r : r.to(a.scalar_type());
+      });
 }
 
 // A tensor of `sizes` that is 1 where idx (the keepdim-shaped indices along dim) points and 0 elsewhere.
 Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType dtype) {
   Tensor out = zeros(sizes, TensorOptions().dtype(dtype).device(idx.device()));
   Tensor ic = idx.contiguous();
-  if (detail::skip_kernel(out)) return out;
+  if (!detail::has_memory(out)) return out;  // meta: the tensors only
   const int64_t* ip = ic.data_ptr<int64_t>();
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
@@ -152,7 +160,7 @@ Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType 
 Tensor extreme_all(const Tensor& a, bool is_max) {
   const char* op = is_max ? "max" : "min";
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   auto mask = all_dims(a.dim());
   check_nonempty(a, mask, false, op);
   Tensor out = extreme_kernel(a, mask, false, is_max, op);
@@ -175,7 +183,7 @@ Tensor extreme_all(const Tensor& a, bool is_max) {
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "max" : "min";
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   int64_t d = detail::wrap_dim(dim, a.dim(), op);
   auto mask = detail::dim_mask({d}, a.dim(), op);
   check_nonempty(a, mask, true, op);
@@ -201,7 +209,7 @@ std::tuple<Tensor, Tensor> extreme_dim(const Tensor& a, int64_t dim, bool keepdi
 Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
   const char* op = is_max ? "amax" : "amin";
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   auto mask = detail::dim_mask(dims, a.dim(), op);
   check_nonempty(a, mask, !dims.empty(), op);
   Tensor out = extreme_kernel(a, mask, keepdim, is_max, op);
@@ -224,7 +232,7 @@ Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim, bool is_max) {
 Tensor arg_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   std::vector<bool> mask;
   if (dim)
     mask = detail::dim_mask({detail::wrap_dim(*dim, a.dim(), op)}, a.dim(), op);
@@ -246,7 +254,7 @@ struct VarSetup {
 };
 
 VarSetup var_setup(const Tensor& a, IntArrayRef dims, int64_t correction, const char* op) {
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   check_floating(a, op);
   VarSetup s;
   s.mask = detail::dim_mask(dims, a.dim(), op);
@@ -359,7 +367,7 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& a, IntArrayRef dims, int64_t c
 Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
   GB_AUTOCAST(fp32, norm, a, p, dims, keepdim);
   detail::OpScope op_scope("norm", {a});
-  detail::check_cuda_device(a, "norm");
+  detail::check_device(a, "norm");
   GB_CHECK_TYPE(is_floating_point(a.scalar_type()), "linalg.vector_norm: Expected a floating point or complex tensor ",
                 "as input. Got ", to_string(a.scalar_type()), "; convert first, e.g. x.to(gb::kFloat)");
   const double pv = p.to_double();
@@ -461,7 +469,7 @@ Tensor norm(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdim) {
 Tensor logsumexp(const Tensor& a, IntArrayRef dims, bool keepdim) {
   GB_AUTOCAST(fp32, logsumexp, a, dims, keepdim);
   detail::OpScope op_scope("logsumexp", {a});
-  detail::check_cuda_device(a, "logsumexp");
+  detail::check_device(a, "logsumexp");
   auto mask = detail::dim_mask(dims, a.dim(), "logsumexp");
   // Integers and bools are computed in the default float dtype, like PyTorch.
   Tensor x = is_floating_point(a.scalar_type()) ? a : a.to(get_default_dtype());
@@ -496,7 +504,7 @@ namespace {
 template <bool kAll>
 Tensor logical_reduce(const Tensor& a, const char* op) {
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   if (detail::composed_path(a)) {  // a count of the zeros (all) or of the non-zeros (any), on the device
     NoGradGuard ng;
     Tensor out = kAll ? eq(eq(a, 0).to(kInt64).sum(), 0) : gt(ne(a, 0).to(kInt64).sum(), 0);
@@ -522,24 +530,30 @@ namespace {
 // The product over the masked dims (int64 for integers and bool, as sum).
 Tensor prod_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim) {
   ScalarType ot = is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
-  if (a.is_cuda()) {  // the row reduction's product (float accumulation for the 16-bit floats and float32)
-    Tensor r = detail::cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::prod);
-    return r.scalar_type() == ot ? r : r.to(ot);
-  }
-  Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), ot, a.device());
-  Layout l = make_layout(a, mask);
-  detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
-  });
-  return out;
+  return detail::run_op(
+      a.device(),
+      [&] {
+        Tensor out = detail::make_empty(detail::reduced_shape(a.sizes(), mask, keepdim), ot, a.device());
+        Layout l = make_layout(a, mask);
+        detail::run_cpu_kernel("prod", out, [&] {
+          detail::dispatch_all(a.scalar_type(), "prod", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            run_reduce(a, l, Prod<T>{out.data_ptr<typename Prod<T>::Out>()});
+          });
+        });
+        return out;
+      },
+      [&] {  // the row reduction's product (float accumulation for the 16-bit floats and float32)
+        Tensor r = detail::cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::prod);
+        return r.scalar_type() == ot ? r : r.to(ot);
+      });
 }
 }  // namespace
 
 Tensor prod(const Tensor& a) {
   GB_AUTOCAST(fp32, prod, a);
   detail::OpScope op_scope("prod", {a});
-  detail::check_cuda_device(a, "prod");
+  detail::check_device(a, "prod");
   Tensor out = prod_kernel(a, all_dims(a.dim()), false);
   op_scope.set_output(out);
   // d prod / dx_i = the product of the others: result / x_i without zeros; with one zero only that element gets
@@ -563,7 +577,7 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim, std::optional<ScalarType
   if (dtype && *dtype != a.scalar_type()) return prod(a.to(*dtype), dim, keepdim);  // converted first, as PyTorch
   GB_AUTOCAST(fp32, prod, a, dim, keepdim, dtype);
   detail::OpScope op_scope("prod", {a});
-  detail::check_cuda_device(a, "prod");
+  detail::check_device(a, "prod");
   const int64_t d = a.dim() == 0 ? 0 : detail::wrap_dim(dim, a.dim(), "prod");
   auto mask = a.dim() == 0 ? std::vector<bool>{} : detail::dim_mask({d}, a.dim(), "prod");
   Tensor out = prod_kernel(a, mask, keepdim);

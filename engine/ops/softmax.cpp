@@ -17,10 +17,11 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/cpu_isa.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/softmax_kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
@@ -290,52 +291,9 @@ void softmax_columns(const T* x, T* y, int64_t C, int64_t inner, int64_t n) {
   }
 }
 
-// The launch record of cuda/softmax.cu's kernels for rows of len elements of t's dtype on t's device.
-cuda_kernels::SoftmaxLaunch row_launch(const Tensor& t, int64_t len, bool log) {
-  cuda_kernels::SoftmaxLaunch l;
-  l.device = int(t.device().index());
-  l.dtype = t.scalar_type();
-  l.len = len;
-  l.rows = len ? t.numel() / len : 0;
-  l.log = log;
-  return l;
-}
-
-// On cuda:N: over the last dim one fused kernel (cuda/softmax.cu); over another dim composed of the CUDA kernels
-// (amax, sub, exp, sum, div, log), in float for the 16-bit dtypes as on the CPU, without autograd (the op records
-// its own node).
+// The cpu kernel: rows of the last dim three tight passes each; other dims a block of columns at a time.
 template <bool kLog>
-Tensor softmax_cuda(const Tensor& in, int64_t dim) {
-  if (in.dim() == 0) return softmax_cuda<kLog>(in.reshape({1}), 0).reshape({});
-  NoGradGuard ng;
-  if (dim == in.dim() - 1) {
-    Tensor x = detail::shallow_alias(in).contiguous();
-    Tensor out = detail::make_empty(in.sizes(), in.scalar_type(), in.device());
-    cuda_kernels::SoftmaxLaunch l = row_launch(x, x.size(dim), kLog);
-    l.in = static_cast<const char*>(x.data_ptr());
-    l.out = static_cast<char*>(out.data_ptr());
-    cuda_kernels::softmax_forward(l);
-    return out;
-  }
-  const bool narrow = in.scalar_type() == kHalf || in.scalar_type() == kBFloat16;
-  Tensor x = narrow ? in.to(kFloat) : in;
-  Tensor z = x - x.amax({dim}, true);  // a NaN in the row makes the row NaN, as on the CPU
-  Tensor out;
-  if constexpr (kLog) {
-    out = z - z.exp().sum({dim}, true).log();
-  } else {
-    Tensor e = z.exp();
-    out = e / e.sum({dim}, true);
-  }
-  return narrow ? out.to(in.scalar_type()) : out;
-}
-
-template <bool kLog>
-Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
-  if (in.is_cuda()) return in.numel() == 0 ? detail::make_empty_like(in) : softmax_cuda<kLog>(in, dim);
-  Tensor x = in.contiguous();
-  Tensor out = detail::make_empty(in.sizes(), in.scalar_type(), in.device());
-  if (x.numel() == 0 || detail::skip_kernel(out)) return out;
+void softmax_rows_cpu(const Tensor& x, const Tensor& out, int64_t dim, const char* op) {
   int64_t outer = 1, C = 1, inner = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (d < dim)
@@ -367,40 +325,28 @@ Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
       });
     }
   });
+}
+
+// The cpu and meta half: the contiguous input and the output (meta stops there), then the kernel.
+template <bool kLog>
+Tensor softmax_cpu(const Tensor& in, int64_t dim, const char* op) {
+  Tensor x = in.contiguous();
+  Tensor out = detail::make_empty(in.sizes(), in.scalar_type(), in.device());
+  if (x.numel() == 0) return out;
+  detail::run_cpu_kernel(op, out, [&] { softmax_rows_cpu<kLog>(x, out, dim, op); });
   return out;
 }
 
-// The backward of (log_)softmax along dim, y its result, in one pass per row (PyTorch's
-// _log_softmax_backward_data / _softmax_backward_data):
-//   log_softmax: g - exp(y) * sum(g)        softmax: y * (g - sum(g * y))
-// Under create_graph (grad mode on in backward) the differentiable composite records its own graph.
 template <bool kLog>
-Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
-  if (!GradMode::is_enabled() && g.is_cuda() && y.is_cuda() && g.scalar_type() == y.scalar_type() &&
-      g.sizes() == y.sizes() && y.dim() > 0 && d == y.dim() - 1) {  // one kernel (cuda/softmax.cu)
-    detail::OpScope op_scope(kLog ? "log_softmax_backward" : "softmax_backward", {g, y});
-    Tensor gc = detail::shallow_alias(g).contiguous(), yc = detail::shallow_alias(y).contiguous();
-    Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
-    cuda_kernels::SoftmaxLaunch l = row_launch(yc, yc.size(d), kLog);
-    l.in = static_cast<const char*>(gc.data_ptr());
-    l.out_fwd = static_cast<const char*>(yc.data_ptr());
-    l.out = static_cast<char*>(out.data_ptr());
-    cuda_kernels::softmax_backward(l);
-    op_scope.set_output(out);
-    return out;
-  }
-  if (GradMode::is_enabled() || !(g.device().is_cpu() || g.device().is_meta()) || g.scalar_type() != y.scalar_type() ||
-      g.sizes() != y.sizes()) {
-    if constexpr (kLog)
-      return g - exp(y) * g.sum({d}, true);
-    else
-      return y * (g - (g * y).sum({d}, true));
-  }
-  const char* op = kLog ? "log_softmax_backward" : "softmax_backward";
-  detail::OpScope op_scope(op, {g, y});
-  Tensor gc = g.contiguous(), yc = y.contiguous();
-  Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
-  if (out.numel() == 0 || detail::skip_kernel(out)) return out;
+Tensor softmax_kernel(const Tensor& in, int64_t dim, const char* op) {
+  return detail::run_op(
+      in.device(), [&] { return softmax_cpu<kLog>(in, dim, op); }, [&] { return cuda_ops::softmax(in, dim, kLog); });
+}
+
+// The fused backward's cpu kernel: one pass per row.
+template <bool kLog>
+void softmax_backward_rows_cpu(const Tensor& gc, const Tensor& yc, const Tensor& out, int64_t d, const char* op) {
+  const Tensor& y = yc;
   int64_t outer = 1, C = 1, inner = 1;
   for (int64_t k = 0; k < y.dim(); ++k) {
     if (k < d)
@@ -445,32 +391,49 @@ Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
       }
     });
   });
+}
+
+// The fused backward on cpu and meta: the contiguous operands and the output (meta stops there), then the kernel.
+template <bool kLog>
+Tensor softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t d, const char* op) {
+  detail::OpScope op_scope(op, {g, y});
+  Tensor gc = g.contiguous(), yc = y.contiguous();
+  Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
+  if (out.numel() > 0) detail::run_cpu_kernel(op, out, [&] { softmax_backward_rows_cpu<kLog>(gc, yc, out, d, op); });
   op_scope.set_output(out);
   return out;
 }
 
-// log_softmax's backward from the compact gradient of cross_entropy's nll_loss (log_softmax_onehot.h): gt (N) the
-// target entries, y (N, C) the saved result.
-Tensor log_softmax_backward_onehot(const Tensor& gt, const Tensor& y, const detail::OneHotTargets& targets) {
+// The backward of (log_)softmax along dim, y its result, in one pass per row (PyTorch's
+// _log_softmax_backward_data / _softmax_backward_data):
+//   log_softmax: g - exp(y) * sum(g)        softmax: y * (g - sum(g * y))
+// Under create_graph (grad mode on in backward) the differentiable composite records its own graph.
+template <bool kLog>
+Tensor softmax_backward(const Tensor& g, const Tensor& y, int64_t d) {
+  auto composite = [&] {
+    if constexpr (kLog)
+      return g - exp(y) * g.sum({d}, true);
+    else
+      return y * (g - (g * y).sum({d}, true));
+  };
+  if (GradMode::is_enabled() || g.scalar_type() != y.scalar_type() || g.sizes() != y.sizes()) return composite();
+  const char* op = kLog ? "log_softmax_backward" : "softmax_backward";
+  return detail::run_op(
+      y.device(), [&] { return softmax_backward_cpu<kLog>(g, y, d, op); },
+      [&] {
+        if (y.dim() == 0 || d != y.dim() - 1) return composite();
+        detail::OpScope op_scope(op, {g, y});  // one kernel (cuda/softmax.cu)
+        Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
+        cuda_ops::softmax_backward(g, y, out, kLog);
+        op_scope.set_output(out);
+        return out;
+      });
+}
+
+// The cpu kernel of log_softmax_backward_onehot.
+void onehot_backward_cpu(const Tensor& gc, const Tensor& yc, const detail::OneHotTargets& targets, const Tensor& out) {
+  const Tensor& y = yc;
   const char* op = "log_softmax_backward";
-  detail::OpScope op_scope(op, {gt, y});
-  GB_CHECK(y.dim() == 2 && gt.dim() == 1 && gt.size(0) == y.size(0) && gt.scalar_type() == y.scalar_type() &&
-               (y.is_cuda() ? targets.target.numel() == y.size(0) : int64_t(targets.cols.size()) == y.size(0)),
-           "internal: cross_entropy's compact gradient (shape ", gt.sizes(), ") does not fit its log-probabilities (",
-           y.sizes(), "); please report this with the shapes");
-  Tensor gc = gt.contiguous(), yc = y.contiguous();
-  Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
-  if (out.numel() == 0 || detail::skip_kernel(out)) return out;
-  if (y.is_cuda()) {  // softmax_backward's kernel, reading the one entry per row
-    cuda_kernels::SoftmaxLaunch l = row_launch(yc, yc.size(1), true);
-    l.in = static_cast<const char*>(gc.data_ptr());
-    l.out_fwd = static_cast<const char*>(yc.data_ptr());
-    l.out = static_cast<char*>(out.data_ptr());
-    l.onehot_target = targets.target.data_ptr<int64_t>();
-    cuda_kernels::softmax_backward(l);
-    op_scope.set_output(out);
-    return out;
-  }
   const int64_t N = y.size(0), C = y.size(1);
   detail::dispatch_floating(y.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -489,6 +452,25 @@ Tensor log_softmax_backward_onehot(const Tensor& gt, const Tensor& y, const deta
                "; please report this");
     }
   });
+}
+
+// log_softmax's backward from the compact gradient of cross_entropy's nll_loss (log_softmax_onehot.h): gt (N) the
+// target entries, y (N, C) the saved result.
+Tensor log_softmax_backward_onehot(const Tensor& gt, const Tensor& y, const detail::OneHotTargets& targets) {
+  const char* op = "log_softmax_backward";
+  detail::OpScope op_scope(op, {gt, y});
+  GB_CHECK(y.dim() == 2 && gt.dim() == 1 && gt.size(0) == y.size(0) && gt.scalar_type() == y.scalar_type() &&
+               detail::run_op(
+                   y.device(), [&] { return int64_t(targets.cols.size()) == y.size(0); },  // the host's columns
+                   [&] { return targets.target.numel() == y.size(0); }),                   // the device's targets
+           "internal: cross_entropy's compact gradient (shape ", gt.sizes(), ") does not fit its log-probabilities (",
+           y.sizes(), "); please report this with the shapes");
+  Tensor gc = gt.contiguous(), yc = y.contiguous();
+  Tensor out = detail::make_empty(y.sizes(), y.scalar_type(), y.device());
+  if (out.numel() > 0)  // on cuda softmax_backward's kernel, reading the one entry per row
+    detail::run_kernel(
+        out, [&] { onehot_backward_cpu(gc, yc, targets, out); },
+        [&] { cuda_ops::softmax_backward(gc, yc, out, true, targets.target); });
   op_scope.set_output(out);
   return out;
 }
@@ -498,7 +480,7 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, std::optional<ScalarType> dtyp
                     std::shared_ptr<const detail::OneHotTargets> onehot = nullptr) {
   const char* op = kLog ? "log_softmax" : "softmax";
   detail::OpScope op_scope(op, {x});
-  detail::check_cuda_device(x, op);
+  detail::check_device(x, op);
   Tensor in = dtype && *dtype != x.scalar_type() ? x.to(*dtype) : x;  // a differentiable cast, before the op
   GB_CHECK_TYPE(is_floating_point(in.scalar_type()), op, ": expected a floating point input, got ",
                 to_string(in.scalar_type()), " (shape ", in.sizes(), "); convert with x.to(gb::kFloat) or pass ",
@@ -536,9 +518,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
 namespace detail {
 
 bool onehot_backward_applies(const Tensor& logits) {
-  return logits.defined() && logits.dim() == 2 &&
-         (logits.device().is_cpu() || logits.device().is_meta() || logits.is_cuda()) &&
-         (logits.scalar_type() == kFloat || logits.scalar_type() == kDouble);
+  return logits.defined() && logits.dim() == 2 && (logits.scalar_type() == kFloat || logits.scalar_type() == kDouble);
 }
 
 Tensor log_softmax_onehot(const Tensor& x, std::shared_ptr<const OneHotTargets> targets) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -95,16 +96,30 @@ void cuda_sort(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by
   detail::copy_into(indices, top.view(shape).transpose(dim, last));
 }
 
+void sort_rows_cpu(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by_position, const Tensor& values,
+                   const Tensor& indices);
+
 // The first k of each line's stable order (descending or not) into values and indices (shape: a's with dim = k).
 // by_position: those k in their order along dim instead.
 void sort_kernel(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by_position, const Tensor& values,
                  const Tensor& indices) {
-  if (a.is_cuda()) {
-    if (values.numel() > 0) cuda_sort(a, dim, k, descending, by_position, values, indices);
-    return;
-  }
-  Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
-  if (detail::skip_kernel(values) || values.numel() == 0) return;  // meta: no values
+  detail::run_op(
+      a.device(),
+      [&] {
+        Tensor ac = detail::shallow_alias(a).contiguous();  // made on meta too: the same allocations as on cpu
+        if (values.numel() > 0)
+          detail::run_cpu_kernel("sort", values,
+                                 [&] { sort_rows_cpu(ac, dim, k, descending, by_position, values, indices); });
+      },
+      [&] {  // the device's sort (cuda/sort.cu), which reads a with its strides
+        if (values.numel() > 0) cuda_sort(a, dim, k, descending, by_position, values, indices);
+      });
+}
+
+// The cpu half of sort_kernel: each line's stable order, lines split across the pool.
+void sort_rows_cpu(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by_position, const Tensor& values,
+                   const Tensor& indices) {
+  const Tensor& ac = a;
   const int64_t n = a.size(dim);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
@@ -162,7 +177,7 @@ std::tuple<Tensor, Tensor> sorted_k(const Tensor& a, int64_t dim, int64_t k, boo
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
   detail::OpScope op_scope("sort", {self});
-  detail::check_cuda_device(self, "sort", "self");
+  detail::check_device(self, "sort", "self");
   const int64_t d = detail::wrap_dim(dim, self.dim(), "sort");
   if (self.dim() == 0) {  // one element: itself at index 0
     auto [v, i] = sort(self.reshape({1}), 0, descending);
@@ -183,7 +198,7 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   detail::OpScope op_scope("topk", {self});
-  detail::check_cuda_device(self, "topk", "self");
+  detail::check_device(self, "topk", "self");
   const int64_t d = detail::wrap_dim(dim, self.dim(), "topk");
   const int64_t n = self.dim() == 0 ? 1 : self.size(d);
   GB_CHECK_INDEX(k >= 0 && k <= n, "selected index k out of range: topk got k = ", k, " for dimension ", d, " of size ",

@@ -9,6 +9,7 @@
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
 #include "core/cpu_isa.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -110,8 +111,7 @@ void column_sums(const T* x, int64_t rows, int64_t cols, T* out) {
 // case (the same bits), in typed loops the compiler vectorizes; column blocks over the pool when large. Returns an
 // undefined tensor when the reduction is not of that form.
 Tensor try_leading_sum(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  if (!a.is_cpu() || a.numel() == 0 || skip_kernel(a) || a.scalar_type() != out_dtype ||
-      (out_dtype != kFloat && out_dtype != kDouble))
+  if (!a.is_cpu() || a.numel() == 0 || a.scalar_type() != out_dtype || (out_dtype != kFloat && out_dtype != kDouble))
     return Tensor();
   // the dims that move in memory, largest stride first (size-1 dims place nothing); inline storage: no allocation on
   // the per-op path of a bias gradient's sum
@@ -147,34 +147,13 @@ Tensor try_leading_sum(const Tensor& a, const std::vector<bool>& mask, bool keep
   return out;
 }
 
-Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-  if (Tensor out = try_leading_sum(a, mask, keepdim, out_dtype); out.defined()) {
-    op_output(out);
-    return out;
-  }
-  check_cuda_device(a, "sum");
-  if (a.is_cuda()) {  // accumulated in the input's accumulation type (cuda/kernels.h), then converted
-    Tensor acc = cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::sum);
-    Tensor out = acc.scalar_type() == out_dtype ? acc : acc.to(out_dtype);
-    op_output(out);
-    return out;
-  }
-  ScalarType acc_t = acc_type_for(out_dtype);
-  // The result is allocated in its final shape (never a reshaped view: a gradient that is a view keeps its base
-  // alive, and AccumulateGrad must copy it instead of taking its buffer). A reduced dim has stride 0 in the
-  // accumulator's view; a contiguous result has the same strides for the others with or without its size-1 dims.
-  Tensor acc = zeros(reduced_shape(a.sizes(), mask, keepdim), TensorOptions().dtype(acc_t).device(a.device()));
-  std::vector<int64_t> vstrides(mask.size(), 0);
-  for (int64_t d = int64_t(mask.size()) - 1, stride = 1; d >= 0; --d) {
-    if (mask[size_t(d)]) continue;
-    vstrides[size_t(d)] = stride;
-    stride *= a.size(d);
-  }
-  Tensor acc_view = make_view(acc, a.sizes().vec(), vstrides, 0);
-  if (acc.numel() == 1 && acc_t == kFloat && a.scalar_type() == kFloat && a.is_contiguous() && a.numel() > 0 &&
-      !skip_kernel(a)) {
+// The cpu kernel: a's sums into acc (zeros, of the accumulation type) through acc_view (a's shape, stride 0 along the
+// summed dims).
+void sum_into(const Tensor& a, const std::vector<bool>& mask, const Tensor& acc, const Tensor& acc_view) {
+  const ScalarType acc_t = acc.scalar_type();
+  if (acc.numel() == 1 && acc_t == kFloat && a.scalar_type() == kFloat && a.is_contiguous()) {
     *acc.data_ptr<float>() = sum_all_float(a.data_ptr<float>(), a.numel());
-  } else if (a.numel() > 0 && !skip_kernel(a)) {
+  } else {
     dispatch_all(a.scalar_type(), "sum", [&](auto itag) {
       using I = typename decltype(itag)::type;
       dispatch_all(acc_t, "sum", [&](auto atag) {
@@ -226,7 +205,38 @@ Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, 
       });
     });
   }
-  Tensor out = acc_t == out_dtype ? acc : acc.to(out_dtype);
+}
+
+// The cpu and meta half: the accumulator (meta stops at the allocations), then the kernel.
+Tensor sum_cpu(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+  ScalarType acc_t = acc_type_for(out_dtype);
+  // The result is allocated in its final shape (never a reshaped view: a gradient that is a view keeps its base
+  // alive, and AccumulateGrad must copy it instead of taking its buffer). A reduced dim has stride 0 in the
+  // accumulator's view; a contiguous result has the same strides for the others with or without its size-1 dims.
+  Tensor acc = zeros(reduced_shape(a.sizes(), mask, keepdim), TensorOptions().dtype(acc_t).device(a.device()));
+  std::vector<int64_t> vstrides(mask.size(), 0);
+  for (int64_t d = int64_t(mask.size()) - 1, stride = 1; d >= 0; --d) {
+    if (mask[size_t(d)]) continue;
+    vstrides[size_t(d)] = stride;
+    stride *= a.size(d);
+  }
+  Tensor acc_view = make_view(acc, a.sizes().vec(), vstrides, 0);
+  if (a.numel() > 0) run_cpu_kernel("sum", acc, [&] { sum_into(a, mask, acc, acc_view); });
+  return acc_t == out_dtype ? acc : acc.to(out_dtype);
+}
+
+Tensor sum_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+  if (Tensor out = try_leading_sum(a, mask, keepdim, out_dtype); out.defined()) {
+    op_output(out);
+    return out;
+  }
+  check_device(a, "sum");
+  Tensor out = run_op(
+      a.device(), [&] { return sum_cpu(a, mask, keepdim, out_dtype); },
+      [&] {  // accumulated in the input's accumulation type (cuda/kernels.h), then converted
+        Tensor acc = cuda_reduce(a, mask, keepdim, cuda_kernels::ReduceOp::sum);
+        return acc.scalar_type() == out_dtype ? acc : acc.to(out_dtype);
+      });
   op_output(out);  // the result of the op that called (sum, mean): the kernel opens no scope of its own
   return out;
 }

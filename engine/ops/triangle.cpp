@@ -10,7 +10,7 @@ namespace {
 
 Tensor triangle(const Tensor& a, int64_t diagonal, bool upper, const char* op) {
   detail::OpScope op_scope(op, {a});
-  detail::check_cuda_device(a, op);
+  detail::check_device(a, op);
   GB_CHECK(a.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got one of shape ", a.sizes(),
            "; unsqueeze a vector into a matrix first");
   const int64_t rows = a.size(-2), cols = a.size(-1);

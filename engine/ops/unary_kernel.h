@@ -1,10 +1,12 @@
 // engine/ops/unary_kernel.h — the kernels unary.cpp and activation.cpp share (internal): a floating op f(x) into a new
 // tensor or in place, a numeric (integer-capable) op, and their dtype rules. f is a generic lambda called in opmath
 // (float for the 16-bit floats), so the contiguous case is a plain pointer loop in loops.h. On cuda:N the kernel
-// named by `cuda` runs instead (cuda/launch.h; by default the one of the op's name, when there is one). The kernels open no op scope: the public
+// named by `cuda` runs instead (cuda/launch.h; by default the one of the op's name, when there is one), on meta none
+// (core/device_kernel.h's run_kernel chooses). The kernels open no op scope: the public
 // op does (around its autograd::record too), and the kernels hand it their result (op_output).
 #pragma once
 
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
@@ -52,21 +54,21 @@ inline bool binary_vec_kernel(const Tensor& out, const Tensor& g, const Tensor& 
 // same function in vec_libm.h, which float32 contiguous tensors run instead (within a few ulp of f).
 template <typename F>
 Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f, CudaOp cuda = {}, VecOp vec = VecOp::none) {
-  check_cuda_device(a, op, "self");
+  check_device(a, op, "self");
   ScalarType rt = float_result_type(a);
   Tensor aa = a.scalar_type() == rt ? a : shallow_alias(a).to(rt);
   Tensor out = make_empty(a.sizes(), rt, a.device());
-  if (out.is_cuda()) {
-    cuda_pointwise(op, cuda, out, {&aa}, rt);
-    op_output(out);
-    return out;
-  }
-  if (!unary_vec_kernel(out, aa, vec))
-    dispatch_floating(rt, op, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using M = opmath_t<T>;
-      unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x))); });
-    });
+  run_kernel(
+      out,
+      [&] {
+        if (!unary_vec_kernel(out, aa, vec))
+          dispatch_floating(rt, op, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            using M = opmath_t<T>;
+            unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x))); });
+          });
+      },
+      [&] { cuda_pointwise(op, cuda, out, {&aa}, rt); });
   op_output(out);
   return out;
 }
@@ -74,19 +76,19 @@ Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f, CudaOp cu
 // out = f(a) in a's own dtype, for ops defined on integers too (neg, abs, relu, ...); bool is refused.
 template <typename F>
 Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f, CudaOp cuda = {}) {
-  check_cuda_device(a, op, "self");
+  check_device(a, op, "self");
+  dispatch_numeric(a.scalar_type(), op, [](auto) {});  // the dtype check on every device: bool is refused
   Tensor out = make_empty(a.sizes(), a.scalar_type(), a.device());
-  if (out.is_cuda()) {
-    dispatch_numeric(a.scalar_type(), op, [](auto) {});  // the CPU's dtype check: bool is refused
-    cuda_pointwise(op, cuda, out, {&a}, a.scalar_type());
-    op_output(out);
-    return out;
-  }
-  dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
-  });
+  run_kernel(
+      out,
+      [&] {
+        dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
+        });
+      },
+      [&] { cuda_pointwise(op, cuda, out, {&a}, a.scalar_type()); });
   op_output(out);
   return out;
 }
@@ -94,31 +96,37 @@ Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f, CudaOp 
 // self = f(self) without autograd (the `raw` half of apply_inplace). Floating ops cannot write an integer self.
 template <typename F>
 void unary_float_inplace_raw(Tensor& self, const char* op, const F& f, CudaOp cuda = {}, VecOp vec = VecOp::none) {
-  check_cuda_device(self, op, "self");
+  check_device(self, op, "self");
   GB_CHECK(is_floating_point(self.scalar_type()), op, ": result type Float can't be cast to the desired output type ",
            to_string(self.scalar_type()), " (a tensor of shape ", self.sizes(), "); use the out-of-place op, or ",
            ".to(gb::kFloat) first");
-  if (self.is_cuda()) return cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
-  if (unary_vec_kernel(self, self, vec)) return;
-  dispatch_floating(self.scalar_type(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
-  });
+  run_kernel(
+      self,
+      [&] {
+        if (unary_vec_kernel(self, self, vec)) return;
+        dispatch_floating(self.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
+        });
+      },
+      [&] { cuda_pointwise(op, cuda, self, {&self}, self.scalar_type()); });
 }
 
 template <typename F>
 void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f, CudaOp cuda = {}) {
-  check_cuda_device(self, op, "self");
-  if (self.is_cuda()) {
-    dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the CPU's dtype check: bool is refused
-    return cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
-  }
-  dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using M = opmath_t<T>;
-    unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
-  });
+  check_device(self, op, "self");
+  dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the dtype check on every device: bool is refused
+  run_kernel(
+      self,
+      [&] {
+        dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
+        });
+      },
+      [&] { cuda_pointwise(op, cuda, self, {&self}, self.scalar_type()); });
 }
 
 }  // namespace gb::detail

@@ -38,7 +38,7 @@ Tensor upsample(const Tensor& x, IntArrayRef size, const std::string& mode, bool
                 const std::vector<double>& scales) {
   const char* op = "upsample";
   detail::OpScope op_scope(op, {x});
-  detail::check_cuda_device(x, op);  // index_selects and pointwise ops: on cuda too
+  detail::check_device(x, op);  // index_selects and pointwise ops: on cuda too
   const int64_t spatial = x.dim() - 2;
   GB_CHECK(spatial >= 1 && spatial <= 3, "upsample: expected a 3-D, 4-D or 5-D input (N, C, spatial...), got shape ",
            x.sizes());

@@ -1,5 +1,5 @@
 // tests/engine/memory/meta_test.cpp — the meta device end to end: every op runs on meta through the same op entries
-// as on the cpu (engine/core/make.h: check_device admits cpu and meta, skip_kernel stops the innermost loops), so a
+// as on the cpu (engine/core/make.h: check_cpu_meta_device admits cpu and meta, skip_kernel stops the innermost loops), so a
 // program's allocator numbers on meta equal a real cpu run's exactly: stats and snapshots (sizes, offsets, states,
 // categories, ops) at every checkpoint of an MLP training step and of a conv net's forward/backward. Ops that must
 // read values refuse meta tensors with a clear error; mixing cpu and meta is PyTorch's same-device error.

@@ -1,0 +1,45 @@
+// engine/cuda/ops.h — the CUDA halves of the op families (internal): what an op entry in engine/ops/ hands to
+// core/device_kernel.h's run_kernel (or run_op) for tensors on cuda:N. The entry has done the device-independent half
+// already (checks, shapes, dtypes, the outputs and the contiguous copies a cpu run makes too); each function here
+// turns tensors into the launch records of cuda/*_kernels.h and launches on the current stream, allocating its own
+// device-only scratch from the caching allocator. Elementwise families need no entry here: theirs is
+// detail::cuda_pointwise (cuda/launch.h). Compiled by g++ in every build; without nvcc the launches they reach throw
+// (core/cuda_fallback.cpp), and no cuda tensor can exist to reach them.
+#pragma once
+
+#include <cstdint>
+
+#include "glassbox/core/tensor.h"
+
+namespace gb::cuda_ops {
+
+// ---- cumsum (cuda/cumsum_ops.cpp) ----
+// out = running sums of src along the middle dim of (outer, n, inner), both contiguous, out's dtype.
+void cumsum(const Tensor& src, const Tensor& out, int64_t outer, int64_t n, int64_t inner);
+
+// ---- dropout (cuda/dropout_ops.cpp) ----
+// mask (contiguous, x's dtype) = 1 where an element is kept (probability 1 - p), else 0, from the device's generator.
+void dropout_mask(const Tensor& mask, double p);
+// The same mask, and out = x * mask / (1 - p), in one kernel.
+void dropout(const Tensor& x, double p, const Tensor& mask, const Tensor& out);
+
+// ---- index_select, embedding, gather, scatter_add (cuda/index_ops.cpp) ----
+// out[o, i, :] = ac[o, index[i], :] along dim (ac contiguous; a 0-d ac is indexed along 0).
+void index_select(const Tensor& ac, int64_t dim, const Tensor& index, const Tensor& out, const char* op);
+// zeros(sizes) with g's rows added at index along dim, rows whose index is `skip` left out (atomic adds in float32,
+// float64 for float64): index_select's and embedding's backward.
+Tensor index_add_zeros(const Tensor& g, int64_t dim, const Tensor& index, IntArrayRef sizes, int64_t skip,
+                       const char* op);
+// out = a gathered along dim by index (out has index's shape).
+void gather(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& out);
+// out[.., index[p], ..] += src[p] along dim, for every p of index (src cut to index's shape).
+void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
+
+// ---- softmax, log_softmax (cuda/softmax_ops.cpp) ----
+// softmax (log: log_softmax) of in along dim, a new tensor of in's dtype.
+Tensor softmax(const Tensor& in, int64_t dim, bool log);
+// out = the backward of (log_)softmax along the last dim from g and the saved result y (same shape and dtype), in
+// one kernel. onehot_target defined: g is cross_entropy's compact gradient (one entry per row, at that column).
+void softmax_backward(const Tensor& g, const Tensor& y, const Tensor& out, bool log, const Tensor& onehot_target = {});
+
+}  // namespace gb::cuda_ops
