@@ -814,8 +814,8 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   Tensor mean = detail::make_empty({N, G, 1}, ct, x.device()), rstd = detail::make_empty({N, G, 1}, ct, x.device());
   Tensor out = detail::make_empty(x.sizes(), ct, x.device());
   // a row is one group of one sample: Cg channels of S elements, each channel with its own weight and bias
-  detail::run_kernel(
-      x,
+  detail::run_op(  // cpu and meta: the operands are made in with_row_data, whose kernel meta skips
+      x.device(),
       [&] {
         with_row_data(xc, weight, bias, mean, rstd, out, "group_norm", [&](auto d) {
           using T = std::remove_const_t<std::remove_pointer_t<decltype(d.y)>>;
