@@ -49,15 +49,7 @@ void run_kernel(const Tensor& out, Cpu&& cpu, Cuda&& cuda) {
 // (the entry's check_cpu_meta_device has refused cuda already; this keeps a forgotten check from doing nothing).
 template <typename Cpu>
 void run_cpu_kernel(const char* op, const Tensor& out, Cpu&& cpu) {
-  switch (out.device().type()) {
-    case DeviceType::Meta:
-      return;
-    case DeviceType::CPU:
-      std::forward<Cpu>(cpu)();
-      return;
-    case DeviceType::CUDA:
-      throw_no_cuda_kernel(op);
-  }
+  run_kernel(out, std::forward<Cpu>(cpu), [op] { throw_no_cuda_kernel(op); });
 }
 
 // The half of a whole op for `device`: cpu_meta() on cpu and meta, cuda() on cuda:N.
