@@ -52,8 +52,46 @@ namespace {
 
 // The kernels open no op scope (the public op does, around its autograd::record too); they hand the op their result.
 
-// Runs f(x, y) in opmath over broadcast a, b into a new tensor of dtype `compute` (or `out_dtype` when given).
-// On cuda:N the kernel `cuda` runs instead (cuda/launch.h: by default the one of the op's name).
+// out = f(x, y) in opmath over a and b broadcast to out's shape, all of out's dtype (out may be a: in place): the
+// cpu loop, or on cuda:N the kernel `cuda` (cuda/launch.h: by default the one of the op's name); nothing on meta.
+template <typename F>
+void binary_into(const Tensor& out, const Tensor& a, const Tensor& b, const char* op, const F& f, detail::CudaOp cuda) {
+  const ScalarType t = out.scalar_type();
+  detail::dispatch_numeric(t, op, [](auto) {});  // the dtype check on every device
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_numeric(t, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          detail::binary_loop<T, T, T>(out, a, b, [&](T x, T y) { return T(f(M(x), M(y))); });
+        });
+      },
+      [&] { detail::cuda_pointwise(op, cuda, out, {&a, &b}, t); });
+}
+
+// out = f(x, s) with a scalar s in opmath, a of out's shape and dtype (out may be a); on cuda:N `cuda` with p0 = s.
+template <typename F>
+void scalar_into(const Tensor& out, const Tensor& a, const Scalar& s, const char* op, const F& f, detail::CudaOp cuda) {
+  const ScalarType t = out.scalar_type();
+  detail::dispatch_numeric(t, op, [](auto) {});  // the dtype check on every device
+  detail::run_kernel(
+      out,
+      [&] {
+        detail::dispatch_numeric(t, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          M sv = s.to<M>();
+          detail::unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x), sv)); });
+        });
+      },
+      [&] {
+        cuda.p0 = s.to_double();
+        detail::cuda_pointwise(op, cuda, out, {&a}, t);
+      });
+}
+
+// f(x, y) over broadcast a, b into a new tensor of dtype `compute`.
 template <typename F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarType compute, const F& f,
                      detail::CudaOp cuda = {}) {
@@ -63,45 +101,19 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, const char* op, ScalarTyp
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor bb = b.scalar_type() == compute ? b : detail::shallow_alias(b).to(compute);
   Tensor out = detail::make_empty(shape, compute, a.device());
-  detail::dispatch_numeric(compute, op, [](auto) {});  // the dtype check on every device
-  detail::run_kernel(
-      out,
-      [&] {
-        detail::dispatch_numeric(compute, op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          detail::binary_loop<T, T, T>(out, aa, bb, [&](T x, T y) { return T(f(M(x), M(y))); });
-        });
-      },
-      [&] {
-        detail::cuda_pointwise(op, cuda, out, {&aa, &bb}, compute);
-      });
+  binary_into(out, aa, bb, op, f, cuda);
   detail::op_output(out);
   return out;
 }
 
-// f(x, s) with a scalar s in opmath. On cuda:N the kernel `cuda` runs with p0 = s.
+// f(x, s) with a scalar s into a new tensor of dtype `compute`.
 template <typename F>
 Tensor scalar_kernel(const Tensor& a, const Scalar& s, const char* op, ScalarType compute, const F& f,
                      detail::CudaOp cuda = {}) {
   detail::check_device(a, op, "self");
   Tensor aa = a.scalar_type() == compute ? a : detail::shallow_alias(a).to(compute);
   Tensor out = detail::make_empty(a.sizes(), compute, a.device());
-  detail::dispatch_numeric(compute, op, [](auto) {});  // the dtype check on every device
-  detail::run_kernel(
-      out,
-      [&] {
-        detail::dispatch_numeric(compute, op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          M sv = s.to<M>();
-          detail::unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x), sv)); });
-        });
-      },
-      [&] {
-        cuda.p0 = s.to_double();
-        detail::cuda_pointwise(op, cuda, out, {&aa}, compute);
-      });
+  scalar_into(out, aa, s, op, f, cuda);
   detail::op_output(out);
   return out;
 }
@@ -119,19 +131,7 @@ void binary_inplace_raw(Tensor& self, const Tensor& other, const char* op, const
            ": result type ", to_string(rt), " can't be cast to the desired output type ",
            to_string(self.scalar_type()));
   Tensor oo = other.scalar_type() == self.scalar_type() ? other : detail::shallow_alias(other).to(self.scalar_type());
-  detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the dtype check on every device
-  detail::run_kernel(
-      self,
-      [&] {
-        detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          detail::binary_loop<T, T, T>(self, self, oo, [&](T x, T y) { return T(f(M(x), M(y))); });
-        });
-      },
-      [&] {
-        detail::cuda_pointwise(op, cuda, self, {&self, &oo}, self.scalar_type());
-      });
+  binary_into(self, self, oo, op, f, cuda);
 }
 
 template <typename F>
@@ -139,21 +139,7 @@ void scalar_inplace_raw(Tensor& self, const Scalar& s, const char* op, const F& 
   detail::check_device(self, op, "self");
   GB_CHECK(!(s.is_floating_point() && !is_floating_point(self.scalar_type())), op, ": result type Float can't be cast ",
            "to the desired output type ", to_string(self.scalar_type()));
-  detail::dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the dtype check on every device
-  detail::run_kernel(
-      self,
-      [&] {
-        detail::dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          M sv = s.to<M>();
-          detail::unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x), sv)); });
-        });
-      },
-      [&] {
-        cuda.p0 = s.to_double();
-        detail::cuda_pointwise(op, cuda, self, {&self}, self.scalar_type());
-      });
+  scalar_into(self, self, s, op, f, cuda);
 }
 
 Tensor reduce_grad(const Tensor& g, IntArrayRef shape) { return sum_to(g, shape); }

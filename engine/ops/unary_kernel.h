@@ -50,6 +50,41 @@ inline bool binary_vec_kernel(const Tensor& out, const Tensor& g, const Tensor& 
   return true;
 }
 
+// out = f(a) in opmath for a floating op, a of out's shape and floating dtype (out may be a: in place): vec_libm.h's
+// `vec` where it applies, else the cpu loop; on cuda:N the kernel `cuda`; nothing on meta.
+template <typename F>
+void unary_float_into(const Tensor& out, const Tensor& a, const char* op, const F& f, CudaOp cuda, VecOp vec) {
+  run_kernel(
+      out,
+      [&] {
+        if (unary_vec_kernel(out, a, vec)) return;
+        dispatch_floating(out.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
+        });
+      },
+      [&] { cuda_pointwise(op, cuda, out, {&a}, out.scalar_type()); });
+}
+
+// out = f(a) in opmath for an op defined on integers too, a of out's shape and dtype (out may be a); bool is refused
+// on every device.
+template <typename F>
+void unary_numeric_into(const Tensor& out, const Tensor& a, const char* op, const F& f, CudaOp cuda) {
+  const ScalarType t = out.scalar_type();
+  dispatch_numeric(t, op, [](auto) {});  // the dtype check on every device
+  run_kernel(
+      out,
+      [&] {
+        dispatch_numeric(t, op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using M = opmath_t<T>;
+          unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
+        });
+      },
+      [&] { cuda_pointwise(op, cuda, out, {&a}, t); });
+}
+
 // out = f(a) for floating ops; integer and bool inputs are converted to the default float dtype first. `vec`: the
 // same function in vec_libm.h, which float32 contiguous tensors run instead (within a few ulp of f).
 template <typename F>
@@ -58,17 +93,7 @@ Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f, CudaOp cu
   ScalarType rt = float_result_type(a);
   Tensor aa = a.scalar_type() == rt ? a : shallow_alias(a).to(rt);
   Tensor out = make_empty(a.sizes(), rt, a.device());
-  run_kernel(
-      out,
-      [&] {
-        if (!unary_vec_kernel(out, aa, vec))
-          dispatch_floating(rt, op, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            using M = opmath_t<T>;
-            unary_loop<T, T>(out, aa, [&](T x) { return T(f(M(x))); });
-          });
-      },
-      [&] { cuda_pointwise(op, cuda, out, {&aa}, rt); });
+  unary_float_into(out, aa, op, f, cuda, vec);
   op_output(out);
   return out;
 }
@@ -77,18 +102,8 @@ Tensor unary_float_kernel(const Tensor& a, const char* op, const F& f, CudaOp cu
 template <typename F>
 Tensor unary_numeric_kernel(const Tensor& a, const char* op, const F& f, CudaOp cuda = {}) {
   check_device(a, op, "self");
-  dispatch_numeric(a.scalar_type(), op, [](auto) {});  // the dtype check on every device: bool is refused
   Tensor out = make_empty(a.sizes(), a.scalar_type(), a.device());
-  run_kernel(
-      out,
-      [&] {
-        dispatch_numeric(a.scalar_type(), op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          unary_loop<T, T>(out, a, [&](T x) { return T(f(M(x))); });
-        });
-      },
-      [&] { cuda_pointwise(op, cuda, out, {&a}, a.scalar_type()); });
+  unary_numeric_into(out, a, op, f, cuda);
   op_output(out);
   return out;
 }
@@ -100,33 +115,13 @@ void unary_float_inplace_raw(Tensor& self, const char* op, const F& f, CudaOp cu
   GB_CHECK(is_floating_point(self.scalar_type()), op, ": result type Float can't be cast to the desired output type ",
            to_string(self.scalar_type()), " (a tensor of shape ", self.sizes(), "); use the out-of-place op, or ",
            ".to(gb::kFloat) first");
-  run_kernel(
-      self,
-      [&] {
-        if (unary_vec_kernel(self, self, vec)) return;
-        dispatch_floating(self.scalar_type(), op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
-        });
-      },
-      [&] { cuda_pointwise(op, cuda, self, {&self}, self.scalar_type()); });
+  unary_float_into(self, self, op, f, cuda, vec);
 }
 
 template <typename F>
 void unary_numeric_inplace_raw(Tensor& self, const char* op, const F& f, CudaOp cuda = {}) {
   check_device(self, op, "self");
-  dispatch_numeric(self.scalar_type(), op, [](auto) {});  // the dtype check on every device: bool is refused
-  run_kernel(
-      self,
-      [&] {
-        dispatch_numeric(self.scalar_type(), op, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          using M = opmath_t<T>;
-          unary_loop<T, T>(self, self, [&](T x) { return T(f(M(x))); });
-        });
-      },
-      [&] { cuda_pointwise(op, cuda, self, {&self}, self.scalar_type()); });
+  unary_numeric_into(self, self, op, f, cuda);
 }
 
 }  // namespace gb::detail
