@@ -131,26 +131,35 @@ Tensor extreme_kernel(const Tensor& a, const std::vector<bool>& mask, bool keepd
       });
 }
 
-// A tensor of `sizes` that is 1 where idx (the keepdim-shaped indices along dim) points and 0 elsewhere.
+// A tensor of `sizes` that is 1 where idx (the keepdim-shaped indices along dim) points and 0 elsewhere. On the
+// composed path (cuda) the positions along dim compared with idx, on the device; else written on the host.
 Tensor index_mask(IntArrayRef sizes, int64_t dim, const Tensor& idx, ScalarType dtype) {
+  if (detail::composed_path(idx)) {
+    NoGradGuard ng;
+    std::vector<int64_t> along(sizes.size(), 1);
+    along[size_t(dim)] = sizes[size_t(dim)];
+    const Tensor positions = arange(sizes[size_t(dim)], TensorOptions().dtype(kInt64).device(idx.device()));
+    return eq(positions.view(along), idx).to(dtype).expand(sizes).contiguous();
+  }
   Tensor out = zeros(sizes, TensorOptions().dtype(dtype).device(idx.device()));
   Tensor ic = idx.contiguous();
-  if (!detail::has_memory(out)) return out;  // meta: the tensors only
-  const int64_t* ip = ic.data_ptr<int64_t>();
-  int64_t outer = 1, n = 1, inner = 1;
-  for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
-    if (d < dim)
-      outer *= sizes[d];
-    else if (d == dim)
-      n = sizes[d];
-    else
-      inner *= sizes[d];
-  }
-  detail::dispatch_floating(dtype, "max_backward", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* op = out.data_ptr<T>();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) op[(o * n + ip[o * inner + j]) * inner + j] = T(1.0f);
+  detail::run_cpu_kernel("max_backward", out, [&] {
+    const int64_t* ip = ic.data_ptr<int64_t>();
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int64_t d = 0; d < int64_t(sizes.size()); ++d) {
+      if (d < dim)
+        outer *= sizes[d];
+      else if (d == dim)
+        n = sizes[d];
+      else
+        inner *= sizes[d];
+    }
+    detail::dispatch_floating(dtype, "max_backward", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* op = out.data_ptr<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < inner; ++j) op[(o * n + ip[o * inner + j]) * inner + j] = T(1.0f);
+    });
   });
   return out;
 }

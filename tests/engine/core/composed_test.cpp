@@ -102,6 +102,13 @@ TEST_CASE("composed: argmax/argmin, max/min over a dim, var/std, norm, logsumexp
   same([&] { return gb::argmax(gb::tensor(std::vector<int64_t>{4, 9, 9, 1}), 0, false); });
   same([&] { return std::get<0>(gb::max(x, 1, false)); });
   same([&] { return std::get<1>(gb::max(x, 1, false)); });
+  for (int64_t dim : {0, 1})  // the gradient goes to the index picked (MaxBackward0's mask, on the device on cuda)
+    same([&] {
+      gb::Tensor leaf = gb::tensor(std::vector<double>{3, -1, 2, 0, 5, 4, -2, 7, 1, 6, 8, -3}).view({3, 4});
+      leaf.requires_grad_();
+      (std::get<0>(gb::min(leaf, dim, true)) * 2.0).sum().backward();
+      return leaf.grad();
+    });
   same([&] { return std::get<1>(gb::min(r, 2, true)); });
   same([&] { return gb::var(r, {1}, 1, false); }, 1e-12, 1e-12);
   same([&] { return gb::std(r, {0, 2}, 0, true); }, 1e-12, 1e-12);
