@@ -17,7 +17,10 @@
 //       composes ops, cuBLAS's bias epilogue): cpu and meta run the first — whose own kernels go through run_kernel,
 //       so meta still computes nothing — and cuda:N the second.
 //
-// Nothing else in engine/ops asks which device a tensor is on.
+// Two more places carry the same rule, each once: the ops whose CUDA half is a composition of other ops choose it
+// with core/composed.h's composed_path (which the tests also switch on for the cpu); and the CPU loop helpers every
+// elementwise and reduction kernel is written on (ops/loops.h's StridedLoop, ops/reduce_kernels.h's run_reduce)
+// visit nothing on meta, so a cpu half built on them needs no run_kernel of its own to be meta's half too.
 #pragma once
 
 #include <utility>

@@ -29,13 +29,12 @@ std::vector<bool> dim_mask(IntArrayRef dims, int64_t ndim, const char* op);
 // "[2, 3]"
 std::string shape_str(IntArrayRef sizes);
 
-// The devices with kernels: cpu computes; meta runs the same op entries (shape checks, every allocation, autograd
-// recording) and skips the innermost loops (skip_kernel); cuda:N runs the ops that have a CUDA kernel, whose entries
-// call check_device instead. Throws naming op when t is undefined, or on cuda for an op without a CUDA kernel.
+// The device checks of an op entry (core/device_kernel.h chooses the kernel half afterwards). check_cpu_meta_device,
+// for a family with no CUDA half: cpu and meta; throws naming op when t is undefined or on cuda ("no CUDA kernel").
 void check_cpu_meta_device(const Tensor& t, const char* op, const char* arg = "input");
 // check_cpu_meta_device, and t must be on `first`'s device (PyTorch's "Expected all tensors to be on the same device").
 void check_cpu_meta_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
-// The same checks for an op entry that has a CUDA kernel (cuda/launch.h): cpu, meta and cuda:N are all accepted.
+// check_device, for a family with a CUDA half: cpu, meta and cuda:N are all accepted.
 void check_device(const Tensor& t, const char* op, const char* arg = "input");
 void check_device(const Tensor& t, const char* op, const char* arg, const Tensor& first);
 void check_defined(const Tensor& t, const char* op, const char* arg = "input");

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "cuda/kernels.h"
 #include "glassbox/core/tensor.h"
 
 namespace gb::cuda_ops {
@@ -41,5 +42,14 @@ Tensor softmax(const Tensor& in, int64_t dim, bool log);
 // out = the backward of (log_)softmax along the last dim from g and the saved result y (same shape and dtype), in
 // one kernel. onehot_target defined: g is cross_entropy's compact gradient (one entry per row, at that column).
 void softmax_backward(const Tensor& g, const Tensor& y, const Tensor& out, bool log, const Tensor& onehot_target = {});
+
+// ---- matrix products (cuda/linalg_ops.cpp) ----
+// out (B,N,M) contiguous = alpha * a @ b + beta * out (or all three 2-D), a and b of out's dtype, any strides, K > 0.
+void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta);
+// out = a @ b + bias through cuBLASLt's epilogue (with relu or tanh-GELU when `epilogue` says), no pass that copies
+// the bias into out first: a, b 2-D of out's dtype, bias 1-D of out's columns. false: not taken (float64, K = 0;
+// nothing written), the caller then runs addmm.
+bool gemm_and_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                   cuda_kernels::GemmEpilogue epilogue = cuda_kernels::GemmEpilogue::bias);
 
 }  // namespace gb::cuda_ops

@@ -18,6 +18,7 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/conv_cudnn.h"
@@ -210,7 +211,8 @@ void record_conv_backward(const char* op, const Tensor& x, const Tensor& weight,
         const Tensor& xs = c.saved(0);
         const Tensor& ws = c.saved(1);
         refuse_double_backward(op, gy, xs, ws);
-        const ScalarType ct = xs.is_cuda() ? xt : detail::compute_type(xt);  // cuDNN takes every floating dtype
+        const ScalarType ct =  // cuDNN takes every floating dtype
+            detail::run_op(xs.device(), [&] { return detail::compute_type(xt); }, [&] { return xt; });
         Tensor gyc = detail::raw_contiguous(gy, ct);
         Tensor gx, gw, gb;
         const bool need_x = c.needs(0), need_w = c.needs(1);
@@ -225,6 +227,43 @@ void record_conv_backward(const char* op, const Tensor& x, const Tensor& weight,
         if (has_bias && c.needs(2)) gb = bias_grad(gyc, xt);
         return variable_list{gx, gw, gb};
       });
+}
+
+// conv2d on the cpu (and meta): oneDNN's kernels for float32 where the build has them, else im2col + GEMM, in the
+// compute type (float for the 16-bit floats); its backward recorded alike.
+Tensor conv2d_cpu(const ConvGeom& g, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  detail::OpScope& op_scope) {
+  const ScalarType ct = detail::compute_type(x.scalar_type());
+  Tensor xc = detail::raw_contiguous(x, ct);
+  Tensor wc = detail::raw_contiguous(weight, ct);
+  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
+  Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, x.device());
+  if (out.numel() > 0) {
+    if (ct == kDouble)
+      conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(),
+                           bc.defined() ? bc.data_ptr<double>() : nullptr, out.data_ptr<double>(), out.device());
+    else
+      conv_forward<float>(g, xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
+                          out.data_ptr<float>(), out.device());
+  }
+  if (ct != x.scalar_type()) out = out.to(x.scalar_type());
+  op_scope.set_output(out);
+
+  if (autograd::needs_grad(x, weight, bias))
+    record_conv_backward("conv2d", x, weight, bias, out,
+                         [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
+                           if (gyc.scalar_type() == kDouble)
+                             conv_backward<double>(g, gw.defined() ? xc.data_ptr<double>() : nullptr,
+                                                   wc.data_ptr<double>(), gyc.data_ptr<double>(),
+                                                   gx.defined() ? gx.data_ptr<double>() : nullptr,
+                                                   gw.defined() ? gw.data_ptr<double>() : nullptr, gyc.device());
+                           else
+                             conv_backward<float>(g, gw.defined() ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
+                                                  gyc.data_ptr<float>(), gx.defined() ? gx.data_ptr<float>() : nullptr,
+                                                  gw.defined() ? gw.data_ptr<float>() : nullptr, gyc.device());
+                         },
+                         {g.N, g.C, g.H, g.W}, {g.O, g.Cg(), g.kH, g.kW});
+  return out;
 }
 
 // conv2d on cuda: cuDNN forward in the operands' dtype, and its backward recorded as on the cpu.
@@ -301,38 +340,9 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntA
   const int64_t out_elems = g.N * g.O * g.Ho * g.Wo;
   op_scope.set_flops(2 * out_elems * g.Cg() * g.kH * g.kW + (bias.defined() ? out_elems : 0));
 
-  if (x.is_cuda()) return conv2d_cuda(g, x, weight, bias, op_scope);
-  const ScalarType ct = detail::compute_type(x.scalar_type());
-  Tensor xc = detail::raw_contiguous(x, ct);
-  Tensor wc = detail::raw_contiguous(weight, ct);
-  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-  Tensor out = detail::make_empty({g.N, g.O, g.Ho, g.Wo}, ct, x.device());
-  if (out.numel() > 0) {
-    if (ct == kDouble)
-      conv_forward<double>(g, xc.data_ptr<double>(), wc.data_ptr<double>(),
-                           bc.defined() ? bc.data_ptr<double>() : nullptr, out.data_ptr<double>(), out.device());
-    else
-      conv_forward<float>(g, xc.data_ptr<float>(), wc.data_ptr<float>(), bc.defined() ? bc.data_ptr<float>() : nullptr,
-                          out.data_ptr<float>(), out.device());
-  }
-  if (ct != x.scalar_type()) out = out.to(x.scalar_type());
-  op_scope.set_output(out);
-
-  if (autograd::needs_grad(x, weight, bias))
-    record_conv_backward("conv2d", x, weight, bias, out,
-                         [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
-                           if (gyc.scalar_type() == kDouble)
-                             conv_backward<double>(g, gw.defined() ? xc.data_ptr<double>() : nullptr,
-                                                   wc.data_ptr<double>(), gyc.data_ptr<double>(),
-                                                   gx.defined() ? gx.data_ptr<double>() : nullptr,
-                                                   gw.defined() ? gw.data_ptr<double>() : nullptr, gyc.device());
-                           else
-                             conv_backward<float>(g, gw.defined() ? xc.data_ptr<float>() : nullptr, wc.data_ptr<float>(),
-                                                  gyc.data_ptr<float>(), gx.defined() ? gx.data_ptr<float>() : nullptr,
-                                                  gw.defined() ? gw.data_ptr<float>() : nullptr, gyc.device());
-                         },
-                         {g.N, g.C, g.H, g.W}, {g.O, g.Cg(), g.kH, g.kW});
-  return out;
+  return detail::run_op(
+      x.device(), [&] { return conv2d_cpu(g, x, weight, bias, op_scope); },
+      [&] { return conv2d_cuda(g, x, weight, bias, op_scope); });
 }
 
 Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
@@ -398,20 +408,23 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   op_scope.set_flops(2 * in_elems * g.Cg() * g.kH * g.kW + (bias.defined() ? out_elems : 0));
 
   // on cuda cuDNN computes in the operands' own dtype
-  const ScalarType ct = x.is_cuda() ? x.scalar_type() : detail::compute_type(x.scalar_type());
+  const ScalarType ct =
+      detail::run_op(x.device(), [&] { return detail::compute_type(x.scalar_type()); }, [&] { return x.scalar_type(); });
   Tensor xc = detail::raw_contiguous(x, ct);
   Tensor wc = detail::raw_contiguous(weight, ct);
   Tensor out = detail::make_empty({g.N, g.C, g.H, g.W}, ct, x.device());
-  if (out.is_cuda()) {
-    detail::cudnn_conv_backward(g, Tensor(), wc, xc, out, Tensor());
-  } else if (out.numel() > 0) {
-    if (ct == kDouble)
-      conv_backward<double>(g, nullptr, wc.data_ptr<double>(), xc.data_ptr<double>(), out.data_ptr<double>(), nullptr,
-                            out.device());
-    else
-      conv_backward<float>(g, nullptr, wc.data_ptr<float>(), xc.data_ptr<float>(), out.data_ptr<float>(), nullptr,
-                           out.device());
-  }
+  detail::run_op(  // cpu and meta: meta plans oneDNN's buffers (conv_backward) and computes nothing
+      out.device(),
+      [&] {
+        if (out.numel() == 0) return;
+        if (ct == kDouble)
+          conv_backward<double>(g, nullptr, wc.data_ptr<double>(), xc.data_ptr<double>(), out.data_ptr<double>(),
+                                nullptr, out.device());
+        else
+          conv_backward<float>(g, nullptr, wc.data_ptr<float>(), xc.data_ptr<float>(), out.data_ptr<float>(), nullptr,
+                               out.device());
+      },
+      [&] { detail::cudnn_conv_backward(g, Tensor(), wc, xc, out, Tensor()); });
   if (bias.defined()) {
     NoGradGuard ng;
     out.add_(detail::raw_contiguous(bias, ct).view({1, g.C, 1, 1}));
@@ -425,10 +438,10 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
     record_conv_backward("conv_transpose2d", x, weight, bias, out,
                          [g](const Tensor& gyc, const Tensor& xc, const Tensor& wc, Tensor& gx, Tensor& gw) {
                            const Device dev = gyc.device();
-                           if (dev.is_cuda()) {
-                             if (gx.defined()) detail::cudnn_conv_forward(g, gyc, wc, Tensor(), gx);
-                             if (gw.defined()) detail::cudnn_conv_backward(g, gyc, wc, xc, Tensor(), gw);
-                           } else if (gyc.scalar_type() == kDouble) {
+                           detail::run_op(
+                               dev,
+                               [&] {  // meta plans oneDNN's buffers and computes nothing
+                                 if (gyc.scalar_type() == kDouble) {
                              if (gx.defined())
                                conv_forward<double>(g, gyc.data_ptr<double>(), wc.data_ptr<double>(), nullptr,
                                                     gx.data_ptr<double>(), dev);
@@ -443,6 +456,11 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
                                conv_backward<float>(g, gyc.data_ptr<float>(), wc.data_ptr<float>(),
                                                     xc.data_ptr<float>(), nullptr, gw.data_ptr<float>(), dev);
                            }
+                               },
+                               [&] {
+                                 if (gx.defined()) detail::cudnn_conv_forward(g, gyc, wc, Tensor(), gx);
+                                 if (gw.defined()) detail::cudnn_conv_backward(g, gyc, wc, xc, Tensor(), gw);
+                               });
                          },
                          {g.N, g.O, g.Ho, g.Wo}, {g.O, g.Cg(), g.kH, g.kW});
   return out;

@@ -12,10 +12,12 @@
 
 #include "amp/autocast_hook.h"
 #include "autograd/record.h"
+#include "core/device_kernel.h"
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/launch.h"
+#include "cuda/ops.h"
 #include "glassbox/core/cuda.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
@@ -152,122 +154,104 @@ void gemm_blas(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double
   const int64_t nb = out.nb, n = out.rows, m = out.cols, k = a.cols;
   GB_CHECK(fits_blas_int(n) && fits_blas_int(m) && fits_blas_int(k), "matmul: matrix dims ", n, "x", k, " and ", k, "x",
            m, " exceed what BLAS can index (2^31 - 1)");
-  if (detail::skip_kernel(out_t)) return;  // meta: the operands are made (blas_ready's copies too); no GEMM
-  const int threads = get_num_threads();   // (also makes sure OpenBLAS has been given glassbox's thread count)
-  const T* ap = a.t->data_ptr<T>();
-  const T* bp = b.t->data_ptr<T>();
-  T* cp = out_t.data_ptr<T>();
-  auto one = [&](int64_t i) {
-    blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.sb, la.ld, bp + i * b.sb, lb.ld, T(beta),
-                 cp + i * n * m, std::max<int64_t>(m, 1));
-  };
-  // The batch's matrices, one single-threaded product each, spread over the pool (inline inside a parallel region).
-  auto each_matrix = [&](const auto& product) {
-    if (nb > 1 && threads > 1 && !detail::in_parallel_region())
-      parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) product(i);
-      });
-    else
-      for (int64_t i = 0; i < nb; ++i) product(i);
-  };
-  // A float product on an AVX-512 CPU past small_gemm's reach, or a single one of a mid size when the pool has more
-  // than one thread, runs on libxsmm's kernels blocked over the pool (ops/blocked_gemm.h), the batch's matrices one
-  // after the other, each split over the threads.
-  if constexpr (std::is_same_v<T, float>) {
-    const int split = detail::in_parallel_region() ? 1 : threads;
-    if (detail::blocked_gemm_fits(n, m, k, alpha, beta, nb == 1 ? split : 1)) {
-      for (int64_t i = 0; i < nb; ++i)
-        if (!detail::blocked_gemm(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, ap + i * a.sb, la.ld,
-                                  bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1), split)) {
-          detail::park_workers();  // no kernel generated for it (C untouched): OpenBLAS's, on its threads
-          one(i);
-        }
+  // meta stops here: the operands are made (blas_ready's copies too); no GEMM
+  detail::run_cpu_kernel("mm", out_t, [&] {
+    const int threads = get_num_threads();   // (also makes sure OpenBLAS has been given glassbox's thread count)
+    const T* ap = a.t->data_ptr<T>();
+    const T* bp = b.t->data_ptr<T>();
+    T* cp = out_t.data_ptr<T>();
+    auto one = [&](int64_t i) {
+      blas_gemm<T>(la.trans, lb.trans, n, m, k, T(alpha), ap + i * a.sb, la.ld, bp + i * b.sb, lb.ld, T(beta),
+                   cp + i * n * m, std::max<int64_t>(m, 1));
+    };
+    // The batch's matrices, one single-threaded product each, spread over the pool (inline inside a parallel region).
+    auto each_matrix = [&](const auto& product) {
+      if (nb > 1 && threads > 1 && !detail::in_parallel_region())
+        parallel_for(0, nb, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) product(i);
+        });
+      else
+        for (int64_t i = 0; i < nb; ++i) product(i);
+    };
+    // A float product on an AVX-512 CPU past small_gemm's reach, or a single one of a mid size when the pool has more
+    // than one thread, runs on libxsmm's kernels blocked over the pool (ops/blocked_gemm.h), the batch's matrices one
+    // after the other, each split over the threads.
+    if constexpr (std::is_same_v<T, float>) {
+      const int split = detail::in_parallel_region() ? 1 : threads;
+      if (detail::blocked_gemm_fits(n, m, k, alpha, beta, nb == 1 ? split : 1)) {
+        for (int64_t i = 0; i < nb; ++i)
+          if (!detail::blocked_gemm(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, ap + i * a.sb, la.ld,
+                                    bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1), split)) {
+            detail::park_workers();  // no kernel generated for it (C untouched): OpenBLAS's, on its threads
+            one(i);
+          }
+        return;
+      }
+    }
+    // A product small enough for libxsmm runs on its generated kernel (ops/small_gemm.h), one per matrix, the batch's
+    // matrices spread over the pool; OpenBLAS's threads are not involved.
+    if (detail::small_gemm_fits(lb.trans == CblasTrans, n, m, k, alpha, beta)) {
+      auto small = [&](int64_t i) {
+        if (!detail::small_gemm<T>(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, T(alpha), ap + i * a.sb,
+                                   la.ld, bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1)))
+          one(i);  // no kernel generated for it: OpenBLAS's
+      };
+      each_matrix(small);
       return;
     }
-  }
-  // A product small enough for libxsmm runs on its generated kernel (ops/small_gemm.h), one per matrix, the batch's
-  // matrices spread over the pool; OpenBLAS's threads are not involved.
-  if (detail::small_gemm_fits(lb.trans == CblasTrans, n, m, k, alpha, beta)) {
-    auto small = [&](int64_t i) {
-      if (!detail::small_gemm<T>(la.trans == CblasTrans, lb.trans == CblasTrans, n, m, k, T(alpha), ap + i * a.sb,
-                                 la.ld, bp + i * b.sb, lb.ld, T(beta), cp + i * n * m, std::max<int64_t>(m, 1)))
-        one(i);  // no kernel generated for it: OpenBLAS's
-    };
-    each_matrix(small);
-    return;
-  }
-  if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
-    detail::park_workers();  // OpenBLAS's threads take the cores: glassbox's idle workers sleep instead of spinning
-    for (int64_t i = 0; i < nb; ++i) one(i);
-    return;
-  }
-  // A small GEMM runs on one OpenBLAS thread. Waking OpenBLAS's workers costs more than they save below ~8 MFLOP
-  // (the small CNN's classifier, 64x1568x10: 47 us on one thread, 60 on two), and when another library's threads
-  // (oneDNN's OpenMP team, spinning a while after a convolution) hold the other core, the wake-up waits for the
-  // scheduler: those GEMMs measured 1.1-1.6 ms a call in the small CNN's trace. A batch of them (attention's bmm)
-  // is spread over glassbox's pool, one single-threaded GEMM per matrix, as a batch of row kernels would be.
-  struct OneBlasThread {
-    int restore;
-    explicit OneBlasThread(int n) : restore(n) { openblas_set_num_threads(1); }
-    ~OneBlasThread() { openblas_set_num_threads(restore); }
-  } one_thread(threads);
-  each_matrix(one);
+    if (threads == 1 || double(n) * double(m) * double(k) > kSmallGemm) {
+      detail::park_workers();  // OpenBLAS's threads take the cores: glassbox's idle workers sleep instead of spinning
+      for (int64_t i = 0; i < nb; ++i) one(i);
+      return;
+    }
+    // A small GEMM runs on one OpenBLAS thread. Waking OpenBLAS's workers costs more than they save below ~8 MFLOP
+    // (the small CNN's classifier, 64x1568x10: 47 us on one thread, 60 on two), and when another library's threads
+    // (oneDNN's OpenMP team, spinning a while after a convolution) hold the other core, the wake-up waits for the
+    // scheduler: those GEMMs measured 1.1-1.6 ms a call in the small CNN's trace. A batch of them (attention's bmm)
+    // is spread over glassbox's pool, one single-threaded GEMM per matrix, as a batch of row kernels would be.
+    struct OneBlasThread {
+      int restore;
+      explicit OneBlasThread(int n) : restore(n) { openblas_set_num_threads(1); }
+      ~OneBlasThread() { openblas_set_num_threads(restore); }
+    } one_thread(threads);
+    each_matrix(one);
+  });
 }
 
 template <typename T>
 void gemm_loop(const Tensor& out_t, const Tensor& a_t, const Tensor& b_t, double alpha, double beta) {
-  if (detail::skip_kernel(out_t)) return;
-  const Mats out(out_t), a(a_t), b(b_t);
-  const int64_t nb = out.nb, n = out.rows, m = out.cols, k = a.cols;
-  const T* ap = a_t.data_ptr<T>();
-  const T* bp = b_t.data_ptr<T>();
-  T* cp = out_t.data_ptr<T>();
-  T al = T(alpha), be = T(beta);
-  parallel_for(0, nb * n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * k)), [&](int64_t r0, int64_t r1) {
-    std::vector<T> acc(m);
-    for (int64_t r = r0; r < r1; ++r) {
-      int64_t bi = r / n, i = r % n;
-      std::fill(acc.begin(), acc.end(), T(0));
-      for (int64_t p = 0; p < k; ++p) {
-        T av = ap[bi * a.sb + i * a.sr + p * a.sc];
-        const T* brow = bp + bi * b.sb + p * b.sr;
-        for (int64_t j = 0; j < m; ++j) acc[j] += av * brow[j * b.sc];
+  detail::run_cpu_kernel("mm", out_t, [&] {
+    const Mats out(out_t), a(a_t), b(b_t);
+    const int64_t nb = out.nb, n = out.rows, m = out.cols, k = a.cols;
+    const T* ap = a_t.data_ptr<T>();
+    const T* bp = b_t.data_ptr<T>();
+    T* cp = out_t.data_ptr<T>();
+    T al = T(alpha), be = T(beta);
+    parallel_for(0, nb * n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, m * k)), [&](int64_t r0, int64_t r1) {
+      std::vector<T> acc(m);
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t bi = r / n, i = r % n;
+        std::fill(acc.begin(), acc.end(), T(0));
+        for (int64_t p = 0; p < k; ++p) {
+          T av = ap[bi * a.sb + i * a.sr + p * a.sc];
+          const T* brow = bp + bi * b.sb + p * b.sr;
+          for (int64_t j = 0; j < m; ++j) acc[j] += av * brow[j * b.sc];
+        }
+        T* crow = cp + r * m;
+        for (int64_t j = 0; j < m; ++j) crow[j] = (be == T(0) ? T(0) : be * crow[j]) + al * acc[j];
       }
-      T* crow = cp + r * m;
-      for (int64_t j = 0; j < m; ++j) crow[j] = (be == T(0) ? T(0) : be * crow[j]) + al * acc[j];
-    }
+    });
   });
 }
 
-// On cuda:N: one cuBLAS strided-batched GEMM, the operands' copies (if any) alive until it is queued.
-void gemm_cuda(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
-  const detail::CudaGemm g = detail::cuda_gemm(out, a, b, alpha, beta);
-  cuda_kernels::gemm(g.launch);
-}
-
-// out = a @ b + bias on cuda:N through cuBLASLt's bias epilogue (PyTorch's gemm_and_bias): no pass that copies the
-// bias into out first. a, b 2-D of out's dtype, bias 1-D of out's columns. false: not taken (nothing written).
-bool gemm_and_bias_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
-                        cuda_kernels::GemmEpilogue epilogue = cuda_kernels::GemmEpilogue::bias) {
-  const ScalarType t = out.scalar_type();
-  if (!(t == kFloat || t == kHalf || t == kBFloat16) || a.size(1) == 0) return false;
-  // cuBLASLt's scratch, from the caching allocator (the memory panel sees it): 32 MiB on Hopper and later, 4 MiB
-  // before (cuda_kernels::lt_workspace_bytes says why)
-  const int64_t workspace = int64_t(cuda_kernels::lt_workspace_bytes(int(out.device().index())));
-  Tensor ws = detail::make_empty({workspace}, kUInt8, out.device());
-  Tensor bc = detail::shallow_alias(bias).contiguous();
-  const detail::CudaGemm g = detail::cuda_gemm(out, a, b, 1.0, 0.0);  // every buffer here outlives the launch
-  return cuda_kernels::gemm_and_bias(g.launch, static_cast<const char*>(bc.data_ptr()), ws.data_ptr(),
-                                     size_t(workspace), epilogue);
-}
+void gemm_cpu(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta);
 
 // out (B,N,M) contiguous; a (B,N,K), b (B,K,M) of out's dtype, any strides (or all three (N,M), (N,K), (K,M)).
 // beta == 0 ignores out's contents.
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   if (out.numel() == 0) return;
   const int64_t k = a.sizes().back();
-  if (out.is_cuda() && k > 0) return gemm_cuda(out, a, b, alpha, beta);
-  if (k == 0) {  // empty sum: BLAS may not touch C, so scale it here
+  if (k == 0) {  // empty sum: BLAS may not touch C, so scale it here (on every device)
     NoGradGuard ng;
     if (beta == 0.0)
       detail::shallow_alias(out).zero_();
@@ -275,6 +259,12 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, double al
       detail::shallow_alias(out).mul_(beta);
     return;
   }
+  detail::run_op(out.device(), [&] { gemm_cpu(out, a, b, alpha, beta); },
+                 [&] { cuda_ops::gemm(out, a, b, alpha, beta); });
+}
+
+// gemm_batched's cpu and meta half, by dtype: OpenBLAS (and libxsmm) for the floats, a loop for the integers.
+void gemm_cpu(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   switch (out.scalar_type()) {
     case kFloat:
       return gemm_blas<float>(out, a, b, alpha, beta);
@@ -398,8 +388,10 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   double be = beta.to_double(), al = alpha.to_double();
   Tensor out = detail::make_empty(shape, a.scalar_type(), a.device());
   // a bias vector on cuda: added by the GEMM's epilogue; otherwise out starts as self and the GEMM adds into it
-  const bool bias_epilogue = out.is_cuda() && be == 1.0 && al == 1.0 && self.dim() == 1 && self.size(0) == shape[1] &&
-                             gemm_and_bias_cuda(out, a, b, self);
+  const bool vector_bias = be == 1.0 && al == 1.0 && self.dim() == 1 && self.size(0) == shape[1];
+  const bool bias_epilogue = vector_bias && detail::run_op(
+                                                out.device(), [] { return false; },
+                                                [&] { return cuda_ops::gemm_and_bias(out, a, b, self); });
   if (!bias_epilogue) {
     if (be != 0.0) detail::copy_into(out, self);
     gemm_batched(out, a, b, al, be);
@@ -442,16 +434,19 @@ Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& m
   Tensor out;
   {
     NoGradGuard ng;
-    const bool vector_bias = mat1.is_cuda() && be == 1.0 && al == 1.0 && self.dim() == 1 && self.size(0) == mat2.size(1);
-    if (vector_bias) {
-      out = detail::make_empty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device());
-      const auto epilogue = use_gelu ? cuda_kernels::GemmEpilogue::gelu_bias : cuda_kernels::GemmEpilogue::relu_bias;
-      if (!gemm_and_bias_cuda(out, mat1, mat2, self, epilogue)) out = Tensor();
-    }
+    const bool vector_bias = be == 1.0 && al == 1.0 && self.dim() == 1 && self.size(0) == mat2.size(1);
+    out = detail::run_op(
+        mat1.device(), [] { return Tensor(); },
+        [&] {  // the epilogue, when it takes the product
+          if (!vector_bias) return Tensor();
+          Tensor o = detail::make_empty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device());
+          const auto epilogue = use_gelu ? cuda_kernels::GemmEpilogue::gelu_bias : cuda_kernels::GemmEpilogue::relu_bias;
+          return cuda_ops::gemm_and_bias(o, mat1, mat2, self, epilogue) ? o : Tensor();
+        });
     if (!out.defined()) {
       out = addmm(self, mat1, mat2, beta, alpha);
-      if (use_gelu)
-        out = gelu(out, out.is_cuda() ? "tanh" : "none");
+      if (use_gelu)  // PyTorch's GELU here: exact on the cpu, the tanh form on cuda (the epilogue's)
+        out = gelu(out, detail::run_op(out.device(), [] { return "none"; }, [] { return "tanh"; }));
       else
         out.relu_();
     }
@@ -660,16 +655,19 @@ Tensor dot(const Tensor& a, const Tensor& b) {
            " elements respectively");
   op_scope.set_flops(2 * a.numel());
   // (1,K) @ (K,1): a strided vector is a valid BLAS operand either way, so nothing is copied
-  Tensor out;
-  if (a.is_cuda()) {  // a (1,K) x (K,1) product on cuBLAS
-    NoGradGuard ng;
-    out = a.view({1, -1}).mm(b.view({-1, 1})).view({});
-  } else {
-    out = detail::make_empty({}, a.scalar_type(), a.device());
-    Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
-    Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
-    gemm_batched(detail::make_view(out, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
-  }
+  Tensor out = detail::run_op(
+      a.device(),
+      [&] {
+        Tensor o = detail::make_empty({}, a.scalar_type(), a.device());
+        Tensor ar = detail::make_view(a, {1, 1, a.size(0)}, {0, 0, a.stride(0)}, a.storage_offset());
+        Tensor bc = detail::make_view(b, {1, b.size(0), 1}, {0, b.stride(0), 0}, b.storage_offset());
+        gemm_batched(detail::make_view(o, {1, 1, 1}, {1, 1, 1}, 0), ar, bc, 1.0, 0.0);
+        return o;
+      },
+      [&] {  // a (1,K) x (K,1) product on cuBLAS
+        NoGradGuard ng;
+        return a.view({1, -1}).mm(b.view({-1, 1})).view({});
+      });
   op_scope.set_output(out);
   if (autograd::needs_grad(a, b))
     autograd::record(
