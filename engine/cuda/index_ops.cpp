@@ -97,4 +97,15 @@ void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tens
   cuda_kernels::scatter_add_nd(l);
 }
 
+void check_index_range(const Tensor& idx, int64_t size, int64_t dim, const char* op) {
+  cuda_kernels::IndexRangeLaunch l;
+  l.device = int(idx.device().index());
+  l.idx = idx.data_ptr<int64_t>();
+  l.n = idx.numel();
+  l.size = size;
+  l.dim = dim;
+  l.op = op;
+  cuda_kernels::check_index_range(l);
+}
+
 }  // namespace gb::cuda_ops

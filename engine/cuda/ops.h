@@ -35,6 +35,9 @@ Tensor index_add_zeros(const Tensor& g, int64_t dim, const Tensor& index, IntArr
 void gather(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& out);
 // out[.., index[p], ..] += src[p] along dim, for every p of index (src cut to index's shape).
 void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
+// Checks idx (int64, contiguous) against [-size, size) on the device: the first outside is op's IndexError, raised at
+// the next synchronization (cuda/device_error.h). No wait.
+void check_index_range(const Tensor& idx, int64_t size, int64_t dim, const char* op);
 
 // ---- softmax, log_softmax (cuda/softmax_ops.cpp) ----
 // softmax (log: log_softmax) of in along dim, a new tensor of in's dtype.
@@ -51,5 +54,11 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, dou
 // nothing written), the caller then runs addmm.
 bool gemm_and_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
                    cuda_kernels::GemmEpilogue epilogue = cuda_kernels::GemmEpilogue::bias);
+
+// ---- sort, topk (cuda/sort_ops.cpp) ----
+// The first k of each line of a along dim in stable order (descending or not) into values and indices (a's shape with
+// dim = k); by_position: those k in their order along dim instead.
+void sort(const Tensor& a, int64_t dim, int64_t k, bool descending, bool by_position, const Tensor& values,
+          const Tensor& indices);
 
 }  // namespace gb::cuda_ops

@@ -18,7 +18,7 @@
 #include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/index_kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/core/error.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/pointwise.h"
@@ -202,16 +202,7 @@ Plan make_plan(const Tensor& self, ArrayRef<TensorIndex> indices, const char* op
             GB_CHECK_INDEX(h[i] >= -size && h[i] < size, "index ", h[i], " is out of bounds for dimension ", p.dims[k],
                            " with size ", size);
         },
-        [&] {
-          cuda_kernels::IndexRangeLaunch l;
-          l.device = int(v.device().index());
-          l.idx = v.data_ptr<int64_t>();
-          l.n = v.numel();
-          l.size = size;
-          l.dim = p.dims[k];
-          l.op = op;
-          cuda_kernels::check_index_range(l);
-        });
+        [&] { cuda_ops::check_index_range(v, size, p.dims[k], op); });
     p.dev.push_back(where(lt(v, 0), v + size, v));
   }
   for (size_t k = 0; k < raw.size(); ++k) {
