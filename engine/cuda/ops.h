@@ -11,6 +11,7 @@
 
 #include "cuda/kernels.h"
 #include "glassbox/core/tensor.h"
+#include "ops/pool_geom.h"
 
 namespace gb::cuda_ops {
 
@@ -38,6 +39,43 @@ void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tens
 // Checks idx (int64, contiguous) against [-size, size) on the device: the first outside is op's IndexError, raised at
 // the next synchronization (cuda/device_error.h). No wait.
 void check_index_range(const Tensor& idx, int64_t size, int64_t dim, const char* op);
+
+// ---- max_pool2d, avg_pool2d, adaptive_avg_pool2d (cuda/pool_ops.cpp) ----
+// Every tensor contiguous, in out's dtype (the compute type: float or double) but idx (int64, flat h * W + w in
+// the plane); planes of d.H x d.W in, d.Ho x d.Wo out, as many as out holds.
+// out, idx = each window's first maximum (its last NaN if any) and where it is.
+void max_pool2d(const Tensor& in, const detail::PlaneDims& d, const Tensor& out, const Tensor& idx);
+// out (H x W planes) = the sum of the gradients g whose idx names each element: max pooling's backward.
+void max_pool2d_backward(const Tensor& g, const Tensor& idx, const detail::PlaneDims& d, const Tensor& out);
+// out (Ho x Wo planes) = src at idx: max pooling at known indices (its double backward).
+void max_pool2d_gather(const Tensor& src, const Tensor& idx, const detail::PlaneDims& d, const Tensor& out);
+// out = each window's mean under rule (Ho x Wo planes); adjoint: in is the gradient of those means and out (H x W
+// planes) the gradient of their input.
+void window_mean(const Tensor& in, const detail::PlaneDims& d, const detail::MeanRule& rule, const Tensor& out,
+                 bool adjoint);
+
+// ---- layer_norm, group_norm (cuda/norm_ops.cpp) ----
+// The forward over `rows` rows of len elements of xc (contiguous, in the compute type): each row's mean and rstd =
+// 1/sqrt(biased var + eps) into mean and rstd (rows elements each), out = (x - mean) * rstd * weight + bias (either
+// undefined: none). groups 0: layer_norm, weight and bias along the row; groups G: group_norm, row r is group r % G
+// of its sample, weight and bias per channel of S elements.
+void row_norm(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t len, int64_t groups,
+              int64_t S, double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out);
+
+// ---- nll_loss (cuda/loss_ops.cpp) ----
+// nll_loss's targets on the device, the input seen as (B, C, S): target int64 contiguous (B * S), weight C class
+// weights contiguous in the compute type or undefined (all 1). A target outside [0, C) and not ignore_index is an
+// IndexError raised at the next synchronization.
+struct NllTargets {
+  Tensor target, weight;
+  int64_t B = 1, C = 1, S = 1, ignore_index = -100;
+};
+// loss (B * S, xc's dtype) = -w_t * xc[b, t, s], w (B * S) = w_t; both 0 where ignored. xc (B, C, S) contiguous.
+void nll_forward(const NllTargets& t, const Tensor& xc, const Tensor& loss, const Tensor& w);
+// gx (zeroed, contiguous: the input's shape, or B * S values when compact) gets -w_t * g / divisor at each target:
+// g has B * S values (one when g_scalar), divisor is a 0-dim tensor (the mean's total weight) or undefined (1).
+void nll_backward(const NllTargets& t, const Tensor& gc, bool g_scalar, const Tensor& divisor, const Tensor& gx,
+                  bool compact);
 
 // ---- softmax, log_softmax (cuda/softmax_ops.cpp) ----
 // softmax (log: log_softmax) of in along dim, a new tensor of in's dtype.

@@ -18,7 +18,7 @@
 #include "core/dispatch.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/loss_kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/autograd/grad_mode.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -246,13 +246,10 @@ Tensor keep_mask(const Tensor& target, int64_t ignore_index, ScalarType dt) {
 // one is raised at the next synchronization, cuda/device_error.h); the mean's divisor is a device scalar.
 namespace {
 
-struct NllCudaPlan {
-  Tensor target;        // int64, contiguous, B * S
-  Tensor weight;        // the compute dtype, contiguous, or undefined
+struct NllCudaPlan : cuda_ops::NllTargets {  // target (int64, contiguous, B * S), weight (the compute dtype), B, C, S
   Tensor total_weight;  // 0-dim, the compute dtype: set by the first gather (the divisor of the mean)
   std::vector<int64_t> in_shape, out_shape;
   Reduction red = Reduction::Mean;
-  int64_t B = 1, C = 1, S = 1, ignore_index = -100;
   ScalarType ct = kFloat;
 };
 
@@ -273,17 +270,6 @@ std::shared_ptr<NllCudaPlan> nll_cuda_plan(const Tensor& input, const Tensor& ta
   return plan;
 }
 
-cuda_kernels::NllLaunch nll_launch(const NllCudaPlan& p) {
-  cuda_kernels::NllLaunch l;
-  l.device = int(p.target.device().index());
-  l.dtype = p.ct;
-  l.B = p.B, l.C = p.C, l.S = p.S;
-  l.ignore_index = p.ignore_index;
-  l.target = p.target.data_ptr<int64_t>();
-  l.weight = p.weight.defined() ? p.weight.data_ptr() : nullptr;
-  return l;
-}
-
 Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& plan, bool compact = false);
 
 // The per-position losses -w_t * x[b, t, s] of the target's shape, in the compute dtype, no autograd; the plan's
@@ -293,11 +279,7 @@ Tensor nll_positions_cuda(const Tensor& x, NllCudaPlan& plan) {
   Tensor xc = detail::shallow_alias(x).to(plan.ct).contiguous();
   Tensor loss = detail::make_empty(plan.out_shape, plan.ct, x.device());
   Tensor w = empty({plan.B * plan.S}, TensorOptions().dtype(plan.ct).device(x.device()));
-  cuda_kernels::NllLaunch l = nll_launch(plan);
-  l.x = xc.data_ptr();
-  l.loss = loss.data_ptr();
-  l.w_out = w.data_ptr();
-  cuda_kernels::nll_forward(l);
+  cuda_ops::nll_forward(plan, xc, loss, w);
   if (!plan.total_weight.defined()) plan.total_weight = w.sum();
   return loss;
 }
@@ -333,13 +315,8 @@ Tensor nll_scatter_cuda(const Tensor& g, const std::shared_ptr<NllCudaPlan>& pla
     Tensor gc = detail::shallow_alias(g).to(plan->ct).contiguous();
     gx = compact ? zeros({plan->B * plan->S}, TensorOptions().dtype(plan->ct).device(g.device()))
                  : zeros(plan->in_shape, TensorOptions().dtype(plan->ct).device(g.device()));
-    cuda_kernels::NllLaunch l = nll_launch(*plan);
-    l.compact = compact;
-    l.g = gc.data_ptr();
-    l.g_scalar = plan->red != Reduction::None;
-    l.divisor = plan->red == Reduction::Mean ? plan->total_weight.data_ptr() : nullptr;
-    l.gx = gx.data_ptr();
-    cuda_kernels::nll_backward(l);
+    cuda_ops::nll_backward(*plan, gc, plan->red != Reduction::None,
+                           plan->red == Reduction::Mean ? plan->total_weight : Tensor(), gx, compact);
     if (gx.scalar_type() != g.scalar_type()) gx = gx.to(g.scalar_type());
   }
   op_scope.set_output(gx);

@@ -22,7 +22,7 @@
 #include "core/make.h"
 #include "core/op_scope.h"
 #include "cuda/batch_norm_cudnn.h"
-#include "cuda/kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/factory.h"
 #include "glassbox/ops/nn.h"
@@ -593,25 +593,6 @@ GB_ISA_VARIANTS(layer_norm_backward_rows,
 
 // layer_norm's forward over `rows` rows of D elements of xc (contiguous, in the compute type) through the
 // per-instruction-set row kernels.
-// layer_norm's (groups 0) or group_norm's (groups G, S elements per channel) forward on cuda: cuda/norm.cu's kernel
-// over xc's rows of len elements, in xc's compute type, the weight and bias made contiguous in it.
-void row_norm_cuda(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t len,
-                   int64_t groups, int64_t S, double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
-  const ScalarType ct = xc.scalar_type();
-  Tensor wc = weight.defined() ? detail::raw_contiguous(weight, ct) : Tensor();
-  Tensor bc = bias.defined() ? detail::raw_contiguous(bias, ct) : Tensor();
-  auto in = [](const Tensor& t) { return t.defined() ? static_cast<const char*>(t.data_ptr()) : nullptr; };
-  cuda_kernels::RowNormLaunch l;
-  l.device = int(xc.device().index());
-  l.dtype = ct;
-  l.rows = rows, l.len = len, l.groups = groups, l.S = S, l.eps = eps;
-  l.x = in(xc), l.w = in(wc), l.b = in(bc);
-  l.y = static_cast<char*>(out.data_ptr());
-  l.mean = static_cast<char*>(mean.data_ptr());
-  l.rstd = static_cast<char*>(rstd.data_ptr());
-  cuda_kernels::row_norm_forward(l);
-}
-
 void layer_norm_forward_rows(const Tensor& xc, const Tensor& weight, const Tensor& bias, int64_t rows, int64_t D,
                              double eps, const Tensor& mean, const Tensor& rstd, const Tensor& out) {
   with_row_data(xc, weight, bias, mean, rstd, out, "layer_norm", [&](auto d) {
@@ -725,7 +706,7 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   // weight and bias run along the row
   detail::run_op(
       x.device(), [&] { layer_norm_forward_rows(xc, weight, bias, M, D, eps, mean, rstd, out); },
-      [&] { row_norm_cuda(xc, weight, bias, M, D, 0, 1, eps, mean, rstd, out); });
+      [&] { cuda_ops::row_norm(xc, weight, bias, M, D, 0, 1, eps, mean, rstd, out); });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 
@@ -825,7 +806,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
           });
         });
       },
-      [&] { row_norm_cuda(xc, weight, bias, N * G, D, G, S, eps, mean, rstd, out); });
+      [&] { cuda_ops::row_norm(xc, weight, bias, N * G, D, G, S, eps, mean, rstd, out); });
   out = as_type(out, x.scalar_type());
   op_scope.set_output(out);
 

@@ -15,10 +15,11 @@
 #include "core/device_kernel.h"
 #include "core/make.h"
 #include "core/op_scope.h"
-#include "cuda/kernels.h"
+#include "cuda/ops.h"
 #include "glassbox/core/parallel.h"
 #include "glassbox/ops/nn.h"
 #include "ops/nn_util.h"
+#include "ops/pool_geom.h"
 
 namespace gb {
 namespace {
@@ -62,22 +63,8 @@ void with_compute_type(ScalarType t, const F& f) {
 
 // ---- max pooling: gather at argmax indices and its adjoint, scatter-add ----
 
-struct PlaneDims {
-  int64_t H, W, Ho, Wo;
-  std::array<int64_t, 2> k{1, 1}, s{1, 1}, p{0, 0}, dil{1, 1};  // max pooling's window (its cuda kernels read it)
-};
-
-// The launch record of max pooling's cuda kernels for planes of d in compute type ct.
-cuda_kernels::MaxPoolLaunch max_launch(const PlaneDims& d, ScalarType ct, int64_t planes, const Tensor& on) {
-  cuda_kernels::MaxPoolLaunch l;
-  l.device = int(on.device().index());
-  l.dtype = ct;
-  l.planes = planes;
-  l.H = d.H, l.W = d.W, l.Ho = d.Ho, l.Wo = d.Wo;
-  l.kH = d.k[0], l.kW = d.k[1], l.sH = d.s[0], l.sW = d.s[1], l.pH = d.p[0], l.pW = d.p[1], l.dH = d.dil[0],
-  l.dW = d.dil[1];
-  return l;
-}
+using detail::MeanRule;
+using detail::PlaneDims;
 
 Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d);
 
@@ -102,12 +89,7 @@ Tensor max_gather(const Tensor& src, const Tensor& idx, PlaneDims d) {
               for (int64_t i = 0; i < out_plane; ++i) op[p * out_plane + i] = sp[p * in_plane + ip[p * out_plane + i]];
           });
         },
-        [&] {
-          cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
-          l.in = reinterpret_cast<const char*>(sp), l.out = reinterpret_cast<char*>(op),
-          l.idx = const_cast<int64_t*>(ip);
-          cuda_kernels::max_pool2d_gather(l);
-        });
+        [&] { cuda_ops::max_pool2d_gather(s, idx, d, o); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -142,12 +124,7 @@ Tensor max_unpool_add(const Tensor& g, const Tensor& idx, PlaneDims d) {
             }
           });
         },
-        [&] {
-          cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
-          l.in = reinterpret_cast<const char*>(gp), l.out = reinterpret_cast<char*>(op),
-          l.idx = const_cast<int64_t*>(ip);
-          cuda_kernels::max_pool2d_backward(l);
-        });
+        [&] { cuda_ops::max_pool2d_backward(gc, idx, d, o); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -168,24 +145,10 @@ struct Windows {
   const char* adjoint_name;             // the node of the adjoint's backward
   const char* op;                       // the forward op (its scope)
   const char* backward_op;              // the adjoint's op (its scope: it runs in backward)
-  cuda_kernels::WindowMeanLaunch cuda;  // the same windows by their parameters, for the cuda kernels
+  MeanRule rule;                        // the same windows by their rule (d's window), for the CUDA half
 };
 
 Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>& w);
-
-// Runs a window-mean cuda kernel over `planes` planes of w's windows, in o's device and compute type.
-template <typename T>
-void window_launch(const Windows& w, const Tensor& o, int64_t planes, const T* in, T* out,
-                   void (*kernel)(const cuda_kernels::WindowMeanLaunch&)) {
-  cuda_kernels::WindowMeanLaunch l = w.cuda;
-  l.device = int(o.device().index());
-  l.dtype = o.scalar_type();
-  l.planes = planes;
-  l.H = w.d.H, l.W = w.d.W, l.Ho = w.d.Ho, l.Wo = w.d.Wo;
-  l.in = reinterpret_cast<const char*>(in);
-  l.out = reinterpret_cast<char*>(out);
-  kernel(l);
-}
 
 // out[p][oh][ow] = sum(window) / div: (..., H, W) -> (..., Ho, Wo). Runs inside w->op's scope (its callers open it).
 Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
@@ -216,7 +179,7 @@ Tensor window_mean(const Tensor& x, const std::shared_ptr<const Windows>& w) {
             }
           });
         },
-        [&] { window_launch(*w, o, planes, xp, op, cuda_kernels::window_mean_forward); });
+        [&] { cuda_ops::window_mean(xc, d, w->rule, o, false); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   detail::op_output(out);
@@ -256,7 +219,7 @@ Tensor window_mean_adjoint(const Tensor& g, const std::shared_ptr<const Windows>
             }
           });
         },
-        [&] { window_launch(*w, o, planes, gp, op, cuda_kernels::window_mean_backward); });
+        [&] { cuda_ops::window_mean(gc, d, w->rule, o, true); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -413,11 +376,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef 
           parallel_for(0, planes, kPlaneGrain,
                        [&](int64_t p0, int64_t p1) { max_pool_planes(xp, op_, ip, a, d, p0, p1); });
         },
-        [&] {
-          cuda_kernels::MaxPoolLaunch l = max_launch(d, o.scalar_type(), planes, o);
-          l.in = reinterpret_cast<const char*>(xp), l.out = reinterpret_cast<char*>(op_), l.idx = ip;
-          cuda_kernels::max_pool2d_forward(l);
-        });
+        [&] { cuda_ops::max_pool2d(xc, d, o, idx); });
     out = o.scalar_type() == dt ? o : o.to(dt);
   });
   op_scope.set_output(out);
@@ -445,15 +404,13 @@ Tensor avg_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, 
   const int64_t Wo = pooled_size(W, a.k[1], a.p[1], a.s[1], 1, ceil_mode);
   check_output_size(x, Ho, Wo, op);
   auto w = std::make_shared<Windows>();
-  w->d = {H, W, Ho, Wo};
+  w->d = {H, W, Ho, Wo, a.k, a.s, a.p};
   w->name = "AvgPool2DBackward0";
   w->adjoint_name = "AvgPool2DBackwardBackward0";
   w->op = op;
   w->backward_op = "avg_pool2d_backward";
-  w->cuda.kH = a.k[0], w->cuda.kW = a.k[1], w->cuda.sH = a.s[0], w->cuda.sW = a.s[1], w->cuda.pH = a.p[0],
-  w->cuda.pW = a.p[1];
-  w->cuda.count_include_pad = count_include_pad;
-  w->cuda.divisor_override = divisor_override.value_or(0);
+  w->rule.count_include_pad = count_include_pad;
+  w->rule.divisor_override = divisor_override.value_or(0);
   // PyTorch's windows: the padded extent (clipped at H + pad) counts toward count_include_pad's divisor
   std::vector<int64_t> hpad(Ho), wpad(Wo);
   for (int64_t oh = 0; oh < Ho; ++oh) {
@@ -499,7 +456,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   w->adjoint_name = "AdaptiveAvgPool2DBackwardBackward0";
   w->op = op;
   w->backward_op = "adaptive_avg_pool2d_backward";
-  w->cuda.adaptive = true;
+  w->rule.adaptive = true;
   for (int64_t oh = 0; oh < Ho; ++oh) {  // start = floor(o * in / out), end = ceil((o + 1) * in / out)
     w->hs.push_back(oh * H / Ho);
     w->he.push_back(((oh + 1) * H + Ho - 1) / Ho);
