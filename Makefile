@@ -6,7 +6,8 @@
 #                        ASan + UBSan, the fuzzers (tests of trace contents excluded)
 #   make test-tsan       ThreadSanitizer over the threaded parts' tests, in build-tsan: the probes' rings, the
 #                        collector and sessions, the DataLoader's workers, the viewer's worker threads
-#   make bench   build and run the benchmarks (make bench BENCH=bench_matmul runs one)
+#   make bench   build and run the benchmarks (make bench BENCH=bench_matmul runs one), each against libtorch 1.13 and,
+#                when installed (tools/install-deps.sh torch2), against libtorch 2.x: bench_<name>_torch2
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -72,8 +73,10 @@ test-tsan: deps
 	  --output-on-failure -j $(JOBS) -R '^(engine\.core\.parallel|engine\.optim\.adam_update|engine\.distributed\.work|instrument\.(clock|collector|probe|session)|engine\.data\.(dataloader|worker_pool)|viewer\.(async_cache|worker|trace_model|timeline_model|span_search|memory_model|gradients_model|graph_model|compare))$$'
 
 bench: build
+	@echo "glassbox: the peers found (bench/CMakeLists.txt):"; sed 's/^/  /' $(BUILD)/bench/peers.txt
 	@if [ "$(BENCH)" = bench_distributed ]; then mpirun --allow-run-as-root --oversubscribe -np 2 ./$(BUILD)/bench/$(BENCH); \
-	elif [ -n "$(BENCH)" ]; then ./$(BUILD)/bench/$(BENCH); else \
+	elif [ -n "$(BENCH)" ]; then for b in ./$(BUILD)/bench/$(BENCH) ./$(BUILD)/bench/$(BENCH)_torch2; do \
+	    if [ -x "$$b" ]; then "$$b" || exit 1; fi; done; else \
 	  for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] || continue; \
 	    case "$$b" in *bench_distributed) mpirun --allow-run-as-root --oversubscribe -np 2 "$$b";; *) "$$b";; esac; \
 	  done; fi

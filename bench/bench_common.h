@@ -14,6 +14,11 @@
 #include <thread>
 #include <vector>
 
+// The peer this executable was built against (bench/CMakeLists.txt: "libtorch 1.13.1", "libtorch 2.15.0").
+#ifndef GLASSBOX_PEER
+#define GLASSBOX_PEER "libtorch"
+#endif
+
 namespace bench {
 
 inline double now_s() {
@@ -57,7 +62,7 @@ inline void emit_vs(const std::string& bench, const std::string& metric, double 
 
 inline void emit(const std::string& bench, const std::string& metric, double value, const std::string& unit,
                  double peer_value, const std::string& extra = "") {
-  emit_vs(bench, metric, value, unit, "libtorch", peer_value, extra);
+  emit_vs(bench, metric, value, unit, GLASSBOX_PEER, peer_value, extra);
 }
 
 // STREAM's triad a = b + s c over three arrays of 64 MiB, split over `threads` threads; bytes counted as STREAM

@@ -1,9 +1,30 @@
 #!/usr/bin/env bash
-# tools/install-deps.sh [demo] — installs what glassbox needs to build and test, from Debian's packages.
+# tools/install-deps.sh [demo | torch2] — installs what glassbox needs to build and test, from Debian's packages.
 # Idempotent and silent when everything is already there; `make test` calls it first. `make demo` calls it with
 # `demo`: only what the demo builds and runs (no libtorch, PyTorch or Clang: the oracle tests, the benchmarks'
 # peer and the sanitizer builds need those, and they are most of the download).
+# `torch2` (optional, run by hand; never needed by make demo or make test): the second peer, libtorch 2.x from PyPI's
+# torch wheel, into .peers/torch2/ (540 MB download, 1.6 GB unpacked; its Python half is not used and not importable
+# without the wheel's CUDA packages, which are not installed). The next configure finds it (cmake/torch2.cmake).
 set -euo pipefail
+
+TORCH2_VERSION=2.15.0
+if [ "${1:-}" = torch2 ]; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  dest=$root/.peers/torch2
+  if grep -qs "PACKAGE_VERSION \"$TORCH2_VERSION\"" "$dest/torch/share/cmake/Torch/TorchConfigVersion.cmake"; then exit 0; fi
+  "$0"  # the build's own packages first
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "glassbox: installing python3-pip (once), to fetch PyPI's torch wheel..."
+    apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+  fi
+  echo "glassbox: fetching libtorch $TORCH2_VERSION from PyPI's torch wheel into $dest (once; 540 MB)..."
+  rm -rf "$dest"
+  # --no-deps: the C++ libraries need none of the wheel's Python or CUDA packages for the CPU peer
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dest" "torch==$TORCH2_VERSION"
+  echo "glassbox: libtorch $TORCH2_VERSION installed; reconfigure (make bench does) and bench_<name>_torch2 is built."
+  exit 0
+fi
 
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config  # the build
