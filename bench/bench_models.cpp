@@ -1,10 +1,11 @@
-// bench/bench_models.cpp — whole training steps and forward-only inference of five models, glassbox and libtorch
+// bench/bench_models.cpp — whole training steps and forward-only inference of six models, glassbox and libtorch
 // in the same run, and the machine's own limits measured in that run:
 //   tiny_mlp      32-64-64-4, batch 32, SGD momentum (per-op costs dominate)
 //   mlp           784-1024-1024-10, batch 256, SGD momentum (GEMM dominates)
 //   small_cnn     two conv-bn-relu-pool blocks + linear on 1x28x28, batch 64, SGD momentum
 //   resnet_stack  stem + four 32-channel basic blocks on 3x16x16, batch 32, SGD momentum
 //   transformer   2 encoder layers, d_model 256, 4 heads, ff 1024, L 128, batch 16, AdamW
+//   lstm          2-layer LSTM of 128 over 28 steps of 28 features (MNIST rows), batch 100, linear head, AdamW
 //   limits        GEMM GFLOP/s at the MLP step's eight GEMM shapes (OpenBLAS called directly) and memory bandwidth
 //                 (a STREAM triad over 3 x 64 MiB, every thread)
 //   --trace DIR   no timing: trace 20 training steps and 5 inference passes of glassbox's model(s) into DIR/<model>.db
@@ -14,7 +15,9 @@
 // nodes). Tensor data is not among them: both libraries' CPU allocators take it from posix_memalign, and glassbox's
 // from its cache after the first step.
 //
-// The models are one source (bench/models.inc) compiled twice, once against each library; glassbox's initial
+// Built once per peer (bench/CMakeLists.txt): bench_models against Debian's libtorch 1.13, bench_models_torch2
+// against libtorch 2.x from PyPI's wheel; "peer" names the version. The models are one source (bench/models.inc)
+// compiled twice, once against each library; glassbox's initial
 // weights are copied into libtorch's, and the first loss of each must agree (printed as initial_loss_rel_diff). Both
 // run at the same thread count: glassbox owns its pool and OpenBLAS's count; libtorch is timed with its intra-op
 // pool at 1 thread and at `threads`, and compared against its faster setting. Rounds alternate (bench::compare).
@@ -233,6 +236,7 @@ const Setting kSettings[] = {
     {"small_cnn", {64, 1, 28, 28}, 64, false, 2},
     {"resnet_stack", {32, 3, 16, 16}, 32, false, 1},
     {"transformer", {128, 16, 256}, 16, true, 1},
+    {"lstm", {100, 28, 28}, 100, true, 1},
 };
 
 const Setting& setting_of(const std::string& name) {
@@ -259,7 +263,7 @@ int main(int argc, char** argv) {
   }
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
   if (!trace_dir.empty()) {
-    for (const char* m : {"tiny_mlp", "mlp", "small_cnn", "resnet_stack", "transformer"})
+    for (const char* m : {"tiny_mlp", "mlp", "small_cnn", "resnet_stack", "transformer", "lstm"})
       if (wanted(m)) {
         const Setting s = setting_of(m);
         gb::manual_seed(0);
@@ -269,6 +273,7 @@ int main(int argc, char** argv) {
         if (n == "small_cnn") trace_model(s, ours::small_cnn(), trace_dir);
         if (n == "resnet_stack") trace_model(s, ours::resnet_stack(), trace_dir);
         if (n == "transformer") trace_model(s, ours::EncoderClassifier(), trace_dir);
+        if (n == "lstm") trace_model(s, ours::LSTMClassifier(), trace_dir);
       }
     return 0;
   }
@@ -289,6 +294,7 @@ int main(int argc, char** argv) {
     if (n == "small_cnn") bench_model(s, ours::small_cnn(), peer::small_cnn());
     if (n == "resnet_stack") bench_model(s, ours::resnet_stack(), peer::resnet_stack());
     if (n == "transformer") bench_model(s, ours::EncoderClassifier(), peer::EncoderClassifier());
+    if (n == "lstm") bench_model(s, ours::LSTMClassifier(), peer::LSTMClassifier());
   }
   return 0;
 }

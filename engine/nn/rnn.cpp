@@ -9,6 +9,7 @@
 #include "glassbox/ops/nn.h"
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/shape.h"
+#include "ops/rnn.h"
 
 namespace gb::nn {
 namespace {
@@ -125,22 +126,16 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   Tensor seq = sequence_first(input, batched);
   Tensor h0 = initial_state(hx_opt ? std::get<0>(*hx_opt) : Tensor(), seq, batched, "hidden[0]");
   Tensor c0 = initial_state(hx_opt ? std::get<1>(*hx_opt) : Tensor(), seq, batched, "hidden[1]");
-  const int64_t L = seq.size(0), D = directions();
+  const int64_t D = directions();
   std::vector<Tensor> hn, cn;
   Tensor x = seq;
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     std::vector<Tensor> outs_by_dir;
     for (int64_t d = 0; d < D; ++d) {
       const Layer& p = layer(l, d);
-      Tensor proj = gb::linear(x, p.w_ih, p.b_ih);  // every step's input projection in one GEMM
-      Tensor h = h0[l * D + d], c = c0[l * D + d];
-      std::vector<Tensor> outs(static_cast<size_t>(L));
-      for (int64_t s = 0; s < L; ++s) {
-        const int64_t t = d == 0 ? s : L - 1 - s;
-        std::tie(h, c) = lstm_step(proj[t], h, c, p.w_hh, p.b_hh);
-        outs[size_t(t)] = h;
-      }
-      outs_by_dir.push_back(gb::stack(outs, 0));
+      auto [out, h, c] = gb::detail::lstm_layer(x, h0[l * D + d], c0[l * D + d], p.w_ih, p.w_hh, p.b_ih, p.b_hh,
+                                                /*reverse=*/d == 1);
+      outs_by_dir.push_back(out);
       hn.push_back(h);
       cn.push_back(c);
     }

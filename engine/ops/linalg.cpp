@@ -27,6 +27,7 @@
 #include "glassbox/ops/shape.h"
 #include "ops/blocked_gemm.h"
 #include "ops/cuda_gemm.h"
+#include "ops/gemm.h"
 #include "ops/inplace.h"
 #include "ops/small_gemm.h"
 
@@ -340,6 +341,10 @@ detail::CudaGemm detail::cuda_gemm(const Tensor& out_t, const Tensor& a_t, const
 }
 
 // ---- mm ----
+
+void detail::gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  gemm_batched(out, a, b, alpha, beta);
+}
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   GB_AUTOCAST(lower_precision_fp, mm, a, b);

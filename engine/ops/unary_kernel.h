@@ -22,31 +22,65 @@ inline ScalarType float_result_type(const Tensor& a) {
   return is_floating_point(a.scalar_type()) ? a.scalar_type() : get_default_dtype();
 }
 
-// Whether t can be an operand of vec_libm.h's path for a result `out`: float32 on the cpu, contiguous, of out's
-// shape (no broadcasting), and libmvec in the build.
+// Whether t can be an operand of vec_libm.h's path for a result `out`: float32 on the cpu, of out's shape (no
+// broadcasting), and libmvec in the build.
 inline bool vec_operand(const Tensor& t, const Tensor& out) {
-  return t.scalar_type() == kFloat && t.device().is_cpu() && t.is_contiguous() && t.sizes() == out.sizes() &&
-         vec_available();
+  return t.scalar_type() == kFloat && t.device().is_cpu() && t.sizes() == out.sizes() && vec_available();
 }
 
-// out = vec(a) through vec_libm.h when every operand can be one (out may be a), split across the pool as the strided
-// loops are. False: the caller's scalar loop runs.
+// Runs vec over the strided runs of `loop` (operand 0 the output, then `inputs` inputs): a run of unit strides
+// directly, any other through a small buffer (an LSTM's gate chunks, a transposed view), split across the pool as
+// the strided loops are.
+template <int inputs, typename Apply>
+void vec_strided(const StridedLoop& loop, const Apply& apply) {
+  loop.run_parallel([&](char** p, const int64_t* s, int64_t n) {
+    bool unit = true;
+    for (int t = 0; t <= inputs; ++t) unit = unit && s[t] == int64_t(sizeof(float));
+    if (unit) {
+      apply(reinterpret_cast<const float*>(p[1]), inputs == 2 ? reinterpret_cast<const float*>(p[2]) : nullptr,
+            reinterpret_cast<float*>(p[0]), n);
+      return;
+    }
+    constexpr int64_t kChunk = 256;
+    float in[inputs][kChunk], res[kChunk];
+    for (int64_t b = 0; b < n; b += kChunk) {
+      const int64_t m = std::min(kChunk, n - b);
+      for (int t = 0; t < inputs; ++t)
+        for (int64_t i = 0; i < m; ++i) in[t][i] = *reinterpret_cast<const float*>(p[t + 1] + (b + i) * s[t + 1]);
+      apply(in[0], inputs == 2 ? in[inputs - 1] : nullptr, res, m);
+      for (int64_t i = 0; i < m; ++i) *reinterpret_cast<float*>(p[0] + (b + i) * s[0]) = res[i];
+    }
+  });
+}
+
+// out = vec(a) through vec_libm.h when both operands can be one (out may be a): contiguous ones in one pass split
+// across the pool, strided ones run by run. False: the caller's scalar loop runs.
 inline bool unary_vec_kernel(const Tensor& out, const Tensor& a, VecOp vec) {
   if (vec == VecOp::none || !vec_operand(out, out) || !vec_operand(a, out)) return false;
-  const float* x = static_cast<const float*>(a.data_ptr());
-  float* y = static_cast<float*>(out.data_ptr());
-  parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { vec_apply(vec, x + b, y + b, e - b); });
+  if (out.is_contiguous() && a.is_contiguous()) {
+    const float* x = static_cast<const float*>(a.data_ptr());
+    float* y = static_cast<float*>(out.data_ptr());
+    parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { vec_apply(vec, x + b, y + b, e - b); });
+    return true;
+  }
+  vec_strided<1>(StridedLoop(out, {&a}),
+                 [&](const float* x, const float*, float* y, int64_t n) { vec_apply(vec, x, y, n); });
   return true;
 }
 
 // out = vec(g, x) the same way.
 inline bool binary_vec_kernel(const Tensor& out, const Tensor& g, const Tensor& x, VecOp2 vec) {
   if (!vec_operand(out, out) || !vec_operand(g, out) || !vec_operand(x, out)) return false;
-  const float* gp = static_cast<const float*>(g.data_ptr());
-  const float* xp = static_cast<const float*>(x.data_ptr());
-  float* y = static_cast<float*>(out.data_ptr());
-  parallel_for(0, out.numel(), kElementwiseGrain,
-               [&](int64_t b, int64_t e) { vec_apply2(vec, gp + b, xp + b, y + b, e - b); });
+  if (out.is_contiguous() && g.is_contiguous() && x.is_contiguous()) {
+    const float* gp = static_cast<const float*>(g.data_ptr());
+    const float* xp = static_cast<const float*>(x.data_ptr());
+    float* y = static_cast<float*>(out.data_ptr());
+    parallel_for(0, out.numel(), kElementwiseGrain,
+                 [&](int64_t b, int64_t e) { vec_apply2(vec, gp + b, xp + b, y + b, e - b); });
+    return true;
+  }
+  vec_strided<2>(StridedLoop(out, {&g, &x}),
+                 [&](const float* gp, const float* xp, float* y, int64_t n) { vec_apply2(vec, gp, xp, y, n); });
   return true;
 }
 

@@ -266,6 +266,17 @@ std::vector<Theirs> nn_cases() {
        [](T v) {
          return torch::layer_norm(v[0], {3, 4}, v[1], v[2]);
        }},
+      {"lstm_layer",
+       [](T v) {
+         auto [out, h, c] = torch::lstm(v[0], {v[1].unsqueeze(0), v[2].unsqueeze(0)}, {v[3], v[4], v[5], v[6]}, true,
+                                        1, 0.0, true, false, false);
+         return torch::cat({out.reshape({-1}), h.reshape({-1}), c.reshape({-1})});
+       }},
+      {"lstm_bidirectional_nobias_batch_first",
+       [](T v) {
+         auto [out, h, c] = torch::lstm(v[0], {v[1], v[2]}, {v[3], v[4], v[5], v[6]}, false, 1, 0.0, true, true, true);
+         return torch::cat({out.reshape({-1}), h.reshape({-1}), c.reshape({-1})});
+       }},
       {"group_norm", [](T v) { return torch::group_norm(v[0], 3, v[1], v[2]); }},
       {"dropout_eval", [](T v) { return torch::dropout(v[0], 0.5, false); }},
       {"cross_entropy", [](T v) { return TF::cross_entropy(v[0], v[1]); }},

@@ -83,6 +83,25 @@ std::vector<Case> nn_cases() {
        [](G v) {
          return gb::layer_norm(v[0], {3, 4}, v[1], v[2]);
        }},
+      {"lstm_layer",
+       {"lstm_layer", "lstm"},
+       {in({4, 3, 5}), in({3, 3}), in({3, 3}), in({12, 5}), in({12, 3}), in({12}), in({12})},
+       [](G v) {  // every output in one result, so each one's gradient is checked
+         auto [out, h, c] = gb::lstm(v[0], {v[1].unsqueeze(0), v[2].unsqueeze(0)}, {v[3], v[4], v[5], v[6]}, true, 1,
+                                     0.0, true, false, false);
+         return gb::cat({out.reshape({-1}), h.reshape({-1}), c.reshape({-1})});
+       },
+       true,
+       kFloats},
+      {"lstm_bidirectional_nobias_batch_first",
+       {"lstm_layer", "lstm"},
+       {in({2, 4, 3}), in({2, 2, 2}), in({2, 2, 2}), in({8, 3}), in({8, 2}), in({8, 3}), in({8, 2})},
+       [](G v) {
+         auto [out, h, c] = gb::lstm(v[0], {v[1], v[2]}, {v[3], v[4], v[5], v[6]}, false, 1, 0.0, true, true, true);
+         return gb::cat({out.reshape({-1}), h.reshape({-1}), c.reshape({-1})});
+       },
+       true,
+       kFloats},
       {"group_norm",
        {"group_norm"},
        {in({2, 6, 3}), in({6}), in({6})},

@@ -67,6 +67,15 @@ Tensor& dropout_(Tensor& x, double p, bool train);
 // when train; x is (N, C, ...). Backward is MulBackward0 through the (N, C, 1, ...) mask.
 Tensor feature_dropout(const Tensor& x, double p, bool train);
 
+// A multi-layer LSTM over input (L, N, I), or (N, L, I) with batch_first, or unbatched (L, I), as libtorch's
+// torch::lstm: hx = {h0, c0}, each (num_layers * D, N, H) ((num_layers * D, H) unbatched), D = 2 when bidirectional;
+// params per layer and direction: w_ih (4H, I), w_hh (4H, H), then b_ih, b_hh (4H) when has_biases. Dropout p
+// between layers when train. Returns (output (L, N, D*H) in the input's layout, h_n, c_n). Each layer and direction
+// is one fused op on the cpu (lstm_layer, node LstmLayerBackward0), its step ops on cuda and in 16-bit floats.
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, TensorList params, bool has_biases,
+                                        int64_t num_layers, double dropout, bool train, bool bidirectional,
+                                        bool batch_first);
+
 // logits (N,C) or (N,C,d1,...) or (C); target int64 class indices (N) / (N,d1,...) or class probabilities
 // (same shape as logits). weight (C) rescales classes. Targets equal to ignore_index add nothing.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
