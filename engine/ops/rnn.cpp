@@ -26,6 +26,7 @@
 #include "glassbox/ops/pointwise.h"
 #include "glassbox/ops/shape.h"
 #include "ops/gemm.h"
+#include "ops/small_gemm.h"
 #include "ops/vec_libm.h"
 
 namespace gb::detail {
@@ -88,6 +89,36 @@ struct Dims {
   int64_t time(int64_t s) const { return reverse ? L - 1 - s : s; }  // the time index of the s-th step run
 };
 
+// The recurrence split by batch rows: the rows of a batch never meet inside an LSTM layer, so a task can run every
+// step for its own block of rows, one small GEMM (libxsmm's kernel for the block's exact shape) and one pass over its
+// gates per step, with no join between steps. The rows per block, or 0 when each step's GEMM should instead spread
+// over the pool (one thread, or blocks too thin for the small-product kernels: fewer than 8 rows, or libxsmm absent).
+int64_t row_block(const Dims& d) {
+  const int64_t threads = get_num_threads();
+  if (threads <= 1 || d.N < 16) return 0;
+  int64_t rows = (d.N + threads - 1) / threads;
+  rows = std::min(rows, int64_t(4) * 1024 * 1024 / std::max<int64_t>(4 * d.H * d.H, 1));  // small_gemm's reach
+  if (rows < 8 || !small_gemm_fits(false, rows, 4 * d.H, d.H, 1.0, 1.0)) return 0;
+  return rows;
+}
+
+// c (n x m, ld ldc) = a (n x k, lda) b (k x m, ldb) + beta c, all row-major: libxsmm's kernel, or (when it generates
+// none) a plain loop.
+template <typename T>
+void block_gemm(int64_t n, int64_t m, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+                int64_t ldc) {
+  if (small_gemm<T>(false, false, n, m, k, T(1), a, lda, b, ldb, beta, c, ldc)) return;
+  for (int64_t i = 0; i < n; ++i) {
+    T* ci = c + i * ldc;
+    if (beta == T(0)) std::fill(ci, ci + m, T(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const T av = a[i * lda + p];
+      const T* bp = b + p * ldb;
+      for (int64_t j = 0; j < m; ++j) ci[j] += av * bp[j];
+    }
+  }
+}
+
 // The fused forward's buffers: the activations (L, N, 4H), cell states and their tanh (L, N, H).
 struct Forward {
   Tensor out, h_n, c_n, act, cs, tcs;
@@ -115,23 +146,48 @@ Forward fused_forward(const Tensor& x, const Tensor& h0, const Tensor& c0, const
         bias.data_ptr<T>()[j] = bi.data_ptr<T>()[j] + bh.data_ptr<T>()[j];
     }
   });
-  const Tensor w_hh_t = shallow_alias(w_hh).t();
-  for (int64_t s = 0; s < d.L; ++s) {
-    const int64_t t = d.time(s), tp = d.time(s - 1);
-    const Tensor h_prev = s == 0 ? h0c : shallow_alias(f.out)[tp];
-    const Tensor c_prev = s == 0 ? c0c : shallow_alias(f.cs)[tp];
-    const Tensor gates = shallow_alias(f.act)[t];
-    gemm_into(gates, h_prev, w_hh_t, 1.0, 1.0);  // + h W_hh^T
+  const int64_t block = row_block(d);
+  if (block > 0) {
+    const Tensor wt = shallow_alias(w_hh).t().contiguous();  // (H, 4H): h W_hh^T without a transposed operand
     run_cpu_kernel("lstm_layer", f.out, [&] {
-      T* g = gates.data_ptr<T>();
+      const int64_t N = d.N, H = d.H;
+      const T* w = wt.data_ptr<T>();
       const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
-      const T* cp = c_prev.data_ptr<T>();
-      T* c = f.cs.data_ptr<T>() + t * d.N * d.H;
-      T* tc = f.tcs.data_ptr<T>() + t * d.N * d.H;
-      T* h = f.out.data_ptr<T>() + t * d.N * d.H;
-      parallel_for(0, d.N, row_grain(d.H),
-                   [&](int64_t r0, int64_t r1) { step_forward(g, b, cp, c, tc, h, d.H, r0, r1); });
+      T *act = f.act.data_ptr<T>(), *cs = f.cs.data_ptr<T>(), *tcs = f.tcs.data_ptr<T>(), *out = f.out.data_ptr<T>();
+      const T *h0p = h0c.data_ptr<T>(), *c0p = c0c.data_ptr<T>();
+      parallel_for(0, (N + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t r0 = blk * block, r1 = std::min(N, r0 + block);
+          for (int64_t s = 0; s < d.L; ++s) {
+            const int64_t t = d.time(s), tp = d.time(s - 1);
+            const T* hp = s == 0 ? h0p : out + tp * N * H;
+            const T* cp = s == 0 ? c0p : cs + tp * N * H;
+            T* g = act + t * N * 4 * H;
+            block_gemm<T>(r1 - r0, 4 * H, H, hp + r0 * H, H, w, 4 * H, T(1), g + r0 * 4 * H, 4 * H);  // + h W_hh^T
+            step_forward(g, b, cp, cs + t * N * H, tcs + t * N * H, out + t * N * H, H, r0, r1);
+          }
+        }
+      });
     });
+  } else {
+    const Tensor w_hh_t = shallow_alias(w_hh).t();
+    for (int64_t s = 0; s < d.L; ++s) {
+      const int64_t t = d.time(s), tp = d.time(s - 1);
+      const Tensor h_prev = s == 0 ? h0c : shallow_alias(f.out)[tp];
+      const Tensor c_prev = s == 0 ? c0c : shallow_alias(f.cs)[tp];
+      const Tensor gates = shallow_alias(f.act)[t];
+      gemm_into(gates, h_prev, w_hh_t, 1.0, 1.0);  // + h W_hh^T, over the pool
+      run_cpu_kernel("lstm_layer", f.out, [&] {
+        T* g = gates.data_ptr<T>();
+        const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
+        const T* cp = c_prev.data_ptr<T>();
+        T* c = f.cs.data_ptr<T>() + t * d.N * d.H;
+        T* tc = f.tcs.data_ptr<T>() + t * d.N * d.H;
+        T* h = f.out.data_ptr<T>() + t * d.N * d.H;
+        parallel_for(0, d.N, row_grain(d.H),
+                     [&](int64_t r0, int64_t r1) { step_forward(g, b, cp, c, tc, h, d.H, r0, r1); });
+      });
+    }
   }
   const int64_t last = d.time(d.L - 1);
   f.h_n = d.L ? shallow_alias(f.out)[last].clone() : h0c.clone();
@@ -160,25 +216,52 @@ Grads fused_backward(const Tensor& g_out, const Tensor& g_h, const Tensor& g_c, 
   const Tensor go = g_out.defined() ? shallow_alias(g_out).to(dt).contiguous() : Tensor();
   const Tensor c0c = shallow_alias(c0).contiguous();
   Tensor dg = make_empty({d.L, d.N, 4 * d.H}, dt, dev);  // the pre-activation gates' gradients
-  for (int64_t s = d.L - 1; s >= 0; --s) {
-    const int64_t t = d.time(s);
-    const Tensor c_prev = s == 0 ? c0c : shallow_alias(cs)[d.time(s - 1)];
-    const Tensor dg_t = shallow_alias(dg)[t];
+  const int64_t block = row_block(d);
+  if (block > 0) {
+    const Tensor wc = shallow_alias(w_hh).contiguous();  // (4H, H)
     run_cpu_kernel("lstm_layer_backward", dg, [&] {
-      T* dhp = dh.data_ptr<T>();
-      if (go.defined()) {
-        const T* gp = go.data_ptr<T>() + t * d.N * d.H;
-        for (int64_t i = 0; i < d.N * d.H; ++i) dhp[i] += gp[i];
-      }
-      const T* a = act.data_ptr<T>() + t * d.N * 4 * d.H;
-      const T* cp = c_prev.data_ptr<T>();
-      const T* tc = tcs.data_ptr<T>() + t * d.N * d.H;
-      T* dcp = dc.data_ptr<T>();
-      T* dgp = dg_t.data_ptr<T>();
-      parallel_for(0, d.N, row_grain(d.H),
-                   [&](int64_t r0, int64_t r1) { step_backward(a, cp, tc, dhp, dcp, dgp, d.H, r0, r1); });
+      const int64_t N = d.N, H = d.H;
+      const T* w = wc.data_ptr<T>();
+      const T *a = act.data_ptr<T>(), *cs_p = cs.data_ptr<T>(), *tc = tcs.data_ptr<T>(), *c0p = c0c.data_ptr<T>();
+      const T* gop = go.defined() ? go.data_ptr<T>() : nullptr;
+      T *dhp = dh.data_ptr<T>(), *dcp = dc.data_ptr<T>(), *dgp = dg.data_ptr<T>();
+      parallel_for(0, (N + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t r0 = blk * block, r1 = std::min(N, r0 + block);
+          for (int64_t s = d.L - 1; s >= 0; --s) {
+            const int64_t t = d.time(s);
+            if (gop)
+              for (int64_t i = r0 * H; i < r1 * H; ++i) dhp[i] += gop[t * N * H + i];
+            const T* cp = s == 0 ? c0p : cs_p + d.time(s - 1) * N * H;
+            T* dgt = dgp + t * N * 4 * H;
+            step_backward(a + t * N * 4 * H, cp, tc + t * N * H, dhp, dcp, dgt, H, r0, r1);
+            if (s > 0 || needs[1])  // the previous output's gradient: dg W_hh
+              block_gemm<T>(r1 - r0, H, 4 * H, dgt + r0 * 4 * H, 4 * H, w, H, T(0), dhp + r0 * H, H);
+          }
+        }
+      });
     });
-    if (s > 0 || needs[1]) gemm_into(dh, dg_t, w_hh, 1.0, 0.0);  // the previous output's gradient: dg W_hh
+  } else {
+    for (int64_t s = d.L - 1; s >= 0; --s) {
+      const int64_t t = d.time(s);
+      const Tensor c_prev = s == 0 ? c0c : shallow_alias(cs)[d.time(s - 1)];
+      const Tensor dg_t = shallow_alias(dg)[t];
+      run_cpu_kernel("lstm_layer_backward", dg, [&] {
+        T* dhp = dh.data_ptr<T>();
+        if (go.defined()) {
+          const T* gp = go.data_ptr<T>() + t * d.N * d.H;
+          for (int64_t i = 0; i < d.N * d.H; ++i) dhp[i] += gp[i];
+        }
+        const T* a = act.data_ptr<T>() + t * d.N * 4 * d.H;
+        const T* cp = c_prev.data_ptr<T>();
+        const T* tc = tcs.data_ptr<T>() + t * d.N * d.H;
+        T* dcp = dc.data_ptr<T>();
+        T* dgp = dg_t.data_ptr<T>();
+        parallel_for(0, d.N, row_grain(d.H),
+                     [&](int64_t r0, int64_t r1) { step_backward(a, cp, tc, dhp, dcp, dgp, d.H, r0, r1); });
+      });
+      if (s > 0 || needs[1]) gemm_into(dh, dg_t, w_hh, 1.0, 0.0);  // the previous output's gradient: dg W_hh
+    }
   }
   Grads r;
   if (needs[1]) r.h0 = dh;
