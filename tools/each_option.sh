@@ -21,20 +21,21 @@ TSAN_REGEX=$(grep -o "\-R '[^']*'" Makefile | head -1 | sed "s/^-R '//; s/'$//; 
 # name | cmake flags | ctest flags | build targets ("" = all)
 options() {
   cat <<'EOF'
+fuzz|-DGLASSBOX_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++||
+sanitize|-DGLASSBOX_SANITIZE=ON||
+debug|-DCMAKE_BUILD_TYPE=Debug||
+cuda-off|-DGLASSBOX_CUDA=OFF||
+tsan|-DGLASSBOX_TSAN=ON|TSAN|TSAN
 lessons-off|-DGLASSBOX_BUILD_LESSONS=OFF||
 werror|-DGLASSBOX_WERROR=ON||
 probes-off|-DGLASSBOX_PROBES=OFF|-LE trace|
-cuda-off|-DGLASSBOX_CUDA=OFF||
-fuzz|-DGLASSBOX_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++||
-debug|-DCMAKE_BUILD_TYPE=Debug||
-sanitize|-DGLASSBOX_SANITIZE=ON||
-tsan|-DGLASSBOX_TSAN=ON|TSAN|TSAN
 EOF
 }
 
 wanted=("$@")
 failed=0
-while IFS='|' read -r name flags ctest_flags targets; do
+# The list on descriptor 3: the builds and tests inside the loop would otherwise read the rest of it from stdin.
+while IFS='|' read -r -u 3 name flags ctest_flags targets; do
   if [ ${#wanted[@]} -gt 0 ] && [[ ! " ${wanted[*]} " == *" $name "* ]]; then continue; fi
   dir=build-alone-$name
   log=$dir.log
@@ -69,5 +70,5 @@ while IFS='|' read -r name flags ctest_flags targets; do
   if [ $rc -ne 0 ]; then result=failed; failed=$((failed + 1)); fi
   echo "{\"option\":\"$name\",\"flags\":\"$flags\",\"result\":\"$result\",\"tests\":\"$summary\",\"build_s\":$((built - start)),\"test_s\":$(($(date +%s) - built))}"
   [ $rc -ne 0 ] && grep -E "^\s*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$log" | head -20
-done < <(options)
+done 3< <(options)
 exit $failed

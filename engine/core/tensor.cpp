@@ -13,6 +13,7 @@
 #include "glassbox/autograd/node.h"
 #include "glassbox/core/cuda_stream.h"
 #include "glassbox/memory/memory.h"
+#include "glassbox/ops/factory.h"
 
 namespace gb {
 
@@ -117,6 +118,28 @@ Tensor Tensor::detach() const {
   Tensor out = detail::shallow_alias(*this);
   if (impl_->autograd && !impl_->autograd->name.empty()) out.unsafe_impl()->meta().name = impl_->autograd->name;
   return out;
+}
+
+Tensor Tensor::data() const { return detach(); }
+
+namespace {
+TensorOptions like(const Tensor& t, const TensorOptions& o) {
+  TensorOptions r = o.has_dtype() ? o : o.dtype(t.scalar_type());
+  return o.device() == Device() && !t.device().is_cpu() ? r.device(t.device()) : r;
+}
+}  // namespace
+
+Tensor Tensor::new_empty(IntArrayRef size, const TensorOptions& options) const {
+  return gb::empty(size, like(*this, options));
+}
+Tensor Tensor::new_zeros(IntArrayRef size, const TensorOptions& options) const {
+  return gb::zeros(size, like(*this, options));
+}
+Tensor Tensor::new_ones(IntArrayRef size, const TensorOptions& options) const {
+  return gb::ones(size, like(*this, options));
+}
+Tensor Tensor::new_full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options) const {
+  return gb::full(size, fill_value, like(*this, options));
 }
 
 Tensor& Tensor::detach_() const {

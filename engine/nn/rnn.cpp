@@ -14,24 +14,6 @@
 namespace gb::nn {
 namespace {
 
-// One LSTM step: gates = x_proj + h W_hh^T + b_hh (x_proj already holds x W_ih^T + b_ih), in the order i, f, g, o.
-std::tuple<Tensor, Tensor> lstm_step(const Tensor& x_proj, const Tensor& h, const Tensor& c, const Tensor& w_hh,
-                                     const Tensor& b_hh) {
-  std::vector<Tensor> g = (x_proj + gb::linear(h, w_hh, b_hh)).chunk(4, 1);
-  Tensor i = gb::sigmoid(g[0]), f = gb::sigmoid(g[1]), cell = gb::tanh(g[2]), o = gb::sigmoid(g[3]);
-  Tensor c_next = f * c + i * cell;
-  return {o * gb::tanh(c_next), c_next};
-}
-
-// One GRU step: r, z from the summed projections; n = tanh(x_n + r * (h W_hn^T + b_hn)).
-Tensor gru_step(const Tensor& x_proj, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
-  std::vector<Tensor> xs = x_proj.chunk(3, 1);
-  std::vector<Tensor> hs = gb::linear(h, w_hh, b_hh).chunk(3, 1);
-  Tensor r = gb::sigmoid(xs[0] + hs[0]), z = gb::sigmoid(xs[1] + hs[1]);
-  Tensor n = gb::tanh(xs[2] + r * hs[2]);
-  return (1 - z) * n + z * h;
-}
-
 void check_sizes(const char* name, int64_t input_size, int64_t hidden_size) {
   GB_CHECK(input_size > 0 && hidden_size > 0, name, ": input_size and hidden_size must be positive, got ", input_size,
            " and ", hidden_size);
@@ -172,7 +154,7 @@ std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, Tensor hx) {
       std::vector<Tensor> outs(static_cast<size_t>(L));
       for (int64_t s = 0; s < L; ++s) {
         const int64_t t = d == 0 ? s : L - 1 - s;
-        h = gru_step(proj[t], h, p.w_hh, p.b_hh);
+        h = gb::detail::gru_step(proj[t], h, p.w_hh, p.b_hh);
         outs[size_t(t)] = h;
       }
       outs_by_dir.push_back(gb::stack(outs, 0));
@@ -234,7 +216,7 @@ std::tuple<Tensor, Tensor> LSTMCellImpl::forward(const Tensor& input, std::optio
   Tensor x = batched_input(input, batched);
   Tensor h = state_or_zeros(hx_opt ? std::get<0>(*hx_opt) : Tensor(), x, batched);
   Tensor c = state_or_zeros(hx_opt ? std::get<1>(*hx_opt) : Tensor(), x, batched);
-  auto [h1, c1] = lstm_step(gb::linear(x, weight_ih, bias_ih), h, c, weight_hh, bias_hh);
+  auto [h1, c1] = gb::detail::lstm_step(gb::linear(x, weight_ih, bias_ih), h, c, weight_hh, bias_hh);
   if (!batched) return {h1.squeeze(0), c1.squeeze(0)};
   return {h1, c1};
 }
@@ -243,7 +225,7 @@ Tensor GRUCellImpl::forward(const Tensor& input, Tensor hx) {
   nn::detail::ModuleCallScope scope(*this);
   bool batched = true;
   Tensor x = batched_input(input, batched);
-  Tensor h = gru_step(gb::linear(x, weight_ih, bias_ih), state_or_zeros(hx, x, batched), weight_hh, bias_hh);
+  Tensor h = gb::detail::gru_step(gb::linear(x, weight_ih, bias_ih), state_or_zeros(hx, x, batched), weight_hh, bias_hh);
   return batched ? h : h.squeeze(0);
 }
 

@@ -96,6 +96,27 @@ Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope) {
   return out;
 }
 
+// ---- elu, hardtanh: composed of differentiable ops ----
+
+Tensor elu(const Tensor& a, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  detail::OpScope op_scope("elu", {a});
+  check_floating(a, "elu");
+  const double s = scale.to_double(), as = alpha.to_double() * s, is = input_scale.to_double();
+  Tensor out = where(gt(a, 0), a * s, (exp(a * is) - 1) * as);
+  op_scope.set_output(out);
+  return out;
+}
+
+Tensor hardtanh(const Tensor& a, const Scalar& min_val, const Scalar& max_val) {
+  detail::OpScope op_scope("hardtanh", {a});
+  GB_CHECK(min_val.to_double() <= max_val.to_double(), "hardtanh: min_val (", min_val.to_double(),
+           ") must not exceed max_val (", max_val.to_double(), ")");
+  // the gradient flows where min < x < max only, as libtorch's hardtanh_backward
+  Tensor out = where(logical_and(gt(a, min_val), lt(a, max_val)), a, clamp(a.detach(), min_val, max_val));
+  op_scope.set_output(out);
+  return out;
+}
+
 // ---- gelu ----
 
 namespace {

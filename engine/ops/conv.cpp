@@ -466,4 +466,25 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight, const Tensor& 
   return out;
 }
 
+// conv1d as conv2d over a height of 1: (N, C, L) -> (N, C, 1, L), weight (O, C/g, K) -> (O, C/g, 1, K).
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  const char* op = "conv1d";
+  detail::check_defined(x, op);
+  detail::check_defined(weight, op, "weight");
+  detail::OpScope op_scope(op, {x, weight, bias});
+  GB_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D (unbatched) or 3-D (batched) input (N, C, L), but got ",
+           x.sizes());
+  GB_CHECK(weight.dim() == 3, op, ": expected a 3-D weight (O, C / groups, K), but got ", weight.sizes());
+  auto one = [&](IntArrayRef v, const char* what) {
+    GB_CHECK(v.size() == 1, op, ": ", what, " must have one value, but got ", v.size(), " ", v);
+    return std::vector<int64_t>{1, v[0]};
+  };
+  Tensor out = conv2d(x.unsqueeze(-2), weight.unsqueeze(2), bias, one(stride, "stride"),
+                      std::vector<int64_t>{0, one(padding, "padding")[1]}, one(dilation, "dilation"), groups)
+                   .squeeze(-2);
+  op_scope.set_output(out);
+  return out;
+}
+
 }  // namespace gb

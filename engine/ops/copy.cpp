@@ -186,7 +186,21 @@ Tensor to_device(const Tensor& self, Device d, bool non_blocking) {
 }
 }  // namespace detail
 
-Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy) const {
+namespace {
+// What .to(..., memory_format) and .contiguous(memory_format) do with the format: nothing for Preserve (and none),
+// contiguous for Contiguous; the channels-last formats are refused (glassbox tensors are row-major).
+Tensor with_format(const Tensor& t, std::optional<MemoryFormat> f, const char* op) {
+  if (!f || *f == MemoryFormat::Preserve) return t;
+  GB_CHECK(*f == MemoryFormat::Contiguous, op, ": memory_format ",
+           *f == MemoryFormat::ChannelsLast ? "ChannelsLast" : "ChannelsLast3d",
+           " is not supported: glassbox tensors are row-major (NCHW); leave memory_format out, or pass "
+           "MemoryFormat::Contiguous");
+  return t.contiguous();
+}
+}  // namespace
+
+Tensor Tensor::to(ScalarType t, bool non_blocking, bool copy, std::optional<MemoryFormat> memory_format) const {
+  if (memory_format) return with_format(to(t, non_blocking, copy), memory_format, "to");
   detail::check_defined(*this, "to");
   if (t == scalar_type() && !copy) return *this;
   detail::OpScope op_scope("to", {*this});
@@ -211,12 +225,14 @@ Tensor Tensor::to(Device d) const {
   }
   return detail::to_device(*this, d, false);
 }
-Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy) const {
-  return detail::to_device(*this, d, non_blocking).to(t, non_blocking, copy);
+Tensor Tensor::to(Device d, ScalarType t, bool non_blocking, bool copy,
+                  std::optional<MemoryFormat> memory_format) const {
+  return with_format(detail::to_device(*this, d, non_blocking).to(t, non_blocking, copy), memory_format, "to");
 }
-Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
+Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy,
+                  std::optional<MemoryFormat> memory_format) const {
   Tensor r = o.device().is_meta() ? to(o.device()) : detail::to_device(*this, o.device(), non_blocking);
-  return o.has_dtype() ? r.to(o.dtype(), non_blocking, copy) : r;
+  return with_format(o.has_dtype() ? r.to(o.dtype(), non_blocking, copy) : r, memory_format, "to");
 }
 
 Tensor Tensor::clone() const {
@@ -231,8 +247,9 @@ Tensor Tensor::clone() const {
   return out;
 }
 
-Tensor Tensor::contiguous() const {
+Tensor Tensor::contiguous(MemoryFormat memory_format) const {
   detail::check_defined(*this, "contiguous");
+  if (memory_format != MemoryFormat::Contiguous) return with_format(*this, memory_format, "contiguous");
   return is_contiguous() ? *this : clone();
 }
 

@@ -442,6 +442,18 @@ Tensor cross_entropy_parts(const Tensor& logits, const Tensor& target, const Ten
 
 }  // namespace
 
+Tensor cross_entropy_loss(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t reduction,
+                          int64_t ignore_index, double label_smoothing) {
+  GB_CHECK(reduction >= 0 && reduction <= 2, "cross_entropy_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), but got ",
+           reduction);
+  const Reduction r = reduction == 0 ? Reduction::None : reduction == 1 ? Reduction::Mean : Reduction::Sum;
+  return cross_entropy(logits, target, weight, r, ignore_index, label_smoothing);
+}
+Tensor cross_entropy_loss(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
+                          int64_t ignore_index, double label_smoothing) {
+  return cross_entropy(logits, target, weight, reduction, ignore_index, label_smoothing);
+}
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
                      int64_t ignore_index, double label_smoothing) {
   GB_AUTOCAST(fp32, cross_entropy, logits, target, weight, reduction, ignore_index, label_smoothing);

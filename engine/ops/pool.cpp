@@ -472,4 +472,22 @@ Tensor adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   return window_mean(x, w);
 }
 
+// max_pool1d as max_pool2d over a height of 1.
+Tensor max_pool1d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  const char* op = "max_pool1d";
+  detail::check_defined(x, op);
+  detail::OpScope op_scope(op, {x});
+  GB_CHECK(x.dim() == 2 || x.dim() == 3, op, ": expected a 2-D or 3-D input (N, C, L), but got ", x.sizes());
+  auto pair = [&](IntArrayRef v, int64_t h, const char* what) {
+    GB_CHECK(v.size() <= 1, op, ": ", what, " must have one value, but got ", v.size(), " ", v);
+    return v.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{h, v[0]};
+  };
+  Tensor out = max_pool2d(x.unsqueeze(-2), pair(kernel_size, 1, "kernel_size"), pair(stride, 1, "stride"),
+                          pair(padding, 0, "padding"), pair(dilation, 1, "dilation"), ceil_mode)
+                   .squeeze(-2);
+  op_scope.set_output(out);
+  return out;
+}
+
 }  // namespace gb

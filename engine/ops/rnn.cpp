@@ -324,6 +324,22 @@ void check_lstm_args(const Tensor& x, const Tensor& h0, const Tensor& c0, const 
 
 }  // namespace
 
+std::tuple<Tensor, Tensor> lstm_step(const Tensor& x_proj, const Tensor& h, const Tensor& c, const Tensor& w_hh,
+                                     const Tensor& b_hh) {
+  std::vector<Tensor> g = (x_proj + gb::linear(h, w_hh, b_hh)).chunk(4, -1);
+  Tensor i = gb::sigmoid(g[0]), f = gb::sigmoid(g[1]), cell = gb::tanh(g[2]), o = gb::sigmoid(g[3]);
+  Tensor c_next = f * c + i * cell;
+  return {o * gb::tanh(c_next), c_next};
+}
+
+Tensor gru_step(const Tensor& x_proj, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
+  std::vector<Tensor> xs = x_proj.chunk(3, -1);
+  std::vector<Tensor> hs = gb::linear(h, w_hh, b_hh).chunk(3, -1);
+  Tensor r = gb::sigmoid(xs[0] + hs[0]), z = gb::sigmoid(xs[1] + hs[1]);
+  Tensor n = gb::tanh(xs[2] + r * hs[2]);
+  return (1 - z) * n + z * h;
+}
+
 std::tuple<Tensor, Tensor, Tensor> lstm_layer_steps(const Tensor& x, const Tensor& h0, const Tensor& c0,
                                                     const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
                                                     const Tensor& b_hh, bool reverse) {
@@ -334,10 +350,7 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer_steps(const Tensor& x, const Tenso
   std::vector<Tensor> outs(static_cast<size_t>(L));
   for (int64_t s = 0; s < L; ++s) {
     const int64_t t = reverse ? L - 1 - s : s;
-    std::vector<Tensor> g = (steps[size_t(t)] + gb::linear(h, w_hh, b_hh)).chunk(4, 1);
-    Tensor i = gb::sigmoid(g[0]), f = gb::sigmoid(g[1]), cell = gb::tanh(g[2]), o = gb::sigmoid(g[3]);
-    c = f * c + i * cell;
-    h = o * gb::tanh(c);
+    std::tie(h, c) = lstm_step(steps[size_t(t)], h, c, w_hh, b_hh);
     outs[size_t(t)] = h;
   }
   return {L ? gb::stack(outs, 0) : gb::empty({0, x.size(1), w_hh.size(1)}, x.options()), h, c};
@@ -444,6 +457,43 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, Tens
   op_scope.set_output(out);
   if (!batched) return {out, h_n.squeeze(1), c_n.squeeze(1)};
   return {out, h_n, c_n};
+}
+
+namespace {
+void check_cell(const char* op, const Tensor& input, const Tensor& h, const Tensor& w_ih, const Tensor& w_hh,
+                int64_t gates) {
+  detail::check_defined(input, op);
+  GB_CHECK(input.dim() == 1 || input.dim() == 2, op, ": expected input of 1 or 2 dims (N, I), but got ", input.sizes());
+  GB_CHECK(w_ih.dim() == 2 && w_hh.dim() == 2 && w_ih.size(0) == gates * w_hh.size(1) && w_hh.size(0) == w_ih.size(0) &&
+               w_ih.size(1) == input.size(-1),
+           op, ": expected w_ih (", gates, "H, ", input.size(-1), ") and w_hh (", gates, "H, H), but got ", w_ih.sizes(),
+           " and ", w_hh.sizes());
+  GB_CHECK(h.dim() == input.dim() && h.size(-1) == w_hh.size(1) && (h.dim() == 1 || h.size(0) == input.size(0)), op,
+           ": expected the hidden state ", input.dim() == 2 ? "(N, H)" : "(H)", " with N = ", input.size(0),
+           " and H = ", w_hh.size(1), ", but got ", h.sizes());
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
+                                     const Tensor& b_ih, const Tensor& b_hh) {
+  const char* op = "lstm_cell";
+  GB_CHECK(hx.size() == 2, op, ": hx must be {h, c}, but got ", hx.size(), " tensors");
+  check_cell(op, input, hx[0], w_ih, w_hh, 4);
+  GB_CHECK(hx[1].sizes() == hx[0].sizes(), op, ": c must have h's shape ", hx[0].sizes(), ", but got ", hx[1].sizes());
+  detail::OpScope op_scope(op, {input, hx[0], hx[1]});
+  auto [h, c] = detail::lstm_step(gb::linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh);
+  op_scope.set_output(h);
+  return {h, c};
+}
+
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                const Tensor& b_hh) {
+  const char* op = "gru_cell";
+  check_cell(op, input, hx, w_ih, w_hh, 3);
+  detail::OpScope op_scope(op, {input, hx});
+  Tensor h = detail::gru_step(gb::linear(input, w_ih, b_ih), hx, w_hh, b_hh);
+  op_scope.set_output(h);
+  return h;
 }
 
 }  // namespace gb

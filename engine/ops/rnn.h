@@ -21,6 +21,12 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& x, const Tensor& h0,
                                               const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
                                               bool reverse);
 
+// One LSTM step from the step ops: gates = x_proj + h W_hh^T + b_hh (x_proj holds x W_ih^T + b_ih), order i, f, g,
+// o; returns (h', c'). One GRU step: r, z from the summed projections, n = tanh(x_n + r (h W_hn^T + b_hn)).
+std::tuple<Tensor, Tensor> lstm_step(const Tensor& x_proj, const Tensor& h, const Tensor& c, const Tensor& w_hh,
+                                     const Tensor& b_hh);
+Tensor gru_step(const Tensor& x_proj, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh);
+
 // The same layer from the step ops (linear, sigmoid, tanh, mul, add): each step records its own nodes.
 std::tuple<Tensor, Tensor, Tensor> lstm_layer_steps(const Tensor& x, const Tensor& h0, const Tensor& c0,
                                                     const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,

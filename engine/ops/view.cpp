@@ -394,6 +394,22 @@ Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor
   return self;
 }
 
+Tensor Tensor::index_put(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const {
+  Tensor out = clone();
+  out.index_put_(indices, rhs);
+  return out;
+}
+Tensor Tensor::index_put(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const {
+  Tensor out = clone();
+  out.index_put_(indices, v);
+  return out;
+}
+Tensor Tensor::index_put(ArrayRef<indexing::TensorIndex> indices, const Tensor& values, bool accumulate) const {
+  Tensor out = clone();
+  out.index_put_(indices, values, accumulate);
+  return out;
+}
+
 Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const {
   Tensor& self = const_cast<Tensor&>(*this);
   if (has_tensor_index(indices)) detail::index_put_with_tensors(self, indices, nullptr, &v, false);

@@ -135,6 +135,8 @@ std::vector<Theirs> pointwise_cases() {
       {"sigmoid", [](T v) { return v[0].sigmoid(); }},
       {"relu", [](T v) { return v[0].relu(); }},
       {"leaky_relu", [](T v) { return torch::leaky_relu(v[0], 0.2); }},
+      {"elu", [](T v) { return torch::elu(v[0], 0.7, 1.5, 0.9); }},
+      {"hardtanh", [](T v) { return torch::hardtanh(v[0], -0.6, 0.8); }},
       {"gelu", [](T v) { return torch::gelu(v[0]); }},
       {"gelu_tanh", [](T v) { return torch::gelu(v[0], "tanh"); }},
       {"silu", [](T v) { return torch::silu(v[0]); }},
@@ -235,6 +237,7 @@ std::vector<Theirs> linalg_shape_cases() {
 std::vector<Theirs> nn_cases() {
   return {
       {"conv2d", [](T v) { return torch::conv2d(v[0], v[1], v[2]); }},
+      {"conv1d", [](T v) { return torch::conv1d(v[0], v[1], v[2], 2, 1, 1, 2); }},
       {"conv2d_stride_pad_dil",
        [](T v) {
          return TF::conv2d(v[0], v[1], TF::Conv2dFuncOptions().stride({2, 1}).padding({1, 2}).dilation({2, 1}));
@@ -245,6 +248,14 @@ std::vector<Theirs> nn_cases() {
        [](T v) {
          return torch::conv_transpose2d(v[0], v[1], v[2], {2, 3}, {1, 0}, {1, 2}, 2, {1, 2});
        }},
+      {"max_pool1d", [](T v) { return torch::max_pool1d(v[0], {3}, {2}, {1}); }},
+      {"cosine_similarity", [](T v) { return torch::cosine_similarity(v[0], v[1], 1, 1e-8); }},
+      {"lstm_cell",
+       [](T v) {
+         auto [h, c] = torch::lstm_cell(v[0], {v[1], v[2]}, v[3], v[4], v[5], v[6]);
+         return torch::cat({h.reshape({-1}), c.reshape({-1})});
+       }},
+      {"gru_cell", [](T v) { return torch::gru_cell(v[0], v[1], v[2], v[3], v[4], v[5]); }},
       {"max_pool2d",
        [](T v) {
          return torch::max_pool2d(v[0], {3, 2}, {2, 2}, {1, 0});

@@ -33,6 +33,8 @@ std::vector<Case> pointwise_cases() {
       {"sigmoid", {"sigmoid"}, {in({7})}, [](G v) { return v[0].sigmoid(); }},
       {"relu", {"relu", "threshold_backward"}, {in({3, 5})}, [](G v) { return v[0].relu(); }},
       {"leaky_relu", {"leaky_relu"}, {in({9})}, [](G v) { return gb::leaky_relu(v[0], 0.2); }},
+      {"elu", {"elu"}, {in({9})}, [](G v) { return gb::elu(v[0], 0.7, 1.5, 0.9); }},
+      {"hardtanh", {"hardtanh"}, {in({9})}, [](G v) { return gb::hardtanh(v[0], -0.6, 0.8); }},
       {"gelu", {"gelu", "gelu_backward"}, {in({9})}, [](G v) { return gb::gelu(v[0]); }},
       {"gelu_tanh", {"gelu", "gelu_backward"}, {in({9})}, [](G v) { return gb::gelu(v[0], "tanh"); }},
       {"silu", {"silu"}, {in({9})}, [](G v) { return gb::silu(v[0]); }},

@@ -54,4 +54,9 @@ struct AutoGradMode {
   bool prev_;
 };
 
+// libtorch spells it torch::autograd::GradMode too.
+namespace autograd {
+using GradMode = ::gb::GradMode;
+}  // namespace autograd
+
 }  // namespace gb

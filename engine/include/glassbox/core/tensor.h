@@ -122,6 +122,12 @@ class Tensor {
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                 const variable_list& inputs = {}) const;
   Tensor detach() const;  // same storage and version counter, no history
+  Tensor data() const;    // libtorch's .data(): this tensor without history, as detach() (same storage)
+  // New tensors of this one's dtype and device unless options say otherwise (libtorch's new_* methods).
+  Tensor new_empty(IntArrayRef size, const TensorOptions& options = {}) const;
+  Tensor new_zeros(IntArrayRef size, const TensorOptions& options = {}) const;
+  Tensor new_ones(IntArrayRef size, const TensorOptions& options = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options = {}) const;
   Tensor& detach_() const;
   void retain_grad() const;  // keep .grad() on a non-leaf
   bool retains_grad() const;
@@ -141,18 +147,23 @@ class Tensor {
   Tensor& set_name(const std::string& n);
 
   // ---- conversion and copies ----
-  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
+  // memory_format: Contiguous makes the result contiguous, Preserve (and none) keeps what .to() does; channels-last
+  // formats are refused (glassbox tensors are row-major).
+  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor to(Device d) const;
   Tensor to(DeviceType t) const { return to(Device(t)); }  // x.to(gb::kCUDA): exact, not ambiguous with TensorOptions
   // This cuda tensor is also used by work on `stream`: its memory is not reused until that work has run (the
   // caching allocator waits on an event; torch's Tensor.record_stream).
   void record_stream(const cuda::CUDAStream& stream) const;
-  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor toType(ScalarType t) const { return to(t); }
   Tensor clone() const;
-  Tensor contiguous() const;
+  Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
   Tensor& fill_(const Scalar& v) const;
   Tensor& zero_() const;
@@ -187,6 +198,10 @@ class Tensor {
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const;
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const;
   Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& values, bool accumulate) const;
+  // The same into a copy (libtorch's functional index_put): this tensor is unchanged.
+  Tensor index_put(ArrayRef<indexing::TensorIndex> indices, const Tensor& rhs) const;
+  Tensor index_put(ArrayRef<indexing::TensorIndex> indices, const Scalar& v) const;
+  Tensor index_put(ArrayRef<indexing::TensorIndex> indices, const Tensor& values, bool accumulate) const;
   Tensor operator[](int64_t i) const { return select(0, i); }
   // libtorch's print(): "[CPUFloatType [2, 3]]" and a newline, to stdout.
   void print() const;

@@ -9,6 +9,10 @@
 
 namespace gb {
 
+// libtorch's memory formats. glassbox tensors are strided row-major: Contiguous and Preserve are what .to() and
+// .contiguous() always do; the channels-last formats are refused with an error naming the op (drop the argument).
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
+
 ScalarType get_default_dtype();
 void set_default_dtype(ScalarType t);  // floating types only
 
@@ -29,6 +33,8 @@ struct TensorOptions {
     o.device_ = d;
     return o;
   }
+  TensorOptions device(DeviceType type, int index) const { return device(Device(type, index)); }  // (kCUDA, 0)
+  TensorOptions device_index(int index) const { return device(Device(DeviceType::CUDA, index)); }
   TensorOptions requires_grad(bool r) const {
     TensorOptions o = *this;
     o.requires_grad_ = r;

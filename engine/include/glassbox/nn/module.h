@@ -77,6 +77,23 @@ class Module : public std::enable_shared_from_this<Module> {
   // The type name as PyTorch prints it: "Linear" for gb::nn::LinearImpl, "NetImpl" -> "Net".
   const std::string& name() const noexcept;
 
+  // This module as its concrete type, or nullptr when it is not one: as<nn::Linear>() (a holder: its Impl) or
+  // as<nn::LinearImpl>(), as libtorch's Module::as.
+  template <typename ModuleType>
+  auto* as() noexcept {
+    if constexpr (requires { typename ModuleType::ContainedType; })
+      return dynamic_cast<typename ModuleType::ContainedType*>(this);
+    else
+      return dynamic_cast<ModuleType*>(this);
+  }
+  template <typename ModuleType>
+  const auto* as() const noexcept {
+    if constexpr (requires { typename ModuleType::ContainedType; })
+      return dynamic_cast<const typename ModuleType::ContainedType*>(this);
+    else
+      return dynamic_cast<const ModuleType*>(this);
+  }
+
   // --- the tree ---------------------------------------------------------------------------------------------
   std::vector<Tensor> parameters(bool recurse = true) const;
   OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;

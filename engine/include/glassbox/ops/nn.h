@@ -33,6 +33,12 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
 // x (N,C,H,W) or (C,H,W). Gradient flows to the max of each window (the first on ties).
+// conv1d over (N, C, L) or (C, L), weight (O, C / groups, K): conv2d over a height of 1 (one node chain, its nodes).
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// max_pool1d over (N, C, L) or (C, L): max_pool2d over a height of 1.
+Tensor max_pool1d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
 Tensor max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
                   IntArrayRef dilation = 1, bool ceil_mode = false);
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride = {},
@@ -67,6 +73,14 @@ Tensor& dropout_(Tensor& x, double p, bool train);
 // when train; x is (N, C, ...). Backward is MulBackward0 through the (N, C, 1, ...) mask.
 Tensor feature_dropout(const Tensor& x, double p, bool train);
 
+// Cosine similarity along dim, x1 and x2 broadcast: sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)).
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// One LSTM step, as libtorch's lstm_cell: input (N, I) or (I), hx = {h, c}; returns (h', c').
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, TensorList hx, const Tensor& w_ih, const Tensor& w_hh,
+                                     const Tensor& b_ih = {}, const Tensor& b_hh = {});
+// One GRU step, as libtorch's gru_cell: r, z from the summed projections, n = tanh(x_n + r (h W_hn^T + b_hn)).
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih = {},
+                const Tensor& b_hh = {});
 // A multi-layer LSTM over input (L, N, I), or (N, L, I) with batch_first, or unbatched (L, I), as libtorch's
 // torch::lstm: hx = {h0, c0}, each (num_layers * D, N, H) ((num_layers * D, H) unbatched), D = 2 when bidirectional;
 // params per layer and direction: w_ih (4H, I), w_hh (4H, H), then b_ih, b_hh (4H) when has_biases. Dropout p
@@ -80,6 +94,11 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, TensorList hx, Tens
 // (same shape as logits). weight (C) rescales classes. Targets equal to ignore_index add nothing.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
                      Reduction reduction = kMean, int64_t ignore_index = -100, double label_smoothing = 0.0);
+// ATen's spelling of cross_entropy (at::cross_entropy_loss): reduction 0 none, 1 mean, 2 sum, or a Reduction.
+Tensor cross_entropy_loss(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
+                          int64_t reduction = 1, int64_t ignore_index = -100, double label_smoothing = 0.0);
+Tensor cross_entropy_loss(const Tensor& logits, const Tensor& target, const Tensor& weight, Reduction reduction,
+                          int64_t ignore_index = -100, double label_smoothing = 0.0);
 // log_probs (N,C) or (N,C,d1,...), target int64 (N) / (N,d1,...).
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {}, Reduction reduction = kMean,
                 int64_t ignore_index = -100);

@@ -57,6 +57,10 @@ Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor leaky_relu(const Tensor& a, const Scalar& negative_slope = 0.01);
+// scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)), as libtorch's elu (ELU's defaults: 1, 1, 1).
+Tensor elu(const Tensor& a, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1);
+// x clamped to [min_val, max_val]; its gradient is 0 at and beyond the bounds (libtorch's hardtanh_backward).
+Tensor hardtanh(const Tensor& a, const Scalar& min_val = -1, const Scalar& max_val = 1);
 // approximate: "none" (exact, with erf) or "tanh".
 Tensor gelu(const Tensor& a, const std::string& approximate = "none");
 Tensor silu(const Tensor& a);
