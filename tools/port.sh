@@ -18,13 +18,21 @@
 # Other files are copied unchanged. Lines that use what glassbox does not provide (TorchScript: torch::jit,
 # <torch/script.h>; torch::hub) are listed at the end with their file and line: those need a person.
 #
-# Exit status: 0 done (even with lines listed), 2 bad arguments (nothing written).
+# --check: then compiles every ported C++ source against glassbox's headers (syntax only, ${CXX:-c++} -std=c++20,
+# about 3 s a file) and lists the symbols glassbox lacks, each with its uses and the nearest glassbox spelling
+# (tools/port_missing.py reads the compiler's errors): what stands between the port and a build.
+#
+# Exit status: 0 done (even with lines listed), 1 with --check: the ported code uses symbols glassbox lacks (or does
+# not compile for another reason, shown), 2 bad arguments (nothing written).
 set -euo pipefail
 
 usage() {
-  echo "usage: tools/port.sh SOURCE DEST   (SOURCE: a libtorch file or folder; DEST: a new path, not an existing one)" >&2
+  echo "usage: tools/port.sh [--check] SOURCE DEST   (SOURCE: a libtorch file or folder; DEST: a new path, not an" \
+       "existing one)" >&2
   exit 2
 }
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
 [ $# -eq 2 ] || usage
 src=$1
 dest=$2
@@ -100,4 +108,27 @@ echo "port.sh: copied '$src' to '$dest' and renamed in $changed file(s)"
 if [ ${#notes[@]} -gt 0 ]; then
   echo "port.sh: ${#notes[@]} line(s) use what glassbox does not provide (TorchScript, hub; docs/PORTING.md):"
   printf '  %s\n' "${notes[@]}"
+fi
+
+if [ $check = 1 ]; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  log=$(mktemp)
+  trap 'rm -f "$log"' EXIT
+  compiled=0
+  while IFS= read -r -d '' f; do
+    # the port's own headers by their folders, glassbox's (engine/include; the repository root for instrument/)
+    LC_ALL=C "${CXX:-c++}" -std=c++20 -fsyntax-only -I"$(dirname "$f")" -I"$dest" -I"$root/engine/include" -I"$root" \
+      "$f" >>"$log" 2>&1 || true
+    compiled=$((compiled + 1))
+  done < <(find "$dest" -type f \( -name '*.cpp' -o -name '*.cc' -o -name '*.cxx' \) -print0 | sort -z)
+  if python3 "$root/tools/port_missing.py" "$root/engine/include" <"$log"; then
+    if grep -q ": error:" "$log"; then
+      echo "port.sh: $compiled file(s) compiled against glassbox's headers with errors that name no missing symbol:"
+      grep -m 10 ": error:" "$log" | sed 's/^/  /'
+      exit 1
+    fi
+    echo "port.sh: $compiled file(s) compile against glassbox's headers: nothing glassbox lacks"
+  else
+    exit 1
+  fi
 fi

@@ -118,6 +118,35 @@ TEST_CASE("port.sh ports a single file too") {
   CHECK(read(dest) == "#include <glassbox/glassbox.h>\nauto t = gb::ones({2});\n");
 }
 
+TEST_CASE("port.sh --check lists the symbols glassbox lacks, with their uses and the nearest glassbox spelling") {
+  TempDir tmp;
+  const fs::path src = fs::path(tmp.file("prog"));
+  // libtorch code: one symbol glassbox lacks twice (einsum), one it spells elsewhere (F::elu: gb::elu), one that
+  // compiles (torch::ones)
+  write(src / "main.cpp",
+        "#include <torch/torch.h>\n"
+        "int main() {\n"
+        "  auto a = torch::ones({2, 2});\n"
+        "  auto b = torch::einsum(\"ij,jk->ik\", {a, a});\n"
+        "  auto c = torch::einsum(\"ii->i\", {a});\n"
+        "  auto d = torch::nn::functional::elu(a);\n"
+        "  return 0;\n"
+        "}\n");
+  std::string out;
+  CHECK(port("--check " + src.string() + " " + tmp.file("ported"), out) == 1);
+  CHECK(out.find("2 symbol(s) the ported code uses that glassbox lacks") != std::string::npos);
+  CHECK(out.find("gb::einsum") != std::string::npos);
+  CHECK(out.find("2 use(s): main.cpp:4, main.cpp:5") != std::string::npos);
+  CHECK(out.find("gb::nn::functional::elu") != std::string::npos);
+  CHECK(out.find("nearest glassbox spelling: gb::elu") != std::string::npos);
+  CHECK(out.find("ones") == std::string::npos);
+
+  write(fs::path(tmp.file("clean")) / "main.cpp",
+        "#include <torch/torch.h>\nint main() { return torch::ones({2}).sum().item<int>() == 2 ? 0 : 1; }\n");
+  CHECK(port("--check " + tmp.file("clean") + " " + tmp.file("clean_ported"), out) == 0);
+  CHECK(out.find("1 file(s) compile against glassbox's headers: nothing glassbox lacks") != std::string::npos);
+}
+
 TEST_CASE("port.sh refuses bad arguments and writes nothing") {
   TempDir tmp;
   const fs::path src = fs::path(tmp.file("src")), taken = fs::path(tmp.file("taken"));
@@ -135,6 +164,6 @@ TEST_CASE("port.sh refuses bad arguments and writes nothing") {
   CHECK(out.find("does not exist") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.file("x")));
   CHECK(port(src.string(), out) == 2);
-  CHECK(out.find("usage: tools/port.sh SOURCE DEST") != std::string::npos);
+  CHECK(out.find("usage: tools/port.sh [--check] SOURCE DEST") != std::string::npos);
   CHECK(read(src / "a.cpp") == "torch::Tensor t;\n");
 }
