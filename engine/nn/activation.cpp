@@ -55,6 +55,28 @@ void LeakyReLUImpl::pretty_print(std::ostream& stream) const {
   stream << "LeakyReLU(negative_slope=" << options.negative_slope() << ")";
 }
 
+ELUImpl::ELUImpl(const ELUOptions& options) : options(options) {
+  GB_CHECK(!options.inplace(), "ELU: inplace=true is not supported; leave it false (the result is a new tensor)");
+}
+Tensor ELUImpl::forward(const Tensor& input) {
+  detail::ModuleCallScope scope(*this);
+  return gb::elu(input, options.alpha());
+}
+void ELUImpl::pretty_print(std::ostream& stream) const { stream << "ELU(alpha=" << options.alpha() << ")"; }
+
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : options(options) {
+  GB_CHECK(!options.inplace(), "Hardtanh: inplace=true is not supported; leave it false (the result is a new tensor)");
+  GB_CHECK(options.max_val() > options.min_val(), "Hardtanh: max_val (", options.max_val(),
+           ") must be greater than min_val (", options.min_val(), ")");
+}
+Tensor HardtanhImpl::forward(const Tensor& input) {
+  detail::ModuleCallScope scope(*this);
+  return gb::hardtanh(input, options.min_val(), options.max_val());
+}
+void HardtanhImpl::pretty_print(std::ostream& stream) const {
+  stream << "Hardtanh(min_val=" << options.min_val() << ", max_val=" << options.max_val() << ")";
+}
+
 Tensor SoftmaxImpl::forward(const Tensor& input) {
   detail::ModuleCallScope scope(*this);
   return gb::softmax(input, options.dim());

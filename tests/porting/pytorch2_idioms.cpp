@@ -90,6 +90,23 @@ void op_idioms() {
                    torch::tensor({float(1 / std::sqrt(2.0))})),
               "cosine_similarity");
 
+  // the functional forms with their options, and the modules
+  namespace F = torch::nn::functional;
+  TORCH_CHECK(near(F::elu(x, F::ELUFuncOptions().alpha(1.0)), torch::elu(x)), "F::elu");
+  TORCH_CHECK(near(F::hardtanh(x, F::HardtanhFuncOptions().min_val(-1).max_val(1)), torch::hardtanh(x, -1, 1)),
+              "F::hardtanh");
+  TORCH_CHECK(near(F::conv1d(seq, torch::ones({1, 1, 3}), F::Conv1dFuncOptions().padding(1)),
+                   torch::tensor({{{1.f, 3.f, 6.f, 9.f, 12.f, 9.f}}})),
+              "F::conv1d with padding");
+  TORCH_CHECK(near(F::max_pool1d(seq, F::MaxPool1dFuncOptions(3).stride(3)), torch::tensor({{{2.f, 5.f}}})),
+              "F::max_pool1d");
+  torch::nn::ELU elu_module(torch::nn::ELUOptions().alpha(1.0));
+  torch::nn::Hardtanh hardtanh_module;
+  torch::nn::CosineSimilarity cos_module(torch::nn::CosineSimilarityOptions().dim(1));
+  TORCH_CHECK(near(elu_module(x), torch::elu(x)) && near(hardtanh_module(x), torch::hardtanh(x)), "ELU, Hardtanh");
+  TORCH_CHECK(near(cos_module(torch::tensor({{1.f, 0.f}}), torch::tensor({{0.f, 1.f}})), torch::tensor({0.f})),
+              "CosineSimilarity");
+
   // one LSTM step with zero weights: every gate is sigmoid(0) = 0.5 and g = tanh(0) = 0, so c' = 0.5 c, h' =
   // 0.5 tanh(c'); one GRU step with zero weights: n = 0, z = 0.5, h' = 0.5 h
   torch::Tensor h = torch::full({1, 2}, 0.4), c = torch::full({1, 2}, 0.8);

@@ -73,3 +73,26 @@ TEST_CASE("each activation's raw forward attributes its allocations to the modul
   CHECK(seen(gb::nn::LeakyReLU()) == std::set<std::string>{"LeakyReLU"});
   CHECK(seen(gb::nn::Softmax(0)) == std::set<std::string>{"Softmax"});
 }
+
+TEST_CASE("ELU and Hardtanh: values by hand, their functional forms, options, repr, refused inplace") {
+  gb::Tensor x = gb::tensor({-2.0, -0.5, 0.0, 0.5, 2.0});
+  gbtest::check_values(gb::nn::ELU()(x), {std::expm1(-2.0), std::expm1(-0.5), 0.0, 0.5, 2.0});
+  gbtest::check_values(gb::nn::ELU(gb::nn::ELUOptions().alpha(0.5))(x),
+                       {0.5 * std::expm1(-2.0), 0.5 * std::expm1(-0.5), 0.0, 0.5, 2.0});
+  namespace F = gb::nn::functional;
+  gbtest::check_values(F::elu(x, F::ELUFuncOptions().alpha(0.5)),
+                       {0.5 * std::expm1(-2.0), 0.5 * std::expm1(-0.5), 0.0, 0.5, 2.0});
+  gbtest::check_values(gb::nn::Hardtanh()(x), {-1.0, -0.5, 0.0, 0.5, 1.0});
+  gbtest::check_values(F::hardtanh(x, F::HardtanhFuncOptions().min_val(-0.25).max_val(3)),
+                       {-0.25, -0.25, 0.0, 0.5, 2.0});
+  // hardtanh's gradient: 1 strictly inside the bounds, 0 at and beyond them
+  gb::Tensor v = gb::tensor({-2.0, -1.0, 0.3, 1.0, 2.0}).requires_grad_();
+  gb::hardtanh(v).sum().backward();
+  gbtest::check_values(v.grad(), {0, 0, 1, 0, 0});
+  CHECK(repr(*gb::nn::ELU(gb::nn::ELUOptions().alpha(0.5))) == "ELU(alpha=0.5)");
+  CHECK(repr(*gb::nn::Hardtanh()) == "Hardtanh(min_val=-1, max_val=1)");
+  CHECK_THROWS_WITH(gb::nn::ELU(gb::nn::ELUOptions().inplace(true)), doctest::Contains("inplace=true is not supported"));
+  CHECK_THROWS_WITH(gb::nn::Hardtanh(gb::nn::HardtanhOptions().min_val(1).max_val(0)),
+                    doctest::Contains("max_val (0) must be greater than min_val (1)"));
+  CHECK_THROWS_WITH(F::elu(x, F::ELUFuncOptions().inplace(true)), doctest::Contains("inplace=true is not supported"));
+}

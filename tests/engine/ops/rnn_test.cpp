@@ -56,11 +56,13 @@ TEST_CASE("lstm_layer: the step ops' outputs and gradients, both directions, wit
   gb::manual_seed(4);
   const int threads = gb::get_num_threads();
   // 3 rows: each step's GEMM over the pool; 40 rows on 2 threads: two blocks of rows, each running every step
-  for (auto [N, nthreads] : {std::pair<int64_t, int>{3, 2}, {40, 2}, {40, 1}})
+  for (const auto& setting : {std::pair<int64_t, int>{3, 2}, {40, 2}, {40, 1}})
   for (auto dt : {gb::kFloat64, gb::kFloat32})
     for (bool reverse : {false, true})
       for (bool bias : {true, false})
         for (int which : {1, 2, 4, 7}) {
+          const int64_t N = setting.first;  // (no structured binding: CAPTURE's lambda cannot name one in Clang 14)
+          const int nthreads = setting.second;
           gb::set_num_threads(nthreads);
           CAPTURE(N);
           CAPTURE(nthreads);

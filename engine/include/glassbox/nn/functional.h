@@ -40,6 +40,25 @@ inline Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o = {}) {
   return gb::leaky_relu(x, o.negative_slope());
 }
 
+struct ELUFuncOptions {
+  GB_ARG(double, alpha) = 1.0;
+  GB_ARG(bool, inplace) = false;
+};
+inline Tensor elu(const Tensor& x, const ELUFuncOptions& o = {}) {
+  GB_CHECK(!o.inplace(), "elu: inplace=true is not supported; use the out-of-place form");
+  return gb::elu(x, o.alpha());
+}
+
+struct HardtanhFuncOptions {
+  GB_ARG(double, min_val) = -1.0;
+  GB_ARG(double, max_val) = 1.0;
+  GB_ARG(bool, inplace) = false;
+};
+inline Tensor hardtanh(const Tensor& x, const HardtanhFuncOptions& o = {}) {
+  GB_CHECK(!o.inplace(), "hardtanh: inplace=true is not supported; use the out-of-place form");
+  return gb::hardtanh(x, o.min_val(), o.max_val());
+}
+
 struct GELUFuncOptions {
   GB_ARG(std::string, approximate) = "none";
 };
@@ -78,6 +97,17 @@ inline Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOpti
   return gb::conv2d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
+struct Conv1dFuncOptions {
+  GB_ARG(Tensor, bias);
+  GB_ARG(ExpandingArray<1>, stride) = 1;
+  GB_ARG(ExpandingArray<1>, padding) = 0;
+  GB_ARG(ExpandingArray<1>, dilation) = 1;
+  GB_ARG(int64_t, groups) = 1;
+};
+inline Tensor conv1d(const Tensor& x, const Tensor& weight, const Conv1dFuncOptions& o = {}) {
+  return gb::conv1d(x, weight, o.bias(), o.stride(), o.padding(), o.dilation(), o.groups());
+}
+
 struct ConvTranspose2dFuncOptions {
   GB_ARG(Tensor, bias);
   GB_ARG(ExpandingArray<2>, stride) = 1;
@@ -101,6 +131,26 @@ struct MaxPool2dFuncOptions {
 };
 inline Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& o) {
   return gb::max_pool2d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+
+struct MaxPool1dFuncOptions {
+  MaxPool1dFuncOptions(ExpandingArray<1> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  GB_ARG(ExpandingArray<1>, kernel_size);
+  GB_ARG(ExpandingArray<1>, stride);
+  GB_ARG(ExpandingArray<1>, padding) = 0;
+  GB_ARG(ExpandingArray<1>, dilation) = 1;
+  GB_ARG(bool, ceil_mode) = false;
+};
+inline Tensor max_pool1d(const Tensor& x, const MaxPool1dFuncOptions& o) {
+  return gb::max_pool1d(x, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+
+struct CosineSimilarityFuncOptions {
+  GB_ARG(int64_t, dim) = 1;
+  GB_ARG(double, eps) = 1e-8;
+};
+inline Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilarityFuncOptions& o = {}) {
+  return gb::cosine_similarity(x1, x2, o.dim(), o.eps());
 }
 
 struct AvgPool2dFuncOptions {

@@ -11,6 +11,7 @@
 #include "glassbox/nn/modules/batchnorm.h"
 #include "glassbox/nn/modules/container.h"
 #include "glassbox/nn/modules/conv.h"
+#include "glassbox/nn/modules/distance.h"
 #include "glassbox/nn/modules/dropout.h"
 #include "glassbox/nn/modules/embedding.h"
 #include "glassbox/nn/modules/flatten.h"

@@ -1,10 +1,10 @@
-// glassbox/nn/modules/activation.h — elementwise activations as modules (ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU)
-// and Softmax / LogSoftmax along a dim.
+// glassbox/nn/modules/activation.h — elementwise activations as modules (ReLU, GELU, SiLU, Tanh, Sigmoid, LeakyReLU,
+// ELU, Hardtanh) and Softmax / LogSoftmax along a dim.
 //
 //   gb::nn::Sequential mlp(gb::nn::Linear(4, 8), gb::nn::GELU(gb::nn::GELUOptions().approximate("tanh")),
 //                          gb::nn::Linear(8, 2), gb::nn::Softmax(1));
 //
-// Not here: LeakyReLU's inplace (the functional refuses it too).
+// Not here: LeakyReLU's, ELU's and Hardtanh's inplace (the functionals refuse it too).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "glassbox/nn/cloneable.h"
+#include "glassbox/nn/functional.h"
 #include "glassbox/nn/module.h"
 #include "glassbox/nn/options.h"
 #include "glassbox/nn/pimpl.h"
@@ -75,6 +76,26 @@ class LeakyReLUImpl : public detail::Builtin<LeakyReLUImpl> {
   LeakyReLUOptions options;
 };
 GB_MODULE(LeakyReLU);
+
+using ELUOptions = functional::ELUFuncOptions;  // the same fields (libtorch aliases them the other way round)
+class ELUImpl : public detail::Builtin<ELUImpl> {
+ public:
+  explicit ELUImpl(const ELUOptions& options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  ELUOptions options;
+};
+GB_MODULE(ELU);
+
+using HardtanhOptions = functional::HardtanhFuncOptions;
+class HardtanhImpl : public detail::Builtin<HardtanhImpl> {
+ public:
+  explicit HardtanhImpl(const HardtanhOptions& options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  HardtanhOptions options;
+};
+GB_MODULE(Hardtanh);
 
 struct SoftmaxOptions {
   SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT

@@ -24,14 +24,7 @@ using MaxPool2dOptions = functional::MaxPool2dFuncOptions;
 using AvgPool2dOptions = functional::AvgPool2dFuncOptions;
 using AdaptiveAvgPool2dOptions = functional::AdaptiveAvgPool2dFuncOptions;
 
-struct MaxPool1dOptions {
-  MaxPool1dOptions(ExpandingArray<1> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
-  GB_ARG(ExpandingArray<1>, kernel_size);
-  GB_ARG(ExpandingArray<1>, stride);
-  GB_ARG(ExpandingArray<1>, padding) = 0;
-  GB_ARG(ExpandingArray<1>, dilation) = 1;
-  GB_ARG(bool, ceil_mode) = false;
-};
+using MaxPool1dOptions = functional::MaxPool1dFuncOptions;
 
 struct AvgPool1dOptions {
   AvgPool1dOptions(ExpandingArray<1> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
