@@ -17,7 +17,9 @@ int main() {
   const int inner = 20000;
   const double seconds = 0.3;
   const std::pair<int64_t, const char*> sizes[] = {{512, "512B"}, {64 << 10, "64KiB"}, {4 << 20, "4MiB"}};
-  for (auto [n, name] : sizes) {
+  for (const auto& size : sizes) {
+    const int64_t n = size.first;  // (not a structured binding: Clang 14's lambdas cannot capture one)
+    const char* name = size.second;
     auto [ours, peer] = bench::compare(
         [&] {
           gb::DataPtr p = cache.allocate(n);

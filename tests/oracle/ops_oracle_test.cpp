@@ -237,6 +237,16 @@ std::vector<Theirs> linalg_shape_cases() {
 std::vector<Theirs> nn_cases() {
   return {
       {"conv2d", [](T v) { return torch::conv2d(v[0], v[1], v[2]); }},
+      {"einsum_matmul", [](T v) { return torch::einsum("ij,jk->ik", {v[0], v[1]}); }},
+      {"einsum_attention", [](T v) { return torch::einsum("bhqd,bhkd->bhqk", {v[0], v[1]}); }},
+      {"einsum_ellipsis_broadcast", [](T v) { return torch::einsum("...ij,...jk->...ik", {v[0], v[1]}); }},
+      {"einsum_implicit_three", [](T v) { return torch::einsum("ij,jk,k", {v[0], v[1], v[2]}); }},
+      {"einsum_diagonal_trace_outer",
+       [](T v) {
+         return torch::cat({torch::einsum("ii->i", {v[0]}), torch::einsum("ii", {v[1]}).reshape({1}),
+                            torch::einsum("i,j->ij", {v[2], v[2]}).reshape({-1}),
+                            torch::einsum("ij->ji", {v[0]}).reshape({-1})});
+       }},
       {"conv1d", [](T v) { return torch::conv1d(v[0], v[1], v[2], 2, 1, 1, 2); }},
       {"conv2d_stride_pad_dil",
        [](T v) {

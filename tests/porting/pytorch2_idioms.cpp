@@ -1,7 +1,7 @@
 // tests/porting/pytorch2_idioms.cpp — what ports of libtorch 2.x programs stopped on (issue [PyTorch 2]: the
 // tutorials' shared image helper's .to(..., memory_format), Tensor::data(), new_zeros, torch::autograd::GradMode,
 // at::cross_entropy_loss, ModuleList's as<Linear>(), TensorOptions().device(kCUDA, 0)) and the ops ports reached for
-// (elu, hardtanh, lstm_cell, gru_cell, conv1d, max_pool1d, cosine_similarity, functional index_put), each written as
+// (einsum, elu, hardtanh, lstm_cell, gru_cell, conv1d, max_pool1d, cosine_similarity, functional index_put), each as
 // libtorch code writes it and checked against numbers worked out by hand. Never compiled as it stands:
 // tests/CMakeLists.txt renames a copy with tools/port.sh and builds it against glassbox; CTest runs it.
 #include <torch/torch.h>
@@ -89,6 +89,10 @@ void op_idioms() {
   TORCH_CHECK(near(torch::cosine_similarity(torch::tensor({{1.f, 0.f}}), torch::tensor({{1.f, 1.f}}), 1),
                    torch::tensor({float(1 / std::sqrt(2.0))})),
               "cosine_similarity");
+
+  torch::Tensor m1 = torch::arange(6, torch::kFloat32).view({2, 3}), m2 = torch::ones({3, 2});
+  TORCH_CHECK(near(torch::einsum("ij,jk->ik", {m1, m2}), torch::mm(m1, m2)), "einsum");
+  TORCH_CHECK(near(torch::einsum("ii", {torch::eye(3)}), torch::tensor(3.f)), "einsum's trace");
 
   // the functional forms with their options, and the modules
   namespace F = torch::nn::functional;

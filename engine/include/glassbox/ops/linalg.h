@@ -8,6 +8,9 @@
 //                      by cuBLASLt's epilogue; GELU exact on the cpu, its tanh form on cuda; not differentiable).
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 #include "glassbox/core/tensor.h"
 
 namespace gb {
@@ -21,5 +24,9 @@ Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& m
                          const Scalar& alpha = 1, bool use_gelu = false);
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
+// Einstein summation, as libtorch's: "bhqd,bhkd->bhqk", "ij,jk" (implicit output: the letters used once, in order),
+// "...ij,...jk->...ik" (the "..." dims broadcast), "ii->i" (a diagonal), "ii" (a trace). Composed of views, sums and
+// one bmm per pair of operands, contracted left to right (path is accepted and not used); differentiable.
+Tensor einsum(std::string_view equation, TensorList tensors, std::optional<IntArrayRef> path = std::nullopt);
 
 }  // namespace gb
