@@ -117,6 +117,7 @@ Tensor Tensor::norm(const Scalar& p, IntArrayRef dims, bool keepdim) const { ret
 Tensor Tensor::all() const { return gb::all(*this); }
 Tensor Tensor::any() const { return gb::any(*this); }
 Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return gb::cumsum(*this, dim, dtype); }
+Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const { return gb::cumprod(*this, dim, dtype); }
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return gb::sort(*this, dim, descending); }
 std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t dim, bool descending) const {
   return gb::sort(*this, stable, dim, descending);

@@ -375,6 +375,13 @@ std::vector<Theirs> sort_shape_copy_cases() {
       {"cumsum", [](T v) { return v[0].cumsum(1); }},
       {"cumsum_dim0_3d", [](T v) { return torch::cumsum(v[0], 0); }},
       {"cumsum_int", [](T v) { return v[0].cumsum(1); }},
+      {"cumprod", [](T v) { return v[0].cumprod(1); }},
+      {"cumprod_zeros_dim0",
+       [](T v) {
+         auto mask = torch::tensor({1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1}).view({5, 3}).to(v[0].scalar_type());
+         return torch::cumprod(v[0] * mask, 0);
+       }},
+      {"cumprod_int", [](T v) { return v[0].cumprod(1); }},
       {"flip",
        [](T v) {
          return v[0].flip({0, 2});

@@ -1,9 +1,9 @@
 // tests/porting/pytorch2_idioms.cpp — what ports of libtorch 2.x programs stopped on (issue [PyTorch 2]: the
 // tutorials' shared image helper's .to(..., memory_format), Tensor::data(), new_zeros, torch::autograd::GradMode,
 // at::cross_entropy_loss, ModuleList's as<Linear>(), TensorOptions().device(kCUDA, 0)) and the ops ports reached for
-// (einsum, elu, hardtanh, lstm_cell, gru_cell, conv1d, max_pool1d, cosine_similarity, functional index_put), each as
-// libtorch code writes it and checked against numbers worked out by hand. Never compiled as it stands:
-// tests/CMakeLists.txt renames a copy with tools/port.sh and builds it against glassbox; CTest runs it.
+// (einsum, cumprod, elu, hardtanh, lstm_cell, gru_cell, conv1d, max_pool1d, cosine_similarity, functional
+// index_put), each as libtorch code writes it and checked against numbers worked out by hand. Never compiled as it
+// stands: tests/CMakeLists.txt renames a copy with tools/port.sh and builds it against glassbox; CTest runs it.
 #include <torch/torch.h>
 
 #include <cmath>
@@ -93,6 +93,7 @@ void op_idioms() {
   torch::Tensor m1 = torch::arange(6, torch::kFloat32).view({2, 3}), m2 = torch::ones({3, 2});
   TORCH_CHECK(near(torch::einsum("ij,jk->ik", {m1, m2}), torch::mm(m1, m2)), "einsum");
   TORCH_CHECK(near(torch::einsum("ii", {torch::eye(3)}), torch::tensor(3.f)), "einsum's trace");
+  TORCH_CHECK(near(torch::tensor({1.f, 2.f, 3.f}).cumprod(0), torch::tensor({1.f, 2.f, 6.f})), "cumprod");
 
   // the functional forms with their options, and the modules
   namespace F = torch::nn::functional;

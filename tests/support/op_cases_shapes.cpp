@@ -168,6 +168,17 @@ std::vector<Case> sort_shape_copy_cases() {
       {"cumsum", {"cumsum"}, {in({3, 4})}, [](G v) { return v[0].cumsum(1); }},
       {"cumsum_dim0_3d", {"cumsum"}, {in({4, 2, 3})}, [](G v) { return gb::cumsum(v[0], 0); }},
       {"cumsum_int", {"cumsum"}, {idx({3, 5}, 7)}, [](G v) { return v[0].cumsum(1); }, false},
+      {"cumprod", {"cumprod", "cumprod_backward"}, {in({3, 4})}, [](G v) { return v[0].cumprod(1); }, true, kFloats},
+      {"cumprod_zeros_dim0",  // the gradient where an input is 0: exact (the first zero, and 0 after it)
+       {"cumprod", "cumprod_backward"},
+       {in({5, 3})},
+       [](G v) {
+         gb::Tensor mask = longs({1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1}, v[0]).view({5, 3});
+         return gb::cumprod(v[0] * mask.to(v[0].scalar_type()), 0);
+       },
+       true,
+       kFloats},
+      {"cumprod_int", {"cumprod"}, {idx({3, 4}, 4)}, [](G v) { return v[0].cumprod(1); }, false, kInts},
       {"flip",
        {"flip"},
        {in({2, 3, 4})},

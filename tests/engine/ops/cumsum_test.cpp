@@ -1,5 +1,7 @@
 // tests/engine/ops/cumsum_test.cpp — cumsum: values along each dim, dtypes (int and bool to int64, the dtype
-// argument), 0-dim and empty inputs, gradients (gradcheck, gradgradcheck, through a dtype cast), meta, errors.
+// argument), 0-dim and empty inputs, gradients (gradcheck, gradgradcheck, through a dtype cast), meta, errors;
+// cumprod: values, integers, its exact gradient where inputs are 0 (by hand and by finite differences), the double
+// backward without zeros and its refusal with them, meta.
 #include "support/check.h"
 
 using gbtest::check_values;
@@ -57,4 +59,25 @@ TEST_CASE("cumsum gradients: the reversed running sum") {
   auto m = gb::empty({3, 5}, gb::TensorOptions().device(gb::kMeta));
   CHECK(m.cumsum(1).is_meta());
   CHECK(m.cumsum(1).sizes() == gb::IntArrayRef({3, 5}));
+}
+
+TEST_CASE("cumprod: values, integers, the gradient with zeros by hand and by finite differences") {
+  auto x = gb::tensor({{1.0, 2.0, 3.0}, {4.0, 0.5, 2.0}});
+  check_values(x.cumprod(1), {1, 2, 6, 4, 2, 4});
+  check_values(gb::cumprod(x, 0), {1, 2, 3, 4, 1, 6});
+  CHECK(gb::tensor({2, 3, 4}).cumprod(0).scalar_type() == gb::kInt64);
+  check_values(gb::tensor({2, 3, 4}).cumprod(0), {2, 6, 24});
+  // x = (2, 0, 3, 0): y = (2, 0, 0, 0); dsum(y)/dx = (1, 2 + 2*3 + 0, 0, 0): at the first zero y_0 (1 + x_2 + x_2 x_3)
+  auto z = gb::tensor({2.0, 0.0, 3.0, 0.0}).requires_grad_();
+  z.cumprod(0).sum().backward();
+  check_values(z.grad(), {1, 8, 0, 0});
+  CHECK(gbtest::gradcheck1([](const gb::variable_list& v) { return v[0].cumprod(1); },
+                           {gb::tensor({{1.5, 0.0, -2.0, 0.0}, {0.0, 3.0, 0.5, 2.0}}, gbtest::f64_grad())}));
+  CHECK(gbtest::gradgradcheck1([](const gb::variable_list& v) { return v[0].cumprod(0); },
+                               {gb::tensor({1.5, -2.0, 0.5, 3.0}, gbtest::f64_grad())}));
+  auto w = gb::tensor({1.0, 0.0, 2.0}, gbtest::f64_grad());
+  CHECK_THROWS_WITH(gb::autograd::grad({w.cumprod(0).sum()}, {w}, {}, true, true),
+                    doctest::Contains("double backward (create_graph) of an input with zeros"));
+  auto m = gb::empty({3, 5}, gb::TensorOptions().device(gb::kMeta));
+  CHECK(m.cumprod(1).is_meta());
 }

@@ -336,6 +336,7 @@ class Tensor {
   Tensor all() const;
   Tensor any() const;
   Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   // sorting (glassbox/ops/sort.h): (values, indices)
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
   std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;

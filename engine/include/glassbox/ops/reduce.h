@@ -41,6 +41,9 @@ Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false, std::optional<Sc
 // dtype; by default a's, except integers and bool, which sum to int64 as in PyTorch. Floats accumulate in double
 // (as libtorch's CPU kernel). Gradient: the reversed running sum of the gradient (CumsumBackward0).
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+// Running products along dim (integers and bool in int64 unless dtype says): cpu and meta (no CUDA kernel yet). The
+// gradient is exact where inputs are 0; its double backward (create_graph) needs an input without zeros.
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 // Sums g down to `shape` (the inverse of broadcasting); used by backward formulas.
 Tensor sum_to(const Tensor& g, IntArrayRef shape);
 
