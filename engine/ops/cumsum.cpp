@@ -20,6 +20,16 @@
 namespace gb {
 namespace {
 
+// A scan's input in its result dtype: dtype, else a's own when floating, else int64 (integers and bool accumulate in
+// int64). The cast is its own differentiable op (ToCopyBackward0 returns the gradient in a's dtype).
+Tensor scan_input(const Tensor& a, std::optional<ScalarType> dtype, const char* op) {
+  const ScalarType t = dtype ? *dtype : is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
+  GB_CHECK_TYPE(t != kBool, op,
+                ": a bool result is not supported; pass dtype=gb::kInt64 (the default for bool input) or a floating "
+                "dtype");
+  return a.scalar_type() == t ? a : a.to(t);
+}
+
 // The cpu half: each line's sums in one pass, lines split across the pool.
 void cumsum_cpu(const Tensor& ac, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
   detail::dispatch_numeric(out.scalar_type(), "cumsum", [&](auto tag) {
@@ -61,13 +71,8 @@ Tensor cumsum(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   detail::OpScope op_scope("cumsum", {a});
   detail::check_device(a, "cumsum");
   const int64_t d = detail::wrap_dim(dim, a.dim(), "cumsum");
-  const ScalarType out_type = dtype ? *dtype : is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
-  GB_CHECK_TYPE(out_type != kBool,
-                "cumsum: a bool result is not supported; pass dtype=gb::kInt64 (the default for "
-                "bool input) or a floating dtype");
-  // the cast is its own differentiable op (ToCopyBackward0 returns the gradient in a's dtype)
-  Tensor x = a.scalar_type() == out_type ? a : a.to(out_type);
-  Tensor out = detail::make_empty(x.sizes(), out_type, x.device());
+  Tensor x = scan_input(a, dtype, "cumsum");
+  Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
   cumsum_kernel(x, d, out);
   op_scope.set_output(out);
   if (autograd::needs_grad(x))
@@ -156,12 +161,8 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   detail::OpScope op_scope("cumprod", {a});
   detail::check_cpu_meta_device(a, "cumprod");  // no CUDA kernel yet: refused by name on cuda
   const int64_t d = detail::wrap_dim(dim, a.dim(), "cumprod");
-  const ScalarType out_type = dtype ? *dtype : is_floating_point(a.scalar_type()) ? a.scalar_type() : kInt64;
-  GB_CHECK_TYPE(out_type != kBool,
-                "cumprod: a bool result is not supported; pass dtype=gb::kInt64 (the default for bool input) or a "
-                "floating dtype");
-  Tensor x = a.scalar_type() == out_type ? a : a.to(out_type);
-  Tensor out = detail::make_empty(x.sizes(), out_type, x.device());
+  Tensor x = scan_input(a, dtype, "cumprod");
+  Tensor out = detail::make_empty(x.sizes(), x.scalar_type(), x.device());
   Tensor xc = detail::shallow_alias(x).contiguous();
   int64_t outer, n, inner;
   lines(x, d, outer, n, inner);
