@@ -30,9 +30,11 @@ Tensor scan_input(const Tensor& a, std::optional<ScalarType> dtype, const char* 
   return a.scalar_type() == t ? a : a.to(t);
 }
 
-// The cpu half: each line's sums in one pass, lines split across the pool.
-void cumsum_cpu(const Tensor& ac, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
-  detail::dispatch_numeric(out.scalar_type(), "cumsum", [&](auto tag) {
+// The cpu half of a scan: each line's running sums (Sum) or products in one pass, in double for floats and int64 for
+// integers, rows of `inner` elements at a time, lines split across the pool.
+template <bool Sum>
+void scan_cpu(const Tensor& ac, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
+  detail::dispatch_numeric(out.scalar_type(), Sum ? "cumsum" : "cumprod", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
     const T* src = ac.data_ptr<T>();
@@ -40,11 +42,14 @@ void cumsum_cpu(const Tensor& ac, const Tensor& out, int64_t outer, int64_t n, i
     parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(n * inner, 1)), [&](int64_t b, int64_t e) {
       std::vector<Acc> acc(static_cast<size_t>(inner));
       for (int64_t o = b; o < e; ++o) {
-        std::fill(acc.begin(), acc.end(), Acc(0));
+        std::fill(acc.begin(), acc.end(), Acc(Sum ? 0 : 1));
         for (int64_t i = 0; i < n; ++i) {
           const int64_t row = (o * n + i) * inner;
           for (int64_t j = 0; j < inner; ++j) {
-            acc[size_t(j)] += Acc(src[row + j]);
+            if constexpr (Sum)
+              acc[size_t(j)] += Acc(src[row + j]);
+            else
+              acc[size_t(j)] *= Acc(src[row + j]);
             dst[row + j] = T(acc[size_t(j)]);
           }
         }
@@ -62,7 +67,7 @@ void cumsum_kernel(const Tensor& a, int64_t dim, const Tensor& out) {
   for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
   for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
   detail::run_kernel(
-      out, [&] { cumsum_cpu(ac, out, outer, n, inner); }, [&] { cuda_ops::cumsum(ac, out, outer, n, inner); });
+      out, [&] { scan_cpu<true>(ac, out, outer, n, inner); }, [&] { cuda_ops::cumsum(ac, out, outer, n, inner); });
 }
 
 }  // namespace
@@ -94,23 +99,6 @@ template <typename F>
 void for_each_line(int64_t outer, int64_t n, int64_t inner, const F& f) {
   parallel_for(0, outer * inner, std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
     for (int64_t l = b; l < e; ++l) f((l / inner) * n * inner + l % inner, inner);
-  });
-}
-
-// out = running products of a along the middle dim; in double for floats, int64 for integers.
-void cumprod_cpu(const Tensor& ac, const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
-  detail::dispatch_numeric(out.scalar_type(), "cumprod", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
-    const T* src = ac.data_ptr<T>();
-    T* dst = out.data_ptr<T>();
-    for_each_line(outer, n, inner, [&](int64_t base, int64_t stride) {
-      Acc acc = 1;
-      for (int64_t i = 0; i < n; ++i) {
-        acc *= Acc(src[base + i * stride]);
-        dst[base + i * stride] = T(acc);
-      }
-    });
   });
 }
 
@@ -166,7 +154,7 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
   Tensor xc = detail::shallow_alias(x).contiguous();
   int64_t outer, n, inner;
   lines(x, d, outer, n, inner);
-  if (out.numel() > 0) detail::run_cpu_kernel("cumprod", out, [&] { cumprod_cpu(xc, out, outer, n, inner); });
+  if (out.numel() > 0) detail::run_cpu_kernel("cumprod", out, [&] { scan_cpu<false>(xc, out, outer, n, inner); });
   op_scope.set_output(out);
   if (autograd::needs_grad(x))
     autograd::record("CumprodBackward0", {x}, out, {autograd::input(x), autograd::output(out)},
